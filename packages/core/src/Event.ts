@@ -1,0 +1,362 @@
+/**
+ * The typed events of EVENTS.md: 13 domain events and the two Store-v2
+ * records (snapshot part and mutation), each with its (type, schema) pair.
+ *
+ * Field names are the wire names in camelCase (`job_id` is `jobId`). These
+ * are plain readonly data; validity against the state machine is the fold's
+ * business, validity of field kinds is the codec's.
+ */
+import type { Value } from "./Value.js";
+
+/** The seven job states. `completed`, `discarded` and `cancelled` are terminal. */
+export type JobState =
+  | "scheduled"
+  | "available"
+  | "executing"
+  | "retryable"
+  | "completed"
+  | "discarded"
+  | "cancelled";
+
+export const jobStates: ReadonlyArray<JobState> = [
+  "scheduled",
+  "available",
+  "executing",
+  "retryable",
+  "completed",
+  "discarded",
+  "cancelled",
+];
+
+/** True for the states nothing leaves. */
+export const isTerminal = (state: JobState): boolean =>
+  state === "completed" || state === "discarded" || state === "cancelled";
+
+export type FinishOutcome = "completed" | "discarded";
+export type OccurrenceOutcome = "delivered" | "skipped";
+export type Overlap = "allow" | "skip";
+
+/** A recurring schedule's definition: exactly one of `everyMs` and `cron` is set. */
+export interface ScheduleDefinition {
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly everyMs: number | null;
+  readonly cron: string | null;
+  readonly overlap: Overlap;
+}
+
+/** One failed attempt kept with its job. */
+export interface JobError {
+  readonly attempt: number;
+  readonly at: number;
+  readonly error: string;
+}
+
+/** A job as a snapshot part carries it (no result: results follow as (10,2)). */
+export interface JobSnapshot {
+  readonly jobId: number;
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly attempt: number;
+  readonly state: JobState;
+  readonly insertedAt: number;
+  readonly scheduledAt: number;
+  readonly attemptedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly errors: ReadonlyArray<JobError>;
+}
+
+/** (1,1) */
+export interface JobInserted {
+  readonly _tag: "JobInserted";
+  readonly jobId: number;
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly scheduledAt: number;
+  readonly insertedAt: number;
+}
+
+/** (2,1) */
+export interface JobAvailable {
+  readonly _tag: "JobAvailable";
+  readonly jobId: number;
+  readonly at: number;
+}
+
+/** (3,1) */
+export interface JobStarted {
+  readonly _tag: "JobStarted";
+  readonly jobId: number;
+  readonly at: number;
+  readonly attempt: number;
+}
+
+/** (4,1) */
+export interface JobFinished {
+  readonly _tag: "JobFinished";
+  readonly jobId: number;
+  readonly at: number;
+  readonly outcome: FinishOutcome;
+  readonly error: string | null;
+}
+
+/** (5,1) */
+export interface JobCancelled {
+  readonly _tag: "JobCancelled";
+  readonly jobId: number;
+  readonly at: number;
+  readonly reason: string | null;
+}
+
+/** (6,1) */
+export interface JobRetried {
+  readonly _tag: "JobRetried";
+  readonly jobId: number;
+  readonly at: number;
+  readonly retryAt: number;
+  readonly error: string;
+}
+
+/** (7,2) legacy, read only. */
+export interface ScheduleRegistered {
+  readonly _tag: "ScheduleRegistered";
+  readonly scheduleId: string;
+  readonly revision: number;
+  readonly definition: ScheduleDefinition;
+  readonly registeredAt: number;
+  readonly nextDueAt: number;
+}
+
+/** (8,2) legacy, read only. */
+export interface ScheduleAdvanced {
+  readonly _tag: "ScheduleAdvanced";
+  readonly scheduleId: string;
+  readonly revision: number;
+  readonly dueAt: number;
+  readonly nextDueAt: number;
+}
+
+/** (9,2) */
+export interface ScheduleCancelled {
+  readonly _tag: "ScheduleCancelled";
+  readonly scheduleId: string;
+  readonly revision: number;
+  readonly at: number;
+}
+
+/** (10,2) */
+export interface ResultRecorded {
+  readonly _tag: "ResultRecorded";
+  readonly jobId: number;
+  readonly result: Value;
+  readonly at: number;
+}
+
+/** (11,2) */
+export interface OccurrenceAdvanced {
+  readonly _tag: "OccurrenceAdvanced";
+  readonly scheduleId: string;
+  readonly revision: number;
+  readonly dueAt: number;
+  readonly nextDueAt: number;
+  readonly outcome: OccurrenceOutcome;
+  readonly activeJobId: number | null;
+}
+
+/** (12,2) legacy, read only. */
+export interface ScheduleHistoricalCheckpoint {
+  readonly _tag: "ScheduleHistoricalCheckpoint";
+  readonly scheduleId: string;
+  readonly definition: ScheduleDefinition;
+  readonly definitionRevision: number;
+  readonly revision: number;
+  readonly registeredAt: number;
+  readonly nextDueAt: number;
+  readonly lastDueAt: number | null;
+  readonly cancelledAt: number | null;
+  readonly activeJobId: number | null;
+}
+
+/** (13,2) registration / state / checkpoint. */
+export interface ScheduleCheckpoint {
+  readonly _tag: "ScheduleCheckpoint";
+  readonly scheduleId: string;
+  readonly definition: ScheduleDefinition;
+  readonly definitionRevision: number;
+  readonly revision: number;
+  readonly registeredAt: number;
+  readonly nextDueAt: number;
+  readonly lastDueAt: number | null;
+  readonly cancelledAt: number | null;
+  /** Strictly ascending. */
+  readonly activeJobIds: ReadonlyArray<number>;
+  readonly membershipComplete: boolean;
+}
+
+/** (7,1) Store-v2 snapshot part: only in a canonical base. */
+export interface SnapshotPart {
+  readonly _tag: "SnapshotPart";
+  readonly part: number;
+  readonly lastJobId: number;
+  readonly jobs: ReadonlyArray<JobSnapshot>;
+}
+
+/** (8,1) Store-v2 mutation: an atomic batch of domain events. */
+export interface Mutation {
+  readonly _tag: "Mutation";
+  readonly events: ReadonlyArray<DomainEvent>;
+}
+
+export type JobEvent =
+  | JobInserted
+  | JobAvailable
+  | JobStarted
+  | JobFinished
+  | JobCancelled
+  | JobRetried;
+
+export type ScheduleEvent =
+  | ScheduleRegistered
+  | ScheduleAdvanced
+  | ScheduleCancelled
+  | OccurrenceAdvanced
+  | ScheduleHistoricalCheckpoint
+  | ScheduleCheckpoint;
+
+/** The 13 events of the two tables of EVENTS.md. */
+export type DomainEvent = JobEvent | ScheduleEvent | ResultRecorded;
+
+/** Everything a record of the log can hold: the 15 pairs. */
+export type Event = DomainEvent | SnapshotPart | Mutation;
+
+export type EventTag = Event["_tag"];
+
+/** A (type, schema) pair of the record header. */
+export interface Pair {
+  readonly type: number;
+  readonly schema: number;
+}
+
+/** The (type, schema) pair of every event, as EVENTS.md assigns them. */
+export const pairs: { readonly [Tag in EventTag]: Pair } = {
+  JobInserted: { type: 1, schema: 1 },
+  JobAvailable: { type: 2, schema: 1 },
+  JobStarted: { type: 3, schema: 1 },
+  JobFinished: { type: 4, schema: 1 },
+  JobCancelled: { type: 5, schema: 1 },
+  JobRetried: { type: 6, schema: 1 },
+  SnapshotPart: { type: 7, schema: 1 },
+  Mutation: { type: 8, schema: 1 },
+  ScheduleRegistered: { type: 7, schema: 2 },
+  ScheduleAdvanced: { type: 8, schema: 2 },
+  ScheduleCancelled: { type: 9, schema: 2 },
+  ResultRecorded: { type: 10, schema: 2 },
+  OccurrenceAdvanced: { type: 11, schema: 2 },
+  ScheduleHistoricalCheckpoint: { type: 12, schema: 2 },
+  ScheduleCheckpoint: { type: 13, schema: 2 },
+};
+
+export const eventTags: ReadonlyArray<EventTag> = [
+  "JobInserted",
+  "JobAvailable",
+  "JobStarted",
+  "JobFinished",
+  "JobCancelled",
+  "JobRetried",
+  "SnapshotPart",
+  "Mutation",
+  "ScheduleRegistered",
+  "ScheduleAdvanced",
+  "ScheduleCancelled",
+  "ResultRecorded",
+  "OccurrenceAdvanced",
+  "ScheduleHistoricalCheckpoint",
+  "ScheduleCheckpoint",
+];
+
+/** Tags that writers never emit (read from older stores only). */
+export const legacyTags: ReadonlyArray<EventTag> = [
+  "ScheduleRegistered",
+  "ScheduleAdvanced",
+  "ScheduleHistoricalCheckpoint",
+];
+
+/** The tag of a (type, schema) pair, or undefined for an unknown pair. */
+export const tagOf = (type: number, schema: number): EventTag | undefined =>
+  eventTags.find((tag) => pairs[tag].type === type && pairs[tag].schema === schema);
+
+/** The pair of an event. */
+export const pairOf = (event: Event): Pair => pairs[event._tag];
+
+// Constructors: each takes the fields without the tag, so call sites read
+// like the table rows of EVENTS.md.
+type Fields<E extends Event> = Omit<E, "_tag">;
+
+export const jobInserted = (fields: Fields<JobInserted>): JobInserted => ({
+  _tag: "JobInserted",
+  ...fields,
+});
+export const jobAvailable = (fields: Fields<JobAvailable>): JobAvailable => ({
+  _tag: "JobAvailable",
+  ...fields,
+});
+export const jobStarted = (fields: Fields<JobStarted>): JobStarted => ({
+  _tag: "JobStarted",
+  ...fields,
+});
+export const jobFinished = (fields: Fields<JobFinished>): JobFinished => ({
+  _tag: "JobFinished",
+  ...fields,
+});
+export const jobCancelled = (fields: Fields<JobCancelled>): JobCancelled => ({
+  _tag: "JobCancelled",
+  ...fields,
+});
+export const jobRetried = (fields: Fields<JobRetried>): JobRetried => ({
+  _tag: "JobRetried",
+  ...fields,
+});
+export const scheduleRegistered = (fields: Fields<ScheduleRegistered>): ScheduleRegistered => ({
+  _tag: "ScheduleRegistered",
+  ...fields,
+});
+export const scheduleAdvanced = (fields: Fields<ScheduleAdvanced>): ScheduleAdvanced => ({
+  _tag: "ScheduleAdvanced",
+  ...fields,
+});
+export const scheduleCancelled = (fields: Fields<ScheduleCancelled>): ScheduleCancelled => ({
+  _tag: "ScheduleCancelled",
+  ...fields,
+});
+export const resultRecorded = (fields: Fields<ResultRecorded>): ResultRecorded => ({
+  _tag: "ResultRecorded",
+  ...fields,
+});
+export const occurrenceAdvanced = (fields: Fields<OccurrenceAdvanced>): OccurrenceAdvanced => ({
+  _tag: "OccurrenceAdvanced",
+  ...fields,
+});
+export const scheduleHistoricalCheckpoint = (
+  fields: Fields<ScheduleHistoricalCheckpoint>,
+): ScheduleHistoricalCheckpoint => ({ _tag: "ScheduleHistoricalCheckpoint", ...fields });
+export const scheduleCheckpoint = (fields: Fields<ScheduleCheckpoint>): ScheduleCheckpoint => ({
+  _tag: "ScheduleCheckpoint",
+  ...fields,
+});
+export const snapshotPart = (fields: Fields<SnapshotPart>): SnapshotPart => ({
+  _tag: "SnapshotPart",
+  ...fields,
+});
+export const mutation = (events: ReadonlyArray<DomainEvent>): Mutation => ({
+  _tag: "Mutation",
+  events,
+});
