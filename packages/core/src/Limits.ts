@@ -25,3 +25,9 @@ export const idMax = Number.MAX_SAFE_INTEGER;
 /** `time` fields: 0..2^53-1 milliseconds since the Unix epoch. */
 export const timeMin = 0;
 export const timeMax = Number.MAX_SAFE_INTEGER;
+
+/** Largest record payload (FORMAT.md "Record v1"): 16 MiB. */
+export const payloadBytesMax = 16_777_216;
+
+/** Most records one decision emits (claims, rescues, promotions, ticks); callers loop for more. */
+export const decisionRecordsMax = 10_000;

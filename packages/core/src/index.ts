@@ -5,3 +5,17 @@
 export * as Value from "./Value.js";
 export * as Event from "./Event.js";
 export * as Limits from "./Limits.js";
+export * as HistoryError from "./HistoryError.js";
+export * as Job from "./Job.js";
+export * as Schedule from "./Schedule.js";
+export * as State from "./State.js";
+export * as Evolve from "./Evolve.js";
+export * as Generation from "./Generation.js";
+export * as Commands from "./Commands.js";
+export * as Rejection from "./Rejection.js";
+export * as Decide from "./Decide.js";
+export * as Snapshot from "./Snapshot.js";
+export * as Query from "./Query.js";
+export * as Cron from "./Cron.js";
+export * as Due from "./Due.js";
+export * as Backoff from "./Backoff.js";

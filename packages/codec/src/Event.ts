@@ -1,0 +1,294 @@
+/**
+ * Events as record payloads: a typed event to its (type, schema) pair and
+ * the canonical bytes of its payload value, and back.
+ *
+ * `decodeEvent` is `decodeValue` then `eventFromValue`; for a mutation (8,1)
+ * it then decodes each inner payload the same way (one level: a mutation
+ * never holds a mutation or a snapshot part). `encodeEvent` writes the
+ * payload value, reads it back with the decoder's own checks, and only then
+ * encodes it, so it refuses exactly what the decoder would refuse and never
+ * writes what cannot be read back.
+ *
+ * Neither function throws, for any input: one guard at each turns an
+ * unexpected exception into a `Defect` result.
+ */
+import { Event as CoreEvent } from "@tay/core";
+import * as E from "fp-ts/lib/Either.js";
+import { describeDefect } from "./internal/bytes.js";
+import {
+  type EventShapeError,
+  eventFromValue,
+  eventToValue,
+  type MutationPayloadEntry,
+  type PayloadEvent,
+  payloadPairOf,
+  payloadTagOf,
+} from "./Payload.js";
+import { payloadBytesMax } from "./Record.js";
+import { decodeValue, encodeValue, type ValueDecodeError, type ValueEncodeError } from "./Value.js";
+
+type Event = CoreEvent.Event;
+type DomainEvent = CoreEvent.DomainEvent;
+
+/** An event ready to be framed as a record: its pair and its payload bytes. */
+export interface EncodedEvent {
+  readonly type: number;
+  readonly schema: number;
+  readonly payload: Uint8Array;
+}
+
+/** The largest payload an event may encode to: a record's payload limit. */
+export const eventPayloadBytesMax = payloadBytesMax;
+
+/**
+ * Payload bytes that are not exactly one canonical value. `path` says which
+ * payload: "" for the record's own, `events[1].payload` inside a mutation
+ * (where `type` and `schema` are the inner event's pair); the value error's
+ * offset is relative to that payload.
+ */
+export interface EventPayloadInvalid {
+  readonly _tag: "EventPayloadInvalid";
+  readonly type: number;
+  readonly schema: number;
+  readonly path: string;
+  readonly error: ValueDecodeError;
+}
+
+/**
+ * An event whose payload value the value encoder refuses (a non-finite
+ * number, an int64 overflow, a lone surrogate, nesting beyond 64 in `args`
+ * or `result`). `path` says which payload, as in `EventPayloadInvalid`; the
+ * value error's own path runs from that payload's root.
+ */
+export interface EventPayloadUnencodable {
+  readonly _tag: "EventPayloadUnencodable";
+  readonly type: number;
+  readonly schema: number;
+  readonly path: string;
+  readonly error: ValueEncodeError;
+}
+
+/** An event whose payload would exceed `eventPayloadBytesMax`: no record could hold it. */
+export interface EventPayloadTooLarge {
+  readonly _tag: "EventPayloadTooLarge";
+  readonly type: number;
+  readonly schema: number;
+  readonly path: string;
+  readonly bytes: number;
+  readonly bytesMax: number;
+}
+
+/**
+ * Why payload bytes are not the event their pair declares: `UnknownEvent`,
+ * `SchemaMismatch`, `BeyondSafeInteger` (see `Payload.ts`),
+ * `EventPayloadInvalid` (not one canonical value), or `Defect` (a bug).
+ */
+export type EventDecodeError = EventShapeError | EventPayloadInvalid;
+
+/**
+ * Why an event cannot be written: everything the decoder would refuse
+ * (`SchemaMismatch`, `BeyondSafeInteger`; `UnknownEvent` for a tag no pair
+ * has), a payload value the value encoder refuses, a payload too large for
+ * a record, or `Defect` (a bug, or an event that breaks its TypeScript type).
+ */
+export type EventEncodeError = EventShapeError | EventPayloadUnencodable | EventPayloadTooLarge;
+
+const mutationPair = CoreEvent.pairs.Mutation;
+
+/** Prefixes the location of an inner event's payload to an error's path. */
+const withinMutation = <Located extends { readonly path: string }>(
+  error: Located,
+  index: number,
+): Located => {
+  const prefix = `events[${index}].payload`;
+  if (error.path === "") return { ...error, path: prefix };
+  return {
+    ...error,
+    path: error.path.startsWith("[") ? prefix + error.path : `${prefix}.${error.path}`,
+  };
+};
+
+const shapeWithinMutation = (error: EventShapeError, index: number): EventShapeError =>
+  error._tag === "Defect" ? error : withinMutation(error, index);
+
+const isDomainEvent = (event: PayloadEvent): event is DomainEvent =>
+  event._tag !== "SnapshotPart" && event._tag !== "MutationPayload";
+
+// ---------------------------------------------------------------------------
+// Decoding
+
+const decodeInner = (
+  entry: MutationPayloadEntry,
+  index: number,
+): E.Either<EventDecodeError, DomainEvent> => {
+  const { type, schema } = entry;
+  const value = decodeValue(entry.payload);
+  if (E.isLeft(value)) {
+    return E.left({
+      _tag: "EventPayloadInvalid",
+      type,
+      schema,
+      path: `events[${index}].payload`,
+      error: value.left,
+    });
+  }
+  const event = eventFromValue(type, schema, value.right);
+  if (E.isLeft(event)) return E.left(shapeWithinMutation(event.left, index));
+  if (isDomainEvent(event.right)) return E.right(event.right);
+  // The mutation's own declaration already refused these pairs.
+  return E.left({
+    _tag: "SchemaMismatch",
+    type: mutationPair.type,
+    schema: mutationPair.schema,
+    path: `events[${index}]`,
+    reason: "NestedRecord",
+    found: `(${type},${schema})`,
+  });
+};
+
+const decodeChecked = (
+  type: number,
+  schema: number,
+  payload: Uint8Array,
+): E.Either<EventDecodeError, Event> => {
+  // An unknown pair is refused before its bytes are even looked at.
+  if (payloadTagOf(type, schema) === undefined) {
+    return E.left({ _tag: "UnknownEvent", type, schema, path: "" });
+  }
+  const value = decodeValue(payload);
+  if (E.isLeft(value)) {
+    return E.left({ _tag: "EventPayloadInvalid", type, schema, path: "", error: value.left });
+  }
+  const event = eventFromValue(type, schema, value.right);
+  if (E.isLeft(event)) return event;
+  const decoded = event.right;
+  if (decoded._tag !== "MutationPayload") return E.right(decoded);
+  const entries = decoded.events;
+  const events: DomainEvent[] = [];
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index];
+    if (entry === undefined) continue;
+    const inner = decodeInner(entry, index);
+    if (E.isLeft(inner)) return inner;
+    events.push(inner.right);
+  }
+  return E.right(CoreEvent.mutation(events));
+};
+
+/**
+ * Decodes the payload of a record of pair (type, schema) into its typed
+ * event. The payload must be exactly one canonical value (FORMAT.md) that
+ * matches the pair's declaration (EVENTS.md); a mutation's inner payloads
+ * are decoded and checked the same way.
+ *
+ * Returns `UnknownEvent` for an undeclared pair (checked first, without
+ * reading the bytes), `EventPayloadInvalid` for bytes that are not one
+ * canonical value, `SchemaMismatch` or `BeyondSafeInteger` for a value that
+ * is not the declared event. Never throws, for any input.
+ *
+ * @example
+ *   const record = decodeRecord(bytes, 0); // a Record of pair (1,1)
+ *   decodeEvent(1, 1, record.record.payload) // Right({ _tag: "JobInserted", jobId: 1, ... })
+ */
+export const decodeEvent = (
+  type: number,
+  schema: number,
+  payload: Uint8Array,
+): E.Either<EventDecodeError, Event> => {
+  try {
+    return decodeChecked(type, schema, payload);
+  } catch (cause) {
+    return E.left({ _tag: "Defect", type, schema, message: describeDefect(cause) });
+  }
+};
+
+// ---------------------------------------------------------------------------
+// Encoding
+
+/** Encodes one payload-level event after reading its value back with the decoder's checks. */
+const encodeChecked = (event: PayloadEvent): E.Either<EventEncodeError, EncodedEvent> => {
+  const pair = payloadPairOf(event._tag);
+  if (pair === undefined) {
+    // Only reachable from untyped callers: no pair has this tag.
+    return E.left({ _tag: "UnknownEvent", type: 0, schema: 0, path: "_tag" });
+  }
+  const { type, schema } = pair;
+  const value = eventToValue(event);
+  const checked = eventFromValue(type, schema, value);
+  if (E.isLeft(checked)) return checked;
+  const payload = encodeValue(value);
+  if (E.isLeft(payload)) {
+    return E.left({ _tag: "EventPayloadUnencodable", type, schema, path: "", error: payload.left });
+  }
+  if (payload.right.length > eventPayloadBytesMax) {
+    const bytes = payload.right.length;
+    return E.left({
+      _tag: "EventPayloadTooLarge",
+      type,
+      schema,
+      path: "",
+      bytes,
+      bytesMax: eventPayloadBytesMax,
+    });
+  }
+  return E.right({ type, schema, payload: payload.right });
+};
+
+const encodeMutation = (mutation: CoreEvent.Mutation): E.Either<EventEncodeError, EncodedEvent> => {
+  const entries: EncodedEvent[] = [];
+  for (let index = 0; index < mutation.events.length; index++) {
+    const inner = mutation.events[index];
+    if (inner === undefined) continue;
+    // The type forbids these, but a mutation may come from untyped code.
+    const innerTag: string = inner._tag;
+    if (innerTag === "SnapshotPart" || innerTag === "Mutation") {
+      const nested = innerTag === "Mutation" ? mutationPair : CoreEvent.pairs.SnapshotPart;
+      return E.left({
+        _tag: "SchemaMismatch",
+        type: mutationPair.type,
+        schema: mutationPair.schema,
+        path: `events[${index}]`,
+        reason: "NestedRecord",
+        found: `(${nested.type},${nested.schema})`,
+      });
+    }
+    const encoded = encodeChecked(inner);
+    if (E.isLeft(encoded)) {
+      return E.left(
+        encoded.left._tag === "Defect" ? encoded.left : withinMutation(encoded.left, index),
+      );
+    }
+    entries.push(encoded.right);
+  }
+  // An empty mutation is refused by the envelope's own declaration here.
+  return encodeChecked({ _tag: "MutationPayload", events: entries });
+};
+
+/**
+ * Encodes an event into its (type, schema) pair and canonical payload bytes,
+ * ready for `encodeRecord`. A mutation's events are encoded first and
+ * carried as bytes.
+ *
+ * Refuses, without throwing, everything `decodeEvent` would refuse (a
+ * 300-byte name, priority 12, unsorted `active_job_ids`, an empty or nested
+ * mutation, ...) with the same errors, plus payload values the value
+ * encoder refuses and payloads beyond `eventPayloadBytesMax`.
+ *
+ * @example
+ *   encodeEvent(jobAvailable({ jobId: 7, at: 0 }))
+ *   // Right({ type: 2, schema: 1, payload: 08 00000002 ... })
+ */
+export const encodeEvent = (event: Event): E.Either<EventEncodeError, EncodedEvent> => {
+  try {
+    return event._tag === "Mutation" ? encodeMutation(event) : encodeChecked(event);
+  } catch (cause) {
+    const tag: unknown = typeof event === "object" && event !== null ? event._tag : undefined;
+    const pair = typeof tag === "string" ? payloadPairOf(tag) : undefined;
+    return E.left({
+      _tag: "Defect",
+      type: pair?.type ?? 0,
+      schema: pair?.schema ?? 0,
+      message: describeDefect(cause),
+    });
+  }
+};

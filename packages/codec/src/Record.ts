@@ -1,0 +1,285 @@
+/**
+ * Record v1 (frozen): the framing of every entry of a segment.
+ *
+ * A 24-byte header (magic `TAY\0`, version 1, type, flags 0, schema,
+ * sequence u64, payload length u32, header CRC of bytes 0..19), the payload,
+ * and a record CRC of header bytes 0..19 followed by the payload. Decoding
+ * from a byte range yields exactly one of `Record`, `Incomplete` (a torn
+ * tail), `Corrupt` with a closed reason, or `BeyondSafeInteger` (a valid
+ * record whose sequence this implementation cannot represent).
+ */
+import * as E from "fp-ts/lib/Either.js";
+import { crc32c } from "./Crc32c.js";
+import { isIntegerIn } from "./internal/bytes.js";
+import { crc32cOfRange } from "./internal/crcTable.js";
+
+/** Size of the record header: fields and header CRC. */
+export const recordHeaderBytes = 24;
+
+/** Header plus the trailing record CRC: a record is this plus its payload. */
+export const recordOverheadBytes = 28;
+
+/** Largest payload a record may carry (FORMAT.md). */
+export const payloadBytesMax = 16_777_216;
+
+/** The only record format version. */
+export const recordVersion = 1;
+
+/** Physically valid record types (0 and 255 are reserved). */
+export const recordTypeMin = 1;
+export const recordTypeMax = 254;
+
+/** Physically valid payload schemas (0 is invalid). */
+export const recordSchemaMin = 1;
+export const recordSchemaMax = 255;
+
+const magic = [0x54, 0x41, 0x59, 0x00] as const;
+const versionOffset = 4;
+const typeOffset = 5;
+const flagsOffset = 6;
+const schemaOffset = 7;
+const sequenceOffset = 8;
+const lengthOffset = 16;
+const headerCrcOffset = 20;
+
+/** The fields of a record. `sequence` is 1..2^53-1; the payload is opaque bytes. */
+export interface RecordFields {
+  readonly type: number;
+  readonly schema: number;
+  readonly sequence: number;
+  readonly payload: Uint8Array;
+}
+
+/** The closed set of reasons a byte range is not a record (FORMAT.md). */
+export type CorruptReason =
+  | "BadMagic"
+  | "UnsupportedVersion"
+  | "ReservedType"
+  | "ZeroSchema"
+  | "NonzeroFlags"
+  | "PayloadTooLarge"
+  | "HeaderChecksum"
+  | "RecordChecksum";
+
+/**
+ * What a byte range holds at an offset. Every `offset` is the offset of the
+ * record's first byte (where a scanner stands), whatever field is at fault.
+ *
+ * - `Record`: a valid record of `size` bytes; its payload is a view into the
+ *   input, not a copy.
+ * - `Incomplete`: the range ends before the record does, and every byte
+ *   present agrees with a valid record so far.
+ * - `Corrupt`: no valid record has these bytes.
+ * - `BeyondSafeInteger`: a valid record whose sequence exceeds 2^53-1, an
+ *   implementation limit rather than corruption.
+ */
+export type DecodedRecord =
+  | { readonly _tag: "Record"; readonly record: RecordFields; readonly size: number }
+  | { readonly _tag: "Incomplete"; readonly offset: number }
+  | { readonly _tag: "Corrupt"; readonly reason: CorruptReason; readonly offset: number }
+  | { readonly _tag: "BeyondSafeInteger"; readonly field: "sequence"; readonly offset: number };
+
+/** The record fields an encoder checks. */
+export type RecordField = "type" | "schema" | "sequence" | "payload";
+
+/**
+ * A field an encoder refuses: `found` is the field's value (the payload's
+ * length for `payload`), `allowed` the range it must be in.
+ */
+export interface RecordEncodeError {
+  readonly _tag: "InvalidRecordField";
+  readonly field: RecordField;
+  readonly found: number;
+  readonly allowed: string;
+}
+
+/** The complete size of a record whose payload has `payloadLength` bytes. */
+export const recordSize = (payloadLength: number): number => recordOverheadBytes + payloadLength;
+
+/**
+ * Checks the fields a writer is about to frame: type 1..254, schema 1..255,
+ * sequence 1..2^53-1, payload at most `payloadBytesMax` bytes.
+ */
+export const checkRecord = (record: RecordFields): E.Either<RecordEncodeError, RecordFields> => {
+  const refuse = (field: RecordField, found: number, allowed: string) =>
+    E.left<RecordEncodeError, RecordFields>({ _tag: "InvalidRecordField", field, found, allowed });
+  if (!isIntegerIn(record.type, recordTypeMin, recordTypeMax)) {
+    return refuse("type", record.type, `${recordTypeMin}..${recordTypeMax}`);
+  }
+  if (!isIntegerIn(record.schema, recordSchemaMin, recordSchemaMax)) {
+    return refuse("schema", record.schema, `${recordSchemaMin}..${recordSchemaMax}`);
+  }
+  if (!Number.isSafeInteger(record.sequence) || record.sequence < 1) {
+    return refuse("sequence", record.sequence, "1..2^53-1");
+  }
+  if (record.payload.length > payloadBytesMax) {
+    return refuse("payload", record.payload.length, `0..${payloadBytesMax} bytes`);
+  }
+  return E.right(record);
+};
+
+const writeU32 = (target: Uint8Array, offset: number, value: number): void => {
+  target[offset] = value >>> 24;
+  target[offset + 1] = (value >>> 16) & 0xff;
+  target[offset + 2] = (value >>> 8) & 0xff;
+  target[offset + 3] = value & 0xff;
+};
+
+const readU32 = (bytes: Uint8Array, offset: number): number =>
+  (((bytes[offset] ?? 0) << 24) |
+    ((bytes[offset + 1] ?? 0) << 16) |
+    ((bytes[offset + 2] ?? 0) << 8) |
+    (bytes[offset + 3] ?? 0)) >>>
+  0;
+
+const writeFramed = (target: Uint8Array, offset: number, record: RecordFields): number => {
+  const length = record.payload.length;
+  for (let index = 0; index < 4; index++) target[offset + index] = magic[index] ?? 0;
+  target[offset + versionOffset] = recordVersion;
+  target[offset + typeOffset] = record.type;
+  target[offset + flagsOffset] = 0;
+  target[offset + schemaOffset] = record.schema;
+  writeU32(target, offset + sequenceOffset, Math.floor(record.sequence / 4_294_967_296));
+  writeU32(target, offset + sequenceOffset + 4, record.sequence >>> 0);
+  writeU32(target, offset + lengthOffset, length);
+  const headerCrc = crc32cOfRange(target, offset, offset + headerCrcOffset);
+  writeU32(target, offset + headerCrcOffset, headerCrc);
+  target.set(record.payload, offset + recordHeaderBytes);
+  // The record CRC covers header bytes 0..19 and then the payload, so it
+  // continues from the header CRC.
+  writeU32(target, offset + recordHeaderBytes + length, crc32c(record.payload, headerCrc));
+  return recordOverheadBytes + length;
+};
+
+/**
+ * Frames a record into a new buffer of `recordSize(payload.length)` bytes.
+ * Returns `InvalidRecordField` (see `checkRecord`) instead of writing an
+ * invalid record.
+ */
+export const encodeRecord = (record: RecordFields): E.Either<RecordEncodeError, Uint8Array> => {
+  const checked = checkRecord(record);
+  if (E.isLeft(checked)) return checked;
+  const target = new Uint8Array(recordSize(record.payload.length));
+  writeFramed(target, 0, record);
+  return E.right(target);
+};
+
+/**
+ * Frames a record into `target` at `offset` and returns the bytes written,
+ * so a group commit can lay a batch into one buffer without copies.
+ *
+ * The caller has already checked the record (`checkRecord`, or it built the
+ * fields itself) and the room: an invalid record, or a target too short, is
+ * a programmer error and throws a `RangeError` before anything is written.
+ */
+export const encodeRecordInto = (
+  target: Uint8Array,
+  offset: number,
+  record: RecordFields,
+): number => {
+  const checked = checkRecord(record);
+  if (E.isLeft(checked)) {
+    const { field, found, allowed } = checked.left;
+    throw new RangeError(`record ${field} ${found} is outside ${allowed}`);
+  }
+  const size = recordSize(record.payload.length);
+  if (!Number.isInteger(offset) || offset < 0 || offset + size > target.length) {
+    throw new RangeError(`a record of ${size} bytes does not fit at ${offset} of ${target.length}`);
+  }
+  return writeFramed(target, offset, record);
+};
+
+const corrupt = (reason: CorruptReason, offset: number): DecodedRecord => ({
+  _tag: "Corrupt",
+  reason,
+  offset,
+});
+
+/**
+ * Judges the fields of a header without its CRC: those present in
+ * `bytes[offset..offset+available)`, in header order. Used for a header cut
+ * short (where every present byte must agree with some valid record) and,
+ * once the header CRC matched, for a complete one.
+ */
+const checkHeaderFields = (
+  bytes: Uint8Array,
+  offset: number,
+  available: number,
+): CorruptReason | undefined => {
+  if (available > typeOffset) {
+    const type = bytes[offset + typeOffset] ?? 0;
+    if (type < recordTypeMin || type > recordTypeMax) return "ReservedType";
+  }
+  if (available > flagsOffset && bytes[offset + flagsOffset] !== 0) return "NonzeroFlags";
+  if (available > schemaOffset && bytes[offset + schemaOffset] === 0) return "ZeroSchema";
+  if (available > lengthOffset) {
+    // The smallest length these present bytes allow: missing ones as zero.
+    let smallest = 0;
+    for (let index = 0; index < 4; index++) {
+      const present = lengthOffset + index < available;
+      smallest = smallest * 256 + (present ? (bytes[offset + lengthOffset + index] ?? 0) : 0);
+    }
+    if (smallest > payloadBytesMax) return "PayloadTooLarge";
+  }
+  return undefined;
+};
+
+/**
+ * Decodes the record that starts at `offset` in `bytes` (the range runs to
+ * the end of `bytes`). Never throws for any content.
+ *
+ * Checks, in order: magic, version; then, if the whole header is present,
+ * header CRC, type, flags, schema, payload length (a header cut short has
+ * its present fields checked in the same order and is otherwise
+ * `Incomplete`); then `Incomplete` if the payload or record CRC is cut
+ * short; then the record CRC; then whether the sequence fits 2^53-1. A
+ * sequence of 0 is physically valid here and left to the segment's
+ * contiguity rule (docs/codec.md).
+ *
+ * `offset` must be an integer in 0..bytes.length (a position the caller
+ * computed): anything else is a programmer error and throws a `RangeError`.
+ */
+export const decodeRecord = (bytes: Uint8Array, offset: number): DecodedRecord => {
+  if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
+    throw new RangeError(`record offset ${offset} is outside 0..${bytes.length}`);
+  }
+  const available = bytes.length - offset;
+  for (let index = 0; index < 4 && index < available; index++) {
+    if (bytes[offset + index] !== magic[index]) return corrupt("BadMagic", offset);
+  }
+  if (available > versionOffset && bytes[offset + versionOffset] !== recordVersion) {
+    return corrupt("UnsupportedVersion", offset);
+  }
+  if (available < recordHeaderBytes) {
+    const reason = checkHeaderFields(bytes, offset, available);
+    return reason === undefined ? { _tag: "Incomplete", offset } : corrupt(reason, offset);
+  }
+  const headerCrc = crc32cOfRange(bytes, offset, offset + headerCrcOffset);
+  if (headerCrc !== readU32(bytes, offset + headerCrcOffset)) {
+    return corrupt("HeaderChecksum", offset);
+  }
+  const fieldReason = checkHeaderFields(bytes, offset, recordHeaderBytes);
+  if (fieldReason !== undefined) return corrupt(fieldReason, offset);
+  const length = readU32(bytes, offset + lengthOffset);
+  const size = recordOverheadBytes + length;
+  if (available < size) return { _tag: "Incomplete", offset };
+  const payloadStart = offset + recordHeaderBytes;
+  const payload = bytes.subarray(payloadStart, payloadStart + length);
+  if (crc32c(payload, headerCrc) !== readU32(bytes, payloadStart + length)) {
+    return corrupt("RecordChecksum", offset);
+  }
+  const sequenceHigh = readU32(bytes, offset + sequenceOffset);
+  // 2^53-1 has 0x1fffff in its high 32 bits.
+  if (sequenceHigh > 0x1f_ffff) return { _tag: "BeyondSafeInteger", field: "sequence", offset };
+  const sequence = sequenceHigh * 4_294_967_296 + readU32(bytes, offset + sequenceOffset + 4);
+  return {
+    _tag: "Record",
+    record: {
+      type: bytes[offset + typeOffset] ?? 0,
+      schema: bytes[offset + schemaOffset] ?? 0,
+      sequence,
+      payload,
+    },
+    size,
+  };
+};

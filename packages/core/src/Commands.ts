@@ -1,0 +1,167 @@
+/**
+ * The commands the deciders accept. Each carries the time it is decided at
+ * (`now`, ms since the epoch) so deciding never reads a clock; new job ids
+ * come from the state (`last_job_id + 1`, ...).
+ */
+import type * as Backoff from "./Backoff.js";
+import type { ScheduleDefinition } from "./Event.js";
+import type { Value } from "./Value.js";
+
+/** Priority of a new job when the command leaves it out (0 runs first). */
+export const priorityDefault = 0;
+
+/** max_attempts of a new job when the command leaves it out. */
+export const maxAttemptsDefault = 20;
+
+/** A job to insert; `scheduledAt` defaults to `now` (available at once). */
+export interface NewJob {
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority?: number;
+  readonly maxAttempts?: number;
+  readonly scheduledAt?: number;
+}
+
+/** Insert one or more jobs; several are inserted atomically (one mutation). */
+export interface InsertJobs {
+  readonly _tag: "InsertJobs";
+  readonly now: number;
+  readonly jobs: ReadonlyArray<NewJob>;
+}
+
+/** Start up to `limit` available jobs of `queue` in (priority, scheduled_at, job_id) order. */
+export interface ClaimJobs {
+  readonly _tag: "ClaimJobs";
+  readonly now: number;
+  readonly queue: string;
+  readonly limit: number;
+}
+
+/** Complete an executing job, optionally recording its result in the same mutation. */
+export interface CompleteJob {
+  readonly _tag: "CompleteJob";
+  readonly now: number;
+  readonly jobId: number;
+  readonly result?: Value;
+}
+
+/**
+ * Fail an executing job: retried after the backoff while attempts remain
+ * (and `discard` is not set), else discarded.
+ */
+export interface FailJob {
+  readonly _tag: "FailJob";
+  readonly now: number;
+  readonly jobId: number;
+  readonly error: string;
+  readonly discard?: boolean;
+  readonly backoff?: Backoff.Policy;
+}
+
+/** Cancel a job that is not terminal. */
+export interface CancelJob {
+  readonly _tag: "CancelJob";
+  readonly now: number;
+  readonly jobId: number;
+  readonly reason: string | null;
+}
+
+/**
+ * Fail every executing job attempted before `startedBefore` (orphans of a
+ * previous process, or stuck ones), oldest first, up to `limit` records.
+ */
+export interface RescueJobs {
+  readonly _tag: "RescueJobs";
+  readonly now: number;
+  readonly startedBefore: number;
+  readonly error: string;
+  readonly limit?: number;
+  readonly backoff?: Backoff.Policy;
+}
+
+/** Make scheduled and retryable jobs whose scheduled_at <= now available, up to `limit`. */
+export interface MakeDueAvailable {
+  readonly _tag: "MakeDueAvailable";
+  readonly now: number;
+  readonly limit?: number;
+}
+
+/**
+ * Register or re-register a schedule. `expectedRevision` is the CAS token:
+ * 0 means "must not exist"; absent means unconditional.
+ */
+export interface RegisterSchedule {
+  readonly _tag: "RegisterSchedule";
+  readonly now: number;
+  readonly scheduleId: string;
+  readonly definition: ScheduleDefinition;
+  readonly expectedRevision?: number;
+}
+
+/** Cancel a schedule, optionally only at `expectedRevision`. */
+export interface CancelSchedule {
+  readonly _tag: "CancelSchedule";
+  readonly now: number;
+  readonly scheduleId: string;
+  readonly expectedRevision?: number;
+}
+
+/** Deliver or skip the occurrence of every due schedule, up to `limit` records. */
+export interface Tick {
+  readonly _tag: "Tick";
+  readonly now: number;
+  readonly limit?: number;
+}
+
+export type Command =
+  | InsertJobs
+  | ClaimJobs
+  | CompleteJob
+  | FailJob
+  | CancelJob
+  | RescueJobs
+  | MakeDueAvailable
+  | RegisterSchedule
+  | CancelSchedule
+  | Tick;
+
+export type CommandTag = Command["_tag"];
+
+type Fields<C extends Command> = Omit<C, "_tag">;
+
+/** Constructors, so call sites read `Commands.claimJobs({ now, queue, limit })`. */
+export const insertJobs = (fields: Fields<InsertJobs>): InsertJobs => ({
+  _tag: "InsertJobs",
+  ...fields,
+});
+export const claimJobs = (fields: Fields<ClaimJobs>): ClaimJobs => ({
+  _tag: "ClaimJobs",
+  ...fields,
+});
+export const completeJob = (fields: Fields<CompleteJob>): CompleteJob => ({
+  _tag: "CompleteJob",
+  ...fields,
+});
+export const failJob = (fields: Fields<FailJob>): FailJob => ({ _tag: "FailJob", ...fields });
+export const cancelJob = (fields: Fields<CancelJob>): CancelJob => ({
+  _tag: "CancelJob",
+  ...fields,
+});
+export const rescueJobs = (fields: Fields<RescueJobs>): RescueJobs => ({
+  _tag: "RescueJobs",
+  ...fields,
+});
+export const makeDueAvailable = (fields: Fields<MakeDueAvailable>): MakeDueAvailable => ({
+  _tag: "MakeDueAvailable",
+  ...fields,
+});
+export const registerSchedule = (fields: Fields<RegisterSchedule>): RegisterSchedule => ({
+  _tag: "RegisterSchedule",
+  ...fields,
+});
+export const cancelSchedule = (fields: Fields<CancelSchedule>): CancelSchedule => ({
+  _tag: "CancelSchedule",
+  ...fields,
+});
+export const tick = (fields: Fields<Tick>): Tick => ({ _tag: "Tick", ...fields });

@@ -1,0 +1,536 @@
+/**
+ * Deciders: pure functions from (state, command) to the records to append,
+ * or a typed `Rejection`. Time and ids come from the command and the state,
+ * never from a clock. Every decided record is legal for `evolve` when
+ * applied in order to the same state, and every field is one the codec
+ * encodes.
+ *
+ * A decision is a list of records; a record is one event or one mutation.
+ * Claims, promotions and rescues are one event per job (each is legal on
+ * its own); a batch insert, a completion with a result and a delivery are
+ * one mutation each, so they apply all or nothing.
+ */
+import * as Either from "fp-ts/lib/Either.js";
+import * as Backoff from "./Backoff.js";
+import * as Commands from "./Commands.js";
+import * as Due from "./Due.js";
+import {
+  type DomainEvent,
+  type Event,
+  isTerminal,
+  jobAvailable,
+  jobCancelled,
+  jobFinished,
+  jobInserted,
+  type JobInserted,
+  jobRetried,
+  jobStarted,
+  mutation,
+  occurrenceAdvanced,
+  resultRecorded,
+  scheduleCancelled,
+  type ScheduleDefinition,
+} from "./Event.js";
+import { definitionEquals } from "./internal/Equality.js";
+import { recordBytes, valueSize } from "./internal/Encoded.js";
+import * as Fields from "./internal/Fields.js";
+import { tagName } from "./internal/Tag.js";
+import type { Job } from "./Job.js";
+import * as Limits from "./Limits.js";
+import type { Rejection } from "./Rejection.js";
+import * as Schedule from "./Schedule.js";
+import type { State } from "./State.js";
+import type { Value } from "./Value.js";
+
+/** The records to append, in order. */
+export type Decision = ReadonlyArray<Event>;
+
+type Decided = Either.Either<Rejection, Decision>;
+
+const invalid = (field: string, detail: string): Rejection => ({
+  _tag: "InvalidField",
+  field,
+  detail,
+});
+
+const checkTime = (field: string, value: number): Rejection | undefined =>
+  Fields.isTime(value) ? undefined : invalid(field, "must be an integer time 0..2^53-1");
+
+const checkName = (field: string, value: string): Rejection | undefined =>
+  Fields.isName(value) ? undefined : invalid(field, "must be 1..255 UTF-8 bytes");
+
+const checkText = (field: string, value: string | null): Rejection | undefined =>
+  Fields.isTextOrNull(value) ? undefined : invalid(field, "must be at most 65,535 UTF-8 bytes");
+
+const checkValue = (field: string, value: Value): Rejection | undefined => {
+  const size = valueSize(value);
+  return typeof size === "number" ? undefined : invalid(field, `cannot be encoded: ${size}`);
+};
+
+const checkLimit = (value: number | undefined): Rejection | undefined =>
+  value === undefined || Fields.isIntegerIn(value, 1, Limits.decisionRecordsMax)
+    ? undefined
+    : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`);
+
+const checkRecord = (record: Event): Rejection | undefined => {
+  const bytes = recordBytes(record);
+  return bytes <= Limits.payloadBytesMax
+    ? undefined
+    : { _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax };
+};
+
+const first = (...checks: ReadonlyArray<() => Rejection | undefined>): Rejection | undefined => {
+  for (const check of checks) {
+    const rejection = check();
+    if (rejection !== undefined) return rejection;
+  }
+  return undefined;
+};
+
+const decided = (records: Decision): Decided => {
+  for (const record of records) {
+    const rejection = checkRecord(record);
+    if (rejection !== undefined) return Either.left(rejection);
+  }
+  return Either.right(records);
+};
+
+const asRecord = (events: ReadonlyArray<DomainEvent>): Event =>
+  events.length === 1 && events[0] !== undefined ? events[0] : mutation(events);
+
+const findJob = (
+  state: State,
+  jobId: number,
+  command: Commands.CommandTag,
+  allowed: (job: Job) => boolean,
+): Job | Rejection => {
+  const job = Fields.isId(jobId) ? state.jobs.get(jobId) : undefined;
+  if (job === undefined) return { _tag: "JobNotFound", jobId };
+  return allowed(job) ? job : { _tag: "InvalidTransition", jobId, from: job.state, command };
+};
+
+const isRejection = (value: Job | Rejection): value is Rejection => "_tag" in value;
+
+const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined => {
+  const at = (name: string) => `jobs[${index}].${name}`;
+  return first(
+    () => checkName(at("queue"), job.queue),
+    () => checkName(at("worker"), job.worker),
+    () =>
+      job.priority === undefined ||
+      Fields.isIntegerIn(job.priority, Limits.priorityMin, Limits.priorityMax)
+        ? undefined
+        : invalid(at("priority"), "must be an integer 0..9"),
+    () =>
+      job.maxAttempts === undefined ||
+      Fields.isIntegerIn(job.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax)
+        ? undefined
+        : invalid(at("maxAttempts"), "must be an integer 1..1000"),
+    () =>
+      job.scheduledAt === undefined ? undefined : checkTime(at("scheduledAt"), job.scheduledAt),
+    () => checkValue(at("args"), job.args),
+  );
+};
+
+const nextIds = (state: State, count: number): Rejection | undefined =>
+  state.lastJobId + count <= Limits.idMax
+    ? undefined
+    : { _tag: "IdsExhausted", lastJobId: state.lastJobId, requested: count };
+
+/**
+ * InsertJobs: one (1,1) per job with ids last_job_id + 1, + 2, ...; one
+ * job is one record, several are one mutation (inserted together or not at all).
+ */
+export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () =>
+      command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
+        ? undefined
+        : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`),
+    () => nextIds(state, command.jobs.length),
+    ...command.jobs.map((job, index) => () => checkNewJob(job, index)),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const events = command.jobs.map((job, index) =>
+    jobInserted({
+      jobId: state.lastJobId + index + 1,
+      queue: job.queue,
+      worker: job.worker,
+      args: job.args,
+      priority: job.priority ?? Commands.priorityDefault,
+      maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
+      scheduledAt: job.scheduledAt ?? command.now,
+      insertedAt: command.now,
+    }),
+  );
+  return decided([asRecord(events)]);
+};
+
+/**
+ * ClaimJobs: a (3,1) for each of the first `limit` available jobs of the
+ * queue in (priority, scheduled_at, job_id) order. Walks only the queue's
+ * index, never all jobs. No available job: an empty decision.
+ */
+export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkName("queue", command.queue),
+    () =>
+      Fields.isIntegerIn(command.limit, 1, Limits.decisionRecordsMax)
+        ? undefined
+        : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const records: Array<Event> = [];
+  const queue = state.indexes.available.get(command.queue);
+  queue?.forEachWhile((_, job) => {
+    records.push(jobStarted({ jobId: job.jobId, at: command.now, attempt: job.attempt + 1 }));
+    return records.length < command.limit;
+  });
+  return Either.right(records);
+};
+
+/** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
+export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
+  const result = command.result;
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => (result === undefined ? undefined : checkValue("result", result)),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const job = findJob(state, command.jobId, command._tag, (found) => found.state === "executing");
+  if (isRejection(job)) return Either.left(job);
+  const finished = jobFinished({
+    jobId: job.jobId,
+    at: command.now,
+    outcome: "completed",
+    error: null,
+  });
+  if (result === undefined) return decided([finished]);
+  return decided([
+    mutation([finished, resultRecorded({ jobId: job.jobId, result, at: command.now })]),
+  ]);
+};
+
+// Retry while attempts remain, else discard: the one failure rule shared by
+// FailJob and RescueJobs.
+const failure = (
+  job: Job,
+  now: number,
+  error: string,
+  discard: boolean,
+  policy: Backoff.Policy,
+): DomainEvent =>
+  !discard && job.attempt < job.maxAttempts
+    ? jobRetried({
+        jobId: job.jobId,
+        at: now,
+        retryAt: Backoff.retryAt(policy, job.attempt, now),
+        error,
+      })
+    : jobFinished({ jobId: job.jobId, at: now, outcome: "discarded", error });
+
+/**
+ * FailJob: (6,1) retried at now + backoff(attempt) while attempt <
+ * max_attempts and `discard` is not set, else (4,1) discarded.
+ */
+export const failJob = (state: State, command: Commands.FailJob): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkText("error", command.error),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const job = findJob(state, command.jobId, command._tag, (found) => found.state === "executing");
+  if (isRejection(job)) return Either.left(job);
+  return decided([
+    failure(
+      job,
+      command.now,
+      command.error,
+      command.discard === true,
+      command.backoff ?? Backoff.defaultPolicy,
+    ),
+  ]);
+};
+
+/** CancelJob: (5,1) for a job that is not terminal. */
+export const cancelJob = (state: State, command: Commands.CancelJob): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkText("reason", command.reason),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const job = findJob(state, command.jobId, command._tag, (found) => !isTerminal(found.state));
+  if (isRejection(job)) return Either.left(job);
+  return decided([jobCancelled({ jobId: job.jobId, at: command.now, reason: command.reason })]);
+};
+
+/**
+ * RescueJobs: every executing job with attempted_at < startedBefore, oldest
+ * first, is failed with `error` (retried with backoff, or discarded when its
+ * attempts are exhausted); at most `limit` records.
+ */
+export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkTime("startedBefore", command.startedBefore),
+    () => checkText("error", command.error),
+    () => checkLimit(command.limit),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const limit = command.limit ?? Limits.decisionRecordsMax;
+  const policy = command.backoff ?? Backoff.defaultPolicy;
+  const records: Array<Event> = [];
+  state.indexes.executing.forEachWhile((_, job) => {
+    if ((job.attemptedAt ?? 0) >= command.startedBefore || records.length >= limit) return false;
+    records.push(failure(job, command.now, command.error, false, policy));
+    return true;
+  });
+  return decided(records);
+};
+
+/**
+ * MakeDueAvailable: (2,1) for scheduled and retryable jobs with
+ * scheduled_at <= now, in (scheduled_at, job_id) order, at most `limit`.
+ */
+export const makeDueAvailable = (state: State, command: Commands.MakeDueAvailable): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkLimit(command.limit),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const limit = command.limit ?? Limits.decisionRecordsMax;
+  const records: Array<Event> = [];
+  state.indexes.pending.forEachWhile((_, job) => {
+    if (job.scheduledAt > command.now || records.length >= limit) return false;
+    records.push(jobAvailable({ jobId: job.jobId, at: command.now }));
+    return true;
+  });
+  return Either.right(records);
+};
+
+const checkExpected = (
+  scheduleId: string,
+  current: Schedule.Schedule | undefined,
+  expected: number | undefined,
+): Rejection | undefined => {
+  if (expected === undefined) return undefined;
+  const actual = current === undefined ? 0 : current.revision;
+  return expected === actual
+    ? undefined
+    : { _tag: "RevisionMismatch", scheduleId, expected, actual };
+};
+
+const checkDefinition = (
+  scheduleId: string,
+  definition: ScheduleDefinition,
+): Either.Either<Rejection, Due.Recurrence> => {
+  const fieldRefusal = Schedule.checkDefinitionFields(definition);
+  if (fieldRefusal !== undefined) {
+    return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
+  }
+  const args = checkValue("definition.args", definition.args);
+  if (args !== undefined) return Either.left(args);
+  const recurrence = Due.recurrence(definition);
+  return Either.isLeft(recurrence)
+    ? Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left })
+    : Either.right(recurrence.right);
+};
+
+/**
+ * RegisterSchedule: a (13,2) with revision current + 1 (1 when new),
+ * definition_revision = that revision, next_due_at = the first occurrence
+ * after now; an existing schedule keeps last_due_at and its occurrences.
+ * Re-registering the same definition of an active schedule decides nothing
+ * (its next occurrence is kept). `expectedRevision` mismatch: `RevisionMismatch`.
+ */
+export const registerSchedule = (state: State, command: Commands.RegisterSchedule): Decided => {
+  const { scheduleId, definition, now } = command;
+  const rejection = first(
+    () => checkTime("now", now),
+    () => checkName("scheduleId", scheduleId),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const current = state.schedules.get(scheduleId);
+  const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
+  if (mismatch !== undefined) return Either.left(mismatch);
+  const recurrence = checkDefinition(scheduleId, definition);
+  if (Either.isLeft(recurrence)) return recurrence;
+  if (
+    current !== undefined &&
+    current.cancelledAt === null &&
+    definitionEquals(current.definition, definition)
+  ) {
+    return Either.right([]);
+  }
+  const nextDueAt = Due.first(recurrence.right, now);
+  if (nextDueAt === null) {
+    return Either.left({
+      _tag: "InvalidDefinition",
+      scheduleId,
+      detail: "no occurrence after now",
+    });
+  }
+  const revision = Schedule.nextRevision(current);
+  return decided([
+    Schedule.toCheckpoint({
+      scheduleId,
+      definition,
+      revision,
+      definitionRevision: revision,
+      registeredAt: now,
+      nextDueAt,
+      lastDueAt: current === undefined ? null : current.lastDueAt,
+      cancelledAt: null,
+      activeJobIds: current === undefined ? [] : current.activeJobIds,
+      membershipComplete: current === undefined ? true : current.membershipComplete,
+    }),
+  ]);
+};
+
+/** CancelSchedule: (9,2) with revision current + 1. */
+export const cancelSchedule = (state: State, command: Commands.CancelSchedule): Decided => {
+  const { scheduleId } = command;
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkName("scheduleId", scheduleId),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const current = state.schedules.get(scheduleId);
+  if (current === undefined) return Either.left({ _tag: "ScheduleNotFound", scheduleId });
+  const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
+  if (mismatch !== undefined) return Either.left(mismatch);
+  if (current.cancelledAt !== null) {
+    return Either.left({ _tag: "ScheduleAlreadyCancelled", scheduleId });
+  }
+  return Either.right([
+    scheduleCancelled({ scheduleId, revision: current.revision + 1, at: command.now }),
+  ]);
+};
+
+const occurrenceRecord = (
+  schedule: Schedule.Schedule,
+  now: number,
+  jobId: number,
+): { readonly record: Event; readonly usedId: boolean } => {
+  const revision = schedule.revision + 1;
+  const dueAt = schedule.nextDueAt;
+  const recurrence = Due.recurrence(schedule.definition);
+  const nextDueAt = Either.isRight(recurrence) ? Due.following(recurrence.right, dueAt, now) : null;
+  if (nextDueAt === null) {
+    // No later occurrence fits the time range: the schedule ends here.
+    return {
+      record: scheduleCancelled({ scheduleId: schedule.scheduleId, revision, at: now }),
+      usedId: false,
+    };
+  }
+  if (schedule.definition.overlap === "skip" && schedule.activeJobIds.length > 0) {
+    return {
+      record: occurrenceAdvanced({
+        scheduleId: schedule.scheduleId,
+        revision,
+        dueAt,
+        nextDueAt,
+        outcome: "skipped",
+        activeJobId: null,
+      }),
+      usedId: false,
+    };
+  }
+  const { definition } = schedule;
+  const inserted: JobInserted = jobInserted({
+    jobId,
+    queue: definition.queue,
+    worker: definition.worker,
+    args: definition.args,
+    priority: definition.priority,
+    maxAttempts: definition.maxAttempts,
+    scheduledAt: dueAt,
+    insertedAt: now,
+  });
+  return {
+    record: mutation([
+      inserted,
+      occurrenceAdvanced({
+        scheduleId: schedule.scheduleId,
+        revision,
+        dueAt,
+        nextDueAt,
+        outcome: "delivered",
+        activeJobId: jobId,
+      }),
+    ]),
+    usedId: true,
+  };
+};
+
+/**
+ * Tick: for every active schedule with next_due_at <= now (earliest
+ * first, at most `limit`): one delivery mutation [(1,1), (11,2) delivered],
+ * or a (11,2) skipped when overlap is "skip" and an occurrence is still
+ * active. Missed occurrences are coalesced: next_due_at becomes the first
+ * occurrence after now. A schedule with no representable next occurrence
+ * is cancelled instead.
+ */
+export const tick = (state: State, command: Commands.Tick): Decided => {
+  const rejection = first(
+    () => checkTime("now", command.now),
+    () => checkLimit(command.limit),
+  );
+  if (rejection !== undefined) return Either.left(rejection);
+  const limit = command.limit ?? Limits.decisionRecordsMax;
+  const records: Array<Event> = [];
+  let nextJobId = state.lastJobId + 1;
+  let exhausted = false;
+  state.indexes.due.forEachWhile((_, schedule) => {
+    if (schedule.nextDueAt > command.now || records.length >= limit) return false;
+    if (nextJobId > Limits.idMax) {
+      exhausted = true;
+      return false;
+    }
+    const { record, usedId } = occurrenceRecord(schedule, command.now, nextJobId);
+    records.push(record);
+    if (usedId) nextJobId++;
+    return true;
+  });
+  if (exhausted) {
+    return Either.left({
+      _tag: "IdsExhausted",
+      lastJobId: state.lastJobId,
+      requested: records.length + 1,
+    });
+  }
+  return decided(records);
+};
+
+/** Decides any command (dispatch on `_tag`). */
+export const decide = (state: State, command: Commands.Command): Decided => {
+  switch (command._tag) {
+    case "InsertJobs":
+      return insertJobs(state, command);
+    case "ClaimJobs":
+      return claimJobs(state, command);
+    case "CompleteJob":
+      return completeJob(state, command);
+    case "FailJob":
+      return failJob(state, command);
+    case "CancelJob":
+      return cancelJob(state, command);
+    case "RescueJobs":
+      return rescueJobs(state, command);
+    case "MakeDueAvailable":
+      return makeDueAvailable(state, command);
+    case "RegisterSchedule":
+      return registerSchedule(state, command);
+    case "CancelSchedule":
+      return cancelSchedule(state, command);
+    case "Tick":
+      return tick(state, command);
+    default:
+      return absurd(command);
+  }
+};
+
+const absurd = (command: never): Decided =>
+  Either.left(invalid("_tag", `unknown command ${tagName(command)}`));

@@ -1,0 +1,91 @@
+/**
+ * The fold: `evolve` applies one record to a persistent state, `fold` and
+ * `foldGeneration` fold whole histories. All are total: for any sequence of
+ * events they return a state or a typed `HistoryError`, and never throw.
+ *
+ * `evolve` follows live-tail rules: a mutation applies all or nothing, and a
+ * snapshot part is out of place. It costs O(log n) per event and leaves the
+ * given state untouched, so callers may keep old states.
+ */
+import * as Either from "fp-ts/lib/Either.js";
+import type { Event } from "./Event.js";
+import * as Generation from "./Generation.js";
+import { type HistoryError, historyError } from "./HistoryError.js";
+import { applyTailRecord } from "./internal/Apply.js";
+import { Draft } from "./internal/Store.js";
+import type { State } from "./State.js";
+
+/**
+ * Applies one record (a domain event or a mutation) to `state`: the new
+ * state, or `Left(HistoryError)` at index 0 with the old state unchanged.
+ *
+ * @example
+ * Evolve.evolve(State.initialState, Event.jobInserted({ jobId: 1, ... })); // Right(state)
+ */
+export const evolve = (state: State, event: Event): Either.Either<HistoryError, State> =>
+  evolveAt(state, event, 0, undefined);
+
+/** `evolve` with the position to report in a refusal (`index`, record `sequence`). */
+export const evolveAt = (
+  state: State,
+  event: Event,
+  index: number,
+  sequence: number | undefined,
+): Either.Either<HistoryError, State> => {
+  const draft = new Draft(state);
+  const refusal = applyTailRecord(draft, event);
+  if (refusal === undefined) return Either.right(draft.toState());
+  return Either.left(
+    historyError({
+      index,
+      sequence,
+      event,
+      memberIndex: refusal.memberIndex,
+      reason: refusal.reason,
+    }),
+  );
+};
+
+/** Applies records in order with `evolve`; stops at the first refusal (indexes count from 0). */
+export const evolveAll = (
+  state: State,
+  events: Iterable<Event>,
+): Either.Either<HistoryError, State> => {
+  let current = state;
+  let index = 0;
+  for (const event of events) {
+    const next = evolveAt(current, event, index, undefined);
+    if (Either.isLeft(next)) return next;
+    current = next.right;
+    index++;
+  }
+  return Either.right(current);
+};
+
+/**
+ * Folds a history without a canonical base (a first generation): the
+ * state, or the first refusal with the record's index.
+ */
+export const fold = (events: Iterable<Event>): Either.Either<HistoryError, State> =>
+  foldGeneration([], events);
+
+/**
+ * Folds a generation: `base` is its canonical base (parts in order, then
+ * results, then checkpoints) and `tail` its live tail. Indexes in errors
+ * count base records first.
+ */
+export const foldGeneration = (
+  base: ReadonlyArray<Event>,
+  tail: Iterable<Event>,
+): Either.Either<HistoryError, State> => {
+  const builder = Generation.start(base.length);
+  for (const event of base) {
+    const applied = Generation.apply(builder, undefined, event);
+    if (Either.isLeft(applied)) return applied;
+  }
+  for (const event of tail) {
+    const applied = Generation.apply(builder, undefined, event);
+    if (Either.isLeft(applied)) return applied;
+  }
+  return Generation.finish(builder);
+};

@@ -1,0 +1,172 @@
+/**
+ * Incremental fold of one generation: its canonical base (snapshot parts in
+ * order, then results, then checkpoints) followed by its live tail, one
+ * record at a time, as the engine reads them at open.
+ *
+ * The builder is mutable and private to its caller: `apply` writes plain
+ * `Map`s with no index upkeep, which is what makes folding a long history
+ * fast; `finish` builds the persistent `State` (with its indexes) once. The
+ * first refusal poisons the builder: every later `apply` and `finish`
+ * returns that same error, so no partial state can be published.
+ *
+ * @example
+ * const builder = Generation.start(manifest.baseRecordCount);
+ * for (const record of records) {
+ *   const applied = Generation.apply(builder, record.sequence, record.event);
+ *   if (Either.isLeft(applied)) return applied;
+ * }
+ * return Generation.finish(builder);
+ */
+import * as Either from "fp-ts/lib/Either.js";
+import type { Event } from "./Event.js";
+import { type HistoryError, type HistoryReason, historyError } from "./HistoryError.js";
+import {
+  applyBaseCheckpoint,
+  applyDomain,
+  applySnapshotJobs,
+  applyTailRecord,
+  type Refusal,
+} from "./internal/Apply.js";
+import * as Fields from "./internal/Fields.js";
+import { BuilderStore } from "./internal/Store.js";
+import * as Limits from "./Limits.js";
+import type { State } from "./State.js";
+
+type Phase = "parts" | "results" | "checkpoints";
+
+// One shared success value: `apply` runs once per record at open.
+const applied: Either.Either<HistoryError, void> = Either.right(undefined);
+
+/** An in-progress generation fold. Opaque: use `apply` and `finish`. */
+export class Builder {
+  readonly #store = new BuilderStore();
+  readonly #baseRecordCount: number;
+  #index = 0;
+  #phase: Phase = "parts";
+  #nextPart = 0;
+  #failure: HistoryError | undefined = undefined;
+
+  /** Use `start`. */
+  constructor(baseRecordCount: number) {
+    this.#baseRecordCount = baseRecordCount;
+  }
+
+  /** Records applied so far (base and tail). */
+  get recordsApplied(): number {
+    return this.#index;
+  }
+
+  /** @internal */
+  apply(sequence: number | undefined, event: Event): Either.Either<HistoryError, void> {
+    if (this.#failure !== undefined) return Either.left(this.#failure);
+    const refusal =
+      this.#index < this.#baseRecordCount
+        ? this.#applyBase(event)
+        : applyTailRecord(this.#store, event);
+    if (refusal !== undefined) {
+      this.#failure = historyError({
+        index: this.#index,
+        sequence,
+        event,
+        memberIndex: refusal.memberIndex,
+        reason: refusal.reason,
+      });
+      return Either.left(this.#failure);
+    }
+    this.#index++;
+    return applied;
+  }
+
+  /** @internal */
+  finish(): Either.Either<HistoryError, State> {
+    if (this.#failure !== undefined) return Either.left(this.#failure);
+    if (this.#index < this.#baseRecordCount) {
+      return Either.left(
+        historyError({
+          index: this.#index,
+          sequence: undefined,
+          event: null,
+          memberIndex: null,
+          reason: { _tag: "BaseIncomplete", expected: this.#baseRecordCount, actual: this.#index },
+        }),
+      );
+    }
+    return Either.right(this.#store.toState());
+  }
+
+  #applyBase(event: Event): Refusal | undefined {
+    const reason = this.#baseReason(event);
+    return reason === undefined ? undefined : { reason, memberIndex: null };
+  }
+
+  #baseReason(event: Event): HistoryReason | undefined {
+    switch (event._tag) {
+      case "SnapshotPart": {
+        if (this.#phase !== "parts") return { _tag: "SnapshotOutOfPlace" };
+        if (event.part !== this.#nextPart) {
+          return { _tag: "PartOutOfOrder", expected: this.#nextPart, actual: event.part };
+        }
+        if (this.#nextPart === 0) {
+          if (!Fields.isIntegerIn(event.lastJobId, 0, Limits.idMax)) {
+            return { _tag: "InvalidField", field: "last_job_id" };
+          }
+          this.#store.lastJobId = event.lastJobId;
+        } else if (event.lastJobId !== this.#store.lastJobId) {
+          return {
+            _tag: "LastJobIdConflict",
+            expected: this.#store.lastJobId,
+            actual: event.lastJobId,
+          };
+        }
+        this.#nextPart++;
+        return applySnapshotJobs(this.#store, event.jobs, this.#store.lastJobId);
+      }
+      case "ResultRecorded":
+        if (this.#nextPart === 0) return this.#outOfOrder(event);
+        if (this.#phase === "checkpoints") return this.#outOfOrder(event);
+        this.#phase = "results";
+        return applyDomain(this.#store, event);
+      case "ScheduleCheckpoint":
+        if (this.#nextPart === 0) return this.#outOfOrder(event);
+        this.#phase = "checkpoints";
+        return applyBaseCheckpoint(this.#store, event);
+      default:
+        return this.#outOfOrder(event);
+    }
+  }
+
+  #outOfOrder(event: Event): HistoryReason {
+    const expected =
+      this.#nextPart === 0
+        ? "SnapshotPart"
+        : this.#phase === "parts"
+          ? "SnapshotPart, ResultRecorded or ScheduleCheckpoint"
+          : this.#phase === "results"
+            ? "ResultRecorded or ScheduleCheckpoint"
+            : "ScheduleCheckpoint";
+    return { _tag: "BaseOutOfOrder", expected, found: event._tag };
+  }
+}
+
+/**
+ * Starts folding a generation whose canonical base is the first
+ * `baseRecordCount` records (MANIFEST's base record count; 0 for none).
+ */
+export const start = (baseRecordCount: number): Builder => new Builder(baseRecordCount);
+
+/**
+ * Applies the next record. `Left(HistoryError)` names the record's index,
+ * the given `sequence` and the reason; the builder then stays failed.
+ */
+export const apply = (
+  builder: Builder,
+  sequence: number | undefined,
+  event: Event,
+): Either.Either<HistoryError, void> => builder.apply(sequence, event);
+
+/**
+ * The state of everything applied: `Left` with the first refusal, or with
+ * `BaseIncomplete` when fewer records than the base were applied. The
+ * builder stays usable; the state shares nothing mutable with it.
+ */
+export const finish = (builder: Builder): Either.Either<HistoryError, State> => builder.finish();

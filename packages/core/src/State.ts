@@ -1,0 +1,134 @@
+/**
+ * The state a history folds to: every job, every schedule, `last_job_id`,
+ * and the indexes the deciders and queries need.
+ *
+ * A `State` is immutable and persistent: `evolve` returns a new state that
+ * shares all unchanged structure with the old one, and both stay valid.
+ * The indexes are derived from the jobs and schedules (they are never
+ * compared by `equals`); read them through `Query` rather than directly.
+ */
+import { jobStates, type JobState } from "./Event.js";
+import type { Job } from "./Job.js";
+import { jobEquals, scheduleEquals } from "./internal/Equality.js";
+import { IdMap } from "./internal/IdMap.js";
+import { compareStrings, SortedMap } from "./internal/SortedMap.js";
+import type { Schedule } from "./Schedule.js";
+
+/** Number of jobs per state, indexed like `Event.jobStates`. */
+export type StateCounts = ReadonlyArray<number>;
+
+/** Derived indexes; each is persistent like the state itself. */
+export interface Indexes {
+  /** Per queue: the available jobs in claim order (priority, scheduled_at, job_id). */
+  readonly available: SortedMap<string, SortedMap<Job, null>>;
+  /** Scheduled and retryable jobs by (scheduled_at, job_id): the ones to make available. */
+  readonly pending: SortedMap<Job, null>;
+  /** Executing jobs by (attempted_at, job_id): the ones a rescue looks at. */
+  readonly executing: SortedMap<Job, null>;
+  /** Schedules that are not cancelled, by (next_due_at, schedule_id). */
+  readonly due: SortedMap<Schedule, null>;
+  /** Per queue: job counts by state. */
+  readonly counts: SortedMap<string, StateCounts>;
+}
+
+/** The folded state. Readonly: every change goes through `evolve`. */
+export interface State {
+  /** The largest job id ever inserted (0 when none), kept across compaction. */
+  readonly lastJobId: number;
+  /** Every job by id. */
+  readonly jobs: IdMap<Job>;
+  /** Every schedule by id. */
+  readonly schedules: SortedMap<string, Schedule>;
+  readonly indexes: Indexes;
+}
+
+/** Claim order: priority (0 first), then scheduled_at, then job_id. */
+export const compareClaimOrder = (left: Job, right: Job): number =>
+  left.priority - right.priority ||
+  left.scheduledAt - right.scheduledAt ||
+  left.jobId - right.jobId;
+
+/** Pending order: scheduled_at, then job_id. */
+export const comparePendingOrder = (left: Job, right: Job): number =>
+  left.scheduledAt - right.scheduledAt || left.jobId - right.jobId;
+
+/** Executing order: attempted_at, then job_id. */
+export const compareExecutingOrder = (left: Job, right: Job): number =>
+  (left.attemptedAt ?? 0) - (right.attemptedAt ?? 0) || left.jobId - right.jobId;
+
+/** Due order: next_due_at, then schedule_id. */
+export const compareDueOrder = (left: Schedule, right: Schedule): number =>
+  left.nextDueAt - right.nextDueAt || compareStrings(left.scheduleId, right.scheduleId);
+
+/** The index of each job state in `StateCounts`. */
+export const stateIndex: { readonly [S in JobState]: number } = {
+  scheduled: 0,
+  available: 1,
+  executing: 2,
+  retryable: 3,
+  completed: 4,
+  discarded: 5,
+  cancelled: 6,
+};
+
+/** Zero jobs in every state. */
+export const zeroCounts: StateCounts = jobStates.map(() => 0);
+
+/** The state of the empty history. */
+export const initialState: State = {
+  lastJobId: 0,
+  jobs: IdMap.empty(),
+  schedules: SortedMap.empty(compareStrings),
+  indexes: {
+    available: SortedMap.empty(compareStrings),
+    pending: SortedMap.empty(comparePendingOrder),
+    executing: SortedMap.empty(compareExecutingOrder),
+    due: SortedMap.empty(compareDueOrder),
+    counts: SortedMap.empty(compareStrings),
+  },
+};
+
+/** The job with this id, or undefined. */
+export const job = (state: State, jobId: number): Job | undefined => state.jobs.get(jobId);
+
+/** The schedule with this id, or undefined. */
+export const schedule = (state: State, scheduleId: string): Schedule | undefined =>
+  state.schedules.get(scheduleId);
+
+/** Every job, ascending by id. */
+export const jobs = (state: State): IterableIterator<Job> => state.jobs.values();
+
+/** Every schedule, ascending by id (UTF-16 order). */
+export const schedules = (state: State): IterableIterator<Schedule> => state.schedules.values();
+
+/** Number of jobs held (terminal ones included until compaction drops them). */
+export const jobCount = (state: State): number => state.jobs.size;
+
+interface Entries<V> {
+  readonly size: number;
+  values(): IterableIterator<V>;
+}
+
+const sameEntries = <V>(
+  left: Entries<V>,
+  right: Entries<V>,
+  equal: (left: V, right: V) => boolean,
+): boolean => {
+  if (left.size !== right.size) return false;
+  const others = right.values();
+  for (const value of left.values()) {
+    const other = others.next();
+    if (other.done === true || !equal(value, other.value)) return false;
+  }
+  return true;
+};
+
+/**
+ * Equality of what a history determines: last_job_id, every job and every
+ * schedule field by field (indexes are derived and not compared).
+ */
+export const equals = (left: State, right: State): boolean =>
+  left === right ||
+  (left.lastJobId === right.lastJobId &&
+    sameEntries(left.jobs, right.jobs, jobEquals) &&
+    sameEntries(left.schedules, right.schedules, scheduleEquals));

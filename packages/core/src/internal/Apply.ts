@@ -1,0 +1,303 @@
+/**
+ * The transition rules of EVENTS.md applied to a `Store`: the one place
+ * where an event changes jobs, schedules, membership and last_job_id.
+ *
+ * Each function checks everything before it writes, and returns the reason
+ * to refuse the event or undefined. Callers decide what a refusal does to
+ * the store (a `Draft` is dropped; a generation fold stops).
+ */
+import type {
+  DomainEvent,
+  Event,
+  JobInserted,
+  JobSnapshot,
+  OccurrenceAdvanced,
+  ScheduleCheckpoint,
+  ScheduleHistoricalCheckpoint,
+} from "../Event.js";
+import type { HistoryReason, InvalidField } from "../HistoryError.js";
+import * as Job from "../Job.js";
+import * as Limits from "../Limits.js";
+import * as Schedule from "../Schedule.js";
+import * as Fields from "./Fields.js";
+import * as JobRecord from "./JobRecord.js";
+import type { Store } from "./Store.js";
+import { tagName } from "./Tag.js";
+
+const field = (name: string): InvalidField => ({ _tag: "InvalidField", field: name });
+
+const checkInsertedFields = (event: JobInserted): InvalidField | undefined => {
+  if (!Fields.isId(event.jobId)) return field("job_id");
+  if (!Fields.isName(event.queue)) return field("queue");
+  if (!Fields.isName(event.worker)) return field("worker");
+  if (!Fields.isIntegerIn(event.priority, Limits.priorityMin, Limits.priorityMax)) {
+    return field("priority");
+  }
+  if (!Fields.isIntegerIn(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax)) {
+    return field("max_attempts");
+  }
+  if (!Fields.isTime(event.scheduledAt)) return field("scheduled_at");
+  if (!Fields.isTime(event.insertedAt)) return field("inserted_at");
+  return undefined;
+};
+
+const checkJobEventFields = (event: Job.JobTransitionEvent): InvalidField | undefined => {
+  if (!Fields.isId(event.jobId)) return field("job_id");
+  if (!Fields.isTime(event.at)) return field("at");
+  switch (event._tag) {
+    case "JobStarted":
+      return Number.isSafeInteger(event.attempt) ? undefined : field("attempt");
+    case "JobFinished":
+      if (event.outcome !== "completed" && event.outcome !== "discarded") return field("outcome");
+      return Fields.isTextOrNull(event.error) ? undefined : field("error");
+    case "JobCancelled":
+      return Fields.isTextOrNull(event.reason) ? undefined : field("reason");
+    case "JobRetried":
+      if (!Fields.isTime(event.retryAt)) return field("retry_at");
+      return Fields.isText(event.error) ? undefined : field("error");
+    default:
+      return undefined;
+  }
+};
+
+const inserted = (store: Store, event: JobInserted): HistoryReason | undefined => {
+  const refusal = checkInsertedFields(event);
+  if (refusal !== undefined) return refusal;
+  if (store.getJob(event.jobId) !== undefined) return { _tag: "DuplicateJob", jobId: event.jobId };
+  if (event.jobId <= store.lastJobId) {
+    return { _tag: "JobIdNotIncreasing", jobId: event.jobId, lastJobId: store.lastJobId };
+  }
+  store.addJob(JobRecord.inserted(event));
+  store.lastJobId = event.jobId;
+  return undefined;
+};
+
+const jobStep = (store: Store, event: Job.JobTransitionEvent): HistoryReason | undefined => {
+  const refusal = checkJobEventFields(event);
+  if (refusal !== undefined) return refusal;
+  const job = store.getJob(event.jobId);
+  if (job === undefined) return { _tag: "UnknownJob", jobId: event.jobId };
+  const illegal = Job.check(job, event);
+  if (illegal !== undefined) return illegal;
+  // Read before the change: the builder's store updates `job` in place.
+  const memberOf = job.scheduleId;
+  store.changeJob(job, event);
+  // A member that reaches a terminal state leaves its schedule's active set.
+  // (Only finishes and cancellations lead to a terminal state.)
+  if (memberOf !== null && (event._tag === "JobFinished" || event._tag === "JobCancelled")) {
+    const schedule = store.getSchedule(memberOf);
+    if (schedule !== undefined) {
+      store.putSchedule(schedule, Schedule.withoutMember(schedule, job.jobId));
+    }
+  }
+  return undefined;
+};
+
+/** Checks that every listed job may be an active occurrence of `scheduleId`. */
+const checkMembers = (
+  store: Store,
+  scheduleId: string,
+  jobIds: ReadonlyArray<number>,
+): HistoryReason | undefined => {
+  for (const jobId of jobIds) {
+    const job = store.getJob(jobId);
+    if (job === undefined) return { _tag: "UnknownJob", jobId };
+    const terminal = Job.isFinal(job);
+    if (terminal || (job.scheduleId !== null && job.scheduleId !== scheduleId)) {
+      return { _tag: "MembershipConflict", scheduleId, jobId, memberOf: job.scheduleId, terminal };
+    }
+  }
+  return undefined;
+};
+
+/** Replaces a schedule wholesale and moves the membership back-pointers to match. */
+const setSchedule = (
+  store: Store,
+  current: Schedule.Schedule | undefined,
+  next: Schedule.Schedule,
+): void => {
+  const members = new Set(next.activeJobIds);
+  if (current !== undefined) {
+    for (const jobId of current.activeJobIds) {
+      const job = store.getJob(jobId);
+      if (job !== undefined && !members.has(jobId) && job.scheduleId === next.scheduleId) {
+        store.setMembership(job, null);
+      }
+    }
+  }
+  for (const jobId of next.activeJobIds) {
+    const job = store.getJob(jobId);
+    if (job !== undefined && job.scheduleId !== next.scheduleId) {
+      store.setMembership(job, next.scheduleId);
+    }
+  }
+  store.putSchedule(current, next);
+};
+
+const checkpoint = (
+  store: Store,
+  event: ScheduleCheckpoint | ScheduleHistoricalCheckpoint,
+  inBase: boolean,
+): HistoryReason | undefined => {
+  const refusal = Schedule.checkFields(event);
+  if (refusal !== undefined) return refusal;
+  const current = store.getSchedule(event.scheduleId);
+  if (inBase) {
+    if (current !== undefined) return { _tag: "DuplicateSchedule", scheduleId: event.scheduleId };
+  } else {
+    const conflict = Schedule.checkRevision(event.scheduleId, current, event.revision);
+    if (conflict !== undefined) return conflict;
+  }
+  const next =
+    event._tag === "ScheduleCheckpoint"
+      ? Schedule.fromCheckpoint(event)
+      : Schedule.fromHistoricalCheckpoint(event);
+  const invalid =
+    Schedule.checkRecurrence(event.scheduleId, event.definition) ??
+    checkMembers(store, event.scheduleId, next.activeJobIds);
+  if (invalid !== undefined) return invalid;
+  setSchedule(store, current, next);
+  return undefined;
+};
+
+const occurrence = (store: Store, event: OccurrenceAdvanced): HistoryReason | undefined => {
+  const current = store.getSchedule(event.scheduleId);
+  const next = Schedule.occurrence(current, event);
+  if ("_tag" in next) return next;
+  if (event.activeJobId !== null) {
+    const jobId = event.activeJobId;
+    const job = store.getJob(jobId);
+    if (job === undefined) return { _tag: "UnknownJob", jobId };
+    const terminal = Job.isFinal(job);
+    if (terminal || job.scheduleId !== null) {
+      return {
+        _tag: "MembershipConflict",
+        scheduleId: event.scheduleId,
+        jobId,
+        memberOf: job.scheduleId,
+        terminal,
+      };
+    }
+    store.setMembership(job, event.scheduleId);
+  }
+  store.putSchedule(current, next);
+  return undefined;
+};
+
+const scheduleStep = (
+  store: Store,
+  event: Exclude<DomainEvent, Job.JobTransitionEvent | JobInserted>,
+): HistoryReason | undefined => {
+  if (event._tag === "ScheduleHistoricalCheckpoint" || event._tag === "ScheduleCheckpoint") {
+    return checkpoint(store, event, false);
+  }
+  const refusal = Schedule.checkFields(event);
+  if (refusal !== undefined) return refusal;
+  const current = store.getSchedule(event.scheduleId);
+  let next: Schedule.Schedule | HistoryReason;
+  switch (event._tag) {
+    case "ScheduleRegistered":
+      next = Schedule.registered(current, event);
+      break;
+    case "ScheduleAdvanced":
+      next = Schedule.advanced(current, event);
+      break;
+    case "ScheduleCancelled":
+      next = Schedule.cancelled(current, event);
+      break;
+    case "OccurrenceAdvanced":
+      return occurrence(store, event);
+    default:
+      return { _tag: "UnknownEvent", found: tagName(event) };
+  }
+  if ("_tag" in next) return next;
+  store.putSchedule(current, next);
+  return undefined;
+};
+
+/**
+ * Applies one event of the two tables (a live-tail event, or a mutation
+ * member) to the store; the reason to refuse it, or undefined.
+ */
+export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | undefined => {
+  switch (event._tag) {
+    case "JobInserted":
+      return inserted(store, event);
+    case "JobAvailable":
+    case "JobStarted":
+    case "JobFinished":
+    case "JobCancelled":
+    case "JobRetried":
+    case "ResultRecorded":
+      return jobStep(store, event);
+    case "ScheduleRegistered":
+    case "ScheduleAdvanced":
+    case "ScheduleCancelled":
+    case "OccurrenceAdvanced":
+    case "ScheduleHistoricalCheckpoint":
+    case "ScheduleCheckpoint":
+      return scheduleStep(store, event);
+    default:
+      return { _tag: "UnknownEvent", found: tagName(event) };
+  }
+};
+
+/** Applies a (13,2) of a canonical base: any revision, each schedule once, membership checked. */
+export const applyBaseCheckpoint = (
+  store: Store,
+  event: ScheduleCheckpoint,
+): HistoryReason | undefined => checkpoint(store, event, true);
+
+/** Adds the jobs of a snapshot part (its last_job_id already checked by the caller). */
+export const applySnapshotJobs = (
+  store: Store,
+  jobs: ReadonlyArray<JobSnapshot>,
+  lastJobId: number,
+): HistoryReason | undefined => {
+  for (const snapshot of jobs) {
+    const refusal = Job.checkSnapshot(snapshot, lastJobId);
+    if (refusal !== undefined) return refusal;
+    if (store.getJob(snapshot.jobId) !== undefined) {
+      return { _tag: "DuplicateJob", jobId: snapshot.jobId };
+    }
+    store.addJob(JobRecord.restored(snapshot));
+  }
+  return undefined;
+};
+
+/** Where a refusal happened inside a mutation (null for a plain record). */
+export interface Refusal {
+  readonly reason: HistoryReason;
+  readonly memberIndex: number | null;
+}
+
+/**
+ * Applies a live-tail record: a domain event, or a mutation's members in
+ * order. A snapshot part here is out of place. On a refusal the store may
+ * hold part of a mutation; callers drop or poison it.
+ */
+export const applyTailRecord = (store: Store, event: Event): Refusal | undefined => {
+  switch (event._tag) {
+    case "SnapshotPart":
+      return { reason: { _tag: "SnapshotOutOfPlace" }, memberIndex: null };
+    case "Mutation": {
+      if (event.events.length === 0)
+        return { reason: { _tag: "EmptyMutation" }, memberIndex: null };
+      for (let index = 0; index < event.events.length; index++) {
+        const member = event.events[index];
+        if (member === undefined) continue;
+        const tag: string = member._tag;
+        if (tag === "SnapshotPart" || tag === "Mutation") {
+          return { reason: { _tag: "NestedRecord", found: tag }, memberIndex: index };
+        }
+        const reason = applyDomain(store, member);
+        if (reason !== undefined) return { reason, memberIndex: index };
+      }
+      return undefined;
+    }
+    default: {
+      const reason = applyDomain(store, event);
+      return reason === undefined ? undefined : { reason, memberIndex: null };
+    }
+  }
+};

@@ -1,0 +1,66 @@
+/**
+ * Field-kind checks shared by the fold and the deciders (EVENTS.md "Field
+ * kinds"). They are cheap on the common path: a string's UTF-8 length is
+ * only computed when its UTF-16 length cannot decide the bound alone.
+ */
+import * as Limits from "../Limits.js";
+
+/** An `id`: integer 1..2^53-1. */
+export const isId = (value: number): boolean =>
+  Number.isSafeInteger(value) && value >= Limits.idMin;
+
+/** A `time`: integer 0..2^53-1 (ms). */
+export const isTime = (value: number): boolean =>
+  Number.isSafeInteger(value) && value >= Limits.timeMin;
+
+/** An integer in [min, max]. */
+export const isIntegerIn = (value: number, min: number, max: number): boolean =>
+  Number.isSafeInteger(value) && value >= min && value <= max;
+
+/**
+ * UTF-8 byte length of a well-formed string, or -1 when it holds a lone
+ * surrogate (which no UTF-8 encoder can represent faithfully).
+ */
+export const utf8Length = (text: string): number => {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x80) bytes += 1;
+    else if (unit < 0x800) bytes += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(index + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return -1;
+      bytes += 4;
+      index++;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) return -1;
+    else bytes += 3;
+  }
+  return bytes;
+};
+
+/** True when `text` is well formed and its UTF-8 length is within [min, max]. */
+export const hasUtf8LengthIn = (text: string, min: number, max: number): boolean => {
+  // Callers bound the UTF-16 length first (a unit is at least one byte),
+  // so this scan is short; it also rejects lone surrogates.
+  const bytes = utf8Length(text);
+  return bytes >= min && bytes <= max;
+};
+
+/** A `name`: 1..255 UTF-8 bytes. */
+export const isName = (text: string): boolean =>
+  typeof text === "string" &&
+  text.length >= 1 &&
+  text.length <= Limits.nameBytesMax &&
+  hasUtf8LengthIn(text, Limits.nameBytesMin, Limits.nameBytesMax);
+
+/** A `text`: 0..65,535 UTF-8 bytes. */
+export const isText = (text: string): boolean =>
+  typeof text === "string" &&
+  text.length <= Limits.textBytesMax &&
+  hasUtf8LengthIn(text, 0, Limits.textBytesMax);
+
+/** A `text|null`. */
+export const isTextOrNull = (text: string | null): boolean => text === null || isText(text);
+
+/** A `time|null`. */
+export const isTimeOrNull = (value: number | null): boolean => value === null || isTime(value);

@@ -1,0 +1,174 @@
+/**
+ * A persistent map from ids (integers 0..2^53-1) to values: a 32-way radix
+ * trie with path copying, as Clojure's persistent vector but sparse.
+ *
+ * Job ids are dense and increasing, so the trie is shallow (log32 of the
+ * largest id: 4 levels for a million jobs) and can be built in O(n) from an
+ * array indexed by id, which is what the generation fold hands over. An
+ * update copies one 32-slot array per level; old maps stay valid. Iteration
+ * is in ascending id order.
+ */
+
+const width = 32;
+
+type Slot<V> = Branch<V> | Leaf<V> | undefined;
+
+interface Branch<V> {
+  readonly kind: "branch";
+  readonly children: ReadonlyArray<Slot<V>>;
+}
+
+interface Leaf<V> {
+  readonly kind: "leaf";
+  readonly values: ReadonlyArray<V | undefined>;
+}
+
+// 32^level for level 0..11 (32^11 > 2^53): exact powers of two as doubles.
+const spans: ReadonlyArray<number> = Array.from({ length: 12 }, (_, level) => width ** level);
+const span = (level: number): number => spans[level] ?? Number.POSITIVE_INFINITY;
+
+const digit = (id: number, level: number): number => Math.floor(id / span(level)) % width;
+
+/** A persistent id-keyed map; every "update" returns a new map. */
+export class IdMap<V> {
+  private constructor(
+    private readonly root: Slot<V>,
+    /** Levels above the leaves: the trie covers ids < 32^(height + 1). */
+    private readonly height: number,
+    private readonly count: number,
+  ) {}
+
+  /** The empty map. */
+  static empty<V>(): IdMap<V> {
+    return new IdMap<V>(undefined, 0, 0);
+  }
+
+  /**
+   * Builds a map in O(n) from `dense[i]` = the value of id `base + i`
+   * (holes are absent ids), plus `extra` entries anywhere else. `count`
+   * must be the number of values present in `dense`.
+   */
+  static fromDense<V>(
+    dense: ReadonlyArray<V | undefined>,
+    base: number,
+    count: number,
+    extra: Iterable<readonly [number, V]> = [],
+  ): IdMap<V> {
+    // Leaves first, each at its index (id / 32), then each level of
+    // branches at index / 32, until a single node sits at index 0.
+    let nodes: Array<{ readonly index: number; readonly node: Branch<V> | Leaf<V> }> = [];
+    const end = base + dense.length;
+    for (let leaf = Math.floor(base / width); leaf * width < end; leaf++) {
+      const values: Array<V | undefined> = [];
+      let present = false;
+      for (let slot = 0; slot < width; slot++) {
+        const offset = leaf * width + slot - base;
+        const value = offset >= 0 && offset < dense.length ? dense[offset] : undefined;
+        values.push(value);
+        present ||= value !== undefined;
+      }
+      if (present) nodes.push({ index: leaf, node: { kind: "leaf", values } });
+    }
+    let height = 0;
+    while (nodes.length > 1 || (nodes.length === 1 && (nodes[0]?.index ?? 0) > 0)) {
+      const parents: Array<{ readonly index: number; readonly children: Array<Slot<V>> }> = [];
+      for (const { index, node } of nodes) {
+        const parentIndex = Math.floor(index / width);
+        let parent = parents[parents.length - 1];
+        if (parent === undefined || parent.index !== parentIndex) {
+          parent = { index: parentIndex, children: [] };
+          parents.push(parent);
+        }
+        parent.children[index % width] = node;
+      }
+      nodes = parents.map(({ index, children }) => ({ index, node: { kind: "branch", children } }));
+      height++;
+    }
+    const root = nodes[0]?.node;
+    let map = new IdMap<V>(root, height, root === undefined ? 0 : count);
+    for (const [id, value] of extra) map = map.set(id, value);
+    return map;
+  }
+
+  /** Number of entries, O(1). */
+  get size(): number {
+    return this.count;
+  }
+
+  /** The value at `id`, or undefined. */
+  get(id: number): V | undefined {
+    if (!(id >= 0 && id < span(this.height + 1))) return undefined;
+    let node = this.root;
+    for (let level = this.height; node !== undefined; level--) {
+      if (node.kind === "leaf") return node.values[digit(id, 0)];
+      node = node.children[digit(id, level)];
+    }
+    return undefined;
+  }
+
+  /** True when `id` is present. */
+  has(id: number): boolean {
+    return this.get(id) !== undefined;
+  }
+
+  /** A map with `id` bound to `value` (added or replaced); `id` must be an integer >= 0. */
+  set(id: number, value: V): IdMap<V> {
+    let root = this.root;
+    let height = this.height;
+    // Grow upwards until the trie covers the id.
+    while (id >= span(height + 1)) {
+      root = root === undefined ? undefined : { kind: "branch", children: [root] };
+      height++;
+    }
+    const added = this.get(id) === undefined;
+    return new IdMap(setIn(root, height, id, value), height, this.count + (added ? 1 : 0));
+  }
+
+  /** Ascending values. */
+  *values(): IterableIterator<V> {
+    for (const [, value] of this.entries()) yield value;
+  }
+
+  /** Ascending ids. */
+  *keys(): IterableIterator<number> {
+    for (const [id] of this.entries()) yield id;
+  }
+
+  /** Ascending entries. */
+  *entries(): IterableIterator<readonly [number, V]> {
+    const stack: Array<{
+      readonly node: Branch<V> | Leaf<V>;
+      readonly base: number;
+      readonly level: number;
+    }> = [];
+    if (this.root !== undefined) stack.push({ node: this.root, base: 0, level: this.height });
+    for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+      const { node, base, level } = frame;
+      if (node.kind === "leaf") {
+        for (let index = 0; index < node.values.length; index++) {
+          const value = node.values[index];
+          if (value !== undefined) yield [base + index, value];
+        }
+        continue;
+      }
+      // Push children right to left so the leftmost is visited first.
+      for (let index = node.children.length - 1; index >= 0; index--) {
+        const child = node.children[index];
+        if (child !== undefined)
+          stack.push({ node: child, base: base + index * span(level), level: level - 1 });
+      }
+    }
+  }
+}
+
+const setIn = <V>(node: Slot<V>, level: number, id: number, value: V): Branch<V> | Leaf<V> => {
+  if (level === 0) {
+    const values = node !== undefined && node.kind === "leaf" ? [...node.values] : [];
+    values[digit(id, 0)] = value;
+    return { kind: "leaf", values };
+  }
+  const children = node !== undefined && node.kind === "branch" ? [...node.children] : [];
+  const index = digit(id, level);
+  children[index] = setIn(children[index], level - 1, id, value);
+  return { kind: "branch", children };
+};

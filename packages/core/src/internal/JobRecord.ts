@@ -1,0 +1,112 @@
+/**
+ * The one place a job record's fields change. `copy` builds a record with
+ * every field in one order (a single hidden class for all jobs keeps the
+ * fold's property accesses monomorphic); `applyInPlace` writes the effect of
+ * a legal event. `Job.applied` combines them into a new immutable record;
+ * the generation builder updates the records it owns in place and copies
+ * them once when it publishes a state, so no mutable record ever escapes.
+ */
+import type { JobError, JobInserted, JobSnapshot } from "../Event.js";
+import type { Job, JobTransitionEvent } from "../Job.js";
+
+/** A job record its owner may update. */
+export type MutableJob = { -readonly [Field in keyof Job]: Job[Field] };
+
+const noErrors: ReadonlyArray<JobError> = [];
+
+/** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
+export const inserted = (event: JobInserted): MutableJob => ({
+  jobId: event.jobId,
+  queue: event.queue,
+  worker: event.worker,
+  args: event.args,
+  priority: event.priority,
+  maxAttempts: event.maxAttempts,
+  attempt: 0,
+  state: event.scheduledAt > event.insertedAt ? "scheduled" : "available",
+  insertedAt: event.insertedAt,
+  scheduledAt: event.scheduledAt,
+  attemptedAt: null,
+  finishedAt: null,
+  errors: noErrors,
+  result: null,
+  scheduleId: null,
+});
+
+/** The record a snapshot part restores (result and schedule come from later base records). */
+export const restored = (snapshot: JobSnapshot): MutableJob => ({
+  jobId: snapshot.jobId,
+  queue: snapshot.queue,
+  worker: snapshot.worker,
+  args: snapshot.args,
+  priority: snapshot.priority,
+  maxAttempts: snapshot.maxAttempts,
+  attempt: snapshot.attempt,
+  state: snapshot.state,
+  insertedAt: snapshot.insertedAt,
+  scheduledAt: snapshot.scheduledAt,
+  attemptedAt: snapshot.attemptedAt,
+  finishedAt: snapshot.finishedAt,
+  errors: snapshot.errors.length === 0 ? noErrors : snapshot.errors,
+  result: null,
+  scheduleId: null,
+});
+
+/** A fresh record with the same fields. */
+export const copy = (job: Job): MutableJob => ({
+  jobId: job.jobId,
+  queue: job.queue,
+  worker: job.worker,
+  args: job.args,
+  priority: job.priority,
+  maxAttempts: job.maxAttempts,
+  attempt: job.attempt,
+  state: job.state,
+  insertedAt: job.insertedAt,
+  scheduledAt: job.scheduledAt,
+  attemptedAt: job.attemptedAt,
+  finishedAt: job.finishedAt,
+  errors: job.errors,
+  result: job.result,
+  scheduleId: job.scheduleId,
+});
+
+/**
+ * Writes the effect of a legal event (EVENTS.md "effect" column). Arrays
+ * and result objects are replaced, never mutated, since copies share them.
+ */
+export const applyInPlace = (job: MutableJob, event: JobTransitionEvent): void => {
+  switch (event._tag) {
+    case "JobAvailable":
+      job.state = "available";
+      return;
+    case "JobStarted":
+      job.state = "executing";
+      job.attempt = event.attempt;
+      job.attemptedAt = event.at;
+      return;
+    case "JobFinished":
+      job.state = event.outcome;
+      job.finishedAt = event.at;
+      if (event.error !== null) {
+        job.errors = [...job.errors, { attempt: job.attempt, at: event.at, error: event.error }];
+      }
+      job.scheduleId = null;
+      return;
+    case "JobCancelled":
+      job.state = "cancelled";
+      job.finishedAt = event.at;
+      job.scheduleId = null;
+      return;
+    case "JobRetried":
+      job.state = "retryable";
+      job.scheduledAt = event.retryAt;
+      job.errors = [...job.errors, { attempt: job.attempt, at: event.at, error: event.error }];
+      return;
+    case "ResultRecorded":
+      job.result = { value: event.result, at: event.at };
+      return;
+    default:
+      return;
+  }
+};

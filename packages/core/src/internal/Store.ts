@@ -1,0 +1,355 @@
+/**
+ * The two places a fold writes to, behind one interface so the transition
+ * rules exist once:
+ *
+ * - `BuilderStore`: plain mutable arrays and maps, used while folding a
+ *   whole generation (the fast path at open). It keeps no indexes; `toState`
+ *   builds the persistent state and its indexes in one pass at the end.
+ * - `Draft`: a working copy of a persistent `State` for `evolve`. It
+ *   replaces roots of persistent maps (never mutating a shared node) and
+ *   keeps the indexes up to date, so the old state stays valid.
+ */
+import { isTerminal } from "../Event.js";
+import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
+import type { Schedule } from "../Schedule.js";
+import {
+  compareClaimOrder,
+  compareDueOrder,
+  compareExecutingOrder,
+  comparePendingOrder,
+  type Indexes,
+  initialState,
+  type State,
+  type StateCounts,
+  stateIndex,
+  zeroCounts,
+} from "../State.js";
+import { applyInPlace, copy, type MutableJob } from "./JobRecord.js";
+import { IdMap } from "./IdMap.js";
+import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
+
+/** What the transition rules read and write. */
+export interface Store {
+  lastJobId: number;
+  getJob(jobId: number): Job | undefined;
+  /** Adds a new job; the store takes the fresh record over. */
+  addJob(job: MutableJob): void;
+  /** Applies a legal, already checked event to a job of the store. */
+  changeJob(job: Job, event: JobTransitionEvent): void;
+  /** Moves a job's schedule back-pointer. */
+  setMembership(job: Job, scheduleId: string | null): void;
+  getSchedule(scheduleId: string): Schedule | undefined;
+  putSchedule(before: Schedule | undefined, after: Schedule): void;
+}
+
+/** Ids this far beyond the dense array's end (or below its start) go to the sparse map. */
+const denseGapMax = 4096;
+
+/**
+ * The mutable store of a generation fold. Jobs live in an array indexed by
+ * id minus the first id seen (ids are dense and increasing in practice; far
+ * outliers go to a `Map`), so a lookup is one array read. It owns its job records and updates them
+ * in place, so the fold allocates nothing per event beyond what the event
+ * adds. `toState` publishes the records themselves and seals them: from
+ * then on a published record is copied before any change (the copy is
+ * owned again), so a published state never changes.
+ */
+export class BuilderStore implements Store {
+  lastJobId = 0;
+  private readonly dense: Array<MutableJob | undefined> = [];
+  /** The id at dense[0]. */
+  private base = 0;
+  private readonly sparse = new Map<number, MutableJob>();
+  private count = 0;
+  readonly schedules = new Map<string, Schedule>();
+  // Records created or copied since the last `toState`; only consulted
+  // once sealed, so the fold at open never pays for it.
+  private sealed = false;
+  private readonly owned = new Set<number>();
+
+  getJob(jobId: number): MutableJob | undefined {
+    const offset = jobId - this.base;
+    const job = offset >= 0 && offset < this.dense.length ? this.dense[offset] : undefined;
+    // An id can sit in the sparse map even inside the dense range (the
+    // dense array grew past it later), so a miss also looks there.
+    return job !== undefined || this.sparse.size === 0 ? job : this.sparse.get(jobId);
+  }
+
+  addJob(job: MutableJob): void {
+    const jobId = job.jobId;
+    if (this.dense.length === 0 && this.sparse.size === 0) this.base = jobId;
+    const offset = jobId - this.base;
+    if (offset >= 0 && offset < this.dense.length + denseGapMax) {
+      // Filling a gap; `undefined` marks an absent id.
+      while (this.dense.length < offset) this.dense.push(undefined);
+      this.dense[offset] = job;
+    } else {
+      this.sparse.set(jobId, job);
+    }
+    this.count++;
+    if (this.sealed) this.owned.add(jobId);
+  }
+
+  changeJob(job: Job, event: JobTransitionEvent): void {
+    const owned = this.own(job.jobId);
+    if (owned !== undefined) applyInPlace(owned, event);
+  }
+
+  setMembership(job: Job, scheduleId: string | null): void {
+    const owned = this.own(job.jobId);
+    if (owned !== undefined) owned.scheduleId = scheduleId;
+  }
+
+  getSchedule(scheduleId: string): Schedule | undefined {
+    return this.schedules.get(scheduleId);
+  }
+
+  putSchedule(_before: Schedule | undefined, after: Schedule): void {
+    this.schedules.set(after.scheduleId, after);
+  }
+
+  /** The persistent state of what was folded so far; the store stays usable. */
+  toState(): State {
+    this.sealed = true;
+    this.owned.clear();
+    const jobs = IdMap.fromDense<Job>(
+      this.dense,
+      this.base,
+      this.count - this.sparse.size,
+      this.sparse,
+    );
+    return buildState(this.lastJobId, jobs, this.schedules.values());
+  }
+
+  private own(jobId: number): MutableJob | undefined {
+    const job = this.getJob(jobId);
+    if (job === undefined || !this.sealed || this.owned.has(jobId)) return job;
+    const owned = copy(job);
+    const offset = jobId - this.base;
+    if (this.dense[offset] === job) this.dense[offset] = owned;
+    else this.sparse.set(jobId, owned);
+    this.owned.add(jobId);
+    return owned;
+  }
+}
+
+const sortedIfNeeded = <T>(items: Array<T>, compare: Compare<T>): Array<T> => {
+  for (let index = 1; index < items.length; index++) {
+    const previous = items[index - 1];
+    const current = items[index];
+    if (previous !== undefined && current !== undefined && compare(previous, current) >= 0) {
+      return items.sort(compare);
+    }
+  }
+  return items;
+};
+
+const setOf = <K>(compare: Compare<K>, keys: Array<K>): SortedMap<K, null> => {
+  const sorted = sortedIfNeeded(keys, compare);
+  return SortedMap.fromSorted(
+    compare,
+    sorted,
+    sorted.map(() => null),
+  );
+};
+
+const mapOf = <K, V>(compare: Compare<K>, entries: Map<K, V>): SortedMap<K, V> => {
+  const keys = sortedIfNeeded([...entries.keys()], compare);
+  const values: Array<V> = [];
+  for (const key of keys) {
+    const value = entries.get(key);
+    if (value !== undefined) values.push(value);
+  }
+  return SortedMap.fromSorted(compare, keys, values);
+};
+
+/** Builds a state and all its indexes from its records, in O(n + k log k) for k live jobs. */
+export const buildState = (
+  lastJobId: number,
+  jobs: IdMap<Job>,
+  scheduleRecords: Iterable<Schedule>,
+): State => {
+  const available = new Map<string, Array<Job>>();
+  const pending: Array<Job> = [];
+  const executing: Array<Job> = [];
+  const counts = new Map<string, Array<number>>();
+  for (const job of jobs.values()) {
+    let queueCounts = counts.get(job.queue);
+    if (queueCounts === undefined) {
+      queueCounts = [...zeroCounts];
+      counts.set(job.queue, queueCounts);
+    }
+    const index = stateIndex[job.state];
+    queueCounts[index] = (queueCounts[index] ?? 0) + 1;
+    switch (job.state) {
+      case "available": {
+        const queue = available.get(job.queue);
+        if (queue === undefined) available.set(job.queue, [job]);
+        else queue.push(job);
+        break;
+      }
+      case "scheduled":
+      case "retryable":
+        pending.push(job);
+        break;
+      case "executing":
+        executing.push(job);
+        break;
+      default:
+        break;
+    }
+  }
+  const scheduleMap = new Map<string, Schedule>();
+  const due: Array<Schedule> = [];
+  for (const schedule of scheduleRecords) {
+    scheduleMap.set(schedule.scheduleId, schedule);
+    if (schedule.cancelledAt === null) due.push(schedule);
+  }
+  const availableIndex = new Map<string, SortedMap<Job, null>>();
+  for (const [queue, queueJobs] of available) {
+    availableIndex.set(queue, setOf(compareClaimOrder, queueJobs));
+  }
+  return {
+    lastJobId,
+    jobs,
+    schedules: mapOf(compareStrings, scheduleMap),
+    indexes: {
+      available: mapOf(compareStrings, availableIndex),
+      pending: setOf(comparePendingOrder, pending),
+      executing: setOf(compareExecutingOrder, executing),
+      due: setOf(compareDueOrder, due),
+      counts: mapOf<string, StateCounts>(compareStrings, counts),
+    },
+  };
+};
+
+/** A working copy of a persistent state; `toState` publishes it. */
+export class Draft implements Store {
+  lastJobId: number;
+  private jobs: IdMap<Job>;
+  private schedules: SortedMap<string, Schedule>;
+  private available: Indexes["available"];
+  private pending: Indexes["pending"];
+  private executing: Indexes["executing"];
+  private due: Indexes["due"];
+  private counts: Indexes["counts"];
+
+  constructor(state: State) {
+    this.lastJobId = state.lastJobId;
+    this.jobs = state.jobs;
+    this.schedules = state.schedules;
+    this.available = state.indexes.available;
+    this.pending = state.indexes.pending;
+    this.executing = state.indexes.executing;
+    this.due = state.indexes.due;
+    this.counts = state.indexes.counts;
+  }
+
+  getJob(jobId: number): Job | undefined {
+    return this.jobs.get(jobId);
+  }
+
+  addJob(job: MutableJob): void {
+    this.putJob(undefined, job);
+  }
+
+  changeJob(job: Job, event: JobTransitionEvent): void {
+    this.putJob(job, applied(job, event));
+  }
+
+  setMembership(job: Job, scheduleId: string | null): void {
+    this.putJob(job, withSchedule(job, scheduleId));
+  }
+
+  private putJob(before: Job | undefined, after: Job): void {
+    this.jobs = this.jobs.set(after.jobId, after);
+    if (before !== undefined) this.unindex(before);
+    this.index(after);
+    if (before === undefined || before.state !== after.state) {
+      this.count(after.queue, before === undefined ? undefined : before.state, after.state);
+    }
+  }
+
+  getSchedule(scheduleId: string): Schedule | undefined {
+    return this.schedules.get(scheduleId);
+  }
+
+  putSchedule(before: Schedule | undefined, after: Schedule): void {
+    this.schedules = this.schedules.set(after.scheduleId, after);
+    if (before !== undefined && before.cancelledAt === null) this.due = this.due.delete(before);
+    if (after.cancelledAt === null) this.due = this.due.set(after, null);
+  }
+
+  toState(): State {
+    return {
+      lastJobId: this.lastJobId,
+      jobs: this.jobs,
+      schedules: this.schedules,
+      indexes: {
+        available: this.available,
+        pending: this.pending,
+        executing: this.executing,
+        due: this.due,
+        counts: this.counts,
+      },
+    };
+  }
+
+  private index(job: Job): void {
+    switch (job.state) {
+      case "available": {
+        const queue =
+          this.available.get(job.queue) ?? SortedMap.empty<Job, null>(compareClaimOrder);
+        this.available = this.available.set(job.queue, queue.set(job, null));
+        return;
+      }
+      case "scheduled":
+      case "retryable":
+        this.pending = this.pending.set(job, null);
+        return;
+      case "executing":
+        this.executing = this.executing.set(job, null);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private unindex(job: Job): void {
+    switch (job.state) {
+      case "available": {
+        const queue = this.available.get(job.queue);
+        if (queue === undefined) return;
+        const remaining = queue.delete(job);
+        this.available =
+          remaining.size === 0
+            ? this.available.delete(job.queue)
+            : this.available.set(job.queue, remaining);
+        return;
+      }
+      case "scheduled":
+      case "retryable":
+        this.pending = this.pending.delete(job);
+        return;
+      case "executing":
+        this.executing = this.executing.delete(job);
+        return;
+      default:
+        return;
+    }
+  }
+
+  private count(queue: string, from: Job["state"] | undefined, to: Job["state"]): void {
+    const counts = [...(this.counts.get(queue) ?? zeroCounts)];
+    if (from !== undefined) counts[stateIndex[from]] = (counts[stateIndex[from]] ?? 0) - 1;
+    counts[stateIndex[to]] = (counts[stateIndex[to]] ?? 0) + 1;
+    this.counts = this.counts.set(queue, counts);
+  }
+}
+
+/** A fresh draft of the empty state. */
+export const emptyDraft = (): Draft => new Draft(initialState);
+
+/** True for the states whose jobs a snapshot may drop. */
+export const isDroppable = (job: Job, before: number): boolean =>
+  isTerminal(job.state) && job.finishedAt !== null && job.finishedAt < before;

@@ -1,0 +1,565 @@
+// The deciders as specifications: given a history, when a command is
+// decided, then exactly these records (which must also be legal for
+// `evolve`), or a typed rejection. Grouped by command and by state.
+import { Backoff, Commands, Decide, Event, Limits, Query, State } from "@tay/core";
+import * as Either from "fp-ts/lib/Either.js";
+import { describe, expect, it } from "vitest";
+import {
+  available,
+  cancelled,
+  checkpoint,
+  completed,
+  definition,
+  delivered,
+  given,
+  inserted,
+  result,
+  retried,
+  started,
+} from "./support/Given.js";
+
+const newJob = (overrides: Partial<Commands.NewJob> = {}): Commands.NewJob => ({
+  queue: "default",
+  worker: "W",
+  args: null,
+  ...overrides,
+});
+
+describe("InsertJobs", () => {
+  it("one job: one (1,1) with the next id, defaults filled in", () => {
+    given(inserted(4))
+      .when(Commands.insertJobs({ now: 100, jobs: [newJob()] }))
+      .then(
+        Event.jobInserted({
+          jobId: 5,
+          queue: "default",
+          worker: "W",
+          args: null,
+          priority: Commands.priorityDefault,
+          maxAttempts: Commands.maxAttemptsDefault,
+          scheduledAt: 100,
+          insertedAt: 100,
+        }),
+      );
+  });
+
+  it("several jobs: one mutation with consecutive ids", () => {
+    const state = given()
+      .when(
+        Commands.insertJobs({
+          now: 1,
+          jobs: [newJob({ priority: 3 }), newJob({ scheduledAt: 50, maxAttempts: 1 })],
+        }),
+      )
+      .then(
+        Event.mutation([
+          inserted(1, { priority: 3, maxAttempts: 20, scheduledAt: 1, insertedAt: 1 }),
+          inserted(2, { maxAttempts: 1, scheduledAt: 50, insertedAt: 1 }),
+        ]),
+      );
+    expect(State.job(state, 2)?.state).toBe("scheduled");
+  });
+
+  it.each([
+    ["now", Commands.insertJobs({ now: -1, jobs: [newJob()] })],
+    ["jobs", Commands.insertJobs({ now: 0, jobs: [] })],
+    ["jobs[0].queue", Commands.insertJobs({ now: 0, jobs: [newJob({ queue: "" })] })],
+    [
+      "jobs[0].worker",
+      Commands.insertJobs({ now: 0, jobs: [newJob({ worker: "w".repeat(256) })] }),
+    ],
+    ["jobs[0].priority", Commands.insertJobs({ now: 0, jobs: [newJob({ priority: -1 })] })],
+    ["jobs[0].maxAttempts", Commands.insertJobs({ now: 0, jobs: [newJob({ maxAttempts: 0 })] })],
+    ["jobs[0].scheduledAt", Commands.insertJobs({ now: 0, jobs: [newJob({ scheduledAt: 0.5 })] })],
+    [
+      "jobs[1].args",
+      Commands.insertJobs({ now: 0, jobs: [newJob(), newJob({ args: Number.NaN })] }),
+    ],
+    ["jobs[0].args", Commands.insertJobs({ now: 0, jobs: [newJob({ args: 2n ** 64n })] })],
+  ])("refuses a bad %s: InvalidField", (field, command) => {
+    given().when(command).rejects("InvalidField", { field });
+  });
+
+  it("refuses args nested deeper than the codec allows", () => {
+    let deep: Event.JobInserted["args"] = null;
+    for (let depth = 0; depth < 64; depth++) deep = [deep];
+    given()
+      .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: deep })] }))
+      .rejects("InvalidField", { field: "jobs[0].args" });
+  });
+
+  it("refuses a record over the payload bound: TooLarge", () => {
+    const args = new Uint8Array(Limits.payloadBytesMax);
+    given()
+      .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args })] }))
+      .rejects("TooLarge", { limit: Limits.payloadBytesMax });
+  });
+
+  it("refuses ids past 2^53-1: IdsExhausted", () => {
+    given(inserted(Limits.idMax))
+      .when(Commands.insertJobs({ now: 0, jobs: [newJob()] }))
+      .rejects("IdsExhausted", { lastJobId: Limits.idMax });
+  });
+});
+
+describe("ClaimJobs", () => {
+  it("starts available jobs in (priority, scheduled_at, job_id) order, up to the limit", () => {
+    given(
+      inserted(1, { priority: 2 }),
+      inserted(2, { priority: 0, scheduledAt: 5, insertedAt: 5 }),
+      inserted(3, { priority: 0, scheduledAt: 1, insertedAt: 5 }),
+      inserted(4, { priority: 0, scheduledAt: 5, insertedAt: 5 }),
+      inserted(5, { queue: "other" }),
+    )
+      .when(Commands.claimJobs({ now: 9, queue: "default", limit: 3 }))
+      .then(
+        Event.jobStarted({ jobId: 3, at: 9, attempt: 1 }),
+        Event.jobStarted({ jobId: 2, at: 9, attempt: 1 }),
+        Event.jobStarted({ jobId: 4, at: 9, attempt: 1 }),
+      );
+  });
+
+  it("skips jobs that are not available, and starts a retried job at its next attempt", () => {
+    given(
+      inserted(1, { scheduledAt: 50 }),
+      inserted(2),
+      started(2),
+      retried(2, 10),
+      available(2, 10),
+      inserted(3),
+      started(3),
+    )
+      .when(Commands.claimJobs({ now: 20, queue: "default", limit: 10 }))
+      .then(Event.jobStarted({ jobId: 2, at: 20, attempt: 2 }));
+  });
+
+  it("an empty queue: an empty decision", () => {
+    given(inserted(1))
+      .when(Commands.claimJobs({ now: 0, queue: "empty", limit: 5 }))
+      .then();
+  });
+
+  it("refuses a limit outside 1..decisionRecordsMax", () => {
+    given()
+      .when(Commands.claimJobs({ now: 0, queue: "q", limit: 0 }))
+      .rejects("InvalidField", {
+        field: "limit",
+      });
+  });
+});
+
+describe("CompleteJob", () => {
+  describe("when executing", () => {
+    it("without a result: one (4,1) completed", () => {
+      given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 5, jobId: 1 }))
+        .then(completed(1, 5));
+    });
+
+    it("with a result: one mutation [(4,1), (10,2)]", () => {
+      const state = given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 5, jobId: 1, result: "ok" }))
+        .then(Event.mutation([completed(1, 5), result(1, "ok", 5)]));
+      expect(State.job(state, 1)?.result).toEqual({ value: "ok", at: 5 });
+    });
+
+    it("a null result is still recorded", () => {
+      given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 5, jobId: 1, result: null }))
+        .then(Event.mutation([completed(1, 5), result(1, null, 5)]));
+    });
+  });
+
+  it("when available: InvalidTransition", () => {
+    given(inserted(1))
+      .when(Commands.completeJob({ now: 5, jobId: 1 }))
+      .rejects("InvalidTransition", { jobId: 1, from: "available", command: "CompleteJob" });
+  });
+
+  it("for an unknown job: JobNotFound", () => {
+    given()
+      .when(Commands.completeJob({ now: 5, jobId: 1 }))
+      .rejects("JobNotFound", { jobId: 1 });
+  });
+});
+
+describe("FailJob", () => {
+  it("with attempts left: retried at now + backoff(attempt)", () => {
+    given(inserted(1), started(1))
+      .when(Commands.failJob({ now: 100, jobId: 1, error: "flaky" }))
+      .then(retried(1, 100 + Backoff.delayMs(Backoff.defaultPolicy, 1), 100, "flaky"));
+  });
+
+  it("uses the given backoff policy", () => {
+    given(inserted(1), started(1))
+      .when(
+        Commands.failJob({
+          now: 100,
+          jobId: 1,
+          error: "e",
+          backoff: { baseMs: 10, factor: 3, capMs: 1000 },
+        }),
+      )
+      .then(retried(1, 110, 100, "e"));
+  });
+
+  it("on the last attempt: discarded", () => {
+    given(inserted(1, { maxAttempts: 1 }), started(1))
+      .when(Commands.failJob({ now: 100, jobId: 1, error: "fatal" }))
+      .then(Event.jobFinished({ jobId: 1, at: 100, outcome: "discarded", error: "fatal" }));
+  });
+
+  it("with discard set: discarded at once", () => {
+    given(inserted(1), started(1))
+      .when(Commands.failJob({ now: 100, jobId: 1, error: "fatal", discard: true }))
+      .then(Event.jobFinished({ jobId: 1, at: 100, outcome: "discarded", error: "fatal" }));
+  });
+
+  it("when not executing: InvalidTransition", () => {
+    given(inserted(1))
+      .when(Commands.failJob({ now: 1, jobId: 1, error: "e" }))
+      .rejects("InvalidTransition");
+  });
+
+  it("an error text over 65,535 bytes: InvalidField", () => {
+    given(inserted(1), started(1))
+      .when(Commands.failJob({ now: 1, jobId: 1, error: "x".repeat(65_536) }))
+      .rejects("InvalidField", { field: "error" });
+  });
+});
+
+describe("CancelJob", () => {
+  it.each([
+    ["scheduled", [inserted(1, { scheduledAt: 9 })]],
+    ["available", [inserted(1)]],
+    ["executing", [inserted(1), started(1)]],
+    ["retryable", [inserted(1), started(1), retried(1)]],
+  ] as const)("when %s: one (5,1)", (_, history) => {
+    given(...history)
+      .when(Commands.cancelJob({ now: 3, jobId: 1, reason: "no longer needed" }))
+      .then(Event.jobCancelled({ jobId: 1, at: 3, reason: "no longer needed" }));
+  });
+
+  it.each([
+    ["completed", [inserted(1), started(1), completed(1)]],
+    ["cancelled", [inserted(1), cancelled(1)]],
+  ] as const)("when %s: InvalidTransition", (from, history) => {
+    given(...history)
+      .when(Commands.cancelJob({ now: 3, jobId: 1, reason: null }))
+      .rejects("InvalidTransition", { from });
+  });
+});
+
+describe("RescueJobs", () => {
+  it("fails executing jobs started before the cut-off, oldest first", () => {
+    given(
+      inserted(1),
+      inserted(2, { maxAttempts: 1 }),
+      inserted(3),
+      started(1, 1, 20),
+      started(2, 1, 10),
+      started(3, 1, 30),
+    )
+      .when(Commands.rescueJobs({ now: 100, startedBefore: 30, error: "orphaned" }))
+      .then(
+        Event.jobFinished({ jobId: 2, at: 100, outcome: "discarded", error: "orphaned" }),
+        retried(1, 100 + Backoff.delayMs(Backoff.defaultPolicy, 1), 100, "orphaned"),
+      );
+  });
+
+  it("respects the limit", () => {
+    given(inserted(1), inserted(2), started(1), started(2))
+      .when(Commands.rescueJobs({ now: 5, startedBefore: 5, error: "orphaned", limit: 1 }))
+      .then(retried(1, 5 + 1_000, 5, "orphaned"));
+  });
+});
+
+describe("MakeDueAvailable", () => {
+  it("makes due scheduled and retryable jobs available, by scheduled_at", () => {
+    given(
+      inserted(1, { scheduledAt: 30 }),
+      inserted(2, { scheduledAt: 10 }),
+      inserted(3),
+      started(3),
+      retried(3, 20),
+      inserted(4, { scheduledAt: 99 }),
+    )
+      .when(Commands.makeDueAvailable({ now: 30 }))
+      .then(available(2, 30), available(3, 30), available(1, 30));
+  });
+
+  it("respects the limit and decides nothing when nothing is due", () => {
+    given(inserted(1, { scheduledAt: 30 }), inserted(2, { scheduledAt: 10 }))
+      .when(Commands.makeDueAvailable({ now: 30, limit: 1 }))
+      .then(available(2, 30));
+    given(inserted(1, { scheduledAt: 30 }))
+      .when(Commands.makeDueAvailable({ now: 29 }))
+      .then();
+  });
+});
+
+describe("RegisterSchedule", () => {
+  it("a new schedule: (13,2) revision 1, first due after now", () => {
+    given()
+      .when(Commands.registerSchedule({ now: 1_000, scheduleId: "s", definition: definition() }))
+      .then(checkpoint("s", { registeredAt: 1_000, nextDueAt: 61_000 }));
+  });
+
+  it("a cron schedule: first due at the next matching minute (UTC)", () => {
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: definition({ everyMs: null, cron: "30 2 * * *" }),
+        }),
+      )
+      .then(
+        checkpoint("s", {
+          definition: definition({ everyMs: null, cron: "30 2 * * *" }),
+          nextDueAt: (2 * 60 + 30) * 60_000,
+        }),
+      );
+  });
+
+  it("re-registering a new definition: revision + 1, keeps last_due_at and occurrences", () => {
+    const changed = definition({ everyMs: 5_000 });
+    given(checkpoint("s"), inserted(1), delivered("s", 2, 60_000, 120_000, 1))
+      .when(
+        Commands.registerSchedule({
+          now: 70_000,
+          scheduleId: "s",
+          definition: changed,
+          expectedRevision: 2,
+        }),
+      )
+      .then(
+        checkpoint("s", {
+          definition: changed,
+          revision: 3,
+          definitionRevision: 3,
+          registeredAt: 70_000,
+          nextDueAt: 75_000,
+          lastDueAt: 60_000,
+          activeJobIds: [1],
+        }),
+      );
+  });
+
+  it("re-registering the same definition of an active schedule decides nothing", () => {
+    given(checkpoint("s"))
+      .when(Commands.registerSchedule({ now: 5, scheduleId: "s", definition: definition() }))
+      .then();
+  });
+
+  it("re-registering a cancelled schedule revives it", () => {
+    given(checkpoint("s", { cancelledAt: 3 }))
+      .when(Commands.registerSchedule({ now: 5, scheduleId: "s", definition: definition() }))
+      .then(
+        checkpoint("s", { revision: 2, definitionRevision: 2, registeredAt: 5, nextDueAt: 60_005 }),
+      );
+  });
+
+  it.each([
+    [0, 1],
+    [2, 1],
+  ])("expectedRevision %i at revision %i: RevisionMismatch", (expected, actual) => {
+    given(checkpoint("s"))
+      .when(
+        Commands.registerSchedule({
+          now: 5,
+          scheduleId: "s",
+          definition: definition({ everyMs: 7 }),
+          expectedRevision: expected,
+        }),
+      )
+      .rejects("RevisionMismatch", { expected, actual });
+  });
+
+  it("expectedRevision 0 creates only when new", () => {
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: definition(),
+          expectedRevision: 0,
+        }),
+      )
+      .then(checkpoint("s"));
+  });
+
+  it.each([
+    ["both", definition({ cron: "* * * * *" })],
+    ["neither", definition({ everyMs: null })],
+    ["a bad cron", definition({ everyMs: null, cron: "* * * *" })],
+    ["a cron that never matches", definition({ everyMs: null, cron: "0 0 30 2 *" })],
+  ])("%s: InvalidDefinition", (_, bad) => {
+    given()
+      .when(Commands.registerSchedule({ now: 0, scheduleId: "s", definition: bad }))
+      .rejects("InvalidDefinition", { scheduleId: "s" });
+  });
+
+  it("fields the codec refuses: InvalidField", () => {
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: definition({ priority: 12 }),
+        }),
+      )
+      .rejects("InvalidField", { field: "definition.priority" });
+    given()
+      .when(Commands.registerSchedule({ now: 0, scheduleId: "", definition: definition() }))
+      .rejects("InvalidField", { field: "scheduleId" });
+  });
+});
+
+describe("CancelSchedule", () => {
+  it("an active schedule: (9,2) revision + 1", () => {
+    given(checkpoint("s"))
+      .when(Commands.cancelSchedule({ now: 9, scheduleId: "s", expectedRevision: 1 }))
+      .then(Event.scheduleCancelled({ scheduleId: "s", revision: 2, at: 9 }));
+  });
+
+  it("rejections: not found, already cancelled, revision mismatch", () => {
+    given()
+      .when(Commands.cancelSchedule({ now: 9, scheduleId: "s" }))
+      .rejects("ScheduleNotFound");
+    given(checkpoint("s", { cancelledAt: 1 }))
+      .when(Commands.cancelSchedule({ now: 9, scheduleId: "s" }))
+      .rejects("ScheduleAlreadyCancelled");
+    given(checkpoint("s"))
+      .when(Commands.cancelSchedule({ now: 9, scheduleId: "s", expectedRevision: 3 }))
+      .rejects("RevisionMismatch", { expected: 3, actual: 1 });
+  });
+});
+
+describe("Tick", () => {
+  it("delivers a due occurrence: one mutation [(1,1), (11,2) delivered]", () => {
+    const state = given(inserted(1), checkpoint("s", { nextDueAt: 60_000 }))
+      .when(Commands.tick({ now: 60_500 }))
+      .then(
+        Event.mutation([
+          inserted(2, {
+            queue: "reports",
+            worker: "Report",
+            scheduledAt: 60_000,
+            insertedAt: 60_500,
+          }),
+          delivered("s", 2, 60_000, 120_000, 2),
+        ]),
+      );
+    expect(State.schedule(state, "s")?.activeJobIds).toEqual([2]);
+  });
+
+  it("nothing due: an empty decision", () => {
+    given(checkpoint("s", { nextDueAt: 60_000 }))
+      .when(Commands.tick({ now: 59_999 }))
+      .then();
+  });
+
+  it("overlap skip with an active occurrence: (11,2) skipped", () => {
+    given(
+      checkpoint("s", { definition: definition({ overlap: "skip" }), nextDueAt: 60_000 }),
+      inserted(1),
+      delivered("s", 2, 60_000, 120_000, 1),
+    )
+      .when(Commands.tick({ now: 120_000 }))
+      .then(
+        Event.occurrenceAdvanced({
+          scheduleId: "s",
+          revision: 3,
+          dueAt: 120_000,
+          nextDueAt: 180_000,
+          outcome: "skipped",
+          activeJobId: null,
+        }),
+      );
+  });
+
+  it("overlap skip delivers again once the occurrence is terminal", () => {
+    const decision = given(
+      checkpoint("s", { definition: definition({ overlap: "skip" }), nextDueAt: 60_000 }),
+      inserted(1),
+      delivered("s", 2, 60_000, 120_000, 1),
+      started(1),
+      completed(1),
+    ).when(Commands.tick({ now: 120_000 }));
+    const state = decision.then(
+      Event.mutation([
+        inserted(2, {
+          queue: "reports",
+          worker: "Report",
+          scheduledAt: 120_000,
+          insertedAt: 120_000,
+        }),
+        delivered("s", 3, 120_000, 180_000, 2),
+      ]),
+    );
+    expect(Query.countsOf(state, "reports").available).toBe(1);
+  });
+
+  it("coalesces missed occurrences: one delivery, next due after now", () => {
+    given(checkpoint("s", { nextDueAt: 60_000 }))
+      .when(Commands.tick({ now: 60_000 * 10 + 5 }))
+      .then(
+        Event.mutation([
+          inserted(1, {
+            queue: "reports",
+            worker: "Report",
+            scheduledAt: 60_000,
+            insertedAt: 600_005,
+          }),
+          delivered("s", 2, 60_000, 660_000, 1),
+        ]),
+      );
+  });
+
+  it("several due schedules: earliest first, consecutive job ids; cancelled ones never", () => {
+    given(
+      checkpoint("b", { nextDueAt: 10 }),
+      checkpoint("a", { nextDueAt: 20 }),
+      checkpoint("c", { nextDueAt: 5, cancelledAt: 1 }),
+    )
+      .when(Commands.tick({ now: 30 }))
+      .then(
+        Event.mutation([
+          inserted(1, { queue: "reports", worker: "Report", scheduledAt: 10, insertedAt: 30 }),
+          delivered("b", 2, 10, 60_010, 1),
+        ]),
+        Event.mutation([
+          inserted(2, { queue: "reports", worker: "Report", scheduledAt: 20, insertedAt: 30 }),
+          delivered("a", 2, 20, 60_020, 2),
+        ]),
+      );
+  });
+
+  it("a schedule with no representable next occurrence is cancelled", () => {
+    const last = Limits.timeMax - 10;
+    given(checkpoint("s", { nextDueAt: last }))
+      .when(Commands.tick({ now: last }))
+      .then(Event.scheduleCancelled({ scheduleId: "s", revision: 2, at: last }));
+  });
+
+  it("respects the limit", () => {
+    const decision = Decide.tick(
+      given(checkpoint("a", { nextDueAt: 1 }), checkpoint("b", { nextDueAt: 2 })).state,
+      Commands.tick({ now: 5, limit: 1 }),
+    );
+    expect(Either.isRight(decision) && decision.right.length).toBe(1);
+  });
+});
+
+describe("decide", () => {
+  it("rejects a malformed command from untyped code", () => {
+    const decision = Decide.decide(State.initialState, {
+      _tag: "Explode",
+    } as unknown as Commands.Command);
+    expect(Either.isLeft(decision) && decision.left).toMatchObject({
+      _tag: "InvalidField",
+      field: "_tag",
+    });
+  });
+});

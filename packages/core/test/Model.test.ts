@@ -1,0 +1,442 @@
+// Model-based test: random command sequences run through the deciders and
+// `evolve`, and through a deliberately naive reference model (plain arrays,
+// no events, no indexes) written here; after every step the two states
+// must agree, the invariants must hold, and at the end `fold` of every
+// decided record and every kept old state must still agree with the model.
+import {
+  Cron,
+  Decide,
+  Event,
+  Evolve,
+  HistoryError,
+  type Job,
+  type Schedule,
+  State,
+} from "@tay/core";
+import type { Commands } from "@tay/core";
+import fc from "fast-check";
+import * as Either from "fp-ts/lib/Either.js";
+import { describe, expect, it } from "vitest";
+import { steps } from "./support/Plans.js";
+
+// ---- the reference model -------------------------------------------------
+
+interface ModelJob {
+  jobId: number;
+  queue: string;
+  worker: string;
+  args: Event.JobInserted["args"];
+  priority: number;
+  maxAttempts: number;
+  attempt: number;
+  state: Event.JobState;
+  insertedAt: number;
+  scheduledAt: number;
+  attemptedAt: number | null;
+  finishedAt: number | null;
+  errors: Array<{ attempt: number; at: number; error: string }>;
+  result: { value: Event.ResultRecorded["result"]; at: number } | null;
+  scheduleId: string | null;
+}
+
+interface ModelSchedule {
+  scheduleId: string;
+  definition: Event.ScheduleDefinition;
+  revision: number;
+  definitionRevision: number;
+  registeredAt: number;
+  nextDueAt: number;
+  lastDueAt: number | null;
+  cancelledAt: number | null;
+  activeJobIds: Array<number>;
+  membershipComplete: boolean;
+}
+
+interface Model {
+  lastJobId: number;
+  jobs: Array<ModelJob>;
+  schedules: Array<ModelSchedule>;
+}
+
+type Outcome = { readonly rejected: string } | { readonly model: Model };
+
+const terminal = (state: Event.JobState) =>
+  state === "completed" || state === "discarded" || state === "cancelled";
+
+const backoffMs = (attempt: number) => Math.min(3_600_000, 1_000 * 2 ** (attempt - 1));
+
+const find = (model: Model, jobId: number) => model.jobs.find((job) => job.jobId === jobId);
+
+const leaveSchedule = (model: Model, job: ModelJob) => {
+  const schedule = model.schedules.find((candidate) => candidate.scheduleId === job.scheduleId);
+  if (schedule !== undefined) {
+    schedule.activeJobIds = schedule.activeJobIds.filter((id) => id !== job.jobId);
+  }
+  job.scheduleId = null;
+};
+
+const fail = (model: Model, job: ModelJob, now: number, error: string, discard: boolean) => {
+  job.errors.push({ attempt: job.attempt, at: now, error });
+  if (!discard && job.attempt < job.maxAttempts) {
+    job.state = "retryable";
+    job.scheduledAt = now + backoffMs(job.attempt);
+  } else {
+    job.state = "discarded";
+    job.finishedAt = now;
+    leaveSchedule(model, job);
+  }
+};
+
+const insertJob = (
+  model: Model,
+  fields: Omit<
+    ModelJob,
+    | "jobId"
+    | "attempt"
+    | "state"
+    | "attemptedAt"
+    | "finishedAt"
+    | "errors"
+    | "result"
+    | "scheduleId"
+  >,
+) => {
+  model.lastJobId += 1;
+  const job: ModelJob = {
+    jobId: model.lastJobId,
+    ...fields,
+    attempt: 0,
+    state: fields.scheduledAt > fields.insertedAt ? "scheduled" : "available",
+    attemptedAt: null,
+    finishedAt: null,
+    errors: [],
+    result: null,
+    scheduleId: null,
+  };
+  model.jobs.push(job);
+  return job;
+};
+
+const sameDefinition = (left: Event.ScheduleDefinition, right: Event.ScheduleDefinition) =>
+  JSON.stringify(
+    [...Object.entries(left)].map(([key, value]) => [
+      key,
+      value instanceof Map ? [...value] : value,
+    ]),
+  ) ===
+  JSON.stringify(
+    [...Object.entries(right)].map(([key, value]) => [
+      key,
+      value instanceof Map ? [...value] : value,
+    ]),
+  );
+
+const nextOccurrence = (definition: Event.ScheduleDefinition, after: number, dueAt: number) => {
+  if (definition.everyMs !== null) {
+    const every = definition.everyMs;
+    return dueAt + (Math.floor((after - dueAt) / every) + 1) * every;
+  }
+  const cron = Cron.parse(definition.cron ?? "");
+  return Either.isRight(cron) ? Cron.next(cron.right, after) : null;
+};
+
+// The reference semantics of every command, written directly on the model.
+const run = (before: Model, command: Commands.Command): Outcome => {
+  const model: Model = structuredClone(before);
+  const now = command.now;
+  switch (command._tag) {
+    case "InsertJobs": {
+      if (command.jobs.some((job) => job.priority !== undefined && job.priority > 9)) {
+        return { rejected: "InvalidField" };
+      }
+      for (const job of command.jobs) {
+        insertJob(model, {
+          queue: job.queue,
+          worker: job.worker,
+          args: job.args,
+          priority: job.priority ?? 0,
+          maxAttempts: job.maxAttempts ?? 20,
+          insertedAt: now,
+          scheduledAt: job.scheduledAt ?? now,
+        });
+      }
+      return { model };
+    }
+    case "ClaimJobs": {
+      const claimed = model.jobs
+        .filter((job) => job.queue === command.queue && job.state === "available")
+        .sort(
+          (a, b) => a.priority - b.priority || a.scheduledAt - b.scheduledAt || a.jobId - b.jobId,
+        )
+        .slice(0, command.limit);
+      for (const job of claimed) {
+        job.state = "executing";
+        job.attempt += 1;
+        job.attemptedAt = now;
+      }
+      return { model };
+    }
+    case "CompleteJob":
+    case "FailJob": {
+      const job = find(model, command.jobId);
+      if (job === undefined) return { rejected: "JobNotFound" };
+      if (job.state !== "executing") return { rejected: "InvalidTransition" };
+      if (command._tag === "FailJob") {
+        fail(model, job, now, command.error, command.discard === true);
+      } else {
+        job.state = "completed";
+        job.finishedAt = now;
+        if (command.result !== undefined) job.result = { value: command.result, at: now };
+        leaveSchedule(model, job);
+      }
+      return { model };
+    }
+    case "CancelJob": {
+      const job = find(model, command.jobId);
+      if (job === undefined) return { rejected: "JobNotFound" };
+      if (terminal(job.state)) return { rejected: "InvalidTransition" };
+      job.state = "cancelled";
+      job.finishedAt = now;
+      leaveSchedule(model, job);
+      return { model };
+    }
+    case "RescueJobs": {
+      const orphans = model.jobs
+        .filter(
+          (job) => job.state === "executing" && (job.attemptedAt ?? 0) < command.startedBefore,
+        )
+        .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
+        .slice(0, command.limit ?? 10_000);
+      for (const job of orphans) fail(model, job, now, command.error, false);
+      return { model };
+    }
+    case "MakeDueAvailable": {
+      const due = model.jobs
+        .filter(
+          (job) =>
+            (job.state === "scheduled" || job.state === "retryable") && job.scheduledAt <= now,
+        )
+        .sort((a, b) => a.scheduledAt - b.scheduledAt || a.jobId - b.jobId)
+        .slice(0, command.limit ?? 10_000);
+      for (const job of due) job.state = "available";
+      return { model };
+    }
+    case "RegisterSchedule": {
+      const current = model.schedules.find(
+        (schedule) => schedule.scheduleId === command.scheduleId,
+      );
+      const actual = current?.revision ?? 0;
+      if (command.expectedRevision !== undefined && command.expectedRevision !== actual) {
+        return { rejected: "RevisionMismatch" };
+      }
+      const definition = command.definition;
+      if ((definition.everyMs === null) === (definition.cron === null)) {
+        return { rejected: "InvalidDefinition" };
+      }
+      if (
+        current !== undefined &&
+        current.cancelledAt === null &&
+        sameDefinition(current.definition, definition)
+      ) {
+        return { model };
+      }
+      const nextDueAt = nextOccurrence(definition, now, now);
+      if (nextDueAt === null) return { rejected: "InvalidDefinition" };
+      const revision = actual + 1;
+      const schedule: ModelSchedule = {
+        scheduleId: command.scheduleId,
+        definition,
+        revision,
+        definitionRevision: revision,
+        registeredAt: now,
+        nextDueAt,
+        lastDueAt: current?.lastDueAt ?? null,
+        cancelledAt: null,
+        activeJobIds: current?.activeJobIds ?? [],
+        membershipComplete: current?.membershipComplete ?? true,
+      };
+      model.schedules = [...model.schedules.filter((other) => other !== current), schedule];
+      return { model };
+    }
+    case "CancelSchedule": {
+      const current = model.schedules.find(
+        (schedule) => schedule.scheduleId === command.scheduleId,
+      );
+      if (current === undefined) return { rejected: "ScheduleNotFound" };
+      if (current.cancelledAt !== null) return { rejected: "ScheduleAlreadyCancelled" };
+      current.cancelledAt = now;
+      current.revision += 1;
+      return { model };
+    }
+    case "Tick": {
+      const due = model.schedules
+        .filter((schedule) => schedule.cancelledAt === null && schedule.nextDueAt <= now)
+        .sort(
+          (a, b) =>
+            a.nextDueAt - b.nextDueAt ||
+            (a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0),
+        )
+        .slice(0, command.limit ?? 10_000);
+      for (const schedule of due) {
+        const dueAt = schedule.nextDueAt;
+        const next = nextOccurrence(schedule.definition, Math.max(now, dueAt), dueAt);
+        schedule.revision += 1;
+        if (next === null) {
+          schedule.cancelledAt = now;
+          continue;
+        }
+        if (!(schedule.definition.overlap === "skip" && schedule.activeJobIds.length > 0)) {
+          const { definition } = schedule;
+          const job = insertJob(model, {
+            queue: definition.queue,
+            worker: definition.worker,
+            args: definition.args,
+            priority: definition.priority,
+            maxAttempts: definition.maxAttempts,
+            insertedAt: now,
+            scheduledAt: dueAt,
+          });
+          job.scheduleId = schedule.scheduleId;
+          schedule.activeJobIds = [...schedule.activeJobIds, job.jobId].sort((a, b) => a - b);
+        }
+        schedule.lastDueAt = dueAt;
+        schedule.nextDueAt = next;
+      }
+      return { model };
+    }
+  }
+};
+
+// ---- comparing -------------------------------------------------------------
+
+const viewOfJob = (job: Job.Job): ModelJob => ({
+  jobId: job.jobId,
+  queue: job.queue,
+  worker: job.worker,
+  args: job.args,
+  priority: job.priority,
+  maxAttempts: job.maxAttempts,
+  attempt: job.attempt,
+  state: job.state,
+  insertedAt: job.insertedAt,
+  scheduledAt: job.scheduledAt,
+  attemptedAt: job.attemptedAt,
+  finishedAt: job.finishedAt,
+  errors: job.errors.map((error) => ({ ...error })),
+  result: job.result === null ? null : { ...job.result },
+  scheduleId: job.scheduleId,
+});
+
+const viewOfSchedule = (schedule: Schedule.Schedule): ModelSchedule => ({
+  ...schedule,
+  activeJobIds: [...schedule.activeJobIds],
+});
+
+const viewOf = (state: State.State): Model => ({
+  lastJobId: state.lastJobId,
+  jobs: [...State.jobs(state)].map(viewOfJob),
+  schedules: [...State.schedules(state)].map(viewOfSchedule),
+});
+
+const sorted = (model: Model): Model => ({
+  ...model,
+  jobs: [...model.jobs].sort((a, b) => a.jobId - b.jobId),
+  schedules: [...model.schedules].sort((a, b) =>
+    a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0,
+  ),
+});
+
+const scheduleIdsOf = (records: ReadonlyArray<Event.Event>): Array<string> =>
+  records.flatMap((record) =>
+    record._tag === "Mutation"
+      ? scheduleIdsOf(record.events)
+      : "scheduleId" in record
+        ? [record.scheduleId]
+        : [],
+  );
+
+// Invariants of every reachable state, checked on the real one.
+const checkInvariants = (
+  state: State.State,
+  before: State.State,
+  records: ReadonlyArray<Event.Event>,
+) => {
+  const jobs = [...State.jobs(state)];
+  // last_job_id >= every id.
+  for (const job of jobs) expect(job.jobId).toBeLessThanOrEqual(state.lastJobId);
+  // No job in two states: every index holds exactly the jobs of its state.
+  const ids = (items: Iterable<Job.Job>) =>
+    [...items].map((job) => job.jobId).sort((a, b) => a - b);
+  const idsIn = (...states: ReadonlyArray<Event.JobState>) =>
+    jobs.filter((job) => states.includes(job.state)).map((job) => job.jobId);
+  const availableIds = [...state.indexes.available.values()].flatMap((index) => [...index.keys()]);
+  expect(ids(availableIds)).toEqual(idsIn("available"));
+  expect(ids(state.indexes.pending.keys())).toEqual(idsIn("scheduled", "retryable"));
+  expect(ids(state.indexes.executing.keys())).toEqual(idsIn("executing"));
+  // active_job_ids hold only non-terminal members, each in one schedule.
+  const members = new Map<number, string>();
+  for (const schedule of State.schedules(state)) {
+    for (const jobId of schedule.activeJobIds) {
+      const job = State.job(state, jobId);
+      expect(job !== undefined && !Event.isTerminal(job.state)).toBe(true);
+      expect(job?.scheduleId).toBe(schedule.scheduleId);
+      expect(members.has(jobId)).toBe(false);
+      members.set(jobId, schedule.scheduleId);
+    }
+  }
+  for (const job of jobs) expect(job.scheduleId).toBe(members.get(job.jobId) ?? null);
+  // Revisions strictly increase, by one per schedule event.
+  const touched = scheduleIdsOf(records);
+  for (const schedule of State.schedules(state)) {
+    const previous = State.schedule(before, schedule.scheduleId)?.revision ?? 0;
+    const events = touched.filter((id) => id === schedule.scheduleId).length;
+    expect(schedule.revision).toBe(previous + events);
+  }
+};
+
+describe("deciders + evolve against a naive model", () => {
+  it("agree after every step (property)", () => {
+    fc.assert(
+      fc.property(steps(60), (plans) => {
+        let model: Model = { lastJobId: 0, jobs: [], schedules: [] };
+        let state = State.initialState;
+        let now = 1_000;
+        const records: Array<Event.Event> = [];
+        const kept: Array<readonly [State.State, Model]> = [];
+        for (const { plan, elapsedMs } of plans) {
+          now += elapsedMs;
+          const command = plan(
+            {
+              jobs: model.jobs,
+              schedules: model.schedules,
+            },
+            now,
+          );
+          const expected = run(model, command);
+          const decision = Decide.decide(state, command);
+          if ("rejected" in expected) {
+            expect(Either.isLeft(decision) && decision.left._tag).toBe(expected.rejected);
+            continue;
+          }
+          if (Either.isLeft(decision)) {
+            throw new Error(`${command._tag} rejected: ${JSON.stringify(decision.left)}`);
+          }
+          const evolved = Evolve.evolveAll(state, decision.right);
+          if (Either.isLeft(evolved)) throw new Error(HistoryError.describe(evolved.left));
+          checkInvariants(evolved.right, state, decision.right);
+          state = evolved.right;
+          model = expected.model;
+          expect(viewOf(state)).toEqual(sorted(model));
+          records.push(...decision.right);
+          kept.push([state, model]);
+        }
+        // The whole history folds to the same state.
+        const folded = Evolve.fold(records);
+        expect(Either.isRight(folded) && State.equals(folded.right, state)).toBe(true);
+        // Old states were never changed by later steps.
+        for (const [oldState, oldModel] of kept) expect(viewOf(oldState)).toEqual(sorted(oldModel));
+      }),
+      { numRuns: 120 },
+    );
+  });
+});

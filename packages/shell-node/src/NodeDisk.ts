@@ -1,0 +1,280 @@
+/**
+ * The `Disk` service on `node:fs`: each operation is one syscall (or the
+ * short fixed sequence named in its doc), so the order the store issues them
+ * in is the order the kernel sees.
+ *
+ * Errors are `DiskError` values with the errno code mapped to `DiskErrorCode`
+ * (EWOULDBLOCK is EAGAIN). Invalid positions or lengths are programmer errors
+ * and die. Locks are `flock(2)` locks from `fs-ext`: they belong to the open
+ * file description, so a second `lock` of the same path from this process is
+ * refused exactly like one from another process.
+ */
+import * as fs from "node:fs";
+import { Effect, Layer } from "effect";
+import fsExt from "fs-ext";
+import {
+  Disk,
+  DiskError,
+  type DiskService,
+  type FileHandle,
+  type LockHandle,
+  LockHeld,
+  type OpenMode,
+  type Stat,
+} from "./Disk.js";
+import { call, callVoid, closedHandle, errnoCode, toDiskError } from "./internal/nodeDiskCall.js";
+
+/** `open(2)` flags per mode; `createExclusive` is O_CREAT|O_EXCL, read and write. */
+const openFlags: Readonly<Record<OpenMode, number>> = {
+  read: fs.constants.O_RDONLY,
+  readWrite: fs.constants.O_RDWR,
+  createExclusive: fs.constants.O_RDWR | fs.constants.O_CREAT | fs.constants.O_EXCL,
+};
+
+/** Permission bits of files the store creates (before the umask). */
+const fileMode = 0o644;
+
+/** Positions and lengths are byte counts: non-negative safe integers. */
+const isByteCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 0;
+
+const checkByteCounts = (path: string, position: number, length: number): Effect.Effect<void> =>
+  isByteCount(position) && isByteCount(length)
+    ? Effect.void
+    : Effect.dieMessage(`${path}: position ${position} and length ${length} must be byte counts`);
+
+const openDescriptor = (path: string, flags: number): Effect.Effect<number, DiskError> =>
+  call<number>("open", path, (callback) => fs.open(path, flags, fileMode, callback));
+
+const closeDescriptor = (path: string, fd: number): Effect.Effect<void, DiskError> =>
+  callVoid("close", path, (callback) => fs.close(fd, callback));
+
+const fileStat = (path: string, fd: number): Effect.Effect<fs.Stats, DiskError> =>
+  call<fs.Stats>("stat", path, (callback) => fs.fstat(fd, callback));
+
+const isDirectoryError = (path: string): DiskError =>
+  new DiskError({ operation: "open", path, code: "EISDIR", detail: "a directory is not a file" });
+
+/**
+ * Opens `path` and refuses a directory: Linux lets O_RDONLY open one, but a
+ * `FileHandle` is for files only, on every layer.
+ */
+const openFile = (path: string, mode: OpenMode): Effect.Effect<number, DiskError> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const fd = yield* openDescriptor(path, openFlags[mode]);
+      const stats = yield* fileStat(path, fd).pipe(
+        Effect.tapError(() => Effect.ignore(closeDescriptor(path, fd))),
+      );
+      if (stats.isDirectory()) {
+        yield* Effect.ignore(closeDescriptor(path, fd));
+        return yield* Effect.fail(isDirectoryError(path));
+      }
+      return fd;
+    }),
+  );
+
+/** `pread` until `length` bytes or end of file (a regular file reads short only at its end). */
+const readAt = (
+  path: string,
+  fd: number,
+  position: number,
+  length: number,
+): Effect.Effect<Uint8Array, DiskError> =>
+  Effect.gen(function* () {
+    const buffer = new Uint8Array(length);
+    let filled = 0;
+    while (filled < length) {
+      const count = yield* call<number>("read", path, (callback) =>
+        fs.read(fd, buffer, filled, length - filled, position + filled, callback),
+      );
+      if (count === 0) break;
+      filled += count;
+    }
+    return filled === length ? buffer : buffer.slice(0, filled);
+  });
+
+/** One `pwrite`; the count may be short. */
+const writeAt = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<number, DiskError> =>
+  call<number>("write", path, (callback) =>
+    fs.write(fd, bytes, 0, bytes.length, position, (error, written) => callback(error, written)),
+  );
+
+/** `pwrite` in a loop until every byte is written (for the lock file's description). */
+const writeAllAt = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<void, DiskError> =>
+  Effect.gen(function* () {
+    let done = 0;
+    while (done < bytes.length) {
+      done += yield* writeAt(path, fd, position + done, bytes.subarray(done));
+    }
+  });
+
+const makeFileHandle = (path: string, fd: number): FileHandle => {
+  // After close the descriptor number may be reused by another open file, so
+  // every operation checks this flag before touching `fd`.
+  let closed = false;
+  const guarded = <A>(
+    operation: "read" | "write" | "sync" | "stat",
+    run: () => Effect.Effect<A, DiskError>,
+  ): Effect.Effect<A, DiskError> =>
+    Effect.suspend(() => (closed ? Effect.fail(closedHandle(operation, path)) : run()));
+  return {
+    path,
+    read: (position, length) =>
+      Effect.zipRight(
+        checkByteCounts(path, position, length),
+        guarded("read", () => readAt(path, fd, position, length)),
+      ),
+    write: (position, bytes) =>
+      Effect.zipRight(
+        checkByteCounts(path, position, bytes.length),
+        guarded("write", () => writeAt(path, fd, position, bytes)),
+      ),
+    sync: () =>
+      guarded("sync", () => callVoid("sync", path, (callback) => fs.fdatasync(fd, callback))),
+    size: () => guarded("stat", () => Effect.map(fileStat(path, fd), (stats) => stats.size)),
+    close: () =>
+      Effect.suspend(() => {
+        if (closed) return Effect.void;
+        closed = true;
+        return closeDescriptor(path, fd);
+      }),
+  };
+};
+
+const open = (path: string, mode: OpenMode): Effect.Effect<FileHandle, DiskError> =>
+  Effect.map(openFile(path, mode), (fd) => makeFileHandle(path, fd));
+
+const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
+  Effect.map(
+    call<Buffer>("read", path, (callback) => fs.readFile(path, callback)),
+    // A plain Uint8Array view, so callers and tests never see a Buffer.
+    (buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+  );
+
+const rename = (source: string, target: string): Effect.Effect<void, DiskError> =>
+  callVoid("rename", source, (callback) => fs.rename(source, target, callback));
+
+const remove = (
+  path: string,
+  options?: { readonly recursive?: boolean },
+): Effect.Effect<void, DiskError> =>
+  options?.recursive === true
+    ? callVoid("remove", path, (callback) => fs.rm(path, { recursive: true }, callback))
+    : // unlink(2) refuses a directory with EISDIR on Linux.
+      callVoid("remove", path, (callback) => fs.unlink(path, callback));
+
+const readDirectory = (path: string): Effect.Effect<ReadonlyArray<string>, DiskError> =>
+  Effect.map(
+    call<Array<string>>("readDirectory", path, (callback) => fs.readdir(path, callback)),
+    // The default sort compares UTF-16 code units, the order the interface promises.
+    (names) => names.sort(),
+  );
+
+const statTypeOf = (stats: fs.Stats): Stat["type"] => {
+  if (stats.isFile()) return "file";
+  if (stats.isDirectory()) return "directory";
+  return "other";
+};
+
+const stat = (path: string): Effect.Effect<Stat, DiskError> =>
+  Effect.map(
+    call<fs.Stats>("stat", path, (callback) => fs.stat(path, callback)),
+    (stats) => ({ type: statTypeOf(stats), size: stats.size }),
+  );
+
+const makeDirectory = (path: string): Effect.Effect<void, DiskError> =>
+  callVoid("makeDirectory", path, (callback) => fs.mkdir(path, callback));
+
+/** open(O_RDONLY|O_DIRECTORY) + fsync + close: the only way to make entries durable. */
+const syncDirectory = (path: string): Effect.Effect<void, DiskError> =>
+  Effect.acquireUseRelease(
+    call<number>("syncDirectory", path, (callback) =>
+      fs.open(path, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY, callback),
+    ),
+    (fd) => callVoid("syncDirectory", path, (callback) => fs.fsync(fd, callback)),
+    // Closing a read-only descriptor has nothing left to lose; the fsync's
+    // outcome is what the caller needs.
+    (fd) => Effect.ignore(closeDescriptor(path, fd)),
+  );
+
+const flockNonBlocking = (path: string, fd: number): Effect.Effect<void, DiskError | LockHeld> =>
+  Effect.async<void, DiskError | LockHeld>((resume) => {
+    fsExt.flock(fd, "exnb", (error) => {
+      if (error === null) return resume(Effect.void);
+      if (errnoCode(error) === "EAGAIN") return resume(Effect.fail(new LockHeld({ path })));
+      return resume(Effect.fail(toDiskError("lock", path, error)));
+    });
+  });
+
+const makeLockHandle = (path: string, fd: number): LockHandle => {
+  let released = false;
+  return {
+    path,
+    describe: (contents) =>
+      Effect.suspend(() =>
+        released
+          ? Effect.fail(closedHandle("write", path))
+          : Effect.zipRight(
+              callVoid("write", path, (callback) => fs.ftruncate(fd, 0, callback)),
+              writeAllAt(path, fd, 0, contents),
+            ),
+      ),
+    release: () =>
+      Effect.suspend(() => {
+        if (released) return Effect.void;
+        released = true;
+        return callVoid("unlock", path, (callback) => fsExt.flock(fd, "un", callback)).pipe(
+          Effect.ensuring(Effect.ignore(closeDescriptor(path, fd))),
+        );
+      }),
+  };
+};
+
+/**
+ * open(O_RDWR|O_CREAT) + flock(LOCK_EX|LOCK_NB). The file is never truncated
+ * here: its contents are only informative (`describe` rewrites them).
+ */
+const lock = (path: string): Effect.Effect<LockHandle, DiskError | LockHeld> =>
+  Effect.uninterruptible(
+    Effect.gen(function* () {
+      const fd = yield* call<number>("lock", path, (callback) =>
+        fs.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, fileMode, callback),
+      );
+      yield* flockNonBlocking(path, fd).pipe(
+        Effect.tapError(() => Effect.ignore(closeDescriptor(path, fd))),
+      );
+      return makeLockHandle(path, fd);
+    }),
+  );
+
+/**
+ * The Node implementation of `DiskService`.
+ *
+ * @example
+ * const program = Effect.flatMap(Disk, (disk) => disk.readDirectory("/var/lib/tay"));
+ * Effect.runPromise(Effect.provide(program, NodeDisk.layer));
+ */
+export const make: DiskService = {
+  open,
+  readFile,
+  rename,
+  remove,
+  readDirectory,
+  stat,
+  makeDirectory,
+  syncDirectory,
+  lock,
+};
+
+/** Provides `Disk` backed by `node:fs` and `flock(2)`. */
+export const layer: Layer.Layer<Disk> = Layer.succeed(Disk, make);

@@ -1,0 +1,93 @@
+/**
+ * Shared fixtures of the store suites: temporary directories, sample events,
+ * a trivial projection run, and a `Disk` wrapper that counts operations.
+ */
+import * as fs from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Event } from "@tay/core";
+import { Effect, Layer } from "effect";
+import { Disk, type DiskService, type FileHandle } from "../../src/Disk.js";
+import * as NodeDisk from "../../src/NodeDisk.js";
+
+/** A fresh directory under the OS temp dir, removed with the scope. */
+export const temporaryDirectory = Effect.acquireRelease(
+  Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "tay-store-"))),
+  (directory) => Effect.promise(() => fs.rm(directory, { recursive: true, force: true })),
+);
+
+/** A data directory path (not yet created) inside a fresh temporary directory. */
+export const dataDirectory = Effect.map(temporaryDirectory, (directory) =>
+  path.join(directory, "data"),
+);
+
+/** The Node disk layer. */
+export const nodeDisk = NodeDisk.layer;
+
+/** A (1,1) inserted event for job `jobId`, with `args` of about `argsBytes` bytes. */
+export const inserted = (jobId: number, argsBytes = 0): Event.Event =>
+  Event.jobInserted({
+    jobId,
+    queue: "default",
+    worker: "W",
+    args: argsBytes === 0 ? null : "x".repeat(argsBytes),
+    priority: 0,
+    maxAttempts: 1,
+    scheduledAt: 0,
+    insertedAt: 0,
+  });
+
+/** Counters of a `counting` disk. */
+export interface Counts {
+  writes: number;
+  syncs: number;
+  directorySyncs: number;
+}
+
+/**
+ * Wraps a disk service, counting file writes, file syncs and directory
+ * syncs; `syncDelayMs` makes each file sync slower (so group commit has
+ * something to group).
+ */
+export const counting = (
+  inner: DiskService,
+  syncDelayMs = 0,
+): { readonly service: DiskService; readonly counts: Counts } => {
+  const counts: Counts = { writes: 0, syncs: 0, directorySyncs: 0 };
+  const wrap = (handle: FileHandle): FileHandle => ({
+    ...handle,
+    write: (position, bytes) =>
+      Effect.suspend(() => {
+        counts.writes += 1;
+        return handle.write(position, bytes);
+      }),
+    sync: () =>
+      Effect.suspend(() => {
+        counts.syncs += 1;
+        return syncDelayMs > 0
+          ? Effect.zipRight(Effect.sleep(`${syncDelayMs} millis`), handle.sync())
+          : handle.sync();
+      }),
+  });
+  const service: DiskService = {
+    ...inner,
+    open: (file, mode) => Effect.map(inner.open(file, mode), wrap),
+    syncDirectory: (directory) =>
+      Effect.suspend(() => {
+        counts.directorySyncs += 1;
+        return inner.syncDirectory(directory);
+      }),
+  };
+  return { service, counts };
+};
+
+/** A layer of `service`. */
+export const diskLayer = (service: DiskService): Layer.Layer<Disk> => Layer.succeed(Disk, service);
+
+/** Reads a file's bytes. */
+export const readBytes = (file: string): Effect.Effect<Uint8Array> =>
+  Effect.promise(async () => new Uint8Array(await fs.readFile(file)));
+
+/** Replaces a file's bytes. */
+export const writeBytes = (file: string, bytes: Uint8Array): Effect.Effect<void> =>
+  Effect.promise(() => fs.writeFile(file, bytes));
