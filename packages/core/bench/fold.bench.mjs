@@ -228,12 +228,24 @@ for (const record of records) {
 }
 const baselineSeconds = seconds(baselineStart);
 
-// Warm-up on a prefix, then the measured fold of the whole history.
+// Warm-up on a prefix, then the measured folds of the whole history. The
+// machine is shared, so the fold runs three times: the best run is the
+// rate (the least disturbed), the median is shown beside it.
 Evolve.fold(records.slice(0, 100_000));
+const foldRuns = [];
+for (let run = 0; run < 2; run++) {
+  gc();
+  const start = process.hrtime.bigint();
+  Evolve.fold(records);
+  foldRuns.push(seconds(start));
+}
 const heapBefore = heapUsed();
 const foldStart = process.hrtime.bigint();
 const folded = Evolve.fold(records);
-const foldSeconds = seconds(foldStart);
+foldRuns.push(seconds(foldStart));
+foldRuns.sort((left, right) => left - right);
+const foldSeconds = foldRuns[0];
+const foldMedianSeconds = foldRuns[1];
 if (folded._tag !== "Right") {
   console.error("the generated history did not fold:", folded.left.reason, folded.left.index);
   process.exit(1);
@@ -275,6 +287,7 @@ if (!State.equals(evolving, Evolve.fold(evolveRecords).right)) {
 }
 
 const foldRate = records.length / foldSeconds;
+const foldMedianRate = records.length / foldMedianSeconds;
 const baselineRate = records.length / baselineSeconds;
 const evolveRate = evolveCount / evolveSeconds;
 const bytesPerJob = (heapWithState - heapBefore) / jobCount;
@@ -285,8 +298,9 @@ const rows = [
   ["  of which mutation members", history.memberEvents.toLocaleString("en-US")],
   ["history generation (s)", generateSeconds.toFixed(2)],
   ["baseline touch loop (records/s)", Math.round(baselineRate).toLocaleString("en-US")],
-  ["fold (records/s)", Math.round(foldRate).toLocaleString("en-US")],
-  ["fold time (s)", foldSeconds.toFixed(3)],
+  ["fold, best of 3 (records/s)", Math.round(foldRate).toLocaleString("en-US")],
+  ["fold, median of 3 (records/s)", Math.round(foldMedianRate).toLocaleString("en-US")],
+  ["fold time, best (s)", foldSeconds.toFixed(3)],
   ["evolve, persistent (records/s)", Math.round(evolveRate).toLocaleString("en-US")],
   [
     "jobs in state / live",
@@ -304,6 +318,7 @@ console.log(
     records: records.length,
     memberEvents: history.memberEvents,
     foldRecordsPerSecond: Math.round(foldRate),
+    foldMedianRecordsPerSecond: Math.round(foldMedianRate),
     baselineRecordsPerSecond: Math.round(baselineRate),
     evolveRecordsPerSecond: Math.round(evolveRate),
     jobs: jobCount,

@@ -114,6 +114,7 @@ export interface Tick {
   readonly limit?: number;
 }
 
+/** Every command a decider accepts. */
 export type Command =
   | InsertJobs
   | ClaimJobs
@@ -126,42 +127,52 @@ export type Command =
   | CancelSchedule
   | Tick;
 
+/** The name of a command. */
 export type CommandTag = Command["_tag"];
 
 type Fields<C extends Command> = Omit<C, "_tag">;
 
-/** Constructors, so call sites read `Commands.claimJobs({ now, queue, limit })`. */
+/** Builds an `InsertJobs` command (constructors let call sites read `Commands.claimJobs({ now, queue, limit })`). */
 export const insertJobs = (fields: Fields<InsertJobs>): InsertJobs => ({
   _tag: "InsertJobs",
   ...fields,
 });
+/** Builds a `ClaimJobs` command. */
 export const claimJobs = (fields: Fields<ClaimJobs>): ClaimJobs => ({
   _tag: "ClaimJobs",
   ...fields,
 });
+/** Builds a `CompleteJob` command. */
 export const completeJob = (fields: Fields<CompleteJob>): CompleteJob => ({
   _tag: "CompleteJob",
   ...fields,
 });
+/** Builds a `FailJob` command. */
 export const failJob = (fields: Fields<FailJob>): FailJob => ({ _tag: "FailJob", ...fields });
+/** Builds a `CancelJob` command. */
 export const cancelJob = (fields: Fields<CancelJob>): CancelJob => ({
   _tag: "CancelJob",
   ...fields,
 });
+/** Builds a `RescueJobs` command. */
 export const rescueJobs = (fields: Fields<RescueJobs>): RescueJobs => ({
   _tag: "RescueJobs",
   ...fields,
 });
+/** Builds a `MakeDueAvailable` command. */
 export const makeDueAvailable = (fields: Fields<MakeDueAvailable>): MakeDueAvailable => ({
   _tag: "MakeDueAvailable",
   ...fields,
 });
+/** Builds a `RegisterSchedule` command. */
 export const registerSchedule = (fields: Fields<RegisterSchedule>): RegisterSchedule => ({
   _tag: "RegisterSchedule",
   ...fields,
 });
+/** Builds a `CancelSchedule` command. */
 export const cancelSchedule = (fields: Fields<CancelSchedule>): CancelSchedule => ({
   _tag: "CancelSchedule",
   ...fields,
 });
+/** Builds a `Tick` command. */
 export const tick = (fields: Fields<Tick>): Tick => ({ _tag: "Tick", ...fields });

@@ -326,6 +326,14 @@ const checkDefinition = (
   scheduleId: string,
   definition: ScheduleDefinition,
 ): Either.Either<Rejection, Due.Recurrence> => {
+  // The strict checks first: the fold's kind checks leave well-formedness
+  // to the codec, but nothing decided here may fail to encode.
+  const strict = first(
+    () => checkName("definition.queue", definition.queue),
+    () => checkName("definition.worker", definition.worker),
+    () => checkText("definition.cron", definition.cron),
+  );
+  if (strict !== undefined) return Either.left(strict);
   const fieldRefusal = Schedule.checkDefinitionFields(definition);
   if (fieldRefusal !== undefined) {
     return Either.left(invalid(fieldRefusal.field, "is outside its kind"));

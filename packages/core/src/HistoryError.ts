@@ -248,6 +248,7 @@ export type HistoryReason =
   | BaseIncomplete
   | UnknownEvent;
 
+/** The name of a reason. */
 export type HistoryReasonTag = HistoryReason["_tag"];
 
 /** Every reason tag, for exhaustive tests and labels. */

@@ -94,7 +94,7 @@ const checkErrors = (snapshot: JobSnapshot): boolean => {
   let previous = 0;
   for (const error of snapshot.errors) {
     if (!Fields.isIntegerIn(error.attempt, previous + 1, snapshot.attempt)) return false;
-    if (!Fields.isTime(error.at) || !Fields.isText(error.error)) return false;
+    if (!Fields.isTime(error.at) || !Fields.isTextKind(error.error)) return false;
     previous = error.attempt;
   }
   return true;
@@ -135,8 +135,8 @@ export const checkSnapshot = (
   const jobId = snapshot.jobId;
   if (!Fields.isId(jobId)) return invalid(jobId, "job_id");
   if (jobId > lastJobId) return { _tag: "LastJobIdConflict", expected: lastJobId, actual: jobId };
-  if (!Fields.isName(snapshot.queue)) return invalid(jobId, "queue");
-  if (!Fields.isName(snapshot.worker)) return invalid(jobId, "worker");
+  if (!Fields.isNameKind(snapshot.queue)) return invalid(jobId, "queue");
+  if (!Fields.isNameKind(snapshot.worker)) return invalid(jobId, "worker");
   if (!Fields.isIntegerIn(snapshot.priority, Limits.priorityMin, Limits.priorityMax)) {
     return invalid(jobId, "priority");
   }

@@ -67,6 +67,7 @@ export interface IdsExhausted {
   readonly requested: number;
 }
 
+/** Every reason a decider refuses a command. */
 export type Rejection =
   | JobNotFound
   | InvalidTransition
@@ -78,4 +79,5 @@ export type Rejection =
   | TooLarge
   | IdsExhausted;
 
+/** The name of a rejection. */
 export type RejectionTag = Rejection["_tag"];

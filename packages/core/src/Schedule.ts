@@ -52,8 +52,8 @@ const field = (name: string): InvalidField => ({ _tag: "InvalidField", field: na
 
 /** Checks the field kinds of a definition (names, ranges, overlap); not its recurrence. */
 export const checkDefinitionFields = (definition: ScheduleDefinition): InvalidField | undefined => {
-  if (!Fields.isName(definition.queue)) return field("definition.queue");
-  if (!Fields.isName(definition.worker)) return field("definition.worker");
+  if (!Fields.isNameKind(definition.queue)) return field("definition.queue");
+  if (!Fields.isNameKind(definition.worker)) return field("definition.worker");
   if (!Fields.isIntegerIn(definition.priority, Limits.priorityMin, Limits.priorityMax)) {
     return field("definition.priority");
   }
@@ -63,7 +63,8 @@ export const checkDefinitionFields = (definition: ScheduleDefinition): InvalidFi
   if (definition.everyMs !== null && !Fields.isId(definition.everyMs)) {
     return field("definition.every_ms");
   }
-  if (definition.cron !== null && !Fields.isText(definition.cron)) return field("definition.cron");
+  if (definition.cron !== null && !Fields.isTextKind(definition.cron))
+    return field("definition.cron");
   if (definition.overlap !== "allow" && definition.overlap !== "skip") {
     return field("definition.overlap");
   }
@@ -92,7 +93,7 @@ const isAscendingIds = (ids: ReadonlyArray<number>): boolean => {
 
 /** Checks the field kinds of any schedule event (before any state is consulted). */
 export const checkFields = (event: ScheduleEvent): InvalidField | undefined => {
-  if (!Fields.isName(event.scheduleId)) return field("schedule_id");
+  if (!Fields.isNameKind(event.scheduleId)) return field("schedule_id");
   if (!Fields.isId(event.revision)) return field("revision");
   switch (event._tag) {
     case "ScheduleRegistered":

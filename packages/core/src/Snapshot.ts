@@ -20,6 +20,7 @@ export const partJobsMax = 4096;
 /** Payload bytes a part aims to stay under: half the record bound leaves room for estimate slack. */
 export const partBytesTarget = Limits.payloadBytesMax / 2;
 
+/** When the snapshot is taken and how long finished jobs are kept. */
 export interface Options {
   /** The compaction time (ms). */
   readonly now: number;

@@ -68,6 +68,7 @@ describe("InsertJobs", () => {
       "jobs[0].worker",
       Commands.insertJobs({ now: 0, jobs: [newJob({ worker: "w".repeat(256) })] }),
     ],
+    ["jobs[0].queue", Commands.insertJobs({ now: 0, jobs: [newJob({ queue: "q\udc00" })] })],
     ["jobs[0].priority", Commands.insertJobs({ now: 0, jobs: [newJob({ priority: -1 })] })],
     ["jobs[0].maxAttempts", Commands.insertJobs({ now: 0, jobs: [newJob({ maxAttempts: 0 })] })],
     ["jobs[0].scheduledAt", Commands.insertJobs({ now: 0, jobs: [newJob({ scheduledAt: 0.5 })] })],
@@ -413,6 +414,15 @@ describe("RegisterSchedule", () => {
     given()
       .when(Commands.registerSchedule({ now: 0, scheduleId: "", definition: definition() }))
       .rejects("InvalidField", { field: "scheduleId" });
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: definition({ queue: "\ud800" }),
+        }),
+      )
+      .rejects("InvalidField", { field: "definition.queue" });
   });
 });
 

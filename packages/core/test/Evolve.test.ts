@@ -79,7 +79,7 @@ describe("(1,1) inserted", () => {
     ["job_id", inserted(0)],
     ["queue", inserted(1, { queue: "" })],
     ["queue", inserted(1, { queue: "q".repeat(256) })],
-    ["worker", inserted(1, { worker: "\ud800" })],
+    ["worker", inserted(1, { worker: "é".repeat(128) })],
     ["priority", inserted(1, { priority: 10 })],
     ["priority", inserted(1, { priority: 0.5 })],
     ["max_attempts", inserted(1, { maxAttempts: 0 })],

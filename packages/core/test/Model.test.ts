@@ -1,8 +1,9 @@
-// Model-based test: random command sequences run through the deciders and
-// `evolve`, and through a deliberately naive reference model (plain arrays,
-// no events, no indexes) written here; after every step the two states
-// must agree, the invariants must hold, and at the end `fold` of every
-// decided record and every kept old state must still agree with the model.
+// Model-based test with fast-check `commands` and `modelRun`: random command
+// sequences run through the deciders and `evolve`, and through a deliberately
+// naive reference model (plain arrays, no events, no indexes) written here;
+// after every step the two states must agree and the invariants hold, and at
+// the end `fold` of every decided record and every kept old state must still
+// agree with the model.
 import {
   Cron,
   Decide,
@@ -17,7 +18,7 @@ import type { Commands } from "@tay/core";
 import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import { steps } from "./support/Plans.js";
+import { type Plan, step } from "./support/Plans.js";
 
 // ---- the reference model -------------------------------------------------
 
@@ -394,47 +395,80 @@ const checkInvariants = (
   }
 };
 
+// ---- the commands ----------------------------------------------------------
+
+/** The model side of `fc.modelRun`: the naive model and the clock. */
+interface ModelSide {
+  model: Model;
+  now: number;
+}
+
+/** The real side: the persistent state, every decided record, every state kept. */
+interface RealSide {
+  state: State.State;
+  readonly records: Array<Event.Event>;
+  readonly kept: Array<readonly [State.State, Model]>;
+}
+
+/** One step: time passes, then a planned command runs on both sides. */
+class Step implements fc.Command<ModelSide, RealSide> {
+  private description = "not run";
+
+  constructor(
+    private readonly plan: Plan,
+    private readonly elapsedMs: number,
+  ) {}
+
+  check(): boolean {
+    return true;
+  }
+
+  run(side: ModelSide, real: RealSide): void {
+    side.now += this.elapsedMs;
+    const command = this.plan({ jobs: side.model.jobs, schedules: side.model.schedules }, side.now);
+    this.description = JSON.stringify(command, (_, value) =>
+      value instanceof Map ? [...value] : value,
+    );
+    const expected = run(side.model, command);
+    const decision = Decide.decide(real.state, command);
+    if ("rejected" in expected) {
+      expect(Either.isLeft(decision) && decision.left._tag).toBe(expected.rejected);
+      return;
+    }
+    if (Either.isLeft(decision)) {
+      throw new Error(`${command._tag} rejected: ${JSON.stringify(decision.left)}`);
+    }
+    const evolved = Evolve.evolveAll(real.state, decision.right);
+    if (Either.isLeft(evolved)) throw new Error(HistoryError.describe(evolved.left));
+    checkInvariants(evolved.right, real.state, decision.right);
+    real.state = evolved.right;
+    side.model = expected.model;
+    expect(viewOf(real.state)).toEqual(sorted(side.model));
+    real.records.push(...decision.right);
+    real.kept.push([real.state, side.model]);
+  }
+
+  toString(): string {
+    return `+${this.elapsedMs}ms ${this.description}`;
+  }
+}
+
+const stepCommand = step.map(({ plan, elapsedMs }) => new Step(plan, elapsedMs));
+
 describe("deciders + evolve against a naive model", () => {
-  it("agree after every step (property)", () => {
+  it("agree after every step (fast-check commands)", () => {
     fc.assert(
-      fc.property(steps(60), (plans) => {
-        let model: Model = { lastJobId: 0, jobs: [], schedules: [] };
-        let state = State.initialState;
-        let now = 1_000;
-        const records: Array<Event.Event> = [];
-        const kept: Array<readonly [State.State, Model]> = [];
-        for (const { plan, elapsedMs } of plans) {
-          now += elapsedMs;
-          const command = plan(
-            {
-              jobs: model.jobs,
-              schedules: model.schedules,
-            },
-            now,
-          );
-          const expected = run(model, command);
-          const decision = Decide.decide(state, command);
-          if ("rejected" in expected) {
-            expect(Either.isLeft(decision) && decision.left._tag).toBe(expected.rejected);
-            continue;
-          }
-          if (Either.isLeft(decision)) {
-            throw new Error(`${command._tag} rejected: ${JSON.stringify(decision.left)}`);
-          }
-          const evolved = Evolve.evolveAll(state, decision.right);
-          if (Either.isLeft(evolved)) throw new Error(HistoryError.describe(evolved.left));
-          checkInvariants(evolved.right, state, decision.right);
-          state = evolved.right;
-          model = expected.model;
-          expect(viewOf(state)).toEqual(sorted(model));
-          records.push(...decision.right);
-          kept.push([state, model]);
-        }
+      fc.property(fc.commands([stepCommand], { maxCommands: 60, size: "max" }), (commands) => {
+        const side: ModelSide = { model: { lastJobId: 0, jobs: [], schedules: [] }, now: 1_000 };
+        const real: RealSide = { state: State.initialState, records: [], kept: [] };
+        fc.modelRun(() => ({ model: side, real }), commands);
         // The whole history folds to the same state.
-        const folded = Evolve.fold(records);
-        expect(Either.isRight(folded) && State.equals(folded.right, state)).toBe(true);
+        const folded = Evolve.fold(real.records);
+        expect(Either.isRight(folded) && State.equals(folded.right, real.state)).toBe(true);
         // Old states were never changed by later steps.
-        for (const [oldState, oldModel] of kept) expect(viewOf(oldState)).toEqual(sorted(oldModel));
+        for (const [oldState, oldModel] of real.kept) {
+          expect(viewOf(oldState)).toEqual(sorted(oldModel));
+        }
       }),
       { numRuns: 120 },
     );

@@ -30,12 +30,19 @@ import {
 } from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope } from "effect";
 import * as E from "fp-ts/lib/Either.js";
-import type { Disk } from "./Disk.js";
+import { Disk } from "./Disk.js";
+import * as Init from "./Init.js";
+import * as Layout from "./Layout.js";
 import type { Projection } from "./Projection.js";
 import type { RecoveryReport } from "./Recovery.js";
 import * as Store from "./Store.js";
 import type { CompactionReport } from "./Store.js";
-import { HistoryRejected, type RecoveryError, type StoreError } from "./StoreError.js";
+import {
+  HistoryRejected,
+  type InitError,
+  type RecoveryError,
+  type StoreError,
+} from "./StoreError.js";
 import type { StoreOptionsInput } from "./StoreOptions.js";
 
 /** A command the deciders refused; `rejection` says why (`RevisionMismatch`, `JobNotFound`, ...). */
@@ -52,7 +59,7 @@ export class Rejected extends Data.TaggedError("Rejected")<{
 export type EngineError = Rejected | StoreError;
 
 /** What opening an engine can fail with. */
-export type OpenError = RecoveryError | HistoryRejected<HistoryError.HistoryError>;
+export type OpenError = RecoveryError | InitError | HistoryRejected<HistoryError.HistoryError>;
 
 export interface EngineOptions extends StoreOptionsInput {
   /**
@@ -61,6 +68,13 @@ export interface EngineOptions extends StoreOptionsInput {
    * usual rules) before serving. Default true.
    */
   readonly rescueOnOpen?: boolean;
+  /**
+   * Initialize the store first when `directory` holds none (missing, or
+   * empty but for init debris), like LevelDB's `create_if_missing`. A
+   * non-empty directory without a store is still refused (`NotEmpty`).
+   * Default false.
+   */
+  readonly createIfMissing?: boolean;
 }
 
 /** Recovery report plus what the fold found. */
@@ -171,6 +185,17 @@ const present = <A>(found: A | undefined, what: string): Effect.Effect<A> =>
     ? Effect.dieMessage(`${what} missing after its own command`)
     : Effect.succeed(found);
 
+// Only the marker's absence triggers init: a directory with STORE-V2 but no
+// CURRENT is an interrupted init, which open must refuse, not redo.
+const initIfMissing = (directory: string): Effect.Effect<void, InitError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const marker = yield* Effect.either(disk.stat(Layout.markerPath(directory)));
+    if (marker._tag === "Right") return;
+    if (marker.left.code !== "ENOENT") return yield* marker.left;
+    yield* Init.init(directory);
+  });
+
 /**
  * Opens the engine on an initialised store directory for the scope: recovery
  * (validate, fold), the optional rescue of orphaned jobs, then service.
@@ -180,6 +205,7 @@ export const open = (
   options: EngineOptions = {},
 ): Effect.Effect<EngineService, OpenError | EngineError, Disk | Scope.Scope> =>
   Effect.gen(function* () {
+    if (options.createIfMissing === true) yield* initIfMissing(directory);
     const recovered = yield* Store.open(directory, options, foldProjection);
     const finished = Generation.finish(recovered.state);
     if (E.isLeft(finished)) {

@@ -547,6 +547,7 @@ export const history = (options: Options = {}): fc.Arbitrary<History> => {
 /** The single-record changes a corruption makes. */
 export type CorruptionKind = "drop" | "duplicate" | "reorder" | "revision" | "jobId" | "state";
 
+/** Every corruption kind, for `fc.constantFrom`. */
 export const corruptionKinds: ReadonlyArray<CorruptionKind> = [
   "drop",
   "duplicate",

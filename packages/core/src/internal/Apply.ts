@@ -28,8 +28,8 @@ const field = (name: string): InvalidField => ({ _tag: "InvalidField", field: na
 
 const checkInsertedFields = (event: JobInserted): InvalidField | undefined => {
   if (!Fields.isId(event.jobId)) return field("job_id");
-  if (!Fields.isName(event.queue)) return field("queue");
-  if (!Fields.isName(event.worker)) return field("worker");
+  if (!Fields.isNameKind(event.queue)) return field("queue");
+  if (!Fields.isNameKind(event.worker)) return field("worker");
   if (!Fields.isIntegerIn(event.priority, Limits.priorityMin, Limits.priorityMax)) {
     return field("priority");
   }
@@ -49,12 +49,12 @@ const checkJobEventFields = (event: Job.JobTransitionEvent): InvalidField | unde
       return Number.isSafeInteger(event.attempt) ? undefined : field("attempt");
     case "JobFinished":
       if (event.outcome !== "completed" && event.outcome !== "discarded") return field("outcome");
-      return Fields.isTextOrNull(event.error) ? undefined : field("error");
+      return Fields.isTextKindOrNull(event.error) ? undefined : field("error");
     case "JobCancelled":
-      return Fields.isTextOrNull(event.reason) ? undefined : field("reason");
+      return Fields.isTextKindOrNull(event.reason) ? undefined : field("reason");
     case "JobRetried":
       if (!Fields.isTime(event.retryAt)) return field("retry_at");
-      return Fields.isText(event.error) ? undefined : field("error");
+      return Fields.isTextKind(event.error) ? undefined : field("error");
     default:
       return undefined;
   }

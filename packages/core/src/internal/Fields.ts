@@ -46,12 +46,32 @@ export const hasUtf8LengthIn = (text: string, min: number, max: number): boolean
   return bytes >= min && bytes <= max;
 };
 
-/** A `name`: 1..255 UTF-8 bytes. */
+/** A `name`: 1..255 UTF-8 bytes, well formed (what the codec can encode). */
 export const isName = (text: string): boolean =>
   typeof text === "string" &&
   text.length >= 1 &&
   text.length <= Limits.nameBytesMax &&
   hasUtf8LengthIn(text, Limits.nameBytesMin, Limits.nameBytesMax);
+
+// A UTF-16 unit is at most 3 UTF-8 bytes: strings this short fit any bound
+// without a scan.
+const nameUnitsSafe = Math.floor(Limits.nameBytesMax / 3);
+const textUnitsSafe = Math.floor(Limits.textBytesMax / 3);
+
+/**
+ * The fold's check of a `name`: its byte length only, scanning just the
+ * rare long strings. The codec has already refused malformed UTF-8 in
+ * decoded records; the deciders use the full `isName`.
+ */
+export const isNameKind = (text: string): boolean =>
+  typeof text === "string" && text.length >= 1 && (text.length <= nameUnitsSafe || isName(text));
+
+/** The fold's check of a `text` (see `isNameKind`). */
+export const isTextKind = (text: string): boolean =>
+  typeof text === "string" && (text.length <= textUnitsSafe || isText(text));
+
+/** The fold's check of a `text|null`. */
+export const isTextKindOrNull = (text: string | null): boolean => text === null || isTextKind(text);
 
 /** A `text`: 0..65,535 UTF-8 bytes. */
 export const isText = (text: string): boolean =>

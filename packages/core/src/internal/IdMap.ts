@@ -124,6 +124,11 @@ export class IdMap<V> {
     return new IdMap(setIn(root, height, id, value), height, this.count + (added ? 1 : 0));
   }
 
+  /** Calls `visit` on every value in ascending id order, without allocating per entry. */
+  forEachValue(visit: (value: V) => void): void {
+    if (this.root !== undefined) visitNode(this.root, visit);
+  }
+
   /** Ascending values. */
   *values(): IterableIterator<V> {
     for (const [, value] of this.entries()) yield value;
@@ -160,6 +165,14 @@ export class IdMap<V> {
     }
   }
 }
+
+const visitNode = <V>(node: Branch<V> | Leaf<V>, visit: (value: V) => void): void => {
+  if (node.kind === "leaf") {
+    for (const value of node.values) if (value !== undefined) visit(value);
+    return;
+  }
+  for (const child of node.children) if (child !== undefined) visitNode(child, visit);
+};
 
 const setIn = <V>(node: Slot<V>, level: number, id: number, value: V): Branch<V> | Leaf<V> => {
   if (level === 0) {

@@ -173,7 +173,7 @@ export const buildState = (
   const pending: Array<Job> = [];
   const executing: Array<Job> = [];
   const counts = new Map<string, Array<number>>();
-  for (const job of jobs.values()) {
+  jobs.forEachValue((job) => {
     let queueCounts = counts.get(job.queue);
     if (queueCounts === undefined) {
       queueCounts = [...zeroCounts];
@@ -198,7 +198,7 @@ export const buildState = (
       default:
         break;
     }
-  }
+  });
   const scheduleMap = new Map<string, Schedule>();
   const due: Array<Schedule> = [];
   for (const schedule of scheduleRecords) {

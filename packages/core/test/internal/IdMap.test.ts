@@ -1,0 +1,66 @@
+// The persistent id trie agrees with a `Map` for dense, gapped and huge
+// ids, keeps every earlier version unchanged, iterates in ascending id
+// order, and builds the same map from a dense array at any base.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { IdMap } from "../../src/internal/IdMap.js";
+
+const id = fc.oneof(
+  fc.integer({ min: 0, max: 100 }),
+  fc.integer({ min: 0, max: 5_000 }),
+  fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
+);
+
+const sortedEntries = (model: Map<number, string>) =>
+  [...model].sort((left, right) => left[0] - right[0]);
+
+describe("IdMap", () => {
+  it("matches a Map after any sequence of sets, and old versions stay intact (property)", () => {
+    fc.assert(
+      fc.property(fc.array(id, { maxLength: 120 }), (ids) => {
+        let map = IdMap.empty<string>();
+        const model = new Map<number, string>();
+        const versions: Array<[IdMap<string>, Array<[number, string]>]> = [];
+        ids.forEach((key, index) => {
+          map = map.set(key, `v${index}`);
+          model.set(key, `v${index}`);
+          versions.push([map, sortedEntries(model)]);
+        });
+        for (const [version, entries] of versions) {
+          expect([...version.entries()]).toEqual(entries);
+          expect(version.size).toBe(entries.length);
+          for (const [key, value] of entries) expect(version.get(key)).toBe(value);
+        }
+        expect(map.get(-1)).toBeUndefined();
+        expect(map.has(Number.MAX_SAFE_INTEGER + 2)).toBe(false);
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it("builds from a dense array at any base, plus extra entries (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 100_000 }),
+        fc.array(fc.option(fc.string({ maxLength: 2 }), { nil: undefined }), { maxLength: 200 }),
+        fc.array(fc.tuple(fc.integer({ min: 300_000, max: 2 ** 52 }), fc.string()), {
+          maxLength: 5,
+        }),
+        (base, dense, extra) => {
+          const count = dense.filter((value) => value !== undefined).length;
+          const map = IdMap.fromDense(dense, base, count, extra);
+          const model = new Map<number, string>();
+          dense.forEach((value, offset) => {
+            if (value !== undefined) model.set(base + offset, value);
+          });
+          for (const [key, value] of extra) model.set(key, value);
+          expect([...map.entries()]).toEqual(sortedEntries(model));
+          expect(map.size).toBe(model.size);
+          expect([...map.keys()]).toEqual(sortedEntries(model).map(([key]) => key));
+          expect([...map.values()]).toEqual(sortedEntries(model).map(([, value]) => value));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+});
