@@ -25,6 +25,7 @@ import { Terminal } from "./cli/Terminal.js";
 import * as Write from "./cli/write.js";
 import type { Disk } from "./Disk.js";
 
+// The pieces an embedding program needs to run the CLI and print its errors.
 export { errorLine, type Failure } from "./cli/describe.js";
 export { exitCodes } from "./cli/command.js";
 export { Terminal, type TerminalService } from "./cli/Terminal.js";

@@ -40,6 +40,7 @@ import {
   HistoryRejected,
   type InitError,
   Locked,
+  NotEmpty,
   type RecoveryError,
   type StoreError,
 } from "./StoreError.js";
@@ -150,6 +151,21 @@ const holdSourceLock = (source: string) =>
         ),
       (lock) => Effect.ignore(lock.release()),
     );
+  });
+
+/**
+ * Refuses a target that holds anything but a LOCK before the source is
+ * scanned (init checks again, under its lock, when it creates the store).
+ */
+const checkTarget = (target: string) =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const entries = yield* Effect.either(disk.readDirectory(target));
+    if (Either.isLeft(entries)) return;
+    const others = entries.right.filter((name) => name !== Layout.lockName);
+    if (others.length > 0) {
+      return yield* new NotEmpty({ path: target, entries: others.slice(0, Init.listedEntriesMax) });
+    }
   });
 
 /** Where a fault's left-out bytes start in its file of `size` bytes. */
@@ -326,6 +342,7 @@ export const copyPrefix = (
 ): Effect.Effect<CopyPrefixReport, CopyPrefixError | DiskError, Disk> =>
   Effect.scoped(
     Effect.gen(function* () {
+      yield* checkTarget(target);
       yield* holdSourceLock(source);
       const prefix = yield* findPrefix(source);
       const baseRecords = yield* writeCopy(target, prefix.state);

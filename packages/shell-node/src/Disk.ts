@@ -98,6 +98,15 @@ export interface LockHandle {
 
 export interface DiskService {
   readonly open: (path: string, mode: OpenMode) => Effect.Effect<FileHandle, DiskError>;
+  /**
+   * Creates a new file (EEXIST if present) holding `bytes`, open for reading
+   * and writing. One step: nothing else of this process runs between the
+   * create and the write, so a killed process leaves no file or all of
+   * `bytes` in the page cache. (A power loss can still keep the entry and a
+   * prefix of the bytes until both are synced.) The store creates segments
+   * with it, so a kill during rotation never leaves a headerless segment.
+   */
+  readonly create: (path: string, bytes: Uint8Array) => Effect.Effect<FileHandle, DiskError>;
   /** Reads a whole file (small files: marker, pointer, manifest). */
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, DiskError>;
   /** Atomic rename within one directory tree; replaces `target` if it exists. */

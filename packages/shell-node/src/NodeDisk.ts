@@ -154,6 +154,40 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
 const open = (path: string, mode: OpenMode): Effect.Effect<FileHandle, DiskError> =>
   Effect.map(openFile(path, mode), (fd) => makeFileHandle(path, fd));
 
+/**
+ * open(O_RDWR|O_CREAT|O_EXCL) and pwrite in the same synchronous turn (the
+ * bytes are a segment header: microseconds), so no other fiber, timer or
+ * callback of this process runs between them; see `DiskService.create`.
+ */
+const create = (path: string, bytes: Uint8Array): Effect.Effect<FileHandle, DiskError> =>
+  Effect.uninterruptible(
+    Effect.suspend(() => {
+      let fd: number;
+      try {
+        fd = fs.openSync(path, openFlags.createExclusive, fileMode);
+      } catch (error) {
+        return Effect.fail(toDiskError("open", path, asErrno(error)));
+      }
+      try {
+        let written = 0;
+        while (written < bytes.length) {
+          written += fs.writeSync(fd, bytes, written, bytes.length - written, written);
+        }
+      } catch (error) {
+        return Effect.zipRight(
+          Effect.ignore(closeDescriptor(path, fd)),
+          Effect.fail(toDiskError("write", path, asErrno(error))),
+        );
+      }
+      return Effect.succeed(makeFileHandle(path, fd));
+    }),
+  );
+
+// Node's synchronous fs calls throw ErrnoExceptions; anything else still
+// becomes a DiskError (code Other), never an escaped exception.
+const asErrno = (error: unknown): NodeJS.ErrnoException =>
+  error instanceof Error ? error : new Error(String(error));
+
 const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
   Effect.map(
     call<Buffer>("read", path, (callback) => fs.readFile(path, callback)),
@@ -266,6 +300,7 @@ const lock = (path: string): Effect.Effect<LockHandle, DiskError | LockHeld> =>
  */
 export const make: DiskService = {
   open,
+  create,
   readFile,
   rename,
   remove,

@@ -554,6 +554,20 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     );
   };
 
+  // The model keeps create and write as two operations (two cut points): a
+  // power loss may keep the entry without the bytes. Only a process kill,
+  // which this model does not distinguish, benefits from the single step.
+  const create = (rawPath: string, bytes: Uint8Array) =>
+    Effect.flatMap(open(rawPath, "createExclusive"), (handle) => {
+      const writeFrom = (position: number): Effect.Effect<Disk.FileHandle, Disk.DiskError> =>
+        position >= bytes.length
+          ? Effect.succeed(handle)
+          : Effect.flatMap(handle.write(position, bytes.subarray(position)), (count) =>
+              writeFrom(position + count),
+            );
+      return Effect.tapError(writeFrom(0), () => Effect.ignore(handle.close()));
+    });
+
   const readFile = (rawPath: string) => {
     const path = normalize(rawPath);
     return run(
@@ -794,6 +808,7 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
 
   return {
     open,
+    create,
     readFile,
     rename,
     remove,

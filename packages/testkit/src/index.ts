@@ -8,3 +8,5 @@ export * as Events from "./Events.js";
 export * as Histories from "./Histories.js";
 export * as FaultDisk from "./FaultDisk.js";
 export * as Crash from "./Crash.js";
+export * as Stores from "./Stores.js";
+export * as Fixtures from "./Fixtures.js";

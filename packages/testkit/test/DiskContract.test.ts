@@ -90,6 +90,24 @@ for (const subject of subjects) {
       ),
     );
 
+    it.scoped(
+      "create: a new file holding the bytes, open for more; EEXIST and ENOENT refused",
+      () =>
+        within((disk, at) =>
+          Effect.gen(function* () {
+            const handle = yield* disk.create(at("segment"), bytes("header"));
+            expect(yield* handle.size()).toBe(6);
+            expect(yield* handle.write(6, bytes("+tail"))).toBe(5);
+            expect(text(yield* handle.read(0, 64))).toBe("header+tail");
+            yield* handle.close();
+            expect(text(yield* disk.readFile(at("segment")))).toBe("header+tail");
+            expect(yield* codeOf(disk.create(at("segment"), bytes("again")))).toBe("EEXIST");
+            expect(text(yield* disk.readFile(at("segment")))).toBe("header+tail");
+            expect(yield* codeOf(disk.create(at("no/such/file"), bytes("x")))).toBe("ENOENT");
+          }),
+        ),
+    );
+
     it.scoped("open: a directory is not a file (EISDIR)", () =>
       within((disk, at) =>
         Effect.gen(function* () {

@@ -18,4 +18,5 @@ export class JobNotFound extends Data.TaggedError("JobNotFound")<{
   readonly jobId: number;
 }> {}
 
+/** The CLI's own failures. */
 export type CliError = UsageError | JobNotFound;

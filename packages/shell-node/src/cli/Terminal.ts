@@ -8,6 +8,7 @@
  */
 import { Context, Effect } from "effect";
 
+/** The process's streams and SIGINT, as the command programs see them. */
 export interface TerminalService {
   /** Writes `text` to standard output as it is (no newline added). */
   readonly out: (text: string) => Effect.Effect<void>;
@@ -21,6 +22,7 @@ export interface TerminalService {
   readonly wasInterrupted: Effect.Effect<boolean>;
 }
 
+/** The terminal as an Effect service (bound to the process by `main.ts`). */
 export class Terminal extends Context.Tag("@tay/shell-node/cli/Terminal")<
   Terminal,
   TerminalService

@@ -14,11 +14,10 @@
  * executing by a killed run are failed and retried by the engine at open)
  * and no new ones are inserted until none is left.
  */
-import { Query, type Job, type Value } from "@tay/core";
+import { Event, type Job, Query, type State, type Value } from "@tay/core";
 import { Clock, Duration, Effect, Fiber, Ref } from "effect";
 import { Disk } from "../Disk.js";
 import * as Engine from "../Engine.js";
-import * as Init from "../Init.js";
 import * as Layout from "../Layout.js";
 import type { DurabilityPolicy } from "../StoreOptions.js";
 import { argument, type Command, exitCodes, parsed, text, usage } from "./command.js";
@@ -34,10 +33,15 @@ export const demoQueue = "demo";
 export const demoWorker = "demo";
 /** The heartbeat schedule: an occurrence every `heartbeatEveryMs`. */
 export const heartbeatScheduleId = "demo-heartbeat";
+/** The heartbeat's period. */
 export const heartbeatEveryMs = 2_000;
 
+/** Jobs a fresh run inserts (`--jobs`), and the most it accepts. */
 export const jobsDefault = 300;
+export const jobsMax = 1_000_000;
+/** Worker fibers (`--workers`), and the most it accepts. */
 export const workersDefault = 8;
+export const workersMax = 256;
 /** A safety cap: the default run finishes in a few seconds, well before it. */
 export const durationMsDefault = 60_000;
 /** Attempts of a demo job: the always-failing ones are discarded after the third. */
@@ -69,10 +73,16 @@ export const behaviour = (job: Job.Job): "complete" | "fail" => {
 /** Simulated work, 1..5 ms. */
 const workMs = (job: Job.Job): number => 1 + (job.jobId % 5);
 
-const unfinished = (counts: Query.Counts | undefined): number =>
-  counts === undefined
-    ? 0
-    : counts.scheduled + counts.available + counts.executing + counts.retryable;
+/** Demo jobs (not heartbeats) that are not finished yet. */
+export const unfinishedDemoJobs = (state: State.State): number =>
+  Event.jobStates
+    .filter((jobState) => !Event.isTerminal(jobState))
+    .reduce(
+      (total, jobState) =>
+        total +
+        Query.jobsIn(state, jobState, demoQueue).filter((job) => job.worker === demoWorker).length,
+      0,
+    );
 
 /** Tallies of this run. */
 interface Tally {
@@ -83,17 +93,25 @@ interface Tally {
   skipped: number;
 }
 
-/** Creates the store when DIR is missing or holds nothing but a LOCK; true when it did. */
-const prepare = (directory: string) =>
+/** How the run ended. */
+type Outcome = "finished" | "duration" | "interrupted";
+
+/** The run's settings, from the command line. */
+interface Settings {
+  readonly directory: string;
+  readonly jobs: number;
+  readonly durationMs: number;
+  readonly workers: number;
+  readonly durability: DurabilityPolicy;
+  readonly json: boolean;
+}
+
+/** True when `directory` holds no store yet (the engine will create one). */
+const holdsNoStore = (directory: string) =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const stat = yield* Effect.either(disk.stat(directory));
-    const fresh =
-      stat._tag === "Left" ||
-      (stat.right.type === "directory" &&
-        (yield* disk.readDirectory(directory)).every((name) => name === Layout.lockName));
-    if (fresh) yield* Init.init(directory);
-    return fresh;
+    const marker = yield* Effect.either(disk.stat(Layout.markerPath(directory)));
+    return marker._tag === "Left";
   });
 
 const newJobs = (from: number, count: number) =>
@@ -103,6 +121,271 @@ const newJobs = (from: number, count: number) =>
     args: new Map<string, Value.Value>([["n", from + index]]),
     maxAttempts: demoMaxAttempts,
   }));
+
+/** Registers the heartbeat if missing; inserts `jobs` new jobs unless demo jobs are unfinished. */
+const prepareWork = (
+  engine: Engine.EngineService,
+  jobs: number,
+  say: (message: string) => Effect.Effect<void, never, Terminal>,
+) =>
+  Effect.gen(function* () {
+    if ((yield* engine.schedule(heartbeatScheduleId)) === undefined) {
+      yield* engine.registerSchedule(
+        heartbeatScheduleId,
+        {
+          queue: demoQueue,
+          worker: "heartbeat",
+          args: null,
+          priority: 0,
+          maxAttempts: 1,
+          everyMs: heartbeatEveryMs,
+          cron: null,
+          overlap: "skip",
+        },
+        0,
+      );
+      yield* say(
+        `registered schedule ${heartbeatScheduleId} (every ${Text.duration(heartbeatEveryMs)})`,
+      );
+    }
+    const left = unfinishedDemoJobs(yield* engine.state());
+    if (left > 0) {
+      yield* say(`resuming ${left} unfinished job(s); inserting none`);
+      return;
+    }
+    const firstArg = (yield* engine.state()).lastJobId + 1;
+    for (let done = 0; done < jobs; done += insertBatchJobs) {
+      yield* engine.insertMany(newJobs(firstArg + done, Math.min(insertBatchJobs, jobs - done)));
+    }
+    yield* say(`inserted ${jobs} job(s) into queue ${demoQueue}`);
+  });
+
+/** One worker: claim, work, complete or fail, until `stopping`; the job in hand is always finished. */
+const worker = (
+  engine: Engine.EngineService,
+  index: number,
+  stopping: Ref.Ref<boolean>,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    while (!(yield* Ref.get(stopping))) {
+      const [job] = yield* engine.claim(demoQueue, 1);
+      if (job === undefined) {
+        yield* Effect.sleep(Duration.millis(idleMs));
+        continue;
+      }
+      yield* Effect.sleep(Duration.millis(workMs(job)));
+      const done =
+        behaviour(job) === "fail"
+          ? yield* engine.fail(job.jobId, `demo failure on attempt ${job.attempt}`)
+          : job.jobId % 2 === 0
+            ? yield* engine.complete(job.jobId, new Map([["worker", index]]))
+            : yield* engine.complete(job.jobId);
+      // Heartbeat occurrences are counted as delivered, not as demo jobs.
+      if (done.worker !== demoWorker) continue;
+      if (done.state === "completed") tally.completed += 1;
+      else if (done.state === "discarded") tally.discarded += 1;
+      else tally.retried += 1;
+    }
+  });
+
+/** Makes retries due and delivers heartbeat occurrences, forever. */
+const ticker = (engine: Engine.EngineService, tally: Tally) =>
+  Effect.gen(function* () {
+    for (;;) {
+      yield* Effect.sleep(Duration.millis(tickMs));
+      const wake = yield* engine.nextWakeAt();
+      if (wake === null || wake > (yield* Clock.currentTimeMillis)) continue;
+      const ticked = yield* engine.tick();
+      tally.delivered += ticked.delivered;
+      tally.skipped += ticked.skipped;
+    }
+  });
+
+/** Resolves once no demo job is unfinished. */
+const allFinished = (engine: Engine.EngineService) =>
+  Effect.gen(function* () {
+    for (;;) {
+      yield* Effect.sleep(Duration.millis(pollMs));
+      if (unfinishedDemoJobs(yield* engine.state()) === 0) return "finished" as const;
+    }
+  });
+
+/** The live progress line's text. */
+const progressText = (
+  engine: Engine.EngineService,
+  startedAt: number,
+  firstSequence: number,
+  planned: number,
+  tally: Tally,
+) =>
+  Effect.gen(function* () {
+    const counts = (yield* engine.counts()).get(demoQueue);
+    const elapsed = (yield* Clock.currentTimeMillis) - startedAt;
+    const records = (yield* engine.store.stats()).lastSequence - firstSequence;
+    return [
+      `demo ${Text.duration(elapsed).padStart(6)}`,
+      `finished ${tally.completed + tally.discarded}/${planned}`,
+      `executing ${counts?.executing ?? 0}`,
+      `available ${counts?.available ?? 0}`,
+      `retrying ${(counts?.retryable ?? 0) + (counts?.scheduled ?? 0)}`,
+      `heartbeats ${tally.delivered}`,
+      `${Math.round((records * 1000) / Math.max(1, elapsed))} records/s`,
+    ].join("  ");
+  });
+
+/** Writes the progress line: in place on a terminal, one line a second otherwise. */
+const progress = (text: Effect.Effect<string>) =>
+  Effect.gen(function* () {
+    const terminal = yield* Terminal;
+    for (;;) {
+      yield* Effect.sleep(
+        Duration.millis(terminal.isTerminal ? progressTerminalMs : progressPlainMs),
+      );
+      const current = yield* text;
+      yield* terminal.isTerminal ? terminal.out(`\r\u001b[K${current}`) : line(current);
+    }
+  });
+
+/**
+ * Runs the pool until every demo job is finished, the duration passes, the
+ * user interrupts, or a worker fails (its failure is the run's). Then stops
+ * cleanly: workers finish the job in hand, the rest is interrupted, the
+ * store flushed.
+ */
+const runPool = (engine: Engine.EngineService, settings: Settings) =>
+  Effect.gen(function* () {
+    const terminal = yield* Terminal;
+    const tally: Tally = { completed: 0, discarded: 0, retried: 0, delivered: 0, skipped: 0 };
+    const stopping = yield* Ref.make(false);
+    const planned = unfinishedDemoJobs(yield* engine.state());
+    const startedAt = yield* Clock.currentTimeMillis;
+    const firstSequence = (yield* engine.store.stats()).lastSequence;
+    const text = progressText(engine, startedAt, firstSequence, planned, tally);
+
+    const workers = yield* Effect.forEach(
+      Array.from({ length: settings.workers }, (_, index) => index),
+      (index) => Effect.fork(worker(engine, index, stopping, tally)),
+    );
+    const ticking = yield* Effect.fork(ticker(engine, tally));
+    const reporting = yield* Effect.fork(settings.json ? Effect.never : progress(text));
+    const failedWorker = Effect.flatMap(Fiber.joinAll(workers), () => Effect.never);
+    const outcome: Outcome = yield* Effect.raceFirst(
+      Effect.raceFirst(allFinished(engine), failedWorker),
+      Effect.raceFirst(
+        Effect.as(Effect.sleep(Duration.millis(settings.durationMs)), "duration" as const),
+        Effect.as(terminal.interrupted, "interrupted" as const),
+      ),
+    );
+    yield* Ref.set(stopping, true);
+    yield* Fiber.joinAll(workers);
+    yield* Fiber.interrupt(ticking);
+    yield* Fiber.interrupt(reporting);
+    yield* engine.store.flush();
+    if (terminal.isTerminal && !settings.json) yield* terminal.out(`\r\u001b[K${yield* text}\n`);
+    const elapsedMs = (yield* Clock.currentTimeMillis) - startedAt;
+    const records = (yield* engine.store.stats()).lastSequence - firstSequence;
+    return { outcome, tally, elapsedMs, records };
+  });
+
+/** The status view of the running store. */
+const filesOf = (engine: Engine.EngineService, directory: string) =>
+  Effect.gen(function* () {
+    const stats = yield* engine.store.stats();
+    const generation = yield* engine.store.generation();
+    const { report } = engine;
+    return {
+      path: directory,
+      storeId: engine.store.storeId,
+      epoch: generation.epoch,
+      parentEpoch: report.parentEpoch,
+      baseRecordCount: report.baseRecordCount,
+      segments: stats.segments,
+      records: stats.records,
+      firstSequence: stats.firstSequence,
+      lastSequence: stats.lastSequence,
+      bytes: stats.bytes,
+      orphanedGenerations: report.orphanedGenerations,
+    } satisfies StatusFiles;
+  });
+
+/** Prints the summary and the status. */
+const summarize = (
+  engine: Engine.EngineService,
+  settings: Settings,
+  run: Effect.Effect.Success<ReturnType<typeof runPool>>,
+) =>
+  Effect.gen(function* () {
+    const { outcome, tally, elapsedMs, records } = run;
+    const state = yield* engine.state();
+    const files = yield* filesOf(engine, settings.directory);
+    const remaining = unfinishedDemoJobs(state);
+    const finishedJobs = tally.completed + tally.discarded;
+    const perSecond = (count: number) => Math.round((count * 1000) / Math.max(1, elapsedMs));
+    if (settings.json) {
+      return yield* line(
+        Json.line({
+          outcome,
+          elapsed_ms: elapsedMs,
+          jobs_finished: finishedJobs,
+          completed: tally.completed,
+          discarded: tally.discarded,
+          retried: tally.retried,
+          heartbeats_delivered: tally.delivered,
+          heartbeats_skipped: tally.skipped,
+          records,
+          records_per_second: perSecond(records),
+          jobs_per_second: perSecond(finishedJobs),
+          unfinished: remaining,
+          status: statusJson(files, state),
+        }),
+      );
+    }
+    const stopped =
+      outcome === "interrupted"
+        ? "interrupted (SIGINT)"
+        : outcome === "duration"
+          ? `duration of ${Text.duration(settings.durationMs)} reached`
+          : "every job finished";
+    yield* lines([
+      "",
+      `stopped: ${stopped}`,
+      `this run: ${finishedJobs} job(s) finished (${tally.completed} completed, ${tally.discarded} discarded), ${tally.retried} retried, ${tally.delivered} heartbeat(s) delivered`,
+      `throughput: ${records} record(s) in ${Text.duration(elapsedMs)} (${perSecond(records)} records/s, ${perSecond(finishedJobs)} jobs/s, durability ${settings.durability})`,
+      ...(remaining > 0
+        ? [`${remaining} job(s) unfinished: run tay demo ${settings.directory} again to continue`]
+        : []),
+      "",
+      ...statusLines(files, state),
+    ]);
+  });
+
+/** The whole demo over one store. */
+const runDemo = (settings: Settings) =>
+  Effect.gen(function* () {
+    const say = (message: string) => (settings.json ? Effect.void : line(message));
+    const fresh = yield* holdsNoStore(settings.directory);
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const engine = yield* Engine.open(settings.directory, {
+          durability: settings.durability,
+          createIfMissing: true,
+        });
+        const { report } = engine;
+        if (fresh) yield* say(`initialized ${settings.directory}`);
+        yield* say(
+          `opened ${settings.directory} (store ${engine.store.storeId}, epoch ${report.epoch}, ${report.records} record(s) validated in ${Text.duration(report.validateMs + report.foldMs)})`,
+        );
+        if (report.rescued > 0) {
+          yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);
+        }
+        yield* prepareWork(engine, settings.jobs, say);
+        const run = yield* runPool(engine, settings);
+        yield* summarize(engine, settings, run);
+        return run.outcome === "interrupted" ? exitCodes.interrupted : exitCodes.ok;
+      }),
+    );
+  });
 
 /** `tay demo DIR [--jobs N] [--duration D] [--workers N] [--durability P]`. */
 export const demo: Command = {
@@ -135,12 +418,12 @@ export const demo: Command = {
   ],
   run: (input) =>
     Effect.gen(function* () {
-      const directory = argument(input, 0);
-      const jobCount =
-        (yield* parsed(input, "jobs", (value) => parseInteger(value, 0, 1_000_000))) ?? jobsDefault;
+      const jobs =
+        (yield* parsed(input, "jobs", (value) => parseInteger(value, 0, jobsMax))) ?? jobsDefault;
       const durationMs = (yield* parsed(input, "duration", parseDuration)) ?? durationMsDefault;
-      const workerCount =
-        (yield* parsed(input, "workers", (value) => parseInteger(value, 1, 256))) ?? workersDefault;
+      const workers =
+        (yield* parsed(input, "workers", (value) => parseInteger(value, 1, workersMax))) ??
+        workersDefault;
       const durabilityName = text(input, "durability") ?? "maximal";
       const durability = durabilities.get(durabilityName);
       if (durability === undefined) {
@@ -149,205 +432,13 @@ export const demo: Command = {
           `--durability: ${JSON.stringify(durabilityName)} is not maximal, segment or throughput`,
         );
       }
-      const terminal = yield* Terminal;
-      const say = (message: string) => (input.json ? Effect.void : line(message));
-
-      if (yield* prepare(directory)) yield* say(`initialized ${directory}`);
-      return yield* Effect.scoped(
-        Effect.gen(function* () {
-          const engine = yield* Engine.open(directory, { durability });
-          const { store, report } = engine;
-          yield* say(
-            `opened ${directory} (store ${store.storeId}, epoch ${report.epoch}, ${report.records} record(s) validated in ${Text.duration(report.validateMs + report.foldMs)})`,
-          );
-          if (report.rescued > 0) {
-            yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);
-          }
-          if ((yield* engine.schedule(heartbeatScheduleId)) === undefined) {
-            yield* engine.registerSchedule(
-              heartbeatScheduleId,
-              {
-                queue: demoQueue,
-                worker: "heartbeat",
-                args: null,
-                priority: 0,
-                maxAttempts: 1,
-                everyMs: heartbeatEveryMs,
-                cron: null,
-                overlap: "skip",
-              },
-              0,
-            );
-            yield* say(
-              `registered schedule ${heartbeatScheduleId} (every ${Text.duration(heartbeatEveryMs)})`,
-            );
-          }
-          const left = unfinished((yield* engine.counts()).get(demoQueue));
-          if (left > 0) {
-            yield* say(`resuming ${left} unfinished job(s); inserting none`);
-          } else {
-            const firstArg = (yield* engine.state()).lastJobId + 1;
-            for (let done = 0; done < jobCount; done += insertBatchJobs) {
-              yield* engine.insertMany(
-                newJobs(firstArg + done, Math.min(insertBatchJobs, jobCount - done)),
-              );
-            }
-            yield* say(`inserted ${jobCount} job(s) into queue ${demoQueue}`);
-          }
-          const planned = unfinished((yield* engine.counts()).get(demoQueue));
-          const startedAt = yield* Clock.currentTimeMillis;
-          const firstSequence = (yield* store.stats()).lastSequence;
-          const tally: Tally = { completed: 0, discarded: 0, retried: 0, delivered: 0, skipped: 0 };
-          const stopping = yield* Ref.make(false);
-
-          const settle = (job: Job.Job) =>
-            Effect.sync(() => {
-              if (job.state === "completed") tally.completed += 1;
-              else if (job.state === "discarded") tally.discarded += 1;
-              else if (job.state === "retryable" || job.state === "available") tally.retried += 1;
-            });
-
-          const work = (index: number) =>
-            Effect.gen(function* () {
-              while (!(yield* Ref.get(stopping))) {
-                const [job] = yield* engine.claim(demoQueue, 1);
-                if (job === undefined) {
-                  yield* Effect.sleep(Duration.millis(idleMs));
-                  continue;
-                }
-                yield* Effect.sleep(Duration.millis(workMs(job)));
-                const done =
-                  behaviour(job) === "fail"
-                    ? yield* engine.fail(job.jobId, `demo failure on attempt ${job.attempt}`)
-                    : job.jobId % 4 === 0
-                      ? yield* engine.complete(job.jobId, new Map([["worker", index]]))
-                      : yield* engine.complete(job.jobId);
-                yield* settle(done);
-              }
-            });
-
-          const ticker = Effect.gen(function* () {
-            for (;;) {
-              yield* Effect.sleep(Duration.millis(tickMs));
-              const wake = yield* engine.nextWakeAt();
-              if (wake === null || wake > (yield* Clock.currentTimeMillis)) continue;
-              const ticked = yield* engine.tick();
-              tally.delivered += ticked.delivered;
-              tally.skipped += ticked.skipped;
-            }
-          });
-
-          const progressLine = Effect.gen(function* () {
-            const counts = (yield* engine.counts()).get(demoQueue);
-            const elapsed = (yield* Clock.currentTimeMillis) - startedAt;
-            const records = (yield* store.stats()).lastSequence - firstSequence;
-            const finished = tally.completed + tally.discarded;
-            return [
-              `demo ${Text.duration(elapsed).padStart(6)}`,
-              `finished ${finished}/${planned}`,
-              `executing ${counts?.executing ?? 0}`,
-              `available ${counts?.available ?? 0}`,
-              `retrying ${(counts?.retryable ?? 0) + (counts?.scheduled ?? 0)}`,
-              `heartbeats ${tally.delivered}`,
-              `${Math.round((records * 1000) / Math.max(1, elapsed))} records/s`,
-            ].join("  ");
-          });
-
-          const progress = Effect.gen(function* () {
-            for (;;) {
-              yield* Effect.sleep(
-                Duration.millis(terminal.isTerminal ? progressTerminalMs : progressPlainMs),
-              );
-              const text = yield* progressLine;
-              yield* terminal.isTerminal ? terminal.out(`\r\u001b[K${text}`) : line(text);
-            }
-          });
-
-          const finished = Effect.gen(function* () {
-            for (;;) {
-              yield* Effect.sleep(Duration.millis(pollMs));
-              if (unfinished((yield* engine.counts()).get(demoQueue)) === 0)
-                return "finished" as const;
-            }
-          });
-
-          const workers = yield* Effect.forEach(
-            Array.from({ length: workerCount }, (_, index) => index),
-            (index) => Effect.fork(work(index)),
-          );
-          const ticking = yield* Effect.fork(ticker);
-          const reporting = yield* Effect.fork(input.json ? Effect.never : progress);
-          const failedWorker = Effect.flatMap(Fiber.joinAll(workers), () => Effect.never);
-          const outcome = yield* Effect.raceFirst(
-            Effect.raceFirst(finished, failedWorker),
-            Effect.raceFirst(
-              Effect.as(Effect.sleep(Duration.millis(durationMs)), "duration" as const),
-              Effect.as(terminal.interrupted, "interrupted" as const),
-            ),
-          );
-          // Workers finish the job in hand; nothing is left executing.
-          yield* Ref.set(stopping, true);
-          yield* Fiber.joinAll(workers);
-          yield* Fiber.interrupt(ticking);
-          yield* Fiber.interrupt(reporting);
-          yield* store.flush();
-          if (terminal.isTerminal && !input.json)
-            yield* terminal.out(`\r\u001b[K${yield* progressLine}\n`);
-
-          const elapsedMs = (yield* Clock.currentTimeMillis) - startedAt;
-          const stats = yield* store.stats();
-          const records = stats.lastSequence - firstSequence;
-          const state = yield* engine.state();
-          const generation = yield* store.generation();
-          const files: StatusFiles = {
-            path: directory,
-            storeId: store.storeId,
-            epoch: generation.epoch,
-            parentEpoch: report.parentEpoch,
-            baseRecordCount: report.baseRecordCount,
-            segments: stats.segments,
-            records: stats.records,
-            firstSequence: stats.firstSequence,
-            lastSequence: stats.lastSequence,
-            bytes: stats.bytes,
-            orphanedGenerations: report.orphanedGenerations,
-          };
-          const remaining = unfinished(Query.counts(state).get(demoQueue));
-          const finishedJobs = tally.completed + tally.discarded;
-          const perSecond = (count: number) => Math.round((count * 1000) / Math.max(1, elapsedMs));
-          if (input.json) {
-            yield* line(
-              Json.line({
-                outcome,
-                elapsed_ms: elapsedMs,
-                jobs_finished: finishedJobs,
-                completed: tally.completed,
-                discarded: tally.discarded,
-                retried: tally.retried,
-                heartbeats_delivered: tally.delivered,
-                heartbeats_skipped: tally.skipped,
-                records,
-                records_per_second: perSecond(records),
-                jobs_per_second: perSecond(finishedJobs),
-                unfinished: remaining,
-                status: statusJson(files, state),
-              }),
-            );
-          } else {
-            yield* lines([
-              "",
-              `stopped: ${outcome === "interrupted" ? "interrupted (SIGINT)" : outcome === "duration" ? `duration of ${Text.duration(durationMs)} reached` : "every job finished"}`,
-              `this run: ${finishedJobs} job(s) finished (${tally.completed} completed, ${tally.discarded} discarded), ${tally.retried} retried, ${tally.delivered} heartbeat(s) delivered`,
-              `throughput: ${records} record(s) in ${Text.duration(elapsedMs)} (${perSecond(records)} records/s, ${perSecond(finishedJobs)} jobs/s, durability ${durability})`,
-              ...(remaining > 0
-                ? [`${remaining} job(s) unfinished: run tay demo ${directory} again to continue`]
-                : []),
-              "",
-              ...statusLines(files, state),
-            ]);
-          }
-          return outcome === "interrupted" ? exitCodes.interrupted : exitCodes.ok;
-        }),
-      );
+      return yield* runDemo({
+        directory: argument(input, 0),
+        jobs,
+        durationMs,
+        workers,
+        durability,
+        json: input.json,
+      });
     }),
 };

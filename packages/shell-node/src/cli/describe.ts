@@ -17,6 +17,7 @@ import type { DiskError } from "../Disk.js";
 import type { EngineError, OpenError } from "../Engine.js";
 import type { CopyPrefixError, PrefixFault } from "../CopyPrefix.js";
 import type { CompactionInterrupted, InitError, RecoveryError, StoreError } from "../StoreError.js";
+import * as Layout from "../Layout.js";
 import type { CliError } from "./CliError.js";
 
 /** Everything a command can fail with. */
@@ -42,6 +43,8 @@ export interface Described {
   readonly sequence: number | undefined;
   /** One line, no trailing period. */
   readonly explanation: string;
+  /** The fault is one `tay copy-prefix` repairs (the line says so). */
+  readonly repairable: boolean;
   readonly exit: FailureExit;
 }
 
@@ -65,10 +68,26 @@ const at = (
   offset: position.offset,
   sequence: position.sequence,
   explanation: oneLine(explanation),
+  repairable: false,
   exit,
 });
 
-const repairHint = "; `tay copy-prefix` copies the valid prefix to a new store";
+/** The failures `copy-prefix` repairs when they concern a segment file. */
+const segmentFaults: ReadonlySet<Failure["_tag"]> = new Set([
+  "CorruptRecord",
+  "IncompleteTail",
+  "UndecodableEvent",
+  "HistoryRejected",
+  "BeyondSafeInteger",
+  "Mismatch",
+  "InvalidSegment",
+  "MalformedFile",
+]);
+
+const isSegmentPath = (path: string | undefined): boolean =>
+  path?.endsWith(Layout.segmentSuffix) === true;
+
+const repairHint = "; tay copy-prefix copies the valid prefix to a new store";
 
 const corruptExplanation: { readonly [Reason in CorruptReason]: string } = {
   BadMagic: "no record starts here (bad magic)",
@@ -200,6 +219,13 @@ const writerCause = (cause: DiskError | CompactionInterrupted): string =>
  * the path of failures that carry none of their own.
  */
 export const describe = (failure: Failure, context: string | undefined): Described => {
+  const described = describeFailure(failure, context);
+  return segmentFaults.has(failure._tag) && isSegmentPath(described.path)
+    ? { ...described, repairable: true }
+    : described;
+};
+
+const describeFailure = (failure: Failure, context: string | undefined): Described => {
   switch (failure._tag) {
     case "UsageError":
       return at(
@@ -301,7 +327,7 @@ export const describe = (failure: Failure, context: string | undefined): Describ
       return at(
         failure.reason,
         failure.path,
-        `${corruptExplanation[failure.reason]}; nothing was changed${repairHint}`,
+        `${corruptExplanation[failure.reason]}; nothing was changed`,
         { offset: failure.offset, sequence: failure.sequence },
       );
     case "BeyondSafeInteger":
@@ -315,7 +341,7 @@ export const describe = (failure: Failure, context: string | undefined): Describ
       return at(
         "IncompleteTail",
         failure.path,
-        `the segment ends inside a ${failure.part.toLowerCase()} (a torn tail); nothing was changed${repairHint}`,
+        `the segment ends inside a ${failure.part.toLowerCase()} (a torn tail); nothing was changed`,
         { offset: failure.offset, sequence: failure.sequence },
       );
     case "UndecodableEvent": {
@@ -421,7 +447,7 @@ const prefixUnavailable = (
     reason === "OutsideSegments"
       ? "copy-prefix repairs faults inside segment files only"
       : `the fault lies inside the canonical base (${counts.baseRecords} of ${counts.baseRecordCount} base records are valid), so no prefix folds to a state`;
-  return { ...inner, explanation: `${inner.explanation.replace(repairHint, "")}; ${why}` };
+  return { ...inner, repairable: false, explanation: `${inner.explanation}; ${why}` };
 };
 
 /** Best-effort text for a value of unknown shape (a tag when it has one). */
@@ -436,7 +462,8 @@ export const formatLine = (described: Described): string => {
   const path = described.path === undefined ? "" : ` ${described.path}`;
   const offset = described.offset === undefined ? "" : ` at offset ${described.offset}`;
   const sequence = described.sequence === undefined ? "" : ` sequence ${described.sequence}`;
-  return `tay: ${described.reason}${path}${offset}${sequence}: ${described.explanation}`;
+  const hint = described.repairable ? repairHint : "";
+  return `tay: ${described.reason}${path}${offset}${sequence}: ${described.explanation}${hint}`;
 };
 
 /** The failure as its one line. */

@@ -29,6 +29,7 @@ export interface Inspected {
   readonly report: Recovery.RecoveryReport;
 }
 
+/** What a read-only inspection can fail with: a fault, or the fold's refusal. */
 export type InspectError = RecoveryError | HistoryRejected<HistoryError.HistoryError>;
 
 /** Failures a live writer can cause in a reader; worth another look. */

@@ -317,7 +317,7 @@ const details = (event: Event.Event): string => {
   return Object.entries(fields)
     .filter(([key]) => key !== "job_id")
     .map(([key, value]) =>
-      key.endsWith("_at") && typeof value === "number"
+      (key === "at" || key.endsWith("_at")) && typeof value === "number"
         ? `${key}=${Text.time(value)}`
         : `${key}=${JSON.stringify(value)}`,
     )

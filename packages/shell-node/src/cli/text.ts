@@ -70,8 +70,11 @@ export const duration = (ms: number): string => {
 export const truncate = (text: string, max: number): string =>
   text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
 
-// Control characters would break a line or a column.
-const controlPattern = /[\u0000-\u001f\u007f-\u009f]/;
+/** True for a C0 or C1 control character (they would break a line or a column). */
+const isControl = (character: string): boolean => {
+  const code = character.codePointAt(0) ?? 0;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
+};
 
 /**
  * A name (queue, worker, schedule id) safe to print in a table: as it is,
@@ -79,4 +82,4 @@ const controlPattern = /[\u0000-\u001f\u007f-\u009f]/;
  * UTF-8, `\n` included).
  */
 export const printable = (name: string): string =>
-  controlPattern.test(name) ? JSON.stringify(name) : name;
+  [...name].some(isControl) ? JSON.stringify(name) : name;

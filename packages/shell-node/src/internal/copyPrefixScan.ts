@@ -99,8 +99,6 @@ export interface PrefixScan {
   readonly fold: PrefixFold;
   /** Validation's first fault, or undefined when every byte is valid. */
   readonly fault: RecoveryError | undefined;
-  /** The report, when validation passed. */
-  readonly report: Recovery.RecoveryReport | undefined;
 }
 
 /** Runs the tolerant pass over `directory`'s current generation. */
@@ -111,12 +109,12 @@ export const scanPrefix = (directory: string): Effect.Effect<PrefixScan, never, 
       Recovery.inspect(directory, {}, tolerantProjection(fold)),
     );
     if (Either.isRight(inspected)) {
-      return { fold, fault: undefined, report: inspected.right.report };
+      return { fold, fault: undefined };
     }
     const fault = inspected.left;
     // This projection never refuses, so recovery cannot report its refusal.
     if (fault._tag === "HistoryRejected") return yield* Effect.dieMessage("tolerant fold refused");
-    return { fold, fault, report: undefined };
+    return { fold, fault };
   });
 
 /**

@@ -142,9 +142,8 @@ export const createFile = (
 ): Effect.Effect<FileHandle, DiskError, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const handle = yield* disk.open(path, "createExclusive");
+    const handle = yield* disk.create(path, bytes);
     yield* Effect.gen(function* () {
-      yield* writeAll(handle, 0, bytes);
       if (sync) {
         yield* handle.sync();
         yield* disk.syncDirectory(Layout.parentPath(path));

@@ -72,6 +72,11 @@ export const counting = (
   const service: DiskService = {
     ...inner,
     open: (file, mode) => Effect.map(inner.open(file, mode), wrap),
+    create: (file, bytes) =>
+      Effect.suspend(() => {
+        counts.writes += 1;
+        return Effect.map(inner.create(file, bytes), wrap);
+      }),
     syncDirectory: (directory) =>
       Effect.suspend(() => {
         counts.directorySyncs += 1;
