@@ -6,6 +6,10 @@ import { defineConfig } from "vitest/config";
 const source = (name: string) =>
   fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url));
 
+// CI asks for a JSON report beside the usual output (TAY_TEST_REPORT=path)
+// so that it can print the counts as one plain closing line.
+const jsonReport = process.env.TAY_TEST_REPORT;
+
 export default defineConfig({
   resolve: {
     alias: {
@@ -20,5 +24,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    reporters:
+      jsonReport === undefined ? ["default"] : ["default", ["json", { outputFile: jsonReport }]],
   },
 });

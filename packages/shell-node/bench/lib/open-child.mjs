@@ -1,0 +1,34 @@
+// One cold open in a fresh process, so that no earlier open's heap or JIT
+// state colours it: opens the data in `directory`, claims the first job (and
+// completes it, so the next open has no orphan to rescue), closes, and prints
+// one JSON line: seconds to ready (open resolved) and to the first claim,
+// and for Tay the recovery report's split.
+//
+//   node packages/shell-node/bench/lib/open-child.mjs tay|sqlite <directory>
+import { openSqlite } from "./sqlite.mjs";
+import { openTay } from "./tay.mjs";
+
+const [system, directory] = process.argv.slice(2);
+if ((system !== "tay" && system !== "sqlite") || directory === undefined) {
+  console.error("usage: open-child.mjs tay|sqlite <directory>");
+  process.exit(2);
+}
+const started = performance.now();
+const driver =
+  system === "tay" ? await openTay(directory, "Maximal") : openSqlite(directory, "FULL");
+const readySeconds = (performance.now() - started) / 1000;
+const job = await driver.claim("bench");
+const claimSeconds = (performance.now() - started) / 1000;
+if (job !== undefined) await driver.complete(job);
+await driver.close();
+console.log(
+  JSON.stringify({
+    readySeconds,
+    claimSeconds,
+    claimed: job !== undefined,
+    validateMs: driver.report?.validateMs,
+    foldMs: driver.report?.foldMs,
+    records: driver.report?.records,
+    bytes: driver.report?.bytes,
+  }),
+);

@@ -1,0 +1,193 @@
+// Tay through its public engine, driven from plain promises as a Node
+// application would (`Effect.runPromise` per command), plus what the
+// benchmarks need around it: a Disk layer that counts writes and syncs, and
+// a builder that writes a long legal history straight into the store.
+import { Effect, Exit, Layer, Scope } from "effect";
+import { Disk, Engine, Init, NodeDisk } from "../../dist/index.js";
+import { directoryBytes } from "./common.mjs";
+
+export const tayDurabilities = ["Maximal", "Segment", "Throughput"];
+
+/** Counters of the counting disk: writes, bytes written, data syncs, directory syncs. */
+export const diskCounters = () => ({ writes: 0, bytes: 0, syncs: 0, directorySyncs: 0 });
+
+/** NodeDisk with every file write and sync counted into `counters`. */
+export const countingDisk = (counters) => {
+  const inner = NodeDisk.make;
+  const wrap = (handle) => ({
+    ...handle,
+    write: (position, bytes) =>
+      Effect.tap(handle.write(position, bytes), (written) =>
+        Effect.sync(() => {
+          counters.writes += 1;
+          counters.bytes += written;
+        }),
+      ),
+    sync: () =>
+      Effect.tap(
+        handle.sync(),
+        Effect.sync(() => {
+          counters.syncs += 1;
+        }),
+      ),
+  });
+  return Layer.succeed(Disk.Disk, {
+    ...inner,
+    open: (path, mode) => Effect.map(inner.open(path, mode), wrap),
+    // Segments are created with their header in one step; the handle then appends.
+    create: (path, bytes) =>
+      Effect.map(inner.create(path, bytes), (handle) => {
+        counters.writes += 1;
+        counters.bytes += bytes.length;
+        return wrap(handle);
+      }),
+    syncDirectory: (path) =>
+      Effect.tap(
+        inner.syncDirectory(path),
+        Effect.sync(() => {
+          counters.directorySyncs += 1;
+        }),
+      ),
+  });
+};
+
+/** Initializes a store in `directory` (which must be empty or missing). */
+export const initTay = (directory, disk = NodeDisk.layer) =>
+  Effect.runPromise(Effect.provide(Init.init(directory), disk));
+
+/**
+ * Opens the engine on the store in `directory` with `durability`, for as
+ * long as the returned driver is not closed. `options` are further engine
+ * options (flush policy...). Returns the driver the workloads use.
+ */
+export const openTay = async (
+  directory,
+  durability,
+  { disk = NodeDisk.layer, options = {} } = {},
+) => {
+  const scope = Effect.runSync(Scope.make());
+  const openedAt = performance.now();
+  const engine = await Effect.runPromise(
+    Effect.provide(Scope.extend(Engine.open(directory, { ...options, durability }), scope), disk),
+  );
+  const openSeconds = (performance.now() - openedAt) / 1000;
+  const run = (effect) => Effect.runPromise(effect);
+  return {
+    system: "Tay",
+    setting: durability,
+    engine,
+    openSeconds,
+    report: engine.report,
+    insert: (queue, args) => run(engine.insert({ queue, worker: "W", args })),
+    insertMany: (queue, argsList) =>
+      run(engine.insertMany(argsList.map((args) => ({ queue, worker: "W", args })))),
+    claim: async (queue) => {
+      const [job] = await run(engine.claim(queue, 1));
+      return job === undefined ? undefined : { id: job.jobId, args: job.args };
+    },
+    complete: (job) => run(engine.complete(job.id)),
+    /** Jobs in the committed state, whatever their state. */
+    count: async () => {
+      let total = 0;
+      for (const counts of (await run(engine.counts())).values()) {
+        total += Object.values(counts).reduce((sum, value) => sum + value, 0);
+      }
+      return total;
+    },
+    countIn: async (state) => {
+      let total = 0;
+      for (const counts of (await run(engine.counts())).values()) total += counts[state] ?? 0;
+      return total;
+    },
+    /** Compaction: a new generation holding the state (completed jobs retained for a day). */
+    compact: () => run(engine.compact(24 * 60 * 60 * 1000)),
+    stats: () => run(engine.store.stats()),
+    bytesOnDisk: () => directoryBytes(directory),
+    close: () => run(Scope.close(scope, Exit.void)),
+  };
+};
+
+/**
+ * The events of a legal queue history of `records` records: jobs inserted
+ * in blocks of `block`, then started, then completed (three records per
+ * job), the last `availableJobs` jobs only inserted, all of it in the hour
+ * before `startedAt`'s default (so a compaction retaining a day keeps every
+ * job). Yields arrays of at most `chunkRecords` events, so the caller never
+ * holds the whole history; returns the job counts.
+ */
+export function* queueHistory({
+  records,
+  availableJobs,
+  args,
+  block = 1000,
+  chunkRecords = 10_000,
+  startedAt = Date.now() - 3_600_000 - 3 * records,
+}) {
+  const completedJobs = Math.floor((records - availableJobs) / 3);
+  const extra = records - availableJobs - completedJobs * 3;
+  const insertedOnly = availableJobs + extra;
+  let chunk = [];
+  const push = function* (event) {
+    chunk.push(event);
+    if (chunk.length >= chunkRecords) {
+      yield chunk;
+      chunk = [];
+    }
+  };
+  const inserted = (jobId) => ({
+    _tag: "JobInserted",
+    jobId,
+    queue: "bench",
+    worker: "W",
+    args,
+    priority: 0,
+    maxAttempts: 20,
+    scheduledAt: startedAt + jobId,
+    insertedAt: startedAt + jobId,
+  });
+  let jobId = 0;
+  while (jobId < completedJobs) {
+    const first = jobId + 1;
+    const last = Math.min(completedJobs, jobId + block);
+    for (let id = first; id <= last; id++) yield* push(inserted(id));
+    for (let id = first; id <= last; id++) {
+      yield* push({ _tag: "JobStarted", jobId: id, at: startedAt + id + 1, attempt: 1 });
+    }
+    for (let id = first; id <= last; id++) {
+      yield* push({
+        _tag: "JobFinished",
+        jobId: id,
+        at: startedAt + id + 2,
+        outcome: "completed",
+        error: null,
+      });
+    }
+    jobId = last;
+  }
+  for (let index = 0; index < insertedOnly; index++) {
+    jobId += 1;
+    yield* push(inserted(jobId));
+  }
+  if (chunk.length > 0) yield chunk;
+  return { completedJobs, availableJobs: insertedOnly };
+}
+
+/**
+ * Writes the history of `queueHistory` into a new store in `directory` with
+ * `Throughput` durability and large appends (straight `store.append`, the
+ * deciders are not involved), then closes it (which syncs nothing) and syncs
+ * nothing else: the caller only reopens it. Returns the jobs it holds.
+ */
+export const buildHistoryStore = async (directory, history) => {
+  await initTay(directory);
+  const tay = await openTay(directory, "Throughput");
+  const events = queueHistory(history);
+  let step = events.next();
+  while (step.done !== true) {
+    await Effect.runPromise(tay.engine.store.append(step.value));
+    step = events.next();
+  }
+  await Effect.runPromise(tay.engine.store.sync());
+  await tay.close();
+  return step.value;
+};
