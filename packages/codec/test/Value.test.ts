@@ -305,13 +305,14 @@ describe("refusals", () => {
     expect(refused(`${"0700000001".repeat(64)}0800000000`)?._tag).toBe("DepthExceeded");
   });
 
-  it("refuses a megabyte of nesting quickly, without recursion", () => {
+  // Speed is the benchmark's business (no timed assertions in tests): a
+  // decoder that recursed or allocated per claimed level would overflow the
+  // stack or fail with a Defect here, not refuse at the 65th level.
+  it("refuses a megabyte of nesting at the 65th level, without recursion", () => {
     const bytes = new Uint8Array(1 << 20);
     for (let offset = 0; offset + 5 <= bytes.length; offset += 5)
       bytes.set([7, 0, 0, 0, 1], offset);
-    const started = performance.now();
-    expect(decodeError(bytes)?._tag).toBe("DepthExceeded");
-    expect(performance.now() - started).toBeLessThan(100);
+    expect(decodeError(bytes)).toMatchObject({ _tag: "DepthExceeded", offset: 64 * 5 });
   });
 
   it.each([
@@ -403,13 +404,11 @@ describe("refusals", () => {
     },
   );
 
-  it("refuses a 4-billion-item claim in microseconds", () => {
-    const started = performance.now();
-    for (let round = 0; round < 1000; round++) {
-      expect(decodeError(fromHex("07ffffffff"))?._tag).toBe("LengthBeyondInput");
-      expect(decodeError(fromHex("08ffffffff00000000"))?._tag).toBe("LengthBeyondInput");
-    }
-    expect(performance.now() - started).toBeLessThan(200);
+  // An attempt to allocate 4 billion slots would throw (a Defect result)
+  // or exhaust memory; the refusal names the claim before any allocation.
+  it("refuses a 4-billion-item claim before allocating", () => {
+    expect(decodeError(fromHex("07ffffffff"))?._tag).toBe("LengthBeyondInput");
+    expect(decodeError(fromHex("08ffffffff00000000"))?._tag).toBe("LengthBeyondInput");
   });
 
   it.each([
