@@ -21,8 +21,9 @@
  * Options: --scale=F (job counts), --seconds=S (cap per case, default 4),
  * --mixed-seconds=S (default 10), --rate=N (mixed offered jobs/s, default 500),
  * --cold-records=N (default 1,000,000), --only=tay,sqlite,bullmq,
- * --out=DIR (default bench/results). Writes peers-DATE.json, peers-DATE.md
- * and one peers-DATE-WORKLOAD.svg per workload.
+ * --workloads=enqueue,process,mixed,cold,crash (default all; cold includes the
+ * bytes on disk), --out=DIR (default bench/results). Writes peers-DATE.json,
+ * peers-DATE.md and one peers-DATE-WORKLOAD.svg per workload.
  */
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -72,6 +73,8 @@ const mixedSeconds = Number(option("mixed-seconds", 10));
 const mixedRate = Number(option("rate", 500));
 const coldRecords = Number(option("cold-records", Math.round(1_000_000 * scale)));
 const only = option("only", "tay,sqlite,bullmq").split(",");
+const workloads = option("workloads", "enqueue,process,mixed,cold,crash").split(",");
+const runs = (workload) => workloads.includes(workload);
 const outDirectory = option("out", join(repositoryRoot, "bench", "results"));
 const sized = (count) => Math.max(1, Math.round(count * scale));
 
@@ -150,7 +153,7 @@ const results = { enqueue: [], process: [], mixed: [], cold: [], bytes: [], pers
 // ---------------------------------------------------------------- 1. enqueue
 const enqueueCases = enqueueShapes.map((shape) => ({ ...shape, rows: [] }));
 const tayBytesPerJob = { insert: 395, process: 100 };
-for (const setting of active) {
+for (const setting of runs("enqueue") ? active : []) {
   await withData(setting.id, async (directory) => {
     let driver = await startSystem(setting, directory, context);
     let acknowledged = 0;
@@ -180,7 +183,7 @@ for (const setting of active) {
   });
 }
 for (const shape of enqueueCases) {
-  if (!active.some((setting) => setting.system === "Tay")) break;
+  if (!runs("enqueue") || !active.some((setting) => setting.system === "Tay")) break;
   await withData("raw", async (directory) => {
     const tayRow = shape.rows.find((row) => row.settingId === "tay-maximal");
     const records = Math.max(tayRow?.jobs ?? shape.jobs, 1);
@@ -196,7 +199,7 @@ results.enqueue = enqueueCases;
 
 // ---------------------------------------------------------------- 2. process
 const processCases = processShapes.map((shape) => ({ ...shape, rows: [] }));
-for (const shape of processCases) {
+for (const shape of runs("process") ? processCases : []) {
   for (const setting of active) {
     await withData(setting.id, async (directory) => {
       const driver = await startSystem(setting, directory, context);
@@ -208,7 +211,7 @@ for (const shape of processCases) {
   }
 }
 // Bytes a processed job adds to Tay's log (JobStarted + JobFinished), measured apart.
-if (active.some((setting) => setting.id === "tay-maximal")) {
+if (runs("process") && active.some((setting) => setting.id === "tay-maximal")) {
   await withData("tay-process-bytes", async (directory) => {
     const driver = await startSystem(settings[0], directory, context);
     await prefill(driver, 100);
@@ -246,7 +249,7 @@ const mixedCase = {
   label: `${mixedShape.producers} producers at ${formatNumber(mixedShape.ratePerSecond)} jobs/s in all, ${mixedShape.concurrency} workers, ${mixedShape.seconds} s`,
   rows: [],
 };
-for (const setting of active) {
+for (const setting of runs("mixed") ? active : []) {
   await withData(setting.id, async (directory) => {
     const driver = await startSystem(setting, directory, context);
     const measured = await mixed(driver, mixedShape);
@@ -291,7 +294,7 @@ const coldRow = (setting, extra) => ({
   ...extra,
 });
 
-if (active.some((setting) => setting.system === "Tay")) {
+if (runs("cold") && active.some((setting) => setting.system === "Tay")) {
   await withData("cold-tay", async (directory) => {
     const built = await buildHistoryStore(directory, {
       records: coldRecords,
@@ -359,7 +362,7 @@ if (active.some((setting) => setting.system === "Tay")) {
   });
 }
 
-if (active.some((setting) => setting.system === "SQLite")) {
+if (runs("cold") && active.some((setting) => setting.system === "SQLite")) {
   const setting = settings.find((candidate) => candidate.id === "sqlite-full");
   await withData("cold-sqlite", async (directory) => {
     const completed = coldJobs.completed || Math.floor((coldRecords - coldAvailableJobs) / 3);
@@ -404,7 +407,7 @@ if (active.some((setting) => setting.system === "SQLite")) {
   });
 }
 
-if (active.some((setting) => setting.system === "BullMQ")) {
+if (runs("cold") && active.some((setting) => setting.system === "BullMQ")) {
   const setting = settings.find((candidate) => candidate.id === "bullmq-everysec");
   await withData("cold-bullmq", async (directory) => {
     const completed = coldJobs.completed || Math.floor((coldRecords - coldAvailableJobs) / 3);
@@ -492,7 +495,9 @@ results.bytes.push({
 });
 
 // ---------------------------------------------------------------- crash check
-for (const setting of active.filter((candidate) => candidate.system !== "BullMQ")) {
+for (const setting of runs("crash")
+  ? active.filter((candidate) => candidate.system !== "BullMQ")
+  : []) {
   await withData(`crash-${setting.id}`, async (directory) => {
     const childPath = new URL("./crash-child.mjs", import.meta.url).pathname;
     const output = await new Promise((resolveChild) => {

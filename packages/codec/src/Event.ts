@@ -4,7 +4,11 @@
  *
  * `decodeEvent` is `decodeValue` then `eventFromValue`; for a mutation (8,1)
  * it then decodes each inner payload the same way (one level: a mutation
- * never holds a mutation or a snapshot part). `encodeEvent` writes the
+ * never holds a mutation or a snapshot part). The frequent job events,
+ * mutations of them and snapshot parts are first tried by direct decoders
+ * that read the bytes straight into the event and accept only what that
+ * path would accept, as the same event (`internal/directEvent.ts`).
+ * `encodeEvent` writes the
  * payload value, reads it back with the decoder's own checks, and only then
  * encodes it, so it refuses exactly what the decoder would refuse and never
  * writes what cannot be read back.
@@ -15,20 +19,18 @@
 import { Event as CoreEvent } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { describeDefect } from "./internal/bytes.js";
+import { decodeEventChecked, withinMutation } from "./internal/eventDecode.js";
 import {
   type EventShapeError,
   eventFromValue,
   eventToValue,
-  type MutationPayloadEntry,
   type PayloadEvent,
   payloadPairOf,
-  payloadTagOf,
 } from "./Payload.js";
 import { payloadBytesMax } from "./Record.js";
-import { decodeValue, encodeValue, type ValueDecodeError, type ValueEncodeError } from "./Value.js";
+import { encodeValue, type ValueDecodeError, type ValueEncodeError } from "./Value.js";
 
 type Event = CoreEvent.Event;
-type DomainEvent = CoreEvent.DomainEvent;
 
 /** An event ready to be framed as a record: its pair and its payload bytes. */
 export interface EncodedEvent {
@@ -95,85 +97,8 @@ export type EventEncodeError = EventShapeError | EventPayloadUnencodable | Event
 
 const mutationPair = CoreEvent.pairs.Mutation;
 
-/** Prefixes the location of an inner event's payload to an error's path. */
-const withinMutation = <Located extends { readonly path: string }>(
-  error: Located,
-  index: number,
-): Located => {
-  const prefix = `events[${index}].payload`;
-  if (error.path === "") return { ...error, path: prefix };
-  return {
-    ...error,
-    path: error.path.startsWith("[") ? prefix + error.path : `${prefix}.${error.path}`,
-  };
-};
-
-const shapeWithinMutation = (error: EventShapeError, index: number): EventShapeError =>
-  error._tag === "Defect" ? error : withinMutation(error, index);
-
-const isDomainEvent = (event: PayloadEvent): event is DomainEvent =>
-  event._tag !== "SnapshotPart" && event._tag !== "MutationPayload";
-
 // ---------------------------------------------------------------------------
-// Decoding
-
-const decodeInner = (
-  entry: MutationPayloadEntry,
-  index: number,
-): E.Either<EventDecodeError, DomainEvent> => {
-  const { type, schema } = entry;
-  const value = decodeValue(entry.payload);
-  if (E.isLeft(value)) {
-    return E.left({
-      _tag: "EventPayloadInvalid",
-      type,
-      schema,
-      path: `events[${index}].payload`,
-      error: value.left,
-    });
-  }
-  const event = eventFromValue(type, schema, value.right);
-  if (E.isLeft(event)) return E.left(shapeWithinMutation(event.left, index));
-  if (isDomainEvent(event.right)) return E.right(event.right);
-  // The mutation's own declaration already refused these pairs.
-  return E.left({
-    _tag: "SchemaMismatch",
-    type: mutationPair.type,
-    schema: mutationPair.schema,
-    path: `events[${index}]`,
-    reason: "NestedRecord",
-    found: `(${type},${schema})`,
-  });
-};
-
-const decodeChecked = (
-  type: number,
-  schema: number,
-  payload: Uint8Array,
-): E.Either<EventDecodeError, Event> => {
-  // An unknown pair is refused before its bytes are even looked at.
-  if (payloadTagOf(type, schema) === undefined) {
-    return E.left({ _tag: "UnknownEvent", type, schema, path: "" });
-  }
-  const value = decodeValue(payload);
-  if (E.isLeft(value)) {
-    return E.left({ _tag: "EventPayloadInvalid", type, schema, path: "", error: value.left });
-  }
-  const event = eventFromValue(type, schema, value.right);
-  if (E.isLeft(event)) return event;
-  const decoded = event.right;
-  if (decoded._tag !== "MutationPayload") return E.right(decoded);
-  const entries = decoded.events;
-  const events: DomainEvent[] = [];
-  for (let index = 0; index < entries.length; index++) {
-    const entry = entries[index];
-    if (entry === undefined) continue;
-    const inner = decodeInner(entry, index);
-    if (E.isLeft(inner)) return inner;
-    events.push(inner.right);
-  }
-  return E.right(CoreEvent.mutation(events));
-};
+// Decoding (internal/eventDecode.ts holds both paths)
 
 /**
  * Decodes the payload of a record of pair (type, schema) into its typed
@@ -196,7 +121,7 @@ export const decodeEvent = (
   payload: Uint8Array,
 ): E.Either<EventDecodeError, Event> => {
   try {
-    return decodeChecked(type, schema, payload);
+    return decodeEventChecked(type, schema, payload);
   } catch (cause) {
     return E.left({ _tag: "Defect", type, schema, message: describeDefect(cause) });
   }

@@ -32,7 +32,7 @@ import {
   type ScheduleDefinition,
 } from "./Event.js";
 import { definitionEquals } from "./internal/Equality.js";
-import { recordBytes, valueSize } from "./internal/Encoded.js";
+import { eventOverheadBytes, recordBytes, valueSize } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
 import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
@@ -53,11 +53,14 @@ const invalid = (field: string, detail: string): Rejection => ({
   detail,
 });
 
+const timeDetail = "must be an integer time 0..2^53-1";
+const nameDetail = "must be 1..255 UTF-8 bytes";
+
 const checkTime = (field: string, value: number): Rejection | undefined =>
-  Fields.isTime(value) ? undefined : invalid(field, "must be an integer time 0..2^53-1");
+  Fields.isTime(value) ? undefined : invalid(field, timeDetail);
 
 const checkName = (field: string, value: string): Rejection | undefined =>
-  Fields.isName(value) ? undefined : invalid(field, "must be 1..255 UTF-8 bytes");
+  Fields.isName(value) ? undefined : invalid(field, nameDetail);
 
 const checkText = (field: string, value: string | null): Rejection | undefined =>
   Fields.isTextOrNull(value) ? undefined : invalid(field, "must be at most 65,535 UTF-8 bytes");
@@ -77,14 +80,6 @@ const checkRecord = (record: Event): Rejection | undefined => {
   return bytes <= Limits.payloadBytesMax
     ? undefined
     : { _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax };
-};
-
-const first = (...checks: ReadonlyArray<() => Rejection | undefined>): Rejection | undefined => {
-  for (const check of checks) {
-    const rejection = check();
-    if (rejection !== undefined) return rejection;
-  }
-  return undefined;
 };
 
 const decided = (records: Decision): Decided => {
@@ -111,25 +106,57 @@ const findJob = (
 
 const isRejection = (value: Job | Rejection): value is Rejection => "_tag" in value;
 
-const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined => {
-  const at = (name: string) => `jobs[${index}].${name}`;
-  return first(
-    () => checkName(at("queue"), job.queue),
-    () => checkName(at("worker"), job.worker),
-    () =>
-      job.priority === undefined ||
-      Fields.isIntegerIn(job.priority, Limits.priorityMin, Limits.priorityMax)
-        ? undefined
-        : invalid(at("priority"), "must be an integer 0..9"),
-    () =>
-      job.maxAttempts === undefined ||
-      Fields.isIntegerIn(job.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax)
-        ? undefined
-        : invalid(at("maxAttempts"), "must be an integer 1..1000"),
-    () =>
-      job.scheduledAt === undefined ? undefined : checkTime(at("scheduledAt"), job.scheduledAt),
-    () => checkValue(at("args"), job.args),
+const isExecuting = (job: Job): boolean => job.state === "executing";
+const isNotTerminal = (job: Job): boolean => !isTerminal(job.state);
+
+// The field's name is built only when it is refused: this runs for every
+// inserted job.
+const jobField = (index: number, name: string): string => `jobs[${index}].${name}`;
+
+/**
+ * Checks one new job's fields: its record's size in bytes as `recordBytes`
+ * counts a (1,1) (without the mutation's own overhead), or the refusal. The
+ * args are measured once, for both the check and the size.
+ */
+const newJobBytes = (job: Commands.NewJob, index: number): Rejection | number => {
+  if (!Fields.isName(job.queue)) return invalid(jobField(index, "queue"), nameDetail);
+  if (!Fields.isName(job.worker)) return invalid(jobField(index, "worker"), nameDetail);
+  if (
+    job.priority !== undefined &&
+    !Fields.isIntegerIn(job.priority, Limits.priorityMin, Limits.priorityMax)
+  ) {
+    return invalid(jobField(index, "priority"), "must be an integer 0..9");
+  }
+  if (
+    job.maxAttempts !== undefined &&
+    !Fields.isIntegerIn(job.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax)
+  ) {
+    return invalid(jobField(index, "maxAttempts"), "must be an integer 1..1000");
+  }
+  if (job.scheduledAt !== undefined && !Fields.isTime(job.scheduledAt)) {
+    return invalid(jobField(index, "scheduledAt"), timeDetail);
+  }
+  const argsBytes = valueSize(job.args);
+  if (typeof argsBytes !== "number") {
+    return invalid(jobField(index, "args"), `cannot be encoded: ${argsBytes}`);
+  }
+  return (
+    eventOverheadBytes + Fields.utf8Length(job.queue) + Fields.utf8Length(job.worker) + argsBytes
   );
+};
+
+/** The record bytes of the jobs as one record (as `recordBytes` counts), or the first refusal. */
+const newJobsBytes = (jobs: ReadonlyArray<Commands.NewJob>): Rejection | number => {
+  // Several jobs are one mutation, which adds its own overhead.
+  let bytes = jobs.length === 1 ? 0 : eventOverheadBytes;
+  for (let index = 0; index < jobs.length; index++) {
+    const job = jobs[index];
+    if (job === undefined) continue;
+    const jobBytes = newJobBytes(job, index);
+    if (typeof jobBytes !== "number") return jobBytes;
+    bytes += jobBytes;
+  }
+  return bytes;
 };
 
 const nextIds = (state: State, count: number): Rejection | undefined =>
@@ -142,16 +169,18 @@ const nextIds = (state: State, count: number): Rejection | undefined =>
  * job is one record, several are one mutation (inserted together or not at all).
  */
 export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () =>
-      command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
-        ? undefined
-        : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`),
-    () => nextIds(state, command.jobs.length),
-    ...command.jobs.map((job, index) => () => checkNewJob(job, index)),
-  );
+  const rejection =
+    checkTime("now", command.now) ??
+    (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
+      ? undefined
+      : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
+    nextIds(state, command.jobs.length);
   if (rejection !== undefined) return Either.left(rejection);
+  const bytes = newJobsBytes(command.jobs);
+  if (typeof bytes !== "number") return Either.left(bytes);
+  if (bytes > Limits.payloadBytesMax) {
+    return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
+  }
   const events = command.jobs.map((job, index) =>
     jobInserted({
       jobId: state.lastJobId + index + 1,
@@ -164,7 +193,8 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
       insertedAt: command.now,
     }),
   );
-  return decided([asRecord(events)]);
+  // Sized above, exactly as `decided` would: no second pass over the args.
+  return Either.right([asRecord(events)]);
 };
 
 /**
@@ -173,14 +203,12 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
  * index, never all jobs. No available job: an empty decision.
  */
 export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkName("queue", command.queue),
-    () =>
-      Fields.isIntegerIn(command.limit, 1, Limits.decisionRecordsMax)
-        ? undefined
-        : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`),
-  );
+  const rejection =
+    checkTime("now", command.now) ??
+    checkName("queue", command.queue) ??
+    (Fields.isIntegerIn(command.limit, 1, Limits.decisionRecordsMax)
+      ? undefined
+      : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`));
   if (rejection !== undefined) return Either.left(rejection);
   const records: Array<Event> = [];
   const queue = state.indexes.available.get(command.queue);
@@ -194,12 +222,11 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
 /** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
 export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
   const result = command.result;
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => (result === undefined ? undefined : checkValue("result", result)),
-  );
+  const rejection =
+    checkTime("now", command.now) ??
+    (result === undefined ? undefined : checkValue("result", result));
   if (rejection !== undefined) return Either.left(rejection);
-  const job = findJob(state, command.jobId, command._tag, (found) => found.state === "executing");
+  const job = findJob(state, command.jobId, command._tag, isExecuting);
   if (isRejection(job)) return Either.left(job);
   const finished = jobFinished({
     jobId: job.jobId,
@@ -236,12 +263,9 @@ const failure = (
  * max_attempts and `discard` is not set, else (4,1) discarded.
  */
 export const failJob = (state: State, command: Commands.FailJob): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkText("error", command.error),
-  );
+  const rejection = checkTime("now", command.now) ?? checkText("error", command.error);
   if (rejection !== undefined) return Either.left(rejection);
-  const job = findJob(state, command.jobId, command._tag, (found) => found.state === "executing");
+  const job = findJob(state, command.jobId, command._tag, isExecuting);
   if (isRejection(job)) return Either.left(job);
   return decided([
     failure(
@@ -256,12 +280,9 @@ export const failJob = (state: State, command: Commands.FailJob): Decided => {
 
 /** CancelJob: (5,1) for a job that is not terminal. */
 export const cancelJob = (state: State, command: Commands.CancelJob): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkText("reason", command.reason),
-  );
+  const rejection = checkTime("now", command.now) ?? checkText("reason", command.reason);
   if (rejection !== undefined) return Either.left(rejection);
-  const job = findJob(state, command.jobId, command._tag, (found) => !isTerminal(found.state));
+  const job = findJob(state, command.jobId, command._tag, isNotTerminal);
   if (isRejection(job)) return Either.left(job);
   return decided([jobCancelled({ jobId: job.jobId, at: command.now, reason: command.reason })]);
 };
@@ -272,12 +293,11 @@ export const cancelJob = (state: State, command: Commands.CancelJob): Decided =>
  * attempts are exhausted); at most `limit` records.
  */
 export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkTime("startedBefore", command.startedBefore),
-    () => checkText("error", command.error),
-    () => checkLimit(command.limit),
-  );
+  const rejection =
+    checkTime("now", command.now) ??
+    checkTime("startedBefore", command.startedBefore) ??
+    checkText("error", command.error) ??
+    checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const policy = command.backoff ?? Backoff.defaultPolicy;
@@ -295,10 +315,7 @@ export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided 
  * scheduled_at <= now, in (scheduled_at, job_id) order, at most `limit`.
  */
 export const makeDueAvailable = (state: State, command: Commands.MakeDueAvailable): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkLimit(command.limit),
-  );
+  const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];
@@ -328,11 +345,10 @@ const checkDefinition = (
 ): Either.Either<Rejection, Due.Recurrence> => {
   // The strict checks first: the fold's kind checks leave well-formedness
   // to the codec, but nothing decided here may fail to encode.
-  const strict = first(
-    () => checkName("definition.queue", definition.queue),
-    () => checkName("definition.worker", definition.worker),
-    () => checkText("definition.cron", definition.cron),
-  );
+  const strict =
+    checkName("definition.queue", definition.queue) ??
+    checkName("definition.worker", definition.worker) ??
+    checkText("definition.cron", definition.cron);
   if (strict !== undefined) return Either.left(strict);
   const fieldRefusal = Schedule.checkDefinitionFields(definition);
   if (fieldRefusal !== undefined) {
@@ -355,10 +371,7 @@ const checkDefinition = (
  */
 export const registerSchedule = (state: State, command: Commands.RegisterSchedule): Decided => {
   const { scheduleId, definition, now } = command;
-  const rejection = first(
-    () => checkTime("now", now),
-    () => checkName("scheduleId", scheduleId),
-  );
+  const rejection = checkTime("now", now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
   const current = state.schedules.get(scheduleId);
   const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
@@ -400,10 +413,7 @@ export const registerSchedule = (state: State, command: Commands.RegisterSchedul
 /** CancelSchedule: (9,2) with revision current + 1. */
 export const cancelSchedule = (state: State, command: Commands.CancelSchedule): Decided => {
   const { scheduleId } = command;
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkName("scheduleId", scheduleId),
-  );
+  const rejection = checkTime("now", command.now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
   const current = state.schedules.get(scheduleId);
   if (current === undefined) return Either.left({ _tag: "ScheduleNotFound", scheduleId });
@@ -482,10 +492,7 @@ const occurrenceRecord = (
  * is cancelled instead.
  */
 export const tick = (state: State, command: Commands.Tick): Decided => {
-  const rejection = first(
-    () => checkTime("now", command.now),
-    () => checkLimit(command.limit),
-  );
+  const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];

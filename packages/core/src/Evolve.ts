@@ -12,6 +12,7 @@ import type { Event } from "./Event.js";
 import * as Generation from "./Generation.js";
 import { type HistoryError, historyError } from "./HistoryError.js";
 import { applyTailRecord } from "./internal/Apply.js";
+import { Edit } from "./internal/Edit.js";
 import { Draft } from "./internal/Store.js";
 import type { State } from "./State.js";
 
@@ -60,6 +61,60 @@ export const evolveAll = (
     index++;
   }
   return Either.right(current);
+};
+
+/**
+ * Several `evolveAll` calls in a row whose intermediate states are not kept
+ * (a runtime deciding a batch of commands): see `batch`.
+ */
+export interface Batch {
+  /**
+   * Applies records in order to the state of the previous call (the
+   * batch's start state at first): the new state, or the first refusal
+   * (indexes count from 0). The state returned is valid until the next
+   * call: that call updates in place the structure this batch created. A
+   * refusal leaves the batch holding part of the refused record, so the
+   * batch must be dropped after it.
+   */
+  readonly evolveAll: (events: Iterable<Event>) => Either.Either<HistoryError, State>;
+}
+
+/**
+ * Starts a batch on `state`. Every call returns what `evolveAll` would
+ * (the same state, field for field), but the nodes of the persistent maps
+ * that an earlier call of the same batch created are updated in place
+ * rather than copied again, so a batch of n commands copies each changed
+ * path about once instead of n times. `state` itself, and every state
+ * obtained outside the batch, is never changed. Keep only the last state.
+ *
+ * @example
+ * const run = Evolve.batch(state);
+ * const first = run.evolveAll(eventsOfFirstCommand); // read it now...
+ * const last = run.evolveAll(eventsOfSecondCommand); // ...first may have changed; keep last
+ */
+export const batch = (state: State): Batch => {
+  const draft = new Draft(state, new Edit());
+  return {
+    evolveAll: (events) => {
+      let index = 0;
+      for (const event of events) {
+        const refusal = applyTailRecord(draft, event);
+        if (refusal !== undefined) {
+          return Either.left(
+            historyError({
+              index,
+              sequence: undefined,
+              event,
+              memberIndex: refusal.memberIndex,
+              reason: refusal.reason,
+            }),
+          );
+        }
+        index++;
+      }
+      return Either.right(draft.toState());
+    },
+  };
 };
 
 /**

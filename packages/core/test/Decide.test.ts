@@ -4,6 +4,7 @@
 import { Backoff, Commands, Decide, Event, Limits, Query, State } from "@tay/core";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
+import { recordBytes } from "../src/internal/Encoded.js";
 import {
   available,
   cancelled,
@@ -94,6 +95,45 @@ describe("InsertJobs", () => {
     given()
       .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args })] }))
       .rejects("TooLarge", { limit: Limits.payloadBytesMax });
+  });
+
+  it("sizes the record as the record check does, for one job or several", () => {
+    const big = new Uint8Array(Limits.payloadBytesMax - 1500);
+    const cases: ReadonlyArray<ReadonlyArray<Commands.NewJob>> = [
+      [newJob({ queue: "é-queue", args: new Uint8Array(Limits.payloadBytesMax) })],
+      [newJob({ worker: "Wörker", args: "x".repeat(300) }), newJob({ args: big })],
+      [newJob({ args: big }), newJob({ args: new Map([["k", big]]) })],
+    ];
+    for (const jobs of cases) {
+      const members = jobs.map((job, index) =>
+        Event.jobInserted({
+          jobId: index + 1,
+          queue: job.queue,
+          worker: job.worker,
+          args: job.args,
+          priority: 0,
+          maxAttempts: 20,
+          scheduledAt: 0,
+          insertedAt: 0,
+        }),
+      );
+      const record = members.length === 1 && members[0] ? members[0] : Event.mutation(members);
+      const bytes = recordBytes(record);
+      expect(bytes).toBeGreaterThan(Limits.payloadBytesMax);
+      expect(Decide.decide(State.initialState, Commands.insertJobs({ now: 0, jobs }))).toEqual(
+        Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax }),
+      );
+    }
+    // Just under the bound: accepted.
+    const fits = new Uint8Array(Limits.payloadBytesMax - 1100);
+    expect(
+      Either.isRight(
+        Decide.decide(
+          State.initialState,
+          Commands.insertJobs({ now: 0, jobs: [newJob({ args: fits })] }),
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("refuses ids past 2^53-1: IdsExhausted", () => {

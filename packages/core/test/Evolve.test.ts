@@ -1,9 +1,13 @@
 // Every row of the job and schedule tables of EVENTS.md, legal and illegal,
 // applied with `evolve` and with the generation fold. Each case states a
 // history, one more record, and the state or the exact refusal reason.
-import { Event, Evolve, Job, State } from "@tay/core";
+// `Evolve.batch` is checked against `evolveAll` on random command runs cut
+// into batches: same states and indexes, and published states never change.
+import { Decide, Event, Evolve, Job, Query, State } from "@tay/core";
+import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
+import { queues, steps } from "./support/Plans.js";
 import {
   available,
   cancelled,
@@ -723,5 +727,93 @@ describe("evolve", () => {
   it("evolveAll reports the index of the refused record", () => {
     const refused = Evolve.evolveAll(State.initialState, [inserted(1), inserted(1)]);
     expect(Either.isLeft(refused) && refused.left.index).toBe(1);
+  });
+});
+
+/** Everything a state shows, indexes included, as plain data. */
+const view = (state: State.State) => ({
+  lastJobId: state.lastJobId,
+  jobs: [...State.jobs(state)].map((job) => ({ ...job })),
+  schedules: [...State.schedules(state)].map((schedule) => ({ ...schedule })),
+  counts: [...Query.counts(state)],
+  available: queues.map((queue) => Query.available(state, queue, 1_000).map((job) => job.jobId)),
+  pending: [...state.indexes.pending.keys()].map((job) => job.jobId),
+  executing: [...state.indexes.executing.keys()].map((job) => job.jobId),
+  due: [...state.indexes.due.keys()].map((schedule) => schedule.scheduleId),
+  nextWakeAt: Query.nextWakeAt(state),
+  valid:
+    state.indexes.pending.isValid() &&
+    state.indexes.executing.isValid() &&
+    state.indexes.available.isValid() &&
+    [...state.indexes.available.values()].every((queue) => queue.isValid()),
+});
+
+describe("Evolve.batch", () => {
+  it("agrees with evolveAll and never changes a published state (property)", () => {
+    fc.assert(
+      fc.property(
+        steps(60),
+        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 20 }),
+        (plans, cuts) => {
+          let persistent = State.initialState;
+          let published = State.initialState;
+          let run = Evolve.batch(published);
+          let current = published;
+          let left = cuts[0] ?? 1;
+          let cut = 0;
+          const kept: Array<[State.State, ReturnType<typeof view>]> = [];
+          let now = 1_000;
+          for (const { plan, elapsedMs } of plans) {
+            now += elapsedMs;
+            const world = {
+              jobs: [...State.jobs(current)],
+              schedules: [...State.schedules(current)],
+            };
+            const command = plan(world, now);
+            // Both paths decide the same: the batch's state is the same state.
+            const decision = Decide.decide(current, command);
+            expect(decision).toEqual(Decide.decide(persistent, command));
+            if (Either.isLeft(decision)) continue;
+            const next = Evolve.evolveAll(persistent, decision.right);
+            const batched = run.evolveAll(decision.right);
+            expect(Either.isRight(next) && Either.isRight(batched)).toBe(true);
+            if (Either.isLeft(next) || Either.isLeft(batched)) return;
+            persistent = next.right;
+            current = batched.right;
+            expect(view(current)).toEqual(view(persistent));
+            left -= 1;
+            if (left === 0) {
+              // End of a batch: publish its last state and start the next one.
+              published = current;
+              kept.push([published, view(published)]);
+              cut += 1;
+              left = cuts[cut % cuts.length] ?? 1;
+              run = Evolve.batch(published);
+            }
+          }
+          for (const [state, seen] of kept) expect(view(state)).toEqual(seen);
+          expect(view(current)).toEqual(view(persistent));
+          expect(State.equals(current, persistent)).toBe(true);
+        },
+      ),
+      { numRuns: 80 },
+    );
+  });
+
+  it("leaves its start state untouched", () => {
+    const start = stateOf([inserted(1), inserted(2), started(1)]);
+    const before = view(start);
+    const run = Evolve.batch(start);
+    for (let jobId = 3; jobId < 40; jobId++) {
+      expect(Either.isRight(run.evolveAll([inserted(jobId)]))).toBe(true);
+    }
+    expect(Either.isRight(run.evolveAll([started(2), completed(1)]))).toBe(true);
+    expect(view(start)).toEqual(before);
+  });
+
+  it("reports a refusal like evolveAll", () => {
+    const run = Evolve.batch(State.initialState);
+    const refused = run.evolveAll([inserted(1), inserted(1)]);
+    expect(Either.isLeft(refused) && refused.left).toMatchObject({ index: 1, sequence: undefined });
   });
 });

@@ -18,7 +18,17 @@
  *
  * Sizes scale with BENCH_SCALE (default 1); the data goes to bench/tmp
  * (TAY_BENCH_DIR to change it) and is removed at the end.
+ *
+ * Recovery alone (no inserts, no raw loop, no SQLite), e.g. while working on
+ * open: `BENCH_ONLY=recovery`. The inserts alone (Tay, the raw loop and
+ * SQLite, no recovery store), e.g. while working on the write path:
+ * `BENCH_ONLY=inserts`. `BENCH_RECOVERY_DIR=path` keeps the recovery
+ * store at `path` and reuses it on the next run (it is built only when
+ * `path` holds no store); `BENCH_RECOVERY_OPENS` sets the number of opens
+ * (default 3). Each open reports wall and CPU time (user + system of the
+ * child), since the machine is shared.
  */
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import {
   benchRoot,
@@ -36,10 +46,24 @@ import {
 import { openInChild, printProfile, profilePhase } from "./lib/profile.mjs";
 import { rawAppendLoop } from "./lib/raw.mjs";
 import { openSqlite } from "./lib/sqlite.mjs";
-import { buildHistoryStore, countingDisk, diskCounters, initTay, openTay } from "./lib/tay.mjs";
+import {
+  buildHistoryStore,
+  countingDisk,
+  describeHistoryStore,
+  diskCounters,
+  initTay,
+  openTay,
+} from "./lib/tay.mjs";
 
 const scale = Number(process.env.BENCH_SCALE ?? 1);
 const profileOnMiss = process.env.BENCH_PROFILE !== "0";
+const recoveryOnly = process.env.BENCH_ONLY === "recovery";
+const insertsOnly = process.env.BENCH_ONLY === "inserts";
+if (process.env.BENCH_ONLY !== undefined && !recoveryOnly && !insertsOnly) {
+  throw new Error(`BENCH_ONLY=${process.env.BENCH_ONLY}: only "recovery" and "inserts" are known`);
+}
+/** A kept recovery store (built once, reused, never removed), or undefined. */
+const keptRecoveryDirectory = process.env.BENCH_RECOVERY_DIR;
 const sized = (count) => Math.max(1, Math.round(count * scale));
 
 /** Inserts per concurrency level: sized so that each case runs a few seconds. */
@@ -50,7 +74,7 @@ const insertCases = [
 ];
 const recoveryRecords = sized(1_000_000);
 const recoveryAvailableJobs = Math.min(10_000, Math.floor(recoveryRecords / 10));
-const recoveryOpens = 3;
+const recoveryOpens = insertsOnly ? 0 : Number(process.env.BENCH_RECOVERY_OPENS ?? 3);
 const targets = { rawBytesShare: 0.5, sqliteRatio: 3, recoverySeconds: 2 };
 const queue = "bench";
 const args = makeArgs();
@@ -115,54 +139,59 @@ const sqliteInserts = async (jobs, perTransaction) => {
   return { jobs, perTransaction, seconds, jobsPerSecond: jobs / seconds };
 };
 
-// Warm-up: JIT the engine's paths on a throwaway store.
-await tayInserts({ inserters: 16, jobs: sized(1_000) }, "store-bench-warmup");
-
 const tay = [];
 const rawIdeal = [];
 const rawSame = [];
-for (const insertCase of insertCases) {
-  const measured = await tayInserts(insertCase, "store-bench-tay");
-  tay.push(measured);
-  const rawDirectory = freshDirectory("store-bench-raw");
-  const recordBytes = Math.round(measured.bytesPerJob);
-  // The limit: every sync carries `inserters` records, as many as can wait together.
-  rawIdeal.push(
-    rawAppendLoop({
-      directory: rawDirectory,
-      recordBytes,
-      records: insertCase.jobs,
-      batch: insertCase.inserters,
-      sync: true,
-    }),
-  );
-  // The same number of write+fdatasync of the same bytes as the store issued.
-  rawSame.push(
-    rawAppendLoop({
-      directory: rawDirectory,
-      recordBytes,
-      records: insertCase.jobs,
-      batch: Math.max(1, Math.round(measured.jobsPerSync)),
-      sync: true,
-    }),
-  );
-  removeDirectory(rawDirectory);
-}
-const sqliteSingle = await sqliteInserts(sized(1_000), 1);
 const sqliteBatched = [];
-for (const { inserters, jobs } of insertCases.slice(1)) {
-  sqliteBatched.push(await sqliteInserts(jobs, inserters));
+let sqliteSingle;
+if (!recoveryOnly) {
+  // Warm-up: JIT the engine's paths on a throwaway store.
+  await tayInserts({ inserters: 16, jobs: sized(1_000) }, "store-bench-warmup");
+
+  for (const insertCase of insertCases) {
+    const measured = await tayInserts(insertCase, "store-bench-tay");
+    tay.push(measured);
+    const rawDirectory = freshDirectory("store-bench-raw");
+    const recordBytes = Math.round(measured.bytesPerJob);
+    // The limit: every sync carries `inserters` records, as many as can wait together.
+    rawIdeal.push(
+      rawAppendLoop({
+        directory: rawDirectory,
+        recordBytes,
+        records: insertCase.jobs,
+        batch: insertCase.inserters,
+        sync: true,
+      }),
+    );
+    // The same number of write+fdatasync of the same bytes as the store issued.
+    rawSame.push(
+      rawAppendLoop({
+        directory: rawDirectory,
+        recordBytes,
+        records: insertCase.jobs,
+        batch: Math.max(1, Math.round(measured.jobsPerSync)),
+        sync: true,
+      }),
+    );
+    removeDirectory(rawDirectory);
+  }
+  sqliteSingle = await sqliteInserts(sized(1_000), 1);
+  for (const { inserters, jobs } of insertCases.slice(1)) {
+    sqliteBatched.push(await sqliteInserts(jobs, inserters));
+  }
 }
 
 // Recovery: a store of `recoveryRecords` records written once with
 // Throughput and large appends, then opened (validate + fold + ready) several times.
-const recoveryDirectory = freshDirectory("store-bench-recovery");
+const recoveryDirectory = keptRecoveryDirectory ?? freshDirectory("store-bench-recovery");
 const buildStarted = performance.now();
-const built = await buildHistoryStore(recoveryDirectory, {
-  records: recoveryRecords,
-  availableJobs: recoveryAvailableJobs,
-  args,
-});
+const reused =
+  keptRecoveryDirectory !== undefined && existsSync(join(recoveryDirectory, "CURRENT"));
+const recoveryHistory = { records: recoveryRecords, availableJobs: recoveryAvailableJobs, args };
+const built =
+  reused || insertsOnly
+    ? describeHistoryStore(recoveryHistory)
+    : await buildHistoryStore(recoveryDirectory, recoveryHistory);
 const buildSeconds = (performance.now() - buildStarted) / 1000;
 // Each open runs in a fresh process: an earlier open's heap (the last
 // engine stays reachable for a while after close) would slow the next fold.
@@ -171,6 +200,7 @@ for (let attempt = 0; attempt < recoveryOpens; attempt++) {
   const opened = openInChild("tay", recoveryDirectory);
   opens.push({
     seconds: opened.readySeconds,
+    cpuSeconds: opened.readyCpuSeconds,
     claimSeconds: opened.claimSeconds,
     validateMs: opened.validateMs,
     foldMs: opened.foldMs,
@@ -187,95 +217,102 @@ if (opens.some((open) => open.records < recoveryRecords)) {
 
 const loadAfter = machineLoad();
 const mb = (bytesPerSecond) => formatNumber(bytesPerSecond / 1e6, 2);
-const tay256 = tay[tay.length - 1];
-const raw256 = rawIdeal[rawIdeal.length - 1];
-const rawShare = tay256.bytesPerSecond / raw256.bytesPerSecond;
-const sqliteRatio = tay256.jobsPerSecond / sqliteSingle.jobsPerSecond;
-
-console.log("\ndurable inserts (200-byte args), same disk, same run\n");
-printTable([
-  ["case", "jobs/s", "MB/s", "writes", "syncs", "jobs/sync", "Tay vs this (Tay rows: CPU)"],
-  ...tay.map((row) => [
-    `Tay Maximal, ${row.inserters} inserter(s)`,
-    formatNumber(row.jobsPerSecond),
-    mb(row.bytesPerSecond),
-    formatNumber(row.writes),
-    formatNumber(row.syncs),
-    formatNumber(row.jobsPerSync, 1),
-    `CPU ${formatNumber(row.cpuMicrosPerJob)} µs/job`,
-  ]),
-  ...rawIdeal.map((row, index) => [
-    `raw write+fdatasync, ${insertCases[index].inserters} record(s)/sync`,
-    formatNumber(row.recordsPerSecond),
-    mb(row.bytesPerSecond),
-    formatNumber(row.writes),
-    formatNumber(row.writes),
-    formatNumber(insertCases[index].inserters, 1),
-    `${formatNumber((100 * tay[index].bytesPerSecond) / row.bytesPerSecond, 1)}% of bytes/s`,
-  ]),
-  ...rawSame.map((row, index) => [
-    `raw, Tay's ${insertCases[index].inserters}-inserter write count`,
-    formatNumber(row.recordsPerSecond),
-    mb(row.bytesPerSecond),
-    formatNumber(row.writes),
-    formatNumber(row.writes),
-    formatNumber(insertCases[index].jobs / row.writes, 1),
-    `${formatNumber((100 * tay[index].bytesPerSecond) / row.bytesPerSecond, 1)}% of bytes/s`,
-  ]),
-  [
-    "SQLite FULL, 1 transaction per insert",
-    formatNumber(sqliteSingle.jobsPerSecond),
-    "",
-    "",
-    "",
-    "1.0",
-    `${formatRatio(tay256.jobsPerSecond / sqliteSingle.jobsPerSecond)} (256 inserters)`,
-  ],
-  ...sqliteBatched.map((row, index) => [
-    `SQLite FULL, ${row.perTransaction} inserts per transaction`,
-    formatNumber(row.jobsPerSecond),
-    "",
-    "",
-    "",
-    formatNumber(row.perTransaction, 1),
-    formatRatio(tay[index + 1].jobsPerSecond / row.jobsPerSecond),
-  ]),
-]);
-
-console.log(
-  `\nrecovery: ${formatNumber(recoveryRecords)} records, ${mb(recoveryBytes)} MB ` +
-    `(${formatNumber(built.completedJobs)} jobs completed, ${formatNumber(built.availableJobs)} available), ` +
-    `built in ${buildSeconds.toFixed(1)} s`,
-);
-printTable([
-  ["open (fresh process)", "ready s", "first claim s", "validate ms", "fold ms"],
-  ...opens.map((open, index) => [
-    `#${index + 1}`,
-    open.seconds.toFixed(3),
-    open.claimSeconds.toFixed(3),
-    formatNumber(open.validateMs),
-    formatNumber(open.foldMs),
-  ]),
-]);
-
 const verdict = (met) => (met ? "met" : "MISSED");
-const checks = [
-  [
-    `256 inserters >= ${targets.rawBytesShare * 100}% of raw bytes/s`,
-    `${formatNumber(rawShare * 100, 1)}%`,
-    verdict(rawShare >= targets.rawBytesShare),
-  ],
-  [
-    `256 inserters >= ${targets.sqliteRatio}x SQLite FULL`,
-    formatRatio(sqliteRatio),
-    verdict(sqliteRatio >= targets.sqliteRatio),
-  ],
-  [
+const checks = [];
+let rawShare = Number.NaN;
+let sqliteRatio = Number.NaN;
+const tay256 = tay[tay.length - 1];
+if (!recoveryOnly) {
+  const raw256 = rawIdeal[rawIdeal.length - 1];
+  rawShare = tay256.bytesPerSecond / raw256.bytesPerSecond;
+  sqliteRatio = tay256.jobsPerSecond / sqliteSingle.jobsPerSecond;
+
+  console.log("\ndurable inserts (200-byte args), same disk, same run\n");
+  printTable([
+    ["case", "jobs/s", "MB/s", "writes", "syncs", "jobs/sync", "Tay vs this (Tay rows: CPU)"],
+    ...tay.map((row) => [
+      `Tay Maximal, ${row.inserters} inserter(s)`,
+      formatNumber(row.jobsPerSecond),
+      mb(row.bytesPerSecond),
+      formatNumber(row.writes),
+      formatNumber(row.syncs),
+      formatNumber(row.jobsPerSync, 1),
+      `CPU ${formatNumber(row.cpuMicrosPerJob)} µs/job`,
+    ]),
+    ...rawIdeal.map((row, index) => [
+      `raw write+fdatasync, ${insertCases[index].inserters} record(s)/sync`,
+      formatNumber(row.recordsPerSecond),
+      mb(row.bytesPerSecond),
+      formatNumber(row.writes),
+      formatNumber(row.writes),
+      formatNumber(insertCases[index].inserters, 1),
+      `${formatNumber((100 * tay[index].bytesPerSecond) / row.bytesPerSecond, 1)}% of bytes/s`,
+    ]),
+    ...rawSame.map((row, index) => [
+      `raw, Tay's ${insertCases[index].inserters}-inserter write count`,
+      formatNumber(row.recordsPerSecond),
+      mb(row.bytesPerSecond),
+      formatNumber(row.writes),
+      formatNumber(row.writes),
+      formatNumber(insertCases[index].jobs / row.writes, 1),
+      `${formatNumber((100 * tay[index].bytesPerSecond) / row.bytesPerSecond, 1)}% of bytes/s`,
+    ]),
+    [
+      "SQLite FULL, 1 transaction per insert",
+      formatNumber(sqliteSingle.jobsPerSecond),
+      "",
+      "",
+      "",
+      "1.0",
+      `${formatRatio(tay256.jobsPerSecond / sqliteSingle.jobsPerSecond)} (256 inserters)`,
+    ],
+    ...sqliteBatched.map((row, index) => [
+      `SQLite FULL, ${row.perTransaction} inserts per transaction`,
+      formatNumber(row.jobsPerSecond),
+      "",
+      "",
+      "",
+      formatNumber(row.perTransaction, 1),
+      formatRatio(tay[index + 1].jobsPerSecond / row.jobsPerSecond),
+    ]),
+  ]);
+  checks.push(
+    [
+      `256 inserters >= ${targets.rawBytesShare * 100}% of raw bytes/s`,
+      `${formatNumber(rawShare * 100, 1)}%`,
+      verdict(rawShare >= targets.rawBytesShare),
+    ],
+    [
+      `256 inserters >= ${targets.sqliteRatio}x SQLite FULL`,
+      formatRatio(sqliteRatio),
+      verdict(sqliteRatio >= targets.sqliteRatio),
+    ],
+  );
+}
+
+if (!insertsOnly) {
+  console.log(
+    `\nrecovery: ${formatNumber(recoveryRecords)} records, ${mb(recoveryBytes)} MB ` +
+      `(${formatNumber(built.completedJobs)} jobs completed, ${formatNumber(built.availableJobs)} available), ` +
+      (reused ? `reused from ${recoveryDirectory}` : `built in ${buildSeconds.toFixed(1)} s`),
+  );
+  printTable([
+    ["open (fresh process)", "ready s", "ready CPU s", "first claim s", "validate ms", "fold ms"],
+    ...opens.map((open, index) => [
+      `#${index + 1}`,
+      open.seconds.toFixed(3),
+      open.cpuSeconds.toFixed(3),
+      open.claimSeconds.toFixed(3),
+      formatNumber(open.validateMs),
+      formatNumber(open.foldMs),
+    ]),
+  ]);
+  checks.push([
     `recovery of ${formatNumber(recoveryRecords)} records < ${targets.recoverySeconds} s`,
     `${recoverySeconds.toFixed(2)} s`,
     verdict(recoverySeconds < targets.recoverySeconds),
-  ],
-];
+  ]);
+}
 console.log("");
 printTable([["target", "measured", "verdict"], ...checks]);
 console.log(
@@ -285,7 +322,11 @@ console.log(
 
 // Where the time goes, for each missed target.
 const profiles = {};
-if (profileOnMiss && (rawShare < targets.rawBytesShare || sqliteRatio < targets.sqliteRatio)) {
+if (
+  profileOnMiss &&
+  !recoveryOnly &&
+  (rawShare < targets.rawBytesShare || sqliteRatio < targets.sqliteRatio)
+) {
   const directory = freshDirectory("store-bench-profile");
   await initTay(directory);
   const profiled = await openTay(directory, "Maximal");
@@ -310,7 +351,7 @@ if (profileOnMiss && recoverySeconds >= targets.recoverySeconds) {
     );
   }
 }
-removeDirectory(recoveryDirectory);
+if (keptRecoveryDirectory === undefined) removeDirectory(recoveryDirectory);
 
 console.log(
   JSON.stringify({
@@ -328,30 +369,37 @@ console.log(
       rawBytesPerSecond: Math.round(rawIdeal[index].bytesPerSecond),
       rawSameWritesBytesPerSecond: Math.round(rawSame[index].bytesPerSecond),
     })),
-    sqliteFull: {
-      singleJobsPerSecond: Math.round(sqliteSingle.jobsPerSecond),
-      batched: sqliteBatched.map((row) => ({
-        perTransaction: row.perTransaction,
-        jobsPerSecond: Math.round(row.jobsPerSecond),
-      })),
-    },
+    sqliteFull: recoveryOnly
+      ? undefined
+      : {
+          singleJobsPerSecond: Math.round(sqliteSingle.jobsPerSecond),
+          batched: sqliteBatched.map((row) => ({
+            perTransaction: row.perTransaction,
+            jobsPerSecond: Math.round(row.jobsPerSecond),
+          })),
+        },
     recovery: {
       records: recoveryRecords,
       bytes: recoveryBytes,
       seconds: Math.round(recoverySeconds * 1000) / 1000,
+      cpuSeconds: Math.round(median(opens.map((open) => open.cpuSeconds)) * 1000) / 1000,
       opens: opens.map((open) => Math.round(open.seconds * 1000) / 1000),
     },
     targets: {
-      rawBytesShare: {
-        target: targets.rawBytesShare,
-        measured: rawShare,
-        met: rawShare >= targets.rawBytesShare,
-      },
-      sqliteRatio: {
-        target: targets.sqliteRatio,
-        measured: sqliteRatio,
-        met: sqliteRatio >= targets.sqliteRatio,
-      },
+      rawBytesShare: recoveryOnly
+        ? undefined
+        : {
+            target: targets.rawBytesShare,
+            measured: rawShare,
+            met: rawShare >= targets.rawBytesShare,
+          },
+      sqliteRatio: recoveryOnly
+        ? undefined
+        : {
+            target: targets.sqliteRatio,
+            measured: sqliteRatio,
+            met: sqliteRatio >= targets.sqliteRatio,
+          },
       recoverySeconds: {
         target: targets.recoverySeconds,
         measured: recoverySeconds,

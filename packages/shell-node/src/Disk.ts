@@ -101,10 +101,10 @@ export interface DiskService {
   /**
    * Creates a new file (EEXIST if present) holding `bytes`, open for reading
    * and writing. One step: nothing else of this process runs between the
-   * create and the write, so a killed process leaves no file or all of
-   * `bytes` in the page cache. (A power loss can still keep the entry and a
-   * prefix of the bytes until both are synced.) The store creates segments
-   * with it, so a kill during rotation never leaves a headerless segment.
+   * create and the write, which shrinks the window in which a killed process
+   * leaves an empty file to the create syscall itself (a kill that lands
+   * inside it still can; a power loss can keep the entry and a prefix of the
+   * bytes until both are synced). The store creates segments with it.
    */
   readonly create: (path: string, bytes: Uint8Array) => Effect.Effect<FileHandle, DiskError>;
   /** Reads a whole file (small files: marker, pointer, manifest). */

@@ -1,11 +1,13 @@
 /**
  * The engine: a durable job queue over the store and core's deciders.
  *
- * Every command runs the same three steps under one permit: decide against
- * the in-memory state, submit the decided records to the store (which
- * assigns their sequences in that order), then adopt the state the records
- * fold to. The caller's effect resolves only once the records are durable
- * as the store's policy asks. A rejected command appends nothing.
+ * Commands wait in one queue. A drain (a microtask, so that the commands
+ * issued in the same turn share it) decides each queued command in order
+ * against the running state, folds the accepted ones' records as one
+ * transient batch, and queues all of them as one store submission (which
+ * assigns their sequences in that order). Each caller resolves only once
+ * that submission is durable as the store's policy asks, and fails with it.
+ * A rejected command fails alone and appends nothing.
  *
  * Two states are kept. `decided` includes everything submitted, so the next
  * command decides against it (two claims never take the same job);
@@ -28,7 +30,7 @@ import {
   State,
   type Value,
 } from "@tay/core";
-import { Clock, Context, Data, Effect, Layer, type Scope } from "effect";
+import { Clock, Context, Data, Deferred, Effect, Either, Layer, type Scope } from "effect";
 import * as E from "fp-ts/lib/Either.js";
 import { Disk } from "./Disk.js";
 import * as Init from "./Init.js";
@@ -44,6 +46,8 @@ import {
   type StoreError,
 } from "./StoreError.js";
 import type { StoreOptionsInput } from "./StoreOptions.js";
+import { onSettled, type PendingRecord } from "./internal/storeState.js";
+import * as Writer from "./internal/writer.js";
 
 /** A command the deciders refused; `rejection` says why (`RevisionMismatch`, `JobNotFound`, ...). */
 export class Rejected extends Data.TaggedError("Rejected")<{
@@ -167,23 +171,109 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
 
 const claimLimitDefault = 1;
 
-// A decided record that the fold refuses is a bug in the deciders, not an
-// operating error: nothing has been written yet, and we stop loudly (a defect).
-const adopt = (
-  state: State.State,
-  events: ReadonlyArray<Event.Event>,
-): Effect.Effect<State.State> => {
-  const next = Evolve.evolveAll(state, events);
-  return E.isLeft(next)
-    ? Effect.dieMessage(`decider produced an illegal record: ${next.left.reason._tag}`)
-    : Effect.succeed(next.right);
-};
+/**
+ * Reads a command's answer from the state right after its records. It runs
+ * at once, during the drain: the next command of the same batch updates
+ * that state in place (see `Evolve.batch`). Job and schedule records are
+ * immutable, so what it returns stays valid.
+ */
+type AnswerOf<A> = (state: State.State, events: Decide.Decision) => Effect.Effect<A>;
 
-// The same assertion for the job or schedule a command has just touched.
+/** A command waiting in the engine's queue, its type of answer erased. */
+interface Pending {
+  readonly command: Commands.Command;
+  /** Records the answer: the command is in the batch. */
+  accept(state: State.State, events: Decide.Decision): void;
+  /** Answers at once with a refusal or a defect. */
+  refuse(outcome: Effect.Effect<never, EngineError>): void;
+  /** Answers once the batch ended: its recorded answer, or the batch's failure. */
+  settle(failure: StoreError | undefined): void;
+}
+
+class Request<A> implements Pending {
+  private answer: Effect.Effect<A> | undefined = undefined;
+
+  constructor(
+    readonly command: Commands.Command,
+    private readonly answerOf: AnswerOf<A>,
+    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
+  ) {}
+
+  accept(state: State.State, events: Decide.Decision): void {
+    this.answer = this.answerOf(state, events);
+  }
+
+  refuse(outcome: Effect.Effect<never, EngineError>): void {
+    this.resume(outcome);
+  }
+
+  settle(failure: StoreError | undefined): void {
+    this.resume(
+      failure !== undefined
+        ? Effect.fail(failure)
+        : (this.answer ?? Effect.dieMessage("an accepted command has no answer")),
+    );
+  }
+}
+
+// The assertion for the job or schedule a command has just touched.
 const present = <A>(found: A | undefined, what: string): Effect.Effect<A> =>
   found === undefined
     ? Effect.dieMessage(`${what} missing after its own command`)
     : Effect.succeed(found);
+
+const jobOf = (state: State.State, jobId: number) =>
+  present(State.job(state, jobId), `job ${jobId}`);
+
+/** The jobs a command's records touch (inserted ones, or started ones), from its state. */
+const jobsTouched = (
+  state: State.State,
+  events: Decide.Decision,
+  tag: "JobInserted" | "JobStarted",
+): Effect.Effect<ReadonlyArray<Job.Job>> => {
+  const jobs: Array<Job.Job> = [];
+  for (const event of events) {
+    const members = event._tag === "Mutation" ? event.events : [event];
+    for (const member of members) {
+      if (member._tag !== tag) continue;
+      const job = State.job(state, member.jobId);
+      if (job === undefined) {
+        return Effect.dieMessage(`job ${member.jobId} missing after its own command`);
+      }
+      jobs.push(job);
+    }
+  }
+  return Effect.succeed(jobs);
+};
+
+const insertedJob: AnswerOf<Job.Job> = (state, events) => {
+  const [event] = events;
+  return event?._tag === "JobInserted"
+    ? jobOf(state, event.jobId)
+    : Effect.dieMessage("insert decided no job");
+};
+const insertedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
+  jobsTouched(state, events, "JobInserted");
+const startedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
+  jobsTouched(state, events, "JobStarted");
+const theEvents: AnswerOf<Decide.Decision> = (_state, events) => Effect.succeed(events);
+
+const countTag = (
+  events: ReadonlyArray<Event.Event>,
+  predicate: (event: Event.DomainEvent) => boolean,
+) =>
+  events.reduce(
+    (total, event) =>
+      total +
+      (event._tag === "Mutation"
+        ? event.events.filter(predicate).length
+        : event._tag === "SnapshotPart"
+          ? 0
+          : predicate(event)
+            ? 1
+            : 0),
+    0,
+  );
 
 // Only the marker's absence triggers init: a directory with STORE-V2 but no
 // CURRENT is an interrupted init, which open must refuse, not redo.
@@ -195,6 +285,19 @@ const initIfMissing = (directory: string): Effect.Effect<void, InitError, Disk> 
     if (marker.left.code !== "ENOENT") return yield* marker.left;
     yield* Init.init(directory);
   });
+
+/** A batch of the fold that has applied `accepted`, starting from `from`. */
+const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) => {
+  const run = Evolve.batch(from);
+  let state = from;
+  for (const events of accepted) {
+    const next = run.evolveAll(events);
+    // These records folded once from the very same states: a refusal now is a bug.
+    if (E.isLeft(next)) throw new Error(`replay refused: ${next.left.reason._tag}`);
+    state = next.right;
+  }
+  return { run, state };
+};
 
 /**
  * Opens the engine on an initialised store directory for the scope: recovery
@@ -217,88 +320,157 @@ export const open = (
       });
     }
     const { store } = recovered;
+    const writer = Writer.writerOf(store);
+    if (writer === undefined) return yield* Effect.dieMessage("the store has no writer");
     let decided = finished.right;
     let committed = { state: decided, lastSequence: recovered.report.lastSequence };
-    const permit = yield* Effect.makeSemaphore(1);
 
-    // Decide, submit, adopt under the permit; await durability outside it so
-    // that the next command can join the same group commit.
-    const run = (command: Commands.Command) =>
-      Effect.gen(function* () {
-        const submitted = yield* permit.withPermits(1)(
-          Effect.gen(function* () {
-            const decision = Decide.decide(decided, command);
-            if (E.isLeft(decision)) {
-              return yield* new Rejected({ command: command._tag, rejection: decision.left });
-            }
-            const events = decision.right;
-            if (events.length === 0) return { state: decided, events, durable: Effect.void };
-            const next = yield* adopt(decided, events);
-            const ticket = yield* store.submit(events);
-            decided = next;
-            const lastSequence = ticket.lastSequence;
-            const durable = Effect.tap(ticket.durable, () =>
-              Effect.sync(() => {
-                // Batches resolve in order, but their waiters may run out of
-                // order: keep the newest.
-                if (lastSequence > committed.lastSequence)
-                  committed = { state: next, lastSequence };
-              }),
+    // Commands wait in `queue`; `drain` decides everything waiting, in
+    // order, against the running state, and queues the accepted commands'
+    // records as ONE submission whose durability answers them all.
+    let queue: Array<Pending> = [];
+    let drainScheduled = false;
+    // A compaction holds the decider: nothing decides until the new base is in.
+    let paused = false;
+    let waitingForGate = false;
+
+    const drainNow = (requests: ReadonlyArray<Pending>): void => {
+      let run = Evolve.batch(decided);
+      let state = decided;
+      const accepted: Array<Pending> = [];
+      const acceptedEvents: Array<Decide.Decision> = [];
+      const records: Array<PendingRecord> = [];
+      let bytes = 0;
+      for (const request of requests) {
+        try {
+          const decision = Decide.decide(state, request.command);
+          if (E.isLeft(decision)) {
+            const { command } = request;
+            request.refuse(
+              Effect.fail(new Rejected({ command: command._tag, rejection: decision.left })),
             );
-            return { state: next, events, durable };
-          }),
-        );
-        yield* submitted.durable;
-        return submitted;
+            continue;
+          }
+          const events = decision.right;
+          if (events.length === 0) {
+            request.accept(state, events);
+            request.settle(undefined);
+            continue;
+          }
+          // Encoded and budgeted before the fold: the batch's state changes
+          // in place, so only a command sure to be queued may be folded.
+          const prepared = Writer.prepare(events);
+          if (Either.isLeft(prepared)) {
+            request.refuse(Effect.fail(prepared.left));
+            continue;
+          }
+          const full = Writer.overBudget(writer.state, bytes, prepared.right.bytes);
+          if (full !== undefined) {
+            request.refuse(Effect.fail(full));
+            continue;
+          }
+          const next = run.evolveAll(events);
+          // A decided record that the fold refuses is a bug in the deciders,
+          // not an operating error: nothing of it is queued, its caller dies.
+          if (E.isLeft(next)) {
+            request.refuse(
+              Effect.dieMessage(`decider produced an illegal record: ${next.left.reason._tag}`),
+            );
+            ({ run, state } = replayed(decided, acceptedEvents));
+            continue;
+          }
+          state = next.right;
+          request.accept(state, events);
+          accepted.push(request);
+          acceptedEvents.push(events);
+          for (const record of prepared.right.records) records.push(record);
+          bytes += prepared.right.bytes;
+        } catch (defect) {
+          // A throwing decider or fold is a bug: its caller dies, the batch
+          // goes on from the commands accepted before it.
+          request.refuse(Effect.die(defect));
+          ({ run, state } = replayed(decided, acceptedEvents));
+        }
+      }
+      if (accepted.length === 0) return;
+      const ticket = Writer.enqueue(writer, records, bytes);
+      decided = state;
+      const lastSequence = ticket.lastSequence;
+      onSettled(ticket, (failure) => {
+        // Tickets settle in sequence order; the guard keeps `committed`
+        // monotonic even so.
+        if (failure === undefined && lastSequence > committed.lastSequence) {
+          committed = { state, lastSequence };
+        }
+        for (const request of accepted) request.settle(failure);
+      });
+    };
+
+    const drain = (): void => {
+      drainScheduled = false;
+      if (paused || queue.length === 0) return;
+      const admitted = Writer.admission(writer.state);
+      if (admitted._tag === "Gated") {
+        // A compaction of the store (not through the engine) holds its gate.
+        if (!waitingForGate) {
+          waitingForGate = true;
+          Effect.runFork(
+            Effect.zipRight(
+              Deferred.await(admitted.gate),
+              Effect.sync(() => {
+                waitingForGate = false;
+                schedule();
+              }),
+            ),
+          );
+        }
+        return;
+      }
+      const requests = queue;
+      queue = [];
+      if (admitted._tag === "Refused") {
+        for (const request of requests) request.refuse(Effect.fail(admitted.error));
+        return;
+      }
+      try {
+        drainNow(requests);
+      } catch (defect) {
+        // Nothing was queued (queueing is the last step): every caller of
+        // this drain not answered yet dies with the bug.
+        for (const request of requests) request.refuse(Effect.die(defect));
+      }
+    };
+
+    const schedule = (): void => {
+      if (drainScheduled || paused) return;
+      drainScheduled = true;
+      // A microtask: the commands issued in this turn join the same batch.
+      queueMicrotask(drain);
+    };
+
+    const execute = <A>(command: Commands.Command, answerOf: AnswerOf<A>) =>
+      Effect.async<A, EngineError>((resume) => {
+        queue.push(new Request(command, answerOf, resume));
+        schedule();
       });
 
     const now = Clock.currentTimeMillis;
-    const jobOf = (state: State.State, jobId: number) =>
-      present(State.job(state, jobId), `job ${jobId}`);
-    const jobsOf = (state: State.State, jobIds: ReadonlyArray<number>) =>
-      Effect.forEach(jobIds, (jobId) => jobOf(state, jobId));
-    const scheduleOf = (state: State.State, scheduleId: string) =>
-      present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
-    const insertedIds = (events: ReadonlyArray<Event.Event>): Array<number> =>
-      events.flatMap((event) => {
-        if (event._tag === "JobInserted") return [event.jobId];
-        if (event._tag === "Mutation") {
-          return event.events.flatMap((inner) =>
-            inner._tag === "JobInserted" ? [inner.jobId] : [],
-          );
-        }
-        return [];
-      });
-    const startedIds = (events: ReadonlyArray<Event.Event>): Array<number> =>
-      events.flatMap((event) => (event._tag === "JobStarted" ? [event.jobId] : []));
-    const countTag = (
-      events: ReadonlyArray<Event.Event>,
-      predicate: (event: Event.DomainEvent) => boolean,
-    ) =>
-      events.reduce(
-        (total, event) =>
-          total +
-          (event._tag === "Mutation"
-            ? event.events.filter(predicate).length
-            : event._tag === "SnapshotPart"
-              ? 0
-              : predicate(event)
-                ? 1
-                : 0),
-        0,
-      );
-
-    const insertMany = (jobs: ReadonlyArray<Commands.NewJob>) =>
-      Effect.gen(function* () {
-        const result = yield* run(Commands.insertJobs({ now: yield* now, jobs }));
-        return yield* jobsOf(result.state, insertedIds(result.events));
-      });
+    const scheduleOf =
+      (scheduleId: string): AnswerOf<Schedule.Schedule> =>
+      (state) =>
+        present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
+    const jobById =
+      (jobId: number): AnswerOf<Job.Job> =>
+      (state) =>
+        jobOf(state, jobId);
 
     const rescue = (startedBefore: number, error: string) =>
-      Effect.gen(function* () {
-        const result = yield* run(Commands.rescueJobs({ now: yield* now, startedBefore, error }));
-        return result.events.length;
-      });
+      Effect.flatMap(now, (at) =>
+        Effect.map(
+          execute(Commands.rescueJobs({ now: at, startedBefore, error }), theEvents),
+          (events) => events.length,
+        ),
+      );
 
     let rescued = 0;
     if (options.rescueOnOpen ?? true) {
@@ -317,102 +489,107 @@ export const open = (
       rescued,
     };
 
+    const compactions = yield* Effect.makeSemaphore(1);
+
     const service: EngineService = {
       report,
       store,
       insert: (job) =>
-        Effect.flatMap(insertMany([job]), (jobs) => {
-          const [inserted] = jobs;
-          return inserted === undefined
-            ? Effect.die("insert decided no job")
-            : Effect.succeed(inserted);
-        }),
-      insertMany,
-      claim: (queue, limit = claimLimitDefault) =>
-        Effect.gen(function* () {
-          const result = yield* run(Commands.claimJobs({ now: yield* now, queue, limit }));
-          return yield* jobsOf(result.state, startedIds(result.events));
-        }),
+        Effect.flatMap(now, (at) =>
+          execute(Commands.insertJobs({ now: at, jobs: [job] }), insertedJob),
+        ),
+      insertMany: (jobs) =>
+        Effect.flatMap(now, (at) => execute(Commands.insertJobs({ now: at, jobs }), insertedJobs)),
+      claim: (queueName, limit = claimLimitDefault) =>
+        Effect.flatMap(now, (at) =>
+          execute(Commands.claimJobs({ now: at, queue: queueName, limit }), startedJobs),
+        ),
       complete: (jobId, result) =>
-        Effect.gen(function* () {
-          const command =
+        Effect.flatMap(now, (at) =>
+          execute(
             result === undefined
-              ? Commands.completeJob({ now: yield* now, jobId })
-              : Commands.completeJob({ now: yield* now, jobId, result });
-          const ran = yield* run(command);
-          return yield* jobOf(ran.state, jobId);
-        }),
+              ? Commands.completeJob({ now: at, jobId })
+              : Commands.completeJob({ now: at, jobId, result }),
+            jobById(jobId),
+          ),
+        ),
       fail: (jobId, error, failOptions = {}) =>
-        Effect.gen(function* () {
-          const command =
+        Effect.flatMap(now, (at) =>
+          execute(
             failOptions.discard === undefined
-              ? Commands.failJob({ now: yield* now, jobId, error })
-              : Commands.failJob({ now: yield* now, jobId, error, discard: failOptions.discard });
-          const ran = yield* run(command);
-          return yield* jobOf(ran.state, jobId);
-        }),
+              ? Commands.failJob({ now: at, jobId, error })
+              : Commands.failJob({ now: at, jobId, error, discard: failOptions.discard }),
+            jobById(jobId),
+          ),
+        ),
       cancel: (jobId, reason) =>
-        Effect.gen(function* () {
-          const ran = yield* run(
-            Commands.cancelJob({ now: yield* now, jobId, reason: reason ?? null }),
-          );
-          return yield* jobOf(ran.state, jobId);
-        }),
+        Effect.flatMap(now, (at) =>
+          execute(Commands.cancelJob({ now: at, jobId, reason: reason ?? null }), jobById(jobId)),
+        ),
       registerSchedule: (scheduleId, definition, expectedRevision) =>
-        Effect.gen(function* () {
-          const command =
+        Effect.flatMap(now, (at) =>
+          execute(
             expectedRevision === undefined
-              ? Commands.registerSchedule({ now: yield* now, scheduleId, definition })
-              : Commands.registerSchedule({
-                  now: yield* now,
-                  scheduleId,
-                  definition,
-                  expectedRevision,
-                });
-          const ran = yield* run(command);
-          return yield* scheduleOf(ran.state, scheduleId);
-        }),
+              ? Commands.registerSchedule({ now: at, scheduleId, definition })
+              : Commands.registerSchedule({ now: at, scheduleId, definition, expectedRevision }),
+            scheduleOf(scheduleId),
+          ),
+        ),
       cancelSchedule: (scheduleId, expectedRevision) =>
-        Effect.gen(function* () {
-          const command =
+        Effect.flatMap(now, (at) =>
+          execute(
             expectedRevision === undefined
-              ? Commands.cancelSchedule({ now: yield* now, scheduleId })
-              : Commands.cancelSchedule({ now: yield* now, scheduleId, expectedRevision });
-          const ran = yield* run(command);
-          return yield* scheduleOf(ran.state, scheduleId);
-        }),
+              ? Commands.cancelSchedule({ now: at, scheduleId })
+              : Commands.cancelSchedule({ now: at, scheduleId, expectedRevision }),
+            scheduleOf(scheduleId),
+          ),
+        ),
       tick: () =>
         Effect.gen(function* () {
           const at = yield* now;
-          const promoted = yield* run(Commands.makeDueAvailable({ now: at }));
-          const occurrences = yield* run(Commands.tick({ now: at }));
+          const promoted = yield* execute(Commands.makeDueAvailable({ now: at }), theEvents);
+          const occurrences = yield* execute(Commands.tick({ now: at }), theEvents);
           return {
-            madeAvailable: promoted.events.length,
+            madeAvailable: promoted.length,
             delivered: countTag(
-              occurrences.events,
+              occurrences,
               (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "delivered",
             ),
             skipped: countTag(
-              occurrences.events,
+              occurrences,
               (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "skipped",
             ),
           };
         }),
       rescue,
       compact: (retentionMs) =>
-        // The permit keeps commands from deciding against a state that the
-        // new generation's base would not contain.
-        permit.withPermits(1)(
+        compactions.withPermits(1)(
           Effect.gen(function* () {
-            const base = Snapshot.snapshot(decided, { now: yield* now, retentionMs });
-            const compacted = yield* store.compact(base);
-            const folded = Evolve.foldGeneration(base, []);
-            if (E.isLeft(folded)) {
-              return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
-            }
-            decided = folded.right;
-            committed = { state: folded.right, lastSequence: committed.lastSequence };
-            return compacted;
+            const at = yield* now;
+            // Decide what is already queued, then hold the decider: no
+            // command decides against a state the new base would not contain.
+            yield* Effect.sync(() => {
+              drain();
+              paused = true;
+            });
+            return yield* Effect.gen(function* () {
+              const base = Snapshot.snapshot(decided, { now: at, retentionMs });
+              const compacted = yield* store.compact(base);
+              const folded = Evolve.foldGeneration(base, []);
+              if (E.isLeft(folded)) {
+                return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
+              }
+              decided = folded.right;
+              committed = { state: folded.right, lastSequence: committed.lastSequence };
+              return compacted;
+            }).pipe(
+              Effect.ensuring(
+                Effect.sync(() => {
+                  paused = false;
+                  schedule();
+                }),
+              ),
+            );
           }),
         ),
       state: () => Effect.sync(() => committed.state),

@@ -37,10 +37,13 @@ const fileMode = 0o644;
 /** Positions and lengths are byte counts: non-negative safe integers. */
 const isByteCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 0;
 
+const invalidByteCounts = (path: string, position: number, length: number): Effect.Effect<never> =>
+  Effect.dieMessage(`${path}: position ${position} and length ${length} must be byte counts`);
+
 const checkByteCounts = (path: string, position: number, length: number): Effect.Effect<void> =>
   isByteCount(position) && isByteCount(length)
     ? Effect.void
-    : Effect.dieMessage(`${path}: position ${position} and length ${length} must be byte counts`);
+    : invalidByteCounts(path, position, length);
 
 const openDescriptor = (path: string, flags: number): Effect.Effect<number, DiskError> =>
   call<number>("open", path, (callback) => fs.open(path, flags, fileMode, callback));
@@ -127,6 +130,18 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
     run: () => Effect.Effect<A, DiskError>,
   ): Effect.Effect<A, DiskError> =>
     Effect.suspend(() => (closed ? Effect.fail(closedHandle(operation, path)) : run()));
+  // Writes and syncs are the store's hot path (one of each per batch): the
+  // checks and the call are one step each, without intermediate effects.
+  const onWritten =
+    (resume: (effect: Effect.Effect<number, DiskError>) => void) =>
+    (error: NodeJS.ErrnoException | null, written: number) =>
+      resume(
+        error === null ? Effect.succeed(written) : Effect.fail(toDiskError("write", path, error)),
+      );
+  const onSynced =
+    (resume: (effect: Effect.Effect<void, DiskError>) => void) =>
+    (error: NodeJS.ErrnoException | null) =>
+      resume(error === null ? Effect.void : Effect.fail(toDiskError("sync", path, error)));
   return {
     path,
     read: (position, length) =>
@@ -135,12 +150,22 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
         guarded("read", () => readAt(path, fd, position, length)),
       ),
     write: (position, bytes) =>
-      Effect.zipRight(
-        checkByteCounts(path, position, bytes.length),
-        guarded("write", () => writeAt(path, fd, position, bytes)),
-      ),
+      Effect.suspend(() => {
+        if (!isByteCount(position) || !isByteCount(bytes.length)) {
+          return invalidByteCounts(path, position, bytes.length);
+        }
+        if (closed) return Effect.fail(closedHandle("write", path));
+        return Effect.async<number, DiskError>((resume) => {
+          fs.write(fd, bytes, 0, bytes.length, position, onWritten(resume));
+        });
+      }),
     sync: () =>
-      guarded("sync", () => callVoid("sync", path, (callback) => fs.fdatasync(fd, callback))),
+      Effect.suspend(() => {
+        if (closed) return Effect.fail(closedHandle("sync", path));
+        return Effect.async<void, DiskError>((resume) => {
+          fs.fdatasync(fd, onSynced(resume));
+        });
+      }),
     size: () => guarded("stat", () => Effect.map(fileStat(path, fd), (stats) => stats.size)),
     close: () =>
       Effect.suspend(() => {

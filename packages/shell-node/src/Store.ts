@@ -6,7 +6,7 @@
  * primitive. Closing the scope flushes, syncs per policy and releases LOCK.
  */
 import type { Event } from "@tay/core";
-import { Clock, Effect, Either, Queue, type Scope, Stream } from "effect";
+import { Clock, Effect, Either, type Scope, Stream } from "effect";
 import * as Chunk from "effect/Chunk";
 import * as Option from "effect/Option";
 import { Disk, type FileHandle } from "./Disk.js";
@@ -219,7 +219,7 @@ const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
     };
     const writer: Writer.Writer = {
       state,
-      wake: yield* Queue.dropping<void>(1),
+      wake: Writer.makeWake(),
       semaphore: yield* Effect.makeSemaphore(1),
     };
     // Activation runs inside acquireRelease's uninterruptible acquire, and a
@@ -321,5 +321,7 @@ export const open = <S, E>(
         withDisk(compactGeneration(writer, compactions, base, compactOptions)),
       close: () => withDisk(Writer.close(writer, flusherFiber)),
     };
+    // The engine submits decided batches through the writer directly.
+    Writer.register(store, writer);
     return { store, state: validated.state, report: reportOf(validated) };
   });

@@ -2,14 +2,19 @@
  * The engine on a real temporary directory: every command decides, appends
  * and applies, rejections append nothing, and what a reopen folds equals
  * what the running engine held. Time comes from TestClock, so due times and
- * backoffs are exact.
+ * backoffs are exact. The batching suite holds syncs open on a wrapped disk
+ * (and fails them on the fault disk) to prove that concurrent commands share
+ * one submission, are answered only once it is durable, and fail together.
  */
 import { describe, expect, it } from "@effect/vitest";
 import { State } from "@tay/core";
-import { Effect, TestClock } from "effect";
+import { Deferred, Effect, Fiber, Ref, TestClock } from "effect";
+import * as FaultDisk from "../../testkit/src/FaultDisk.js";
+import type { DiskService, FileHandle } from "../src/Disk.js";
 import * as Engine from "../src/Engine.js";
 import * as Init from "../src/Init.js";
-import { dataDirectory, nodeDisk } from "./support/store.js";
+import * as NodeDisk from "../src/NodeDisk.js";
+import { counting, dataDirectory, diskLayer, nodeDisk } from "./support/store.js";
 
 const definition = {
   queue: "reports",
@@ -190,5 +195,211 @@ describe("Engine", () => {
         expect(State.equals(reopened, held)).toBe(true);
         expect(reopened.lastJobId).toBe(3);
       }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+/** NodeDisk whose segment syncs wait, while `held` is set, until it is released. */
+const holdingSyncs = () => {
+  const held = { gate: undefined as Deferred.Deferred<void> | undefined, waiting: 0 };
+  const inner = NodeDisk.make;
+  const wrap = (handle: FileHandle): FileHandle => ({
+    ...handle,
+    sync: () =>
+      Effect.suspend(() => {
+        const gate = held.gate;
+        if (gate === undefined || !handle.path.endsWith(".tay")) return handle.sync();
+        held.waiting += 1;
+        return Effect.zipRight(Deferred.await(gate), handle.sync());
+      }),
+  });
+  const service: DiskService = {
+    ...inner,
+    open: (file, mode) => Effect.map(inner.open(file, mode), wrap),
+    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
+  };
+  return { held, service };
+};
+
+const sequenceJobIds = (engine: Engine.EngineService) =>
+  Effect.map(engine.store.readFrom(1, 1000), (entries) =>
+    entries.map((entry) => (entry.event._tag === "JobInserted" ? entry.event.jobId : -1)),
+  );
+
+describe("Engine batching", () => {
+  it.scopedLive("concurrent commands share submissions; sequences follow submit order", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      const { service, counts } = counting(NodeDisk.make, 5);
+      yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          const before = { ...counts };
+          const jobs = yield* Effect.all(
+            Array.from({ length: 64 }, (_, index) =>
+              engine.insert({ queue: "q", worker: "W", args: index }),
+            ),
+            { concurrency: "unbounded" },
+          );
+          // Submit order is the order the fibers started: ids and sequences follow it.
+          expect(jobs.map((job) => job.jobId)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
+          expect(jobs.map((job) => job.args)).toEqual(Array.from({ length: 64 }, (_, i) => i));
+          expect(yield* sequenceJobIds(engine)).toEqual(jobs.map((job) => job.jobId));
+          // One drain decides all 64 at once: one write, one sync.
+          expect(counts.writes - before.writes).toBe(1);
+          expect(counts.syncs - before.syncs).toBe(1);
+        }),
+      ).pipe(Effect.provide(diskLayer(service)));
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a rejected command fails alone inside a batch and appends nothing", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          const [first, rejected, second, claimed, doubleClaim] = yield* Effect.all(
+            [
+              Effect.either(engine.insert({ queue: "q", worker: "W", args: "a" })),
+              Effect.either(engine.complete(99)),
+              Effect.either(engine.insert({ queue: "q", worker: "W", args: "b" })),
+              Effect.either(engine.claim("q", 2)),
+              Effect.either(engine.claim("q", 2)),
+            ],
+            { concurrency: "unbounded" },
+          );
+          expect(first._tag === "Right" && first.right.jobId).toBe(1);
+          expect(rejected._tag === "Left" && rejected.left._tag).toBe("Rejected");
+          expect(second._tag === "Right" && second.right.jobId).toBe(2);
+          // The first claim decides against both inserts of the same batch;
+          // the second finds nothing left.
+          expect(claimed._tag === "Right" && claimed.right.map((job) => job.jobId)).toEqual([1, 2]);
+          expect(doubleClaim._tag === "Right" && doubleClaim.right).toEqual([]);
+          // Each command's answer is its own state: the inserts saw their jobs available.
+          expect(first._tag === "Right" && first.right.state).toBe("available");
+          const entries = yield* engine.store.readFrom(1, 100);
+          expect(entries.map((entry) => [entry.sequence, entry.event._tag])).toEqual([
+            [1, "JobInserted"],
+            [2, "JobInserted"],
+            [3, "JobStarted"],
+            [4, "JobStarted"],
+          ]);
+        }),
+      );
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("answers and queries wait for durability; decisions do not", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      const { held, service } = holdingSyncs();
+      yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          const gate = yield* Deferred.make<void>();
+          held.gate = gate;
+          const answered = yield* Ref.make(false);
+          const insert = yield* Effect.fork(
+            Effect.tap(engine.insert({ queue: "q", worker: "W", args: null }), () =>
+              Ref.set(answered, true),
+            ),
+          );
+          while (held.waiting === 0) yield* Effect.sleep("1 millis");
+          // Written, not yet synced: the caller waits and queries show nothing.
+          expect(yield* Ref.get(answered)).toBe(false);
+          expect(yield* engine.job(1)).toBeUndefined();
+          expect((yield* engine.counts()).size).toBe(0);
+          // A claim decides against the decided state: it takes the job at
+          // once, in the next batch, and waits for that batch.
+          const claim = yield* Effect.fork(engine.claim("q"));
+          held.gate = undefined;
+          yield* Deferred.succeed(gate, undefined);
+          const inserted = yield* Fiber.join(insert);
+          expect(inserted.jobId).toBe(1);
+          const [claimed] = yield* Fiber.join(claim);
+          expect(claimed?.jobId).toBe(1);
+          expect((yield* engine.job(1))?.state).toBe("executing");
+        }),
+      ).pipe(Effect.provide(diskLayer(service)));
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("a failed sync fails every command of the batch, and the engine refuses after", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make();
+      disk.seedDirectory("/data");
+      yield* Effect.gen(function* () {
+        yield* Init.init("/data");
+        yield* withEngine("/data", (engine) =>
+          Effect.gen(function* () {
+            yield* engine.insert({ queue: "q", worker: "W", args: 0 });
+            disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
+            const outcomes = yield* Effect.all(
+              Array.from({ length: 8 }, (_, index) =>
+                Effect.flip(engine.insert({ queue: "q", worker: "W", args: index + 1 })),
+              ),
+              { concurrency: "unbounded" },
+            );
+            for (const failure of outcomes) expect(failure._tag).toBe("WriterFailed");
+            disk.clearFaults();
+            const later = yield* Effect.flip(engine.claim("q"));
+            expect(later._tag).toBe("WriterFailed");
+            // Queries still show only what was durable.
+            expect((yield* engine.jobs()).map((job) => job.jobId)).toEqual([1]);
+          }),
+        );
+      }).pipe(Effect.provide(FaultDisk.layer(disk)));
+    }),
+  );
+
+  it.scopedLive("commands issued during a compaction wait for it and land after the base", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      const held = yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          yield* engine.insertMany(
+            Array.from({ length: 20 }, (_, index) => ({ queue: "q", worker: "W", args: index })),
+          );
+          const [, inserted] = yield* Effect.all(
+            [
+              engine.compact(1_000),
+              Effect.all(
+                Array.from({ length: 10 }, (_, index) =>
+                  engine.insert({ queue: "q", worker: "W", args: 100 + index }),
+                ),
+                { concurrency: "unbounded" },
+              ),
+            ],
+            { concurrency: "unbounded" },
+          );
+          expect(inserted.map((job) => job.jobId)).toEqual(
+            Array.from({ length: 10 }, (_, index) => 21 + index),
+          );
+          expect((yield* engine.jobs()).length).toBe(30);
+          return yield* engine.state();
+        }),
+      );
+      const reopened = yield* withEngine(dir, (engine) => engine.state());
+      expect(State.equals(reopened, held)).toBe(true);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("an interrupted caller's command is decided anyway, at most once", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          const fiber = yield* Effect.fork(engine.insert({ queue: "q", worker: "W", args: null }));
+          yield* Fiber.interrupt(fiber);
+          yield* engine.store.flush();
+          const jobs = yield* engine.jobs();
+          expect(jobs.length).toBeLessThanOrEqual(1);
+          const next = yield* engine.insert({ queue: "q", worker: "W", args: null });
+          expect(next.jobId).toBe(jobs.length + 1);
+        }),
+      );
+    }).pipe(Effect.provide(nodeDisk)),
   );
 });

@@ -567,6 +567,52 @@ describe("failures", () => {
     }),
   );
 
+  it.scoped("new segments are created in place, header first, never renamed (FORMAT.md)", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make();
+      yield* Effect.gen(function* () {
+        yield* Init.init(faultDirectory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              faultDirectory,
+              { rotationTargetBytes: 300 },
+              Projection.count,
+            );
+            for (const jobId of range(1, 8)) yield* store.append([inserted(jobId, 60)]);
+            expect((yield* store.stats()).segments).toBeGreaterThanOrEqual(3);
+          }),
+        );
+        const operations = disk.operations();
+        const segmentCreates = operations.filter(
+          (operation) => operation.mode === "createExclusive" && operation.path.endsWith(".tay"),
+        );
+        expect(segmentCreates.length).toBeGreaterThanOrEqual(3);
+        // Segment files are never renamed, and no temporary file is ever
+        // made for one: `.tmp` is only for STORE-V2, CURRENT and MANIFEST.
+        expect(
+          operations.filter(
+            (operation) =>
+              (operation.kind === "rename" && operation.path.includes(".tay")) ||
+              operation.path.endsWith(".tay.tmp"),
+          ),
+        ).toEqual([]);
+        // The header is the first write of each new segment.
+        for (const create of segmentCreates) {
+          const firstWrite = operations.find(
+            (operation) =>
+              operation.index > create.index &&
+              operation.kind === "write" &&
+              operation.path === create.path,
+          );
+          expect(firstWrite).toMatchObject({ position: 0 });
+        }
+        const reopened = yield* Effect.scoped(Store.open(faultDirectory, {}, Projection.collect));
+        expect(jobIds(reopened.state)).toEqual(range(1, 8));
+      }).pipe(Effect.provide(onFaultDisk(disk)));
+    }),
+  );
+
   it.scoped("a closed store refuses appends", () =>
     Effect.gen(function* () {
       const disk = FaultDisk.make();

@@ -23,6 +23,12 @@ const int64Max = Value.int64Max;
  * deep or cyclic input cannot overflow the stack.
  */
 export const valueSize = (root: Value.Value): number | string => {
+  // Scalars (most args and results) need no stack.
+  if (typeof root === "string") {
+    const length = utf8Length(root);
+    return length < 0 ? "a string with a lone surrogate" : 5 + length;
+  }
+  if (root === null || typeof root === "boolean") return 1;
   let bytes = 0;
   const stack: Array<{ readonly value: unknown; readonly depth: number }> = [
     { value: root, depth: 1 },

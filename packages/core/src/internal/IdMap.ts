@@ -7,20 +7,28 @@
  * array indexed by id, which is what the generation fold hands over. An
  * update copies one 32-slot array per level; old maps stay valid. Iteration
  * is in ascending id order.
+ *
+ * An update given an `Edit` token changes the nodes it created earlier in
+ * the same run in place (see `Edit`), so a run of updates to neighbouring
+ * ids copies each path once.
  */
+import { type Edit, owns } from "./Edit.js";
 
 const width = 32;
 
 type Slot<V> = Branch<V> | Leaf<V> | undefined;
 
+// The arrays are written only by an update holding the node's `edit` token.
 interface Branch<V> {
   readonly kind: "branch";
-  readonly children: ReadonlyArray<Slot<V>>;
+  readonly children: Array<Slot<V>>;
+  readonly edit: Edit | undefined;
 }
 
 interface Leaf<V> {
   readonly kind: "leaf";
-  readonly values: ReadonlyArray<V | undefined>;
+  readonly values: Array<V | undefined>;
+  readonly edit: Edit | undefined;
 }
 
 // 32^level for level 0..11 (32^11 > 2^53): exact powers of two as doubles.
@@ -67,7 +75,7 @@ export class IdMap<V> {
         values.push(value);
         present ||= value !== undefined;
       }
-      if (present) nodes.push({ index: leaf, node: { kind: "leaf", values } });
+      if (present) nodes.push({ index: leaf, node: { kind: "leaf", values, edit: undefined } });
     }
     let height = 0;
     while (nodes.length > 1 || (nodes.length === 1 && (nodes[0]?.index ?? 0) > 0)) {
@@ -81,7 +89,10 @@ export class IdMap<V> {
         }
         parent.children[index % width] = node;
       }
-      nodes = parents.map(({ index, children }) => ({ index, node: { kind: "branch", children } }));
+      nodes = parents.map(({ index, children }) => ({
+        index,
+        node: { kind: "branch", children, edit: undefined },
+      }));
       height++;
     }
     const root = nodes[0]?.node;
@@ -111,17 +122,20 @@ export class IdMap<V> {
     return this.get(id) !== undefined;
   }
 
-  /** A map with `id` bound to `value` (added or replaced); `id` must be an integer >= 0. */
-  set(id: number, value: V): IdMap<V> {
+  /**
+   * A map with `id` bound to `value` (added or replaced); `id` must be an
+   * integer >= 0. With `edit`, nodes of that run are updated in place.
+   */
+  set(id: number, value: V, edit?: Edit): IdMap<V> {
     let root = this.root;
     let height = this.height;
     // Grow upwards until the trie covers the id.
     while (id >= span(height + 1)) {
-      root = root === undefined ? undefined : { kind: "branch", children: [root] };
+      root = root === undefined ? undefined : { kind: "branch", children: [root], edit };
       height++;
     }
     const added = this.get(id) === undefined;
-    return new IdMap(setIn(root, height, id, value), height, this.count + (added ? 1 : 0));
+    return new IdMap(setIn(root, height, id, value, edit), height, this.count + (added ? 1 : 0));
   }
 
   /** Calls `visit` on every value in ascending id order, without allocating per entry. */
@@ -174,14 +188,28 @@ const visitNode = <V>(node: Branch<V> | Leaf<V>, visit: (value: V) => void): voi
   for (const child of node.children) if (child !== undefined) visitNode(child, visit);
 };
 
-const setIn = <V>(node: Slot<V>, level: number, id: number, value: V): Branch<V> | Leaf<V> => {
+const setIn = <V>(
+  node: Slot<V>,
+  level: number,
+  id: number,
+  value: V,
+  edit: Edit | undefined,
+): Branch<V> | Leaf<V> => {
   if (level === 0) {
+    if (node !== undefined && node.kind === "leaf" && owns(edit, node.edit)) {
+      node.values[digit(id, 0)] = value;
+      return node;
+    }
     const values = node !== undefined && node.kind === "leaf" ? [...node.values] : [];
     values[digit(id, 0)] = value;
-    return { kind: "leaf", values };
+    return { kind: "leaf", values, edit };
+  }
+  const index = digit(id, level);
+  if (node !== undefined && node.kind === "branch" && owns(edit, node.edit)) {
+    node.children[index] = setIn(node.children[index], level - 1, id, value, edit);
+    return node;
   }
   const children = node !== undefined && node.kind === "branch" ? [...node.children] : [];
-  const index = digit(id, level);
-  children[index] = setIn(children[index], level - 1, id, value);
-  return { kind: "branch", children };
+  children[index] = setIn(children[index], level - 1, id, value, edit);
+  return { kind: "branch", children, edit };
 };

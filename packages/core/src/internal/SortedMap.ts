@@ -6,18 +6,27 @@
  * long as anyone holds it. Nodes also carry their subtree size, which gives
  * `size` in O(1). The order is the comparator's; keys are never compared by
  * identity.
+ *
+ * An update given an `Edit` token stamps the nodes it creates with it, and
+ * changes nodes already stamped with the same token in place (a transient
+ * run, see `Edit`): a run of updates then copies each path once rather than
+ * once per update. Maps returned during a run share those nodes, so only the
+ * last one is meant to be kept; maps made before the run are never changed.
  */
+import { type Edit, owns } from "./Edit.js";
 
 /** A total order: negative, zero or positive like `Array.prototype.sort`. */
 export type Compare<K> = (left: K, right: K) => number;
 
+// Fields are written only by an update holding the node's `edit` token.
 interface Node<K, V> {
-  readonly key: K;
-  readonly value: V;
-  readonly left: Node<K, V> | null;
-  readonly right: Node<K, V> | null;
-  readonly height: number;
-  readonly size: number;
+  key: K;
+  value: V;
+  left: Node<K, V> | null;
+  right: Node<K, V> | null;
+  height: number;
+  size: number;
+  readonly edit: Edit | undefined;
 }
 
 const heightOf = <K, V>(node: Node<K, V> | null): number => (node === null ? 0 : node.height);
@@ -28,6 +37,7 @@ const make = <K, V>(
   value: V,
   left: Node<K, V> | null,
   right: Node<K, V> | null,
+  edit: Edit | undefined,
 ): Node<K, V> => {
   const leftHeight = heightOf(left);
   const rightHeight = heightOf(right);
@@ -38,8 +48,11 @@ const make = <K, V>(
     right,
     height: Math.max(leftHeight, rightHeight) + 1,
     size: sizeOf(left) + sizeOf(right) + 1,
+    edit,
   };
 };
+
+const owned = <K, V>(node: Node<K, V>, edit: Edit | undefined): boolean => owns(edit, node.edit);
 
 // Rebuilds a node whose children differ in height by at most 2, restoring
 // the AVL invariant with one or two rotations.
@@ -48,38 +61,67 @@ const balance = <K, V>(
   value: V,
   left: Node<K, V> | null,
   right: Node<K, V> | null,
+  edit: Edit | undefined,
 ): Node<K, V> => {
   const leftHeight = heightOf(left);
   const rightHeight = heightOf(right);
   if (leftHeight > rightHeight + 1 && left !== null) {
     if (heightOf(left.left) >= heightOf(left.right)) {
-      return make(left.key, left.value, left.left, make(key, value, left.right, right));
+      return make(left.key, left.value, left.left, make(key, value, left.right, right, edit), edit);
     }
     const pivot = left.right;
     if (pivot !== null) {
       return make(
         pivot.key,
         pivot.value,
-        make(left.key, left.value, left.left, pivot.left),
-        make(key, value, pivot.right, right),
+        make(left.key, left.value, left.left, pivot.left, edit),
+        make(key, value, pivot.right, right, edit),
+        edit,
       );
     }
   }
   if (rightHeight > leftHeight + 1 && right !== null) {
     if (heightOf(right.right) >= heightOf(right.left)) {
-      return make(right.key, right.value, make(key, value, left, right.left), right.right);
+      return make(
+        right.key,
+        right.value,
+        make(key, value, left, right.left, edit),
+        right.right,
+        edit,
+      );
     }
     const pivot = right.left;
     if (pivot !== null) {
       return make(
         pivot.key,
         pivot.value,
-        make(key, value, left, pivot.left),
-        make(right.key, right.value, pivot.right, right.right),
+        make(key, value, left, pivot.left, edit),
+        make(right.key, right.value, pivot.right, right.right, edit),
+        edit,
       );
     }
   }
-  return make(key, value, left, right);
+  return make(key, value, left, right, edit);
+};
+
+// `node` with new children: changed in place when the run owns it and no
+// rotation is needed, else rebuilt (and rebalanced) as a new node.
+const rebuild = <K, V>(
+  node: Node<K, V>,
+  left: Node<K, V> | null,
+  right: Node<K, V> | null,
+  edit: Edit | undefined,
+): Node<K, V> => {
+  const leftHeight = heightOf(left);
+  const rightHeight = heightOf(right);
+  if (owned(node, edit) && Math.abs(leftHeight - rightHeight) <= 1) {
+    node.left = left;
+    node.right = right;
+    node.height = Math.max(leftHeight, rightHeight) + 1;
+    node.size = sizeOf(left) + sizeOf(right) + 1;
+    return node;
+  }
+  return balance(node.key, node.value, left, right, edit);
 };
 
 const insert = <K, V>(
@@ -87,19 +129,25 @@ const insert = <K, V>(
   key: K,
   value: V,
   compare: Compare<K>,
+  edit: Edit | undefined,
 ): Node<K, V> => {
-  if (node === null) return make(key, value, null, null);
+  if (node === null) return make(key, value, null, null, edit);
   const order = compare(key, node.key);
   if (order < 0)
-    return balance(node.key, node.value, insert(node.left, key, value, compare), node.right);
+    return rebuild(node, insert(node.left, key, value, compare, edit), node.right, edit);
   if (order > 0)
-    return balance(node.key, node.value, node.left, insert(node.right, key, value, compare));
-  return make(key, value, node.left, node.right);
+    return rebuild(node, node.left, insert(node.right, key, value, compare, edit), edit);
+  if (owned(node, edit)) {
+    node.key = key;
+    node.value = value;
+    return node;
+  }
+  return make(key, value, node.left, node.right, edit);
 };
 
-const removeMin = <K, V>(node: Node<K, V>): Node<K, V> | null => {
+const removeMin = <K, V>(node: Node<K, V>, edit: Edit | undefined): Node<K, V> | null => {
   if (node.left === null) return node.right;
-  return balance(node.key, node.value, removeMin(node.left), node.right);
+  return rebuild(node, removeMin(node.left, edit), node.right, edit);
 };
 
 const minNode = <K, V>(node: Node<K, V>): Node<K, V> => {
@@ -108,21 +156,30 @@ const minNode = <K, V>(node: Node<K, V>): Node<K, V> => {
   return current;
 };
 
-const remove = <K, V>(node: Node<K, V> | null, key: K, compare: Compare<K>): Node<K, V> | null => {
+const remove = <K, V>(
+  node: Node<K, V> | null,
+  key: K,
+  compare: Compare<K>,
+  edit: Edit | undefined,
+): Node<K, V> | null => {
   if (node === null) return null;
   const order = compare(key, node.key);
+  // The size tells whether the key was found: a child changed in place is
+  // the same object, so identity cannot.
   if (order < 0) {
-    const left = remove(node.left, key, compare);
-    return left === node.left ? node : balance(node.key, node.value, left, node.right);
+    const before = sizeOf(node.left);
+    const left = remove(node.left, key, compare, edit);
+    return sizeOf(left) === before ? node : rebuild(node, left, node.right, edit);
   }
   if (order > 0) {
-    const right = remove(node.right, key, compare);
-    return right === node.right ? node : balance(node.key, node.value, node.left, right);
+    const before = sizeOf(node.right);
+    const right = remove(node.right, key, compare, edit);
+    return sizeOf(right) === before ? node : rebuild(node, node.left, right, edit);
   }
   if (node.left === null) return node.right;
   if (node.right === null) return node.left;
   const successor = minNode(node.right);
-  return balance(successor.key, successor.value, node.left, removeMin(node.right));
+  return balance(successor.key, successor.value, node.left, removeMin(node.right, edit), edit);
 };
 
 const build = <K, V>(
@@ -138,7 +195,13 @@ const build = <K, V>(
   // Indexes are in bounds by construction; the guard only satisfies the
   // checker under noUncheckedIndexedAccess.
   if (key === undefined || value === undefined) return null;
-  return make(key, value, build(keys, values, from, middle), build(keys, values, middle + 1, to));
+  return make(
+    key,
+    value,
+    build(keys, values, from, middle),
+    build(keys, values, middle + 1, to),
+    undefined,
+  );
 };
 
 /** An ascending iterator over the entries with key >= a lower bound. */
@@ -239,14 +302,18 @@ export class SortedMap<K, V> {
     return false;
   }
 
-  /** A map with `key` bound to `value` (added or replaced). */
-  set(key: K, value: V): SortedMap<K, V> {
-    return new SortedMap(this.compare, insert(this.root, key, value, this.compare));
+  /**
+   * A map with `key` bound to `value` (added or replaced). With `edit`,
+   * nodes of that run are updated in place (see `Edit`).
+   */
+  set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
+    const root = insert(this.root, key, value, this.compare, edit);
+    return root === this.root ? this : new SortedMap(this.compare, root);
   }
 
-  /** A map without `key` (the same map when it is absent). */
-  delete(key: K): SortedMap<K, V> {
-    const root = remove(this.root, key, this.compare);
+  /** A map without `key` (the same map when it is absent); `edit` as for `set`. */
+  delete(key: K, edit?: Edit): SortedMap<K, V> {
+    const root = remove(this.root, key, this.compare, edit);
     return root === this.root ? this : new SortedMap(this.compare, root);
   }
 

@@ -7,7 +7,9 @@
  *   builds the persistent state and its indexes in one pass at the end.
  * - `Draft`: a working copy of a persistent `State` for `evolve`. It
  *   replaces roots of persistent maps (never mutating a shared node) and
- *   keeps the indexes up to date, so the old state stays valid.
+ *   keeps the indexes up to date, so the old state stays valid. Given an
+ *   `Edit` token, it updates the nodes it created itself in place (a
+ *   transient run): only the state it publishes last is meant to be kept.
  */
 import { isTerminal } from "../Event.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
@@ -24,6 +26,7 @@ import {
   stateIndex,
   zeroCounts,
 } from "../State.js";
+import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type MutableJob } from "./JobRecord.js";
 import { IdMap } from "./IdMap.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
@@ -223,7 +226,11 @@ export const buildState = (
   };
 };
 
-/** A working copy of a persistent state; `toState` publishes it. */
+/**
+ * A working copy of a persistent state; `toState` publishes it. With an
+ * `edit` token, nodes created by this draft are changed in place by its
+ * later updates, so a state it published before is valid only until then.
+ */
 export class Draft implements Store {
   lastJobId: number;
   private jobs: IdMap<Job>;
@@ -234,7 +241,10 @@ export class Draft implements Store {
   private due: Indexes["due"];
   private counts: Indexes["counts"];
 
-  constructor(state: State) {
+  constructor(
+    state: State,
+    private readonly edit?: Edit,
+  ) {
     this.lastJobId = state.lastJobId;
     this.jobs = state.jobs;
     this.schedules = state.schedules;
@@ -262,7 +272,7 @@ export class Draft implements Store {
   }
 
   private putJob(before: Job | undefined, after: Job): void {
-    this.jobs = this.jobs.set(after.jobId, after);
+    this.jobs = this.jobs.set(after.jobId, after, this.edit);
     if (before !== undefined) this.unindex(before);
     this.index(after);
     if (before === undefined || before.state !== after.state) {
@@ -275,9 +285,11 @@ export class Draft implements Store {
   }
 
   putSchedule(before: Schedule | undefined, after: Schedule): void {
-    this.schedules = this.schedules.set(after.scheduleId, after);
-    if (before !== undefined && before.cancelledAt === null) this.due = this.due.delete(before);
-    if (after.cancelledAt === null) this.due = this.due.set(after, null);
+    this.schedules = this.schedules.set(after.scheduleId, after, this.edit);
+    if (before !== undefined && before.cancelledAt === null) {
+      this.due = this.due.delete(before, this.edit);
+    }
+    if (after.cancelledAt === null) this.due = this.due.set(after, null, this.edit);
   }
 
   toState(): State {
@@ -300,15 +312,15 @@ export class Draft implements Store {
       case "available": {
         const queue =
           this.available.get(job.queue) ?? SortedMap.empty<Job, null>(compareClaimOrder);
-        this.available = this.available.set(job.queue, queue.set(job, null));
+        this.available = this.available.set(job.queue, queue.set(job, null, this.edit), this.edit);
         return;
       }
       case "scheduled":
       case "retryable":
-        this.pending = this.pending.set(job, null);
+        this.pending = this.pending.set(job, null, this.edit);
         return;
       case "executing":
-        this.executing = this.executing.set(job, null);
+        this.executing = this.executing.set(job, null, this.edit);
         return;
       default:
         return;
@@ -320,19 +332,19 @@ export class Draft implements Store {
       case "available": {
         const queue = this.available.get(job.queue);
         if (queue === undefined) return;
-        const remaining = queue.delete(job);
+        const remaining = queue.delete(job, this.edit);
         this.available =
           remaining.size === 0
-            ? this.available.delete(job.queue)
-            : this.available.set(job.queue, remaining);
+            ? this.available.delete(job.queue, this.edit)
+            : this.available.set(job.queue, remaining, this.edit);
         return;
       }
       case "scheduled":
       case "retryable":
-        this.pending = this.pending.delete(job);
+        this.pending = this.pending.delete(job, this.edit);
         return;
       case "executing":
-        this.executing = this.executing.delete(job);
+        this.executing = this.executing.delete(job, this.edit);
         return;
       default:
         return;
@@ -343,7 +355,7 @@ export class Draft implements Store {
     const counts = [...(this.counts.get(queue) ?? zeroCounts)];
     if (from !== undefined) counts[stateIndex[from]] = (counts[stateIndex[from]] ?? 0) - 1;
     counts[stateIndex[to]] = (counts[stateIndex[to]] ?? 0) + 1;
-    this.counts = this.counts.set(queue, counts);
+    this.counts = this.counts.set(queue, counts, this.edit);
   }
 }
 

@@ -1,8 +1,11 @@
 // The persistent id trie agrees with a `Map` for dense, gapped and huge
 // ids, keeps every earlier version unchanged, iterates in ascending id
-// order, and builds the same map from a dense array at any base.
+// order, and builds the same map from a dense array at any base. Transient
+// runs (sets sharing an `Edit` token) agree with the model and leave every
+// map published before the run unchanged.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Edit } from "../../src/internal/Edit.js";
 import { IdMap } from "../../src/internal/IdMap.js";
 
 const id = fc.oneof(
@@ -60,6 +63,36 @@ describe("IdMap", () => {
           expect([...map.values()]).toEqual(sortedEntries(model).map(([, value]) => value));
         },
       ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("transient runs agree with a Map and leave earlier maps intact (property)", () => {
+    fc.assert(
+      fc.property(fc.array(fc.array(id, { maxLength: 40 }), { maxLength: 8 }), (runs) => {
+        let map = IdMap.fromDense(["a", "b"], 0, 2);
+        const model = new Map<number, string>([
+          [0, "a"],
+          [1, "b"],
+        ]);
+        const published: Array<[IdMap<string>, Array<[number, string]>]> = [
+          [map, sortedEntries(model)],
+        ];
+        runs.forEach((run, runIndex) => {
+          const edit = new Edit();
+          run.forEach((key, index) => {
+            map = map.set(key, `r${runIndex}.${index}`, edit);
+            model.set(key, `r${runIndex}.${index}`);
+          });
+          expect([...map.entries()]).toEqual(sortedEntries(model));
+          expect(map.size).toBe(model.size);
+          published.push([map, sortedEntries(model)]);
+        });
+        for (const [version, entries] of published) {
+          expect([...version.entries()]).toEqual(entries);
+          for (const [key, value] of entries) expect(version.get(key)).toBe(value);
+        }
+      }),
       { numRuns: 150 },
     );
   });

@@ -1,8 +1,11 @@
 // The persistent AVL map agrees with a sorted array after any sequence of
 // sets and deletes, keeps its balance/order/size invariants, and never
-// changes a map that an update was derived from.
+// changes a map that an update was derived from. Transient runs (updates
+// sharing an `Edit` token) end in the same map and never change a map
+// published before the run, nor one built by another run.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { Edit } from "../../src/internal/Edit.js";
 import { compareNumbers, compareStrings, SortedMap } from "../../src/internal/SortedMap.js";
 
 type Operation = { readonly kind: "set" | "delete"; readonly key: number };
@@ -66,5 +69,54 @@ describe("SortedMap", () => {
     const map = SortedMap.fromSorted(compareStrings, keys, keys);
     expect(map.isValid()).toBe(true);
     expect(map.size).toBe(1000);
+  });
+
+  it("transient runs agree with persistent updates and leave earlier maps intact (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(operation, { maxLength: 40 }), { maxLength: 8 }),
+        (runs: ReadonlyArray<ReadonlyArray<Operation>>) => {
+          let transient = SortedMap.empty<number, string>(compareNumbers);
+          let persistent = transient;
+          const published: Array<[SortedMap<number, string>, Array<readonly [number, string]>]> =
+            [];
+          runs.forEach((run, runIndex) => {
+            const edit = new Edit();
+            run.forEach(({ kind, key }, index) => {
+              const value = `r${runIndex}.${index}`;
+              transient =
+                kind === "set" ? transient.set(key, value, edit) : transient.delete(key, edit);
+              persistent = kind === "set" ? persistent.set(key, value) : persistent.delete(key);
+            });
+            // The run's last map is the one published.
+            expect(transient.isValid()).toBe(true);
+            expect([...transient.entries()]).toEqual([...persistent.entries()]);
+            expect(transient.size).toBe(persistent.size);
+            published.push([transient, [...transient.entries()]]);
+          });
+          for (const [version, entries] of published) {
+            expect(version.isValid()).toBe(true);
+            expect([...version.entries()]).toEqual(entries);
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it("a transient run copies a path once, then updates it in place", () => {
+    const keys = Array.from({ length: 1024 }, (_, index) => index * 2);
+    const base = SortedMap.fromSorted(compareNumbers, keys, keys);
+    const edit = new Edit();
+    const once = base.set(2047, 0, edit);
+    // Same root node: the second update of the run changed it in place.
+    const twice = once.set(2049, 0, edit);
+    expect(twice).toBe(once);
+    expect(base.has(2047)).toBe(false);
+    expect(twice.has(2047) && twice.has(2049)).toBe(true);
+    // Without the token (or with another), the update copies as before.
+    expect(once.set(2051, 0)).not.toBe(once);
+    expect(once.set(2051, 0, new Edit())).not.toBe(once);
+    expect(once.has(2051)).toBe(false);
   });
 });

@@ -2,7 +2,8 @@
 // state colours it: opens the data in `directory`, claims the first job (and
 // completes it, so the next open has no orphan to rescue), closes, and prints
 // one JSON line: seconds to ready (open resolved) and to the first claim,
-// and for Tay the recovery report's split.
+// the CPU seconds (user + system, all threads) the open took, and for Tay
+// the recovery report's split.
 //
 //   node packages/shell-node/bench/lib/open-child.mjs tay|sqlite <directory>
 import { openSqlite } from "./sqlite.mjs";
@@ -14,9 +15,12 @@ if ((system !== "tay" && system !== "sqlite") || directory === undefined) {
   process.exit(2);
 }
 const started = performance.now();
+const cpuStarted = process.cpuUsage();
 const driver =
   system === "tay" ? await openTay(directory, "Maximal") : openSqlite(directory, "FULL");
 const readySeconds = (performance.now() - started) / 1000;
+const readyCpu = process.cpuUsage(cpuStarted);
+const readyCpuSeconds = (readyCpu.user + readyCpu.system) / 1e6;
 const job = await driver.claim("bench");
 const claimSeconds = (performance.now() - started) / 1000;
 if (job !== undefined) await driver.complete(job);
@@ -24,6 +28,7 @@ await driver.close();
 console.log(
   JSON.stringify({
     readySeconds,
+    readyCpuSeconds,
     claimSeconds,
     claimed: job !== undefined,
     validateMs: driver.report?.validateMs,

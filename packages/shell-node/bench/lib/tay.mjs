@@ -108,6 +108,17 @@ export const openTay = async (
 };
 
 /**
+ * The job counts of the history `queueHistory` writes for `records` and
+ * `availableJobs` (what `buildHistoryStore` returns), without writing it:
+ * for a kept store that is reused.
+ */
+export const describeHistoryStore = ({ records, availableJobs }) => {
+  const completedJobs = Math.floor((records - availableJobs) / 3);
+  const extra = records - availableJobs - completedJobs * 3;
+  return { completedJobs, availableJobs: availableJobs + extra };
+};
+
+/**
  * The events of a legal queue history of `records` records: jobs inserted
  * in blocks of `block`, then started, then completed (three records per
  * job), the last `availableJobs` jobs only inserted, all of it in the hour
@@ -123,9 +134,10 @@ export function* queueHistory({
   chunkRecords = 10_000,
   startedAt = Date.now() - 3_600_000 - 3 * records,
 }) {
-  const completedJobs = Math.floor((records - availableJobs) / 3);
-  const extra = records - availableJobs - completedJobs * 3;
-  const insertedOnly = availableJobs + extra;
+  const { completedJobs, availableJobs: insertedOnly } = describeHistoryStore({
+    records,
+    availableJobs,
+  });
   let chunk = [];
   const push = function* (event) {
     chunk.push(event);

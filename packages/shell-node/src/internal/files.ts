@@ -10,23 +10,27 @@ import * as Layout from "../Layout.js";
 /**
  * Writes all of `bytes` at `position`, looping over short writes. A write
  * that makes no progress is reported as an `EIO` disk error rather than
- * spinning.
+ * spinning. The usual case, one complete write, is one step.
  */
 export const writeAll = (
   handle: FileHandle,
   position: number,
   bytes: Uint8Array,
-): Effect.Effect<void, DiskError> =>
-  Effect.gen(function* () {
-    let written = 0;
-    while (written < bytes.length) {
-      const count = yield* handle.write(position + written, bytes.subarray(written));
-      if (!(count > 0)) {
-        return yield* Effect.fail(stalled(handle.path));
-      }
-      written += count;
-    }
+): Effect.Effect<void, DiskError> => Effect.suspend(() => writeFrom(handle, position, bytes, 0));
+
+const writeFrom = (
+  handle: FileHandle,
+  position: number,
+  bytes: Uint8Array,
+  written: number,
+): Effect.Effect<void, DiskError> => {
+  if (written >= bytes.length) return Effect.void;
+  const rest = written === 0 ? bytes : bytes.subarray(written);
+  return Effect.flatMap(handle.write(position + written, rest), (count) => {
+    if (!(count > 0)) return Effect.fail(stalled(handle.path));
+    return writeFrom(handle, position, bytes, written + count);
   });
+};
 
 const stalled = (path: string): DiskError =>
   new DiskError({ operation: "write", path, code: "EIO", detail: "write made no progress" });

@@ -5,7 +5,7 @@
  * caller's projection. Reads only.
  */
 import type { Event } from "@tay/core";
-import { Clock, Effect } from "effect";
+import { Effect } from "effect";
 import { Disk, type DiskError } from "../Disk.js";
 import * as Layout from "../Layout.js";
 import type { Projection } from "../Projection.js";
@@ -38,7 +38,7 @@ import { withFile } from "./files.js";
 import { equalBytes } from "./lock.js";
 import {
   fixedLayoutFailure,
-  type ScannedRecord,
+  type ScannedBatch,
   type ScannedSegment,
   scanSegment,
 } from "./segmentScan.js";
@@ -243,7 +243,8 @@ export const validate = <S, E>(
 ): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E>, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const startedNanos = yield* Clock.currentTimeNanos;
+    const clock = yield* Effect.clock;
+    const startedNanos = clock.unsafeCurrentTimeNanos();
     let foldNanos = 0n;
     const spent: Spent = {
       bytesDecoded: 0,
@@ -300,36 +301,77 @@ export const validate = <S, E>(
     const ids = yield* listSegments(segmentsPath, spent, budgets);
 
     let state = projection.start(manifest);
-    /** Decodes and folds one chunk of records, in order. */
-    const fold = (path: string) => (records: ReadonlyArray<ScannedRecord>) =>
-      Effect.gen(function* () {
-        const before = yield* Clock.currentTimeNanos;
-        for (const record of records) {
-          const over =
-            overBudget(spent, budgets, "historyRecords", 1) ??
-            overBudget(spent, budgets, "candidatePayloadBytes", record.payload.length);
-          if (over !== undefined) return yield* over;
+    /**
+     * Decodes and folds a batch of records, in order: the first refusal, or
+     * undefined. A plain loop (the Effect around it runs once per batch).
+     */
+    const foldRecords = (
+      path: string,
+      batch: ScannedBatch,
+    ): BudgetExceeded | UndecodableEvent | HistoryRejected<E> | undefined => {
+      const { records, offsets } = batch;
+      let current = state;
+      try {
+        for (let position = 0; position < records.length; position++) {
+          const record = records[position];
+          const offset = offsets[position] ?? 0;
+          if (record === undefined) continue;
+          // As `spend`: count, then compare; the first budget passed wins.
+          spent.historyRecords += 1;
+          if (spent.historyRecords > budgets.historyRecords) {
+            return new BudgetExceeded({
+              budget: "historyRecords",
+              limit: budgets.historyRecords,
+            });
+          }
+          spent.candidatePayloadBytes += record.payload.length;
+          if (spent.candidatePayloadBytes > budgets.candidatePayloadBytes) {
+            return new BudgetExceeded({
+              budget: "candidatePayloadBytes",
+              limit: budgets.candidatePayloadBytes,
+            });
+          }
           const event = decodeEvent(record.type, record.schema, record.payload);
           if (event._tag === "Left") {
-            return yield* new UndecodableEvent({
+            return new UndecodableEvent({
               path,
-              offset: record.offset,
+              offset,
               sequence: record.sequence,
               reason: event.left,
             });
           }
-          const next = projection.apply(state, record.sequence, event.right satisfies Event.Event);
+          const next = projection.apply(
+            current,
+            record.sequence,
+            event.right satisfies Event.Event,
+          );
           if (next._tag === "Left") {
-            return yield* new HistoryRejected<E>({
+            return new HistoryRejected<E>({
               path,
-              offset: record.offset,
+              offset,
               sequence: record.sequence,
               reason: next.left,
             });
           }
-          state = next.right;
+          current = next.right;
         }
-        foldNanos += (yield* Clock.currentTimeNanos) - before;
+        return undefined;
+      } finally {
+        state = current;
+      }
+    };
+    /**
+     * Folds one batch of records, timing it apart from validation. One
+     * synchronous step: the clock is read directly, since a generator with
+     * two clock effects per batch kept whole batches alive across
+     * young-generation collections (measured: ~5 MB copied per scavenge).
+     */
+    const fold = (path: string) => (batch: ScannedBatch) =>
+      Effect.suspend(() => {
+        const before = clock.unsafeCurrentTimeNanos();
+        const refused = foldRecords(path, batch);
+        foldNanos += clock.unsafeCurrentTimeNanos() - before;
+        return refused === undefined ? Effect.void : Effect.fail(refused);
       });
 
     const segments: Array<ScannedSegment> = [];
@@ -367,7 +409,7 @@ export const validate = <S, E>(
         records,
       });
     }
-    const totalNanos = (yield* Clock.currentTimeNanos) - startedNanos;
+    const totalNanos = clock.unsafeCurrentTimeNanos() - startedNanos;
     return {
       directory,
       marker,

@@ -5,7 +5,7 @@
  * the I/O that goes with them.
  */
 import type { Event } from "@tay/core";
-import { Deferred, type Effect, FiberId } from "effect";
+import { Deferred, Effect, FiberId } from "effect";
 import type { FileHandle } from "../Disk.js";
 import type { StoreError, WriterFailed } from "../StoreError.js";
 import type { StoreOptions } from "../StoreOptions.js";
@@ -42,9 +42,13 @@ export interface GenerationState {
   active: ActiveSegment;
 }
 
-/** A record submitted and not yet written: sequence assigned, payload encoded. */
+/**
+ * A record submitted and not yet written: sequence assigned, payload encoded.
+ * The sequence is written once, by the step that queues the record (the
+ * record is encoded first, so that an unencodable event assigns nothing).
+ */
 export interface PendingRecord {
-  readonly sequence: number;
+  sequence: number;
   readonly event: Event.Event;
   readonly type: number;
   readonly schema: number;
@@ -53,10 +57,21 @@ export interface PendingRecord {
   readonly size: number;
 }
 
-/** A submission waiting for its last record to be durable (per policy). */
+/** Told once how a ticket ended: `undefined` when durable, else why it failed. */
+export type Waiter = (failure: StoreError | undefined) => void;
+
+/**
+ * A submission waiting for its last record to be durable (per policy). Its
+ * waiters are plain callbacks, called once, in ticket order, by the step
+ * that settles it: no fiber or Deferred per submission.
+ */
 export interface Ticket {
   readonly lastSequence: number;
-  readonly deferred: Deferred.Deferred<void, StoreError>;
+  /** Whether the ticket has ended; `failure` says how. */
+  settled: boolean;
+  failure: StoreError | undefined;
+  /** Called when it ends (emptied then). */
+  waiters: Array<Waiter>;
 }
 
 export interface StoreState {
@@ -95,6 +110,42 @@ export const settle = <E>(
 ): void => {
   Deferred.unsafeDone(deferred, outcome);
 };
+
+/** A ticket for a submission ending at `lastSequence`, not yet settled. */
+export const makeTicket = (lastSequence: number): Ticket => ({
+  lastSequence,
+  settled: false,
+  failure: undefined,
+  waiters: [],
+});
+
+/** Calls `waiter` when `ticket` ends (at once, if it has). */
+export const onSettled = (ticket: Ticket, waiter: Waiter): void => {
+  if (ticket.settled) waiter(ticket.failure);
+  else ticket.waiters.push(waiter);
+};
+
+/** Ends `ticket` (a no-op if it has ended) and tells its waiters, in the order they came. */
+export const settleTicket = (ticket: Ticket, failure: StoreError | undefined): void => {
+  if (ticket.settled) return;
+  ticket.settled = true;
+  ticket.failure = failure;
+  const { waiters } = ticket;
+  ticket.waiters = [];
+  for (const waiter of waiters) waiter(failure);
+};
+
+/** Resolves once `ticket` ends: succeeds when durable, fails with its failure. */
+export const awaitTicket = (ticket: Ticket): Effect.Effect<void, StoreError> =>
+  ticket.settled
+    ? ticket.failure === undefined
+      ? Effect.void
+      : Effect.fail(ticket.failure)
+    : Effect.async<void, StoreError>((resume) => {
+        onSettled(ticket, (failure) =>
+          resume(failure === undefined ? Effect.void : Effect.fail(failure)),
+        );
+      });
 
 /** The last sequence assigned (written or pending). */
 export const lastAssigned = (state: StoreState): number => state.nextSequence - 1;

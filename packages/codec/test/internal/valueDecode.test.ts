@@ -1,0 +1,84 @@
+// Proves that the range form of the value decoder, which the direct event
+// decoders use for `args` and `result`, reads a value inside a larger array
+// exactly as `decodeValue` reads it alone: same value, same refusals with
+// offsets into the array, the end where the value ends, and the depth limit
+// counted from the enclosing payload's root. It places arbitrary and damaged
+// encodings between random bytes and compares.
+import fc from "fast-check";
+import * as E from "fp-ts/lib/Either.js";
+import { describe, expect, it } from "vitest";
+import * as Values from "../../../testkit/src/Values.js";
+import { decodeValueWithin, lastValueEnd } from "../../src/internal/valueDecode.js";
+import { decodeValue, encodeValue, valueDepthMax } from "../../src/Value.js";
+
+const encoded = (value: Parameters<typeof encodeValue>[0]): Uint8Array => {
+  const result = encodeValue(value);
+  if (E.isLeft(result)) throw new Error(result.left._tag);
+  return result.right;
+};
+
+const between = (before: Uint8Array, middle: Uint8Array, after: Uint8Array): Uint8Array => {
+  const bytes = new Uint8Array(before.length + middle.length + after.length);
+  bytes.set(before, 0);
+  bytes.set(middle, before.length);
+  bytes.set(after, before.length + middle.length);
+  return bytes;
+};
+
+describe("decodeValueWithin", () => {
+  it("reads a value among other bytes as decodeValue reads it alone, and says where it ends", () => {
+    fc.assert(
+      fc.property(
+        Values.value(),
+        fc.uint8Array({ maxLength: 16 }),
+        fc.uint8Array({ maxLength: 16 }),
+        (value, before, after) => {
+          const alone = encoded(value);
+          const bytes = between(before, alone, after);
+          const end = before.length + alone.length;
+          const loose = decodeValueWithin(bytes, before.length, bytes.length, 0, false);
+          const looseEnd = lastValueEnd();
+          expect(loose).toEqual(decodeValue(alone));
+          expect(looseEnd).toBe(end);
+          expect(decodeValueWithin(bytes, before.length, end, 0, true)).toEqual(decodeValue(alone));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("refuses what decodeValue refuses, with offsets into the whole array", () => {
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 40 }),
+        fc.uint8Array({ maxLength: 8 }),
+        (range, before) => {
+          const bytes = between(before, range, new Uint8Array(0));
+          const within = decodeValueWithin(bytes, before.length, bytes.length, 0, true);
+          const alone = decodeValue(range);
+          expect(E.isRight(within)).toBe(E.isRight(alone));
+          if (E.isLeft(within) && E.isLeft(alone)) {
+            const shift = (error: typeof alone.left) =>
+              "offset" in error ? { ...error, offset: error.offset + before.length } : error;
+            expect(within.left).toEqual(shift(alone.left));
+          }
+          if (E.isRight(within) && E.isRight(alone)) expect(within.right).toEqual(alone.right);
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("counts depth from the enclosing payload's root", () => {
+    const deepest = encoded(
+      fc.sample(Values.deepValue(valueDepthMax - 2), { numRuns: 1, seed: 7 })[0] ?? null,
+    );
+    // Two containers around it: the value's top is at depth 3, its deepest at 64.
+    expect(E.isRight(decodeValueWithin(deepest, 0, deepest.length, 2, true))).toBe(true);
+    const refused = decodeValueWithin(deepest, 0, deepest.length, 3, true);
+    expect(E.isLeft(refused) && refused.left).toMatchObject({
+      _tag: "DepthExceeded",
+      depthMax: valueDepthMax,
+    });
+  });
+});
