@@ -11,24 +11,22 @@
  * `encodeEvent` writes the
  * payload value, reads it back with the decoder's own checks, and only then
  * encodes it, so it refuses exactly what the decoder would refuse and never
- * writes what cannot be read back.
+ * writes what cannot be read back. The same frequent job events and
+ * mutations of them are first tried by a direct encoder that writes the
+ * bytes field by field and accepts only what that path would accept, as the
+ * same bytes; every refusal comes from that path (`internal/directEncode.ts`).
  *
  * Neither function throws, for any input: one guard at each turns an
  * unexpected exception into a `Defect` result.
  */
-import { Event as CoreEvent } from "@tay/core";
+import type { Event as CoreEvent } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { describeDefect } from "./internal/bytes.js";
-import { decodeEventChecked, withinMutation } from "./internal/eventDecode.js";
-import {
-  type EventShapeError,
-  eventFromValue,
-  eventToValue,
-  type PayloadEvent,
-  payloadPairOf,
-} from "./Payload.js";
+import { decodeEventChecked } from "./internal/eventDecode.js";
+import { encodeEventChecked, guardEncode } from "./internal/eventEncode.js";
+import type { EventShapeError } from "./Payload.js";
 import { payloadBytesMax } from "./Record.js";
-import { encodeValue, type ValueDecodeError, type ValueEncodeError } from "./Value.js";
+import type { ValueDecodeError, ValueEncodeError } from "./Value.js";
 
 type Event = CoreEvent.Event;
 
@@ -95,8 +93,6 @@ export type EventDecodeError = EventShapeError | EventPayloadInvalid;
  */
 export type EventEncodeError = EventShapeError | EventPayloadUnencodable | EventPayloadTooLarge;
 
-const mutationPair = CoreEvent.pairs.Mutation;
-
 // ---------------------------------------------------------------------------
 // Decoding (internal/eventDecode.ts holds both paths)
 
@@ -128,66 +124,7 @@ export const decodeEvent = (
 };
 
 // ---------------------------------------------------------------------------
-// Encoding
-
-/** Encodes one payload-level event after reading its value back with the decoder's checks. */
-const encodeChecked = (event: PayloadEvent): E.Either<EventEncodeError, EncodedEvent> => {
-  const pair = payloadPairOf(event._tag);
-  if (pair === undefined) {
-    // Only reachable from untyped callers: no pair has this tag.
-    return E.left({ _tag: "UnknownEvent", type: 0, schema: 0, path: "_tag" });
-  }
-  const { type, schema } = pair;
-  const value = eventToValue(event);
-  const checked = eventFromValue(type, schema, value);
-  if (E.isLeft(checked)) return checked;
-  const payload = encodeValue(value);
-  if (E.isLeft(payload)) {
-    return E.left({ _tag: "EventPayloadUnencodable", type, schema, path: "", error: payload.left });
-  }
-  if (payload.right.length > eventPayloadBytesMax) {
-    const bytes = payload.right.length;
-    return E.left({
-      _tag: "EventPayloadTooLarge",
-      type,
-      schema,
-      path: "",
-      bytes,
-      bytesMax: eventPayloadBytesMax,
-    });
-  }
-  return E.right({ type, schema, payload: payload.right });
-};
-
-const encodeMutation = (mutation: CoreEvent.Mutation): E.Either<EventEncodeError, EncodedEvent> => {
-  const entries: EncodedEvent[] = [];
-  for (let index = 0; index < mutation.events.length; index++) {
-    const inner = mutation.events[index];
-    if (inner === undefined) continue;
-    // The type forbids these, but a mutation may come from untyped code.
-    const innerTag: string = inner._tag;
-    if (innerTag === "SnapshotPart" || innerTag === "Mutation") {
-      const nested = innerTag === "Mutation" ? mutationPair : CoreEvent.pairs.SnapshotPart;
-      return E.left({
-        _tag: "SchemaMismatch",
-        type: mutationPair.type,
-        schema: mutationPair.schema,
-        path: `events[${index}]`,
-        reason: "NestedRecord",
-        found: `(${nested.type},${nested.schema})`,
-      });
-    }
-    const encoded = encodeChecked(inner);
-    if (E.isLeft(encoded)) {
-      return E.left(
-        encoded.left._tag === "Defect" ? encoded.left : withinMutation(encoded.left, index),
-      );
-    }
-    entries.push(encoded.right);
-  }
-  // An empty mutation is refused by the envelope's own declaration here.
-  return encodeChecked({ _tag: "MutationPayload", events: entries });
-};
+// Encoding (internal/eventEncode.ts holds both paths)
 
 /**
  * Encodes an event into its (type, schema) pair and canonical payload bytes,
@@ -203,17 +140,5 @@ const encodeMutation = (mutation: CoreEvent.Mutation): E.Either<EventEncodeError
  *   encodeEvent(jobAvailable({ jobId: 7, at: 0 }))
  *   // Right({ type: 2, schema: 1, payload: 08 00000002 ... })
  */
-export const encodeEvent = (event: Event): E.Either<EventEncodeError, EncodedEvent> => {
-  try {
-    return event._tag === "Mutation" ? encodeMutation(event) : encodeChecked(event);
-  } catch (cause) {
-    const tag: unknown = typeof event === "object" && event !== null ? event._tag : undefined;
-    const pair = typeof tag === "string" ? payloadPairOf(tag) : undefined;
-    return E.left({
-      _tag: "Defect",
-      type: pair?.type ?? 0,
-      schema: pair?.schema ?? 0,
-      message: describeDefect(cause),
-    });
-  }
-};
+export const encodeEvent = (event: Event): E.Either<EventEncodeError, EncodedEvent> =>
+  guardEncode(event, encodeEventChecked);
