@@ -165,8 +165,11 @@ export const orphanError = "orphaned: the process that claimed this job stopped"
 /** Core's incremental fold as a store projection. */
 export const foldProjection: Projection<Generation.Builder, HistoryError.HistoryError> = {
   start: (manifest) => Generation.start(manifest.baseRecordCount),
-  apply: (builder, sequence, event) =>
-    E.map(() => builder)(Generation.apply(builder, sequence, event)),
+  // Runs once per record at open: no closure per call, the Left passes as is.
+  apply: (builder, sequence, event) => {
+    const applied = Generation.apply(builder, sequence, event);
+    return E.isLeft(applied) ? applied : E.right(builder);
+  },
 };
 
 const claimLimitDefault = 1;
