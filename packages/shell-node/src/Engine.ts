@@ -35,6 +35,7 @@ import * as E from "fp-ts/lib/Either.js";
 import { Disk } from "./Disk.js";
 import * as Init from "./Init.js";
 import * as Layout from "./Layout.js";
+import { type EnginePromises, runToPromise } from "./EnginePromises.js";
 import type { Projection } from "./Projection.js";
 import type { RecoveryReport } from "./Recovery.js";
 import * as Store from "./Store.js";
@@ -97,6 +98,11 @@ export interface TickReport {
   readonly skipped: number;
 }
 
+/** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
+export interface FailOptions {
+  readonly discard?: boolean;
+}
+
 /** How to list jobs. */
 export interface JobFilter {
   readonly queue?: string;
@@ -107,6 +113,12 @@ export interface JobFilter {
 export interface EngineService {
   readonly report: EngineReport;
   readonly store: Store.Store;
+  /**
+   * The same commands and reads answered as promises (see
+   * `EnginePromises`): for callers outside Effect, without a fiber per
+   * command. Valid while the engine's scope is open.
+   */
+  readonly promises: EnginePromises;
   /** Inserts one job; returns it as inserted. */
   readonly insert: (job: Commands.NewJob) => Effect.Effect<Job.Job, EngineError>;
   /** Inserts several jobs atomically (one mutation). */
@@ -124,7 +136,7 @@ export interface EngineService {
   readonly fail: (
     jobId: number,
     error: string,
-    options?: { readonly discard?: boolean },
+    options?: FailOptions,
   ) => Effect.Effect<Job.Job, EngineError>;
   /** Cancels a job that is not terminal. */
   readonly cancel: (jobId: number, reason?: string) => Effect.Effect<Job.Job, EngineError>;
@@ -175,55 +187,115 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
 const claimLimitDefault = 1;
 
 /**
+ * The most commands one drain decides before it yields the thread. With
+ * many callers the queue fills all at once (every caller of a batch is
+ * answered in the same turn and issues its next command): decided in one
+ * go, the whole queue would become one batch and the disk would sit idle
+ * while it is decided, then the CPU while it is written. Slices let the
+ * writer write and sync one slice while the next is decided, and whatever
+ * is decided meanwhile joins the next write (group commit as usual).
+ */
+const drainCommandsMax = Number(process.env.TAY_DRAIN_MAX ?? 64);
+
+/**
  * Reads a command's answer from the state right after its records. It runs
  * at once, during the drain: the next command of the same batch updates
  * that state in place (see `Evolve.batch`). Job and schedule records are
- * immutable, so what it returns stays valid.
+ * immutable, so what it returns stays valid. A `Missing` answer is a bug
+ * (the command's own job is not in the state): its caller dies.
  */
-type AnswerOf<A> = (state: State.State, events: Decide.Decision) => Effect.Effect<A>;
+type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
+
+/** An answer that should exist and does not: a defect, reported as such. */
+class Missing {
+  constructor(readonly message: string) {}
+}
 
 /** A command waiting in the engine's queue, its type of answer erased. */
 interface Pending {
   readonly command: Commands.Command;
   /** Records the answer: the command is in the batch. */
   accept(state: State.State, events: Decide.Decision): void;
-  /** Answers at once with a refusal or a defect. */
-  refuse(outcome: Effect.Effect<never, EngineError>): void;
+  /** Answers at once with a refusal. */
+  refuse(error: EngineError): void;
+  /** Answers at once with a defect (a bug in a decider, the fold or the engine). */
+  die(defect: unknown): void;
   /** Answers once the batch ended: its recorded answer, or the batch's failure. */
   settle(failure: StoreError | undefined): void;
 }
 
-class Request<A> implements Pending {
-  private answer: Effect.Effect<A> | undefined = undefined;
+/**
+ * The part of a queued command that does not depend on who waits for it;
+ * the two callers (a fiber, a promise) supply how an outcome reaches them.
+ */
+abstract class Request<A> implements Pending {
+  private answer: A | Missing = new Missing("an accepted command has no answer");
 
   constructor(
     readonly command: Commands.Command,
     private readonly answerOf: AnswerOf<A>,
-    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
   ) {}
+
+  abstract succeed(value: A): void;
+  abstract refuse(error: EngineError): void;
+  abstract die(defect: unknown): void;
 
   accept(state: State.State, events: Decide.Decision): void {
     this.answer = this.answerOf(state, events);
   }
 
-  refuse(outcome: Effect.Effect<never, EngineError>): void {
-    this.resume(outcome);
-  }
-
   settle(failure: StoreError | undefined): void {
-    this.resume(
-      failure !== undefined
-        ? Effect.fail(failure)
-        : (this.answer ?? Effect.dieMessage("an accepted command has no answer")),
-    );
+    const answer = this.answer;
+    if (failure !== undefined) this.refuse(failure);
+    else if (answer instanceof Missing) this.die(new Error(answer.message));
+    else this.succeed(answer);
+  }
+}
+
+/** A command issued by a fiber: the drain resumes it. */
+class FiberRequest<A> extends Request<A> {
+  constructor(
+    command: Commands.Command,
+    answerOf: AnswerOf<A>,
+    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
+  ) {
+    super(command, answerOf);
+  }
+  succeed(value: A): void {
+    this.resume(Effect.succeed(value));
+  }
+  refuse(error: EngineError): void {
+    this.resume(Effect.fail(error));
+  }
+  die(defect: unknown): void {
+    this.resume(Effect.die(defect));
+  }
+}
+
+/** A command issued through `promises`: the drain settles its promise. */
+class PromiseRequest<A> extends Request<A> {
+  constructor(
+    command: Commands.Command,
+    answerOf: AnswerOf<A>,
+    private readonly resolve: (value: A) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    super(command, answerOf);
+  }
+  succeed(value: A): void {
+    this.resolve(value);
+  }
+  refuse(error: EngineError): void {
+    this.reject(error);
+  }
+  die(defect: unknown): void {
+    this.reject(defect);
   }
 }
 
 // The assertion for the job or schedule a command has just touched.
-const present = <A>(found: A | undefined, what: string): Effect.Effect<A> =>
-  found === undefined
-    ? Effect.dieMessage(`${what} missing after its own command`)
-    : Effect.succeed(found);
+const present = <A>(found: A | undefined, what: string): A | Missing =>
+  found === undefined ? new Missing(`${what} missing after its own command`) : found;
 
 const jobOf = (state: State.State, jobId: number) =>
   present(State.job(state, jobId), `job ${jobId}`);
@@ -233,33 +305,32 @@ const jobsTouched = (
   state: State.State,
   events: Decide.Decision,
   tag: "JobInserted" | "JobStarted",
-): Effect.Effect<ReadonlyArray<Job.Job>> => {
+): ReadonlyArray<Job.Job> | Missing => {
   const jobs: Array<Job.Job> = [];
   for (const event of events) {
     const members = event._tag === "Mutation" ? event.events : [event];
     for (const member of members) {
       if (member._tag !== tag) continue;
       const job = State.job(state, member.jobId);
-      if (job === undefined) {
-        return Effect.dieMessage(`job ${member.jobId} missing after its own command`);
-      }
+      if (job === undefined)
+        return new Missing(`job ${member.jobId} missing after its own command`);
       jobs.push(job);
     }
   }
-  return Effect.succeed(jobs);
+  return jobs;
 };
 
 const insertedJob: AnswerOf<Job.Job> = (state, events) => {
   const [event] = events;
   return event?._tag === "JobInserted"
     ? jobOf(state, event.jobId)
-    : Effect.dieMessage("insert decided no job");
+    : new Missing("insert decided no job");
 };
 const insertedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
   jobsTouched(state, events, "JobInserted");
 const startedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
   jobsTouched(state, events, "JobStarted");
-const theEvents: AnswerOf<Decide.Decision> = (_state, events) => Effect.succeed(events);
+const theEvents: AnswerOf<Decide.Decision> = (_state, events) => events;
 
 const countTag = (
   events: ReadonlyArray<Event.Event>,
@@ -277,6 +348,108 @@ const countTag = (
             : 0),
     0,
   );
+
+/** A command ready to queue, and how to read its caller's answer. */
+interface Issue<A> {
+  readonly command: Commands.Command;
+  readonly answerOf: AnswerOf<A>;
+}
+
+const scheduleOf =
+  (scheduleId: string): AnswerOf<Schedule.Schedule> =>
+  (state) =>
+    present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
+const jobById =
+  (jobId: number): AnswerOf<Job.Job> =>
+  (state) =>
+    jobOf(state, jobId);
+
+/**
+ * Every engine command, built at time `at`: shared by the Effect face and
+ * the promise face, which differ only in how they wait.
+ */
+const issue = {
+  insert: (at: number, job: Commands.NewJob): Issue<Job.Job> => ({
+    command: Commands.insertJobs({ now: at, jobs: [job] }),
+    answerOf: insertedJob,
+  }),
+  insertMany: (
+    at: number,
+    jobs: ReadonlyArray<Commands.NewJob>,
+  ): Issue<ReadonlyArray<Job.Job>> => ({
+    command: Commands.insertJobs({ now: at, jobs }),
+    answerOf: insertedJobs,
+  }),
+  claim: (at: number, queue: string, limit = claimLimitDefault): Issue<ReadonlyArray<Job.Job>> => ({
+    command: Commands.claimJobs({ now: at, queue, limit }),
+    answerOf: startedJobs,
+  }),
+  complete: (at: number, jobId: number, result: Value.Value | undefined): Issue<Job.Job> => ({
+    command:
+      result === undefined
+        ? Commands.completeJob({ now: at, jobId })
+        : Commands.completeJob({ now: at, jobId, result }),
+    answerOf: jobById(jobId),
+  }),
+  fail: (at: number, jobId: number, error: string, options: FailOptions = {}): Issue<Job.Job> => ({
+    command:
+      options.discard === undefined
+        ? Commands.failJob({ now: at, jobId, error })
+        : Commands.failJob({ now: at, jobId, error, discard: options.discard }),
+    answerOf: jobById(jobId),
+  }),
+  cancel: (at: number, jobId: number, reason: string | undefined): Issue<Job.Job> => ({
+    command: Commands.cancelJob({ now: at, jobId, reason: reason ?? null }),
+    answerOf: jobById(jobId),
+  }),
+  registerSchedule: (
+    at: number,
+    scheduleId: string,
+    definition: Event.ScheduleDefinition,
+    expectedRevision: number | undefined,
+  ): Issue<Schedule.Schedule> => ({
+    command:
+      expectedRevision === undefined
+        ? Commands.registerSchedule({ now: at, scheduleId, definition })
+        : Commands.registerSchedule({ now: at, scheduleId, definition, expectedRevision }),
+    answerOf: scheduleOf(scheduleId),
+  }),
+  cancelSchedule: (
+    at: number,
+    scheduleId: string,
+    expectedRevision: number | undefined,
+  ): Issue<Schedule.Schedule> => ({
+    command:
+      expectedRevision === undefined
+        ? Commands.cancelSchedule({ now: at, scheduleId })
+        : Commands.cancelSchedule({ now: at, scheduleId, expectedRevision }),
+    answerOf: scheduleOf(scheduleId),
+  }),
+  rescue: (at: number, startedBefore: number, error: string): Issue<Decide.Decision> => ({
+    command: Commands.rescueJobs({ now: at, startedBefore, error }),
+    answerOf: theEvents,
+  }),
+  makeDueAvailable: (at: number): Issue<Decide.Decision> => ({
+    command: Commands.makeDueAvailable({ now: at }),
+    answerOf: theEvents,
+  }),
+  tick: (at: number): Issue<Decide.Decision> => ({
+    command: Commands.tick({ now: at }),
+    answerOf: theEvents,
+  }),
+};
+
+const isDelivered = (event: Event.DomainEvent) =>
+  event._tag === "OccurrenceAdvanced" && event.outcome === "delivered";
+const isSkipped = (event: Event.DomainEvent) =>
+  event._tag === "OccurrenceAdvanced" && event.outcome === "skipped";
+
+/** What a tick's two commands did. */
+const tickReport = (promoted: Decide.Decision, occurrences: Decide.Decision): TickReport => ({
+  madeAvailable: promoted.length,
+  delivered: countTag(occurrences, isDelivered),
+  skipped: countTag(occurrences, isSkipped),
+});
 
 // Only the marker's absence triggers init: a directory with STORE-V2 but no
 // CURRENT is an interrupted init, which open must refuse, not redo.
@@ -349,9 +522,7 @@ export const open = (
           const decision = Decide.decide(state, request.command);
           if (E.isLeft(decision)) {
             const { command } = request;
-            request.refuse(
-              Effect.fail(new Rejected({ command: command._tag, rejection: decision.left })),
-            );
+            request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
             continue;
           }
           const events = decision.right;
@@ -364,21 +535,19 @@ export const open = (
           // in place, so only a command sure to be queued may be folded.
           const prepared = Writer.prepare(events);
           if (Either.isLeft(prepared)) {
-            request.refuse(Effect.fail(prepared.left));
+            request.refuse(prepared.left);
             continue;
           }
           const full = Writer.overBudget(writer.state, bytes, prepared.right.bytes);
           if (full !== undefined) {
-            request.refuse(Effect.fail(full));
+            request.refuse(full);
             continue;
           }
           const next = run.evolveAll(events);
           // A decided record that the fold refuses is a bug in the deciders,
           // not an operating error: nothing of it is queued, its caller dies.
           if (E.isLeft(next)) {
-            request.refuse(
-              Effect.dieMessage(`decider produced an illegal record: ${next.left.reason._tag}`),
-            );
+            request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
             ({ run, state } = replayed(decided, acceptedEvents));
             continue;
           }
@@ -391,7 +560,7 @@ export const open = (
         } catch (defect) {
           // A throwing decider or fold is a bug: its caller dies, the batch
           // goes on from the commands accepted before it.
-          request.refuse(Effect.die(defect));
+          request.die(defect);
           ({ run, state } = replayed(decided, acceptedEvents));
         }
       }
@@ -429,18 +598,29 @@ export const open = (
         }
         return;
       }
-      const requests = queue;
-      queue = [];
       if (admitted._tag === "Refused") {
-        for (const request of requests) request.refuse(Effect.fail(admitted.error));
+        const refused = queue;
+        queue = [];
+        for (const request of refused) request.refuse(admitted.error);
         return;
+      }
+      let requests = queue;
+      if (queue.length <= drainCommandsMax) {
+        queue = [];
+      } else {
+        // A long queue is decided a slice per macrotask: the writer starts
+        // on the first slice while the next is decided (see `drainCommandsMax`).
+        requests = queue.slice(0, drainCommandsMax);
+        queue = queue.slice(drainCommandsMax);
+        drainScheduled = true;
+        setImmediate(drain);
       }
       try {
         drainNow(requests);
       } catch (defect) {
         // Nothing was queued (queueing is the last step): every caller of
         // this drain not answered yet dies with the bug.
-        for (const request of requests) request.refuse(Effect.die(defect));
+        for (const request of requests) request.die(defect);
       }
     };
 
@@ -451,28 +631,25 @@ export const open = (
       queueMicrotask(drain);
     };
 
-    const execute = <A>(command: Commands.Command, answerOf: AnswerOf<A>) =>
+    const execute = <A>({ command, answerOf }: Issue<A>) =>
       Effect.async<A, EngineError>((resume) => {
-        queue.push(new Request(command, answerOf, resume));
+        queue.push(new FiberRequest(command, answerOf, resume));
+        schedule();
+      });
+    const submit = <A>({ command, answerOf }: Issue<A>) =>
+      new Promise<A>((resolve, reject) => {
+        queue.push(new PromiseRequest(command, answerOf, resolve, reject));
         schedule();
       });
 
     const now = Clock.currentTimeMillis;
-    const scheduleOf =
-      (scheduleId: string): AnswerOf<Schedule.Schedule> =>
-      (state) =>
-        present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
-    const jobById =
-      (jobId: number): AnswerOf<Job.Job> =>
-      (state) =>
-        jobOf(state, jobId);
+    // The promise face reads the clock of the context the engine was opened in.
+    const clock = yield* Effect.clock;
+    const nowMillis = () => clock.unsafeCurrentTimeMillis();
 
     const rescue = (startedBefore: number, error: string) =>
       Effect.flatMap(now, (at) =>
-        Effect.map(
-          execute(Commands.rescueJobs({ now: at, startedBefore, error }), theEvents),
-          (events) => events.length,
-        ),
+        Effect.map(execute(issue.rescue(at, startedBefore, error)), (events) => events.length),
       );
 
     let rescued = 0;
@@ -493,124 +670,114 @@ export const open = (
     };
 
     const compactions = yield* Effect.makeSemaphore(1);
+    const compact = (retentionMs: number): Effect.Effect<CompactionReport, EngineError> =>
+      compactions.withPermits(1)(
+        Effect.gen(function* () {
+          const at = yield* now;
+          // Decide what is already queued, then hold the decider: no
+          // command decides against a state the new base would not contain.
+          yield* Effect.sync(() => {
+            drain();
+            paused = true;
+          });
+          return yield* Effect.gen(function* () {
+            const base = Snapshot.snapshot(decided, { now: at, retentionMs });
+            const compacted = yield* store.compact(base);
+            const folded = Evolve.foldGeneration(base, []);
+            if (E.isLeft(folded)) {
+              return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
+            }
+            decided = folded.right;
+            committed = { state: folded.right, lastSequence: committed.lastSequence };
+            return compacted;
+          }).pipe(
+            Effect.ensuring(
+              Effect.sync(() => {
+                paused = false;
+                schedule();
+              }),
+            ),
+          );
+        }),
+      );
+
+    const listJobs = (filter: JobFilter = {}): ReadonlyArray<Job.Job> => {
+      const all =
+        filter.state === undefined
+          ? [...State.jobs(committed.state)].filter(
+              (job) => filter.queue === undefined || job.queue === filter.queue,
+            )
+          : Query.jobsIn(committed.state, filter.state, filter.queue);
+      return filter.limit === undefined ? all : all.slice(0, filter.limit);
+    };
+
+    const promises: EnginePromises = {
+      insert: (job) => submit(issue.insert(nowMillis(), job)),
+      insertMany: (jobs) => submit(issue.insertMany(nowMillis(), jobs)),
+      claim: (queueName, limit) => submit(issue.claim(nowMillis(), queueName, limit)),
+      complete: (jobId, result) => submit(issue.complete(nowMillis(), jobId, result)),
+      fail: (jobId, error, failOptions) =>
+        submit(issue.fail(nowMillis(), jobId, error, failOptions)),
+      cancel: (jobId, reason) => submit(issue.cancel(nowMillis(), jobId, reason)),
+      registerSchedule: (scheduleId, definition, expectedRevision) =>
+        submit(issue.registerSchedule(nowMillis(), scheduleId, definition, expectedRevision)),
+      cancelSchedule: (scheduleId, expectedRevision) =>
+        submit(issue.cancelSchedule(nowMillis(), scheduleId, expectedRevision)),
+      tick: async () => {
+        const at = nowMillis();
+        const promoted = await submit(issue.makeDueAvailable(at));
+        return tickReport(promoted, await submit(issue.tick(at)));
+      },
+      rescue: async (startedBefore, error) =>
+        (await submit(issue.rescue(nowMillis(), startedBefore, error))).length,
+      compact: (retentionMs) => runToPromise(compact(retentionMs)),
+      state: () => committed.state,
+      job: (jobId) => State.job(committed.state, jobId),
+      jobs: listJobs,
+      schedule: (scheduleId) => State.schedule(committed.state, scheduleId),
+      schedules: () => [...State.schedules(committed.state)],
+      counts: () => Query.counts(committed.state),
+      nextWakeAt: () => Query.nextWakeAt(decided),
+    };
 
     const service: EngineService = {
       report,
       store,
-      insert: (job) =>
-        Effect.flatMap(now, (at) =>
-          execute(Commands.insertJobs({ now: at, jobs: [job] }), insertedJob),
-        ),
-      insertMany: (jobs) =>
-        Effect.flatMap(now, (at) => execute(Commands.insertJobs({ now: at, jobs }), insertedJobs)),
-      claim: (queueName, limit = claimLimitDefault) =>
-        Effect.flatMap(now, (at) =>
-          execute(Commands.claimJobs({ now: at, queue: queueName, limit }), startedJobs),
-        ),
+      promises,
+      insert: (job) => Effect.flatMap(now, (at) => execute(issue.insert(at, job))),
+      insertMany: (jobs) => Effect.flatMap(now, (at) => execute(issue.insertMany(at, jobs))),
+      claim: (queueName, limit) =>
+        Effect.flatMap(now, (at) => execute(issue.claim(at, queueName, limit))),
       complete: (jobId, result) =>
-        Effect.flatMap(now, (at) =>
-          execute(
-            result === undefined
-              ? Commands.completeJob({ now: at, jobId })
-              : Commands.completeJob({ now: at, jobId, result }),
-            jobById(jobId),
-          ),
-        ),
-      fail: (jobId, error, failOptions = {}) =>
-        Effect.flatMap(now, (at) =>
-          execute(
-            failOptions.discard === undefined
-              ? Commands.failJob({ now: at, jobId, error })
-              : Commands.failJob({ now: at, jobId, error, discard: failOptions.discard }),
-            jobById(jobId),
-          ),
-        ),
+        Effect.flatMap(now, (at) => execute(issue.complete(at, jobId, result))),
+      fail: (jobId, error, failOptions) =>
+        Effect.flatMap(now, (at) => execute(issue.fail(at, jobId, error, failOptions))),
       cancel: (jobId, reason) =>
-        Effect.flatMap(now, (at) =>
-          execute(Commands.cancelJob({ now: at, jobId, reason: reason ?? null }), jobById(jobId)),
-        ),
+        Effect.flatMap(now, (at) => execute(issue.cancel(at, jobId, reason))),
       registerSchedule: (scheduleId, definition, expectedRevision) =>
         Effect.flatMap(now, (at) =>
-          execute(
-            expectedRevision === undefined
-              ? Commands.registerSchedule({ now: at, scheduleId, definition })
-              : Commands.registerSchedule({ now: at, scheduleId, definition, expectedRevision }),
-            scheduleOf(scheduleId),
-          ),
+          execute(issue.registerSchedule(at, scheduleId, definition, expectedRevision)),
         ),
       cancelSchedule: (scheduleId, expectedRevision) =>
         Effect.flatMap(now, (at) =>
-          execute(
-            expectedRevision === undefined
-              ? Commands.cancelSchedule({ now: at, scheduleId })
-              : Commands.cancelSchedule({ now: at, scheduleId, expectedRevision }),
-            scheduleOf(scheduleId),
-          ),
+          execute(issue.cancelSchedule(at, scheduleId, expectedRevision)),
         ),
       tick: () =>
         Effect.gen(function* () {
           const at = yield* now;
-          const promoted = yield* execute(Commands.makeDueAvailable({ now: at }), theEvents);
-          const occurrences = yield* execute(Commands.tick({ now: at }), theEvents);
-          return {
-            madeAvailable: promoted.length,
-            delivered: countTag(
-              occurrences,
-              (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "delivered",
-            ),
-            skipped: countTag(
-              occurrences,
-              (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "skipped",
-            ),
-          };
+          const promoted = yield* execute(issue.makeDueAvailable(at));
+          const occurrences = yield* execute(issue.tick(at));
+          return tickReport(promoted, occurrences);
         }),
       rescue,
-      compact: (retentionMs) =>
-        compactions.withPermits(1)(
-          Effect.gen(function* () {
-            const at = yield* now;
-            // Decide what is already queued, then hold the decider: no
-            // command decides against a state the new base would not contain.
-            yield* Effect.sync(() => {
-              drain();
-              paused = true;
-            });
-            return yield* Effect.gen(function* () {
-              const base = Snapshot.snapshot(decided, { now: at, retentionMs });
-              const compacted = yield* store.compact(base);
-              const folded = Evolve.foldGeneration(base, []);
-              if (E.isLeft(folded)) {
-                return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
-              }
-              decided = folded.right;
-              committed = { state: folded.right, lastSequence: committed.lastSequence };
-              return compacted;
-            }).pipe(
-              Effect.ensuring(
-                Effect.sync(() => {
-                  paused = false;
-                  schedule();
-                }),
-              ),
-            );
-          }),
-        ),
-      state: () => Effect.sync(() => committed.state),
-      job: (jobId) => Effect.sync(() => State.job(committed.state, jobId)),
-      jobs: (filter = {}) =>
-        Effect.sync(() => {
-          const all =
-            filter.state === undefined
-              ? [...State.jobs(committed.state)].filter(
-                  (job) => filter.queue === undefined || job.queue === filter.queue,
-                )
-              : Query.jobsIn(committed.state, filter.state, filter.queue);
-          return filter.limit === undefined ? all : all.slice(0, filter.limit);
-        }),
-      schedule: (scheduleId) => Effect.sync(() => State.schedule(committed.state, scheduleId)),
-      schedules: () => Effect.sync(() => [...State.schedules(committed.state)]),
-      counts: () => Effect.sync(() => Query.counts(committed.state)),
-      nextWakeAt: () => Effect.sync(() => Query.nextWakeAt(decided)),
+      compact,
+      state: () => Effect.sync(promises.state),
+      job: (jobId) => Effect.sync(() => promises.job(jobId)),
+      jobs: (filter) => Effect.sync(() => listJobs(filter)),
+      schedule: (scheduleId) => Effect.sync(() => promises.schedule(scheduleId)),
+      schedules: () => Effect.sync(promises.schedules),
+      counts: () => Effect.sync(promises.counts),
+      nextWakeAt: () => Effect.sync(promises.nextWakeAt),
     };
     return service;
   });

@@ -25,8 +25,9 @@ import { Event as CoreEvent, Limits, type Value as CoreValue } from "@tay/core";
 import type { EncodedEvent } from "../Event.js";
 import { payloadBytesMax } from "../Record.js";
 import { twoToThe32 } from "./bytes.js";
+import { keep } from "./payloadArena.js";
 import { directKeys } from "./directEvent.js";
-import { utf8LengthOf, writeUtf8 } from "./utf8.js";
+import { utf8LengthOf, writeUtf8, writeUtf8Measured } from "./utf8.js";
 import { valueTags } from "./valueDecode.js";
 import {
   initialWriterBytes,
@@ -142,6 +143,7 @@ const string = (input: unknown, bytesMin: number, bytesMax: number): boolean => 
   const units = input.length;
   // UTF-8 never takes fewer bytes than UTF-16 units.
   if (units > bytesMax) return false;
+  if (units > shortStringUnitsMax) return longString(input, bytesMin, bytesMax);
   reserve(writer, 5 + units);
   const start = writer.position + 5;
   let bytes = writer.bytes;
@@ -162,6 +164,21 @@ const string = (input: unknown, bytesMin: number, bytesMax: number): boolean => 
   }
   if (length < bytesMin) return false;
   bytes[start - 5] = valueTags.string;
+  writeU32At(start - 4, length);
+  writer.position = start + length;
+  return true;
+};
+
+/** Up to this many units a string is copied by the loop above; longer, natively. */
+const shortStringUnitsMax = 48;
+
+/** `string` for a long input: written by the platform's encoder, measured by what it wrote. */
+const longString = (input: string, bytesMin: number, bytesMax: number): boolean => {
+  reserve(writer, 5 + 3 * input.length);
+  const start = writer.position + 5;
+  const length = writeUtf8Measured(input, writer.bytes, start);
+  if (length < 0 || length < bytesMin || length > bytesMax) return false;
+  writer.bytes[start - 5] = valueTags.string;
   writeU32At(start - 4, length);
   writer.position = start + length;
   return true;
@@ -403,7 +420,7 @@ export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefi
     return {
       type: pair.type,
       schema: pair.schema,
-      payload: writer.bytes.slice(0, writer.position),
+      payload: keep(writer.bytes, writer.position),
     };
   } catch {
     return undefined;

@@ -108,6 +108,25 @@ export const writeUtf8 = (
   }
 };
 
+/**
+ * Writes `text` as UTF-8 at `offset` and returns the byte count, or -1 when
+ * it holds a lone surrogate (it has no UTF-8 form; nothing useful is
+ * written then). The target must have room for `3 * text.length` bytes
+ * from `offset`, the most a UTF-16 unit takes. Long strings skip the
+ * separate measuring pass: `isWellFormed` is O(1) on V8's one-byte strings
+ * and `encodeInto` copies them natively (200 ASCII characters: ~100 ns
+ * against ~800 ns for measuring then writing them by hand).
+ */
+export const writeUtf8Measured = (text: string, target: Uint8Array, offset: number): number => {
+  if (text.length <= shortEncodeBytesMax) {
+    const length = utf8LengthOf(text);
+    if (length >= 0) writeUtf8(text, length, target, offset);
+    return length < 0 ? -1 : length;
+  }
+  if (!text.isWellFormed()) return -1;
+  return encoder.encodeInto(text, target.subarray(offset, offset + 3 * text.length)).written;
+};
+
 const isContinuation = (byte: number): boolean => (byte & 0xc0) === 0x80;
 
 /**

@@ -7,7 +7,7 @@
  */
 import { Value as CoreValue } from "@tay/core";
 import { twoToThe32, viewOf } from "./bytes.js";
-import { utf8LengthOf, writeUtf8 } from "./utf8.js";
+import { utf8LengthOf, writeUtf8Measured } from "./utf8.js";
 import { valueTags } from "./valueDecode.js";
 
 type Value = CoreValue.Value;
@@ -83,16 +83,20 @@ const writeString = (
   inKey: boolean,
   tag: number | undefined,
 ): PathlessEncodeError | undefined => {
-  const length = utf8LengthOf(text);
-  if (length < 0) return { _tag: "IllFormedString", path: [], inKey, index: -length - 1 };
+  // Room for the longest form: the length is known once the text is written.
+  reserve(writer, 5 + 3 * text.length);
+  const tagBytes = tag === undefined ? 0 : 1;
+  const start = writer.position + tagBytes + 4;
+  const length = writeUtf8Measured(text, writer.bytes, start);
+  if (length < 0) {
+    return { _tag: "IllFormedString", path: [], inKey, index: -utf8LengthOf(text) - 1 };
+  }
   if (length > valueLengthMax) {
     return { _tag: "LengthExceeded", path: [], length, lengthMax: valueLengthMax };
   }
-  reserve(writer, length + 5);
-  if (tag !== undefined) writer.bytes[writer.position++] = tag;
-  writer.view.setUint32(writer.position, length);
-  writeUtf8(text, length, writer.bytes, writer.position + 4);
-  writer.position += 4 + length;
+  if (tag !== undefined) writer.bytes[writer.position] = tag;
+  writer.view.setUint32(start - 4, length);
+  writer.position = start + length;
   return undefined;
 };
 

@@ -17,11 +17,22 @@ export const isTime = (value: number): boolean =>
 export const isIntegerIn = (value: number, min: number, max: number): boolean =>
   Number.isSafeInteger(value) && value >= min && value <= max;
 
+/** Up to this many units, the loop below is cheaper than the native scans. */
+const shortTextUnitsMax = 48;
+const nonAscii = /[^\x00-\x7f]/;
+
 /**
  * UTF-8 byte length of a well-formed string, or -1 when it holds a lone
  * surrogate (which no UTF-8 encoder can represent faithfully).
  */
 export const utf8Length = (text: string): number => {
+  // Long strings (args, errors) are usually ASCII: two native scans
+  // (isWellFormed is O(1) on V8's one-byte strings) instead of a loop that
+  // costs ~1.7 ns per unit.
+  if (text.length > shortTextUnitsMax) {
+    if (!text.isWellFormed()) return -1;
+    if (!nonAscii.test(text)) return text.length;
+  }
   let bytes = 0;
   for (let index = 0; index < text.length; index++) {
     const unit = text.charCodeAt(index);
