@@ -301,9 +301,18 @@ export const pairOf = (event: Event): Pair => pairs[event._tag];
 // like the table rows of EVENTS.md.
 type Fields<E extends Event> = Omit<E, "_tag">;
 
+// The three most frequent events list their fields rather than spreading
+// them: one object of a fixed shape, built several times faster.
 export const jobInserted = (fields: Fields<JobInserted>): JobInserted => ({
   _tag: "JobInserted",
-  ...fields,
+  jobId: fields.jobId,
+  queue: fields.queue,
+  worker: fields.worker,
+  args: fields.args,
+  priority: fields.priority,
+  maxAttempts: fields.maxAttempts,
+  scheduledAt: fields.scheduledAt,
+  insertedAt: fields.insertedAt,
 });
 export const jobAvailable = (fields: Fields<JobAvailable>): JobAvailable => ({
   _tag: "JobAvailable",
@@ -311,11 +320,16 @@ export const jobAvailable = (fields: Fields<JobAvailable>): JobAvailable => ({
 });
 export const jobStarted = (fields: Fields<JobStarted>): JobStarted => ({
   _tag: "JobStarted",
-  ...fields,
+  jobId: fields.jobId,
+  at: fields.at,
+  attempt: fields.attempt,
 });
 export const jobFinished = (fields: Fields<JobFinished>): JobFinished => ({
   _tag: "JobFinished",
-  ...fields,
+  jobId: fields.jobId,
+  at: fields.at,
+  outcome: fields.outcome,
+  error: fields.error,
 });
 export const jobCancelled = (fields: Fields<JobCancelled>): JobCancelled => ({
   _tag: "JobCancelled",

@@ -186,16 +186,6 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
 
 const claimLimitDefault = 1;
 
-/**
- * The most commands one drain decides before it yields the thread. With
- * many callers the queue fills all at once (every caller of a batch is
- * answered in the same turn and issues its next command): decided in one
- * go, the whole queue would become one batch and the disk would sit idle
- * while it is decided, then the CPU while it is written. Slices let the
- * writer write and sync one slice while the next is decided, and whatever
- * is decided meanwhile joins the next write (group commit as usual).
- */
-const drainCommandsMax = Number(process.env.TAY_DRAIN_MAX ?? 64);
 
 /**
  * Reads a command's answer from the state right after its records. It runs
@@ -604,17 +594,8 @@ export const open = (
         for (const request of refused) request.refuse(admitted.error);
         return;
       }
-      let requests = queue;
-      if (queue.length <= drainCommandsMax) {
-        queue = [];
-      } else {
-        // A long queue is decided a slice per macrotask: the writer starts
-        // on the first slice while the next is decided (see `drainCommandsMax`).
-        requests = queue.slice(0, drainCommandsMax);
-        queue = queue.slice(drainCommandsMax);
-        drainScheduled = true;
-        setImmediate(drain);
-      }
+      const requests = queue;
+      queue = [];
       try {
         drainNow(requests);
       } catch (defect) {
