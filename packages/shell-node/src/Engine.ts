@@ -186,7 +186,6 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
 
 const claimLimitDefault = 1;
 
-
 /**
  * Reads a command's answer from the state right after its records. It runs
  * at once, during the drain: the next command of the same batch updates

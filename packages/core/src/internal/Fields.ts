@@ -19,7 +19,7 @@ export const isIntegerIn = (value: number, min: number, max: number): boolean =>
 
 /** Up to this many units, the loop below is cheaper than the native scans. */
 const shortTextUnitsMax = 48;
-const nonAscii = /[^\x00-\x7f]/;
+const nonAscii = /[\u0080-\uffff]/;
 
 /**
  * UTF-8 byte length of a well-formed string, or -1 when it holds a lone
