@@ -35,7 +35,7 @@ import * as E from "fp-ts/lib/Either.js";
 import { Disk } from "./Disk.js";
 import * as Init from "./Init.js";
 import * as Layout from "./Layout.js";
-import { type EnginePromises, runToPromise } from "./EnginePromises.js";
+import type { EnginePromises } from "./EnginePromises.js";
 import type { Projection } from "./Projection.js";
 import type { RecoveryReport } from "./Recovery.js";
 import * as Store from "./Store.js";
@@ -47,6 +47,7 @@ import {
   type StoreError,
 } from "./StoreError.js";
 import type { StoreOptionsInput } from "./StoreOptions.js";
+import { runToPromise } from "./internal/runToPromise.js";
 import { onSettled, type PendingRecord } from "./internal/storeState.js";
 import * as Writer from "./internal/writer.js";
 

@@ -11,9 +11,13 @@
  * Reads are synchronous: they read the committed state in memory.
  */
 import type { Commands, Event, Job, Query, Schedule, State, Value } from "@tay/core";
-import { Cause, Effect, Exit, Option } from "effect";
-import type { FailOptions, JobFilter, TickReport } from "./Engine.js";
+import { Effect, Exit, type Layer, Scope } from "effect";
+import type { Disk } from "./Disk.js";
+import * as Engine from "./Engine.js";
+import type { EngineOptions, EngineReport, FailOptions, JobFilter, TickReport } from "./Engine.js";
+import * as NodeDisk from "./NodeDisk.js";
 import type { CompactionReport } from "./Store.js";
+import { runToPromise } from "./internal/runToPromise.js";
 
 export interface EnginePromises {
   /** Inserts one job; resolves with it as inserted, once durable. */
@@ -56,14 +60,42 @@ export interface EnginePromises {
   readonly nextWakeAt: () => number | null;
 }
 
+/** How `open` opens: the engine's options, and the disk (Node's by default). */
+export interface OpenOptions extends EngineOptions {
+  /** The file-system service; a test passes the testkit's `FaultDisk` layer. */
+  readonly disk?: Layer.Layer<Disk>;
+}
+
+/** An engine opened outside Effect: its promise face, its report, and `close`. */
+export interface OpenedEngine extends EnginePromises {
+  readonly report: EngineReport;
+  /** The Effect face of the same engine, for callers that mix both. */
+  readonly engine: Engine.EngineService;
+  /**
+   * Drains what is pending, closes the store and releases the lock. Safe to
+   * call twice. Commands issued after it reject with `StoreClosed`.
+   */
+  readonly close: () => Promise<void>;
+}
+
 /**
- * Runs `effect` as a promise that rejects with its typed failure itself
- * (not wrapped in a `FiberFailure`, as `Effect.runPromise` does), or with
- * the squashed cause of a defect or an interruption.
+ * Opens the engine on the store in `directory` for a program not written
+ * with Effect: what `Engine.open` does in a scope, with a promise that
+ * rejects with the same typed errors (`Locked`, `IncompleteTail`,
+ * `NotInitialized`, ...: tagged `Error`s, told apart by `_tag`).
  */
-export const runToPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
-  Effect.runPromiseExit(effect).then((exit) => {
-    if (Exit.isSuccess(exit)) return exit.value;
-    const failure = Cause.failureOption(exit.cause);
-    throw Option.isSome(failure) ? failure.value : Cause.squash(exit.cause);
-  });
+export const open = async (directory: string, options: OpenOptions = {}): Promise<OpenedEngine> => {
+  const { disk = NodeDisk.layer, ...engineOptions } = options;
+  const scope = Effect.runSync(Scope.make());
+  const close = () => Effect.runPromise(Scope.close(scope, Exit.void));
+  try {
+    const engine = await runToPromise(
+      Effect.provide(Scope.extend(Engine.open(directory, engineOptions), scope), disk),
+    );
+    return { ...engine.promises, report: engine.report, engine, close };
+  } catch (error) {
+    // What the open acquired (the lock, the store) is released before the refusal.
+    await close();
+    throw error;
+  }
+};

@@ -16,4 +16,5 @@ export * as Store from "./Store.js";
 export * as StoreError from "./StoreError.js";
 export * as StoreOptions from "./StoreOptions.js";
 export * as Engine from "./Engine.js";
+export * as EnginePromises from "./EnginePromises.js";
 export * as CopyPrefix from "./CopyPrefix.js";

@@ -58,6 +58,25 @@ describe("Engine", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("the promise face reads the clock the engine was opened with", () =>
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      yield* TestClock.setTime(5_000);
+      yield* withEngine(dir, (engine) =>
+        Effect.gen(function* () {
+          const job = yield* Effect.promise(() =>
+            engine.promises.insert({ queue: "q", worker: "W", args: null }),
+          );
+          expect(job.insertedAt).toBe(5_000);
+          yield* TestClock.adjust("1 second");
+          const [claimed] = yield* Effect.promise(() => engine.promises.claim("q"));
+          expect(claimed?.attemptedAt).toBe(6_000);
+        }),
+      );
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("a rejected command appends nothing", () =>
     Effect.gen(function* () {
       const dir = yield* dataDirectory;

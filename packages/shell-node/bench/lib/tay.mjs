@@ -2,8 +2,8 @@
 // application would (the engine's promise face), plus what the
 // benchmarks need around it: a Disk layer that counts writes and syncs, and
 // a builder that writes a long legal history straight into the store.
-import { Effect, Exit, Layer, Scope } from "effect";
-import { Disk, Engine, Init, NodeDisk } from "../../dist/index.js";
+import { Effect, Layer } from "effect";
+import { Disk, EnginePromises, Init, NodeDisk } from "../../dist/index.js";
 import { directoryBytes } from "./common.mjs";
 
 export const tayDurabilities = ["Maximal", "Segment", "Throughput"];
@@ -65,16 +65,13 @@ export const openTay = async (
   durability,
   { disk = NodeDisk.layer, options = {} } = {},
 ) => {
-  const scope = Effect.runSync(Scope.make());
   const openedAt = performance.now();
-  const engine = await Effect.runPromise(
-    Effect.provide(Scope.extend(Engine.open(directory, { ...options, durability }), scope), disk),
-  );
+  // Opened and driven as a Node application not written with Effect would:
+  // the promise face, no fiber per command.
+  const promises = await EnginePromises.open(directory, { ...options, durability, disk });
   const openSeconds = (performance.now() - openedAt) / 1000;
+  const { engine } = promises;
   const run = (effect) => Effect.runPromise(effect);
-  // Commands go through the promise face, as a Node application not written
-  // with Effect would call them: no fiber per command.
-  const { promises } = engine;
   return {
     system: "Tay",
     setting: durability,
@@ -103,10 +100,10 @@ export const openTay = async (
       return total;
     },
     /** Compaction: a new generation holding the state (completed jobs retained for a day). */
-    compact: () => run(engine.compact(24 * 60 * 60 * 1000)),
+    compact: () => promises.compact(24 * 60 * 60 * 1000),
     stats: () => run(engine.store.stats()),
     bytesOnDisk: () => directoryBytes(directory),
-    close: () => run(Scope.close(scope, Exit.void)),
+    close: () => promises.close(),
   };
 };
 
