@@ -121,15 +121,6 @@ const writeAllAt = (
     }
   });
 
-/**
- * Writes up to this size run on the calling thread: a group commit's batch
- * (tens to hundreds of KiB) is copied into the page cache in tens of µs,
- * less than the round trip through libuv's thread pool, whose latency the
- * batch's every caller waits for. Larger writes (compaction) go to the
- * pool and leave the event loop free.
- */
-const syncWriteBytesMax = 1024 * 1024;
-
 const makeFileHandle = (path: string, fd: number): FileHandle => {
   // After close the descriptor number may be reused by another open file, so
   // every operation checks this flag before touching `fd`.
@@ -164,13 +155,6 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
           return invalidByteCounts(path, position, bytes.length);
         }
         if (closed) return Effect.fail(closedHandle("write", path));
-        if (bytes.length <= syncWriteBytesMax) {
-          try {
-            return Effect.succeed(fs.writeSync(fd, bytes, 0, bytes.length, position));
-          } catch (error) {
-            return Effect.fail(toDiskError("write", path, asErrno(error)));
-          }
-        }
         return Effect.async<number, DiskError>((resume) => {
           fs.write(fd, bytes, 0, bytes.length, position, onWritten(resume));
         });

@@ -8,7 +8,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { describe, expect, it } from "@effect/vitest";
 import { Effect } from "effect";
-import { Engine, NodeDisk } from "../src/index.js";
+import { Engine, EnginePromises, NodeDisk } from "../src/index.js";
 import { temporaryDirectory } from "./support/store.js";
 
 // --- README quickstart (keep in sync with README.md) ---
@@ -39,6 +39,35 @@ const quickstart = (directory: string) =>
     return { job, done: yield* engine.job(job.jobId) };
   }).pipe(Effect.scoped, Effect.provide(NodeDisk.layer));
 // --- end of quickstart ---
+
+// --- README quickstart without Effect (keep in sync with README.md) ---
+const withoutEffect = async (directory: string, log: (line: unknown) => void) => {
+  const tay = await EnginePromises.open(directory, { createIfMissing: true });
+  try {
+    const job = await tay.insert({ queue: "email", worker: "SendWelcome", args: "user-42" });
+    const [claimed] = await tay.claim("email");
+    if (claimed !== undefined) await tay.complete(claimed.jobId, "sent");
+    log(tay.job(job.jobId)?.state); // "completed"
+  } catch (error) {
+    // A Rejected, WriterFailed, PendingFull... with the file, offset and reason it concerns.
+    log(error);
+  } finally {
+    await tay.close();
+  }
+};
+// --- end of quickstart without Effect ---
+
+describe("README quickstart without Effect", () => {
+  it.live("runs, logs the completed job, and releases the lock", () =>
+    Effect.gen(function* () {
+      const directory = path.join(yield* temporaryDirectory, "data");
+      const lines: Array<unknown> = [];
+      yield* Effect.promise(() => withoutEffect(directory, (line) => lines.push(line)));
+      yield* Effect.promise(() => withoutEffect(directory, (line) => lines.push(line)));
+      expect(lines).toEqual(["completed", "completed"]);
+    }).pipe(Effect.scoped),
+  );
+});
 
 describe("README quickstart", () => {
   it.scoped("runs, and running it again continues from the store", () =>
