@@ -44,6 +44,7 @@ import {
   type RecoveryError,
   type StoreError,
 } from "./StoreError.js";
+import { messageOf } from "./internal/errorMessage.js";
 
 /** The fault that ends the prefix: a validation fault, or the fold's refusal of a record. */
 export type PrefixFault = RecoveryError | HistoryRejected<HistoryError.HistoryError>;
@@ -63,13 +64,21 @@ export class PrefixUnavailable extends Data.TaggedError("PrefixUnavailable")<{
   /** Records of the base present before the fault (for `InsideBase`). */
   readonly baseRecords: number;
   readonly baseRecordCount: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** The written copy does not inspect to the state that was copied: nothing at the target is trusted. */
 export class CopyVerificationFailed extends Data.TaggedError("CopyVerificationFailed")<{
   readonly path: string;
   readonly detail: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Everything `copyPrefix` can fail with. */
 export type CopyPrefixError =

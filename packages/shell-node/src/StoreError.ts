@@ -16,37 +16,58 @@ import type { DiskError } from "./Disk.js";
 import type { CorruptReason, EventDecodeError, FixedLayoutError } from "./internal/codec.js";
 import type { LockHolder } from "./LockDescription.js";
 import type { BudgetName } from "./StoreOptions.js";
+import { messageOf } from "./internal/errorMessage.js";
 
 /** `init` found entries other than LOCK in the directory. */
 export class NotEmpty extends Data.TaggedError("NotEmpty")<{
   readonly path: string;
   /** Up to the first 16 entry names found. */
   readonly entries: ReadonlyArray<string>;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** A Store-v1 root (`DATA_DIR/STORE` or `DATA_DIR/segments`): migrate it with Tay 1.4.x first. */
 export class UnsupportedStoreV1 extends Data.TaggedError("UnsupportedStoreV1")<{
   readonly path: string;
   readonly found: "STORE" | "segments";
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** STORE-V2 without CURRENT: an initialization that did not finish. */
 export class IncompleteInitialization extends Data.TaggedError("IncompleteInitialization")<{
   readonly path: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** There is no store at `path`. */
 export class StoreNotFound extends Data.TaggedError("StoreNotFound")<{
   readonly path: string;
   readonly reason: "MissingDirectory" | "NotADirectory" | "MissingMarker";
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Another holder (this process or another) has the store's LOCK. */
 export class Locked extends Data.TaggedError("Locked")<{
   readonly path: string;
   /** LOCK's informative contents, when readable. */
   readonly holder: LockHolder | null;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /**
  * Between locking and activation, LOCK's contents stopped being this open's
@@ -56,7 +77,11 @@ export class Locked extends Data.TaggedError("Locked")<{
 export class LockSessionLost extends Data.TaggedError("LockSessionLost")<{
   readonly path: string;
   readonly session: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Which fixed-layout file a `MalformedFile` is. */
 export type FileKind = "Marker" | "Current" | "Manifest" | "SegmentHeader" | "SegmentFooter";
@@ -68,7 +93,11 @@ export class MalformedFile extends Data.TaggedError("MalformedFile")<{
   readonly offset: number;
   /** The codec's reason (a wrong size is its `WrongSize`). */
   readonly reason: FixedLayoutError;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Which identity or coordinate a `Mismatch` concerns. */
 export type MismatchField =
@@ -92,25 +121,41 @@ export class Mismatch extends Data.TaggedError("Mismatch")<{
   readonly field: MismatchField;
   readonly expected: string;
   readonly found: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** An entry where the layout allows none (e.g. a non-segment name in `segments/`). */
 export class UnexpectedEntry extends Data.TaggedError("UnexpectedEntry")<{
   readonly path: string;
   readonly name: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** A required file or directory is missing (a manifest, `segments/`, the current epoch). */
 export class MissingEntry extends Data.TaggedError("MissingEntry")<{
   readonly path: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Segment IDs do not run 1, 2, 3, ... */
 export class SegmentGap extends Data.TaggedError("SegmentGap")<{
   readonly path: string;
   readonly expected: number;
   readonly found: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Why a segment's shape is invalid. */
 export type SegmentShapeReason =
@@ -128,7 +173,11 @@ export class InvalidSegment extends Data.TaggedError("InvalidSegment")<{
   readonly path: string;
   readonly offset: number;
   readonly reason: SegmentShapeReason;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** A record whose bytes are wrong (`RecordChecksum`, `BadMagic`, ...). */
 export class CorruptRecord extends Data.TaggedError("CorruptRecord")<{
@@ -137,14 +186,22 @@ export class CorruptRecord extends Data.TaggedError("CorruptRecord")<{
   /** The sequence expected at this offset. */
   readonly sequence: number;
   readonly reason: CorruptReason;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** A u64 field beyond 2^53-1: physically valid, refused by this implementation. */
 export class BeyondSafeInteger extends Data.TaggedError("BeyondSafeInteger")<{
   readonly path: string;
   readonly offset: number;
   readonly field: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /**
  * The active segment ends inside a header, record or footer whose present
@@ -157,7 +214,11 @@ export class IncompleteTail extends Data.TaggedError("IncompleteTail")<{
   /** The sequence the incomplete record would have had. */
   readonly sequence: number;
   readonly part: "Header" | "Record" | "Footer";
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** A physically valid record whose event does not decode (e.g. `UnknownEvent`). */
 export class UndecodableEvent extends Data.TaggedError("UndecodableEvent")<{
@@ -165,7 +226,11 @@ export class UndecodableEvent extends Data.TaggedError("UndecodableEvent")<{
   readonly offset: number;
   readonly sequence: number;
   readonly reason: EventDecodeError;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** The projection refused an event: `reason` is its own error value. */
 export class HistoryRejected<E = unknown> extends Data.TaggedError("HistoryRejected")<{
@@ -182,38 +247,62 @@ export class MissingBase extends Data.TaggedError("MissingBase")<{
   readonly path: string;
   readonly baseRecordCount: number;
   readonly records: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** An operational recovery budget was exceeded (not corruption: a larger budget opens the store). */
 export class BudgetExceeded extends Data.TaggedError("BudgetExceeded")<{
   readonly budget: BudgetName;
   readonly limit: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Between validation and activation the active segment changed (another writer?). */
 export class ActiveSegmentChanged extends Data.TaggedError("ActiveSegmentChanged")<{
   readonly path: string;
   readonly reason: "Size" | "LastRecord";
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** `readFrom` below the generation's first sequence: that history was compacted away. */
 export class Compacted extends Data.TaggedError("Compacted")<{
   readonly sequence: number;
   readonly firstAvailable: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** An event the codec refuses to encode (e.g. a field out of its kind's range). */
 export class UnencodableEvent extends Data.TaggedError("UnencodableEvent")<{
   /** Position of the event in the submitted batch. */
   readonly index: number;
   readonly reason: unknown;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** The pending (submitted, unwritten) bytes would pass `pendingBytesMax`. */
 export class PendingFull extends Data.TaggedError("PendingFull")<{
   readonly pendingBytes: number;
   readonly limit: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /**
  * A write or sync failed: every append of the batch failed with this, and the
@@ -222,16 +311,28 @@ export class PendingFull extends Data.TaggedError("PendingFull")<{
  */
 export class WriterFailed extends Data.TaggedError("WriterFailed")<{
   readonly cause: DiskError | CompactionInterrupted;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** The store was closed. */
-export class StoreClosed extends Data.TaggedError("StoreClosed")<{ readonly path: string }> {}
+export class StoreClosed extends Data.TaggedError("StoreClosed")<{ readonly path: string }> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** `compact` was called with `expectedLastSequence` that is no longer the last sequence. */
 export class CompactionConflict extends Data.TaggedError("CompactionConflict")<{
   readonly expectedLastSequence: number;
   readonly lastSequence: number;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /**
  * Compaction failed while publishing CURRENT: which generation a restart
@@ -239,13 +340,21 @@ export class CompactionConflict extends Data.TaggedError("CompactionConflict")<{
  */
 export class CompactionInterrupted extends Data.TaggedError("CompactionInterrupted")<{
   readonly cause: DiskError;
-}> {}
+}> {
+  override get message(): string {
+    return `a compaction failed while switching CURRENT: ${this.cause.message}`;
+  }
+}
 
 /** An option out of range. */
 export class InvalidOption extends Data.TaggedError("InvalidOption")<{
   readonly option: string;
   readonly value: string;
-}> {}
+}> {
+  override get message(): string {
+    return messageOf(this);
+  }
+}
 
 /** Refusals of what is on disk. */
 export type CorruptionError =
