@@ -41,6 +41,7 @@ import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
 import type { State } from "./State.js";
 import type { Value } from "./Value.js";
+import { keptError } from "./internal/ErrorBudget.js";
 
 /** The records to append, in order. */
 export type Decision = ReadonlyArray<Event>;
@@ -241,7 +242,8 @@ export const completeJob = (state: State, command: Commands.CompleteJob): Decide
 };
 
 // Retry while attempts remain, else discard: the one failure rule shared by
-// FailJob and RescueJobs.
+// FailJob and RescueJobs. The error is cut when the job's snapshot would
+// outgrow a record (see `ErrorBudget`).
 const failure = (
   job: Job,
   now: number,
@@ -254,9 +256,14 @@ const failure = (
         jobId: job.jobId,
         at: now,
         retryAt: Backoff.retryAt(policy, job.attempt, now),
-        error,
+        error: keptError(job, error),
       })
-    : jobFinished({ jobId: job.jobId, at: now, outcome: "discarded", error });
+    : jobFinished({
+        jobId: job.jobId,
+        at: now,
+        outcome: "discarded",
+        error: keptError(job, error),
+      });
 
 /**
  * FailJob: (6,1) retried at now + backoff(attempt) while attempt <

@@ -215,6 +215,40 @@ describe("Engine", () => {
         expect(reopened.lastJobId).toBe(3);
       }).pipe(Effect.provide(nodeDisk)),
   );
+
+  it.scoped(
+    "a job that failed 300 times with 65 KiB errors is compacted, and reopens to the same state",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* dataDirectory;
+        yield* Init.init(dir);
+        const error = "e".repeat(65_535);
+        const held = yield* withEngine(
+          dir,
+          (engine) =>
+            Effect.gen(function* () {
+              yield* engine.insert({ queue: "q", worker: "W", args: null, maxAttempts: 1000 });
+              for (let attempt = 1; attempt <= 300; attempt++) {
+                yield* TestClock.adjust("2 hours");
+                yield* engine.tick();
+                yield* engine.claim("q");
+                yield* engine.fail(1, error);
+              }
+              const failed = yield* engine.job(1);
+              // 300 errors of 65,535 bytes would be 19.7 MB: later ones are cut.
+              expect(failed?.errors).toHaveLength(300);
+              expect(failed?.errors[0]?.error).toBe(error);
+              expect(failed?.errors[299]?.error.length).toBeLessThan(64);
+              const report = yield* engine.compact(0);
+              expect(report.epoch).toBe(2);
+              return yield* engine.state();
+            }),
+          { durability: "Throughput" },
+        );
+        const reopened = yield* withEngine(dir, (engine) => engine.state());
+        expect(State.equals(reopened, held)).toBe(true);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
 });
 
 /** NodeDisk whose segment syncs wait, while `held` is set, until it is released. */
