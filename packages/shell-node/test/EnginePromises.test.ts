@@ -199,6 +199,8 @@ describe("EnginePromises", () => {
       ]);
       await engine.complete(job.jobId);
     }
+    // Retention 0 drops jobs finished strictly before now: let the clock move.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const report = await engine.compact(0);
     expect(report.epoch).toBe(2);
     expect(engine.counts().get("q")?.completed ?? 0).toBe(0);
