@@ -65,6 +65,17 @@ export class LockHeld extends Data.TaggedError("LockHeld")<{ readonly path: stri
  */
 export type OpenMode = "read" | "readWrite" | "createExclusive";
 
+/** How a writable file is opened. */
+export interface OpenOptions {
+  /**
+   * Every write returns only once its bytes (and the size that reaches
+   * them) are durable, as a write followed by `sync`: `O_DSYNC`. One system
+   * call per durable write instead of two, and no hop back to the caller
+   * between them. The handle says so in `dataSync`.
+   */
+  readonly dataSync?: boolean;
+}
+
 export interface Stat {
   readonly type: "file" | "directory" | "other";
   readonly size: number;
@@ -73,6 +84,8 @@ export interface Stat {
 /** An open file. Positions are byte offsets from the start of the file. */
 export interface FileHandle {
   readonly path: string;
+  /** Writes are durable when they return (opened with `dataSync`): no `sync` is needed after them. */
+  readonly dataSync: boolean;
   /** Reads up to `length` bytes at `position`; fewer only at end of file. */
   readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, DiskError>;
   /**
@@ -97,7 +110,11 @@ export interface LockHandle {
 }
 
 export interface DiskService {
-  readonly open: (path: string, mode: OpenMode) => Effect.Effect<FileHandle, DiskError>;
+  readonly open: (
+    path: string,
+    mode: OpenMode,
+    options?: OpenOptions,
+  ) => Effect.Effect<FileHandle, DiskError>;
   /**
    * Creates a new file (EEXIST if present) holding `bytes`, open for reading
    * and writing. One step: nothing else of this process runs between the

@@ -20,6 +20,7 @@ import {
   type LockHandle,
   LockHeld,
   type OpenMode,
+  type OpenOptions,
   type Stat,
 } from "./Disk.js";
 import { call, callVoid, closedHandle, errnoCode, toDiskError } from "./internal/nodeDiskCall.js";
@@ -61,10 +62,16 @@ const isDirectoryError = (path: string): DiskError =>
  * Opens `path` and refuses a directory: Linux lets O_RDONLY open one, but a
  * `FileHandle` is for files only, on every layer.
  */
-const openFile = (path: string, mode: OpenMode): Effect.Effect<number, DiskError> =>
+const openFile = (
+  path: string,
+  mode: OpenMode,
+  dataSync: boolean,
+): Effect.Effect<number, DiskError> =>
   Effect.uninterruptible(
     Effect.gen(function* () {
-      const fd = yield* openDescriptor(path, openFlags[mode]);
+      // O_DSYNC only where a write is asked for: it means nothing to reads.
+      const flags = openFlags[mode] | (dataSync && mode !== "read" ? fs.constants.O_DSYNC : 0);
+      const fd = yield* openDescriptor(path, flags);
       const stats = yield* fileStat(path, fd).pipe(
         Effect.tapError(() => Effect.ignore(closeDescriptor(path, fd))),
       );
@@ -121,7 +128,7 @@ const writeAllAt = (
     }
   });
 
-const makeFileHandle = (path: string, fd: number): FileHandle => {
+const makeFileHandle = (path: string, fd: number, dataSync: boolean): FileHandle => {
   // After close the descriptor number may be reused by another open file, so
   // every operation checks this flag before touching `fd`.
   let closed = false;
@@ -144,6 +151,7 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
       resume(error === null ? Effect.void : Effect.fail(toDiskError("sync", path, error)));
   return {
     path,
+    dataSync,
     read: (position, length) =>
       Effect.zipRight(
         checkByteCounts(path, position, length),
@@ -176,8 +184,14 @@ const makeFileHandle = (path: string, fd: number): FileHandle => {
   };
 };
 
-const open = (path: string, mode: OpenMode): Effect.Effect<FileHandle, DiskError> =>
-  Effect.map(openFile(path, mode), (fd) => makeFileHandle(path, fd));
+const open = (
+  path: string,
+  mode: OpenMode,
+  options: OpenOptions = {},
+): Effect.Effect<FileHandle, DiskError> => {
+  const dataSync = options.dataSync === true && mode !== "read";
+  return Effect.map(openFile(path, mode, dataSync), (fd) => makeFileHandle(path, fd, dataSync));
+};
 
 /**
  * open(O_RDWR|O_CREAT|O_EXCL) and pwrite in the same synchronous turn (the
@@ -204,7 +218,7 @@ const create = (path: string, bytes: Uint8Array): Effect.Effect<FileHandle, Disk
           Effect.fail(toDiskError("write", path, asErrno(error))),
         );
       }
-      return Effect.succeed(makeFileHandle(path, fd));
+      return Effect.succeed(makeFileHandle(path, fd, false));
     }),
   );
 

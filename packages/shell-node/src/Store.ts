@@ -21,7 +21,7 @@ import {
   type CompactOptions,
   compact as compactGeneration,
 } from "./internal/compaction.js";
-import { createFile, readUpTo } from "./internal/files.js";
+import { createFile, forAppends, readUpTo } from "./internal/files.js";
 import * as Lock from "./internal/lock.js";
 import { readFrom as readEntries } from "./internal/reader.js";
 import { classifyRoot, type Validated, validate } from "./internal/recovery.js";
@@ -149,12 +149,14 @@ const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
     const segments = validated.segments.map(segmentStateOf);
     const storeId = validated.marker.storeId;
     const epoch = validated.manifest.epoch;
+    // Under `Maximal` every batch is durable when its write returns.
+    const dataSync = options.durability === "Maximal";
     let handle: FileHandle;
     let crc: number;
     let active: SegmentState;
     const lastActive = segments[segments.length - 1];
     if (highest !== undefined && !highest.sealed && lastActive !== undefined) {
-      handle = yield* disk.open(highest.path, "readWrite");
+      handle = yield* disk.open(highest.path, "readWrite", { dataSync });
       const checked = yield* Effect.either(
         Effect.gen(function* () {
           const size = yield* handle.size();
@@ -182,7 +184,7 @@ const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
       const firstSequence = validated.lastSequence + 1;
       const header = encodeSegmentHeader({ segmentId: id, firstSequence, storeId });
       const path = Layout.segmentPath(validated.directory, epoch, id);
-      handle = yield* createFile(path, header, true);
+      handle = yield* forAppends(yield* createFile(path, header, true), dataSync);
       crc = crc32c(header);
       active = {
         id,

@@ -73,6 +73,8 @@ const holdingSyncs = () => {
   });
   const service: DiskService = {
     ...inner,
+    // Options are dropped on purpose: without O_DSYNC every batch has a
+    // separate sync, which is what this wrapper holds or counts.
     open: (file, mode) => Effect.map(inner.open(file, mode), wrap),
     create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
   };

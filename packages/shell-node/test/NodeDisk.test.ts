@@ -84,6 +84,47 @@ const holdLockFromChild = (lockPath: string) =>
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
 
+/**
+ * The open(2) flags of this process's descriptors on `file`, read from
+ * /proc (Linux): what the kernel was really asked for.
+ */
+const descriptorFlags = (file: string): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.promise(async () => {
+    const flags: Array<number> = [];
+    for (const fd of await fs.readdir("/proc/self/fd")) {
+      const target = await fs.readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target !== file) continue;
+      const info = await fs.readFile(`/proc/self/fdinfo/${fd}`, "utf8");
+      const octal = /^flags:\s+([0-7]+)$/m.exec(info)?.[1];
+      if (octal !== undefined) flags.push(Number.parseInt(octal, 8));
+    }
+    return flags;
+  });
+
+describe("NodeDisk dataSync", () => {
+  it.scoped("opens with O_DSYNC exactly when dataSync is asked for a writable handle", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const file = path.join(directory, "segment.tay");
+      const created = yield* NodeDisk.make.create(file, bytes("header"));
+      yield* created.close();
+      const dsync = (yield* Effect.promise(() => import("node:fs"))).constants.O_DSYNC;
+      for (const [mode, dataSync, expected] of [
+        ["readWrite", true, true],
+        ["readWrite", false, false],
+        ["read", true, false],
+      ] as const) {
+        const handle = yield* NodeDisk.make.open(file, mode, { dataSync });
+        const flags = yield* descriptorFlags(file);
+        expect(flags).toHaveLength(1);
+        expect(((flags[0] ?? 0) & dsync) !== 0).toBe(expected);
+        expect(handle.dataSync).toBe(expected);
+        yield* handle.close();
+      }
+    }),
+  );
+});
+
 describe("NodeDisk locks (flock)", () => {
   it.scoped("a second lock from this process is refused until the first is released", () =>
     Effect.gen(function* () {

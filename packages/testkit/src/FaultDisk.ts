@@ -475,7 +475,12 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     else openHandles.delete(node);
   };
 
-  const makeFileHandle = (node: FileNode, path: string, mode: Disk.OpenMode): Disk.FileHandle => {
+  const makeFileHandle = (
+    node: FileNode,
+    path: string,
+    mode: Disk.OpenMode,
+    dataSync: boolean,
+  ): Disk.FileHandle => {
     let closed = false;
     trackOpen(node, 1);
     const write = (position: number, bytes: Uint8Array) =>
@@ -495,8 +500,19 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
         },
         (length) => length,
       );
+    const sync = () =>
+      run(attempt("sync", path, {}, true), (injected) => {
+        if (closed) return closedRefusal();
+        if (injected.loseDirtyPages) {
+          node.dropDirtyPages();
+          return refuse("EIO", "injected fault: fsync failed and the dirty pages were dropped");
+        }
+        node.sync();
+        return Either.void;
+      });
     return {
       path,
+      dataSync,
       read: (position, length) =>
         Effect.zipRight(
           checkByteCounts(path, position, length),
@@ -506,18 +522,17 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
             (bytes) => bytes.length,
           ),
         ),
+      // An O_DSYNC write is modelled as the write then a sync, two
+      // operations of the log: a cut between them loses the bytes (the call
+      // never returned), and sync faults strike it as they strike `sync`.
       write: (position, bytes) =>
-        Effect.zipRight(checkByteCounts(path, position, bytes.length), write(position, bytes)),
-      sync: () =>
-        run(attempt("sync", path, {}, true), (injected) => {
-          if (closed) return closedRefusal();
-          if (injected.loseDirtyPages) {
-            node.dropDirtyPages();
-            return refuse("EIO", "injected fault: fsync failed and the dirty pages were dropped");
-          }
-          node.sync();
-          return Either.void;
-        }),
+        Effect.zipRight(
+          checkByteCounts(path, position, bytes.length),
+          dataSync
+            ? Effect.flatMap(write(position, bytes), (length) => Effect.as(sync(), length))
+            : write(position, bytes),
+        ),
+      sync,
       size: () =>
         run(attempt("size", path), () =>
           closed ? closedRefusal() : Either.right(node.contents.size),
@@ -531,8 +546,9 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     };
   };
 
-  const open = (rawPath: string, mode: Disk.OpenMode) => {
+  const open = (rawPath: string, mode: Disk.OpenMode, options: Disk.OpenOptions = {}) => {
     const path = normalize(rawPath);
+    const dataSync = options.dataSync === true && mode !== "read";
     return run(
       attempt("open", path, { mode }, mode === "createExclusive"),
       (): Either.Either<Disk.FileHandle, Refusal> => {
@@ -542,13 +558,13 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
             if (parent.entries.has(name)) return refuse("EEXIST", "file exists");
             const node = new FileNode(new Uint8Array(0), new Uint8Array(0));
             parent.apply({ assignments: [[name, node]] });
-            return Either.right(makeFileHandle(node, path, mode));
+            return Either.right(makeFileHandle(node, path, mode, dataSync));
           });
         }
         return Either.flatMap(findNode(root, names), (node) =>
           node._tag === "Directory"
             ? refuse("EISDIR", "a directory is not a file")
-            : Either.right(makeFileHandle(node, path, mode)),
+            : Either.right(makeFileHandle(node, path, mode, dataSync)),
         );
       },
     );

@@ -76,6 +76,25 @@ for (const subject of subjects) {
       ),
     );
 
+    it.scoped("open with dataSync: the handle says so, writes land, read handles never do", () =>
+      within((disk, at) =>
+        Effect.gen(function* () {
+          yield* writeFile(disk, at("log"), "head;");
+          const plain = yield* disk.open(at("log"), "readWrite");
+          expect(plain.dataSync).toBe(false);
+          yield* plain.close();
+          const synced = yield* disk.open(at("log"), "readWrite", { dataSync: true });
+          expect(synced.dataSync).toBe(true);
+          expect(yield* synced.write(5, bytes("tail"))).toBe(4);
+          expect(text(yield* synced.read(0, 64))).toBe("head;tail");
+          yield* synced.close();
+          const reader = yield* disk.open(at("log"), "read", { dataSync: true });
+          expect(reader.dataSync).toBe(false);
+          yield* reader.close();
+        }),
+      ),
+    );
+
     it.scoped("open: createExclusive makes an empty file and refuses an existing one", () =>
       within((disk, at) =>
         Effect.gen(function* () {

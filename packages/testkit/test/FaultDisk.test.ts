@@ -166,6 +166,36 @@ describe("FaultDisk crash model: file data and tearing", () => {
     }),
   );
 
+  it.effect("a dataSync write is durable when it returns: a write and a sync in the log", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      disk.seedFile("/data/log", bytes("durable;"));
+      const handle = yield* disk.open("/data/log", "readWrite", { dataSync: true });
+      const before = disk.operations().length;
+      yield* handle.write(8, bytes("acked"));
+      expect(
+        disk
+          .operations()
+          .slice(before)
+          .map((operation) => operation.kind),
+      ).toEqual(["write", "sync"]);
+      expect(text(disk.crash({ tear: "none" }).snapshotFiles().get("/data/log"))).toBe(
+        "durable;acked",
+      );
+    }),
+  );
+
+  it.effect("a sync fault strikes a dataSync write, which then fails", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      disk.seedFile("/data/log", bytes("durable;"));
+      const handle = yield* disk.open("/data/log", "readWrite", { dataSync: true });
+      disk.inject(FaultDisk.fail("sync", "EIO", { path: /log$/ }));
+      expect(yield* codeOf(handle.write(8, bytes("lost")))).toBe("EIO");
+      expect(text(disk.crash({ tear: "none" }).snapshotFiles().get("/data/log"))).toBe("durable;");
+    }),
+  );
+
   /** Every state a crash may legally leave after `writes` on top of `initial` (prefix model). */
   const legalOutcomes = (
     initial: Uint8Array,

@@ -21,6 +21,8 @@ export const countingDisk = (counters) => {
         Effect.sync(() => {
           counters.writes += 1;
           counters.bytes += written;
+          // An O_DSYNC write (Maximal's segments) is a write and a sync in one call.
+          if (handle.dataSync) counters.syncs += 1;
         }),
       ),
     sync: () =>
@@ -33,7 +35,7 @@ export const countingDisk = (counters) => {
   });
   return Layer.succeed(Disk.Disk, {
     ...inner,
-    open: (path, mode) => Effect.map(inner.open(path, mode), wrap),
+    open: (path, mode, options) => Effect.map(inner.open(path, mode, options), wrap),
     // Segments are created with their header in one step; the handle then appends.
     create: (path, bytes) =>
       Effect.map(inner.create(path, bytes), (handle) => {

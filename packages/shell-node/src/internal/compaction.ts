@@ -33,6 +33,7 @@ import {
 } from "./codec.js";
 import {
   createFile,
+  forAppends,
   makeDirectoryDurable,
   publishSmallFile,
   removeIfPresent,
@@ -354,7 +355,10 @@ const switchGeneration = (
       });
       const activePath = Layout.segmentPath(directory, epoch, activeId);
       // createFile fsyncs the file and `segments/`, which makes the base files' entries durable too.
-      const handle = yield* createFile(activePath, header, true);
+      const handle = yield* forAppends(
+        yield* createFile(activePath, header, true),
+        state.options.durability === "Maximal",
+      );
       const active: SegmentState = {
         id: activeId,
         path: activePath,

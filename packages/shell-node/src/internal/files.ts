@@ -155,3 +155,24 @@ export const createFile = (
     }).pipe(Effect.tapError(() => Effect.ignore(handle.close())));
     return handle;
   });
+
+/**
+ * The handle appends go through: `handle` itself, or, when `dataSync`, the
+ * same file reopened with `O_DSYNC` (a descriptor's flags are fixed at open)
+ * and `handle` closed. Segments are never renamed, so the path still names
+ * the file `handle` created. Used for the active segment under `Maximal`.
+ */
+export const forAppends = (
+  handle: FileHandle,
+  dataSync: boolean,
+): Effect.Effect<FileHandle, DiskError, Disk> =>
+  dataSync === handle.dataSync
+    ? Effect.succeed(handle)
+    : Effect.gen(function* () {
+        const disk = yield* Disk;
+        const reopened = yield* disk
+          .open(handle.path, "readWrite", { dataSync })
+          .pipe(Effect.tapError(() => Effect.ignore(handle.close())));
+        yield* Effect.ignore(handle.close());
+        return reopened;
+      });

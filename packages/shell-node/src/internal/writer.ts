@@ -40,7 +40,7 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
-import { createFile, writeAll } from "./files.js";
+import { createFile, forAppends, writeAll } from "./files.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
@@ -408,7 +408,11 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
       storeId: generation.storeId,
     });
     const path = Layout.segmentPath(state.directory, generation.epoch, id);
-    const created = yield* Effect.either(createFile(path, header, syncing));
+    const created = yield* Effect.either(
+      Effect.flatMap(createFile(path, header, syncing), (handle) =>
+        forAppends(handle, state.options.durability === "Maximal"),
+      ),
+    );
     if (Either.isLeft(created)) return created.left;
     const next: SegmentState = {
       id,
@@ -490,7 +494,10 @@ export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
     const buffer = layOut(records, bytes);
     const write = writeAll(active.handle, active.segment.size, buffer);
     return Effect.matchEffect(
-      state.options.durability === "Maximal" ? Effect.zipRight(write, active.handle.sync()) : write,
+      // A handle opened with O_DSYNC (Maximal) is durable when the write returns.
+      state.options.durability === "Maximal" && !active.handle.dataSync
+        ? Effect.zipRight(write, active.handle.sync())
+        : write,
       {
         onFailure: (error) => failWith(writer, error),
         onSuccess: () => written(writer, active, records, buffer),

@@ -23,6 +23,7 @@ const path = "/memory/00000000000000000001.tay";
 /** A read-only handle over `bytes`. */
 const handleOver = (bytes: Uint8Array): FileHandle => ({
   path,
+  dataSync: false,
   read: (position, length) => Effect.sync(() => bytes.slice(position, position + length)),
   write: () =>
     Effect.fail(new DiskError({ operation: "write", path, code: "Other", detail: "read-only" })),
