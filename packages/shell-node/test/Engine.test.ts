@@ -14,18 +14,13 @@ import type { DiskService, FileHandle } from "../src/Disk.js";
 import * as Engine from "../src/Engine.js";
 import * as Init from "../src/Init.js";
 import * as NodeDisk from "../src/NodeDisk.js";
-import { counting, dataDirectory, diskLayer, nodeDisk } from "./support/store.js";
-
-const definition = {
-  queue: "reports",
-  worker: "Report",
-  args: null,
-  priority: 0,
-  maxAttempts: 3,
-  everyMs: 60_000,
-  cron: null,
-  overlap: "skip" as const,
-};
+import {
+  counting,
+  dataDirectory,
+  diskLayer,
+  nodeDisk,
+  scheduleDefinition as definition,
+} from "./support/store.js";
 
 const withEngine = <A, E>(
   dir: string,

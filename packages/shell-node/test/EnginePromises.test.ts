@@ -15,6 +15,7 @@ import { Disk, type DiskService, type FileHandle } from "../src/Disk.js";
 import * as EnginePromises from "../src/EnginePromises.js";
 import * as Init from "../src/Init.js";
 import * as NodeDisk from "../src/NodeDisk.js";
+import { scheduleDefinition as definition } from "./support/store.js";
 
 let scratch = "";
 let dir = "";
@@ -26,17 +27,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await fs.rm(scratch, { recursive: true, force: true });
 });
-
-const definition = {
-  queue: "reports",
-  worker: "Report",
-  args: null,
-  priority: 0,
-  maxAttempts: 3,
-  everyMs: 60_000,
-  cron: null,
-  overlap: "skip" as const,
-};
 
 /** The rejection of `promise`, which must reject. */
 const rejection = async (promise: Promise<unknown>): Promise<{ readonly _tag?: unknown }> => {

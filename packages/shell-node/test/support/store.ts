@@ -37,6 +37,18 @@ export const inserted = (jobId: number, argsBytes = 0): Event.Event =>
     insertedAt: 0,
   });
 
+/** A schedule definition: every minute, on queue "reports", skipping while one is active. */
+export const scheduleDefinition = {
+  queue: "reports",
+  worker: "Report",
+  args: null,
+  priority: 0,
+  maxAttempts: 3,
+  everyMs: 60_000,
+  cron: null,
+  overlap: "skip" as const,
+};
+
 /** Counters of a `counting` disk. */
 export interface Counts {
   writes: number;
