@@ -301,9 +301,8 @@ const jobsTouched = (
     const members = event._tag === "Mutation" ? event.events : [event];
     for (const member of members) {
       if (member._tag !== tag) continue;
-      const job = State.job(state, member.jobId);
-      if (job === undefined)
-        return new Missing(`job ${member.jobId} missing after its own command`);
+      const job = jobOf(state, member.jobId);
+      if (job instanceof Missing) return job;
       jobs.push(job);
     }
   }
@@ -588,14 +587,12 @@ export const open = (
         }
         return;
       }
-      if (admitted._tag === "Refused") {
-        const refused = queue;
-        queue = [];
-        for (const request of refused) request.refuse(admitted.error);
-        return;
-      }
       const requests = queue;
       queue = [];
+      if (admitted._tag === "Refused") {
+        for (const request of requests) request.refuse(admitted.error);
+        return;
+      }
       try {
         drainNow(requests);
       } catch (defect) {
