@@ -82,7 +82,7 @@ export interface OpenedEngine extends EnginePromises {
  * Opens the engine on the store in `directory` for a program not written
  * with Effect: what `Engine.open` does in a scope, with a promise that
  * rejects with the same typed errors (`Locked`, `IncompleteTail`,
- * `NotInitialized`, ...: tagged `Error`s, told apart by `_tag`).
+ * `StoreNotFound`, ...: tagged `Error`s, told apart by `_tag`).
  */
 export const open = async (directory: string, options: OpenOptions = {}): Promise<OpenedEngine> => {
   const { disk = NodeDisk.layer, ...engineOptions } = options;

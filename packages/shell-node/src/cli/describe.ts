@@ -457,14 +457,17 @@ export const describeUnknown = (value: unknown): string => {
   return String(value);
 };
 
-/** The one-line form: `tay: <Reason> <path>[ at offset N][ sequence N]: <explanation>`. */
-export const formatLine = (described: Described): string => {
+/** `<Reason> <path>[ at offset N][ sequence N]: <explanation>`: an error's message. */
+export const describedLine = (described: Described): string => {
   const path = described.path === undefined ? "" : ` ${described.path}`;
   const offset = described.offset === undefined ? "" : ` at offset ${described.offset}`;
   const sequence = described.sequence === undefined ? "" : ` sequence ${described.sequence}`;
   const hint = described.repairable ? repairHint : "";
-  return `tay: ${described.reason}${path}${offset}${sequence}: ${described.explanation}${hint}`;
+  return `${described.reason}${path}${offset}${sequence}: ${described.explanation}${hint}`;
 };
+
+/** The one-line form the CLI prints: `tay: ` and the described line. */
+export const formatLine = (described: Described): string => `tay: ${describedLine(described)}`;
 
 /** The failure as its one line. */
 export const errorLine = (failure: Failure, context: string | undefined): string =>

@@ -4,14 +4,11 @@
  * <explanation>`), so a program that only logs `error.message` (or lets
  * Node print the error) still reads the file, offset, sequence and reason.
  */
-import { describe, type Failure, formatLine } from "../cli/describe.js";
-
-const cliPrefix = "tay: ";
+import { describe, describedLine, type Failure } from "../cli/describe.js";
 
 export const messageOf = (failure: Failure): string => {
   try {
-    const line = formatLine(describe(failure, undefined));
-    return line.startsWith(cliPrefix) ? line.slice(cliPrefix.length) : line;
+    return describedLine(describe(failure, undefined));
   } catch {
     // An error built with fields the describer does not expect: its tag
     // still says what it is, and a getter must never throw.
