@@ -69,8 +69,7 @@ const openFile = (
 ): Effect.Effect<number, DiskError> =>
   Effect.uninterruptible(
     Effect.gen(function* () {
-      // O_DSYNC only where a write is asked for: it means nothing to reads.
-      const flags = openFlags[mode] | (dataSync && mode !== "read" ? fs.constants.O_DSYNC : 0);
+      const flags = openFlags[mode] | (dataSync ? fs.constants.O_DSYNC : 0);
       const fd = yield* openDescriptor(path, flags);
       const stats = yield* fileStat(path, fd).pipe(
         Effect.tapError(() => Effect.ignore(closeDescriptor(path, fd))),
@@ -189,6 +188,7 @@ const open = (
   mode: OpenMode,
   options: OpenOptions = {},
 ): Effect.Effect<FileHandle, DiskError> => {
+  // O_DSYNC only where a write is asked for: it means nothing to reads.
   const dataSync = options.dataSync === true && mode !== "read";
   return Effect.map(openFile(path, mode, dataSync), (fd) => makeFileHandle(path, fd, dataSync));
 };

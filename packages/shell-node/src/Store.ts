@@ -21,7 +21,7 @@ import {
   type CompactOptions,
   compact as compactGeneration,
 } from "./internal/compaction.js";
-import { createFile, forAppends, readUpTo } from "./internal/files.js";
+import { createFile, dataSyncAppends, forAppends, readUpTo } from "./internal/files.js";
 import * as Lock from "./internal/lock.js";
 import { readFrom as readEntries } from "./internal/reader.js";
 import { classifyRoot, type Validated, validate } from "./internal/recovery.js";
@@ -149,8 +149,7 @@ const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
     const segments = validated.segments.map(segmentStateOf);
     const storeId = validated.marker.storeId;
     const epoch = validated.manifest.epoch;
-    // Under `Maximal` every batch is durable when its write returns.
-    const dataSync = options.durability === "Maximal";
+    const dataSync = dataSyncAppends(options.durability);
     let handle: FileHandle;
     let crc: number;
     let active: SegmentState;

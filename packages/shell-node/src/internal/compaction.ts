@@ -33,6 +33,7 @@ import {
 } from "./codec.js";
 import {
   createFile,
+  dataSyncAppends,
   forAppends,
   makeDirectoryDurable,
   publishSmallFile,
@@ -357,7 +358,7 @@ const switchGeneration = (
       // createFile fsyncs the file and `segments/`, which makes the base files' entries durable too.
       const handle = yield* forAppends(
         yield* createFile(activePath, header, true),
-        state.options.durability === "Maximal",
+        dataSyncAppends(state.options.durability),
       );
       const active: SegmentState = {
         id: activeId,

@@ -6,6 +6,7 @@
 import { Effect } from "effect";
 import { Disk, DiskError, type FileHandle, type OpenMode } from "../Disk.js";
 import * as Layout from "../Layout.js";
+import type { StoreOptions } from "../StoreOptions.js";
 
 /**
  * Writes all of `bytes` at `position`, looping over short writes. A write
@@ -155,6 +156,10 @@ export const createFile = (
     }).pipe(Effect.tapError(() => Effect.ignore(handle.close())));
     return handle;
   });
+
+/** Whether the active segment takes `O_DSYNC` appends: under `Maximal`, each batch is durable when written. */
+export const dataSyncAppends = (durability: StoreOptions["durability"]): boolean =>
+  durability === "Maximal";
 
 /**
  * The handle appends go through: `handle` itself, or, when `dataSync`, the

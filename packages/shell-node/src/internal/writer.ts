@@ -40,7 +40,7 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
-import { createFile, forAppends, writeAll } from "./files.js";
+import { createFile, dataSyncAppends, forAppends, writeAll } from "./files.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
@@ -410,7 +410,7 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
     const path = Layout.segmentPath(state.directory, generation.epoch, id);
     const created = yield* Effect.either(
       Effect.flatMap(createFile(path, header, syncing), (handle) =>
-        forAppends(handle, state.options.durability === "Maximal"),
+        forAppends(handle, dataSyncAppends(state.options.durability)),
       ),
     );
     if (Either.isLeft(created)) return created.left;
