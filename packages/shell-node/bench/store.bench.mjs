@@ -210,10 +210,26 @@ for (let attempt = 0; attempt < recoveryOpens; attempt++) {
     foldMs: opened.foldMs,
     records: opened.records,
     bytes: opened.bytes,
+    heldHeapBytes: opened.heldHeapBytes,
+    heldExternalBytes: opened.heldExternalBytes,
+    peakRssBytes: opened.peakRssBytes,
   });
 }
 const recoverySeconds = median(opens.map((open) => open.seconds));
 const recoveryBytes = opens[0]?.bytes ?? 0;
+// What the opened store holds in memory, against what its log holds on disk
+// (measured in the same run): heap and off-heap buffers after a full
+// collection, per job in the state and as a multiple of the log's bytes.
+const recoveryJobs = built.completedJobs + built.availableJobs;
+const heldBytes = median(opens.map((open) => open.heldHeapBytes + open.heldExternalBytes));
+const peakRssBytes = median(opens.map((open) => open.peakRssBytes));
+const memory = {
+  jobs: recoveryJobs,
+  heldBytes: Math.round(heldBytes),
+  bytesPerJob: Math.round(heldBytes / recoveryJobs),
+  logRatio: heldBytes / recoveryBytes,
+  peakRssBytes: Math.round(peakRssBytes),
+};
 // Each open claims and completes one job, adding records after the built ones.
 if (opens.some((open) => open.records < recoveryRecords)) {
   throw new Error(`recovery read ${opens[0]?.records} records, ${recoveryRecords} written`);
@@ -301,7 +317,16 @@ if (!insertsOnly) {
       (reused ? `reused from ${recoveryDirectory}` : `built in ${buildSeconds.toFixed(1)} s`),
   );
   printTable([
-    ["open (fresh process)", "ready s", "ready CPU s", "first claim s", "validate ms", "fold ms"],
+    [
+      "open (fresh process)",
+      "ready s",
+      "ready CPU s",
+      "first claim s",
+      "validate ms",
+      "fold ms",
+      "held MB",
+      "peak RSS MB",
+    ],
     ...opens.map((open, index) => [
       `#${index + 1}`,
       open.seconds.toFixed(3),
@@ -309,8 +334,16 @@ if (!insertsOnly) {
       open.claimSeconds.toFixed(3),
       formatNumber(open.validateMs),
       formatNumber(open.foldMs),
+      mb(open.heldHeapBytes + open.heldExternalBytes),
+      mb(open.peakRssBytes),
     ]),
   ]);
+  console.log(
+    `memory: the open store holds ${mb(memory.heldBytes)} MB for ` +
+      `${formatNumber(memory.jobs)} jobs (${formatNumber(memory.bytesPerJob)} bytes/job), ` +
+      `${formatRatio(memory.logRatio)} the log's ${mb(recoveryBytes)} MB; ` +
+      `peak RSS during open ${mb(memory.peakRssBytes)} MB`,
+  );
   checks.push([
     `recovery of ${formatNumber(recoveryRecords)} records < ${targets.recoverySeconds} s`,
     `${recoverySeconds.toFixed(2)} s`,
@@ -388,6 +421,7 @@ console.log(
       seconds: Math.round(recoverySeconds * 1000) / 1000,
       cpuSeconds: Math.round(median(opens.map((open) => open.cpuSeconds)) * 1000) / 1000,
       opens: opens.map((open) => Math.round(open.seconds * 1000) / 1000),
+      memory,
     },
     targets: {
       rawBytesShare: recoveryOnly

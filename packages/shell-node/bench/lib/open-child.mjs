@@ -2,8 +2,13 @@
 // state colours it: opens the data in `directory`, claims the first job (and
 // completes it, so the next open has no orphan to rescue), closes, and prints
 // one JSON line: seconds to ready (open resolved) and to the first claim,
-// the CPU seconds (user + system, all threads) the open took, and for Tay
-// the recovery report's split.
+// the CPU seconds (user + system, all threads) the open took, for Tay the
+// recovery report's split, and memory: the heap the opened store holds (live
+// heap after a full collection, less the same measure taken before the open,
+// so the modules already loaded do not count), the off-heap buffers, and the
+// process's peak resident size up to ready (the open's high-water mark).
+// Run with --expose-gc for the collections (`openInChild` does); without it
+// the heap figures include garbage.
 //
 //   node packages/shell-node/bench/lib/open-child.mjs tay|sqlite <directory>
 import { openSqlite } from "./sqlite.mjs";
@@ -14,6 +19,9 @@ if ((system !== "tay" && system !== "sqlite") || directory === undefined) {
   console.error("usage: open-child.mjs tay|sqlite <directory>");
   process.exit(2);
 }
+const collect = () => globalThis.gc?.();
+collect();
+const heapBefore = process.memoryUsage();
 const started = performance.now();
 const cpuStarted = process.cpuUsage();
 const driver =
@@ -21,6 +29,12 @@ const driver =
 const readySeconds = (performance.now() - started) / 1000;
 const readyCpu = process.cpuUsage(cpuStarted);
 const readyCpuSeconds = (readyCpu.user + readyCpu.system) / 1e6;
+// maxRSS is in KiB.
+const peakRssBytes = process.resourceUsage().maxRSS * 1024;
+collect();
+const heapReady = process.memoryUsage();
+const heldHeapBytes = heapReady.heapUsed - heapBefore.heapUsed;
+const heldExternalBytes = heapReady.external - heapBefore.external;
 const job = await driver.claim("bench");
 const claimSeconds = (performance.now() - started) / 1000;
 if (job !== undefined) await driver.complete(job);
@@ -31,6 +45,9 @@ console.log(
     readyCpuSeconds,
     claimSeconds,
     claimed: job !== undefined,
+    heldHeapBytes,
+    heldExternalBytes,
+    peakRssBytes,
     validateMs: driver.report?.validateMs,
     foldMs: driver.report?.foldMs,
     records: driver.report?.records,

@@ -130,10 +130,16 @@ export const printProfile = (title, summary) => {
  */
 export const openInChild = (system, directory, cpuProfileDirectory) => {
   const child = new URL("./open-child.mjs", import.meta.url).pathname;
+  // --expose-gc lets the child measure the heap it holds after a full collection.
   const flags =
     cpuProfileDirectory === undefined
-      ? []
-      : ["--cpu-prof", `--cpu-prof-dir=${cpuProfileDirectory}`, "--cpu-prof-interval=200"];
+      ? ["--expose-gc"]
+      : [
+          "--expose-gc",
+          "--cpu-prof",
+          `--cpu-prof-dir=${cpuProfileDirectory}`,
+          "--cpu-prof-interval=200",
+        ];
   const run = spawnSync(process.execPath, [...flags, child, system, directory], {
     encoding: "utf8",
     maxBuffer: 16 * 1024 * 1024,
