@@ -160,22 +160,27 @@ const newJobsBytes = (jobs: ReadonlyArray<Commands.NewJob>): Rejection | number 
   return bytes;
 };
 
-const nextIds = (state: State, count: number): Rejection | undefined =>
-  state.lastJobId + count <= Limits.idMax
+const nextIds = (lastJobId: number, count: number): Rejection | undefined =>
+  lastJobId + count <= Limits.idMax
     ? undefined
-    : { _tag: "IdsExhausted", lastJobId: state.lastJobId, requested: count };
+    : { _tag: "IdsExhausted", lastJobId, requested: count };
 
 /**
- * InsertJobs: one (1,1) per job with ids last_job_id + 1, + 2, ...; one
- * job is one record, several are one mutation (inserted together or not at all).
+ * InsertJobs on a state whose last_job_id is `lastJobId`: one (1,1) per job
+ * with ids `lastJobId` + 1, + 2, ...; one job is one record, several are one
+ * mutation (inserted together or not at all).
+ *
+ * An insert reads the state through its last_job_id alone, so a runtime
+ * that has decided inserts but not folded them yet may decide the next ones
+ * from the last id it handed out (see `Evolve.checkInserts`).
  */
-export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
+export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs): Decided => {
   const rejection =
     checkTime("now", command.now) ??
     (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
-    nextIds(state, command.jobs.length);
+    nextIds(lastJobId, command.jobs.length);
   if (rejection !== undefined) return Either.left(rejection);
   const bytes = newJobsBytes(command.jobs);
   if (typeof bytes !== "number") return Either.left(bytes);
@@ -184,7 +189,7 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
   }
   const events = command.jobs.map((job, index) =>
     jobInserted({
-      jobId: state.lastJobId + index + 1,
+      jobId: lastJobId + index + 1,
       queue: job.queue,
       worker: job.worker,
       args: job.args,
@@ -197,6 +202,10 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
   // Sized above, exactly as `decided` would: no second pass over the args.
   return Either.right([asRecord(events)]);
 };
+
+/** InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`. */
+export const insertJobs = (state: State, command: Commands.InsertJobs): Decided =>
+  insertJobsAfter(state.lastJobId, command);
 
 /**
  * ClaimJobs: a (3,1) for each of the first `limit` available jobs of the

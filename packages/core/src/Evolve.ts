@@ -10,8 +10,8 @@
 import * as Either from "fp-ts/lib/Either.js";
 import type { Event } from "./Event.js";
 import * as Generation from "./Generation.js";
-import { type HistoryError, historyError } from "./HistoryError.js";
-import { applyTailRecord } from "./internal/Apply.js";
+import { type HistoryError, type HistoryReason, historyError } from "./HistoryError.js";
+import { applyTailRecord, insertRefusal } from "./internal/Apply.js";
 import { Edit } from "./internal/Edit.js";
 import { Draft } from "./internal/Store.js";
 import type { State } from "./State.js";
@@ -45,6 +45,64 @@ export const evolveAt = (
       reason: refusal.reason,
     }),
   );
+};
+
+/**
+ * What `checkInserts` found: the record is accepted (with the last_job_id
+ * after it), refused (the `HistoryError` at index 0), or not made of
+ * inserts only, so that its fate depends on more of the state.
+ */
+export type InsertsCheck =
+  | { readonly _tag: "Accepted"; readonly lastJobId: number }
+  | { readonly _tag: "Refused"; readonly error: HistoryError }
+  | { readonly _tag: "DependsOnState" };
+
+const dependsOnState: InsertsCheck = { _tag: "DependsOnState" };
+
+const refusedAt = (
+  event: Event,
+  memberIndex: number | null,
+  reason: HistoryReason,
+): InsertsCheck => ({
+  _tag: "Refused",
+  error: historyError({ index: 0, sequence: undefined, event, memberIndex, reason }),
+});
+
+/**
+ * Whether `evolve` accepts a record that only inserts jobs (a (1,1), or a
+ * mutation of (1,1)s) on a state whose last_job_id is `lastJobId`. Such a
+ * record depends on the state through last_job_id alone: `evolve` accepts
+ * it on every state with that last_job_id exactly when this says
+ * `Accepted`, and returns a state whose last_job_id is the one given here.
+ * So a runtime may check inserts, write them, and fold them later (the
+ * engine folds them while their write is in flight). A refusal gives the
+ * reason `evolve` would, except for an id at or below `lastJobId`:
+ * `JobIdNotIncreasing` here, `DuplicateJob` from `evolve` when the state
+ * holds that job. Any other record: `DependsOnState`.
+ */
+export const checkInserts = (lastJobId: number, record: Event): InsertsCheck => {
+  if (record._tag === "JobInserted") {
+    const reason = insertRefusal(lastJobId, record);
+    return reason === undefined
+      ? { _tag: "Accepted", lastJobId: record.jobId }
+      : refusedAt(record, null, reason);
+  }
+  if (record._tag !== "Mutation") return dependsOnState;
+  const { events } = record;
+  // An empty mutation is refused whatever the state: leave it to `evolve`.
+  if (events.length === 0) return dependsOnState;
+  for (const member of events) {
+    if (member._tag !== "JobInserted") return dependsOnState;
+  }
+  let last = lastJobId;
+  for (let index = 0; index < events.length; index++) {
+    const member = events[index];
+    if (member === undefined || member._tag !== "JobInserted") return dependsOnState;
+    const reason = insertRefusal(last, member);
+    if (reason !== undefined) return refusedAt(record, index, reason);
+    last = member.jobId;
+  }
+  return { _tag: "Accepted", lastJobId: last };
 };
 
 /** Applies records in order with `evolve`; stops at the first refusal (indexes count from 0). */

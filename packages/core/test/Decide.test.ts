@@ -17,6 +17,7 @@ import {
   result,
   retried,
   started,
+  stateOf,
 } from "./support/Given.js";
 
 const newJob = (overrides: Partial<Commands.NewJob> = {}): Commands.NewJob => ({
@@ -27,6 +28,32 @@ const newJob = (overrides: Partial<Commands.NewJob> = {}): Commands.NewJob => ({
 });
 
 describe("InsertJobs", () => {
+  it("decides from last_job_id alone: states with the same last id decide alike", () => {
+    const states = [
+      stateOf([inserted(4)]),
+      stateOf([inserted(1), started(1), completed(1), inserted(3), inserted(4, { queue: "b" })]),
+      stateOf([inserted(2), started(2), inserted(4, { priority: 9 }), started(4)]),
+    ];
+    const one = Commands.insertJobs({ now: 100, jobs: [newJob()] });
+    const commands = [
+      one,
+      Commands.insertJobs({ now: 100, jobs: [newJob({ priority: 2 }), newJob({ queue: "b" })] }),
+      Commands.insertJobs({ now: 100, jobs: [newJob({ queue: "" })] }),
+      Commands.insertJobs({ now: -1, jobs: [newJob()] }),
+      Commands.insertJobs({ now: 100, jobs: [] }),
+    ];
+    for (const command of commands) {
+      const after = Decide.insertJobsAfter(4, command);
+      for (const state of states) {
+        expect(state.lastJobId).toBe(4);
+        expect(Decide.insertJobs(state, command)).toEqual(after);
+        expect(Decide.decide(state, command)).toEqual(after);
+      }
+    }
+    const exhausted = Decide.insertJobsAfter(Limits.idMax, one);
+    expect(Either.isLeft(exhausted) && exhausted.left._tag).toBe("IdsExhausted");
+  });
+
   it("one job: one (1,1) with the next id, defaults filled in", () => {
     given(inserted(4))
       .when(Commands.insertJobs({ now: 100, jobs: [newJob()] }))

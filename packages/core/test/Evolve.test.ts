@@ -7,7 +7,7 @@ import { Decide, Event, Evolve, Job, Query, State } from "@tay/core";
 import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import { queues, steps } from "./support/Plans.js";
+import { type Plan, queues, steps } from "./support/Plans.js";
 import {
   available,
   cancelled,
@@ -815,5 +815,119 @@ describe("Evolve.batch", () => {
     const run = Evolve.batch(State.initialState);
     const refused = run.evolveAll([inserted(1), inserted(1)]);
     expect(Either.isLeft(refused) && refused.left).toMatchObject({ index: 1, sequence: undefined });
+  });
+});
+
+/** The state after deciding and folding `plans` from the initial state. */
+const stateAfter = (plans: ReadonlyArray<{ readonly plan: Plan; readonly elapsedMs: number }>) => {
+  let state = State.initialState;
+  let now = 1_000;
+  for (const { plan, elapsedMs } of plans) {
+    now += elapsedMs;
+    const world = { jobs: [...State.jobs(state)], schedules: [...State.schedules(state)] };
+    const decision = Decide.decide(state, plan(world, now));
+    if (Either.isLeft(decision)) continue;
+    const next = Evolve.evolveAll(state, decision.right);
+    if (Either.isRight(next)) state = next.right;
+  }
+  return state;
+};
+
+// A (1,1) near the state's last id, its fields now and then out of bounds.
+const insertNear = (lastJobId: number) =>
+  fc
+    .record({
+      offset: fc.integer({ min: -3, max: 3 }),
+      broken: fc.constantFrom(undefined, "queue", "priority", "maxAttempts", "scheduledAt"),
+    })
+    .map(({ offset, broken }) =>
+      inserted(Math.max(1, lastJobId + offset), {
+        ...(broken === "queue" ? { queue: "" } : {}),
+        ...(broken === "priority" ? { priority: 10 } : {}),
+        ...(broken === "maxAttempts" ? { maxAttempts: 0 } : {}),
+        ...(broken === "scheduledAt" ? { scheduledAt: -1 } : {}),
+      }),
+    );
+
+describe("Evolve.checkInserts", () => {
+  it("accepts an insert-only record exactly when evolve does, on any state (property)", () => {
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(
+        steps(30).chain((plans) => {
+          const state = stateAfter(plans);
+          const insert = insertNear(state.lastJobId);
+          const record = fc.oneof(
+            insert,
+            fc.array(insert, { minLength: 2, maxLength: 4 }).map(Event.mutation),
+            // Runs of fresh ids: the common case, several accepted in a row.
+            fc
+              .integer({ min: 1, max: 4 })
+              .map((count) =>
+                Event.mutation(
+                  Array.from({ length: count + 1 }, (_, index) =>
+                    inserted(state.lastJobId + index + 1),
+                  ),
+                ),
+              ),
+          );
+          return fc.tuple(fc.constant(state), record);
+        }),
+        ([state, record]) => {
+          const checked = Evolve.checkInserts(state.lastJobId, record);
+          const folded = Evolve.evolve(state, record);
+          switch (checked._tag) {
+            case "Accepted":
+              accepted++;
+              expect(Either.isRight(folded) && folded.right.lastJobId).toBe(checked.lastJobId);
+              break;
+            case "Refused": {
+              refused++;
+              expect(Either.isLeft(folded)).toBe(true);
+              if (Either.isRight(folded)) return;
+              expect(checked.error.memberIndex).toBe(folded.left.memberIndex);
+              expect(checked.error.index).toBe(0);
+              // The one difference: an old id that names a job of the state.
+              if (folded.left.reason._tag === "DuplicateJob") {
+                expect(checked.error.reason._tag).toBe("JobIdNotIncreasing");
+              } else {
+                expect(checked.error.reason).toEqual(folded.left.reason);
+              }
+              break;
+            }
+            case "DependsOnState":
+              throw new Error("an insert-only record depends on the state");
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // The samples reach both verdicts often.
+    expect(accepted).toBeGreaterThan(50);
+    expect(refused).toBeGreaterThan(50);
+  });
+
+  it("leaves every other record to evolve", () => {
+    const others: ReadonlyArray<Event.Event> = [
+      started(1),
+      completed(1),
+      Event.mutation([]),
+      Event.mutation([inserted(5), started(5)]),
+      Event.mutation([started(5), inserted(6)]),
+    ];
+    for (const record of others) {
+      expect(Evolve.checkInserts(4, record)).toEqual({ _tag: "DependsOnState" });
+    }
+    expect(Evolve.checkInserts(4, inserted(5))).toEqual({ _tag: "Accepted", lastJobId: 5 });
+    expect(Evolve.checkInserts(4, Event.mutation([inserted(5), inserted(9)]))).toEqual({
+      _tag: "Accepted",
+      lastJobId: 9,
+    });
+    const twice = Evolve.checkInserts(4, Event.mutation([inserted(5), inserted(5)]));
+    expect(twice._tag === "Refused" && [twice.error.memberIndex, twice.error.reason]).toEqual([
+      1,
+      { _tag: "JobIdNotIncreasing", jobId: 5, lastJobId: 5 },
+    ]);
   });
 });

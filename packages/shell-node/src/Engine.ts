@@ -5,7 +5,9 @@
  * issued in the same turn share it) decides each queued command in order
  * against the running state, folds the accepted ones' records as one
  * transient batch, and queues all of them as one store submission (which
- * assigns their sequences in that order). Each caller resolves only once
+ * assigns their sequences in that order). Inserts decide from the last id
+ * handed out and fold later, once their write is on its way (see
+ * `drainNow`). Each caller resolves only once
  * that submission is durable as the store's policy asks, and fails with it.
  * A rejected command fails alone and appends nothing.
  *
@@ -440,6 +442,37 @@ const tickReport = (promoted: Decide.Decision, occurrences: Decide.Decision): Ti
   skipped: countTag(occurrences, isSkipped),
 });
 
+/** An accepted insert whose records are queued but not folded yet. */
+interface Unfolded {
+  readonly request: Pending;
+  readonly events: Decide.Decision;
+}
+
+/**
+ * The last_job_id after `events`, decided as inserts after `lastJobId`, if
+ * the fold's rule accepts them (`Evolve.checkInserts`); else what is wrong.
+ */
+const checkedInserts = (lastJobId: number, events: Decide.Decision): number | string => {
+  let last = lastJobId;
+  for (const event of events) {
+    const check = Evolve.checkInserts(last, event);
+    switch (check._tag) {
+      case "Accepted":
+        last = check.lastJobId;
+        break;
+      case "Refused":
+        return check.error.reason._tag;
+      case "DependsOnState":
+        return `${event._tag} is not an insert`;
+      default: {
+        const unknownCheck: never = check;
+        return unknownCheck;
+      }
+    }
+  }
+  return last;
+};
+
 // Only the marker's absence triggers init: a directory with STORE-V2 but no
 // CURRENT is an interrupted init, which open must refuse, not redo.
 const initIfMissing = (directory: string): Effect.Effect<void, InitError, Disk> =>
@@ -499,18 +532,104 @@ export const open = (
     let paused = false;
     let waitingForGate = false;
 
+    // The inserts of the last drain whose fold waits for their write to be
+    // handed to the disk (see `drainNow`); `foldPending` runs it at once.
+    let unfolded: (() => void) | undefined;
+    // A fold that threw after its records were queued: `decided` lacks
+    // them, so nothing may decide any more; every later command dies with it.
+    let foldDefect: { readonly defect: unknown } | undefined;
+    const foldPending = (): void => {
+      const fold = unfolded;
+      unfolded = undefined;
+      if (fold !== undefined) fold();
+    };
+    const decidedNow = (): State.State => {
+      foldPending();
+      return decided;
+    };
+
     const drainNow = (requests: ReadonlyArray<Pending>): void => {
+      foldPending();
+      if (foldDefect !== undefined) {
+        for (const request of requests) request.die(foldDefect.defect);
+        return;
+      }
       let run = Evolve.batch(decided);
       let state = decided;
+      // The last id handed out: `state`'s, plus the inserts not folded yet.
+      let lastJobId = state.lastJobId;
       const accepted: Array<Pending> = [];
-      const acceptedEvents: Array<Decide.Decision> = [];
+      // The records of accepted commands already in `run` (for a replay)...
+      const folded: Array<Decide.Decision> = [];
+      // ...and those of accepted inserts that are not, in order.
+      let backlog: Array<Unfolded> = [];
       const records: Array<PendingRecord> = [];
       let bytes = 0;
+
+      // Checked by the fold's own rule before they were queued, so the fold
+      // cannot refuse them: a refusal here is a defect of the whole drain.
+      const foldBacklog = (): void => {
+        for (const { request, events } of backlog) {
+          const next = run.evolveAll(events);
+          if (E.isLeft(next)) {
+            throw new Error(`checked inserts refused by the fold: ${next.left.reason._tag}`);
+          }
+          state = next.right;
+          request.accept(state, events);
+          folded.push(events);
+        }
+        backlog = [];
+      };
+
+      // Encoded and budgeted before anything is folded: the batch's state
+      // changes in place, so only a command sure to be queued may be folded.
+      const admitted = (request: Pending, events: Decide.Decision): Writer.Prepared | undefined => {
+        const prepared = Writer.prepare(events);
+        if (Either.isLeft(prepared)) {
+          request.refuse(prepared.left);
+          return undefined;
+        }
+        const full = Writer.overBudget(writer.state, bytes, prepared.right.bytes);
+        if (full !== undefined) {
+          request.refuse(full);
+          return undefined;
+        }
+        return prepared.right;
+      };
+      const take = (request: Pending, prepared: Writer.Prepared): void => {
+        for (const record of prepared.records) records.push(record);
+        bytes += prepared.bytes;
+        accepted.push(request);
+      };
+
       for (const request of requests) {
+        const { command } = request;
+        // Only inserts decide from last_job_id alone; anything else sees
+        // the inserts before it folded. Outside the try: a throw here is
+        // the drain's defect, which `drain` answers.
+        if (command._tag !== "InsertJobs" && backlog.length > 0) foldBacklog();
         try {
-          const decision = Decide.decide(state, request.command);
+          if (command._tag === "InsertJobs") {
+            const decision = Decide.insertJobsAfter(lastJobId, command);
+            if (E.isLeft(decision)) {
+              request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
+              continue;
+            }
+            const events = decision.right;
+            const checked = checkedInserts(lastJobId, events);
+            if (typeof checked !== "number") {
+              request.die(new Error(`decider produced an illegal record: ${checked}`));
+              continue;
+            }
+            const prepared = admitted(request, events);
+            if (prepared === undefined) continue;
+            take(request, prepared);
+            lastJobId = checked;
+            backlog.push({ request, events });
+            continue;
+          }
+          const decision = Decide.decide(state, command);
           if (E.isLeft(decision)) {
-            const { command } = request;
             request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
             continue;
           }
@@ -520,44 +639,55 @@ export const open = (
             request.settle(undefined);
             continue;
           }
-          // Encoded and budgeted before the fold: the batch's state changes
-          // in place, so only a command sure to be queued may be folded.
-          const prepared = Writer.prepare(events);
-          if (Either.isLeft(prepared)) {
-            request.refuse(prepared.left);
-            continue;
-          }
-          const full = Writer.overBudget(writer.state, bytes, prepared.right.bytes);
-          if (full !== undefined) {
-            request.refuse(full);
-            continue;
-          }
+          const prepared = admitted(request, events);
+          if (prepared === undefined) continue;
           const next = run.evolveAll(events);
           // A decided record that the fold refuses is a bug in the deciders,
           // not an operating error: nothing of it is queued, its caller dies.
           if (E.isLeft(next)) {
             request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
-            ({ run, state } = replayed(decided, acceptedEvents));
+            ({ run, state } = replayed(decided, folded));
             continue;
           }
           state = next.right;
+          lastJobId = state.lastJobId;
           request.accept(state, events);
-          accepted.push(request);
-          acceptedEvents.push(events);
-          for (const record of prepared.right.records) records.push(record);
-          bytes += prepared.right.bytes;
+          take(request, prepared);
+          folded.push(events);
         } catch (defect) {
           // A throwing decider or fold is a bug: its caller dies, the batch
           // goes on from the commands accepted before it.
           request.die(defect);
-          ({ run, state } = replayed(decided, acceptedEvents));
+          ({ run, state } = replayed(decided, folded));
         }
       }
       if (accepted.length === 0) return;
       const ticket = Writer.enqueue(writer, records, bytes);
-      decided = state;
       const lastSequence = ticket.lastSequence;
+      if (backlog.length > 0) {
+        // The inserts at the end of the drain fold after the write is handed
+        // over (the writer is woken, and writes, before an immediate runs),
+        // so the fold overlaps the disk instead of delaying it. Whatever
+        // needs `decided` first (the next drain, a compaction, a read of
+        // it, this batch's settlement) folds them then.
+        unfolded = () => {
+          try {
+            foldBacklog();
+            decided = state;
+          } catch (defect) {
+            foldDefect = { defect };
+          }
+        };
+        setImmediate(foldPending);
+      } else {
+        decided = state;
+      }
       onSettled(ticket, (failure) => {
+        foldPending();
+        if (foldDefect !== undefined) {
+          for (const request of accepted) request.die(foldDefect.defect);
+          return;
+        }
         // Tickets settle in sequence order; the guard keeps `committed`
         // monotonic even so.
         if (failure === undefined && lastSequence > committed.lastSequence) {
@@ -659,7 +789,7 @@ export const open = (
             paused = true;
           });
           return yield* Effect.gen(function* () {
-            const base = Snapshot.snapshot(decided, { now: at, retentionMs });
+            const base = Snapshot.snapshot(decidedNow(), { now: at, retentionMs });
             const compacted = yield* store.compact(base);
             const folded = Evolve.foldGeneration(base, []);
             if (E.isLeft(folded)) {
@@ -715,7 +845,7 @@ export const open = (
       schedule: (scheduleId) => State.schedule(committed.state, scheduleId),
       schedules: () => [...State.schedules(committed.state)],
       counts: () => Query.counts(committed.state),
-      nextWakeAt: () => Query.nextWakeAt(decided),
+      nextWakeAt: () => Query.nextWakeAt(decidedNow()),
     };
 
     const service: EngineService = {

@@ -60,13 +60,29 @@ const checkJobEventFields = (event: Job.JobTransitionEvent): InvalidField | unde
   }
 };
 
+// Ids only grow: a (1,1) must name an id above every id seen so far.
+const orderRefusal = (lastJobId: number, event: JobInserted): HistoryReason | undefined =>
+  event.jobId <= lastJobId
+    ? { _tag: "JobIdNotIncreasing", jobId: event.jobId, lastJobId }
+    : undefined;
+
+/**
+ * The rule for a (1,1) on a store whose last_job_id is `lastJobId` (and
+ * which therefore holds no job above it): the refusal, or undefined. It
+ * reads nothing else of the store, which is what lets a runtime check an
+ * insert, write it, and fold it later (`Evolve.checkInserts`). An id at or
+ * below `lastJobId` is `JobIdNotIncreasing` here, where `inserted` names it
+ * `DuplicateJob` when the store holds that job.
+ */
+export const insertRefusal = (lastJobId: number, event: JobInserted): HistoryReason | undefined =>
+  checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
+
 const inserted = (store: Store, event: JobInserted): HistoryReason | undefined => {
   const refusal = checkInsertedFields(event);
   if (refusal !== undefined) return refusal;
   if (store.getJob(event.jobId) !== undefined) return { _tag: "DuplicateJob", jobId: event.jobId };
-  if (event.jobId <= store.lastJobId) {
-    return { _tag: "JobIdNotIncreasing", jobId: event.jobId, lastJobId: store.lastJobId };
-  }
+  const order = orderRefusal(store.lastJobId, event);
+  if (order !== undefined) return order;
   store.addJob(JobRecord.inserted(event));
   store.lastJobId = event.jobId;
   return undefined;
