@@ -2,14 +2,13 @@
  * The engine: a durable job queue over the store and core's deciders.
  *
  * Commands wait in one queue. A drain (a microtask, so that the commands
- * issued in the same turn share it) decides each queued command in order
- * against the running state, folds the accepted ones' records as one
- * transient batch, and queues all of them as one store submission (which
- * assigns their sequences in that order). Inserts decide from the last id
- * handed out and fold later, once their write is on its way (see
- * `drainNow`). Each caller resolves only once
- * that submission is durable as the store's policy asks, and fails with it.
- * A rejected command fails alone and appends nothing.
+ * issued in the same turn share it) hands them to the batch decider
+ * (`internal/batchDecider.ts`), which decides each in order against the
+ * running state, folds the accepted ones' records as one transient batch,
+ * and queues all of them as one store submission (which assigns their
+ * sequences in that order). Each caller resolves only once that submission
+ * is durable as the store's policy asks, and fails with it. A rejected
+ * command fails alone and appends nothing.
  *
  * Two states are kept. `decided` includes everything submitted, so the next
  * command decides against it (two claims never take the same job);
@@ -19,20 +18,19 @@
  */
 import {
   Commands,
-  Decide,
+  type Decide,
   Evolve,
   Generation,
   type Event,
   type HistoryError,
   type Job,
   Query,
-  type Rejection,
   type Schedule,
   Snapshot,
   State,
   type Value,
 } from "@tay/core";
-import { Clock, Context, Data, Deferred, Effect, Either, Layer, type Scope } from "effect";
+import { Clock, Context, Deferred, Effect, Layer, type Scope } from "effect";
 import * as E from "fp-ts/lib/Either.js";
 import { Disk } from "./Disk.js";
 import * as Init from "./Init.js";
@@ -42,29 +40,23 @@ import type { Projection } from "./Projection.js";
 import type { RecoveryReport } from "./Recovery.js";
 import * as Store from "./Store.js";
 import type { CompactionReport } from "./Store.js";
-import {
-  HistoryRejected,
-  type InitError,
-  type RecoveryError,
-  type StoreError,
-} from "./StoreError.js";
+import { HistoryRejected, type InitError, type RecoveryError } from "./StoreError.js";
 import type { StoreOptionsInput } from "./StoreOptions.js";
+import { BatchDecider } from "./internal/batchDecider.js";
+import {
+  type AnswerOf,
+  type EngineError,
+  FiberRequest,
+  Missing,
+  type Pending,
+  PromiseRequest,
+  Rejected,
+} from "./internal/engineRequest.js";
 import { runToPromise } from "./internal/runToPromise.js";
-import { onSettled, type PendingRecord } from "./internal/storeState.js";
 import * as Writer from "./internal/writer.js";
 
-/** A command the deciders refused; `rejection` says why (`RevisionMismatch`, `JobNotFound`, ...). */
-export class Rejected extends Data.TaggedError("Rejected")<{
-  readonly command: Commands.CommandTag;
-  readonly rejection: Rejection.Rejection;
-}> {
-  override get message(): string {
-    return `${this.command} rejected: ${this.rejection._tag}`;
-  }
-}
-
-/** What every engine command can fail with. */
-export type EngineError = Rejected | StoreError;
+export { Rejected };
+export type { EngineError };
 
 /** What opening an engine can fail with. */
 export type OpenError = RecoveryError | InitError | HistoryRejected<HistoryError.HistoryError>;
@@ -188,102 +180,6 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
 };
 
 const claimLimitDefault = 1;
-
-/**
- * Reads a command's answer from the state right after its records. It runs
- * at once, during the drain: the next command of the same batch updates
- * that state in place (see `Evolve.batch`). Job and schedule records are
- * immutable, so what it returns stays valid. A `Missing` answer is a bug
- * (the command's own job is not in the state): its caller dies.
- */
-type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
-
-/** An answer that should exist and does not: a defect, reported as such. */
-class Missing {
-  constructor(readonly message: string) {}
-}
-
-/** A command waiting in the engine's queue, its type of answer erased. */
-interface Pending {
-  readonly command: Commands.Command;
-  /** Records the answer: the command is in the batch. */
-  accept(state: State.State, events: Decide.Decision): void;
-  /** Answers at once with a refusal. */
-  refuse(error: EngineError): void;
-  /** Answers at once with a defect (a bug in a decider, the fold or the engine). */
-  die(defect: unknown): void;
-  /** Answers once the batch ended: its recorded answer, or the batch's failure. */
-  settle(failure: StoreError | undefined): void;
-}
-
-/**
- * The part of a queued command that does not depend on who waits for it;
- * the two callers (a fiber, a promise) supply how an outcome reaches them.
- */
-abstract class Request<A> implements Pending {
-  private answer: A | Missing = new Missing("an accepted command has no answer");
-
-  constructor(
-    readonly command: Commands.Command,
-    private readonly answerOf: AnswerOf<A>,
-  ) {}
-
-  abstract succeed(value: A): void;
-  abstract refuse(error: EngineError): void;
-  abstract die(defect: unknown): void;
-
-  accept(state: State.State, events: Decide.Decision): void {
-    this.answer = this.answerOf(state, events);
-  }
-
-  settle(failure: StoreError | undefined): void {
-    const answer = this.answer;
-    if (failure !== undefined) this.refuse(failure);
-    else if (answer instanceof Missing) this.die(new Error(answer.message));
-    else this.succeed(answer);
-  }
-}
-
-/** A command issued by a fiber: the drain resumes it. */
-class FiberRequest<A> extends Request<A> {
-  constructor(
-    command: Commands.Command,
-    answerOf: AnswerOf<A>,
-    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
-  ) {
-    super(command, answerOf);
-  }
-  succeed(value: A): void {
-    this.resume(Effect.succeed(value));
-  }
-  refuse(error: EngineError): void {
-    this.resume(Effect.fail(error));
-  }
-  die(defect: unknown): void {
-    this.resume(Effect.die(defect));
-  }
-}
-
-/** A command issued through `promises`: the drain settles its promise. */
-class PromiseRequest<A> extends Request<A> {
-  constructor(
-    command: Commands.Command,
-    answerOf: AnswerOf<A>,
-    private readonly resolve: (value: A) => void,
-    private readonly reject: (reason: unknown) => void,
-  ) {
-    super(command, answerOf);
-  }
-  succeed(value: A): void {
-    this.resolve(value);
-  }
-  refuse(error: EngineError): void {
-    this.reject(error);
-  }
-  die(defect: unknown): void {
-    this.reject(defect);
-  }
-}
 
 // The assertion for the job or schedule a command has just touched.
 const present = <A>(found: A | undefined, what: string): A | Missing =>
@@ -442,37 +338,6 @@ const tickReport = (promoted: Decide.Decision, occurrences: Decide.Decision): Ti
   skipped: countTag(occurrences, isSkipped),
 });
 
-/** An accepted insert whose records are queued but not folded yet. */
-interface Unfolded {
-  readonly request: Pending;
-  readonly events: Decide.Decision;
-}
-
-/**
- * The last_job_id after `events`, decided as inserts after `lastJobId`, if
- * the fold's rule accepts them (`Evolve.checkInserts`); else what is wrong.
- */
-const checkedInserts = (lastJobId: number, events: Decide.Decision): number | string => {
-  let last = lastJobId;
-  for (const event of events) {
-    const check = Evolve.checkInserts(last, event);
-    switch (check._tag) {
-      case "Accepted":
-        last = check.lastJobId;
-        break;
-      case "Refused":
-        return check.error.reason._tag;
-      case "DependsOnState":
-        return `${event._tag} is not an insert`;
-      default: {
-        const unknownCheck: never = check;
-        return unknownCheck;
-      }
-    }
-  }
-  return last;
-};
-
 // Only the marker's absence triggers init: a directory with STORE-V2 but no
 // CURRENT is an interrupted init, which open must refuse, not redo.
 const initIfMissing = (directory: string): Effect.Effect<void, InitError, Disk> =>
@@ -483,19 +348,6 @@ const initIfMissing = (directory: string): Effect.Effect<void, InitError, Disk> 
     if (marker.left.code !== "ENOENT") return yield* marker.left;
     yield* Init.init(directory);
   });
-
-/** A batch of the fold that has applied `accepted`, starting from `from`. */
-const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) => {
-  const run = Evolve.batch(from);
-  let state = from;
-  for (const events of accepted) {
-    const next = run.evolveAll(events);
-    // These records folded once from the very same states: a refusal now is a bug.
-    if (E.isLeft(next)) throw new Error(`replay refused: ${next.left.reason._tag}`);
-    state = next.right;
-  }
-  return { run, state };
-};
 
 /**
  * Opens the engine on an initialised store directory for the scope: recovery
@@ -520,182 +372,15 @@ export const open = (
     const { store } = recovered;
     const writer = Writer.writerOf(store);
     if (writer === undefined) return yield* Effect.dieMessage("the store has no writer");
-    let decided = finished.right;
-    let committed = { state: decided, lastSequence: recovered.report.lastSequence };
-
-    // Commands wait in `queue`; `drain` decides everything waiting, in
-    // order, against the running state, and queues the accepted commands'
+    // Commands wait in `queue`; `drain` hands everything waiting to the
+    // decider, which decides it in order and queues the accepted commands'
     // records as ONE submission whose durability answers them all.
+    const decisions = new BatchDecider(writer, finished.right, recovered.report.lastSequence);
     let queue: Array<Pending> = [];
     let drainScheduled = false;
     // A compaction holds the decider: nothing decides until the new base is in.
     let paused = false;
     let waitingForGate = false;
-
-    // The inserts of the last drain whose fold waits for their write to be
-    // handed to the disk (see `drainNow`); `foldPending` runs it at once.
-    let unfolded: (() => void) | undefined;
-    // A fold that threw after its records were queued: `decided` lacks
-    // them, so nothing may decide any more; every later command dies with it.
-    let foldDefect: { readonly defect: unknown } | undefined;
-    const foldPending = (): void => {
-      const fold = unfolded;
-      unfolded = undefined;
-      if (fold !== undefined) fold();
-    };
-    const decidedNow = (): State.State => {
-      foldPending();
-      return decided;
-    };
-
-    const drainNow = (requests: ReadonlyArray<Pending>): void => {
-      foldPending();
-      if (foldDefect !== undefined) {
-        for (const request of requests) request.die(foldDefect.defect);
-        return;
-      }
-      let run = Evolve.batch(decided);
-      let state = decided;
-      // The last id handed out: `state`'s, plus the inserts not folded yet.
-      let lastJobId = state.lastJobId;
-      const accepted: Array<Pending> = [];
-      // The records of accepted commands already in `run` (for a replay)...
-      const folded: Array<Decide.Decision> = [];
-      // ...and those of accepted inserts that are not, in order.
-      let backlog: Array<Unfolded> = [];
-      const records: Array<PendingRecord> = [];
-      let bytes = 0;
-
-      // Checked by the fold's own rule before they were queued, so the fold
-      // cannot refuse them: a refusal here is a defect of the whole drain.
-      const foldBacklog = (): void => {
-        for (const { request, events } of backlog) {
-          const next = run.evolveAll(events);
-          if (E.isLeft(next)) {
-            throw new Error(`checked inserts refused by the fold: ${next.left.reason._tag}`);
-          }
-          state = next.right;
-          request.accept(state, events);
-          folded.push(events);
-        }
-        backlog = [];
-      };
-
-      // Encoded and budgeted before anything is folded: the batch's state
-      // changes in place, so only a command sure to be queued may be folded.
-      const admitted = (request: Pending, events: Decide.Decision): Writer.Prepared | undefined => {
-        const prepared = Writer.prepare(events);
-        if (Either.isLeft(prepared)) {
-          request.refuse(prepared.left);
-          return undefined;
-        }
-        const full = Writer.overBudget(writer.state, bytes, prepared.right.bytes);
-        if (full !== undefined) {
-          request.refuse(full);
-          return undefined;
-        }
-        return prepared.right;
-      };
-      const take = (request: Pending, prepared: Writer.Prepared): void => {
-        for (const record of prepared.records) records.push(record);
-        bytes += prepared.bytes;
-        accepted.push(request);
-      };
-
-      for (const request of requests) {
-        const { command } = request;
-        // Only inserts decide from last_job_id alone; anything else sees
-        // the inserts before it folded. Outside the try: a throw here is
-        // the drain's defect, which `drain` answers.
-        if (command._tag !== "InsertJobs" && backlog.length > 0) foldBacklog();
-        try {
-          if (command._tag === "InsertJobs") {
-            const decision = Decide.insertJobsAfter(lastJobId, command);
-            if (E.isLeft(decision)) {
-              request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
-              continue;
-            }
-            const events = decision.right;
-            const checked = checkedInserts(lastJobId, events);
-            if (typeof checked !== "number") {
-              request.die(new Error(`decider produced an illegal record: ${checked}`));
-              continue;
-            }
-            const prepared = admitted(request, events);
-            if (prepared === undefined) continue;
-            take(request, prepared);
-            lastJobId = checked;
-            backlog.push({ request, events });
-            continue;
-          }
-          const decision = Decide.decide(state, command);
-          if (E.isLeft(decision)) {
-            request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
-            continue;
-          }
-          const events = decision.right;
-          if (events.length === 0) {
-            request.accept(state, events);
-            request.settle(undefined);
-            continue;
-          }
-          const prepared = admitted(request, events);
-          if (prepared === undefined) continue;
-          const next = run.evolveAll(events);
-          // A decided record that the fold refuses is a bug in the deciders,
-          // not an operating error: nothing of it is queued, its caller dies.
-          if (E.isLeft(next)) {
-            request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
-            ({ run, state } = replayed(decided, folded));
-            continue;
-          }
-          state = next.right;
-          lastJobId = state.lastJobId;
-          request.accept(state, events);
-          take(request, prepared);
-          folded.push(events);
-        } catch (defect) {
-          // A throwing decider or fold is a bug: its caller dies, the batch
-          // goes on from the commands accepted before it.
-          request.die(defect);
-          ({ run, state } = replayed(decided, folded));
-        }
-      }
-      if (accepted.length === 0) return;
-      const ticket = Writer.enqueue(writer, records, bytes);
-      const lastSequence = ticket.lastSequence;
-      if (backlog.length > 0) {
-        // The inserts at the end of the drain fold after the write is handed
-        // over (the writer is woken, and writes, before an immediate runs),
-        // so the fold overlaps the disk instead of delaying it. Whatever
-        // needs `decided` first (the next drain, a compaction, a read of
-        // it, this batch's settlement) folds them then.
-        unfolded = () => {
-          try {
-            foldBacklog();
-            decided = state;
-          } catch (defect) {
-            foldDefect = { defect };
-          }
-        };
-        setImmediate(foldPending);
-      } else {
-        decided = state;
-      }
-      onSettled(ticket, (failure) => {
-        foldPending();
-        if (foldDefect !== undefined) {
-          for (const request of accepted) request.die(foldDefect.defect);
-          return;
-        }
-        // Tickets settle in sequence order; the guard keeps `committed`
-        // monotonic even so.
-        if (failure === undefined && lastSequence > committed.lastSequence) {
-          committed = { state, lastSequence };
-        }
-        for (const request of accepted) request.settle(failure);
-      });
-    };
 
     const drain = (): void => {
       drainScheduled = false;
@@ -724,7 +409,7 @@ export const open = (
         return;
       }
       try {
-        drainNow(requests);
+        decisions.decide(requests);
       } catch (defect) {
         // Nothing was queued (queueing is the last step): every caller of
         // this drain not answered yet dies with the bug.
@@ -762,7 +447,7 @@ export const open = (
 
     let rescued = 0;
     if (options.rescueOnOpen ?? true) {
-      const orphans = Query.jobsIn(decided, "executing").length;
+      const orphans = Query.jobsIn(decisions.decided, "executing").length;
       if (orphans > 0) {
         // Every executing job is an orphan: the lock proves no other writer.
         rescued = yield* rescue(Number.MAX_SAFE_INTEGER, orphanError);
@@ -771,9 +456,9 @@ export const open = (
 
     const report: EngineReport = {
       ...recovered.report,
-      jobs: Query.totals(committed.state),
-      schedules: committed.state.schedules.size,
-      lastJobId: committed.state.lastJobId,
+      jobs: Query.totals(decisions.committed),
+      schedules: decisions.committed.schedules.size,
+      lastJobId: decisions.committed.lastJobId,
       rescued,
     };
 
@@ -789,14 +474,13 @@ export const open = (
             paused = true;
           });
           return yield* Effect.gen(function* () {
-            const base = Snapshot.snapshot(decidedNow(), { now: at, retentionMs });
+            const base = Snapshot.snapshot(decisions.decided, { now: at, retentionMs });
             const compacted = yield* store.compact(base);
             const folded = Evolve.foldGeneration(base, []);
             if (E.isLeft(folded)) {
               return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
             }
-            decided = folded.right;
-            committed = { state: folded.right, lastSequence: committed.lastSequence };
+            decisions.rebase(folded.right);
             return compacted;
           }).pipe(
             Effect.ensuring(
@@ -812,10 +496,10 @@ export const open = (
     const listJobs = (filter: JobFilter = {}): ReadonlyArray<Job.Job> => {
       const all =
         filter.state === undefined
-          ? [...State.jobs(committed.state)].filter(
+          ? [...State.jobs(decisions.committed)].filter(
               (job) => filter.queue === undefined || job.queue === filter.queue,
             )
-          : Query.jobsIn(committed.state, filter.state, filter.queue);
+          : Query.jobsIn(decisions.committed, filter.state, filter.queue);
       return filter.limit === undefined ? all : all.slice(0, filter.limit);
     };
 
@@ -839,13 +523,13 @@ export const open = (
       rescue: async (startedBefore, error) =>
         (await submit(issue.rescue(nowMillis(), startedBefore, error))).length,
       compact: (retentionMs) => runToPromise(compact(retentionMs)),
-      state: () => committed.state,
-      job: (jobId) => State.job(committed.state, jobId),
+      state: () => decisions.committed,
+      job: (jobId) => State.job(decisions.committed, jobId),
       jobs: listJobs,
-      schedule: (scheduleId) => State.schedule(committed.state, scheduleId),
-      schedules: () => [...State.schedules(committed.state)],
-      counts: () => Query.counts(committed.state),
-      nextWakeAt: () => Query.nextWakeAt(decidedNow()),
+      schedule: (scheduleId) => State.schedule(decisions.committed, scheduleId),
+      schedules: () => [...State.schedules(decisions.committed)],
+      counts: () => Query.counts(decisions.committed),
+      nextWakeAt: () => Query.nextWakeAt(decisions.decided),
     };
 
     const service: EngineService = {
