@@ -46,7 +46,8 @@ import { keptError } from "./internal/ErrorBudget.js";
 /** The records to append, in order. */
 export type Decision = ReadonlyArray<Event>;
 
-type Decided = Either.Either<Rejection, Decision>;
+/** What a decider returns: its records, or why it refuses the command. */
+export type Decided = Either.Either<Rejection, Decision>;
 
 const invalid = (field: string, detail: string): Rejection => ({
   _tag: "InvalidField",

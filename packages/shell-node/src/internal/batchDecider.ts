@@ -67,6 +67,13 @@ const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) =
   return { run, state };
 };
 
+/** A decision's records, or undefined once the refusal has answered `request`. */
+const decided = (request: Pending, decision: Decide.Decided): Decide.Decision | undefined => {
+  if (E.isRight(decision)) return decision.right;
+  request.refuse(new Rejected({ command: request.command._tag, rejection: decision.left }));
+  return undefined;
+};
+
 /** One drain: its commands decided in order, their records, and the fold so far. */
 class Drain {
   private run: Evolve.Batch;
@@ -137,12 +144,8 @@ class Drain {
   }
 
   private insert(request: Pending, command: Commands.InsertJobs): void {
-    const decision = Decide.insertJobsAfter(this.lastJobId, command);
-    if (E.isLeft(decision)) {
-      request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
-      return;
-    }
-    const events = decision.right;
+    const events = decided(request, Decide.insertJobsAfter(this.lastJobId, command));
+    if (events === undefined) return;
     const checked = checkedInserts(this.lastJobId, events);
     if (typeof checked !== "number") {
       request.die(new Error(`decider produced an illegal record: ${checked}`));
@@ -156,12 +159,8 @@ class Drain {
   }
 
   private decideAndFold(request: Pending, command: Commands.Command): void {
-    const decision = Decide.decide(this.state, command);
-    if (E.isLeft(decision)) {
-      request.refuse(new Rejected({ command: command._tag, rejection: decision.left }));
-      return;
-    }
-    const events = decision.right;
+    const events = decided(request, Decide.decide(this.state, command));
+    if (events === undefined) return;
     if (events.length === 0) {
       request.accept(this.state, events);
       request.settle(undefined);
