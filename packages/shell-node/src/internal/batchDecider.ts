@@ -68,7 +68,7 @@ const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) =
 };
 
 /** A decision's records, or undefined once the refusal has answered `request`. */
-const decided = (request: Pending, decision: Decide.Decided): Decide.Decision | undefined => {
+const recordsOf = (request: Pending, decision: Decide.Decided): Decide.Decision | undefined => {
   if (E.isRight(decision)) return decision.right;
   request.refuse(new Rejected({ command: request.command._tag, rejection: decision.left }));
   return undefined;
@@ -144,7 +144,7 @@ class Drain {
   }
 
   private insert(request: Pending, command: Commands.InsertJobs): void {
-    const events = decided(request, Decide.insertJobsAfter(this.lastJobId, command));
+    const events = recordsOf(request, Decide.insertJobsAfter(this.lastJobId, command));
     if (events === undefined) return;
     const checked = checkedInserts(this.lastJobId, events);
     if (typeof checked !== "number") {
@@ -159,7 +159,7 @@ class Drain {
   }
 
   private decideAndFold(request: Pending, command: Commands.Command): void {
-    const events = decided(request, Decide.decide(this.state, command));
+    const events = recordsOf(request, Decide.decide(this.state, command));
     if (events === undefined) return;
     if (events.length === 0) {
       request.accept(this.state, events);
