@@ -121,7 +121,7 @@ class Drain {
       // A throwing decider or fold is a bug: its caller dies, the drain
       // goes on from the commands accepted before it.
       request.die(defect);
-      ({ run: this.run, state: this.state } = replayed(this.base, this.folded));
+      this.replay();
     }
   }
 
@@ -173,7 +173,7 @@ class Drain {
     // an operating error: nothing of it is queued, its caller dies.
     if (E.isLeft(next)) {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
-      ({ run: this.run, state: this.state } = replayed(this.base, this.folded));
+      this.replay();
       return;
     }
     this.state = next.right;
@@ -181,6 +181,12 @@ class Drain {
     request.accept(this.state, events);
     this.take(request, prepared);
     this.folded.push(events);
+  }
+
+  // Back to the state of the commands folded so far, on a fresh batch (the
+  // refused or throwing command may have left part of itself in the old one).
+  private replay(): void {
+    ({ run: this.run, state: this.state } = replayed(this.base, this.folded));
   }
 
   // Encoded and budgeted before anything is folded: the batch's state
