@@ -3,8 +3,7 @@ import { defineConfig } from "vitest/config";
 
 // Tests import the packages by name; alias them to their sources so the suite
 // runs without a prior build and coverage maps to the TypeScript files.
-const source = (name: string) =>
-  fileURLToPath(new URL(`./packages/${name}/src/index.ts`, import.meta.url));
+const source = (file: string) => fileURLToPath(new URL(`./packages/${file}`, import.meta.url));
 
 // CI asks for a JSON report beside the usual output (TAY_TEST_REPORT=path)
 // so that it can print the counts as one plain closing line.
@@ -12,12 +11,23 @@ const jsonReport = process.env.TAY_TEST_REPORT;
 
 export default defineConfig({
   resolve: {
-    alias: {
-      "@tay/core": source("core"),
-      "@tay/codec": source("codec"),
-      "@tay/shell-node": source("shell-node"),
-      "@tay/testkit": source("testkit"),
-    },
+    // Most specific first: a subpath must not be caught by its package's alias.
+    alias: [
+      {
+        find: "@tay/shell-node/testing/FaultDisk",
+        replacement: source("shell-node/src/disk/FaultDisk.ts"),
+      },
+      {
+        find: "@tay/shell-node/testing/Crash",
+        replacement: source("shell-node/src/disk/Crash.ts"),
+      },
+      { find: "@tay/shell-node/testing", replacement: source("shell-node/src/testing.ts") },
+      { find: /^@tay\/core$/, replacement: source("core/src/index.ts") },
+      { find: /^@tay\/codec$/, replacement: source("codec/src/index.ts") },
+      { find: /^@tay\/shell-node$/, replacement: source("shell-node/src/index.ts") },
+      { find: /^@tay\/testkit$/, replacement: source("testkit/src/index.ts") },
+      { find: /^@tay\/cli$/, replacement: source("cli/src/Cli.ts") },
+    ],
   },
   test: {
     include: ["packages/*/test/**/*.test.ts"],

@@ -1,20 +1,32 @@
 /**
- * @tay/shell-node — the Node shell of Tay: the file-system service, the
- * durable store (init, recovery, appends, reads, compaction), the engine and
- * the CLI. Every public module is exported as a namespace, as Effect does.
+ * @tay/shell-node — the Node shell of Tay, in layers that only import
+ * downward (docs/architecture.md):
+ *
+ * - disk: the file-system service (`Disk`, `NodeDisk`), the lock, errors
+ *   that describe themselves;
+ * - log: what the engine needs of a log (`Log`, `Projection`);
+ * - store: the file store, the log's first implementation (init,
+ *   recovery, inspection, options, compaction, repair);
+ * - engine: the durable job queue (`Engine`, `EnginePromises`).
+ *
+ * Every public module is exported as a namespace, as Effect does. The test
+ * doubles of the disk (`FaultDisk`, `Crash`) are in `@tay/shell-node/testing`.
  */
-export * as Disk from "./Disk.js";
-export * as Entropy from "./Entropy.js";
-export * as Init from "./Init.js";
-export * as Layout from "./Layout.js";
-export * as LockDescription from "./LockDescription.js";
-export * as NodeDisk from "./NodeDisk.js";
-export * as Projection from "./Projection.js";
-export * as Recovery from "./Recovery.js";
-export * as Stats from "./Stats.js";
-export * as Store from "./Store.js";
-export * as StoreError from "./StoreError.js";
-export * as StoreOptions from "./StoreOptions.js";
-export * as Engine from "./Engine.js";
-export * as EnginePromises from "./EnginePromises.js";
-export * as CopyPrefix from "./CopyPrefix.js";
+export * as Described from "./disk/Described.js";
+export * as Disk from "./disk/Disk.js";
+export * as Entropy from "./disk/Entropy.js";
+export * as Lock from "./disk/Lock.js";
+export * as LockDescription from "./disk/LockDescription.js";
+export * as NodeDisk from "./disk/NodeDisk.js";
+export * as Projection from "./log/Projection.js";
+export * as CopyPrefix from "./store/CopyPrefix.js";
+export * as Init from "./store/Init.js";
+export * as Layout from "./store/Layout.js";
+export * as Recovery from "./store/Recovery.js";
+export * as StateProjection from "./store/StateProjection.js";
+export * as Stats from "./store/Stats.js";
+export * as Store from "./store/Store.js";
+export * as StoreError from "./store/StoreError.js";
+export * as StoreOptions from "./store/StoreOptions.js";
+export * as Engine from "./engine/Engine.js";
+export * as EnginePromises from "./engine/EnginePromises.js";

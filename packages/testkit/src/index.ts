@@ -2,6 +2,10 @@
  * @tay/testkit — fast-check arbitraries for values, events and valid
  * histories, a fault-injecting disk, a crash harness and fixture builders,
  * for Tay's own suites and for users' property suites.
+ *
+ * The pure parts load without the shell (and so without any native addon)
+ * from their own entries: `@tay/testkit/values`, `@tay/testkit/events`,
+ * `@tay/testkit/histories`. This entry loads all of them.
  */
 export * as Values from "./Values.js";
 export * as Events from "./Events.js";

@@ -12,7 +12,7 @@ import { Query } from "@tay/core";
 import { Engine, NodeDisk, Recovery } from "@tay/shell-node";
 import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as FaultDisk from "../src/FaultDisk.js";
+import * as FaultDisk from "../../shell-node/src/disk/FaultDisk.js";
 import * as Fixtures from "../src/Fixtures.js";
 
 const root = fileURLToPath(new URL("./fixtures/stores/", import.meta.url));

@@ -12,7 +12,7 @@ import { Effect, Either, Layer, TestContext } from "effect";
 import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import * as FaultDisk from "../src/FaultDisk.js";
+import * as FaultDisk from "../../shell-node/src/disk/FaultDisk.js";
 import * as Histories from "../src/Histories.js";
 import * as Stores from "../src/Stores.js";
 

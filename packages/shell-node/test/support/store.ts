@@ -7,8 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Event } from "@tay/core";
 import { Effect, Layer } from "effect";
-import { Disk, type DiskService, type FileHandle } from "../../src/Disk.js";
-import * as NodeDisk from "../../src/NodeDisk.js";
+import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
 
 /** A fresh directory under the OS temp dir, removed with the scope. */
 export const temporaryDirectory = Effect.acquireRelease(

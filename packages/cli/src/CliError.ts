@@ -1,0 +1,47 @@
+/**
+ * The CLI's own refusals, beside the store's and the engine's: a command
+ * line that does not parse (exit 2), and a job a read command cannot find
+ * (exit 1). Like every error of the library, each describes itself.
+ */
+import { Data } from "effect";
+import { Described } from "@tay/shell-node";
+
+/** The command line is wrong: unknown command or option, missing or malformed value. */
+export class UsageError extends Data.TaggedError("UsageError")<{
+  /** The command it concerns, when known (for the `tay help COMMAND` hint). */
+  readonly command: string | undefined;
+  readonly detail: string;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "UsageError",
+      undefined,
+      this.command === undefined
+        ? `${this.detail} (see tay help)`
+        : `${this.detail} (see tay help ${this.command})`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** `tay job DIR ID`: the store has no such job (never inserted, or compacted away). */
+export class JobNotFound extends Data.TaggedError("JobNotFound")<{
+  readonly path: string;
+  readonly jobId: number;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "JobNotFound",
+      this.path,
+      `no job ${this.jobId} in the current generation (never inserted, or compacted away)`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** The CLI's own failures. */
+export type CliError = UsageError | JobNotFound;

@@ -1,0 +1,470 @@
+/**
+ * The read commands: `status`, `verify`, `dump`, `jobs`, `job`,
+ * `schedules`. Each inspects the store read-only (no lock, no writer), so
+ * it works while another process holds the store, and none writes a byte.
+ */
+import { Event, type Job, type Schedule, State } from "@tay/core";
+import { Effect, Either } from "effect";
+import * as E from "fp-ts/lib/Either.js";
+import { Limits } from "@tay/core";
+import { type Projection, Recovery, type StoreError } from "@tay/shell-node";
+import { JobNotFound } from "./CliError.js";
+import {
+  argument,
+  type Command,
+  exitCodes,
+  type Input,
+  parsed,
+  parsedArgument,
+  text,
+  usage,
+} from "./command.js";
+import { errorJson } from "./describe.js";
+import { inspect, retryTransient, tapped } from "./inspect.js";
+import * as Json from "./json.js";
+import { statusJson, statusLines } from "./status.js";
+import { line, lines } from "./Terminal.js";
+import * as Text from "./text.js";
+import { parseInteger } from "./values.js";
+
+const dirArgument = ["DIR"];
+
+const sequenceOf = (text: string) => parseInteger(text, 1, Number.MAX_SAFE_INTEGER);
+const limitOf = (text: string) => parseInteger(text, 0, Number.MAX_SAFE_INTEGER);
+const jobIdOf = (text: string) => parseInteger(text, Limits.idMin, Limits.idMax);
+
+/** `tay status DIR`. */
+export const status: Command = {
+  name: "status",
+  synopsis: "DIR [--json]",
+  summary: "the recovery report: store id, epoch, segments, sequences, bytes, jobs, schedules",
+  arguments: dirArgument,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const { state, report } = yield* inspect(argument(input, 0));
+      if (input.json) yield* line(Json.line(statusJson(report, state)));
+      else yield* lines(statusLines(report, state));
+      return exitCodes.ok;
+    }),
+};
+
+const verifyJson = (report: Recovery.RecoveryReport, state: State.State) => ({
+  valid: true,
+  path: report.path,
+  store_id: report.storeId,
+  epoch: report.epoch,
+  segments: report.segments,
+  records: report.records,
+  first_sequence: report.firstSequence,
+  last_sequence: report.lastSequence,
+  bytes: report.bytes,
+  validate_ms: report.validateMs,
+  fold_ms: report.foldMs,
+  jobs: State.jobCount(state),
+  schedules: state.schedules.size,
+  orphaned_generations: report.orphanedGenerations.map((orphan) => ({
+    epoch: orphan.epoch,
+    kind: orphan.kind,
+  })),
+});
+
+/** `tay verify DIR`: exit 0 valid, 1 invalid (with the typed reason), 2 usage. */
+export const verify: Command = {
+  name: "verify",
+  synopsis: "DIR [--json]",
+  summary: "validate every byte and fold the history, without taking the writer role",
+  arguments: dirArgument,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const directory = argument(input, 0);
+      const result = yield* Effect.either(inspect(directory));
+      if (Either.isLeft(result)) {
+        if (input.json) {
+          yield* line(Json.line({ valid: false, error: errorJson(result.left) }));
+        }
+        return yield* Effect.fail(result.left);
+      }
+      const { report, state } = result.right;
+      if (input.json) {
+        yield* line(Json.line(verifyJson(report, state)));
+        return exitCodes.ok;
+      }
+      yield* lines([
+        `valid: ${report.path}`,
+        ...Text.fields([
+          ["store id", report.storeId],
+          ["epoch", `${report.epoch}`],
+          ["segments", `${report.segments}`],
+          [
+            "records",
+            `${report.records} (sequences ${report.firstSequence}..${report.lastSequence})`,
+          ],
+          ["bytes", `${report.bytes} (${Text.bytes(report.bytes)})`],
+          ["jobs", `${State.jobCount(state)}`],
+          ["schedules", `${state.schedules.size}`],
+          [
+            "checked in",
+            `${Text.duration(report.validateMs)} (+ ${Text.duration(report.foldMs)} folding)`,
+          ],
+        ]),
+        ...report.orphanedGenerations.map(
+          (orphan) =>
+            `orphaned generation ${orphan.epoch} (${orphan.kind}): removed by the next compaction`,
+        ),
+      ]);
+      return exitCodes.ok;
+    }),
+};
+
+/** The sentinel `dump` stops the inspection with once it has `--limit` records. */
+interface Enough {
+  readonly _tag: "Enough";
+}
+
+/**
+ * Collects the rendered records from `from` on, up to `limit`, and stops
+ * there. The log is shown as it is: no fold, so a history the fold would
+ * refuse still dumps (up to the first fault of the bytes).
+ */
+const dumpProjection = (
+  from: number,
+  limit: number,
+  collected: Array<string>,
+): Projection.Projection<null, Enough> => ({
+  start: () => {
+    collected.length = 0;
+    return null;
+  },
+  apply: (state, sequence, event) => {
+    if (sequence < from) return E.right(state);
+    if (collected.length >= limit) return E.left({ _tag: "Enough" });
+    collected.push(Json.line(Json.record(sequence, event)));
+    return E.right(state);
+  },
+});
+
+/** `tay dump DIR [--from SEQ] [--limit N]`: records as JSON lines. */
+export const dump: Command = {
+  name: "dump",
+  synopsis: "DIR [--from SEQ] [--limit N]",
+  summary: "the current generation's records as JSON lines (a mutation shows its inner events)",
+  arguments: dirArgument,
+  options: [
+    {
+      name: "from",
+      type: "string",
+      value: "SEQ",
+      help: "first sequence to show (default: the first)",
+    },
+    { name: "limit", type: "string", value: "N", help: "at most N records (default: all)" },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const directory = argument(input, 0);
+      const from = (yield* parsed(input, "from", sequenceOf)) ?? 1;
+      const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
+      const collected: Array<string> = [];
+      const result = yield* Effect.either(
+        retryTransient(Recovery.inspect(directory, {}, dumpProjection(from, limit, collected))),
+      );
+      yield* lines(collected);
+      if (Either.isLeft(result)) {
+        const error: StoreError.RecoveryError | StoreError.HistoryRejected<Enough> = result.left;
+        if (error._tag !== "HistoryRejected") return yield* Effect.fail(error);
+      }
+      return exitCodes.ok;
+    }),
+};
+
+const jobRow = (job: Job.Job): Array<string> => [
+  `${job.jobId}`,
+  job.state,
+  Text.printable(job.queue),
+  Text.printable(job.worker),
+  `${job.priority}`,
+  `${job.attempt}/${job.maxAttempts}`,
+  Text.time(job.scheduledAt),
+  Text.time(job.finishedAt),
+  job.scheduleId === null ? "-" : Text.printable(job.scheduleId),
+];
+
+const jobHeaders = [
+  "ID",
+  "STATE",
+  "QUEUE",
+  "WORKER",
+  "PRI",
+  "ATTEMPT",
+  "SCHEDULED_AT",
+  "FINISHED_AT",
+  "SCHEDULE",
+];
+
+const stateOf = (input: Input, name: string | undefined) =>
+  name === undefined
+    ? Effect.succeed(undefined)
+    : Effect.fromNullable(Event.jobStates.find((state) => state === name)).pipe(
+        Effect.mapError(() =>
+          usage(
+            input,
+            `--state: ${JSON.stringify(name)} is not one of ${Event.jobStates.join(", ")}`,
+          ),
+        ),
+      );
+
+/** `tay jobs DIR [--queue Q] [--state S] [--limit N]`. */
+export const jobs: Command = {
+  name: "jobs",
+  synopsis: "DIR [--queue Q] [--state S] [--limit N] [--json]",
+  summary: "list jobs, ascending by id",
+  arguments: dirArgument,
+  options: [
+    { name: "queue", type: "string", value: "Q", help: "only jobs of queue Q" },
+    {
+      name: "state",
+      type: "string",
+      value: "S",
+      help: `only jobs in state S (${Event.jobStates.join(", ")})`,
+    },
+    { name: "limit", type: "string", value: "N", help: "at most N jobs (default: all)" },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const queue = text(input, "queue");
+      const jobState = yield* stateOf(input, text(input, "state"));
+      const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
+      const { state } = yield* inspect(argument(input, 0));
+      const selected: Array<Job.Job> = [];
+      for (const job of State.jobs(state)) {
+        if (selected.length >= limit) break;
+        if (queue !== undefined && job.queue !== queue) continue;
+        if (jobState !== undefined && job.state !== jobState) continue;
+        selected.push(job);
+      }
+      if (input.json) yield* line(Json.line(selected.map(Json.job)));
+      else yield* lines(Text.table(jobHeaders, selected.map(jobRow), ["right"]));
+      return exitCodes.ok;
+    }),
+};
+
+/** One history entry of a job: a record (or one event of a mutation) that concerns it. */
+interface HistoryEntry {
+  readonly sequence: number;
+  /** The event's index inside its mutation, null for a record of its own. */
+  readonly member: number | null;
+  readonly event: Event.Event;
+}
+
+/** Whether a domain event concerns `jobId` (names it, or lists it as a schedule's member). */
+const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
+  switch (event._tag) {
+    case "JobInserted":
+    case "JobAvailable":
+    case "JobStarted":
+    case "JobFinished":
+    case "JobCancelled":
+    case "JobRetried":
+    case "ResultRecorded":
+      return event.jobId === jobId;
+    case "OccurrenceAdvanced":
+    case "ScheduleHistoricalCheckpoint":
+      return event.activeJobId === jobId;
+    case "ScheduleCheckpoint":
+      return event.activeJobIds.includes(jobId);
+    case "ScheduleRegistered":
+    case "ScheduleAdvanced":
+    case "ScheduleCancelled":
+      return false;
+    default: {
+      const unknown: never = event;
+      return Boolean(unknown);
+    }
+  }
+};
+
+/** The entries of one record that concern `jobId` (a snapshot part narrowed to the job). */
+export const historyEntries = (entry: Projection.Entry, jobId: number): Array<HistoryEntry> => {
+  const { sequence, event } = entry;
+  switch (event._tag) {
+    case "Mutation":
+      return event.events.flatMap((inner, member) =>
+        concerns(inner, jobId) ? [{ sequence, member, event: inner }] : [],
+      );
+    case "SnapshotPart": {
+      const jobs = event.jobs.filter((job) => job.jobId === jobId);
+      return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
+    }
+    default:
+      return concerns(event, jobId) ? [{ sequence, member: null, event }] : [];
+  }
+};
+
+const historyJson = (entry: HistoryEntry): Json.JsonObject => ({
+  sequence: entry.sequence,
+  member: entry.member,
+  ...Json.event(entry.event),
+});
+
+/** `key=value` pairs of an event's fields for the history table (times as ISO). */
+const details = (event: Event.Event): string => {
+  const fields = Json.fields(event);
+  if (fields === null || typeof fields !== "object" || Array.isArray(fields)) return "";
+  return Object.entries(fields)
+    .filter(([key]) => key !== "job_id")
+    .map(([key, value]) =>
+      (key === "at" || key.endsWith("_at")) && typeof value === "number"
+        ? `${key}=${Text.time(value)}`
+        : `${key}=${JSON.stringify(value)}`,
+    )
+    .join(" ");
+};
+
+const jobLines = (job: Job.Job): Array<string> =>
+  Text.fields([
+    ["job", `${job.jobId}`],
+    ["state", job.state],
+    ["queue", Text.printable(job.queue)],
+    ["worker", Text.printable(job.worker)],
+    ["args", Text.truncate(JSON.stringify(Json.value(job.args)), 200)],
+    ["priority", `${job.priority}`],
+    ["attempt", `${job.attempt} of ${job.maxAttempts}`],
+    ["inserted at", Text.time(job.insertedAt)],
+    ["scheduled at", Text.time(job.scheduledAt)],
+    ["attempted at", Text.time(job.attemptedAt)],
+    ["finished at", Text.time(job.finishedAt)],
+    [
+      "result",
+      job.result === null ? "-" : Text.truncate(JSON.stringify(Json.value(job.result.value)), 200),
+    ],
+    ["schedule", job.scheduleId === null ? "-" : Text.printable(job.scheduleId)],
+    ...job.errors.map((error): [string, string] => [
+      `error ${error.attempt}`,
+      `${Text.time(error.at)} ${Text.truncate(JSON.stringify(error.error), 200)}`,
+    ]),
+  ]);
+
+/** Prints one job (for the commands that change one). */
+export const printJob = (input: Input, job: Job.Job) =>
+  input.json ? line(Json.line(Json.job(job))) : lines(jobLines(job));
+
+/** `tay job DIR ID`: the job with every record of the generation that concerns it. */
+export const job: Command = {
+  name: "job",
+  synopsis: "DIR ID [--json]",
+  summary: "one job and its whole event history in the current generation",
+  arguments: ["DIR", "ID"],
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const directory = argument(input, 0);
+      const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
+      const history: Array<HistoryEntry> = [];
+      const { state } = yield* inspect(
+        directory,
+        tapped(
+          () => {
+            history.length = 0;
+          },
+          (entry) => {
+            history.push(...historyEntries(entry, jobId));
+          },
+        ),
+      );
+      const found = State.job(state, jobId);
+      if (found === undefined) return yield* new JobNotFound({ path: directory, jobId });
+      if (input.json) {
+        yield* line(Json.line({ job: Json.job(found), history: history.map(historyJson) }));
+        return exitCodes.ok;
+      }
+      const rows = history.map((entry) => [
+        `${entry.sequence}`,
+        entry.member === null
+          ? entry.event._tag
+          : `${entry.event._tag} (mutation #${entry.member})`,
+        details(entry.event),
+      ]);
+      yield* lines([
+        ...jobLines(found),
+        "",
+        ...Text.table(["SEQUENCE", "EVENT", "DETAILS"], rows, ["right"]),
+      ]);
+      return exitCodes.ok;
+    }),
+};
+
+const recurrence = (schedule: Schedule.Schedule): string =>
+  schedule.definition.everyMs !== null
+    ? `every ${Text.duration(schedule.definition.everyMs)}`
+    : `cron ${JSON.stringify(schedule.definition.cron ?? "")}`;
+
+const scheduleLines = (schedule: Schedule.Schedule): Array<string> =>
+  Text.fields([
+    ["schedule", Text.printable(schedule.scheduleId)],
+    ["queue", Text.printable(schedule.definition.queue)],
+    ["worker", Text.printable(schedule.definition.worker)],
+    ["args", Text.truncate(JSON.stringify(Json.value(schedule.definition.args)), 200)],
+    ["recurrence", recurrence(schedule)],
+    ["overlap", schedule.definition.overlap],
+    ["priority", `${schedule.definition.priority}`],
+    ["max attempts", `${schedule.definition.maxAttempts}`],
+    ["revision", `${schedule.revision} (definition ${schedule.definitionRevision})`],
+    ["registered at", Text.time(schedule.registeredAt)],
+    ["next due at", Text.time(schedule.nextDueAt)],
+    ["last due at", Text.time(schedule.lastDueAt)],
+    ["cancelled at", Text.time(schedule.cancelledAt)],
+    ["active jobs", schedule.activeJobIds.join(", ") || "-"],
+  ]);
+
+/** Prints one schedule (for the commands that change one). */
+export const printSchedule = (input: Input, schedule: Schedule.Schedule) =>
+  input.json ? line(Json.line(Json.schedule(schedule))) : lines(scheduleLines(schedule));
+
+/** `tay schedules DIR`. */
+export const schedules: Command = {
+  name: "schedules",
+  synopsis: "DIR [--json]",
+  summary: "list schedules, ascending by id",
+  arguments: dirArgument,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const { state } = yield* inspect(argument(input, 0));
+      const all = [...State.schedules(state)];
+      if (input.json) {
+        yield* line(Json.line(all.map(Json.schedule)));
+        return exitCodes.ok;
+      }
+      const rows = all.map((schedule) => [
+        Text.printable(schedule.scheduleId),
+        schedule.cancelledAt === null ? "active" : "cancelled",
+        Text.printable(schedule.definition.queue),
+        Text.printable(schedule.definition.worker),
+        recurrence(schedule),
+        schedule.definition.overlap,
+        `${schedule.revision}`,
+        Text.time(schedule.nextDueAt),
+        Text.time(schedule.lastDueAt),
+        `${schedule.activeJobIds.length}`,
+      ]);
+      yield* lines(
+        Text.table(
+          [
+            "ID",
+            "STATE",
+            "QUEUE",
+            "WORKER",
+            "RECURRENCE",
+            "OVERLAP",
+            "REV",
+            "NEXT_DUE",
+            "LAST_DUE",
+            "ACTIVE",
+          ],
+          rows,
+        ),
+      );
+      return exitCodes.ok;
+    }),
+};

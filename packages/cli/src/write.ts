@@ -1,0 +1,313 @@
+/**
+ * The commands that change a store, for scripting: `init`, `insert`,
+ * `schedule`, `cancel`, `cancel-schedule`, `compact`. Each (but `init`)
+ * opens the engine — taking the lock, so a store another process holds is
+ * `Locked` — runs one command, prints what it produced, and closes the
+ * store (flushed and synced) before exiting.
+ */
+import { Commands, type Event, Limits, State } from "@tay/core";
+import { Effect, type Scope } from "effect";
+import { type Disk, Engine, Init } from "@tay/shell-node";
+import {
+  argument,
+  type Command,
+  exitCodes,
+  type Input,
+  parsed,
+  parsedArgument,
+  required,
+  requiredParsed,
+  text,
+  usage,
+} from "./command.js";
+import type { Failure } from "./describe.js";
+import * as Json from "./json.js";
+import { printJob, printSchedule } from "./read.js";
+import { line, lines, type Terminal } from "./Terminal.js";
+import * as Text from "./text.js";
+import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
+
+const dirArgument = ["DIR"];
+
+const priorityOf = (value: string) => parseInteger(value, Limits.priorityMin, Limits.priorityMax);
+const maxAttemptsOf = (value: string) =>
+  parseInteger(value, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
+const revisionOf = (value: string) => parseInteger(value, 0, Limits.idMax);
+const jobIdOf = (value: string) => parseInteger(value, Limits.idMin, Limits.idMax);
+
+/**
+ * Runs `use` on the engine opened over `directory` for its scope; a note
+ * says when the open rescued orphaned jobs (a previous process stopped
+ * while they were executing).
+ */
+const withEngine = <A>(
+  input: Input,
+  use: (
+    engine: Engine.EngineService,
+  ) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
+): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const engine = yield* Engine.open(argument(input, 0));
+      if (engine.report.rescued > 0 && !input.json) {
+        yield* line(
+          `note: ${engine.report.rescued} job(s) found executing at open were failed (their process had stopped)`,
+        );
+      }
+      const result = yield* use(engine);
+      yield* engine.store.close();
+      return result;
+    }),
+  );
+
+/** `tay init DIR`. */
+export const init: Command = {
+  name: "init",
+  synopsis: "DIR [--json]",
+  summary: "create an empty store (DIR missing, or empty)",
+  arguments: dirArgument,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const made = yield* Init.init(argument(input, 0));
+      if (input.json) {
+        yield* line(
+          Json.line({ path: made.path, store_id: made.storeId, created_at: made.createdAt }),
+        );
+      } else {
+        yield* line(`initialized ${made.path} (store ${made.storeId})`);
+      }
+      return exitCodes.ok;
+    }),
+};
+
+const jsonValue = (value: string) => parseJsonValue(value);
+
+/** `tay insert DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N]`. */
+export const insert: Command = {
+  name: "insert",
+  synopsis:
+    "DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N] [--json]",
+  summary: "insert one job and print it",
+  arguments: dirArgument,
+  options: [
+    { name: "queue", type: "string", value: "Q", help: "the queue (1..255 UTF-8 bytes)" },
+    { name: "worker", type: "string", value: "W", help: "the worker name (1..255 UTF-8 bytes)" },
+    { name: "args", type: "string", value: "JSON", help: "the job's arguments as JSON" },
+    {
+      name: "at",
+      type: "string",
+      value: "TIME",
+      help: "run at or after TIME (ISO-8601 or ms; default now)",
+    },
+    { name: "priority", type: "string", value: "P", help: "0 (first) .. 9 (default 0)" },
+    {
+      name: "max-attempts",
+      type: "string",
+      value: "N",
+      help: `1..1000 (default ${Commands.maxAttemptsDefault})`,
+    },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const queue = yield* required(input, "queue");
+      const worker = yield* required(input, "worker");
+      const args = yield* requiredParsed(input, "args", jsonValue);
+      const scheduledAt = yield* parsed(input, "at", parseTime);
+      const priority = yield* parsed(input, "priority", priorityOf);
+      const maxAttempts = yield* parsed(input, "max-attempts", maxAttemptsOf);
+      const newJob: Commands.NewJob = {
+        queue,
+        worker,
+        args,
+        ...(scheduledAt === undefined ? {} : { scheduledAt }),
+        ...(priority === undefined ? {} : { priority }),
+        ...(maxAttempts === undefined ? {} : { maxAttempts }),
+      };
+      const job = yield* withEngine(input, (engine) => engine.insert(newJob));
+      yield* printJob(input, job);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay schedule DIR --id ID --queue Q --worker W (--every D | --cron EXPR) ...`. */
+export const schedule: Command = {
+  name: "schedule",
+  synopsis:
+    'DIR --id ID --queue Q --worker W (--every DURATION | --cron "m h dom mon dow") [--args JSON] [--overlap allow|skip] [--priority P] [--max-attempts N] [--expect-revision N] [--json]',
+  summary: "register or re-register a recurring schedule and print it",
+  arguments: dirArgument,
+  options: [
+    { name: "id", type: "string", value: "ID", help: "the schedule id (1..255 UTF-8 bytes)" },
+    { name: "queue", type: "string", value: "Q", help: "the queue its jobs go to" },
+    { name: "worker", type: "string", value: "W", help: "the worker name of its jobs" },
+    {
+      name: "every",
+      type: "string",
+      value: "DURATION",
+      help: "recur every DURATION (30s, 15m, 2h, 7d, or ms)",
+    },
+    { name: "cron", type: "string", value: "EXPR", help: "recur on a five-field cron, UTC" },
+    { name: "args", type: "string", value: "JSON", help: "its jobs' arguments (default null)" },
+    {
+      name: "overlap",
+      type: "string",
+      value: "allow|skip",
+      help: "skip an occurrence while one is active (default allow)",
+    },
+    { name: "priority", type: "string", value: "P", help: "0..9 (default 0)" },
+    {
+      name: "max-attempts",
+      type: "string",
+      value: "N",
+      help: `1..1000 (default ${Commands.maxAttemptsDefault})`,
+    },
+    {
+      name: "expect-revision",
+      type: "string",
+      value: "N",
+      help: "compare-and-set: the current revision (0: must be new)",
+    },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const scheduleId = yield* required(input, "id");
+      const queue = yield* required(input, "queue");
+      const worker = yield* required(input, "worker");
+      const everyMs = yield* parsed(input, "every", parseDuration);
+      const cron = text(input, "cron");
+      if ((everyMs === undefined) === (cron === undefined)) {
+        return yield* usage(input, "give exactly one of --every and --cron");
+      }
+      if (everyMs === 0) return yield* usage(input, "--every must be at least 1 ms");
+      const overlap = text(input, "overlap") ?? "allow";
+      if (overlap !== "allow" && overlap !== "skip") {
+        return yield* usage(input, `--overlap: ${JSON.stringify(overlap)} is not allow or skip`);
+      }
+      const definition: Event.ScheduleDefinition = {
+        queue,
+        worker,
+        args: (yield* parsed(input, "args", jsonValue)) ?? null,
+        priority: (yield* parsed(input, "priority", priorityOf)) ?? Commands.priorityDefault,
+        maxAttempts:
+          (yield* parsed(input, "max-attempts", maxAttemptsOf)) ?? Commands.maxAttemptsDefault,
+        everyMs: everyMs ?? null,
+        cron: cron ?? null,
+        overlap,
+      };
+      const expected = yield* parsed(input, "expect-revision", revisionOf);
+      const registered = yield* withEngine(input, (engine) =>
+        engine.registerSchedule(scheduleId, definition, expected),
+      );
+      yield* printSchedule(input, registered);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay cancel DIR ID [--reason TEXT]`. */
+export const cancel: Command = {
+  name: "cancel",
+  synopsis: "DIR ID [--reason TEXT] [--json]",
+  summary: "cancel a job that is not terminal and print it",
+  arguments: ["DIR", "ID"],
+  options: [{ name: "reason", type: "string", value: "TEXT", help: "why (kept with the event)" }],
+  run: (input) =>
+    Effect.gen(function* () {
+      const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
+      const reason = text(input, "reason");
+      const job = yield* withEngine(input, (engine) => engine.cancel(jobId, reason));
+      yield* printJob(input, job);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay cancel-schedule DIR ID [--expect-revision N]`. */
+export const cancelSchedule: Command = {
+  name: "cancel-schedule",
+  synopsis: "DIR ID [--expect-revision N] [--json]",
+  summary: "cancel a schedule and print it",
+  arguments: ["DIR", "ID"],
+  options: [
+    {
+      name: "expect-revision",
+      type: "string",
+      value: "N",
+      help: "compare-and-set: the current revision",
+    },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const scheduleId = argument(input, 1);
+      const expected = yield* parsed(input, "expect-revision", revisionOf);
+      const cancelled = yield* withEngine(input, (engine) =>
+        engine.cancelSchedule(scheduleId, expected),
+      );
+      yield* printSchedule(input, cancelled);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay compact DIR --retention DURATION`. */
+export const compact: Command = {
+  name: "compact",
+  synopsis: "DIR --retention DURATION [--json]",
+  summary: "write a new generation without terminal jobs finished more than DURATION ago",
+  arguments: dirArgument,
+  options: [
+    {
+      name: "retention",
+      type: "string",
+      value: "DURATION",
+      help: "keep terminal jobs finished within DURATION (30s, 15m, 2h, 7d, or ms)",
+    },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const retentionMs = yield* requiredParsed(input, "retention", parseDuration);
+      const outcome = yield* withEngine(input, (engine) =>
+        Effect.gen(function* () {
+          const before = State.jobCount(yield* engine.state());
+          const report = yield* engine.compact(retentionMs);
+          const after = State.jobCount(yield* engine.state());
+          return { report, dropped: before - after, kept: after };
+        }),
+      );
+      const { report, dropped, kept } = outcome;
+      if (input.json) {
+        yield* line(
+          Json.line({
+            epoch: report.epoch,
+            parent_epoch: report.parentEpoch,
+            first_sequence: report.firstSequence,
+            base_record_count: report.baseRecordCount,
+            base_segments: report.baseSegments,
+            jobs_kept: kept,
+            jobs_dropped: dropped,
+            removed_epochs: [...report.removedEpochs],
+            not_removed: report.notRemoved.map((failure) => ({
+              epoch: failure.epoch,
+              error: failure.error.message,
+            })),
+            pause_ms: report.pauseMs,
+          }),
+        );
+        return exitCodes.ok;
+      }
+      yield* lines([
+        `compacted into epoch ${report.epoch} (parent ${report.parentEpoch})`,
+        ...Text.fields([
+          ["first sequence", `${report.firstSequence}`],
+          ["base records", `${report.baseRecordCount} in ${report.baseSegments} segment(s)`],
+          ["jobs kept", `${kept}`],
+          ["jobs dropped", `${dropped}`],
+          ["removed epochs", report.removedEpochs.join(", ") || "-"],
+          ["appends paused", Text.duration(report.pauseMs)],
+        ]),
+        ...report.notRemoved.map(
+          (failure) =>
+            `not removed: epoch ${failure.epoch} (${failure.error.message}); the next compaction removes it`,
+        ),
+      ]);
+      return exitCodes.ok;
+    }),
+};

@@ -1,3 +1,0 @@
-#!/usr/bin/env node
-// The `tay` executable: the compiled entry (run `pnpm build` first).
-import "../dist/cli/main.js";

@@ -1,0 +1,169 @@
+/**
+ * The file-system service the shell runs on.
+ *
+ * A deliberately narrow interface: exactly the operations the store performs
+ * (positional reads and writes, fsync of files and directories, rename,
+ * readdir, remove, stat, mkdir, and an exclusive advisory lock). The Node
+ * layer (`NodeDisk`) maps them one-to-one to syscalls; the testkit's
+ * fault-injecting layer models a disk with durable and volatile contents.
+ * Both must pass the same contract tests.
+ */
+import { Context, Data, type Effect } from "effect";
+import * as Described from "./Described.js";
+
+/** Operations a `DiskError` can name. */
+export type DiskOperation =
+  | "open"
+  | "read"
+  | "write"
+  | "sync"
+  | "close"
+  | "rename"
+  | "remove"
+  | "readDirectory"
+  | "stat"
+  | "makeDirectory"
+  | "syncDirectory"
+  | "lock"
+  | "unlock";
+
+/**
+ * POSIX error codes the shell distinguishes. `Other` carries anything else
+ * (the original code is in `detail`).
+ */
+export type DiskErrorCode =
+  | "ENOENT"
+  | "EEXIST"
+  | "ENOTDIR"
+  | "EISDIR"
+  | "ENOTEMPTY"
+  | "EACCES"
+  | "EIO"
+  | "ENOSPC"
+  | "EAGAIN"
+  | "Other";
+
+/** A failed file-system operation, naming the operation and the path. */
+export class DiskError extends Data.TaggedError("DiskError")<{
+  readonly operation: DiskOperation;
+  readonly path: string;
+  readonly code: DiskErrorCode;
+  readonly detail: string;
+}> {
+  /** The errno code is the reason (`ENOSPC /data/...: write failed: ...`). */
+  get description(): Described.Description {
+    return Described.describe(
+      this.code === "Other" ? "DiskError" : this.code,
+      this.path,
+      `${this.operation} failed: ${this.detail}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** The lock on `path` is held by another holder (this or another process). */
+export class LockHeld extends Data.TaggedError("LockHeld")<{ readonly path: string }> {
+  get description(): Described.Description {
+    return Described.describe("LockHeld", this.path, "another holder has the lock");
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/**
+ * How to open a file:
+ * - `read`: existing file, read only;
+ * - `readWrite`: existing file, read and positional write;
+ * - `createExclusive`: a new file (fails with EEXIST if present), read and write.
+ */
+export type OpenMode = "read" | "readWrite" | "createExclusive";
+
+/** How a writable file is opened. */
+export interface OpenOptions {
+  /**
+   * Every write returns only once its bytes (and the size that reaches
+   * them) are durable, as a write followed by `sync`: `O_DSYNC`. One system
+   * call per durable write instead of two, and no hop back to the caller
+   * between them. The handle says so in `dataSync`.
+   */
+  readonly dataSync?: boolean;
+}
+
+export interface Stat {
+  readonly type: "file" | "directory" | "other";
+  readonly size: number;
+}
+
+/** An open file. Positions are byte offsets from the start of the file. */
+export interface FileHandle {
+  readonly path: string;
+  /** Writes are durable when they return (opened with `dataSync`): no `sync` is needed after them. */
+  readonly dataSync: boolean;
+  /** Reads up to `length` bytes at `position`; fewer only at end of file. */
+  readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, DiskError>;
+  /**
+   * Writes `bytes` at `position` and returns how many were written. A short
+   * count is legal (the caller loops); the store treats any error as fatal.
+   */
+  readonly write: (position: number, bytes: Uint8Array) => Effect.Effect<number, DiskError>;
+  /** Makes the file's data durable (fdatasync). */
+  readonly sync: () => Effect.Effect<void, DiskError>;
+  /** Current size in bytes. */
+  readonly size: () => Effect.Effect<number, DiskError>;
+  /** Closes the handle; closing twice is a no-op. */
+  readonly close: () => Effect.Effect<void, DiskError>;
+}
+
+/** A held exclusive lock; `release` unlocks and closes. */
+export interface LockHandle {
+  readonly path: string;
+  readonly release: () => Effect.Effect<void, DiskError>;
+  /** Replaces the lock file's informative contents (pid, host, session). */
+  readonly describe: (contents: Uint8Array) => Effect.Effect<void, DiskError>;
+}
+
+export interface DiskService {
+  readonly open: (
+    path: string,
+    mode: OpenMode,
+    options?: OpenOptions,
+  ) => Effect.Effect<FileHandle, DiskError>;
+  /**
+   * Creates a new file (EEXIST if present) holding `bytes`, open for reading
+   * and writing. One step: nothing else of this process runs between the
+   * create and the write, which shrinks the window in which a killed process
+   * leaves an empty file to the create syscall itself (a kill that lands
+   * inside it still can; a power loss can keep the entry and a prefix of the
+   * bytes until both are synced). The store creates segments with it.
+   */
+  readonly create: (path: string, bytes: Uint8Array) => Effect.Effect<FileHandle, DiskError>;
+  /** Reads a whole file (small files: marker, pointer, manifest). */
+  readonly readFile: (path: string) => Effect.Effect<Uint8Array, DiskError>;
+  /** Atomic rename within one directory tree; replaces `target` if it exists. */
+  readonly rename: (source: string, target: string) => Effect.Effect<void, DiskError>;
+  /** Removes a file, or a directory and everything under it when `recursive`. */
+  readonly remove: (
+    path: string,
+    options?: { readonly recursive?: boolean },
+  ) => Effect.Effect<void, DiskError>;
+  /** Entry names of a directory, sorted by code unit. */
+  readonly readDirectory: (path: string) => Effect.Effect<ReadonlyArray<string>, DiskError>;
+  /** Type and size; fails with ENOENT when absent. */
+  readonly stat: (path: string) => Effect.Effect<Stat, DiskError>;
+  /** Creates one directory (parent must exist); EEXIST if present. */
+  readonly makeDirectory: (path: string) => Effect.Effect<void, DiskError>;
+  /** Makes a directory's entries (creates, renames, removes) durable. */
+  readonly syncDirectory: (path: string) => Effect.Effect<void, DiskError>;
+  /**
+   * Takes an exclusive, non-blocking advisory lock on `path` (created if
+   * missing). A second lock on the same path, from this process or another,
+   * fails with `LockHeld` until the first is released.
+   */
+  readonly lock: (path: string) => Effect.Effect<LockHandle, DiskError | LockHeld>;
+}
+
+/** The service tag: provide `NodeDisk.layer` in production, the testkit's fault disk in tests. */
+export class Disk extends Context.Tag("@tay/shell-node/Disk")<Disk, DiskService>() {}

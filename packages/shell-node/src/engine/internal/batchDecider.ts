@@ -1,0 +1,309 @@
+/**
+ * The engine's decisions: a drain of queued commands decided in order
+ * against the running state, folded as one transient batch, queued as one
+ * store submission, and answered once that submission is durable.
+ *
+ * Two states are kept. `decided` includes everything queued, so the next
+ * command decides against it (two claims never take the same job);
+ * `committed` includes only batches whose durability has resolved, and is
+ * what queries read.
+ *
+ * Inserts decide from the last id handed out (`Decide.insertJobsAfter`),
+ * are checked with the fold's own rule (`Evolve.checkInserts`), and fold
+ * later: before the next command of the drain that is not an insert, or,
+ * for those at the end of a drain, once the drain's write has been handed
+ * to the disk (docs/engine.md, "fold inserts once their write is handed
+ * over").
+ */
+import { type Commands, Decide, Evolve, type State } from "@tay/core";
+import { Either } from "effect";
+import * as E from "fp-ts/lib/Either.js";
+import type { StoreError } from "../../store/StoreError.js";
+import { type Pending, Rejected } from "./engineRequest.js";
+import { onSettled, type PendingRecord } from "../../store/internal/storeState.js";
+import * as Writer from "../../store/internal/writer.js";
+
+/** An accepted insert whose records are queued but not folded yet. */
+interface Unfolded {
+  readonly request: Pending;
+  readonly events: Decide.Decision;
+}
+
+/**
+ * The last_job_id after `events`, decided as inserts after `lastJobId`, if
+ * the fold's rule accepts them (`Evolve.checkInserts`); else what is wrong.
+ */
+const checkedInserts = (lastJobId: number, events: Decide.Decision): number | string => {
+  let last = lastJobId;
+  for (const event of events) {
+    const check = Evolve.checkInserts(last, event);
+    switch (check._tag) {
+      case "Accepted":
+        last = check.lastJobId;
+        break;
+      case "Refused":
+        return check.error.reason._tag;
+      case "DependsOnState":
+        return `${event._tag} is not an insert`;
+      default: {
+        const unknownCheck: never = check;
+        return unknownCheck;
+      }
+    }
+  }
+  return last;
+};
+
+/** A batch of the fold that has applied `accepted`, starting from `from`. */
+const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) => {
+  const run = Evolve.batch(from);
+  let state = from;
+  for (const events of accepted) {
+    const next = run.evolveAll(events);
+    // These records folded once from the very same states: a refusal now is a bug.
+    if (E.isLeft(next)) throw new Error(`replay refused: ${next.left.reason._tag}`);
+    state = next.right;
+  }
+  return { run, state };
+};
+
+/** A decision's records, or undefined once the refusal has answered `request`. */
+const recordsOf = (request: Pending, decision: Decide.Decided): Decide.Decision | undefined => {
+  if (E.isRight(decision)) return decision.right;
+  request.refuse(new Rejected({ command: request.command._tag, rejection: decision.left }));
+  return undefined;
+};
+
+/** One drain: its commands decided in order, their records, and the fold so far. */
+class Drain {
+  private run: Evolve.Batch;
+  /** The state after every accepted command folded so far. */
+  state: State.State;
+  // The last id handed out: `state`'s, plus the inserts not folded yet.
+  private lastJobId: number;
+  readonly accepted: Array<Pending> = [];
+  // The records of accepted commands already in `run` (for a replay)...
+  private readonly folded: Array<Decide.Decision> = [];
+  // ...and those of accepted inserts that are not, in order.
+  private backlog: Array<Unfolded> = [];
+  readonly records: Array<PendingRecord> = [];
+  bytes = 0;
+  /** A throw of the late fold, after the records were queued. */
+  defect: { readonly defect: unknown } | undefined;
+
+  constructor(
+    private readonly writer: Writer.Writer,
+    private readonly base: State.State,
+  ) {
+    this.run = Evolve.batch(base);
+    this.state = base;
+    this.lastJobId = base.lastJobId;
+  }
+
+  get unfolded(): boolean {
+    return this.backlog.length > 0;
+  }
+
+  /**
+   * Decides one command and answers a refusal or a defect at once. Throws
+   * only when folding the inserts before it fails (a defect of the whole
+   * drain, with nothing queued yet).
+   */
+  add(request: Pending): void {
+    const { command } = request;
+    // Only inserts decide from last_job_id alone; anything else sees the
+    // inserts before it folded.
+    if (command._tag !== "InsertJobs" && this.backlog.length > 0) this.foldBacklog();
+    try {
+      if (command._tag === "InsertJobs") this.insert(request, command);
+      else this.decideAndFold(request, command);
+    } catch (defect) {
+      // A throwing decider or fold is a bug: its caller dies, the drain
+      // goes on from the commands accepted before it.
+      request.die(defect);
+      this.replay();
+    }
+  }
+
+  /**
+   * Folds the inserts not folded yet, answering each from the state right
+   * after it. They were checked by the fold's own rule before they were
+   * queued, so the fold cannot refuse them: a refusal is a defect.
+   */
+  foldBacklog(): void {
+    for (const { request, events } of this.backlog) {
+      const next = this.run.evolveAll(events);
+      if (E.isLeft(next)) {
+        throw new Error(`checked inserts refused by the fold: ${next.left.reason._tag}`);
+      }
+      this.state = next.right;
+      request.accept(this.state, events);
+      this.folded.push(events);
+    }
+    this.backlog = [];
+  }
+
+  private insert(request: Pending, command: Commands.InsertJobs): void {
+    const events = recordsOf(request, Decide.insertJobsAfter(this.lastJobId, command));
+    if (events === undefined) return;
+    const checked = checkedInserts(this.lastJobId, events);
+    if (typeof checked !== "number") {
+      request.die(new Error(`decider produced an illegal record: ${checked}`));
+      return;
+    }
+    const prepared = this.admitted(request, events);
+    if (prepared === undefined) return;
+    this.take(request, prepared);
+    this.lastJobId = checked;
+    this.backlog.push({ request, events });
+  }
+
+  private decideAndFold(request: Pending, command: Commands.Command): void {
+    const events = recordsOf(request, Decide.decide(this.state, command));
+    if (events === undefined) return;
+    if (events.length === 0) {
+      request.accept(this.state, events);
+      request.settle(undefined);
+      return;
+    }
+    const prepared = this.admitted(request, events);
+    if (prepared === undefined) return;
+    const next = this.run.evolveAll(events);
+    // A decided record that the fold refuses is a bug in the deciders, not
+    // an operating error: nothing of it is queued, its caller dies.
+    if (E.isLeft(next)) {
+      request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
+      this.replay();
+      return;
+    }
+    this.state = next.right;
+    this.lastJobId = this.state.lastJobId;
+    request.accept(this.state, events);
+    this.take(request, prepared);
+    this.folded.push(events);
+  }
+
+  // Back to the state of the commands folded so far, on a fresh batch (the
+  // refused or throwing command may have left part of itself in the old one).
+  private replay(): void {
+    ({ run: this.run, state: this.state } = replayed(this.base, this.folded));
+  }
+
+  // Encoded and budgeted before anything is folded: the batch's state
+  // changes in place, so only a command sure to be queued may be folded.
+  private admitted(request: Pending, events: Decide.Decision): Writer.Prepared | undefined {
+    const prepared = Writer.prepare(events);
+    if (Either.isLeft(prepared)) {
+      request.refuse(prepared.left);
+      return undefined;
+    }
+    const full = Writer.overBudget(this.writer.state, this.bytes, prepared.right.bytes);
+    if (full !== undefined) {
+      request.refuse(full);
+      return undefined;
+    }
+    return prepared.right;
+  }
+
+  private take(request: Pending, prepared: Writer.Prepared): void {
+    for (const record of prepared.records) this.records.push(record);
+    this.bytes += prepared.bytes;
+    this.accepted.push(request);
+  }
+}
+
+/** The running states and the drains that move them. */
+export class BatchDecider {
+  private decidedState: State.State;
+  private committedState: { readonly state: State.State; readonly lastSequence: number };
+  // The drain whose late fold has not run yet.
+  private unfolded: Drain | undefined;
+  // A late fold that threw: `decided` lacks records that were queued, so
+  // nothing may decide any more; every later command dies with it.
+  private stopped: { readonly defect: unknown } | undefined;
+
+  constructor(
+    private readonly writer: Writer.Writer,
+    state: State.State,
+    lastSequence: number,
+  ) {
+    this.decidedState = state;
+    this.committedState = { state, lastSequence };
+  }
+
+  /** Everything queued, folded (a pending late fold runs first). */
+  get decided(): State.State {
+    this.foldPending();
+    return this.decidedState;
+  }
+
+  /** Only what is durable as the store's policy asks. */
+  get committed(): State.State {
+    return this.committedState.state;
+  }
+
+  /** Makes `state` (a compaction's new base, which holds everything) both states. */
+  rebase(state: State.State): void {
+    this.foldPending();
+    this.decidedState = state;
+    this.committedState = { state, lastSequence: this.committedState.lastSequence };
+  }
+
+  /**
+   * Decides `requests` in order and queues the accepted ones' records as
+   * one submission, answered once it is durable. Refusals and defects of a
+   * single command are answered at once. Throws only for a defect of the
+   * whole drain, with nothing queued.
+   */
+  decide(requests: ReadonlyArray<Pending>): void {
+    this.foldPending();
+    const stopped = this.stopped;
+    if (stopped !== undefined) {
+      for (const request of requests) request.die(stopped.defect);
+      return;
+    }
+    const drain = new Drain(this.writer, this.decidedState);
+    for (const request of requests) drain.add(request);
+    if (drain.accepted.length === 0) return;
+    const ticket = Writer.enqueue(this.writer, drain.records, drain.bytes);
+    const lastSequence = ticket.lastSequence;
+    if (drain.unfolded) {
+      // The writer is woken, and writes, before an immediate runs: the
+      // fold overlaps the disk instead of delaying it. Whatever needs
+      // `decided` first folds at once.
+      this.unfolded = drain;
+      setImmediate(this.foldPending);
+    } else {
+      this.decidedState = drain.state;
+    }
+    onSettled(ticket, (failure) => this.settle(drain, lastSequence, failure));
+  }
+
+  /** Runs the late fold of the last drain, if it has not run yet. */
+  private readonly foldPending = (): void => {
+    const drain = this.unfolded;
+    if (drain === undefined) return;
+    this.unfolded = undefined;
+    try {
+      drain.foldBacklog();
+      this.decidedState = drain.state;
+    } catch (defect) {
+      drain.defect = { defect };
+      this.stopped = drain.defect;
+    }
+  };
+
+  private settle(drain: Drain, lastSequence: number, failure: StoreError | undefined): void {
+    this.foldPending();
+    if (drain.defect !== undefined) {
+      for (const request of drain.accepted) request.die(drain.defect.defect);
+      return;
+    }
+    // Tickets settle in sequence order; the guard keeps `committed`
+    // monotonic even so.
+    if (failure === undefined && lastSequence > this.committedState.lastSequence) {
+      this.committedState = { state: drain.state, lastSequence };
+    }
+    for (const request of drain.accepted) request.settle(failure);
+  }
+}

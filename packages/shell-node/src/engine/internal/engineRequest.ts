@@ -1,0 +1,155 @@
+/**
+ * A command waiting in the engine's queue and the way its caller is
+ * answered: the command, how to read its answer from the state right after
+ * its records, and how an outcome reaches a fiber or a promise. Also the
+ * engine's own refusal, `Rejected`, which `Engine` re-exports.
+ */
+import type { Commands, Decide, Rejection, State } from "@tay/core";
+import { Data, Effect } from "effect";
+import * as Described from "../../disk/Described.js";
+import type { StoreError } from "../../store/StoreError.js";
+
+/** What a rejection means, on one line. */
+const explain = (rejected: Rejection.Rejection): string => {
+  switch (rejected._tag) {
+    case "JobNotFound":
+      return `no job ${rejected.jobId} (never inserted, or compacted away)`;
+    case "InvalidTransition":
+      return `job ${rejected.jobId} is ${rejected.from}: ${rejected.command} is not allowed`;
+    case "ScheduleNotFound":
+      return `no schedule ${JSON.stringify(rejected.scheduleId)}`;
+    case "ScheduleAlreadyCancelled":
+      return `schedule ${JSON.stringify(rejected.scheduleId)} is already cancelled`;
+    case "RevisionMismatch":
+      return `schedule ${JSON.stringify(rejected.scheduleId)} is at revision ${rejected.actual}, not ${rejected.expected}`;
+    case "InvalidDefinition":
+      return `schedule ${JSON.stringify(rejected.scheduleId)}: ${rejected.detail}`;
+    case "InvalidField":
+      return `${rejected.field}: ${rejected.detail}`;
+    case "TooLarge":
+      return `the record would be ${rejected.bytes} bytes, over ${rejected.limit}`;
+    case "IdsExhausted":
+      return `job ids would pass 2^53-1 (last ${rejected.lastJobId}, ${rejected.requested} requested)`;
+    default: {
+      const unknown: never = rejected;
+      return String(unknown);
+    }
+  }
+};
+
+/** A command the deciders refused; `rejection` says why (`RevisionMismatch`, `JobNotFound`, ...). */
+export class Rejected extends Data.TaggedError("Rejected")<{
+  readonly command: Commands.CommandTag;
+  readonly rejection: Rejection.Rejection;
+}> {
+  /** The rejection's tag is the reason: `InvalidField: args.x: ... (InsertJobs appended nothing)`. */
+  get description(): Described.Description {
+    return Described.describe(
+      this.rejection._tag,
+      undefined,
+      `${explain(this.rejection)} (${this.command} appended nothing)`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** What every engine command can fail with. */
+export type EngineError = Rejected | StoreError;
+
+/** An answer that should exist and does not: a defect, reported as such. */
+export class Missing {
+  constructor(readonly message: string) {}
+}
+
+/**
+ * Reads a command's answer from the state right after its records. It runs
+ * at once, while that state is current: the next command of the same batch
+ * updates it in place (see `Evolve.batch`). Job and schedule records are
+ * immutable, so what it returns stays valid. A `Missing` answer is a bug
+ * (the command's own job is not in the state): its caller dies.
+ */
+export type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
+
+/** A command waiting in the engine's queue, its type of answer erased. */
+export interface Pending {
+  readonly command: Commands.Command;
+  /** Records the answer: the command is in the batch. */
+  accept(state: State.State, events: Decide.Decision): void;
+  /** Answers at once with a refusal. */
+  refuse(error: EngineError): void;
+  /** Answers at once with a defect (a bug in a decider, the fold or the engine). */
+  die(defect: unknown): void;
+  /** Answers once the batch ended: its recorded answer, or the batch's failure. */
+  settle(failure: StoreError | undefined): void;
+}
+
+/**
+ * The part of a queued command that does not depend on who waits for it;
+ * the two callers (a fiber, a promise) supply how an outcome reaches them.
+ */
+abstract class Request<A> implements Pending {
+  private answer: A | Missing = new Missing("an accepted command has no answer");
+
+  constructor(
+    readonly command: Commands.Command,
+    private readonly answerOf: AnswerOf<A>,
+  ) {}
+
+  abstract succeed(value: A): void;
+  abstract refuse(error: EngineError): void;
+  abstract die(defect: unknown): void;
+
+  accept(state: State.State, events: Decide.Decision): void {
+    this.answer = this.answerOf(state, events);
+  }
+
+  settle(failure: StoreError | undefined): void {
+    const answer = this.answer;
+    if (failure !== undefined) this.refuse(failure);
+    else if (answer instanceof Missing) this.die(new Error(answer.message));
+    else this.succeed(answer);
+  }
+}
+
+/** A command issued by a fiber: the drain resumes it. */
+export class FiberRequest<A> extends Request<A> {
+  constructor(
+    command: Commands.Command,
+    answerOf: AnswerOf<A>,
+    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
+  ) {
+    super(command, answerOf);
+  }
+  succeed(value: A): void {
+    this.resume(Effect.succeed(value));
+  }
+  refuse(error: EngineError): void {
+    this.resume(Effect.fail(error));
+  }
+  die(defect: unknown): void {
+    this.resume(Effect.die(defect));
+  }
+}
+
+/** A command issued through `promises`: the drain settles its promise. */
+export class PromiseRequest<A> extends Request<A> {
+  constructor(
+    command: Commands.Command,
+    answerOf: AnswerOf<A>,
+    private readonly resolve: (value: A) => void,
+    private readonly reject: (reason: unknown) => void,
+  ) {
+    super(command, answerOf);
+  }
+  succeed(value: A): void {
+    this.resolve(value);
+  }
+  refuse(error: EngineError): void {
+    this.reject(error);
+  }
+  die(defect: unknown): void {
+    this.reject(defect);
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * What recovery folds the history into. The store validates bytes and
+ * sequences and decodes events; what the events mean is the projection's
+ * business (the engine passes core's fold; tests pass `collect`).
+ */
+import type { Event } from "@tay/core";
+import * as E from "fp-ts/lib/Either.js";
+import type { Manifest } from "../store/internal/codec.js";
+
+/**
+ * A left fold over one generation's records, in sequence order. `start`
+ * receives the manifest (so the projection can check the canonical base:
+ * the first `baseRecordCount` records); `apply` returns the next state or
+ * its own error value, which recovery reports as `HistoryRejected`.
+ */
+export interface Projection<S, E> {
+  readonly start: (manifest: Manifest) => S;
+  readonly apply: (state: S, sequence: number, event: Event.Event) => E.Either<E, S>;
+}
+
+/** One recovered record: its sequence and event. */
+export interface Entry {
+  readonly sequence: number;
+  readonly event: Event.Event;
+}
+
+/**
+ * The trivial projection: every record in order, never refusing. Useful for
+ * tests and for tools that only need the log. Its state grows with the
+ * history, so a budget on candidate payload bytes is the caller's guard.
+ */
+export const collect: Projection<Array<Entry>, never> = {
+  start: () => [],
+  apply: (state, sequence, event) => {
+    state.push({ sequence, event });
+    return E.right(state);
+  },
+};
+
+/** A projection that only counts records (for verification without keeping state). */
+export const count: Projection<number, never> = {
+  start: () => 0,
+  apply: (state) => E.right(state + 1),
+};

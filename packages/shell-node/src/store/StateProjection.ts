@@ -1,0 +1,19 @@
+/**
+ * Core's incremental fold (`Generation`) as a store projection: what the
+ * engine recovers into, what `verify` and `copy-prefix` fold with. The
+ * projection's state is a `Generation.Builder`; `Generation.finish` turns
+ * it into the `State` once the whole generation has been applied.
+ */
+import { Generation, type HistoryError } from "@tay/core";
+import * as E from "fp-ts/lib/Either.js";
+import type { Projection } from "../log/Projection.js";
+
+/** Core's incremental fold as a store projection. */
+export const foldProjection: Projection<Generation.Builder, HistoryError.HistoryError> = {
+  start: (manifest) => Generation.start(manifest.baseRecordCount),
+  // Runs once per record at open: no closure per call, the Left passes as is.
+  apply: (builder, sequence, event) => {
+    const applied = Generation.apply(builder, sequence, event);
+    return E.isLeft(applied) ? applied : E.right(builder);
+  },
+};

@@ -1,0 +1,441 @@
+/**
+ * The compaction primitive: publish a new generation (epoch + 1) holding the
+ * canonical base the engine computed, switch CURRENT to it atomically, then
+ * remove the superseded generation.
+ *
+ * Order (each step durable before the next; see docs/store.md for the crash
+ * argument): stale generations removed; `epochs/E+1/` created; its MANIFEST
+ * published; `segments/` created; base segments written, sealed and
+ * fsynced; a header-only active segment fsynced; `segments/` fsynced;
+ * CURRENT.tmp written and fsynced; renamed over CURRENT; DATA_DIR fsynced.
+ * Only then is the old generation removed.
+ */
+import type { Event } from "@tay/core";
+import { Clock, Effect, Either } from "effect";
+import { Disk, DiskError, type FileHandle } from "../../disk/Disk.js";
+import * as Layout from "../Layout.js";
+import {
+  CompactionConflict,
+  CompactionInterrupted,
+  type StoreError,
+  WriterFailed,
+} from "../StoreError.js";
+import {
+  crc32c,
+  encodeCurrentPointer,
+  encodeManifest,
+  encodeRecordInto,
+  encodeSegmentFooter,
+  encodeSegmentHeader,
+  type Manifest,
+  segmentFileBytesMax,
+  segmentFooterBytes,
+} from "./codec.js";
+import {
+  createFile,
+  forAppends,
+  makeDirectoryDurable,
+  publishSmallFile,
+  removeIfPresent,
+  withFile,
+  writeAll,
+} from "../../disk/Files.js";
+import * as SegmentIndex from "./segmentIndex.js";
+import { dataSyncAppends } from "../StoreOptions.js";
+import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
+import { type EncodedEvent, encodeEvents, failAll, flush, type Writer } from "./writer.js";
+
+/** What a compaction did. */
+export interface CompactionReport {
+  readonly epoch: number;
+  readonly parentEpoch: number;
+  readonly firstSequence: number;
+  readonly baseRecordCount: number;
+  /** Sealed segments holding the base. */
+  readonly baseSegments: number;
+  /** Generation directories removed after the switch (the parent, earlier leftovers). */
+  readonly removedEpochs: ReadonlyArray<number>;
+  /** Generations whose removal failed: reported at the next open, removed by the next compaction. */
+  readonly notRemoved: ReadonlyArray<{ readonly epoch: number; readonly error: DiskError }>;
+  /** How long appends were paused, ms. */
+  readonly pauseMs: number;
+}
+
+/** Options of one compaction. */
+export interface CompactOptions {
+  /**
+   * The last sequence the base reflects: if others were appended since, the
+   * compaction refuses (`CompactionConflict`) instead of dropping them.
+   */
+  readonly expectedLastSequence?: number;
+}
+
+/** A base record with its sequence. */
+interface BaseRecord extends EncodedEvent {
+  readonly sequence: number;
+}
+
+/**
+ * Writes base records as sealed segments from ID 1, each filled until it
+ * reaches `rotationTargetBytes` (at least one record each), every file
+ * fsynced (the caller fsyncs `segments/`). Returns the segment states.
+ */
+const writeBaseSegments = (
+  directory: string,
+  epoch: number,
+  storeId: Uint8Array,
+  records: ReadonlyArray<BaseRecord>,
+  rotationTargetBytes: number,
+  writeBytesMax: number,
+): Effect.Effect<Array<SegmentState>, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const segments: Array<SegmentState> = [];
+    let position = 0;
+    for (;;) {
+      const first = records[position];
+      if (first === undefined) break;
+      const id = segments.length + 1;
+      const header = encodeSegmentHeader({ segmentId: id, firstSequence: first.sequence, storeId });
+      let end = position;
+      let size = header.length;
+      for (;;) {
+        const record = records[end];
+        if (record === undefined) break;
+        if (end > position && size >= rotationTargetBytes) break;
+        if (end > position && size + record.size + segmentFooterBytes > segmentFileBytesMax) break;
+        size += record.size;
+        end += 1;
+      }
+      const path = Layout.segmentPath(directory, epoch, id);
+      const index = SegmentIndex.empty();
+      const recordCount = end - position;
+      yield* withFile(path, "createExclusive", (handle) =>
+        Effect.gen(function* () {
+          const body = yield* writeSegmentBody(
+            handle,
+            header,
+            records.slice(position, end),
+            index,
+            writeBytesMax,
+          );
+          const footer = encodeSegmentFooter({
+            segmentId: id,
+            firstSequence: first.sequence,
+            storeId,
+            lastSequence: first.sequence + recordCount - 1,
+            recordCount,
+            segmentCrc: body.crc,
+          });
+          yield* writeAll(handle, body.size, footer);
+          yield* handle.sync();
+        }),
+      );
+      segments.push({
+        id,
+        path,
+        firstSequence: first.sequence,
+        recordCount,
+        size: size + segmentFooterBytes,
+        sealed: true,
+        index,
+      });
+      position = end;
+    }
+    return segments;
+  });
+
+/** Writes a header and records in chunks of about `writeBytesMax`; returns size and CRC so far. */
+const writeSegmentBody = (
+  handle: FileHandle,
+  header: Uint8Array,
+  records: ReadonlyArray<BaseRecord>,
+  index: SegmentIndex.SegmentIndex,
+  writeBytesMax: number,
+): Effect.Effect<{ readonly size: number; readonly crc: number }, DiskError> =>
+  Effect.gen(function* () {
+    yield* writeAll(handle, 0, header);
+    let crc = crc32c(header);
+    let size = header.length;
+    let position = 0;
+    let ordinal = 0;
+    while (position < records.length) {
+      let bytes = 0;
+      let end = position;
+      for (;;) {
+        const record = records[end];
+        if (record === undefined) break;
+        if (end > position && bytes + record.size > writeBytesMax) break;
+        bytes += record.size;
+        end += 1;
+      }
+      const buffer = new Uint8Array(bytes);
+      let offset = 0;
+      for (const record of records.slice(position, end)) {
+        SegmentIndex.note(index, ordinal, record.sequence, size + offset);
+        ordinal += 1;
+        offset += encodeRecordInto(buffer, offset, record);
+      }
+      yield* writeAll(handle, size, buffer);
+      crc = crc32c(buffer, crc);
+      size += bytes;
+      position = end;
+    }
+    return { size, crc };
+  });
+
+/** Removes generation directories durably; collects what failed. */
+const removeGenerations = (
+  directory: string,
+  epochs: ReadonlyArray<number>,
+): Effect.Effect<
+  {
+    readonly removed: Array<number>;
+    readonly failed: Array<{ readonly epoch: number; readonly error: DiskError }>;
+  },
+  never,
+  Disk
+> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const removed: Array<number> = [];
+    const failed: Array<{ readonly epoch: number; readonly error: DiskError }> = [];
+    for (const epoch of epochs) {
+      const result = yield* Effect.either(
+        removeIfPresent(Layout.epochPath(directory, epoch), true),
+      );
+      if (Either.isLeft(result)) failed.push({ epoch, error: result.left });
+      else removed.push(epoch);
+    }
+    if (removed.length > 0) {
+      const synced = yield* Effect.either(disk.syncDirectory(Layout.epochsPath(directory)));
+      if (Either.isLeft(synced)) {
+        for (const epoch of removed.splice(0)) failed.push({ epoch, error: synced.left });
+      }
+    }
+    return { removed, failed };
+  });
+
+/** The generation switch's outcome before the superseded one is removed. */
+interface Switched {
+  readonly report: Omit<CompactionReport, "removedEpochs" | "notRemoved" | "pauseMs">;
+  /** The parent, now superseded. */
+  readonly superseded: number;
+}
+
+/**
+ * Compacts: see the module comment. Leftover generations are removed
+ * before appends pause; appends submitted before the call are written
+ * first; appends submitted during it wait and get sequences after the base;
+ * the superseded generation is removed after appends resume. Fails with
+ * `UnencodableEvent` (before pausing anything), `CompactionConflict`, a
+ * `DiskError` that left the old generation current (the writer continues),
+ * or `WriterFailed` when the switch of CURRENT failed half way (which
+ * generation is current is then unknown: reopen).
+ */
+export const compact = (
+  writer: Writer,
+  compactions: Effect.Semaphore,
+  base: ReadonlyArray<Event.Event>,
+  options: CompactOptions,
+): Effect.Effect<CompactionReport, StoreError, Disk> =>
+  Effect.gen(function* () {
+    const encoded = encodeEvents(base);
+    if (Either.isLeft(encoded)) return yield* encoded.left;
+    const { state } = writer;
+    if (state.failure !== undefined) return yield* state.failure;
+    const leftovers = yield* removeGenerations(
+      state.directory,
+      state.orphans.map((orphan) => orphan.epoch),
+    );
+    state.orphans = state.orphans.filter((orphan) => !leftovers.removed.includes(orphan.epoch));
+    const pausedAt = yield* Clock.currentTimeMillis;
+    // Close the gate: later submissions wait until the new generation is current.
+    const gate = yield* Effect.sync(() => {
+      const signal = makeSignal<never>();
+      state.gate = signal;
+      return signal;
+    });
+    const switched = yield* Effect.gen(function* () {
+      yield* flush(writer);
+      return yield* writer.semaphore.withPermits(1)(
+        switchGeneration(writer, encoded.right, options),
+      );
+    }).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          state.gate = undefined;
+          settle(gate, Effect.void);
+        }),
+      ),
+    );
+    const resumedAt = yield* Clock.currentTimeMillis;
+    const superseded = yield* removeGenerations(state.directory, [switched.superseded]);
+    for (const failure of superseded.failed) {
+      state.orphans.push({
+        epoch: failure.epoch,
+        path: Layout.epochPath(state.directory, failure.epoch),
+        kind: "Superseded",
+      });
+    }
+    return {
+      ...switched.report,
+      removedEpochs: [...leftovers.removed, ...superseded.removed],
+      notRemoved: [...leftovers.failed, ...superseded.failed],
+      pauseMs: resumedAt - pausedAt,
+    };
+  }).pipe(compactions.withPermits(1));
+
+/** Stages the new generation and switches CURRENT to it; runs paused, under the writer semaphore. */
+const switchGeneration = (
+  writer: Writer,
+  base: ReadonlyArray<EncodedEvent>,
+  options: CompactOptions,
+): Effect.Effect<Switched, StoreError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const { state } = writer;
+    if (state.failure !== undefined) return yield* state.failure;
+    const lastSequence = lastAssigned(state);
+    if (
+      options.expectedLastSequence !== undefined &&
+      options.expectedLastSequence !== lastSequence
+    ) {
+      return yield* new CompactionConflict({
+        path: state.directory,
+        expectedLastSequence: options.expectedLastSequence,
+        lastSequence,
+      });
+    }
+    const { directory } = state;
+    const parent = state.generation;
+    const epoch = parent.epoch + 1;
+    const firstSequence = lastSequence + 1;
+    const storeId = parent.storeId;
+    if (state.orphans.some((orphan) => orphan.epoch === epoch)) {
+      // A leftover staged epoch+1 could not be removed: do not write into it.
+      return yield* Effect.fail(
+        new DiskError({
+          operation: "remove",
+          path: Layout.epochPath(directory, epoch),
+          code: "EEXIST",
+          detail: "a staged generation with this epoch could not be removed",
+        }),
+      );
+    }
+
+    const createdAt = yield* Clock.currentTimeMillis;
+    const manifest: Manifest = {
+      storeId,
+      epoch,
+      parentEpoch: parent.epoch,
+      firstSequence,
+      baseRecordCount: base.length,
+      createdAt,
+    };
+    const records = base.map((record, position) => ({
+      ...record,
+      sequence: firstSequence + position,
+    }));
+    const staged = yield* Effect.gen(function* () {
+      yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
+      yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
+      yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
+      const segments = yield* writeBaseSegments(
+        directory,
+        epoch,
+        storeId,
+        records,
+        state.options.rotationTargetBytes,
+        state.options.writeBytesMax,
+      );
+      const activeId = segments.length + 1;
+      const activeFirst = firstSequence + records.length;
+      const header = encodeSegmentHeader({
+        segmentId: activeId,
+        firstSequence: activeFirst,
+        storeId,
+      });
+      const activePath = Layout.segmentPath(directory, epoch, activeId);
+      // createFile fsyncs the file and `segments/`, which makes the base files' entries durable too.
+      const handle = yield* forAppends(
+        yield* createFile(activePath, header, true),
+        dataSyncAppends(state.options.durability),
+      );
+      const active: SegmentState = {
+        id: activeId,
+        path: activePath,
+        firstSequence: activeFirst,
+        recordCount: 0,
+        size: header.length,
+        sealed: false,
+        index: SegmentIndex.empty(),
+      };
+      return { segments: [...segments, active], active, handle, crc: crc32c(header) };
+    }).pipe(
+      Effect.tapError(() =>
+        Effect.sync(() => {
+          state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
+        }),
+      ),
+    );
+
+    // The switch. Before the rename CURRENT is untouched, and a failure
+    // leaves the old generation current (the staged one is an orphan). From
+    // the rename on, which generation a restart finds depends on whether
+    // the directory sync happened: either is complete, but this process can
+    // no longer tell which, so a failure there stops the writer.
+    const currentPath = Layout.currentPath(directory);
+    const temporary = Layout.temporaryPath(currentPath);
+    yield* Effect.gen(function* () {
+      yield* removeIfPresent(temporary, false);
+      yield* withFile(temporary, "createExclusive", (handle) =>
+        Effect.gen(function* () {
+          yield* writeAll(handle, 0, encodeCurrentPointer({ storeId, epoch }));
+          yield* handle.sync();
+        }),
+      );
+    }).pipe(
+      Effect.tapError(() =>
+        Effect.gen(function* () {
+          yield* Effect.ignore(staged.handle.close());
+          state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
+        }),
+      ),
+    );
+    const published = yield* Effect.either(
+      Effect.gen(function* () {
+        yield* disk.rename(temporary, currentPath);
+        yield* disk.syncDirectory(directory);
+      }),
+    );
+    if (Either.isLeft(published)) {
+      yield* Effect.ignore(staged.handle.close());
+      const failure = new WriterFailed({
+        cause: new CompactionInterrupted({ cause: published.left }),
+      });
+      yield* Effect.sync(() => failAll(state, failure));
+      return yield* failure;
+    }
+
+    yield* Effect.ignore(parent.active.handle.close());
+    yield* Effect.sync(() => {
+      state.generation = {
+        epoch,
+        manifest,
+        storeId,
+        segments: staged.segments,
+        active: { segment: staged.active, handle: staged.handle, crc: staged.crc },
+      };
+      state.nextSequence = firstSequence + records.length;
+    });
+    return {
+      report: {
+        epoch,
+        parentEpoch: parent.epoch,
+        firstSequence,
+        baseRecordCount: records.length,
+        baseSegments: staged.segments.length - 1,
+      },
+      superseded: parent.epoch,
+    };
+  });

@@ -1,0 +1,506 @@
+/**
+ * Validating one segment file, every byte: header against the file name,
+ * the store and the sequence chain; records back to back with contiguous
+ * sequences; the footer (when sealed) against the header, the records and
+ * the CRC of every byte before it. Records are handed to the caller in
+ * batches, in order, so it can decode and fold them without holding the file.
+ *
+ * Reads only; never writes, truncates or repairs.
+ */
+import { Effect } from "effect";
+import { DiskError, type FileHandle } from "../../disk/Disk.js";
+import {
+  BeyondSafeInteger,
+  CorruptRecord,
+  type FileKind,
+  IncompleteTail,
+  InvalidSegment,
+  MalformedFile,
+  Mismatch,
+} from "../StoreError.js";
+import {
+  crc32c,
+  decodeRecord,
+  decodeSegmentFooter,
+  decodeSegmentHeader,
+  encodeSegmentFooter,
+  encodeSegmentHeader,
+  type FixedLayoutError,
+  formatStoreId,
+  type SegmentFooter,
+  segmentFileBytesMax,
+  segmentFooterBytes,
+  segmentHeaderBytes,
+} from "./codec.js";
+import { readUpTo } from "../../disk/Files.js";
+import { equalBytes } from "./bytes.js";
+import * as SegmentIndex from "./segmentIndex.js";
+import { recordBytesWanted } from "./segmentRead.js";
+
+/** Bytes read per call while scanning (a larger record is read in several). */
+export const scanChunkBytes = 4 * 1024 * 1024;
+
+/** What the segment must be, from its name and its place in the chain. */
+export interface ScanTarget {
+  readonly path: string;
+  readonly segmentId: number;
+  /** Manifest first sequence for segment 1, else previous last + 1. */
+  readonly firstSequence: number;
+  readonly storeId: Uint8Array;
+  /** The highest-ID segment: the only one that may lack a footer. */
+  readonly highest: boolean;
+}
+
+/** One physically valid record and its still-undecoded payload (a view into the scan's buffer). */
+export interface ScannedRecord {
+  readonly sequence: number;
+  readonly type: number;
+  readonly schema: number;
+  readonly payload: Uint8Array;
+}
+
+/**
+ * Consecutive records of one segment, in order, and the file offset of
+ * each (`offsets[i]` is where `records[i]` starts). Two arrays rather than
+ * one object per record: the record objects are the decoder's own.
+ */
+export interface ScannedBatch {
+  readonly records: ReadonlyArray<ScannedRecord>;
+  readonly offsets: ReadonlyArray<number>;
+}
+
+/** A validated segment. */
+export interface ScannedSegment {
+  readonly path: string;
+  readonly segmentId: number;
+  readonly firstSequence: number;
+  readonly recordCount: number;
+  /** File size in bytes. */
+  readonly size: number;
+  readonly sealed: boolean;
+  /** Where the records end (the footer's offset when sealed, else the size). */
+  readonly recordsEnd: number;
+  /** CRC of bytes [0, recordsEnd): an active segment's writer continues it. */
+  readonly crc: number;
+  /** Offset of the last record, or of the header (0) when there is none. */
+  readonly lastRecordOffset: number;
+  /** CRC of bytes [lastRecordOffset, recordsEnd): what activation re-checks. */
+  readonly tailCrc: number;
+  readonly index: SegmentIndex.SegmentIndex;
+}
+
+export type ScanError =
+  | BeyondSafeInteger
+  | CorruptRecord
+  | IncompleteTail
+  | InvalidSegment
+  | MalformedFile
+  | Mismatch
+  | DiskError;
+
+const isStrictPrefix = (bytes: Uint8Array, whole: Uint8Array): boolean =>
+  bytes.length < whole.length && equalBytes(bytes, whole.subarray(0, bytes.length));
+
+const errorOffset = (error: FixedLayoutError): number =>
+  "offset" in error && typeof error.offset === "number" ? error.offset : 0;
+
+/**
+ * The store's error for a fixed-layout structure that does not decode at
+ * `base` in `path`: `BeyondSafeInteger` stays distinct, a footer whose record
+ * count is 0 is an empty sealed segment, the rest is `MalformedFile`.
+ */
+export const fixedLayoutFailure = (
+  path: string,
+  kind: FileKind,
+  base: number,
+  error: FixedLayoutError,
+): BeyondSafeInteger | InvalidSegment | MalformedFile => {
+  const offset = base + errorOffset(error);
+  if (error._tag === "BeyondSafeInteger") {
+    return new BeyondSafeInteger({ path, offset, field: error.field });
+  }
+  if (error._tag === "InvalidField" && error.field === "recordCount" && error.reason === "Zero") {
+    return new InvalidSegment({ path, offset: base, reason: "EmptySealed" });
+  }
+  return new MalformedFile({ path, kind, offset, reason: error });
+};
+
+const earlyEnd = (path: string, position: number): DiskError =>
+  new DiskError({
+    operation: "read",
+    path,
+    code: "EIO",
+    detail: `file ended before ${position}, inside the size it reported`,
+  });
+
+/** Checks the header's identity against the target (STORE_ID first: a foreign file is the likelier story). */
+const checkHeader = (target: ScanTarget, bytes: Uint8Array): Effect.Effect<void, ScanError> => {
+  const { path } = target;
+  const decoded = decodeSegmentHeader(bytes);
+  if (decoded._tag === "Left") {
+    return Effect.fail(fixedLayoutFailure(path, "SegmentHeader", 0, decoded.left));
+  }
+  const header = decoded.right;
+  if (!equalBytes(header.storeId, target.storeId)) {
+    return Effect.fail(
+      new Mismatch({
+        path,
+        offset: 24,
+        field: "StoreId",
+        expected: formatStoreId(target.storeId),
+        found: formatStoreId(header.storeId),
+      }),
+    );
+  }
+  if (header.segmentId !== target.segmentId) {
+    return Effect.fail(
+      new Mismatch({
+        path,
+        offset: 8,
+        field: "SegmentId",
+        expected: `${target.segmentId}`,
+        found: `${header.segmentId}`,
+      }),
+    );
+  }
+  if (header.firstSequence !== target.firstSequence) {
+    return Effect.fail(
+      new Mismatch({
+        path,
+        offset: 16,
+        field: "FirstSequence",
+        expected: `${target.firstSequence}`,
+        found: `${header.firstSequence}`,
+      }),
+    );
+  }
+  return Effect.void;
+};
+
+/** Checks a sealed segment's footer against its header, its records and its bytes. */
+const checkFooter = (
+  target: ScanTarget,
+  footer: SegmentFooter,
+  offset: number,
+  recordCount: number,
+  crc: number,
+): Effect.Effect<void, ScanError> => {
+  const mismatch = (field: Mismatch["field"], at: number, expected: string, found: string) =>
+    Effect.fail(new Mismatch({ path: target.path, offset: offset + at, field, expected, found }));
+  if (footer.segmentId !== target.segmentId) {
+    return mismatch("SegmentId", 8, `${target.segmentId}`, `${footer.segmentId}`);
+  }
+  if (footer.firstSequence !== target.firstSequence) {
+    return mismatch("FirstSequence", 16, `${target.firstSequence}`, `${footer.firstSequence}`);
+  }
+  if (!equalBytes(footer.storeId, target.storeId)) {
+    return mismatch("StoreId", 24, formatStoreId(target.storeId), formatStoreId(footer.storeId));
+  }
+  if (footer.recordCount !== recordCount) {
+    return mismatch("RecordCount", 48, `${recordCount}`, `${footer.recordCount}`);
+  }
+  if (footer.segmentCrc !== crc) {
+    return mismatch("SegmentChecksum", 56, `${crc}`, `${footer.segmentCrc}`);
+  }
+  return Effect.void;
+};
+
+/**
+ * Records handed to the caller at a time. A batch is alive only while the
+ * caller folds it: kept small, it is garbage before the next young-generation
+ * collection instead of being copied by it (a whole 4 MiB chunk's records,
+ * ~20,000 objects and payload views, were).
+ */
+export const deliverRecordsMax = 1024;
+
+/** Why `decodeBuffered` stopped: it needs more bytes (or is done), the batch is full, or a fault. */
+type ScanStop = "Exhausted" | "BatchFull" | "Fault";
+
+/** A record the scan refuses, found by `decodeBuffered` at the cursor. */
+type ScanFault =
+  | { readonly _tag: "Corrupt"; readonly reason: CorruptRecord["reason"] }
+  | { readonly _tag: "BeyondSafeInteger"; readonly field: "sequence" }
+  | { readonly _tag: "Sequence"; readonly found: number };
+
+/**
+ * Where a scan stands. Plain mutable fields, so that the record loop runs
+ * in an ordinary function: inside the Effect generator every local lives in
+ * the generator's heap context, which made the loop several times slower.
+ */
+class ScanCursor {
+  /** The bytes held, starting at file offset `bufferStart`. */
+  buffer: Uint8Array = new Uint8Array(0);
+  bufferStart = segmentHeaderBytes;
+  /** The next record's offset in `buffer`. */
+  cursor = 0;
+  /** The sequence the next record must have. */
+  expected: number;
+  recordCount = 0;
+  lastRecordOffset = 0;
+  /** Set when `decodeBuffered` returns "Fault": the record at the cursor. */
+  fault: ScanFault | undefined = undefined;
+
+  constructor(firstSequence: number) {
+    this.expected = firstSequence;
+  }
+}
+
+/**
+ * Decodes the complete records the buffer holds from the cursor on, in
+ * order, appending each to `batch` and noting it in `index`, until the
+ * buffer (or the records) end, the batch holds `deliverRecordsMax`, or a
+ * record is refused (left at the cursor, described in `scan.fault`).
+ */
+const decodeBuffered = (
+  scan: ScanCursor,
+  recordsEnd: number,
+  batch: { readonly records: Array<ScannedRecord>; readonly offsets: Array<number> },
+  index: SegmentIndex.SegmentIndex,
+): ScanStop => {
+  const { buffer, bufferStart } = scan;
+  let cursor = scan.cursor;
+  let expected = scan.expected;
+  let recordCount = scan.recordCount;
+  let lastRecordOffset = scan.lastRecordOffset;
+  let stop: ScanStop = "Exhausted";
+  while (bufferStart + cursor < recordsEnd && cursor < buffer.length) {
+    if (batch.records.length >= deliverRecordsMax) {
+      stop = "BatchFull";
+      break;
+    }
+    const decoded = decodeRecord(buffer, cursor);
+    if (decoded._tag === "Incomplete") break;
+    if (decoded._tag === "Corrupt") {
+      scan.fault = { _tag: "Corrupt", reason: decoded.reason };
+      stop = "Fault";
+      break;
+    }
+    if (decoded._tag === "BeyondSafeInteger") {
+      scan.fault = { _tag: "BeyondSafeInteger", field: decoded.field };
+      stop = "Fault";
+      break;
+    }
+    const { record } = decoded;
+    if (record.sequence !== expected) {
+      scan.fault = { _tag: "Sequence", found: record.sequence };
+      stop = "Fault";
+      break;
+    }
+    const offset = bufferStart + cursor;
+    batch.records.push(record);
+    batch.offsets.push(offset);
+    SegmentIndex.note(index, recordCount, record.sequence, offset);
+    lastRecordOffset = offset;
+    recordCount += 1;
+    expected += 1;
+    cursor += decoded.size;
+  }
+  scan.cursor = cursor;
+  scan.expected = expected;
+  scan.recordCount = recordCount;
+  scan.lastRecordOffset = lastRecordOffset;
+  return stop;
+};
+
+/**
+ * Scans the segment open as `handle` (of `size` bytes) against `target`,
+ * calling `onRecords` with its records in order, at most
+ * `deliverRecordsMax` at a time (records already accepted are delivered
+ * before a later fault is reported, so the caller's earliest error wins).
+ * A batch's payloads are views into the scan's buffer: the caller decodes
+ * them during the call and keeps neither the batch nor the views. Fails
+ * with the first fault found; never writes.
+ */
+export const scanSegment = <X, R>(
+  handle: FileHandle,
+  size: number,
+  target: ScanTarget,
+  onRecords: (batch: ScannedBatch) => Effect.Effect<void, X, R>,
+): Effect.Effect<ScannedSegment, ScanError | X, R> =>
+  Effect.gen(function* () {
+    const { path } = target;
+    if (size > segmentFileBytesMax) {
+      return yield* new InvalidSegment({ path, offset: segmentFileBytesMax, reason: "TooLarge" });
+    }
+    const expectedHeader = encodeSegmentHeader({
+      segmentId: target.segmentId,
+      firstSequence: target.firstSequence,
+      storeId: target.storeId,
+    });
+    if (size < segmentHeaderBytes) {
+      const bytes = yield* readUpTo(handle, 0, size);
+      if (target.highest && isStrictPrefix(bytes, expectedHeader)) {
+        return yield* new IncompleteTail({
+          path,
+          offset: 0,
+          sequence: target.firstSequence,
+          part: "Header",
+        });
+      }
+      yield* checkHeader(target, bytes);
+    }
+    const headerBytes = yield* readUpTo(handle, 0, segmentHeaderBytes);
+    if (headerBytes.length < segmentHeaderBytes) return yield* earlyEnd(path, segmentHeaderBytes);
+    yield* checkHeader(target, headerBytes);
+
+    // A footer is recognised by decoding; for the highest segment a
+    // non-footer tail means "active", and the record scan judges it.
+    let footer: SegmentFooter | undefined;
+    let footerError: FixedLayoutError | undefined;
+    const footerOffset = size - segmentFooterBytes;
+    if (size >= segmentHeaderBytes + segmentFooterBytes) {
+      const footerBytes = yield* readUpTo(handle, footerOffset, segmentFooterBytes);
+      const decoded = decodeSegmentFooter(footerBytes);
+      if (decoded._tag === "Right") {
+        footer = decoded.right;
+      } else if (!target.highest) {
+        if (decoded.left._tag === "BadMagic") {
+          return yield* new InvalidSegment({ path, offset: footerOffset, reason: "MissingFooter" });
+        }
+        return yield* fixedLayoutFailure(path, "SegmentFooter", footerOffset, decoded.left);
+      } else {
+        footerError = decoded.left;
+      }
+    } else if (!target.highest) {
+      return yield* new InvalidSegment({ path, offset: size, reason: "MissingFooter" });
+    }
+    const sealed = footer !== undefined;
+    const recordsEnd = sealed ? footerOffset : size;
+
+    const scan = new ScanCursor(target.firstSequence);
+    // CRC of bytes [0, scan.bufferStart).
+    let crcBeforeBuffer = crc32c(headerBytes);
+    const index = SegmentIndex.empty();
+    let batch = { records: [] as ScannedRecord[], offsets: [] as number[] };
+
+    const deliver = Effect.suspend(() => {
+      if (batch.records.length === 0) return Effect.void;
+      const delivered = batch;
+      batch = { records: [], offsets: [] };
+      return onRecords(delivered);
+    });
+
+    /**
+     * The fault at `offset` in the active segment: a torn footer (the rest of
+     * the file is a strict prefix of the footer these records call for), a
+     * whole but broken footer, or a corrupt record.
+     */
+    const activeFault = (offset: number, reason: CorruptRecord["reason"]) =>
+      Effect.gen(function* () {
+        const restLength = size - offset;
+        if (scan.recordCount > 0 && restLength <= segmentFooterBytes) {
+          const rest = yield* readUpTo(handle, offset, restLength);
+          const expectedFooter = encodeSegmentFooter({
+            segmentId: target.segmentId,
+            firstSequence: target.firstSequence,
+            storeId: target.storeId,
+            lastSequence: scan.expected - 1,
+            recordCount: scan.recordCount,
+            segmentCrc: crc32c(scan.buffer.subarray(0, scan.cursor), crcBeforeBuffer),
+          });
+          if (isStrictPrefix(rest, expectedFooter)) {
+            return yield* new IncompleteTail({
+              path,
+              offset,
+              sequence: scan.expected,
+              part: "Footer",
+            });
+          }
+          if (restLength === segmentFooterBytes && footerError !== undefined) {
+            return yield* fixedLayoutFailure(path, "SegmentFooter", offset, footerError);
+          }
+        }
+        return yield* new CorruptRecord({ path, offset, sequence: scan.expected, reason });
+      });
+
+    for (;;) {
+      // Decode every complete record the buffer holds, a batch at a time.
+      const stop = decodeBuffered(scan, recordsEnd, batch, index);
+      if (stop === "BatchFull") {
+        yield* deliver;
+        continue;
+      }
+      const offset = scan.bufferStart + scan.cursor;
+      const fault = scan.fault;
+      if (stop === "Fault" && fault !== undefined) {
+        yield* deliver;
+        switch (fault._tag) {
+          case "Corrupt":
+            if (!sealed) return yield* activeFault(offset, fault.reason);
+            return yield* new CorruptRecord({
+              path,
+              offset,
+              sequence: scan.expected,
+              reason: fault.reason,
+            });
+          case "BeyondSafeInteger":
+            return yield* new BeyondSafeInteger({ path, offset: offset + 8, field: fault.field });
+          case "Sequence":
+            return yield* new Mismatch({
+              path,
+              offset: offset + 8,
+              field: "Sequence",
+              expected: `${scan.expected}`,
+              found: `${fault.found}`,
+            });
+        }
+      }
+      if (offset === recordsEnd) break;
+      if (scan.bufferStart + scan.buffer.length >= recordsEnd) {
+        // The bytes end inside a record whose present bytes are all plausible.
+        yield* deliver;
+        if (sealed) {
+          return yield* new InvalidSegment({ path, offset, reason: "RecordsOverrunFooter" });
+        }
+        return yield* new IncompleteTail({
+          path,
+          offset,
+          sequence: scan.expected,
+          part: "Record",
+        });
+      }
+      yield* deliver;
+      // The next chunk starts at the first byte not yet decoded: the start of
+      // a record the buffer holds only part of is read again (a few hundred
+      // bytes) rather than every chunk being copied behind it. Those bytes
+      // were neither hashed nor delivered yet; the segment CRC covers the
+      // bytes as decoded.
+      const held = scan.buffer.length - scan.cursor;
+      const wanted = Math.max(scanChunkBytes, held + recordBytesWanted(scan.buffer, scan.cursor));
+      const length = Math.min(wanted, recordsEnd - offset);
+      const chunk = yield* readUpTo(handle, offset, length);
+      if (chunk.length < length) return yield* earlyEnd(path, offset + length);
+      crcBeforeBuffer = crc32c(scan.buffer.subarray(0, scan.cursor), crcBeforeBuffer);
+      scan.bufferStart = offset;
+      scan.cursor = 0;
+      scan.buffer = chunk;
+    }
+    yield* deliver;
+    const { buffer, bufferStart, cursor, recordCount, lastRecordOffset } = scan;
+    const crc = crc32c(buffer.subarray(0, cursor), crcBeforeBuffer);
+    // The last record is still in the buffer: the scan only moves past a
+    // record's bytes when it reads more, and it stopped reading.
+    const tailCrc =
+      recordCount === 0
+        ? crc32c(headerBytes)
+        : crc32c(buffer.subarray(lastRecordOffset - bufferStart, cursor));
+    if (footer !== undefined) {
+      if (recordCount === 0) {
+        return yield* new InvalidSegment({ path, offset: footerOffset, reason: "EmptySealed" });
+      }
+      yield* checkFooter(target, footer, footerOffset, recordCount, crc);
+    }
+    return {
+      path,
+      segmentId: target.segmentId,
+      firstSequence: target.firstSequence,
+      recordCount,
+      size,
+      sealed,
+      recordsEnd,
+      crc,
+      lastRecordOffset: recordCount === 0 ? 0 : lastRecordOffset,
+      tailCrc,
+      index,
+    };
+  });

@@ -1,0 +1,165 @@
+/**
+ * The running store's mutable state. It is touched only inside `Effect.sync`
+ * blocks (or between yields of the one fiber that owns a step), so every
+ * transition is atomic on Node's single thread; the writer semaphore orders
+ * the I/O that goes with them.
+ */
+import type { Event } from "@tay/core";
+import { Deferred, Effect, FiberId } from "effect";
+import type { FileHandle } from "../../disk/Disk.js";
+import type { StoreError, WriterFailed } from "../StoreError.js";
+import type { StoreOptions } from "../StoreOptions.js";
+import type { Manifest } from "./codec.js";
+import type { OrphanedGeneration } from "./recovery.js";
+import type * as SegmentIndex from "./segmentIndex.js";
+
+/** One segment file of the current generation. */
+export interface SegmentState {
+  readonly id: number;
+  readonly path: string;
+  readonly firstSequence: number;
+  /** Records written to the file (and visible to reads). */
+  recordCount: number;
+  /** Bytes written: header, records and, once sealed, the footer. */
+  size: number;
+  sealed: boolean;
+  readonly index: SegmentIndex.SegmentIndex;
+}
+
+/** The segment appends go to, its open handle and the running segment CRC. */
+export interface ActiveSegment {
+  readonly segment: SegmentState;
+  readonly handle: FileHandle;
+  /** CRC of every byte written so far, the future footer's segment CRC. */
+  crc: number;
+}
+
+export interface GenerationState {
+  readonly epoch: number;
+  readonly manifest: Manifest;
+  readonly storeId: Uint8Array;
+  readonly segments: Array<SegmentState>;
+  active: ActiveSegment;
+}
+
+/**
+ * A record submitted and not yet written: sequence assigned, payload encoded.
+ * The sequence is written once, by the step that queues the record (the
+ * record is encoded first, so that an unencodable event assigns nothing).
+ */
+export interface PendingRecord {
+  sequence: number;
+  readonly event: Event.Event;
+  readonly type: number;
+  readonly schema: number;
+  readonly payload: Uint8Array;
+  /** Encoded record size in bytes. */
+  readonly size: number;
+}
+
+/** Told once how a ticket ended: `undefined` when durable, else why it failed. */
+export type Waiter = (failure: StoreError | undefined) => void;
+
+/**
+ * A submission waiting for its last record to be durable (per policy). Its
+ * waiters are plain callbacks, called once, in ticket order, by the step
+ * that settles it: no fiber or Deferred per submission.
+ */
+export interface Ticket {
+  readonly lastSequence: number;
+  /** Whether the ticket has ended; `failure` says how. */
+  settled: boolean;
+  failure: StoreError | undefined;
+  /** Called when it ends (emptied then). */
+  waiters: Array<Waiter>;
+}
+
+export interface StoreState {
+  readonly directory: string;
+  readonly options: StoreOptions;
+  generation: GenerationState;
+  /** The sequence the next submitted record gets. */
+  nextSequence: number;
+  pending: Array<PendingRecord>;
+  pendingBytes: number;
+  /** Records taken by the write in progress (still served to reads from memory). */
+  inFlight: ReadonlyArray<PendingRecord>;
+  tickets: Array<Ticket>;
+  /** Set once a write or sync failed: the writer refuses everything after. */
+  failure: WriterFailed | undefined;
+  /** Close began: no submit is accepted, the writer drains and stops. */
+  closing: boolean;
+  /** A compaction is in progress: submits wait on it. */
+  gate: Deferred.Deferred<void> | undefined;
+  /** `flush()` asked for everything pending to be written now. */
+  forced: boolean;
+  /** When the last flush finished, ms. */
+  lastFlushAt: number;
+  /** Generations under `epochs/` other than the current one (removed by the next compaction). */
+  orphans: Array<OrphanedGeneration>;
+}
+
+/** A fresh, not yet completed signal, made synchronously. */
+export const makeSignal = <E>(): Deferred.Deferred<void, E> =>
+  Deferred.unsafeMake<void, E>(FiberId.none);
+
+/** Completes `deferred` synchronously (a no-op if already done). */
+export const settle = <E>(
+  deferred: Deferred.Deferred<void, E>,
+  outcome: Effect.Effect<void, E>,
+): void => {
+  Deferred.unsafeDone(deferred, outcome);
+};
+
+/** A ticket for a submission ending at `lastSequence`, not yet settled. */
+export const makeTicket = (lastSequence: number): Ticket => ({
+  lastSequence,
+  settled: false,
+  failure: undefined,
+  waiters: [],
+});
+
+/** Calls `waiter` when `ticket` ends (at once, if it has). */
+export const onSettled = (ticket: Ticket, waiter: Waiter): void => {
+  if (ticket.settled) waiter(ticket.failure);
+  else ticket.waiters.push(waiter);
+};
+
+/** Ends `ticket` (a no-op if it has ended) and tells its waiters, in the order they came. */
+export const settleTicket = (ticket: Ticket, failure: StoreError | undefined): void => {
+  if (ticket.settled) return;
+  ticket.settled = true;
+  ticket.failure = failure;
+  const { waiters } = ticket;
+  ticket.waiters = [];
+  for (const waiter of waiters) waiter(failure);
+};
+
+/** Resolves once `ticket` ends: succeeds when durable, fails with its failure. */
+export const awaitTicket = (ticket: Ticket): Effect.Effect<void, StoreError> =>
+  ticket.settled
+    ? ticket.failure === undefined
+      ? Effect.void
+      : Effect.fail(ticket.failure)
+    : Effect.async<void, StoreError>((resume) => {
+        onSettled(ticket, (failure) =>
+          resume(failure === undefined ? Effect.void : Effect.fail(failure)),
+        );
+      });
+
+/** The last sequence assigned (written or pending). */
+export const lastAssigned = (state: StoreState): number => state.nextSequence - 1;
+
+/** The last sequence written to a file (durable per policy once its batch resolved). */
+export const lastWritten = (state: StoreState): number => {
+  const { segment } = state.generation.active;
+  return segment.firstSequence + segment.recordCount - 1;
+};
+
+/** Records written to the generation's files. */
+export const writtenRecords = (state: StoreState): number =>
+  state.generation.segments.reduce((sum, segment) => sum + segment.recordCount, 0);
+
+/** Bytes of the generation's files as written. */
+export const writtenBytes = (state: StoreState): number =>
+  state.generation.segments.reduce((sum, segment) => sum + segment.size, 0);

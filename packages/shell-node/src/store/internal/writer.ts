@@ -1,0 +1,622 @@
+/**
+ * The single writer: group commit, durability per policy, rotation.
+ *
+ * Submitters only encode, assign sequences and queue records (the last two
+ * synchronously, so sequences follow submit order). One flusher fiber takes
+ * everything pending when the flush policy says so — with the default
+ * policy, whenever it is idle, so what arrives during a write+sync forms the
+ * next batch — lays the batch into one buffer, writes it with one call
+ * (looping over short writes), syncs as the durability policy asks, then
+ * settles the batch's tickets. A failed write or sync fails every
+ * outstanding submission and the writer for good: after an fsync error the
+ * page cache cannot be trusted.
+ *
+ * The hot path allocates little and runs few Effect steps: a ticket is a
+ * list of plain callbacks (no Deferred, no fiber per submission), the
+ * flusher is woken by a callback rather than a queue, and a batch runs
+ * write, sync and settlement as one chain. A caller that decides in batches
+ * (the engine) uses the synchronous pieces directly: `admission`, `prepare`,
+ * `overBudget`, `enqueue`, `onSettled`.
+ */
+import type { Event } from "@tay/core";
+import { Clock, Deferred, Duration, Effect, Either, Fiber } from "effect";
+import type { Disk, DiskError } from "../../disk/Disk.js";
+import * as Layout from "../Layout.js";
+import {
+  PendingFull,
+  StoreClosed,
+  type StoreError,
+  UnencodableEvent,
+  WriterFailed,
+} from "../StoreError.js";
+import {
+  crc32c,
+  encodeEvent,
+  encodeRecordInto,
+  encodeSegmentFooter,
+  encodeSegmentHeader,
+  payloadBytesMax,
+  recordSize,
+  segmentFileBytesMax,
+  segmentFooterBytes,
+} from "./codec.js";
+import { createFile, forAppends, writeAll } from "../../disk/Files.js";
+import { dataSyncAppends } from "../StoreOptions.js";
+import { decide } from "./flushDecision.js";
+import * as SegmentIndex from "./segmentIndex.js";
+import {
+  type ActiveSegment,
+  awaitTicket,
+  lastAssigned,
+  makeTicket,
+  type PendingRecord,
+  type SegmentState,
+  type StoreState,
+  settleTicket,
+  type Ticket,
+} from "./storeState.js";
+
+/**
+ * Wakes the flusher. It holds at most one wake-up, so wakes coalesce: a
+ * wake while the flusher is busy makes its next wait return at once.
+ */
+export interface Wake {
+  pending: boolean;
+  /** Resumes the flusher while it waits. */
+  resume: (() => void) | undefined;
+}
+
+/** The writer's machinery around the shared state. */
+export interface Writer {
+  readonly state: StoreState;
+  readonly wake: Wake;
+  /** One holder at a time: a batch, a rotation, a compaction, a close. */
+  readonly semaphore: Effect.Semaphore;
+}
+
+/** A wake with nothing held and nobody waiting. */
+export const makeWake = (): Wake => ({ pending: false, resume: undefined });
+
+/** Wakes the flusher now, or holds the wake-up for its next wait. */
+export const wakeUp = (wake: Wake): void => {
+  const resume = wake.resume;
+  if (resume === undefined) {
+    wake.pending = true;
+    return;
+  }
+  wake.resume = undefined;
+  resume();
+};
+
+/** Waits for a wake-up (returns at once when one is held). Interruptible. */
+const waitForWake = (wake: Wake): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (wake.pending) {
+      wake.pending = false;
+      return Effect.void;
+    }
+    return Effect.async<void>((resume) => {
+      wake.resume = () => resume(Effect.void);
+      return Effect.sync(() => {
+        wake.resume = undefined;
+      });
+    });
+  });
+
+// The store (its `open`) registers its writer here, so that the engine of
+// this package reaches the synchronous submission path without widening the
+// public `Store` interface.
+const writers = new WeakMap<object, Writer>();
+
+/** Records that `writer` serves `owner` (a `Store`). */
+export const register = (owner: object, writer: Writer): void => {
+  writers.set(owner, writer);
+};
+
+/** The writer serving `owner`, if `owner` is a store that `open` made. */
+export const writerOf = (owner: object): Writer | undefined => writers.get(owner);
+
+/** What `submit` hands back: the batch's sequences and how to await its durability. */
+export interface Submitted {
+  readonly firstSequence: number;
+  readonly lastSequence: number;
+  /** Resolves once the batch is written and synced as the durability policy asks. */
+  readonly durable: Effect.Effect<void, StoreError>;
+}
+
+/** An event encoded for the log, its sequence still to come. */
+export interface EncodedEvent {
+  readonly event: Event.Event;
+  readonly type: number;
+  readonly schema: number;
+  readonly payload: Uint8Array;
+  readonly size: number;
+}
+
+/** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */
+const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
+  const result = encodeEvent(event);
+  if (result._tag === "Left") return new UnencodableEvent({ index, reason: result.left });
+  const { type, schema, payload } = result.right;
+  if (payload.length > payloadBytesMax) {
+    return new UnencodableEvent({
+      index,
+      reason: { _tag: "PayloadTooLarge", bytes: payload.length, limit: payloadBytesMax },
+    });
+  }
+  return { sequence: 0, event, type, schema, payload, size: recordSize(payload.length) };
+};
+
+/**
+ * Encodes `events` (pure): their pairs, payloads and record sizes. Fails
+ * with `UnencodableEvent` naming the first event the codec refuses.
+ */
+export const encodeEvents = (
+  events: ReadonlyArray<Event.Event>,
+): Either.Either<Array<EncodedEvent>, UnencodableEvent> =>
+  Either.map(prepare(events), (prepared) => prepared.records);
+
+/** One submission's records, encoded, and their total size in bytes. */
+export interface Prepared {
+  readonly records: Array<PendingRecord>;
+  readonly bytes: number;
+}
+
+/**
+ * Encodes `events` as pending records, sequences not yet assigned (pure).
+ * Fails with `UnencodableEvent` naming the first event the codec refuses.
+ */
+export const prepare = (
+  events: ReadonlyArray<Event.Event>,
+): Either.Either<Prepared, UnencodableEvent> => {
+  const records: Array<PendingRecord> = [];
+  let bytes = 0;
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index];
+    if (event === undefined) continue;
+    const record = encodeOne(event, index);
+    if (record instanceof UnencodableEvent) return Either.left(record);
+    records.push(record);
+    bytes += record.size;
+  }
+  return Either.right({ records, bytes });
+};
+
+/** Fails every outstanding submission with `failure` and stops the writer for good. */
+export const failAll = (state: StoreState, failure: WriterFailed): void => {
+  if (state.failure === undefined) state.failure = failure;
+  const tickets = state.tickets;
+  state.tickets = [];
+  // What was never written never will be: reads stop showing it.
+  state.pending = [];
+  state.pendingBytes = 0;
+  state.inFlight = noRecords;
+  for (const ticket of tickets) settleTicket(ticket, failure);
+};
+
+/** Whether the writer takes a submission now. */
+export type Admission =
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "Gated"; readonly gate: Deferred.Deferred<void> }
+  | { readonly _tag: "Refused"; readonly error: StoreError };
+
+const open: Admission = { _tag: "Open" };
+
+/**
+ * `Open`; `Refused` once the writer failed (its failure) or is closing
+ * (`StoreClosed`); `Gated` while a compaction holds the gate (wait on it,
+ * then ask again).
+ */
+export const admission = (state: StoreState): Admission => {
+  if (state.failure !== undefined) return { _tag: "Refused", error: state.failure };
+  if (state.closing) return { _tag: "Refused", error: new StoreClosed({ path: state.directory }) };
+  if (state.gate !== undefined) return { _tag: "Gated", gate: state.gate };
+  return open;
+};
+
+/**
+ * `PendingFull` if `bytes` more, on top of what is pending and of
+ * `queuedBytes` the caller is about to queue with them, would pass
+ * `pendingBytesMax` (a submission larger than the limit still passes alone).
+ */
+export const overBudget = (
+  state: StoreState,
+  queuedBytes: number,
+  bytes: number,
+): PendingFull | undefined => {
+  const pendingBytes = state.pendingBytes + queuedBytes;
+  const limit = state.options.pendingBytesMax;
+  return pendingBytes + bytes > limit && pendingBytes > 0
+    ? new PendingFull({ path: state.directory, pendingBytes, limit })
+    : undefined;
+};
+
+/**
+ * Assigns the next sequences to `records` in order, queues them and wakes
+ * the flusher; returns their ticket. Synchronous: the caller checked
+ * `admission` and `overBudget` in the same step. `records` is not empty.
+ */
+export const enqueue = (
+  writer: Writer,
+  records: ReadonlyArray<PendingRecord>,
+  bytes: number,
+): Ticket => {
+  const { state } = writer;
+  let sequence = state.nextSequence;
+  const pending = state.pending;
+  for (const record of records) {
+    record.sequence = sequence;
+    pending.push(record);
+    sequence += 1;
+  }
+  state.pendingBytes += bytes;
+  state.nextSequence = sequence;
+  const ticket = makeTicket(sequence - 1);
+  state.tickets.push(ticket);
+  wakeUp(writer.wake);
+  return ticket;
+};
+
+/** Queues prepared records unless refused: the submission, the error, or the gate to wait on. */
+const assign = (writer: Writer, prepared: Prepared): Submitted | Admission => {
+  const { state } = writer;
+  const admitted = admission(state);
+  if (admitted._tag !== "Open") return admitted;
+  const firstSequence = state.nextSequence;
+  if (prepared.records.length === 0) {
+    return { firstSequence, lastSequence: firstSequence - 1, durable: Effect.void };
+  }
+  const full = overBudget(state, 0, prepared.bytes);
+  if (full !== undefined) return { _tag: "Refused", error: full };
+  const ticket = enqueue(writer, prepared.records, prepared.bytes);
+  return { firstSequence, lastSequence: ticket.lastSequence, durable: awaitTicket(ticket) };
+};
+
+const assignOrWait = (writer: Writer, prepared: Prepared): Effect.Effect<Submitted, StoreError> =>
+  Effect.suspend(() => {
+    const outcome = assign(writer, prepared);
+    if (!("_tag" in outcome)) return Effect.succeed(outcome);
+    switch (outcome._tag) {
+      case "Refused":
+        return Effect.fail(outcome.error);
+      case "Gated":
+        return Effect.zipRight(Deferred.await(outcome.gate), assignOrWait(writer, prepared));
+      case "Open":
+        return Effect.dieMessage("assign returned Open");
+      default: {
+        const unknownOutcome: never = outcome;
+        return unknownOutcome;
+      }
+    }
+  });
+
+/**
+ * Assigns the next sequences to `events` (one record each) in submit order
+ * and queues them; waits only while a compaction holds the gate. Fails with
+ * `UnencodableEvent` before assigning anything, `PendingFull`,
+ * `WriterFailed` or `StoreClosed`.
+ */
+export const submit = (
+  writer: Writer,
+  events: ReadonlyArray<Event.Event>,
+): Effect.Effect<Submitted, StoreError> =>
+  Effect.suspend(() => {
+    const prepared = prepare(events);
+    return Either.isLeft(prepared)
+      ? Effect.fail(prepared.left)
+      : assignOrWait(writer, prepared.right);
+  });
+
+const noRecords: ReadonlyArray<PendingRecord> = [];
+
+/** How many pending records the next write takes (0: the active segment is full). */
+const batchLength = (state: StoreState): { readonly count: number; readonly bytes: number } => {
+  const { segment } = state.generation.active;
+  let bytes = 0;
+  let count = 0;
+  for (const record of state.pending) {
+    if (count > 0 && bytes + record.size > state.options.writeBytesMax) break;
+    // Stop at the rotation target: the rest goes to the next segment.
+    if (count > 0 && segment.size + bytes >= state.options.rotationTargetBytes) break;
+    // The footer must still fit under the format's 1 GiB bound.
+    if (segment.size + bytes + record.size + segmentFooterBytes > segmentFileBytesMax) break;
+    bytes += record.size;
+    count += 1;
+  }
+  return { count, bytes };
+};
+
+/** Takes the first `count` pending records (`bytes` in all) for a write. */
+const takePending = (
+  state: StoreState,
+  count: number,
+  bytes: number,
+): ReadonlyArray<PendingRecord> => {
+  state.pendingBytes -= bytes;
+  if (count === state.pending.length) {
+    // The common case: the whole queue, without copying it.
+    const records = state.pending;
+    state.pending = [];
+    return records;
+  }
+  return state.pending.splice(0, count);
+};
+
+/** Lays `records` back to back into one buffer of `bytes` bytes. */
+const layOut = (records: ReadonlyArray<PendingRecord>, bytes: number): Uint8Array => {
+  const buffer = new Uint8Array(bytes);
+  let offset = 0;
+  for (const record of records) {
+    offset += encodeRecordInto(buffer, offset, record);
+  }
+  return buffer;
+};
+
+/** Settles, in order, every submission whose last record is at or below `sequence`. */
+const resolveThrough = (state: StoreState, sequence: number): void => {
+  const { tickets } = state;
+  let resolved = 0;
+  while (resolved < tickets.length && (tickets[resolved]?.lastSequence ?? 0) <= sequence) {
+    resolved += 1;
+  }
+  if (resolved === 0) return;
+  // Off the list first: a waiter may submit again.
+  const done = resolved === tickets.length ? tickets : tickets.slice(0, resolved);
+  state.tickets = resolved === tickets.length ? [] : tickets.slice(resolved);
+  for (const ticket of done) settleTicket(ticket, undefined);
+};
+
+const failWith = (writer: Writer, cause: DiskError) =>
+  Effect.sync(() => failAll(writer.state, new WriterFailed({ cause })));
+
+/**
+ * Seals the active segment (footer, synced unless `Throughput`) and starts
+ * the next one (header; file and directory synced unless `Throughput`).
+ * Runs under the semaphore. Returns the disk error that stopped it, if any;
+ * the caller fails the writer with it.
+ */
+const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, never, Disk> =>
+  Effect.gen(function* () {
+    const { state } = writer;
+    const generation = state.generation;
+    const active = generation.active;
+    const segment = active.segment;
+    const syncing = state.options.durability !== "Throughput";
+    const footer = encodeSegmentFooter({
+      segmentId: segment.id,
+      firstSequence: segment.firstSequence,
+      storeId: generation.storeId,
+      lastSequence: segment.firstSequence + segment.recordCount - 1,
+      recordCount: segment.recordCount,
+      segmentCrc: active.crc,
+    });
+    const sealed = yield* Effect.either(
+      Effect.gen(function* () {
+        yield* writeAll(active.handle, segment.size, footer);
+        if (syncing) yield* active.handle.sync();
+      }),
+    );
+    if (Either.isLeft(sealed)) return sealed.left;
+    segment.size += footer.length;
+    segment.sealed = true;
+    yield* Effect.ignore(active.handle.close());
+
+    const id = segment.id + 1;
+    const firstSequence = segment.firstSequence + segment.recordCount;
+    const header = encodeSegmentHeader({
+      segmentId: id,
+      firstSequence,
+      storeId: generation.storeId,
+    });
+    const path = Layout.segmentPath(state.directory, generation.epoch, id);
+    const created = yield* Effect.either(
+      Effect.flatMap(createFile(path, header, syncing), (handle) =>
+        forAppends(handle, dataSyncAppends(state.options.durability)),
+      ),
+    );
+    if (Either.isLeft(created)) return created.left;
+    const next: SegmentState = {
+      id,
+      path,
+      firstSequence,
+      recordCount: 0,
+      size: header.length,
+      sealed: false,
+      index: SegmentIndex.empty(),
+    };
+    generation.segments.push(next);
+    generation.active = { segment: next, handle: created.right, crc: crc32c(header) };
+    return undefined;
+  });
+
+/** Rotates now; a failure stops the writer. */
+export const rotate = (writer: Writer): Effect.Effect<void, never, Disk> =>
+  Effect.flatMap(sealAndStartNext(writer), (error) =>
+    error === undefined ? Effect.void : failWith(writer, error),
+  );
+
+/**
+ * Accounts for a batch once its write (and sync) succeeded: index, size,
+ * running CRC; rotates when the segment reached its target; then settles
+ * the batch's submissions.
+ */
+const written = (
+  writer: Writer,
+  active: ActiveSegment,
+  records: ReadonlyArray<PendingRecord>,
+  buffer: Uint8Array,
+): Effect.Effect<void, never, Disk> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    const { state } = writer;
+    const segment = active.segment;
+    let offset = segment.size;
+    for (const record of records) {
+      SegmentIndex.note(segment.index, segment.recordCount, record.sequence, offset);
+      segment.recordCount += 1;
+      offset += record.size;
+    }
+    segment.size = offset;
+    active.crc = crc32c(buffer, active.crc);
+    state.inFlight = noRecords;
+    state.lastFlushAt = now;
+    if (state.pending.length === 0) state.forced = false;
+    const lastWritten = segment.firstSequence + segment.recordCount - 1;
+    if (segment.size < state.options.rotationTargetBytes) {
+      resolveThrough(state, lastWritten);
+      return Effect.void;
+    }
+    // Rotation before resolving: once an append resolves, no write of its
+    // batch (nor the rotation it caused) is still in flight.
+    return Effect.flatMap(sealAndStartNext(writer), (rotationError) =>
+      Effect.sync(() => {
+        resolveThrough(state, lastWritten);
+        if (rotationError !== undefined) failAll(state, new WriterFailed({ cause: rotationError }));
+      }),
+    );
+  });
+
+/**
+ * Writes one batch of what is pending (and rotates when the segment is
+ * full or passed its target). Runs under the semaphore; never fails: a disk
+ * error is recorded in the state and fails the outstanding submissions.
+ */
+export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
+  Effect.suspend(() => {
+    const { state } = writer;
+    if (state.failure !== undefined || state.pending.length === 0) return Effect.void;
+    const { count, bytes } = batchLength(state);
+    if (count === 0) {
+      // The next record would push the file past 1 GiB: seal first.
+      return rotate(writer);
+    }
+    const records = takePending(state, count, bytes);
+    state.inFlight = records;
+    const active = state.generation.active;
+    const buffer = layOut(records, bytes);
+    const write = writeAll(active.handle, active.segment.size, buffer);
+    return Effect.matchEffect(
+      // A handle opened with O_DSYNC (Maximal) is durable when the write returns.
+      state.options.durability === "Maximal" && !active.handle.dataSync
+        ? Effect.zipRight(write, active.handle.sync())
+        : write,
+      {
+        onFailure: (error) => failWith(writer, error),
+        onSuccess: () => written(writer, active, records, buffer),
+      },
+    );
+  });
+
+/**
+ * The flusher fiber: waits as the flush policy says, writes batches, stops
+ * when the writer failed or when close has drained everything.
+ */
+export const flusher = (writer: Writer): Effect.Effect<void, never, Disk> =>
+  Effect.gen(function* () {
+    const { state } = writer;
+    // Built once: an Effect is a description, run again at every batch.
+    const writeOne = writer.semaphore.withPermits(1)(writeBatch(writer));
+    const wait = waitForWake(writer.wake);
+    for (;;) {
+      if (state.failure !== undefined) return;
+      if (state.closing && state.pending.length === 0) return;
+      const now = yield* Clock.currentTimeMillis;
+      const decision = decide(state.options.flush, {
+        pendingRecords: state.pending.length,
+        lastFlushAt: state.lastFlushAt,
+        now,
+        forced: state.forced || state.closing,
+      });
+      switch (decision._tag) {
+        case "Now":
+          yield* writeOne;
+          break;
+        case "At":
+          yield* Effect.timeoutOption(wait, Duration.millis(Math.max(0, decision.at - now)));
+          break;
+        case "Wait":
+          yield* wait;
+          break;
+        default: {
+          const unknownDecision: never = decision;
+          return unknownDecision;
+        }
+      }
+    }
+  });
+
+/**
+ * Forces everything submitted so far to be written (and synced per policy)
+ * and waits for it. Fails with the writer's failure.
+ */
+export const flush = (writer: Writer): Effect.Effect<void, StoreError> =>
+  Effect.suspend(() => {
+    const { state } = writer;
+    const last = state.tickets[state.tickets.length - 1];
+    const failed = Effect.suspend(() =>
+      state.failure === undefined ? Effect.void : Effect.fail(state.failure),
+    );
+    if (last === undefined) return failed;
+    state.forced = true;
+    wakeUp(writer.wake);
+    return Effect.zipRight(awaitTicket(last), failed);
+  });
+
+/**
+ * Closes the writer: refuses new submissions, lets the flusher drain what is
+ * pending, syncs the active segment (`Segment` policy; `Maximal` already did,
+ * `Throughput` never does) and closes it. Idempotent.
+ */
+export const close = (
+  writer: Writer,
+  flusherFiber: Fiber.Fiber<void>,
+): Effect.Effect<void, StoreError, Disk> =>
+  Effect.gen(function* () {
+    const { state } = writer;
+    const first = yield* Effect.sync(() => {
+      const wasClosing = state.closing;
+      state.closing = true;
+      wakeUp(writer.wake);
+      return !wasClosing;
+    });
+    yield* Fiber.await(flusherFiber);
+    if (first) {
+      yield* writer.semaphore.withPermits(1)(
+        Effect.gen(function* () {
+          const { handle } = state.generation.active;
+          if (state.failure === undefined && state.options.durability === "Segment") {
+            const synced = yield* Effect.either(handle.sync());
+            if (Either.isLeft(synced)) yield* failWith(writer, synced.left);
+          }
+          yield* Effect.ignore(handle.close());
+          yield* Effect.sync(() => {
+            const tickets = state.tickets;
+            state.tickets = [];
+            const closed = new StoreClosed({ path: state.directory });
+            for (const ticket of tickets) settleTicket(ticket, closed);
+          });
+        }),
+      );
+    }
+    if (state.failure !== undefined) return yield* state.failure;
+  });
+
+/** The last sequence assigned so far. */
+export const lastSequence = (writer: Writer): number => lastAssigned(writer.state);
+
+/** Makes the active segment's data durable now, whatever the policy (after a flush). */
+export const syncNow = (writer: Writer): Effect.Effect<void, StoreError, Disk> =>
+  Effect.gen(function* () {
+    yield* flush(writer);
+    yield* writer.semaphore.withPermits(1)(
+      Effect.gen(function* () {
+        const { state } = writer;
+        if (state.failure !== undefined) return yield* state.failure;
+        if (state.closing) return yield* new StoreClosed({ path: state.directory });
+        const synced = yield* Effect.either(state.generation.active.handle.sync());
+        if (Either.isLeft(synced)) {
+          yield* failWith(writer, synced.left);
+          return yield* Effect.fail(state.failure ?? new WriterFailed({ cause: synced.left }));
+        }
+      }),
+    );
+  });

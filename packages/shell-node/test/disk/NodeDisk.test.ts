@@ -1,0 +1,248 @@
+// Proves what NodeDisk adds to the shared Disk contract (tested in the testkit's DiskContract suite):
+// flock locks exclude a second holder in this process and in another one, errno codes map to
+// DiskErrorCode, and describe rewrites the lock file in place. It runs on a fresh directory under
+// os.tmpdir() and spawns `node -e` children that try the same lock and print what happened.
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import * as fs from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "@effect/vitest";
+import { Effect } from "effect";
+import * as Disk from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+
+const packageDirectory = fileURLToPath(new URL("../..", import.meta.url));
+
+const temporaryDirectory = Effect.acquireRelease(
+  Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "tay-node-disk-"))),
+  (directory) => Effect.promise(() => fs.rm(directory, { recursive: true, force: true })),
+);
+
+// The child resolves fs-ext from the package directory (its cwd); with "hold" it keeps the lock
+// until its stdin closes.
+const childScript = `
+const fs = require("node:fs");
+const fsExt = require("fs-ext");
+const fd = fs.openSync(process.argv[1], "a+");
+try {
+  fsExt.flockSync(fd, "exnb");
+} catch (error) {
+  console.log(error.code === "EAGAIN" || error.code === "EWOULDBLOCK" ? "held" : "error " + error.code);
+  process.exit(0);
+}
+console.log("acquired");
+if (process.argv[2] === "hold") process.stdin.on("end", () => process.exit(0)).resume();
+`;
+
+const startChild = (lockPath: string, hold: boolean): ChildProcessWithoutNullStreams =>
+  spawn(process.execPath, ["-e", childScript, lockPath, hold ? "hold" : "try"], {
+    cwd: packageDirectory,
+  });
+
+/** The first line the child prints. */
+const firstLine = (child: ChildProcessWithoutNullStreams): Effect.Effect<string> =>
+  Effect.async<string>((resume) => {
+    let output = "";
+    let done = false;
+    const finish = (line: string) => {
+      if (done) return;
+      done = true;
+      resume(Effect.succeed(line));
+    };
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+      const end = output.indexOf("\n");
+      if (end >= 0) finish(output.slice(0, end));
+    });
+    child.on("exit", (code) => finish(`exited ${code} before printing: ${output}`));
+  });
+
+const exited = (child: ChildProcessWithoutNullStreams): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null) return resume(Effect.void);
+    child.on("exit", () => resume(Effect.void));
+  });
+
+/** Runs a child that only tries the lock, and returns what it printed. */
+const tryLockFromChild = (lockPath: string) =>
+  Effect.flatMap(
+    Effect.sync(() => startChild(lockPath, false)),
+    firstLine,
+  );
+
+/** A child that holds the lock until the scope closes (its stdin is ended, it exits). */
+const holdLockFromChild = (lockPath: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => startChild(lockPath, true)),
+    (child) =>
+      Effect.zipRight(
+        Effect.sync(() => child.stdin.end()),
+        exited(child),
+      ),
+  );
+
+const bytes = (text: string): Uint8Array => new TextEncoder().encode(text);
+
+/**
+ * The open(2) flags of this process's descriptors on `file`, read from
+ * /proc (Linux): what the kernel was really asked for.
+ */
+const descriptorFlags = (file: string): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.promise(async () => {
+    const flags: Array<number> = [];
+    for (const fd of await fs.readdir("/proc/self/fd")) {
+      const target = await fs.readlink(`/proc/self/fd/${fd}`).catch(() => "");
+      if (target !== file) continue;
+      const info = await fs.readFile(`/proc/self/fdinfo/${fd}`, "utf8");
+      const octal = /^flags:\s+([0-7]+)$/m.exec(info)?.[1];
+      if (octal !== undefined) flags.push(Number.parseInt(octal, 8));
+    }
+    return flags;
+  });
+
+describe("NodeDisk dataSync", () => {
+  it.scoped("opens with O_DSYNC exactly when dataSync is asked for a writable handle", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const file = path.join(directory, "segment.tay");
+      const created = yield* NodeDisk.make.create(file, bytes("header"));
+      yield* created.close();
+      const dsync = (yield* Effect.promise(() => import("node:fs"))).constants.O_DSYNC;
+      for (const [mode, dataSync, expected] of [
+        ["readWrite", true, true],
+        ["readWrite", false, false],
+        ["read", true, false],
+      ] as const) {
+        const handle = yield* NodeDisk.make.open(file, mode, { dataSync });
+        const flags = yield* descriptorFlags(file);
+        expect(flags).toHaveLength(1);
+        expect(((flags[0] ?? 0) & dsync) !== 0).toBe(expected);
+        expect(handle.dataSync).toBe(expected);
+        yield* handle.close();
+      }
+    }),
+  );
+});
+
+describe("NodeDisk locks (flock)", () => {
+  it.scoped("a second lock from this process is refused until the first is released", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const lockPath = path.join(directory, "LOCK");
+      const first = yield* NodeDisk.make.lock(lockPath);
+      const refused = yield* Effect.flip(NodeDisk.make.lock(lockPath));
+      expect(refused).toEqual(new Disk.LockHeld({ path: lockPath }));
+      yield* first.release();
+      const second = yield* NodeDisk.make.lock(lockPath);
+      yield* second.release();
+    }),
+  );
+
+  it.scoped(
+    "another process cannot take a lock this process holds, and can once it is released",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const lockPath = path.join(directory, "LOCK");
+        const held = yield* NodeDisk.make.lock(lockPath);
+        expect(yield* tryLockFromChild(lockPath)).toBe("held");
+        yield* held.release();
+        expect(yield* tryLockFromChild(lockPath)).toBe("acquired");
+      }),
+  );
+
+  it.scoped("this process cannot take a lock another process holds", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const lockPath = path.join(directory, "LOCK");
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const child = yield* holdLockFromChild(lockPath);
+          expect(yield* firstLine(child)).toBe("acquired");
+          const refused = yield* Effect.flip(NodeDisk.make.lock(lockPath));
+          expect(refused._tag).toBe("LockHeld");
+        }),
+      );
+      // The child has exited: the kernel dropped its lock with its descriptor.
+      const mine = yield* NodeDisk.make.lock(lockPath);
+      yield* mine.release();
+    }),
+  );
+
+  it.scoped(
+    "describe rewrites the lock file in place (same inode, truncated to the new contents)",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const lockPath = path.join(directory, "LOCK");
+        const lock = yield* NodeDisk.make.lock(lockPath);
+        const before = yield* Effect.promise(() => fs.stat(lockPath));
+        yield* lock.describe(bytes('{"pid":12345,"host":"a-long-host-name"}'));
+        yield* lock.describe(bytes('{"pid":1}'));
+        const after = yield* Effect.promise(() => fs.stat(lockPath));
+        expect(after.ino).toBe(before.ino);
+        expect(yield* Effect.promise(() => fs.readFile(lockPath, "utf8"))).toBe('{"pid":1}');
+        yield* lock.release();
+      }),
+  );
+});
+
+describe("NodeDisk errors", () => {
+  it.scoped("errno codes outside DiskErrorCode become Other, with the code in the detail", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      yield* NodeDisk.make.makeDirectory(path.join(directory, "parent"));
+      const error = yield* Effect.flip(
+        NodeDisk.make.rename(
+          path.join(directory, "parent"),
+          path.join(directory, "parent", "child"),
+        ),
+      );
+      expect(error.code).toBe("Other");
+      expect(error.detail).toMatch(/^EINVAL: /);
+      expect(error.operation).toBe("rename");
+      expect(error.message).toContain("rename");
+    }),
+  );
+
+  it.scoped("errors name the operation and the path", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const missing = path.join(directory, "missing");
+      const error = yield* Effect.flip(NodeDisk.make.open(missing, "read"));
+      expect(error).toMatchObject({
+        _tag: "DiskError",
+        operation: "open",
+        path: missing,
+        code: "ENOENT",
+      });
+    }),
+  );
+
+  it.scoped("the layer provides NodeDisk as the Disk service", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      yield* Effect.promise(() => fs.writeFile(path.join(directory, "file"), "x"));
+      const names = yield* Effect.flatMap(Disk.Disk, (disk) => disk.readDirectory(directory)).pipe(
+        Effect.provide(NodeDisk.layer),
+      );
+      expect(names).toEqual(["file"]);
+    }),
+  );
+
+  it.scoped("reads return plain Uint8Arrays, never Buffers", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const file = path.join(directory, "file");
+      yield* Effect.promise(() => fs.writeFile(file, "contents"));
+      const whole = yield* NodeDisk.make.readFile(file);
+      expect(Buffer.isBuffer(whole)).toBe(false);
+      const handle = yield* NodeDisk.make.open(file, "read");
+      const part = yield* handle.read(0, 4);
+      expect(Buffer.isBuffer(part)).toBe(false);
+      expect(new TextDecoder().decode(part)).toBe("cont");
+      yield* handle.close();
+    }),
+  );
+});

@@ -1,0 +1,259 @@
+/**
+ * A drain is the pure core applied one command at a time. Random commands
+ * (inserts of one job and of several, claims, completions, failures,
+ * cancellations, half of them refused) are issued in a few turns, each turn
+ * one drain. The engine folds a drain's inserts late (after their write is
+ * handed to the disk, or when a later command of the drain needs them), so
+ * this holds it to the reference it must match: `Decide.decide` then
+ * `Evolve.evolveAll`, command by command, from the same state and clock.
+ * Answers, refusals, the log and the final state must all be the same,
+ * whether each turn waits for the previous one's answers or follows its
+ * drain at once.
+ */
+import { describe, expect, it } from "@effect/vitest";
+import { Commands, Decide, type Event, Evolve, type Job, State } from "@tay/core";
+import { Effect, TestClock } from "effect";
+import * as fc from "fast-check";
+import * as Engine from "../../src/engine/Engine.js";
+import type { EngineService } from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
+import { dataDirectory, nodeDisk } from "../support/store.js";
+
+type Step =
+  | { readonly _tag: "insert"; readonly queue: string; readonly priority: number }
+  | { readonly _tag: "insertMany"; readonly queue: string; readonly count: number }
+  | { readonly _tag: "claim"; readonly queue: string; readonly limit: number }
+  | { readonly _tag: "complete"; readonly jobId: number }
+  | { readonly _tag: "fail"; readonly jobId: number }
+  | { readonly _tag: "cancel"; readonly jobId: number };
+
+const queue = fc.constantFrom("a", "b");
+// Ids past the jobs inserted so far are refused (JobNotFound), as are
+// transitions a job's state does not allow.
+const jobId = fc.integer({ min: 1, max: 24 });
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      _tag: fc.constant("insert" as const),
+      queue,
+      priority: fc.integer({ min: 0, max: 9 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      _tag: fc.constant("insertMany" as const),
+      queue,
+      count: fc.integer({ min: 2, max: 4 }),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant("claim" as const),
+      queue,
+      limit: fc.integer({ min: 1, max: 3 }),
+    }),
+  },
+  { weight: 2, arbitrary: fc.record({ _tag: fc.constant("complete" as const), jobId }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("fail" as const), jobId }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("cancel" as const), jobId }) },
+);
+
+const now = 1_000_000;
+
+const newJobs = (next: Step & { readonly _tag: "insertMany" }) =>
+  Array.from({ length: next.count }, (_, index) => ({
+    queue: next.queue,
+    worker: "W",
+    args: index,
+  }));
+
+/** The command the engine builds for a step, at `now`. */
+const commandOf = (next: Step): Commands.Command => {
+  switch (next._tag) {
+    case "insert":
+      return Commands.insertJobs({
+        now,
+        jobs: [{ queue: next.queue, worker: "W", args: null, priority: next.priority }],
+      });
+    case "insertMany":
+      return Commands.insertJobs({ now, jobs: newJobs(next) });
+    case "claim":
+      return Commands.claimJobs({ now, queue: next.queue, limit: next.limit });
+    case "complete":
+      return Commands.completeJob({ now, jobId: next.jobId });
+    case "fail":
+      return Commands.failJob({ now, jobId: next.jobId, error: "boom" });
+    case "cancel":
+      return Commands.cancelJob({ now, jobId: next.jobId, reason: null });
+  }
+};
+
+const issue = (engine: EngineService, next: Step): Promise<unknown> => {
+  const { promises } = engine;
+  switch (next._tag) {
+    case "insert":
+      return promises.insert({
+        queue: next.queue,
+        worker: "W",
+        args: null,
+        priority: next.priority,
+      });
+    case "insertMany":
+      return promises.insertMany(newJobs(next));
+    case "claim":
+      return promises.claim(next.queue, next.limit);
+    case "complete":
+      return promises.complete(next.jobId);
+    case "fail":
+      return promises.fail(next.jobId, "boom");
+    case "cancel":
+      return promises.cancel(next.jobId);
+  }
+};
+
+const isJob = (value: unknown): value is Job.Job =>
+  typeof value === "object" && value !== null && "jobId" in value && "state" in value;
+
+/** An answer as comparable data: each job's id, state and attempt. */
+const shape = (answer: unknown): unknown => {
+  const one = (job: unknown) => (isJob(job) ? [job.jobId, job.state, job.attempt] : job);
+  return Array.isArray(answer) ? answer.map(one) : one(answer);
+};
+
+/** A refusal as comparable data: `Rejected:<reason>`, or what else it was. */
+const refusal = (error: unknown): string => {
+  if (typeof error !== "object" || error === null || !("rejection" in error)) return String(error);
+  const { rejection } = error;
+  return typeof rejection === "object" && rejection !== null && "_tag" in rejection
+    ? `Rejected:${String(rejection._tag)}`
+    : String(error);
+};
+
+/** What the engine should answer and hold: core's deciders and fold, one command at a time. */
+const reference = (start: State.State, steps: ReadonlyArray<Step>) => {
+  let state = start;
+  const outcomes: Array<unknown> = [];
+  const log: Array<unknown> = [];
+  for (const next of steps) {
+    const decision = Decide.decide(state, commandOf(next));
+    if (decision._tag === "Left") {
+      outcomes.push(`Rejected:${decision.left._tag}`);
+      continue;
+    }
+    const events = decision.right;
+    const folded = Evolve.evolveAll(state, events);
+    if (folded._tag === "Left")
+      throw new Error(`the reference refused: ${folded.left.reason._tag}`);
+    state = folded.right;
+    log.push(...events);
+    // The jobs the command's records name, in order (inserted or started ones).
+    const touched: Array<Job.Job | undefined> = [];
+    for (const event of events) {
+      const members: ReadonlyArray<Event.Event> =
+        event._tag === "Mutation" ? event.events : [event];
+      for (const member of members) {
+        if (member._tag === "JobInserted" || member._tag === "JobStarted") {
+          touched.push(State.job(state, member.jobId));
+        }
+      }
+    }
+    outcomes.push(
+      next._tag === "insertMany" || next._tag === "claim"
+        ? shape(touched)
+        : shape(next._tag === "insert" ? touched[0] : State.job(state, next.jobId)),
+    );
+  }
+  return { outcomes, log, state };
+};
+
+/**
+ * How turns follow each other: `awaited`, each turn's answers before the
+ * next turn; `chained`, the next turn issued in the microtask right after
+ * the previous turn's drain, before any of its writes, syncs or late folds.
+ */
+type Pace = "awaited" | "chained";
+
+/** Issues `turns` (each turn one drain) as `pace` says; every outcome, in issue order. */
+const issueTurns = async (
+  engine: EngineService,
+  turns: ReadonlyArray<ReadonlyArray<Step>>,
+  pace: Pace,
+): Promise<Array<unknown>> => {
+  const answers: Array<Promise<unknown>> = [];
+  if (pace === "awaited") {
+    for (const turn of turns) {
+      const issued = turn.map((next) => issue(engine, next));
+      answers.push(...issued);
+      await Promise.allSettled(issued);
+    }
+  } else {
+    const issueFrom = (index: number): void => {
+      const turn = turns[index];
+      if (turn === undefined) return;
+      // The first command schedules this turn's drain; the next turn's
+      // microtask is queued after it, so it runs once the drain is done.
+      for (const next of turn) {
+        const answer = issue(engine, next);
+        // Read below, after every turn: a refusal must not count as unhandled meanwhile.
+        answer.catch(() => undefined);
+        answers.push(answer);
+      }
+      queueMicrotask(() => issueFrom(index + 1));
+    };
+    issueFrom(0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  const settled = await Promise.allSettled(answers);
+  return settled.map((result) =>
+    result.status === "fulfilled" ? shape(result.value) : refusal(result.reason),
+  );
+};
+
+/** Runs `turns` on a fresh engine: its state at open, the outcomes, the log and the state. */
+const run = (
+  turns: ReadonlyArray<ReadonlyArray<Step>>,
+  durability: "Maximal" | "Throughput",
+  pace: Pace,
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const dir = yield* dataDirectory;
+      yield* Init.init(dir);
+      yield* TestClock.setTime(now);
+      const engine = yield* Engine.open(dir, { durability });
+      const start = yield* engine.state();
+      const outcomes = yield* Effect.promise(() => issueTurns(engine, turns, pace));
+      const log = (yield* engine.store.readFrom(1, 10_000)).map((entry) => entry.event);
+      return { start, outcomes, log, state: yield* engine.state() };
+    }),
+  );
+
+describe("Engine drains", () => {
+  it.scoped("a drain answers, logs and folds as core does one command at a time", () =>
+    Effect.gen(function* () {
+      const turns = fc.array(fc.array(step, { minLength: 1, maxLength: 25 }), {
+        minLength: 1,
+        maxLength: 4,
+      });
+      const samples = fc.sample(turns, { numRuns: 30, seed: 20261130 });
+      let inserts = 0;
+      let refused = 0;
+      for (const [index, sample] of samples.entries()) {
+        const durability = index % 2 === 0 ? "Maximal" : "Throughput";
+        const engine = yield* run(sample, durability, index % 4 < 2 ? "awaited" : "chained");
+        const expected = reference(engine.start, sample.flat());
+        expect(engine.outcomes).toEqual(expected.outcomes);
+        expect(engine.log).toEqual(expected.log);
+        expect(State.equals(engine.state, expected.state)).toBe(true);
+        inserts += sample.flat().filter((next) => next._tag.startsWith("insert")).length;
+        refused += expected.outcomes.filter((outcome) => typeof outcome === "string").length;
+      }
+      // The samples mix inserts with everything else and with refusals.
+      expect(inserts).toBeGreaterThan(150);
+      expect(refused).toBeGreaterThan(50);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});

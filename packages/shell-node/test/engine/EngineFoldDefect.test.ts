@@ -1,0 +1,98 @@
+/**
+ * A fold that throws is a bug, never an operating error; these tests plant
+ * one to see what the engine does with it. Core's batch fold is wrapped so
+ * that it throws on a job whose args are "poison" (the generation fold of
+ * an open is left alone).
+ *
+ * - Thrown while a later command of the same drain needs the inserts
+ *   folded: nothing of the drain is queued, its callers die, and the engine
+ *   goes on.
+ * - Thrown by the late fold, after the inserts' write was queued: the
+ *   records are in the log, the engine cannot decide against a state that
+ *   lacks them, so the batch's callers and every later command die with the
+ *   defect. Reads keep the last committed state; a reopen folds the log.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as Init from "../../src/store/Init.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import { Effect } from "effect";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+vi.mock("@tay/core", async (importOriginal) => {
+  const core = await importOriginal<typeof import("@tay/core")>();
+  const poisoned = (events: Iterable<import("@tay/core").Event.Event>) =>
+    [...events].some((event) => event._tag === "JobInserted" && event.args === "poison");
+  const batch: typeof core.Evolve.batch = (state) => {
+    const run = core.Evolve.batch(state);
+    return {
+      evolveAll: (events) => {
+        const list = [...events];
+        if (poisoned(list)) throw new Error("planted fold bug");
+        return run.evolveAll(list);
+      },
+    };
+  };
+  return { ...core, Evolve: { ...core.Evolve, batch } };
+});
+
+let directory = "";
+beforeEach(async () => {
+  directory = join(mkdtempSync(join(tmpdir(), "tay-fold-defect-")), "data");
+  await Effect.runPromise(Effect.provide(Init.init(directory), NodeDisk.layer));
+});
+afterEach(() => {
+  rmSync(join(directory, ".."), { recursive: true, force: true });
+});
+
+const job = (args: string) => ({ queue: "q", worker: "W", args });
+
+const reason = (outcome: PromiseSettledResult<unknown>): string =>
+  outcome.status === "rejected" && outcome.reason instanceof Error
+    ? outcome.reason.message
+    : outcome.status;
+
+describe("Engine fold defects", () => {
+  it("a throw while a later command needs the inserts: the drain dies, the engine goes on", async () => {
+    const engine = await EnginePromises.open(directory, { durability: "Maximal" });
+    const outcomes = await Promise.allSettled([
+      engine.insert(job("a")),
+      engine.insert(job("poison")),
+      engine.claim("q"),
+    ]);
+    expect(outcomes.map(reason)).toEqual([
+      "planted fold bug",
+      "planted fold bug",
+      "planted fold bug",
+    ]);
+    // Nothing of that drain was queued; the next commands decide as if it never was.
+    const next = await engine.insert(job("b"));
+    expect(next.jobId).toBe(1);
+    expect((await engine.claim("q")).map((claimed) => claimed.jobId)).toEqual([1]);
+    const log = await Effect.runPromise(engine.engine.store.readFrom(1, 100));
+    expect(log.map((entry) => entry.event._tag)).toEqual(["JobInserted", "JobStarted"]);
+    await engine.close();
+  });
+
+  it("a throw in the late fold: the batch and every later command die; the log keeps the records", async () => {
+    const engine = await EnginePromises.open(directory, { durability: "Maximal" });
+    await engine.insert(job("before"));
+    const outcomes = await Promise.allSettled([
+      engine.insert(job("a")),
+      engine.insert(job("poison")),
+    ]);
+    expect(outcomes.map(reason)).toEqual(["planted fold bug", "planted fold bug"]);
+    const later = await Promise.allSettled([engine.insert(job("c")), engine.claim("q")]);
+    expect(later.map(reason)).toEqual(["planted fold bug", "planted fold bug"]);
+    // Reads show what was committed before the defect.
+    expect(engine.jobs().map((held) => held.args)).toEqual(["before"]);
+    await engine.close();
+
+    // The records were written; the generation fold of an open takes them.
+    const reopened = await EnginePromises.open(directory, { durability: "Maximal" });
+    expect(reopened.jobs().map((held) => held.args)).toEqual(["before", "a", "poison"]);
+    await reopened.close();
+  });
+});

@@ -1,0 +1,631 @@
+// Proves the running store: appends round-trip through reopen with contiguous sequences, group
+// commit batches concurrent appends into fewer writes and syncs, each durability and flush policy
+// syncs and waits as documented, rotation seals segments, reads span files, the batch being written
+// and pending records, compaction switches generations, and a failed write stops the writer. It
+// runs on real temporary directories (NodeDisk, a counting wrapper) and on the testkit's fault disk.
+import * as fs from "node:fs/promises";
+import {
+  decodeSegmentFooter,
+  decodeSegmentHeader,
+  segmentFooterBytes,
+  segmentHeaderBytes,
+} from "@tay/codec";
+import { Event } from "@tay/core";
+import { describe, expect, it } from "@effect/vitest";
+import { Chunk, Deferred, Effect, Fiber, Stream } from "effect";
+import * as E from "fp-ts/lib/Either.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import * as Init from "../../src/store/Init.js";
+import * as Layout from "../../src/store/Layout.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as Projection from "../../src/log/Projection.js";
+import * as Store from "../../src/store/Store.js";
+import * as StoreOptions from "../../src/store/StoreOptions.js";
+import {
+  counting,
+  dataDirectory,
+  diskLayer,
+  inserted,
+  nodeDisk,
+  readBytes,
+} from "../support/store.js";
+
+const jobIdOf = (event: Event.Event): number => (event._tag === "JobInserted" ? event.jobId : -1);
+
+const jobIds = (entries: ReadonlyArray<Projection.Entry>): Array<number> =>
+  entries.map((entry) => jobIdOf(entry.event));
+
+const range = (from: number, to: number): Array<number> =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, index) => from + index);
+
+const initialized = Effect.gen(function* () {
+  const directory = yield* dataDirectory;
+  yield* Init.init(directory);
+  return directory;
+});
+
+const reopen = (directory: string, options: StoreOptions.StoreOptionsInput = {}) =>
+  Effect.scoped(Store.open(directory, options, Projection.collect));
+
+describe("appends", () => {
+  it.scopedLive("round-trip through reopen, one record per event, a Mutation as one record", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const mutation = Event.mutation([
+        Event.jobAvailable({ jobId: 1, at: 5 }),
+        Event.jobStarted({ jobId: 1, at: 6, attempt: 1 }),
+      ]);
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          expect(yield* store.append([inserted(1), inserted(2)])).toEqual({
+            firstSequence: 1,
+            lastSequence: 2,
+          });
+          expect(yield* store.append([mutation])).toEqual({ firstSequence: 3, lastSequence: 3 });
+          expect(yield* store.append([])).toEqual({ firstSequence: 4, lastSequence: 3 });
+        }),
+      );
+      const reopened = yield* reopen(directory);
+      expect(reopened.state.map((entry) => entry.sequence)).toEqual([1, 2, 3]);
+      expect(reopened.state[2]?.event).toEqual(mutation);
+      expect(reopened.report).toMatchObject({
+        records: 3,
+        firstSequence: 1,
+        lastSequence: 3,
+        segments: 1,
+      });
+      // Appends continue after the recovered sequence.
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          expect(yield* store.append([inserted(3)])).toEqual({ firstSequence: 4, lastSequence: 4 });
+        }),
+      );
+      expect((yield* reopen(directory)).state.length).toBe(4);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("refuses an event the codec refuses, before assigning a sequence", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { store } = yield* Store.open(directory, {}, Projection.count);
+      const bad = Event.jobInserted({
+        jobId: 1,
+        queue: "",
+        worker: "W",
+        args: Number.NaN,
+        priority: 0,
+        maxAttempts: 1,
+        scheduledAt: 0,
+        insertedAt: 0,
+      });
+      const error = yield* Effect.flip(store.append([inserted(1), bad]));
+      expect(error).toMatchObject({ _tag: "UnencodableEvent", index: 1 });
+      expect(yield* store.append([inserted(1)])).toEqual({ firstSequence: 1, lastSequence: 1 });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("group commit: concurrent appends share writes and syncs", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = counting(NodeDisk.make, 15);
+      const appends = 64;
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          const before = { ...counts };
+          const results = yield* Effect.forEach(
+            range(1, appends),
+            (jobId) => store.append([inserted(jobId)]),
+            { concurrency: "unbounded" },
+          );
+          const sequences = results.map((result) => result.firstSequence).sort((a, b) => a - b);
+          expect(sequences).toEqual(range(1, appends));
+          const writes = counts.writes - before.writes;
+          const syncs = counts.syncs - before.syncs;
+          expect(writes).toBeLessThan(appends / 4);
+          expect(syncs).toBe(writes);
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      expect((yield* reopen(directory)).state.length).toBe(appends);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("submit assigns sequences in call order; durable resolves per batch", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { store } = yield* Store.open(
+        directory,
+        { flush: StoreOptions.Manual },
+        Projection.count,
+      );
+      const first = yield* store.submit([inserted(1), inserted(2)]);
+      const second = yield* store.submit([inserted(3)]);
+      expect([first.firstSequence, first.lastSequence, second.firstSequence]).toEqual([1, 2, 3]);
+      const waiting = yield* Effect.fork(second.durable);
+      yield* Effect.sleep("30 millis");
+      expect(yield* Fiber.poll(waiting)).toMatchObject({ _tag: "None" });
+      expect(yield* store.stats()).toMatchObject({
+        records: 0,
+        pendingRecords: 3,
+        lastSequence: 3,
+      });
+      yield* store.flush();
+      yield* first.durable;
+      yield* Fiber.join(waiting);
+      expect(yield* store.stats()).toMatchObject({ records: 3, pendingRecords: 0 });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("durability and flush policies", () => {
+  const syncsFor = (durability: StoreOptions.DurabilityPolicy) =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = counting(NodeDisk.make);
+      const during = yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, { durability }, Projection.count);
+          const before = { ...counts };
+          for (const jobId of range(1, 5)) yield* store.append([inserted(jobId)]);
+          return {
+            syncs: counts.syncs - before.syncs,
+            directorySyncs: counts.directorySyncs - before.directorySyncs,
+          };
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      return { during, total: { ...counts } };
+    });
+
+  it.scopedLive("Maximal syncs every batch; Segment and Throughput never sync an append", () =>
+    Effect.gen(function* () {
+      const maximal = yield* syncsFor("Maximal");
+      const segment = yield* syncsFor("Segment");
+      const throughput = yield* syncsFor("Throughput");
+      expect(maximal.during.syncs).toBe(5);
+      expect(segment.during.syncs).toBe(0);
+      expect(throughput.during.syncs).toBe(0);
+      // Close: Segment syncs the active segment once, the others have nothing to add.
+      expect(segment.total.syncs - throughput.total.syncs).toBe(1);
+      expect(maximal.total.syncs - maximal.during.syncs).toBe(throughput.total.syncs);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "Batch(n) waits for n records; Interval waits for its time; Manual for flush()",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              { flush: StoreOptions.Batch(3) },
+              Projection.count,
+            );
+            const first = yield* store.submit([inserted(1)]);
+            const second = yield* store.submit([inserted(2)]);
+            yield* Effect.sleep("20 millis");
+            expect((yield* store.stats()).records).toBe(0);
+            yield* store.submit([inserted(3)]);
+            yield* first.durable;
+            yield* second.durable;
+            expect((yield* store.stats()).records).toBe(3);
+          }),
+        );
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              { flush: StoreOptions.Interval(60) },
+              Projection.count,
+            );
+            yield* store.append([inserted(4)]);
+            const started = Date.now();
+            yield* store.append([inserted(5)]);
+            expect(Date.now() - started).toBeGreaterThanOrEqual(40);
+          }),
+        );
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              {
+                flush: StoreOptions.BatchOrIntervalMin({
+                  batchRecords: 100,
+                  batchRecordsMin: 2,
+                  intervalMs: 10,
+                  intervalMsMax: 80,
+                }),
+              },
+              Projection.count,
+            );
+            const started = Date.now();
+            yield* store.append([inserted(6)]);
+            // One record is below batchRecordsMin: only intervalMsMax flushes it.
+            expect(Date.now() - started).toBeGreaterThanOrEqual(60);
+          }),
+        );
+        const reopened = yield* reopen(directory);
+        expect(jobIds(reopened.state)).toEqual(range(1, 6));
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("rotation", () => {
+  it.scopedLive(
+    "seals a segment past the target with a footer and starts the next with a header",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              { rotationTargetBytes: 500 },
+              Projection.count,
+            );
+            for (const jobId of range(1, 20)) yield* store.append([inserted(jobId, 40)]);
+            const sizes = yield* store.segmentSizeStats();
+            expect(sizes.count).toBeGreaterThanOrEqual(4);
+          }),
+        );
+        const segmentsPath = Layout.segmentsPath(directory, 1);
+        const names = (yield* Effect.promise(() => fs.readdir(segmentsPath))).sort();
+        let expectedFirst = 1;
+        for (const [position, name] of names.entries()) {
+          const bytes = yield* readBytes(`${segmentsPath}/${name}`);
+          const header = decodeSegmentHeader(bytes.subarray(0, segmentHeaderBytes));
+          if (E.isLeft(header)) return expect.unreachable("every header decodes");
+          expect(header.right).toMatchObject({
+            segmentId: position + 1,
+            firstSequence: expectedFirst,
+          });
+          const footer = decodeSegmentFooter(bytes.subarray(bytes.length - segmentFooterBytes));
+          if (position < names.length - 1) {
+            if (E.isLeft(footer)) return expect.unreachable("sealed segments have footers");
+            expect(footer.right.firstSequence).toBe(expectedFirst);
+            expectedFirst = footer.right.lastSequence + 1;
+          }
+        }
+        const reopened = yield* reopen(directory);
+        expect(jobIds(reopened.state)).toEqual(range(1, 20));
+        expect(reopened.report.segments).toBe(names.length);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("reads", () => {
+  it.scopedLive(
+    "readFrom and iterFrom span sealed segments, the active one and pending records",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const { store } = yield* Store.open(
+          directory,
+          { rotationTargetBytes: 500, flush: StoreOptions.Manual },
+          Projection.count,
+        );
+        for (const jobId of range(1, 12)) yield* store.submit([inserted(jobId, 40)]);
+        yield* store.flush();
+        for (const jobId of range(13, 15)) yield* store.submit([inserted(jobId, 40)]);
+        const stats = yield* store.stats();
+        expect(stats).toMatchObject({ records: 12, pendingRecords: 3, lastSequence: 15 });
+        expect(stats.segments).toBeGreaterThanOrEqual(3);
+        expect(jobIds(yield* store.readFrom(1, 100))).toEqual(range(1, 15));
+        expect(jobIds(yield* store.readFrom(5, 4))).toEqual(range(5, 8));
+        expect(jobIds(yield* store.readFrom(11, 3))).toEqual([11, 12, 13]);
+        expect(jobIds(yield* store.readFrom(14, 10))).toEqual([14, 15]);
+        expect(yield* store.readFrom(16, 10)).toEqual([]);
+        expect(yield* store.readFrom(3, 0)).toEqual([]);
+        const streamed = yield* Stream.runCollect(store.iterFrom(2));
+        expect(jobIds(Chunk.toReadonlyArray(streamed))).toEqual(range(2, 15));
+        // Every single-record read agrees with the bulk one.
+        for (const sequence of range(1, 15)) {
+          expect(jobIds(yield* store.readFrom(sequence, 1))).toEqual([sequence]);
+        }
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("reads under concurrent appends", () => {
+  it.scopedLive(
+    "every read is contiguous from its start and never shorter than an earlier one",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const { store } = yield* Store.open(
+          directory,
+          { rotationTargetBytes: 2000 },
+          Projection.count,
+        );
+        const producers = Effect.forEach(
+          range(0, 3),
+          (producer) =>
+            Effect.gen(function* () {
+              for (let index = 0; index < 40; index++) {
+                yield* store.append([inserted(producer * 1000 + index + 1, 30)]);
+              }
+            }),
+          { concurrency: "unbounded" },
+        );
+        const reader = Effect.gen(function* () {
+          let seen = 0;
+          for (let round = 0; round < 60; round++) {
+            const entries = yield* store.readFrom(1, 1000);
+            expect(entries.map((entry) => entry.sequence)).toEqual(range(1, entries.length));
+            expect(entries.length).toBeGreaterThanOrEqual(seen);
+            seen = entries.length;
+            yield* Effect.yieldNow();
+          }
+        });
+        yield* Effect.all([producers, reader], { concurrency: "unbounded" });
+        expect((yield* store.readFrom(1, 1000)).length).toBe(160);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("compaction", () => {
+  it.scopedLive(
+    "writes the next generation, switches CURRENT, removes the parent; reopen agrees",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const base = range(1, 30).map((jobId) => inserted(jobId, 40));
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              { rotationTargetBytes: 600 },
+              Projection.count,
+            );
+            for (const jobId of range(1, 10)) yield* store.append([inserted(jobId)]);
+            const report = yield* store.compact(base);
+            expect(report).toMatchObject({
+              epoch: 2,
+              parentEpoch: 1,
+              firstSequence: 11,
+              baseRecordCount: 30,
+              removedEpochs: [1],
+              notRemoved: [],
+            });
+            expect(report.baseSegments).toBeGreaterThanOrEqual(2);
+            expect(report.pauseMs).toBeGreaterThanOrEqual(0);
+            expect(yield* store.generation()).toEqual({ epoch: 2, firstSequence: 11 });
+            expect(yield* Effect.flip(store.readFrom(3, 10))).toMatchObject({
+              _tag: "Compacted",
+              firstAvailable: 11,
+            });
+            expect(yield* store.append([inserted(31)])).toEqual({
+              firstSequence: 41,
+              lastSequence: 41,
+            });
+            expect(jobIds(yield* store.readFrom(39, 10))).toEqual([29, 30, 31]);
+            expect(
+              yield* Effect.flip(store.compact(base, { expectedLastSequence: 40 })),
+            ).toMatchObject({
+              _tag: "CompactionConflict",
+              expectedLastSequence: 40,
+              lastSequence: 41,
+            });
+          }),
+        );
+        expect(yield* Effect.promise(() => fs.readdir(Layout.epochsPath(directory)))).toEqual([
+          Layout.epochName(2),
+        ]);
+        const reopened = yield* reopen(directory);
+        expect(reopened.report).toMatchObject({
+          epoch: 2,
+          parentEpoch: 1,
+          baseRecordCount: 30,
+          firstSequence: 11,
+          lastSequence: 41,
+          orphanedGenerations: [],
+        });
+        expect(jobIds(reopened.state)).toEqual(range(1, 31));
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("appends submitted during a compaction land after the base", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service } = counting(NodeDisk.make, 5);
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          yield* store.append([inserted(1)]);
+          const started = yield* Deferred.make<void>();
+          const compaction = yield* Effect.fork(
+            Effect.zipRight(
+              Deferred.succeed(started, undefined),
+              store.compact([inserted(1), inserted(2)]),
+            ),
+          );
+          yield* Deferred.await(started);
+          const during = yield* store.append([inserted(3)]);
+          yield* Fiber.join(compaction);
+          expect(during.firstSequence).toBe(4);
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      const reopened = yield* reopen(directory);
+      expect(reopened.state.map((entry) => entry.sequence)).toEqual([2, 3, 4]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("removes leftover generations and reports none afterwards", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      yield* Effect.promise(() => fs.mkdir(Layout.epochPath(directory, 2)));
+      yield* Effect.promise(() =>
+        fs.writeFile(`${Layout.epochPath(directory, 2)}/MANIFEST.tmp`, "x"),
+      );
+      const { store, report } = yield* Store.open(directory, {}, Projection.count);
+      expect(report.orphanedGenerations.map((orphan) => orphan.epoch)).toEqual([2]);
+      yield* store.append([inserted(1)]);
+      const compacted = yield* store.compact([]);
+      expect(compacted).toMatchObject({ epoch: 2, removedEpochs: [2, 1], baseSegments: 0 });
+      expect(yield* store.append([inserted(2)])).toEqual({ firstSequence: 2, lastSequence: 2 });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("stats", () => {
+  it.scopedLive(
+    "counts records and bytes; pressure is clamped; segment sizes use nearest rank",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const { store } = yield* Store.open(
+          directory,
+          { rotationTargetBytes: 500, storeBytesMax: 1000 },
+          Projection.count,
+        );
+        expect(yield* store.stats()).toEqual({
+          segments: 1,
+          records: 0,
+          bytes: segmentHeaderBytes,
+          firstSequence: 1,
+          lastSequence: 0,
+          pendingRecords: 0,
+          pendingBytes: 0,
+        });
+        expect(yield* store.storePressure()).toBeCloseTo(segmentHeaderBytes / 1000);
+        expect(yield* store.isOverloaded()).toBe(false);
+        for (const jobId of range(1, 12)) yield* store.append([inserted(jobId, 40)]);
+        // A rotation may still be finishing after the last append resolved: close settles it.
+        yield* store.close();
+        const stats = yield* store.stats();
+        const onDisk = yield* Effect.promise(async () => {
+          const segmentsPath = Layout.segmentsPath(directory, 1);
+          const names = await fs.readdir(segmentsPath);
+          return Promise.all(
+            names.map(async (name) => (await fs.stat(`${segmentsPath}/${name}`)).size),
+          );
+        });
+        expect(stats.records).toBe(12);
+        expect(stats.bytes).toBe(onDisk.reduce((sum, size) => sum + size, 0));
+        expect(stats.segments).toBe(onDisk.length);
+        const sizes = yield* store.segmentSizeStats();
+        const sorted = [...onDisk].sort((a, b) => a - b);
+        expect(sizes).toMatchObject({
+          count: sorted.length,
+          min: sorted[0],
+          max: sorted[sorted.length - 1],
+          p50: sorted[Math.ceil(0.5 * sorted.length) - 1],
+          p90: sorted[Math.ceil(0.9 * sorted.length) - 1],
+        });
+        expect(yield* store.storePressure()).toBe(1);
+        expect(yield* store.isOverloaded()).toBe(true);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("failures", () => {
+  const faultDirectory = "/data";
+  const onFaultDisk = (disk: FaultDisk.FaultDisk) => {
+    disk.seedDirectory(faultDirectory);
+    return FaultDisk.layer(disk);
+  };
+
+  it.scoped("a failed sync fails the batch and every later write until reopen", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make();
+      yield* Effect.gen(function* () {
+        yield* Init.init(faultDirectory);
+        const { store } = yield* Store.open(faultDirectory, {}, Projection.count);
+        yield* store.append([inserted(1)]);
+        disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
+        const failed = yield* Effect.flip(store.append([inserted(2)]));
+        expect(failed).toMatchObject({
+          _tag: "WriterFailed",
+          cause: { _tag: "DiskError", code: "EIO" },
+        });
+        disk.clearFaults();
+        expect(yield* Effect.flip(store.append([inserted(3)]))).toMatchObject({
+          _tag: "WriterFailed",
+        });
+        expect(yield* Effect.flip(store.flush())).toMatchObject({ _tag: "WriterFailed" });
+      }).pipe(Effect.provide(onFaultDisk(disk)));
+    }),
+  );
+
+  it.scoped("short writes are completed by looping", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make({ faults: [FaultDisk.shortWrite(7, { path: /\.tay$/ })] });
+      yield* Effect.gen(function* () {
+        yield* Init.init(faultDirectory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(faultDirectory, {}, Projection.count);
+            for (const jobId of range(1, 3)) yield* store.append([inserted(jobId, 30)]);
+          }),
+        );
+        const reopened = yield* Effect.scoped(Store.open(faultDirectory, {}, Projection.collect));
+        expect(jobIds(reopened.state)).toEqual([1, 2, 3]);
+      }).pipe(Effect.provide(onFaultDisk(disk)));
+    }),
+  );
+
+  it.scoped("new segments are created in place, header first, never renamed (FORMAT.md)", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make();
+      yield* Effect.gen(function* () {
+        yield* Init.init(faultDirectory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              faultDirectory,
+              { rotationTargetBytes: 300 },
+              Projection.count,
+            );
+            for (const jobId of range(1, 8)) yield* store.append([inserted(jobId, 60)]);
+            expect((yield* store.stats()).segments).toBeGreaterThanOrEqual(3);
+          }),
+        );
+        const operations = disk.operations();
+        const segmentCreates = operations.filter(
+          (operation) => operation.mode === "createExclusive" && operation.path.endsWith(".tay"),
+        );
+        expect(segmentCreates.length).toBeGreaterThanOrEqual(3);
+        // Segment files are never renamed, and no temporary file is ever
+        // made for one: `.tmp` is only for STORE-V2, CURRENT and MANIFEST.
+        expect(
+          operations.filter(
+            (operation) =>
+              (operation.kind === "rename" && operation.path.includes(".tay")) ||
+              operation.path.endsWith(".tay.tmp"),
+          ),
+        ).toEqual([]);
+        // The header is the first write of each new segment.
+        for (const create of segmentCreates) {
+          const firstWrite = operations.find(
+            (operation) =>
+              operation.index > create.index &&
+              operation.kind === "write" &&
+              operation.path === create.path,
+          );
+          expect(firstWrite).toMatchObject({ position: 0 });
+        }
+        const reopened = yield* Effect.scoped(Store.open(faultDirectory, {}, Projection.collect));
+        expect(jobIds(reopened.state)).toEqual(range(1, 8));
+      }).pipe(Effect.provide(onFaultDisk(disk)));
+    }),
+  );
+
+  it.scoped("a closed store refuses appends", () =>
+    Effect.gen(function* () {
+      const disk = FaultDisk.make();
+      yield* Effect.gen(function* () {
+        yield* Init.init(faultDirectory);
+        const { store } = yield* Store.open(faultDirectory, {}, Projection.count);
+        yield* store.append([inserted(1)]);
+        yield* store.close();
+        yield* store.close();
+        expect(yield* Effect.flip(store.append([inserted(2)]))).toMatchObject({
+          _tag: "StoreClosed",
+        });
+      }).pipe(Effect.provide(onFaultDisk(disk)));
+    }),
+  );
+});

@@ -1,0 +1,232 @@
+// Proves that the segment scan hands every valid record to its caller once, in
+// order, in batches of at most `deliverRecordsMax`, with the right offsets,
+// and that a fault anywhere (a batch boundary, a chunk boundary, a torn tail)
+// is reported only after every record before it was delivered. It scans
+// segments built in memory through a FileHandle over a byte array, across
+// several read chunks.
+import { describe, expect, it } from "@effect/vitest";
+import { crc32c, encodeRecord, encodeSegmentFooter, encodeSegmentHeader } from "@tay/codec";
+import { Effect } from "effect";
+import * as E from "fp-ts/lib/Either.js";
+import { DiskError, type FileHandle } from "../../../src/disk/Disk.js";
+import {
+  deliverRecordsMax,
+  type ScannedBatch,
+  type ScanTarget,
+  scanChunkBytes,
+  scanSegment,
+} from "../../../src/store/internal/segmentScan.js";
+
+const storeId = Uint8Array.from({ length: 16 }, (_, index) => index);
+const path = "/memory/00000000000000000001.tay";
+
+/** A read-only handle over `bytes`. */
+const handleOver = (bytes: Uint8Array): FileHandle => ({
+  path,
+  dataSync: false,
+  read: (position, length) => Effect.sync(() => bytes.slice(position, position + length)),
+  write: () =>
+    Effect.fail(new DiskError({ operation: "write", path, code: "Other", detail: "read-only" })),
+  sync: () => Effect.void,
+  size: () => Effect.succeed(bytes.length),
+  close: () => Effect.void,
+});
+
+/** Record `index` (0-based) of a test segment: its payload says which it is. */
+const payloadOf = (index: number, payloadBytes: number): Uint8Array => {
+  const payload = new Uint8Array(payloadBytes);
+  for (let at = 0; at < payloadBytes; at++) payload[at] = (index * 31 + at) & 0xff;
+  return payload;
+};
+
+interface Built {
+  readonly bytes: Uint8Array;
+  /** Offset of every record. */
+  readonly offsets: ReadonlyArray<number>;
+}
+
+/**
+ * A segment of `count` records from sequence 1; `sequenceOf` may lie about
+ * some record's sequence; sealed with a correct footer when `sealed`.
+ */
+const segmentOf = (
+  count: number,
+  payloadBytes: number,
+  sealed: boolean,
+  sequenceOf: (index: number) => number = (index) => index + 1,
+): Built => {
+  const parts: Array<Uint8Array> = [
+    encodeSegmentHeader({ segmentId: 1, firstSequence: 1, storeId }),
+  ];
+  const offsets: Array<number> = [];
+  let size = parts[0]?.length ?? 0;
+  for (let index = 0; index < count; index++) {
+    const record = encodeRecord({
+      type: 1,
+      schema: 1,
+      sequence: sequenceOf(index),
+      payload: payloadOf(index, payloadBytes),
+    });
+    if (E.isLeft(record)) throw new Error(record.left._tag);
+    offsets.push(size);
+    parts.push(record.right);
+    size += record.right.length;
+  }
+  const body = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    body.set(part, at);
+    at += part.length;
+  }
+  if (!sealed) return { bytes: body, offsets };
+  const footer = encodeSegmentFooter({
+    segmentId: 1,
+    firstSequence: 1,
+    storeId,
+    lastSequence: count,
+    recordCount: count,
+    segmentCrc: crc32c(body),
+  });
+  const bytes = new Uint8Array(size + footer.length);
+  bytes.set(body, 0);
+  bytes.set(footer, size);
+  return { bytes, offsets };
+};
+
+const target = (highest: boolean): ScanTarget => ({
+  path,
+  segmentId: 1,
+  firstSequence: 1,
+  storeId,
+  highest,
+});
+
+/** Scans `bytes`, keeping every delivered batch (copied: the payloads are views). */
+const scan = (bytes: Uint8Array, highest: boolean) =>
+  Effect.gen(function* () {
+    const batches: Array<{ sequences: Array<number>; offsets: Array<number>; same: boolean }> = [];
+    const onRecords = (batch: ScannedBatch) =>
+      Effect.sync(() => {
+        batches.push({
+          sequences: batch.records.map((record) => record.sequence),
+          offsets: [...batch.offsets],
+          same: batch.records.every((record, index) => {
+            const expected = payloadOf(record.sequence - 1, record.payload.length);
+            return (
+              record.type === 1 &&
+              record.schema === 1 &&
+              record.payload.every((byte, at) => byte === expected[at]) &&
+              batch.offsets[index] !== undefined
+            );
+          }),
+        });
+      });
+    const result = yield* Effect.either(
+      scanSegment(handleOver(bytes), bytes.length, target(highest), onRecords),
+    );
+    return { result, batches };
+  });
+
+const delivered = (batches: ReadonlyArray<{ sequences: Array<number> }>) =>
+  batches.flatMap((batch) => batch.sequences);
+
+// Records of ~1 KiB: 5,000 of them span two 4 MiB read chunks.
+const payloadBytes = 1000;
+const count = 5000;
+
+describe("batches", () => {
+  it.effect("deliver every record once, in order, at most deliverRecordsMax at a time", () =>
+    Effect.gen(function* () {
+      const built = segmentOf(count, payloadBytes, true);
+      expect(built.bytes.length).toBeGreaterThan(scanChunkBytes);
+      const { result, batches } = yield* scan(built.bytes, false);
+      expect(result._tag).toBe("Right");
+      expect(delivered(batches)).toEqual(Array.from({ length: count }, (_, index) => index + 1));
+      expect(batches.flatMap((batch) => batch.offsets)).toEqual(built.offsets);
+      expect(batches.every((batch) => batch.same)).toBe(true);
+      expect(batches.every((batch) => batch.sequences.length <= deliverRecordsMax)).toBe(true);
+      expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(count / deliverRecordsMax));
+      if (result._tag === "Right") {
+        const footerAt = built.bytes.length - 64;
+        expect(result.right).toMatchObject({
+          recordCount: count,
+          sealed: true,
+          recordsEnd: footerAt,
+          crc: crc32c(built.bytes.subarray(0, footerAt)),
+          lastRecordOffset: built.offsets[count - 1],
+          tailCrc: crc32c(built.bytes.subarray(built.offsets[count - 1], footerAt)),
+        });
+      }
+    }),
+  );
+});
+
+describe("a fault", () => {
+  it.effect("in a record's bytes comes after every record before it", () =>
+    Effect.gen(function* () {
+      for (const bad of [0, deliverRecordsMax, 3000, count - 1]) {
+        const built = segmentOf(count, payloadBytes, true);
+        const offset = built.offsets[bad] ?? 0;
+        const damaged = new Uint8Array(built.bytes);
+        damaged[offset + 24 + 10] = (damaged[offset + 24 + 10] ?? 0) ^ 1;
+        const { result, batches } = yield* scan(damaged, false);
+        expect(delivered(batches)).toEqual(Array.from({ length: bad }, (_, index) => index + 1));
+        expect(result._tag === "Left" && result.left).toMatchObject({
+          _tag: "CorruptRecord",
+          offset,
+          sequence: bad + 1,
+          reason: "RecordChecksum",
+        });
+      }
+    }),
+  );
+
+  it.effect("in the sequence chain, at a batch boundary, comes after the batch", () =>
+    Effect.gen(function* () {
+      const bad = 2 * deliverRecordsMax;
+      const built = segmentOf(count, 40, true, (index) => (index === bad ? 7 : index + 1));
+      const { result, batches } = yield* scan(built.bytes, false);
+      expect(delivered(batches)).toEqual(Array.from({ length: bad }, (_, index) => index + 1));
+      expect(result._tag === "Left" && result.left).toMatchObject({
+        _tag: "Mismatch",
+        field: "Sequence",
+        offset: (built.offsets[bad] ?? 0) + 8,
+        expected: `${bad + 1}`,
+        found: "7",
+      });
+    }),
+  );
+
+  it.effect("of the caller stops the scan: no later batch is delivered", () =>
+    Effect.gen(function* () {
+      const built = segmentOf(count, 40, true);
+      let batches = 0;
+      const result = yield* Effect.either(
+        scanSegment(handleOver(built.bytes), built.bytes.length, target(false), () => {
+          batches += 1;
+          return batches === 2 ? Effect.fail("refused" as const) : Effect.void;
+        }),
+      );
+      expect(result).toMatchObject({ _tag: "Left", left: "refused" });
+      expect(batches).toBe(2);
+    }),
+  );
+
+  it.effect("a torn last record of the active segment is a tail, after every whole record", () =>
+    Effect.gen(function* () {
+      const built = segmentOf(count, payloadBytes, false);
+      const last = built.offsets[count - 1] ?? 0;
+      const torn = built.bytes.subarray(0, last + 100);
+      const { result, batches } = yield* scan(torn, true);
+      expect(delivered(batches)).toEqual(
+        Array.from({ length: count - 1 }, (_, index) => index + 1),
+      );
+      expect(result._tag === "Left" && result.left).toMatchObject({
+        _tag: "IncompleteTail",
+        offset: last,
+        sequence: count,
+        part: "Record",
+      });
+    }),
+  );
+});
