@@ -219,7 +219,7 @@ const progressText = (
   Effect.gen(function* () {
     const counts = (yield* engine.counts()).get(demoQueue);
     const elapsed = (yield* Clock.currentTimeMillis) - startedAt;
-    const records = (yield* engine.store.stats()).lastSequence - firstSequence;
+    const records = (yield* engine.log.stats()).lastSequence - firstSequence;
     return [
       `demo ${Text.duration(elapsed).padStart(6)}`,
       `finished ${tally.completed + tally.discarded}/${planned}`,
@@ -257,7 +257,7 @@ const runPool = (engine: Engine.EngineService, settings: Settings) =>
     const stopping = yield* Ref.make(false);
     const planned = unfinishedDemoJobs(yield* engine.state());
     const startedAt = yield* Clock.currentTimeMillis;
-    const firstSequence = (yield* engine.store.stats()).lastSequence;
+    const firstSequence = (yield* engine.log.stats()).lastSequence;
     const text = progressText(engine, startedAt, firstSequence, planned, tally);
 
     const workers = yield* Effect.forEach(
@@ -278,22 +278,22 @@ const runPool = (engine: Engine.EngineService, settings: Settings) =>
     yield* Fiber.joinAll(workers);
     yield* Fiber.interrupt(ticking);
     yield* Fiber.interrupt(reporting);
-    yield* engine.store.flush();
+    yield* engine.flush();
     if (terminal.isTerminal && !settings.json) yield* terminal.out(`\r\u001b[K${yield* text}\n`);
     const elapsedMs = (yield* Clock.currentTimeMillis) - startedAt;
-    const records = (yield* engine.store.stats()).lastSequence - firstSequence;
+    const records = (yield* engine.log.stats()).lastSequence - firstSequence;
     return { outcome, tally, elapsedMs, records };
   });
 
 /** The status view of the running store. */
 const filesOf = (engine: Engine.EngineService, directory: string) =>
   Effect.gen(function* () {
-    const stats = yield* engine.store.stats();
-    const generation = yield* engine.store.generation();
+    const stats = yield* engine.log.stats();
+    const generation = yield* engine.log.generation();
     const { report } = engine;
     return {
       path: directory,
-      storeId: engine.store.storeId,
+      storeId: engine.log.storeId,
       epoch: generation.epoch,
       parentEpoch: report.parentEpoch,
       baseRecordCount: report.baseRecordCount,
@@ -371,7 +371,7 @@ const runDemo = (settings: Settings) =>
         const { report } = engine;
         if (fresh) yield* say(`initialized ${settings.directory}`);
         yield* say(
-          `opened ${settings.directory} (store ${engine.store.storeId}, epoch ${report.epoch}, ${report.records} record(s) validated in ${Text.duration(report.validateMs + report.foldMs)})`,
+          `opened ${settings.directory} (store ${engine.log.storeId}, epoch ${report.epoch}, ${report.records} record(s) validated in ${Text.duration(report.validateMs + report.foldMs)})`,
         );
         if (report.rescued > 0) {
           yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);

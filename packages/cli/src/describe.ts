@@ -16,14 +16,19 @@ export type Failure =
   | StoreError.StoreError
   | Engine.OpenError
   | Engine.EngineError
+  | Engine.InvalidArgument
   | CopyPrefix.CopyPrefixError;
 
 /** Exit status: 1 for a refusal or an invalid store, 2 for a usage error. */
 export type FailureExit = 1 | 2;
 
-/** A usage error or an option out of range: the command line is what is wrong. */
+/** A usage error, an option or argument out of range: the command line is what is wrong. */
 export const exitOf = (failure: Failure): FailureExit =>
-  failure._tag === "UsageError" || failure._tag === "InvalidOption" ? 2 : 1;
+  failure._tag === "UsageError" ||
+  failure._tag === "InvalidOption" ||
+  failure._tag === "InvalidArgument"
+    ? 2
+    : 1;
 
 /** The one-line form the CLI prints: `tay: ` and the error's own line. */
 export const errorLine = (failure: Described.Describes): string =>

@@ -55,7 +55,7 @@ const withEngine = <A>(
         );
       }
       const result = yield* use(engine);
-      yield* engine.store.close();
+      yield* engine.close();
       return result;
     }),
   );

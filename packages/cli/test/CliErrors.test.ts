@@ -128,6 +128,16 @@ const samples: Samples = {
     option: "storeBytesMax",
     value: "0",
   }),
+  AppendConflict: new StoreError.AppendConflict({
+    path: "/data",
+    expectedLastSequence: 3,
+    lastSequence: 5,
+  }),
+  InvalidArgument: new Engine.InvalidArgument({
+    argument: "compact.retentionMs",
+    value: "NaN",
+    expected: "an integer number of milliseconds, 0 to 2^53-1",
+  }),
   DiskError: disk,
   Rejected: new Rejected({
     command: "RegisterSchedule",
@@ -154,10 +164,10 @@ describe("errorLine", () => {
       expect(`tay: ${failure.message}`, tag).toBe(line);
       expect(String(failure), tag).toContain(failure.message);
       expect(Errors.exitOf(failure), tag).toBe(
-        tag === "UsageError" || tag === "InvalidOption" ? 2 : 1,
+        ["UsageError", "InvalidOption", "InvalidArgument"].includes(tag) ? 2 : 1,
       );
       // Only a usage error, an event the codec refuses and a decider's refusal concern no file.
-      if (!["UsageError", "UnencodableEvent", "Rejected"].includes(tag)) {
+      if (!["UsageError", "UnencodableEvent", "Rejected", "InvalidArgument"].includes(tag)) {
         expect(failure.description.path, tag).toBeDefined();
       }
     }

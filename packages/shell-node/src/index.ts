@@ -11,6 +11,10 @@
  *
  * Every public module is exported as a namespace, as Effect does. The test
  * doubles of the disk (`FaultDisk`, `Crash`) are in `@tay/shell-node/testing`.
+ *
+ * Nothing exported here appends a record the engine's deciders did not
+ * produce: the raw store (`store/Store.ts`) and the file log are internal,
+ * and the engine shows its log only as a read-only view.
  */
 export * as Described from "./disk/Described.js";
 export * as Disk from "./disk/Disk.js";
@@ -18,14 +22,17 @@ export * as Entropy from "./disk/Entropy.js";
 export * as Lock from "./disk/Lock.js";
 export * as LockDescription from "./disk/LockDescription.js";
 export * as NodeDisk from "./disk/NodeDisk.js";
+export * as Batch from "./log/Batch.js";
+export * as Log from "./log/Log.js";
+export * as LogError from "./log/LogError.js";
 export * as Projection from "./log/Projection.js";
+export * as Ticket from "./log/Ticket.js";
 export * as CopyPrefix from "./store/CopyPrefix.js";
 export * as Init from "./store/Init.js";
 export * as Layout from "./store/Layout.js";
 export * as Recovery from "./store/Recovery.js";
 export * as StateProjection from "./store/StateProjection.js";
 export * as Stats from "./store/Stats.js";
-export * as Store from "./store/Store.js";
 export * as StoreError from "./store/StoreError.js";
 export * as StoreOptions from "./store/StoreOptions.js";
 export * as Engine from "./engine/Engine.js";

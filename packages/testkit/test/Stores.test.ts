@@ -7,7 +7,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parseStoreId } from "@tay/codec";
 import { Event, Evolve, State } from "@tay/core";
-import { type Disk, Engine, Init, NodeDisk, Projection, Store } from "@tay/shell-node";
+import { type Disk, Engine, Init, NodeDisk, Projection } from "@tay/shell-node";
+// The raw store appends any event: not public API; the differential needs it
+// to write the same history through the real writer.
+import * as Store from "../../shell-node/src/store/Store.js";
 import { Effect, Either, Layer, TestContext } from "effect";
 import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";

@@ -103,7 +103,7 @@ export const openTay = async (
     },
     /** Compaction: a new generation holding the state (completed jobs retained for a day). */
     compact: () => promises.compact(24 * 60 * 60 * 1000),
-    stats: () => run(engine.store.stats()),
+    stats: () => run(engine.log.stats()),
     bytesOnDisk: () => directoryBytes(directory),
     close: () => promises.close(),
   };
@@ -198,10 +198,10 @@ export const buildHistoryStore = async (directory, history) => {
   const events = queueHistory(history);
   let step = events.next();
   while (step.done !== true) {
-    await Effect.runPromise(tay.engine.store.append(step.value));
+    await Effect.runPromise(tay.engine.log.append(step.value));
     step = events.next();
   }
-  await Effect.runPromise(tay.engine.store.sync());
+  await Effect.runPromise(tay.engine.log.sync());
   await tay.close();
   return step.value;
 };

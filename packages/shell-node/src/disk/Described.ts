@@ -28,6 +28,13 @@ export interface Description {
 /** Keeps an explanation on one line, whatever a detail string carried. */
 export const oneLine = (text: string): string => text.replace(/\s*[\r\n]+\s*/g, " ").trim();
 
+/** Best-effort text for a value of unknown shape (its tag when it has one). */
+export const describeUnknown = (value: unknown): string => {
+  if (typeof value === "object" && value !== null && "_tag" in value) return String(value._tag);
+  if (value instanceof Error) return value.message;
+  return String(value);
+};
+
 /** A description; `position` gives the offset and sequence when the error has them. */
 export const describe = (
   reason: string,

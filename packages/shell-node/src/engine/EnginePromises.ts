@@ -10,55 +10,16 @@
  * `Error`s, told apart by `_tag`), and with the defect itself on a bug.
  * Reads are synchronous: they read the committed state in memory.
  */
-import type { Commands, Event, Job, Query, Schedule, State, Value } from "@tay/core";
 import { Effect, Exit, type Layer, Scope } from "effect";
 import type { Disk } from "../disk/Disk.js";
-import * as Engine from "./Engine.js";
-import type { EngineOptions, EngineReport, FailOptions, JobFilter, TickReport } from "./Engine.js";
 import * as NodeDisk from "../disk/NodeDisk.js";
-import type { CompactionReport } from "../store/Store.js";
+import type * as Log from "../log/Log.js";
+import * as Engine from "./Engine.js";
+import type { EngineOptions, EngineReport, FileLogKind } from "./Engine.js";
 import { runToPromise } from "./internal/runToPromise.js";
 
-export interface EnginePromises {
-  /** Inserts one job; resolves with it as inserted, once durable. */
-  readonly insert: (job: Commands.NewJob) => Promise<Job.Job>;
-  /** Inserts several jobs atomically (one mutation). */
-  readonly insertMany: (jobs: ReadonlyArray<Commands.NewJob>) => Promise<ReadonlyArray<Job.Job>>;
-  /** Starts up to `limit` (default 1) available jobs of `queue` in claim order; may be none. */
-  readonly claim: (queue: string, limit?: number) => Promise<ReadonlyArray<Job.Job>>;
-  /** Completes an executing job, recording `result` with it when given. */
-  readonly complete: (jobId: number, result?: Value.Value) => Promise<Job.Job>;
-  /** Fails an executing job: retried after the backoff, or discarded. */
-  readonly fail: (jobId: number, error: string, options?: FailOptions) => Promise<Job.Job>;
-  /** Cancels a job that is not terminal. */
-  readonly cancel: (jobId: number, reason?: string) => Promise<Job.Job>;
-  /** Registers or re-registers a schedule; `expectedRevision` 0 means "must be new". */
-  readonly registerSchedule: (
-    scheduleId: string,
-    definition: Event.ScheduleDefinition,
-    expectedRevision?: number,
-  ) => Promise<Schedule.Schedule>;
-  /** Cancels a schedule (optionally only at `expectedRevision`). */
-  readonly cancelSchedule: (
-    scheduleId: string,
-    expectedRevision?: number,
-  ) => Promise<Schedule.Schedule>;
-  /** Makes due jobs available and delivers or skips due schedule occurrences. */
-  readonly tick: () => Promise<TickReport>;
-  /** Fails every job executing since before `startedBefore`; resolves with how many. */
-  readonly rescue: (startedBefore: number, error: string) => Promise<number>;
-  /** Writes a new generation without terminal jobs finished before now - retentionMs. */
-  readonly compact: (retentionMs: number) => Promise<CompactionReport>;
-  /** The committed state (only durable batches). */
-  readonly state: () => State.State;
-  readonly job: (jobId: number) => Job.Job | undefined;
-  readonly jobs: (filter?: JobFilter) => ReadonlyArray<Job.Job>;
-  readonly schedule: (scheduleId: string) => Schedule.Schedule | undefined;
-  readonly schedules: () => ReadonlyArray<Schedule.Schedule>;
-  readonly counts: () => ReadonlyMap<string, Query.Counts>;
-  /** The earliest time a `tick` has work to do, or null. */
-  readonly nextWakeAt: () => number | null;
-}
+/** Every engine command as a promise, every query as a synchronous read. */
+export type EnginePromises<K extends Log.Kind = FileLogKind> = Engine.PromiseFace<K>;
 
 /** How `open` opens: the engine's options, and the disk (Node's by default). */
 export interface OpenOptions extends EngineOptions {
@@ -69,6 +30,8 @@ export interface OpenOptions extends EngineOptions {
 /** An engine opened outside Effect: its promise face, its report, and `close`. */
 export interface OpenedEngine extends EnginePromises {
   readonly report: EngineReport;
+  /** The store, read-only: reads, stats; nothing that appends. */
+  readonly log: Engine.EngineService["log"];
   /** The Effect face of the same engine, for callers that mix both. */
   readonly engine: Engine.EngineService;
   /**
@@ -92,7 +55,7 @@ export const open = async (directory: string, options: OpenOptions = {}): Promis
     const engine = await runToPromise(
       Effect.provide(Scope.extend(Engine.open(directory, engineOptions), scope), disk),
     );
-    return { ...engine.promises, report: engine.report, engine, close };
+    return { ...engine.promises, report: engine.report, log: engine.log, engine, close };
   } catch (error) {
     // What the open acquired (the lock, the store) is released before the refusal.
     await close();

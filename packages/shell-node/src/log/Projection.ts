@@ -5,7 +5,10 @@
  */
 import type { Event } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
-import type { Manifest } from "../store/internal/codec.js";
+import type { Manifest as ManifestModule } from "@tay/codec";
+
+/** A generation's manifest (where its first sequence and canonical base are). */
+type Manifest = ManifestModule.Manifest;
 
 /**
  * A left fold over one generation's records, in sequence order. `start`

@@ -35,7 +35,9 @@ import {
 } from "./internal/storeState.js";
 import * as Writer from "./internal/writer.js";
 import * as Layout from "./Layout.js";
-import type { Entry, Projection } from "../log/Projection.js";
+import type * as Log from "../log/Log.js";
+import { AppendConflict } from "../log/LogError.js";
+import type { Projection } from "../log/Projection.js";
 import { type RecoveryReport, reportOf } from "./Recovery.js";
 import * as Stats from "./Stats.js";
 import {
@@ -59,11 +61,29 @@ export type { Submitted } from "./internal/writer.js";
 /** Records per page of `iterFrom`. */
 export const iterPageRecords = 1024;
 
-/** The running store: one writer, any number of readers. */
-export interface Store {
-  readonly path: string;
-  /** Printed STORE_ID. */
-  readonly storeId: string;
+/**
+ * What the file store offers to read, for everyone: the file log's view
+ * (`Log.View` and the file-specific measures). Nothing here appends.
+ */
+export interface StoreView extends Log.View<StoreError> {
+  readonly stats: () => Effect.Effect<Stats.StoreStats>;
+  /** The generation's bytes over `storeBytesMax`, clamped to [0, 1]. */
+  readonly storePressure: () => Effect.Effect<number>;
+  /** `storePressure() > 0.9`. */
+  readonly isOverloaded: () => Effect.Effect<boolean>;
+  /** Size distribution of the generation's segment files (nearest-rank percentiles). */
+  readonly segmentSizeStats: () => Effect.Effect<Stats.SegmentSizeStats>;
+}
+
+/**
+ * The running store, raw: one writer, any number of readers. Its `submit`
+ * and `append` take any events, checked by nothing but the codec: only the
+ * store's own tests and tools that write histories on purpose (the
+ * benchmarks' history builder, `copy-prefix`) use it. It is not part of
+ * the package's public API; programs append through the engine, whose
+ * records its deciders produce.
+ */
+export interface Store extends StoreView {
   /**
    * Assigns the next sequences to `events` (one record each; a Mutation is
    * one record) in submit order and queues them for the writer. Returns the
@@ -83,32 +103,6 @@ export interface Store {
   /** `flush`, then fdatasync the active segment whatever the durability policy. */
   readonly sync: () => Effect.Effect<void, StoreError>;
   /**
-   * Up to `limit` entries from `sequence`, contiguous and in order, from the
-   * files and from what is still being written or pending. Below the
-   * generation's first sequence: `Compacted`; past the last: empty.
-   */
-  readonly readFrom: (
-    sequence: number,
-    limit: number,
-  ) => Effect.Effect<ReadonlyArray<Entry>, StoreError>;
-  /**
-   * Every entry from `sequence` as a stream, page by page; it ends when it
-   * has caught up with the last sequence assigned.
-   */
-  readonly iterFrom: (sequence: number) => Stream.Stream<Entry, StoreError>;
-  readonly stats: () => Effect.Effect<Stats.StoreStats>;
-  /** The generation's bytes over `storeBytesMax`, clamped to [0, 1]. */
-  readonly storePressure: () => Effect.Effect<number>;
-  /** `storePressure() > 0.9`. */
-  readonly isOverloaded: () => Effect.Effect<boolean>;
-  /** Size distribution of the generation's segment files (nearest-rank percentiles). */
-  readonly segmentSizeStats: () => Effect.Effect<Stats.SegmentSizeStats>;
-  /** The current generation's epoch and first sequence. */
-  readonly generation: () => Effect.Effect<{
-    readonly epoch: number;
-    readonly firstSequence: number;
-  }>;
-  /**
    * Publishes a new generation whose canonical base is `base` (the engine
    * computes it), switches CURRENT to it and removes the superseded one.
    * Appends pause for the switch; see docs/store.md.
@@ -124,11 +118,20 @@ export interface Store {
   readonly close: () => Effect.Effect<void, StoreError>;
 }
 
-/** What `open` yields: the store, the projection's state, the recovery report. */
-export interface Recovered<S> {
-  readonly store: Store;
-  readonly state: S;
+/** The file store as a log: what the engine runs over. */
+export interface FileLogKind extends Log.Kind {
+  readonly error: StoreError;
   readonly report: RecoveryReport;
+  readonly compaction: CompactionReport;
+  readonly view: StoreView;
+}
+
+/**
+ * What `open` yields: the raw store, the same store as a log, the
+ * projection's state, the recovery report.
+ */
+export interface Recovered<S> extends Log.Recovered<S, FileLogKind> {
+  readonly store: Store;
 }
 
 const segmentStateOf = (segment: Validated<unknown>["segments"][number]): SegmentState => ({
@@ -244,6 +247,96 @@ const statsOf = (state: StoreState): Stats.StoreStats => ({
   pendingBytes: state.pendingBytes + state.inFlight.reduce((sum, record) => sum + record.size, 0),
 });
 
+/** The store's reads, from its running state. */
+const viewOf = (
+  directory: string,
+  storeId: string,
+  state: StoreState,
+  withDisk: <A, X>(effect: Effect.Effect<A, X, Disk>) => Effect.Effect<A, X>,
+): StoreView => {
+  const readFrom = (sequence: number, limit: number) =>
+    withDisk(readEntries(state, sequence, limit));
+  const pressure = () => Stats.pressure(writtenBytes(state), state.options.storeBytesMax);
+  return {
+    path: directory,
+    storeId,
+    readFrom,
+    iterFrom: (sequence) =>
+      Stream.paginateChunkEffect(sequence, (from) =>
+        Effect.map(readFrom(from, iterPageRecords), (entries) => {
+          const last = entries[entries.length - 1];
+          return [
+            Chunk.fromIterable(entries),
+            last === undefined ? Option.none() : Option.some(last.sequence + 1),
+          ] as const;
+        }),
+      ),
+    stats: () => Effect.sync(() => statsOf(state)),
+    storePressure: () => Effect.sync(pressure),
+    isOverloaded: () => Effect.sync(() => Stats.isOverloaded(pressure())),
+    segmentSizeStats: () =>
+      Effect.sync(() =>
+        Stats.segmentSizeStats(state.generation.segments.map((segment) => segment.size)),
+      ),
+    generation: () =>
+      Effect.sync(() => ({
+        epoch: state.generation.epoch,
+        firstSequence: state.generation.manifest.firstSequence,
+      })),
+  };
+};
+
+/**
+ * The store as a log for the engine: appends of prepared batches after an
+ * expected last sequence, through the writer's synchronous path.
+ */
+const logOf = (writer: Writer.Writer, view: StoreView, store: Store): Log.Log<FileLogKind> => {
+  const { state } = writer;
+  return {
+    view,
+    lastSequence: () => lastAssigned(state),
+    admission: () => Writer.admission(state),
+    overBudget: (queuedBytes, bytes) => Writer.overBudget(state, queuedBytes, bytes),
+    append: (batch, expectedLastSequence) => {
+      const lastSequence = lastAssigned(state);
+      // One writer holds the lock, so a conflict here is a caller that lost
+      // track of the log (a bug), refused all the same before any byte moves.
+      if (lastSequence !== expectedLastSequence) {
+        return new AppendConflict({ path: state.directory, expectedLastSequence, lastSequence });
+      }
+      return Writer.enqueue(writer, batch.records, batch.bytes);
+    },
+    compact: (base, expectedLastSequence) => store.compact(base, { expectedLastSequence }),
+    flush: store.flush,
+    close: store.close,
+  };
+};
+
+/** Checks the options, the root and the lock, validates, and activates the writer. */
+const activated = <S, E>(
+  directory: string,
+  options: StoreOptionsInput,
+  projection: Projection<S, E>,
+) =>
+  Effect.gen(function* () {
+    const resolved = resolve(options, segmentFileBytesMax);
+    if (resolved._tag === "Left") {
+      const { option, value } = resolved.left;
+      return yield* new InvalidOption({ path: directory, option, value });
+    }
+    yield* classifyRoot(directory);
+    const lock = yield* Lock.acquire(Layout.lockPath(directory));
+    const validated = yield* validate(directory, resolved.right.budgets, projection);
+    if (!(yield* Lock.stillOurs(lock))) {
+      return yield* new LockSessionLost({ path: lock.path, session: lock.holder.session });
+    }
+    const { writer, flusherFiber } = yield* Effect.acquireRelease(
+      activate(validated, resolved.right),
+      ({ writer, flusherFiber }) => Effect.ignore(Writer.close(writer, flusherFiber)),
+    );
+    return { validated, writer, flusherFiber };
+  });
+
 /**
  * Opens the store in `directory` for the scope, folding its history into
  * `projection`.
@@ -262,31 +355,14 @@ export const open = <S, E>(
   projection: Projection<S, E>,
 ): Effect.Effect<Recovered<S>, RecoveryError | HistoryRejected<E>, Disk | Scope.Scope> =>
   Effect.gen(function* () {
-    const resolved = resolve(options, segmentFileBytesMax);
-    if (resolved._tag === "Left") {
-      const { option, value } = resolved.left;
-      return yield* new InvalidOption({ path: directory, option, value });
-    }
-    yield* classifyRoot(directory);
-    const lock = yield* Lock.acquire(Layout.lockPath(directory));
-    const validated = yield* validate(directory, resolved.right.budgets, projection);
-    if (!(yield* Lock.stillOurs(lock))) {
-      return yield* new LockSessionLost({ path: lock.path, session: lock.holder.session });
-    }
-    const { writer, flusherFiber } = yield* Effect.acquireRelease(
-      activate(validated, resolved.right),
-      ({ writer, flusherFiber }) => Effect.ignore(Writer.close(writer, flusherFiber)),
-    );
+    const { validated, writer, flusherFiber } = yield* activated(directory, options, projection);
     const compactions = yield* Effect.makeSemaphore(1);
     const context = yield* Effect.context<Disk>();
     const withDisk = <A, X>(effect: Effect.Effect<A, X, Disk>): Effect.Effect<A, X> =>
       Effect.provide(effect, context);
-    const { state } = writer;
-    const readFrom = (sequence: number, limit: number) =>
-      withDisk(readEntries(state, sequence, limit));
+    const view = viewOf(directory, formatStoreId(validated.marker.storeId), writer.state, withDisk);
     const store: Store = {
-      path: directory,
-      storeId: formatStoreId(validated.marker.storeId),
+      ...view,
       submit: (events) => Writer.submit(writer, events),
       append: (events) =>
         Effect.gen(function* () {
@@ -296,38 +372,14 @@ export const open = <S, E>(
         }),
       flush: () => Writer.flush(writer),
       sync: () => withDisk(Writer.syncNow(writer)),
-      readFrom,
-      iterFrom: (sequence) =>
-        Stream.paginateChunkEffect(sequence, (from) =>
-          Effect.map(readFrom(from, iterPageRecords), (entries) => {
-            const last = entries[entries.length - 1];
-            return [
-              Chunk.fromIterable(entries),
-              last === undefined ? Option.none() : Option.some(last.sequence + 1),
-            ] as const;
-          }),
-        ),
-      stats: () => Effect.sync(() => statsOf(state)),
-      storePressure: () =>
-        Effect.sync(() => Stats.pressure(writtenBytes(state), state.options.storeBytesMax)),
-      isOverloaded: () =>
-        Effect.sync(() =>
-          Stats.isOverloaded(Stats.pressure(writtenBytes(state), state.options.storeBytesMax)),
-        ),
-      segmentSizeStats: () =>
-        Effect.sync(() =>
-          Stats.segmentSizeStats(state.generation.segments.map((segment) => segment.size)),
-        ),
-      generation: () =>
-        Effect.sync(() => ({
-          epoch: state.generation.epoch,
-          firstSequence: state.generation.manifest.firstSequence,
-        })),
       compact: (base, compactOptions = {}) =>
         withDisk(compactGeneration(writer, compactions, base, compactOptions)),
       close: () => withDisk(Writer.close(writer, flusherFiber)),
     };
-    // The engine submits decided batches through the writer directly.
-    Writer.register(store, writer);
-    return { store, state: validated.state, report: reportOf(validated) };
+    return {
+      store,
+      log: logOf(writer, view, store),
+      state: validated.state,
+      report: reportOf(validated),
+    };
   });

@@ -18,10 +18,17 @@ import { Data } from "effect";
 import * as Described from "../disk/Described.js";
 import type { DiskError } from "../disk/Disk.js";
 import type { Locked, LockSessionLost } from "../disk/Lock.js";
+import type {
+  AppendConflict,
+  Compacted,
+  CompactionConflict,
+  PendingFull,
+  StoreClosed,
+  UnencodableEvent,
+} from "../log/LogError.js";
 import type { CorruptReason, EventDecodeError, FixedLayoutError } from "./internal/codec.js";
 import {
   corruptExplanation,
-  describeUnknown,
   eventDecode,
   fixedLayout,
   history,
@@ -31,6 +38,14 @@ import * as Layout from "./Layout.js";
 import type { BudgetName } from "./StoreOptions.js";
 
 export { Locked, LockSessionLost } from "../disk/Lock.js";
+export {
+  AppendConflict,
+  Compacted,
+  CompactionConflict,
+  PendingFull,
+  StoreClosed,
+  UnencodableEvent,
+} from "../log/LogError.js";
 
 /** What `tay copy-prefix` (and `CopyPrefix.copyPrefix`) does: a repairable fault's advice. */
 export const repairAdvice = "tay copy-prefix copies the valid prefix to a new store";
@@ -380,7 +395,7 @@ export class HistoryRejected<E = unknown> extends Data.TaggedError("HistoryRejec
         Described.describe(
           "HistoryRejected",
           this.path,
-          `the projection refused a record: ${describeUnknown(this.reason)}`,
+          `the projection refused a record: ${Described.describeUnknown(this.reason)}`,
           position,
         ),
       );
@@ -447,62 +462,6 @@ export class ActiveSegmentChanged extends Data.TaggedError("ActiveSegmentChanged
   }
 }
 
-/** `readFrom` below the generation's first sequence: that history was compacted away. */
-export class Compacted extends Data.TaggedError("Compacted")<{
-  /** The store read. */
-  readonly path: string;
-  readonly sequence: number;
-  readonly firstAvailable: number;
-}> {
-  get description(): Described.Description {
-    return Described.describe(
-      "Compacted",
-      this.path,
-      `sequence ${this.sequence} was compacted away; the first available is ${this.firstAvailable}`,
-    );
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
-
-/** An event the codec refuses to encode (e.g. a field out of its kind's range). */
-export class UnencodableEvent extends Data.TaggedError("UnencodableEvent")<{
-  /** Position of the event in the submitted batch. */
-  readonly index: number;
-  readonly reason: unknown;
-}> {
-  get description(): Described.Description {
-    return Described.describe(
-      "UnencodableEvent",
-      undefined,
-      `event ${this.index} of the batch cannot be encoded: ${describeUnknown(this.reason)}`,
-    );
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
-
-/** The pending (submitted, unwritten) bytes would pass `pendingBytesMax`. */
-export class PendingFull extends Data.TaggedError("PendingFull")<{
-  /** The store written. */
-  readonly path: string;
-  readonly pendingBytes: number;
-  readonly limit: number;
-}> {
-  get description(): Described.Description {
-    return Described.describe(
-      "PendingFull",
-      this.path,
-      `${this.pendingBytes} bytes are pending, the limit is ${this.limit}`,
-    );
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
-
 /**
  * Compaction failed while publishing CURRENT: which generation a restart
  * finds current is unknown, so the writer stops.
@@ -541,35 +500,6 @@ export class WriterFailed extends Data.TaggedError("WriterFailed")<{
       "WriterFailed",
       cause._tag === "DiskError" ? cause.path : cause.cause.path,
       `the writer stopped: ${what}; reopening decides what is durable`,
-    );
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
-
-/** The store was closed. */
-export class StoreClosed extends Data.TaggedError("StoreClosed")<{ readonly path: string }> {
-  get description(): Described.Description {
-    return Described.describe("StoreClosed", this.path, "the store was closed");
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
-
-/** `compact` was called with `expectedLastSequence` that is no longer the last sequence. */
-export class CompactionConflict extends Data.TaggedError("CompactionConflict")<{
-  /** The store compacted. */
-  readonly path: string;
-  readonly expectedLastSequence: number;
-  readonly lastSequence: number;
-}> {
-  get description(): Described.Description {
-    return Described.describe(
-      "CompactionConflict",
-      this.path,
-      `records were appended since sequence ${this.expectedLastSequence} (last is ${this.lastSequence})`,
     );
   }
   override get message(): string {
@@ -632,6 +562,7 @@ export type StoreError =
   | WriterFailed
   | StoreClosed
   | CompactionConflict
+  | AppendConflict
   | DiskError;
 
 /** What `init` can fail with. */

@@ -78,12 +78,12 @@ describe("Engine", () => {
       yield* Init.init(dir);
       yield* withEngine(dir, (engine) =>
         Effect.gen(function* () {
-          const before = (yield* engine.store.stats()).lastSequence;
+          const before = (yield* engine.log.stats()).lastSequence;
           const rejected = yield* Effect.flip(engine.complete(42));
           expect(rejected._tag).toBe("Rejected");
           const badName = yield* Effect.flip(engine.insert({ queue: "", worker: "W", args: null }));
           expect(badName._tag).toBe("Rejected");
-          expect((yield* engine.store.stats()).lastSequence).toBe(before);
+          expect((yield* engine.log.stats()).lastSequence).toBe(before);
         }),
       );
     }).pipe(Effect.provide(nodeDisk)),
@@ -271,7 +271,7 @@ const holdingSyncs = () => {
 };
 
 const sequenceJobIds = (engine: Engine.EngineService) =>
-  Effect.map(engine.store.readFrom(1, 1000), (entries) =>
+  Effect.map(engine.log.readFrom(1, 1000), (entries) =>
     entries.map((entry) => (entry.event._tag === "JobInserted" ? entry.event.jobId : -1)),
   );
 
@@ -327,7 +327,7 @@ describe("Engine batching", () => {
           expect(doubleClaim._tag === "Right" && doubleClaim.right).toEqual([]);
           // Each command's answer is its own state: the inserts saw their jobs available.
           expect(first._tag === "Right" && first.right.state).toBe("available");
-          const entries = yield* engine.store.readFrom(1, 100);
+          const entries = yield* engine.log.readFrom(1, 100);
           expect(entries.map((entry) => [entry.sequence, entry.event._tag])).toEqual([
             [1, "JobInserted"],
             [2, "JobInserted"],
@@ -443,7 +443,7 @@ describe("Engine batching", () => {
         Effect.gen(function* () {
           const fiber = yield* Effect.fork(engine.insert({ queue: "q", worker: "W", args: null }));
           yield* Fiber.interrupt(fiber);
-          yield* engine.store.flush();
+          yield* engine.flush();
           const jobs = yield* engine.jobs();
           expect(jobs.length).toBeLessThanOrEqual(1);
           const next = yield* engine.insert({ queue: "q", worker: "W", args: null });

@@ -225,7 +225,7 @@ const workload: Crash.Workload<Label> = (disk, acknowledge) =>
             yield* setTime(step.now);
             if (step._tag === "Compact") {
               // flush fails if the writer stopped: then the cut is inside the compaction's I/O.
-              yield* engine.store.flush();
+              yield* engine.flush();
               yield* acknowledge({ _tag: "Compacting" });
             }
             yield* runStep(engine, step);
@@ -235,7 +235,7 @@ const workload: Crash.Workload<Label> = (disk, acknowledge) =>
             if (!State.equals(yield* engine.state(), expected)) {
               return yield* Effect.dieMessage(`engine and replay differ after step ${index}`);
             }
-            const { lastSequence } = yield* engine.store.stats();
+            const { lastSequence } = yield* engine.log.stats();
             yield* acknowledge({ _tag: "Done", transitions, lastSequence });
           }
         }),

@@ -226,7 +226,7 @@ const run = (
       const engine = yield* Engine.open(dir, { durability });
       const start = yield* engine.state();
       const outcomes = yield* Effect.promise(() => issueTurns(engine, turns, pace));
-      const log = (yield* engine.store.readFrom(1, 10_000)).map((entry) => entry.event);
+      const log = (yield* engine.log.readFrom(1, 10_000)).map((entry) => entry.event);
       return { start, outcomes, log, state: yield* engine.state() };
     }),
   );

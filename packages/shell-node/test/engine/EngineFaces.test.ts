@@ -135,7 +135,7 @@ const run = (steps: ReadonlyArray<Step>, face: "effect" | "promise") =>
               );
         outcomes.push(Either.mapLeft(outcome, kindOf));
       }
-      const log = (yield* engine.store.readFrom(1, 10_000)).map((entry) => entry.event);
+      const log = (yield* engine.log.readFrom(1, 10_000)).map((entry) => entry.event);
       return { outcomes, log, state: yield* engine.state() };
     }),
   );

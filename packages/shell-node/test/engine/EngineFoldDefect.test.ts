@@ -71,7 +71,7 @@ describe("Engine fold defects", () => {
     const next = await engine.insert(job("b"));
     expect(next.jobId).toBe(1);
     expect((await engine.claim("q")).map((claimed) => claimed.jobId)).toEqual([1]);
-    const log = await Effect.runPromise(engine.engine.store.readFrom(1, 100));
+    const log = await Effect.runPromise(engine.engine.log.readFrom(1, 100));
     expect(log.map((entry) => entry.event._tag)).toEqual(["JobInserted", "JobStarted"]);
     await engine.close();
   });

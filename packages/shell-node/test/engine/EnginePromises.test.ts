@@ -128,13 +128,13 @@ describe("EnginePromises", () => {
 
   it("rejects a refused command with the typed error, and appends nothing for it", async () => {
     const engine = await EnginePromises.open(dir, { createIfMissing: true });
-    const before = (await Effect.runPromise(engine.engine.store.stats())).lastSequence;
+    const before = (await Effect.runPromise(engine.engine.log.stats())).lastSequence;
     const refused = await rejection(engine.complete(42));
     expect(refused._tag).toBe("Rejected");
     expect(refused).toBeInstanceOf(Error);
     const badName = await rejection(engine.insert({ queue: "", worker: "W", args: null }));
     expect(badName._tag).toBe("Rejected");
-    expect((await Effect.runPromise(engine.engine.store.stats())).lastSequence).toBe(before);
+    expect((await Effect.runPromise(engine.engine.log.stats())).lastSequence).toBe(before);
     await engine.close();
   });
 

@@ -18,14 +18,15 @@
 import { type Commands, Decide, Evolve, type State } from "@tay/core";
 import { Either } from "effect";
 import * as E from "fp-ts/lib/Either.js";
-import type { StoreError } from "../../store/StoreError.js";
+import * as Batch from "../../log/Batch.js";
+import type * as Log from "../../log/Log.js";
+import { AppendConflict, type LogError } from "../../log/LogError.js";
+import * as Ticket from "../../log/Ticket.js";
 import { type Pending, Rejected } from "./engineRequest.js";
-import { onSettled, type PendingRecord } from "../../store/internal/storeState.js";
-import * as Writer from "../../store/internal/writer.js";
 
 /** An accepted insert whose records are queued but not folded yet. */
-interface Unfolded {
-  readonly request: Pending;
+interface Unfolded<X> {
+  readonly request: Pending<X>;
   readonly events: Decide.Decision;
 }
 
@@ -68,31 +69,34 @@ const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) =
 };
 
 /** A decision's records, or undefined once the refusal has answered `request`. */
-const recordsOf = (request: Pending, decision: Decide.Decided): Decide.Decision | undefined => {
+const recordsOf = <X>(
+  request: Pending<X>,
+  decision: Decide.Decided,
+): Decide.Decision | undefined => {
   if (E.isRight(decision)) return decision.right;
   request.refuse(new Rejected({ command: request.command._tag, rejection: decision.left }));
   return undefined;
 };
 
 /** One drain: its commands decided in order, their records, and the fold so far. */
-class Drain {
+class Drain<K extends Log.Kind> {
   private run: Evolve.Batch;
   /** The state after every accepted command folded so far. */
   state: State.State;
   // The last id handed out: `state`'s, plus the inserts not folded yet.
   private lastJobId: number;
-  readonly accepted: Array<Pending> = [];
+  readonly accepted: Array<Pending<Failure<K>>> = [];
   // The records of accepted commands already in `run` (for a replay)...
   private readonly folded: Array<Decide.Decision> = [];
   // ...and those of accepted inserts that are not, in order.
-  private backlog: Array<Unfolded> = [];
-  readonly records: Array<PendingRecord> = [];
+  private backlog: Array<Unfolded<Failure<K>>> = [];
+  readonly records: Array<Batch.PendingRecord> = [];
   bytes = 0;
   /** A throw of the late fold, after the records were queued. */
   defect: { readonly defect: unknown } | undefined;
 
   constructor(
-    private readonly writer: Writer.Writer,
+    private readonly log: Log.Log<K>,
     private readonly base: State.State,
   ) {
     this.run = Evolve.batch(base);
@@ -109,7 +113,7 @@ class Drain {
    * only when folding the inserts before it fails (a defect of the whole
    * drain, with nothing queued yet).
    */
-  add(request: Pending): void {
+  add(request: Pending<Failure<K>>): void {
     const { command } = request;
     // Only inserts decide from last_job_id alone; anything else sees the
     // inserts before it folded.
@@ -143,7 +147,7 @@ class Drain {
     this.backlog = [];
   }
 
-  private insert(request: Pending, command: Commands.InsertJobs): void {
+  private insert(request: Pending<Failure<K>>, command: Commands.InsertJobs): void {
     const events = recordsOf(request, Decide.insertJobsAfter(this.lastJobId, command));
     if (events === undefined) return;
     const checked = checkedInserts(this.lastJobId, events);
@@ -158,7 +162,7 @@ class Drain {
     this.backlog.push({ request, events });
   }
 
-  private decideAndFold(request: Pending, command: Commands.Command): void {
+  private decideAndFold(request: Pending<Failure<K>>, command: Commands.Command): void {
     const events = recordsOf(request, Decide.decide(this.state, command));
     if (events === undefined) return;
     if (events.length === 0) {
@@ -191,13 +195,13 @@ class Drain {
 
   // Encoded and budgeted before anything is folded: the batch's state
   // changes in place, so only a command sure to be queued may be folded.
-  private admitted(request: Pending, events: Decide.Decision): Writer.Prepared | undefined {
-    const prepared = Writer.prepare(events);
+  private admitted(request: Pending<Failure<K>>, events: Decide.Decision): Batch.Batch | undefined {
+    const prepared = Batch.prepare(events);
     if (Either.isLeft(prepared)) {
       request.refuse(prepared.left);
       return undefined;
     }
-    const full = Writer.overBudget(this.writer.state, this.bytes, prepared.right.bytes);
+    const full = this.log.overBudget(this.bytes, prepared.right.bytes);
     if (full !== undefined) {
       request.refuse(full);
       return undefined;
@@ -205,29 +209,35 @@ class Drain {
     return prepared.right;
   }
 
-  private take(request: Pending, prepared: Writer.Prepared): void {
+  private take(request: Pending<Failure<K>>, prepared: Batch.Batch): void {
     for (const record of prepared.records) this.records.push(record);
     this.bytes += prepared.bytes;
     this.accepted.push(request);
   }
 }
 
+/** What a command decided by this engine can fail with besides its refusal: its log's failures. */
+export type Failure<K extends Log.Kind> = K["error"] | LogError;
+
 /** The running states and the drains that move them. */
-export class BatchDecider {
+export class BatchDecider<K extends Log.Kind> {
   private decidedState: State.State;
+  // The last sequence of everything queued: what the next append expects.
+  private decidedLastSequence: number;
   private committedState: { readonly state: State.State; readonly lastSequence: number };
   // The drain whose late fold has not run yet.
-  private unfolded: Drain | undefined;
+  private unfolded: Drain<K> | undefined;
   // A late fold that threw: `decided` lacks records that were queued, so
   // nothing may decide any more; every later command dies with it.
   private stopped: { readonly defect: unknown } | undefined;
 
   constructor(
-    private readonly writer: Writer.Writer,
+    private readonly log: Log.Log<K>,
     state: State.State,
     lastSequence: number,
   ) {
     this.decidedState = state;
+    this.decidedLastSequence = lastSequence;
     this.committedState = { state, lastSequence };
   }
 
@@ -237,36 +247,50 @@ export class BatchDecider {
     return this.decidedState;
   }
 
-  /** Only what is durable as the store's policy asks. */
+  /** Only what is durable as the log's policy asks. */
   get committed(): State.State {
     return this.committedState.state;
   }
 
-  /** Makes `state` (a compaction's new base, which holds everything) both states. */
+  /**
+   * Makes `state` (a compaction's new base, which holds everything) both
+   * states, at the log's last sequence after the compaction.
+   */
   rebase(state: State.State): void {
     this.foldPending();
     this.decidedState = state;
-    this.committedState = { state, lastSequence: this.committedState.lastSequence };
+    this.decidedLastSequence = this.log.lastSequence();
+    this.committedState = { state, lastSequence: this.decidedLastSequence };
   }
 
   /**
-   * Decides `requests` in order and queues the accepted ones' records as
-   * one submission, answered once it is durable. Refusals and defects of a
+   * Decides `requests` in order and appends the accepted ones' records as
+   * one batch, answered once it is durable. Refusals and defects of a
    * single command are answered at once. Throws only for a defect of the
-   * whole drain, with nothing queued.
+   * whole drain, with nothing appended.
    */
-  decide(requests: ReadonlyArray<Pending>): void {
+  decide(requests: ReadonlyArray<Pending<Failure<K>>>): void {
     this.foldPending();
     const stopped = this.stopped;
     if (stopped !== undefined) {
       for (const request of requests) request.die(stopped.defect);
       return;
     }
-    const drain = new Drain(this.writer, this.decidedState);
+    const drain = new Drain(this.log, this.decidedState);
     for (const request of requests) drain.add(request);
     if (drain.accepted.length === 0) return;
-    const ticket = Writer.enqueue(this.writer, drain.records, drain.bytes);
-    const lastSequence = ticket.lastSequence;
+    const appended = this.log.append(
+      { records: drain.records, bytes: drain.bytes },
+      this.decidedLastSequence,
+    );
+    if (appended instanceof AppendConflict) {
+      // Nothing was appended: the drain's state is dropped (its base is
+      // untouched) and its callers learn why.
+      for (const request of drain.accepted) request.refuse(appended);
+      return;
+    }
+    const lastSequence = appended.lastSequence;
+    this.decidedLastSequence = lastSequence;
     if (drain.unfolded) {
       // The writer is woken, and writes, before an immediate runs: the
       // fold overlaps the disk instead of delaying it. Whatever needs
@@ -276,7 +300,7 @@ export class BatchDecider {
     } else {
       this.decidedState = drain.state;
     }
-    onSettled(ticket, (failure) => this.settle(drain, lastSequence, failure));
+    Ticket.onSettled(appended, (failure) => this.settle(drain, lastSequence, failure));
   }
 
   /** Runs the late fold of the last drain, if it has not run yet. */
@@ -293,7 +317,7 @@ export class BatchDecider {
     }
   };
 
-  private settle(drain: Drain, lastSequence: number, failure: StoreError | undefined): void {
+  private settle(drain: Drain<K>, lastSequence: number, failure: Failure<K> | undefined): void {
     this.foldPending();
     if (drain.defect !== undefined) {
       for (const request of drain.accepted) request.die(drain.defect.defect);

@@ -7,7 +7,6 @@
 import type { Commands, Decide, Rejection, State } from "@tay/core";
 import { Data, Effect } from "effect";
 import * as Described from "../../disk/Described.js";
-import type { StoreError } from "../../store/StoreError.js";
 
 /** What a rejection means, on one line. */
 const explain = (rejected: Rejection.Rejection): string => {
@@ -55,9 +54,6 @@ export class Rejected extends Data.TaggedError("Rejected")<{
   }
 }
 
-/** What every engine command can fail with. */
-export type EngineError = Rejected | StoreError;
-
 /** An answer that should exist and does not: a defect, reported as such. */
 export class Missing {
   constructor(readonly message: string) {}
@@ -72,24 +68,27 @@ export class Missing {
  */
 export type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
 
-/** A command waiting in the engine's queue, its type of answer erased. */
-export interface Pending {
+/**
+ * A command waiting in the engine's queue, its type of answer erased; `X`
+ * is what its log can fail with.
+ */
+export interface Pending<X> {
   readonly command: Commands.Command;
   /** Records the answer: the command is in the batch. */
   accept(state: State.State, events: Decide.Decision): void;
   /** Answers at once with a refusal. */
-  refuse(error: EngineError): void;
+  refuse(error: Rejected | X): void;
   /** Answers at once with a defect (a bug in a decider, the fold or the engine). */
   die(defect: unknown): void;
   /** Answers once the batch ended: its recorded answer, or the batch's failure. */
-  settle(failure: StoreError | undefined): void;
+  settle(failure: X | undefined): void;
 }
 
 /**
  * The part of a queued command that does not depend on who waits for it;
  * the two callers (a fiber, a promise) supply how an outcome reaches them.
  */
-abstract class Request<A> implements Pending {
+abstract class Request<A, X> implements Pending<X> {
   private answer: A | Missing = new Missing("an accepted command has no answer");
 
   constructor(
@@ -98,14 +97,14 @@ abstract class Request<A> implements Pending {
   ) {}
 
   abstract succeed(value: A): void;
-  abstract refuse(error: EngineError): void;
+  abstract refuse(error: Rejected | X): void;
   abstract die(defect: unknown): void;
 
   accept(state: State.State, events: Decide.Decision): void {
     this.answer = this.answerOf(state, events);
   }
 
-  settle(failure: StoreError | undefined): void {
+  settle(failure: X | undefined): void {
     const answer = this.answer;
     if (failure !== undefined) this.refuse(failure);
     else if (answer instanceof Missing) this.die(new Error(answer.message));
@@ -114,18 +113,18 @@ abstract class Request<A> implements Pending {
 }
 
 /** A command issued by a fiber: the drain resumes it. */
-export class FiberRequest<A> extends Request<A> {
+export class FiberRequest<A, X> extends Request<A, X> {
   constructor(
     command: Commands.Command,
     answerOf: AnswerOf<A>,
-    private readonly resume: (outcome: Effect.Effect<A, EngineError>) => void,
+    private readonly resume: (outcome: Effect.Effect<A, Rejected | X>) => void,
   ) {
     super(command, answerOf);
   }
   succeed(value: A): void {
     this.resume(Effect.succeed(value));
   }
-  refuse(error: EngineError): void {
+  refuse(error: Rejected | X): void {
     this.resume(Effect.fail(error));
   }
   die(defect: unknown): void {
@@ -134,7 +133,7 @@ export class FiberRequest<A> extends Request<A> {
 }
 
 /** A command issued through `promises`: the drain settles its promise. */
-export class PromiseRequest<A> extends Request<A> {
+export class PromiseRequest<A, X> extends Request<A, X> {
   constructor(
     command: Commands.Command,
     answerOf: AnswerOf<A>,
@@ -146,7 +145,7 @@ export class PromiseRequest<A> extends Request<A> {
   succeed(value: A): void {
     this.resolve(value);
   }
-  refuse(error: EngineError): void {
+  refuse(error: Rejected | X): void {
     this.reject(error);
   }
   die(defect: unknown): void {

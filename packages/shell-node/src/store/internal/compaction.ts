@@ -13,6 +13,8 @@
 import type { Event } from "@tay/core";
 import { Clock, Effect, Either } from "effect";
 import { Disk, DiskError, type FileHandle } from "../../disk/Disk.js";
+import * as Batch from "../../log/Batch.js";
+import type { PendingRecord } from "../../log/Batch.js";
 import * as Layout from "../Layout.js";
 import {
   CompactionConflict,
@@ -43,7 +45,7 @@ import {
 import * as SegmentIndex from "./segmentIndex.js";
 import { dataSyncAppends } from "../StoreOptions.js";
 import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
-import { type EncodedEvent, encodeEvents, failAll, flush, type Writer } from "./writer.js";
+import { failAll, flush, type Writer } from "./writer.js";
 
 /** What a compaction did. */
 export interface CompactionReport {
@@ -71,7 +73,7 @@ export interface CompactOptions {
 }
 
 /** A base record with its sequence. */
-interface BaseRecord extends EncodedEvent {
+interface BaseRecord extends Omit<PendingRecord, "sequence"> {
   readonly sequence: number;
 }
 
@@ -239,7 +241,7 @@ export const compact = (
   options: CompactOptions,
 ): Effect.Effect<CompactionReport, StoreError, Disk> =>
   Effect.gen(function* () {
-    const encoded = encodeEvents(base);
+    const encoded = Batch.prepare(base);
     if (Either.isLeft(encoded)) return yield* encoded.left;
     const { state } = writer;
     if (state.failure !== undefined) return yield* state.failure;
@@ -258,7 +260,7 @@ export const compact = (
     const switched = yield* Effect.gen(function* () {
       yield* flush(writer);
       return yield* writer.semaphore.withPermits(1)(
-        switchGeneration(writer, encoded.right, options),
+        switchGeneration(writer, encoded.right.records, options),
       );
     }).pipe(
       Effect.ensuring(
@@ -288,7 +290,7 @@ export const compact = (
 /** Stages the new generation and switches CURRENT to it; runs paused, under the writer semaphore. */
 const switchGeneration = (
   writer: Writer,
-  base: ReadonlyArray<EncodedEvent>,
+  base: ReadonlyArray<PendingRecord>,
   options: CompactOptions,
 ): Effect.Effect<Switched, StoreError, Disk> =>
   Effect.gen(function* () {

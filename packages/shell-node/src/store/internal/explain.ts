@@ -103,10 +103,3 @@ export const history = (error: HistoryError.HistoryError): Explained => {
     explanation: `the fold refuses ${record}${member}: ${JSON.stringify(details)}`,
   };
 };
-
-/** Best-effort text for a value of unknown shape (a tag when it has one). */
-export const describeUnknown = (value: unknown): string => {
-  if (typeof value === "object" && value !== null && "_tag" in value) return String(value._tag);
-  if (value instanceof Error) return value.message;
-  return String(value);
-};

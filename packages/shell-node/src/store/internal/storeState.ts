@@ -4,9 +4,10 @@
  * transition is atomic on Node's single thread; the writer semaphore orders
  * the I/O that goes with them.
  */
-import type { Event } from "@tay/core";
-import { Deferred, Effect, FiberId } from "effect";
+import { Deferred, type Effect, FiberId } from "effect";
 import type { FileHandle } from "../../disk/Disk.js";
+import type { PendingRecord } from "../../log/Batch.js";
+import type * as Ticket from "../../log/Ticket.js";
 import type { StoreError, WriterFailed } from "../StoreError.js";
 import type { StoreOptions } from "../StoreOptions.js";
 import type { Manifest } from "./codec.js";
@@ -42,38 +43,6 @@ export interface GenerationState {
   active: ActiveSegment;
 }
 
-/**
- * A record submitted and not yet written: sequence assigned, payload encoded.
- * The sequence is written once, by the step that queues the record (the
- * record is encoded first, so that an unencodable event assigns nothing).
- */
-export interface PendingRecord {
-  sequence: number;
-  readonly event: Event.Event;
-  readonly type: number;
-  readonly schema: number;
-  readonly payload: Uint8Array;
-  /** Encoded record size in bytes. */
-  readonly size: number;
-}
-
-/** Told once how a ticket ended: `undefined` when durable, else why it failed. */
-export type Waiter = (failure: StoreError | undefined) => void;
-
-/**
- * A submission waiting for its last record to be durable (per policy). Its
- * waiters are plain callbacks, called once, in ticket order, by the step
- * that settles it: no fiber or Deferred per submission.
- */
-export interface Ticket {
-  readonly lastSequence: number;
-  /** Whether the ticket has ended; `failure` says how. */
-  settled: boolean;
-  failure: StoreError | undefined;
-  /** Called when it ends (emptied then). */
-  waiters: Array<Waiter>;
-}
-
 export interface StoreState {
   readonly directory: string;
   readonly options: StoreOptions;
@@ -84,7 +53,7 @@ export interface StoreState {
   pendingBytes: number;
   /** Records taken by the write in progress (still served to reads from memory). */
   inFlight: ReadonlyArray<PendingRecord>;
-  tickets: Array<Ticket>;
+  tickets: Array<Ticket.Ticket<StoreError>>;
   /** Set once a write or sync failed: the writer refuses everything after. */
   failure: WriterFailed | undefined;
   /** Close began: no submit is accepted, the writer drains and stops. */
@@ -110,42 +79,6 @@ export const settle = <E>(
 ): void => {
   Deferred.unsafeDone(deferred, outcome);
 };
-
-/** A ticket for a submission ending at `lastSequence`, not yet settled. */
-export const makeTicket = (lastSequence: number): Ticket => ({
-  lastSequence,
-  settled: false,
-  failure: undefined,
-  waiters: [],
-});
-
-/** Calls `waiter` when `ticket` ends (at once, if it has). */
-export const onSettled = (ticket: Ticket, waiter: Waiter): void => {
-  if (ticket.settled) waiter(ticket.failure);
-  else ticket.waiters.push(waiter);
-};
-
-/** Ends `ticket` (a no-op if it has ended) and tells its waiters, in the order they came. */
-export const settleTicket = (ticket: Ticket, failure: StoreError | undefined): void => {
-  if (ticket.settled) return;
-  ticket.settled = true;
-  ticket.failure = failure;
-  const { waiters } = ticket;
-  ticket.waiters = [];
-  for (const waiter of waiters) waiter(failure);
-};
-
-/** Resolves once `ticket` ends: succeeds when durable, fails with its failure. */
-export const awaitTicket = (ticket: Ticket): Effect.Effect<void, StoreError> =>
-  ticket.settled
-    ? ticket.failure === undefined
-      ? Effect.void
-      : Effect.fail(ticket.failure)
-    : Effect.async<void, StoreError>((resume) => {
-        onSettled(ticket, (failure) =>
-          resume(failure === undefined ? Effect.void : Effect.fail(failure)),
-        );
-      });
 
 /** The last sequence assigned (written or pending). */
 export const lastAssigned = (state: StoreState): number => state.nextSequence - 1;

@@ -15,45 +15,34 @@
  * list of plain callbacks (no Deferred, no fiber per submission), the
  * flusher is woken by a callback rather than a queue, and a batch runs
  * write, sync and settlement as one chain. A caller that decides in batches
- * (the engine) uses the synchronous pieces directly: `admission`, `prepare`,
- * `overBudget`, `enqueue`, `onSettled`.
+ * (the engine, through the file log) uses the synchronous pieces directly:
+ * `admission`, `overBudget`, `enqueue`, and the ticket's `onSettled`.
  */
 import type { Event } from "@tay/core";
 import { Clock, Deferred, Duration, Effect, Either, Fiber } from "effect";
 import type { Disk, DiskError } from "../../disk/Disk.js";
+import { createFile, forAppends, writeAll } from "../../disk/Files.js";
+import * as Batch from "../../log/Batch.js";
+import type { PendingRecord } from "../../log/Batch.js";
+import * as Ticket from "../../log/Ticket.js";
 import * as Layout from "../Layout.js";
-import {
-  PendingFull,
-  StoreClosed,
-  type StoreError,
-  UnencodableEvent,
-  WriterFailed,
-} from "../StoreError.js";
+import { PendingFull, StoreClosed, type StoreError, WriterFailed } from "../StoreError.js";
+import { dataSyncAppends } from "../StoreOptions.js";
 import {
   crc32c,
-  encodeEvent,
   encodeRecordInto,
   encodeSegmentFooter,
   encodeSegmentHeader,
-  payloadBytesMax,
-  recordSize,
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
-import { createFile, forAppends, writeAll } from "../../disk/Files.js";
-import { dataSyncAppends } from "../StoreOptions.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
   type ActiveSegment,
-  awaitTicket,
   lastAssigned,
-  makeTicket,
-  type PendingRecord,
   type SegmentState,
   type StoreState,
-  settleTicket,
-  type Ticket,
 } from "./storeState.js";
 
 /**
@@ -103,19 +92,6 @@ const waitForWake = (wake: Wake): Effect.Effect<void> =>
     });
   });
 
-// The store (its `open`) registers its writer here, so that the engine of
-// this package reaches the synchronous submission path without widening the
-// public `Store` interface.
-const writers = new WeakMap<object, Writer>();
-
-/** Records that `writer` serves `owner` (a `Store`). */
-export const register = (owner: object, writer: Writer): void => {
-  writers.set(owner, writer);
-};
-
-/** The writer serving `owner`, if `owner` is a store that `open` made. */
-export const writerOf = (owner: object): Writer | undefined => writers.get(owner);
-
 /** What `submit` hands back: the batch's sequences and how to await its durability. */
 export interface Submitted {
   readonly firstSequence: number;
@@ -123,64 +99,6 @@ export interface Submitted {
   /** Resolves once the batch is written and synced as the durability policy asks. */
   readonly durable: Effect.Effect<void, StoreError>;
 }
-
-/** An event encoded for the log, its sequence still to come. */
-export interface EncodedEvent {
-  readonly event: Event.Event;
-  readonly type: number;
-  readonly schema: number;
-  readonly payload: Uint8Array;
-  readonly size: number;
-}
-
-/** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */
-const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
-  const result = encodeEvent(event);
-  if (result._tag === "Left") return new UnencodableEvent({ index, reason: result.left });
-  const { type, schema, payload } = result.right;
-  if (payload.length > payloadBytesMax) {
-    return new UnencodableEvent({
-      index,
-      reason: { _tag: "PayloadTooLarge", bytes: payload.length, limit: payloadBytesMax },
-    });
-  }
-  return { sequence: 0, event, type, schema, payload, size: recordSize(payload.length) };
-};
-
-/**
- * Encodes `events` (pure): their pairs, payloads and record sizes. Fails
- * with `UnencodableEvent` naming the first event the codec refuses.
- */
-export const encodeEvents = (
-  events: ReadonlyArray<Event.Event>,
-): Either.Either<Array<EncodedEvent>, UnencodableEvent> =>
-  Either.map(prepare(events), (prepared) => prepared.records);
-
-/** One submission's records, encoded, and their total size in bytes. */
-export interface Prepared {
-  readonly records: Array<PendingRecord>;
-  readonly bytes: number;
-}
-
-/**
- * Encodes `events` as pending records, sequences not yet assigned (pure).
- * Fails with `UnencodableEvent` naming the first event the codec refuses.
- */
-export const prepare = (
-  events: ReadonlyArray<Event.Event>,
-): Either.Either<Prepared, UnencodableEvent> => {
-  const records: Array<PendingRecord> = [];
-  let bytes = 0;
-  for (let index = 0; index < events.length; index++) {
-    const event = events[index];
-    if (event === undefined) continue;
-    const record = encodeOne(event, index);
-    if (record instanceof UnencodableEvent) return Either.left(record);
-    records.push(record);
-    bytes += record.size;
-  }
-  return Either.right({ records, bytes });
-};
 
 /** Fails every outstanding submission with `failure` and stops the writer for good. */
 export const failAll = (state: StoreState, failure: WriterFailed): void => {
@@ -191,7 +109,7 @@ export const failAll = (state: StoreState, failure: WriterFailed): void => {
   state.pending = [];
   state.pendingBytes = 0;
   state.inFlight = noRecords;
-  for (const ticket of tickets) settleTicket(ticket, failure);
+  for (const ticket of tickets) Ticket.settle(ticket, failure);
 };
 
 /** Whether the writer takes a submission now. */
@@ -240,7 +158,7 @@ export const enqueue = (
   writer: Writer,
   records: ReadonlyArray<PendingRecord>,
   bytes: number,
-): Ticket => {
+): Ticket.Ticket<StoreError> => {
   const { state } = writer;
   let sequence = state.nextSequence;
   const pending = state.pending;
@@ -251,14 +169,14 @@ export const enqueue = (
   }
   state.pendingBytes += bytes;
   state.nextSequence = sequence;
-  const ticket = makeTicket(sequence - 1);
+  const ticket = Ticket.make<StoreError>(sequence - 1);
   state.tickets.push(ticket);
   wakeUp(writer.wake);
   return ticket;
 };
 
 /** Queues prepared records unless refused: the submission, the error, or the gate to wait on. */
-const assign = (writer: Writer, prepared: Prepared): Submitted | Admission => {
+const assign = (writer: Writer, prepared: Batch.Batch): Submitted | Admission => {
   const { state } = writer;
   const admitted = admission(state);
   if (admitted._tag !== "Open") return admitted;
@@ -269,10 +187,13 @@ const assign = (writer: Writer, prepared: Prepared): Submitted | Admission => {
   const full = overBudget(state, 0, prepared.bytes);
   if (full !== undefined) return { _tag: "Refused", error: full };
   const ticket = enqueue(writer, prepared.records, prepared.bytes);
-  return { firstSequence, lastSequence: ticket.lastSequence, durable: awaitTicket(ticket) };
+  return { firstSequence, lastSequence: ticket.lastSequence, durable: Ticket.wait(ticket) };
 };
 
-const assignOrWait = (writer: Writer, prepared: Prepared): Effect.Effect<Submitted, StoreError> =>
+const assignOrWait = (
+  writer: Writer,
+  prepared: Batch.Batch,
+): Effect.Effect<Submitted, StoreError> =>
   Effect.suspend(() => {
     const outcome = assign(writer, prepared);
     if (!("_tag" in outcome)) return Effect.succeed(outcome);
@@ -301,7 +222,7 @@ export const submit = (
   events: ReadonlyArray<Event.Event>,
 ): Effect.Effect<Submitted, StoreError> =>
   Effect.suspend(() => {
-    const prepared = prepare(events);
+    const prepared = Batch.prepare(events);
     return Either.isLeft(prepared)
       ? Effect.fail(prepared.left)
       : assignOrWait(writer, prepared.right);
@@ -363,7 +284,7 @@ const resolveThrough = (state: StoreState, sequence: number): void => {
   // Off the list first: a waiter may submit again.
   const done = resolved === tickets.length ? tickets : tickets.slice(0, resolved);
   state.tickets = resolved === tickets.length ? [] : tickets.slice(resolved);
-  for (const ticket of done) settleTicket(ticket, undefined);
+  for (const ticket of done) Ticket.settle(ticket, undefined);
 };
 
 const failWith = (writer: Writer, cause: DiskError) =>
@@ -558,7 +479,7 @@ export const flush = (writer: Writer): Effect.Effect<void, StoreError> =>
     if (last === undefined) return failed;
     state.forced = true;
     wakeUp(writer.wake);
-    return Effect.zipRight(awaitTicket(last), failed);
+    return Effect.zipRight(Ticket.wait(last), failed);
   });
 
 /**
@@ -592,7 +513,7 @@ export const close = (
             const tickets = state.tickets;
             state.tickets = [];
             const closed = new StoreClosed({ path: state.directory });
-            for (const ticket of tickets) settleTicket(ticket, closed);
+            for (const ticket of tickets) Ticket.settle(ticket, closed);
           });
         }),
       );

@@ -1,0 +1,250 @@
+/**
+ * The engine's operations, defined once: each command as the core command
+ * it issues at time `at` and how its caller's answer is read from the
+ * state right after its records; each query as a read of the states. The
+ * Effect face and the promise face are both built from these tables
+ * (`faces.ts`), so they cannot drift apart.
+ */
+import {
+  Commands,
+  type Decide,
+  type Event,
+  type Job,
+  Query,
+  type Schedule,
+  State,
+  type Value,
+} from "@tay/core";
+import { type AnswerOf, Missing } from "./engineRequest.js";
+
+/** A command ready to queue, and how to read its caller's answer. */
+export interface Issue<A> {
+  readonly command: Commands.Command;
+  readonly answerOf: AnswerOf<A>;
+}
+
+/** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
+export interface FailOptions {
+  readonly discard?: boolean;
+}
+
+/** How to list jobs. */
+export interface JobFilter {
+  readonly queue?: string;
+  readonly state?: Job.Job["state"];
+  readonly limit?: number;
+}
+
+const claimLimitDefault = 1;
+
+// The assertion for the job or schedule a command has just touched.
+const present = <A>(found: A | undefined, what: string): A | Missing =>
+  found === undefined ? new Missing(`${what} missing after its own command`) : found;
+
+const jobOf = (state: State.State, jobId: number) =>
+  present(State.job(state, jobId), `job ${jobId}`);
+
+/** The jobs a command's records touch (inserted ones, or started ones), from its state. */
+const jobsTouched = (
+  state: State.State,
+  events: Decide.Decision,
+  tag: "JobInserted" | "JobStarted",
+): ReadonlyArray<Job.Job> | Missing => {
+  const jobs: Array<Job.Job> = [];
+  for (const event of events) {
+    const members = event._tag === "Mutation" ? event.events : [event];
+    for (const member of members) {
+      if (member._tag !== tag) continue;
+      const job = jobOf(state, member.jobId);
+      if (job instanceof Missing) return job;
+      jobs.push(job);
+    }
+  }
+  return jobs;
+};
+
+const insertedJob: AnswerOf<Job.Job> = (state, events) => {
+  const [event] = events;
+  return event?._tag === "JobInserted"
+    ? jobOf(state, event.jobId)
+    : new Missing("insert decided no job");
+};
+const insertedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
+  jobsTouched(state, events, "JobInserted");
+const startedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
+  jobsTouched(state, events, "JobStarted");
+const theEvents: AnswerOf<Decide.Decision> = (_state, events) => events;
+const eventCount: AnswerOf<number> = (_state, events) => events.length;
+
+const scheduleOf =
+  (scheduleId: string): AnswerOf<Schedule.Schedule> =>
+  (state) =>
+    present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
+const jobById =
+  (jobId: number): AnswerOf<Job.Job> =>
+  (state) =>
+    jobOf(state, jobId);
+
+/**
+ * Every engine command, issued at time `at`. A face gives each to its
+ * callers without the `at` (it reads its clock), as a fiber's Effect or as
+ * a promise; both resolve once the command's records are durable.
+ */
+export const commands = {
+  /** Inserts one job; answers it as inserted. */
+  insert: (at: number, job: Commands.NewJob): Issue<Job.Job> => ({
+    command: Commands.insertJobs({ now: at, jobs: [job] }),
+    answerOf: insertedJob,
+  }),
+  /** Inserts several jobs atomically (one mutation); answers them in order. */
+  insertMany: (
+    at: number,
+    jobs: ReadonlyArray<Commands.NewJob>,
+  ): Issue<ReadonlyArray<Job.Job>> => ({
+    command: Commands.insertJobs({ now: at, jobs }),
+    answerOf: insertedJobs,
+  }),
+  /** Starts up to `limit` (default 1) available jobs of `queue` in claim order; may be none. */
+  claim: (at: number, queue: string, limit = claimLimitDefault): Issue<ReadonlyArray<Job.Job>> => ({
+    command: Commands.claimJobs({ now: at, queue, limit }),
+    answerOf: startedJobs,
+  }),
+  /** Completes an executing job, recording `result` with it when given. */
+  complete: (at: number, jobId: number, result?: Value.Value): Issue<Job.Job> => ({
+    command:
+      result === undefined
+        ? Commands.completeJob({ now: at, jobId })
+        : Commands.completeJob({ now: at, jobId, result }),
+    answerOf: jobById(jobId),
+  }),
+  /** Fails an executing job: retried after the backoff, or discarded when attempts are spent. */
+  fail: (at: number, jobId: number, error: string, options: FailOptions = {}): Issue<Job.Job> => ({
+    command:
+      options.discard === undefined
+        ? Commands.failJob({ now: at, jobId, error })
+        : Commands.failJob({ now: at, jobId, error, discard: options.discard }),
+    answerOf: jobById(jobId),
+  }),
+  /** Cancels a job that is not terminal. */
+  cancel: (at: number, jobId: number, reason?: string): Issue<Job.Job> => ({
+    command: Commands.cancelJob({ now: at, jobId, reason: reason ?? null }),
+    answerOf: jobById(jobId),
+  }),
+  /** Registers or re-registers a schedule; `expectedRevision` 0 means "must be new". */
+  registerSchedule: (
+    at: number,
+    scheduleId: string,
+    definition: Event.ScheduleDefinition,
+    expectedRevision?: number,
+  ): Issue<Schedule.Schedule> => ({
+    command:
+      expectedRevision === undefined
+        ? Commands.registerSchedule({ now: at, scheduleId, definition })
+        : Commands.registerSchedule({ now: at, scheduleId, definition, expectedRevision }),
+    answerOf: scheduleOf(scheduleId),
+  }),
+  /** Cancels a schedule (optionally only at `expectedRevision`). */
+  cancelSchedule: (
+    at: number,
+    scheduleId: string,
+    expectedRevision?: number,
+  ): Issue<Schedule.Schedule> => ({
+    command:
+      expectedRevision === undefined
+        ? Commands.cancelSchedule({ now: at, scheduleId })
+        : Commands.cancelSchedule({ now: at, scheduleId, expectedRevision }),
+    answerOf: scheduleOf(scheduleId),
+  }),
+  /** Fails every job executing since before `startedBefore` (stuck workers); answers how many. */
+  rescue: (at: number, startedBefore: number, error: string): Issue<number> => ({
+    command: Commands.rescueJobs({ now: at, startedBefore, error }),
+    answerOf: eventCount,
+  }),
+};
+
+/** The two commands of a tick, at one time: due jobs first, then due occurrences. */
+export const tickCommands = {
+  makeDueAvailable: (at: number): Issue<Decide.Decision> => ({
+    command: Commands.makeDueAvailable({ now: at }),
+    answerOf: theEvents,
+  }),
+  deliverDue: (at: number): Issue<Decide.Decision> => ({
+    command: Commands.tick({ now: at }),
+    answerOf: theEvents,
+  }),
+};
+
+/** What a `tick` did. */
+export interface TickReport {
+  readonly madeAvailable: number;
+  readonly delivered: number;
+  readonly skipped: number;
+}
+
+const countMembers = (
+  events: ReadonlyArray<Event.Event>,
+  predicate: (event: Event.DomainEvent) => boolean,
+): number => {
+  let total = 0;
+  for (const event of events) {
+    if (event._tag === "Mutation") total += event.events.filter(predicate).length;
+    else if (event._tag !== "SnapshotPart" && predicate(event)) total += 1;
+  }
+  return total;
+};
+
+/** What a tick's two commands did. */
+export const tickReport = (
+  promoted: Decide.Decision,
+  occurrences: Decide.Decision,
+): TickReport => ({
+  madeAvailable: promoted.length,
+  delivered: countMembers(
+    occurrences,
+    (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "delivered",
+  ),
+  skipped: countMembers(
+    occurrences,
+    (event) => event._tag === "OccurrenceAdvanced" && event.outcome === "skipped",
+  ),
+});
+
+/** The states a query may read. */
+export interface States {
+  /** Only durable batches: what every query shows. */
+  readonly committed: State.State;
+  /** Everything decided: when the next timed transition is due. */
+  readonly decided: State.State;
+}
+
+const listJobs = (state: State.State, filter: JobFilter = {}): ReadonlyArray<Job.Job> => {
+  const all =
+    filter.state === undefined
+      ? [...State.jobs(state)].filter(
+          (job) => filter.queue === undefined || job.queue === filter.queue,
+        )
+      : Query.jobsIn(state, filter.state, filter.queue);
+  return filter.limit === undefined ? all : all.slice(0, filter.limit);
+};
+
+/** Every engine query: synchronous reads of the committed state. */
+export const queries = {
+  /** The committed state (only durable batches). */
+  state: (states: States): State.State => states.committed,
+  /** One job as committed, or undefined. */
+  job: (states: States, jobId: number): Job.Job | undefined => State.job(states.committed, jobId),
+  /** Committed jobs, optionally of one queue and state, at most `limit`. */
+  jobs: (states: States, filter?: JobFilter): ReadonlyArray<Job.Job> =>
+    listJobs(states.committed, filter),
+  /** One schedule as committed, or undefined. */
+  schedule: (states: States, scheduleId: string): Schedule.Schedule | undefined =>
+    State.schedule(states.committed, scheduleId),
+  /** Every committed schedule. */
+  schedules: (states: States): ReadonlyArray<Schedule.Schedule> => [
+    ...State.schedules(states.committed),
+  ],
+  /** Job counts per queue and state. */
+  counts: (states: States): ReadonlyMap<string, Query.Counts> => Query.counts(states.committed),
+  /** The earliest time a `tick` has work to do, or null. */
+  nextWakeAt: (states: States): number | null => Query.nextWakeAt(states.decided),
+};

@@ -1,0 +1,66 @@
+/**
+ * A batch of records ready to append: each event encoded once (its pair,
+ * its payload, its record size), its sequence left for the log to assign.
+ * Encoding is the codec's and the same for every log, so the engine
+ * prepares a command's records, checks them against the log's budget, and
+ * only then folds the command: an event that cannot be encoded refuses its
+ * command before anything changes.
+ */
+import type { Event } from "@tay/core";
+import { encodeEvent, payloadBytesMax, recordSize } from "@tay/codec";
+import { Either } from "effect";
+import { UnencodableEvent } from "./LogError.js";
+
+/**
+ * A record to append: pair and payload encoded, the sequence written once,
+ * by the log, when it queues the record.
+ */
+export interface PendingRecord {
+  sequence: number;
+  readonly event: Event.Event;
+  readonly type: number;
+  readonly schema: number;
+  readonly payload: Uint8Array;
+  /** Encoded record size in bytes (header, payload, CRC). */
+  readonly size: number;
+}
+
+/** A batch's records and their total size in bytes. */
+export interface Batch {
+  readonly records: Array<PendingRecord>;
+  readonly bytes: number;
+}
+
+/** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */
+const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
+  const result = encodeEvent(event);
+  if (result._tag === "Left") return new UnencodableEvent({ index, reason: result.left });
+  const { type, schema, payload } = result.right;
+  if (payload.length > payloadBytesMax) {
+    return new UnencodableEvent({
+      index,
+      reason: { _tag: "PayloadTooLarge", bytes: payload.length, limit: payloadBytesMax },
+    });
+  }
+  return { sequence: 0, event, type, schema, payload, size: recordSize(payload.length) };
+};
+
+/**
+ * Encodes `events` as one batch, sequences not yet assigned (pure). Fails
+ * with `UnencodableEvent` naming the first event the codec refuses.
+ */
+export const prepare = (
+  events: ReadonlyArray<Event.Event>,
+): Either.Either<Batch, UnencodableEvent> => {
+  const records: Array<PendingRecord> = [];
+  let bytes = 0;
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index];
+    if (event === undefined) continue;
+    const record = encodeOne(event, index);
+    if (record instanceof UnencodableEvent) return Either.left(record);
+    records.push(record);
+    bytes += record.size;
+  }
+  return Either.right({ records, bytes });
+};

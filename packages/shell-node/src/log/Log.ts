@@ -1,0 +1,127 @@
+/**
+ * The log service: the few operations the engine needs of wherever its
+ * records live. The file store (`store/FileLog.ts`) is the first
+ * implementation; a log on PostgreSQL is another. The engine holds no
+ * knowledge of files: it recovers its state through a log's open (which
+ * folds the current generation into a projection), appends decided batches
+ * after the last sequence it has seen, reads, compacts and closes.
+ *
+ * An append states the last sequence it expects. When that is not the
+ * log's (another engine appended to a shared log), the append is refused
+ * with the typed `AppendConflict` and nothing is appended, so an engine
+ * that is not the only writer can catch up and decide again.
+ *
+ * What differs between implementations (their failures, their reports,
+ * their compaction reports, the extra reads they offer) is named by one
+ * type parameter, a `Kind`.
+ */
+import type { Event } from "@tay/core";
+import type { Deferred, Effect, Stream } from "effect";
+import type { Batch } from "./Batch.js";
+import type { AppendConflict, PendingFull } from "./LogError.js";
+import type { Entry } from "./Projection.js";
+import type { Ticket } from "./Ticket.js";
+
+/** What an implementation names: its failures, its reports, its read-only view. */
+export interface Kind {
+  /** Everything the running log's operations fail with (its `LogError`s included). */
+  readonly error: { readonly _tag: string };
+  /** What recovering (opening) the log reports. */
+  readonly report: { readonly lastSequence: number };
+  /** What a compaction reports. */
+  readonly compaction: unknown;
+  /** The read-only view the engine shows its users. */
+  readonly view: View<Kind["error"]>;
+}
+
+/** The numbers every log keeps about its current generation. */
+export interface Stats {
+  readonly records: number;
+  readonly bytes: number;
+  readonly firstSequence: number;
+  readonly lastSequence: number;
+  /** Appended but not yet durable. */
+  readonly pendingRecords: number;
+  readonly pendingBytes: number;
+}
+
+/** The reads every log offers: nothing here appends. */
+export interface View<E> {
+  /** What errors and reports name: a directory, a URL. */
+  readonly path: string;
+  /** The printed STORE_ID. */
+  readonly storeId: string;
+  /**
+   * Up to `limit` entries from `sequence`, contiguous and in order. Below
+   * the generation's first sequence: `Compacted`; past the last: empty.
+   */
+  readonly readFrom: (sequence: number, limit: number) => Effect.Effect<ReadonlyArray<Entry>, E>;
+  /** Every entry from `sequence`, page by page; ends once caught up with the last. */
+  readonly iterFrom: (sequence: number) => Stream.Stream<Entry, E>;
+  readonly stats: () => Effect.Effect<Stats>;
+  /** The current generation's epoch and first sequence. */
+  readonly generation: () => Effect.Effect<{
+    readonly epoch: number;
+    readonly firstSequence: number;
+  }>;
+}
+
+/** Whether the log takes an append now. */
+export type Admission<E> =
+  | { readonly _tag: "Open" }
+  | { readonly _tag: "Gated"; readonly gate: Deferred.Deferred<void> }
+  | { readonly _tag: "Refused"; readonly error: E };
+
+/** A running log. */
+export interface Log<K extends Kind> {
+  readonly view: K["view"];
+  /** The last sequence appended (durable or not). */
+  readonly lastSequence: () => number;
+  /**
+   * `Open`; `Refused` (with why) once the log failed or is closing;
+   * `Gated` while the log itself holds appends (wait on the gate, ask again).
+   */
+  readonly admission: () => Admission<K["error"]>;
+  /**
+   * `PendingFull` if `bytes` more, on top of what is pending and of
+   * `queuedBytes` the caller is about to append with them, would pass the
+   * log's pending budget (an append larger than the budget passes alone).
+   */
+  readonly overBudget: (queuedBytes: number, bytes: number) => PendingFull | undefined;
+  /**
+   * Appends `batch` (not empty) right after `expectedLastSequence`: assigns
+   * the next sequences in order and returns the ticket that settles once
+   * the batch is durable (or failed). Synchronous, after `admission` said
+   * `Open` in the same step. `AppendConflict` when the log's last sequence
+   * is not `expectedLastSequence`: nothing appended. A log shared by
+   * several writers may also fail the ticket with `AppendConflict`.
+   */
+  readonly append: (
+    batch: Batch,
+    expectedLastSequence: number,
+  ) => Ticket<K["error"] | AppendConflict> | AppendConflict;
+  /**
+   * Publishes a new generation whose canonical base is `base` (computed by
+   * the caller from the state at `expectedLastSequence`): `CompactionConflict`
+   * if records were appended since.
+   */
+  readonly compact: (
+    base: ReadonlyArray<Event.Event>,
+    expectedLastSequence: number,
+  ) => Effect.Effect<K["compaction"], K["error"]>;
+  /**
+   * Writes everything appended so far now, whatever the flush policy (one
+   * that waits for company, or `Manual`), and waits until it is durable as
+   * the durability policy says.
+   */
+  readonly flush: () => Effect.Effect<void, K["error"]>;
+  /** Drains what is pending and closes; later appends are refused. Idempotent. */
+  readonly close: () => Effect.Effect<void, K["error"]>;
+}
+
+/** What opening a log gives: the log, the projection's state, the report. */
+export interface Recovered<S, K extends Kind> {
+  readonly log: Log<K>;
+  readonly state: S;
+  readonly report: K["report"];
+}
