@@ -3,7 +3,10 @@
 // benchmarks need around it: a Disk layer that counts writes and syncs, and
 // a builder that writes a long legal history straight into the store.
 import { Effect, Layer } from "effect";
-import { Disk, EnginePromises, Init, NodeDisk } from "../../dist/index.js";
+import { Disk, EnginePromises, Init, NodeDisk, Projection } from "../../dist/index.js";
+// The raw store, not public API: the history builder appends records the
+// deciders did not produce (a legal history, written fast).
+import * as Store from "../../dist/store/Store.js";
 import { directoryBytes } from "./common.mjs";
 
 export const tayDurabilities = ["Maximal", "Segment", "Throughput"];
@@ -194,14 +197,16 @@ export function* queueHistory({
  */
 export const buildHistoryStore = async (directory, history) => {
   await initTay(directory);
-  const tay = await openTay(directory, "Throughput");
   const events = queueHistory(history);
-  let step = events.next();
-  while (step.done !== true) {
-    await Effect.runPromise(tay.engine.log.append(step.value));
-    step = events.next();
-  }
-  await Effect.runPromise(tay.engine.log.sync());
-  await tay.close();
-  return step.value;
+  const write = Effect.gen(function* () {
+    const { store } = yield* Store.open(directory, { durability: "Throughput" }, Projection.count);
+    let step = events.next();
+    while (step.done !== true) {
+      yield* store.append(step.value);
+      step = events.next();
+    }
+    yield* store.sync();
+    return step.value;
+  });
+  return Effect.runPromise(Effect.provide(Effect.scoped(write), NodeDisk.layer));
 };
