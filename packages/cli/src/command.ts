@@ -4,8 +4,7 @@
  * fails with a `UsageError` naming the command, so a malformed value exits
  * 2 with one line.
  */
-import { Effect } from "effect";
-import * as E from "fp-ts/lib/Either.js";
+import { Effect, Either } from "effect";
 import type { Disk } from "@tay/shell-node";
 import { UsageError } from "./CliError.js";
 import type { Failure } from "./describe.js";
@@ -81,12 +80,12 @@ export const required = (input: Input, name: string): Effect.Effect<string, Usag
 export const parsed = <A>(
   input: Input,
   name: string,
-  parse: (text: string) => E.Either<string, A>,
+  parse: (text: string) => Either.Either<A, string>,
 ): Effect.Effect<A | undefined, UsageError> => {
   const value = text(input, name);
   if (value === undefined) return Effect.succeed(undefined);
   const result = parse(value);
-  return E.isLeft(result)
+  return Either.isLeft(result)
     ? Effect.fail(usage(input, `--${name}: ${result.left}`))
     : Effect.succeed(result.right);
 };
@@ -95,7 +94,7 @@ export const parsed = <A>(
 export const requiredParsed = <A>(
   input: Input,
   name: string,
-  parse: (text: string) => E.Either<string, A>,
+  parse: (text: string) => Either.Either<A, string>,
 ): Effect.Effect<A, UsageError> =>
   Effect.flatMap(parsed(input, name, parse), (value) =>
     value === undefined
@@ -108,10 +107,10 @@ export const parsedArgument = <A>(
   input: Input,
   index: number,
   label: string,
-  parse: (text: string) => E.Either<string, A>,
+  parse: (text: string) => Either.Either<A, string>,
 ): Effect.Effect<A, UsageError> => {
   const result = parse(argument(input, index));
-  return E.isLeft(result)
+  return Either.isLeft(result)
     ? Effect.fail(usage(input, `${label}: ${result.left}`))
     : Effect.succeed(result.right);
 };

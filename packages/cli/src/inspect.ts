@@ -9,8 +9,7 @@
  * reported, since a real torn tail or missing file stays put.
  */
 import { Generation, type HistoryError, type State } from "@tay/core";
-import { Duration, Effect, Schedule } from "effect";
-import * as E from "fp-ts/lib/Either.js";
+import { Duration, Effect, Schedule, Either } from "effect";
 import { type Disk, type Projection, Recovery, StateProjection, StoreError } from "@tay/shell-node";
 
 /** Attempts after the first when the store looks mid-write. */
@@ -61,7 +60,7 @@ export const tapped = (
   },
   apply: (builder, sequence, event) => {
     const applied = StateProjection.foldProjection.apply(builder, sequence, event);
-    if (E.isRight(applied)) onRecord({ sequence, event });
+    if (applied._tag === "Right") onRecord({ sequence, event });
     return applied;
   },
 });
@@ -82,7 +81,7 @@ export const inspect = (
     Effect.gen(function* () {
       const inspection = yield* Recovery.inspect(directory, {}, projection);
       const finished = Generation.finish(inspection.state);
-      if (E.isLeft(finished)) {
+      if (finished._tag === "Left") {
         return yield* new StoreError.HistoryRejected<HistoryError.HistoryError>({
           path: directory,
           offset: 0,

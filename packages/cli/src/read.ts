@@ -5,7 +5,6 @@
  */
 import { Event, type Job, type Schedule, State } from "@tay/core";
 import { Effect, Either } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import { Limits } from "@tay/core";
 import { type Projection, Recovery, type StoreError } from "@tay/shell-node";
 import { JobNotFound } from "./CliError.js";
@@ -138,10 +137,10 @@ const dumpProjection = (
     return null;
   },
   apply: (state, sequence, event) => {
-    if (sequence < from) return E.right(state);
-    if (collected.length >= limit) return E.left({ _tag: "Enough" });
+    if (sequence < from) return Either.right(state);
+    if (collected.length >= limit) return Either.left({ _tag: "Enough" });
     collected.push(Json.line(Json.record(sequence, event)));
-    return E.right(state);
+    return Either.right(state);
   },
 });
 

@@ -5,7 +5,7 @@
  * so the caller can name the option in its usage error.
  */
 import { Limits, type Value } from "@tay/core";
-import * as E from "fp-ts/lib/Either.js";
+import { Either } from "effect";
 
 const durationUnits: { readonly [Unit in "ms" | "s" | "m" | "h" | "d"]: number } = {
   ms: 1,
@@ -23,11 +23,11 @@ const durationPattern = /^(\d+)(ms|s|m|h|d)?$/;
  *
  * @example parseDuration("7d") // Right(604800000)
  */
-export const parseDuration = (text: string): E.Either<string, number> => {
+export const parseDuration = (text: string): Either.Either<number, string> => {
   const match = durationPattern.exec(text.trim());
   const digits = match?.[1];
   if (match === null || digits === undefined) {
-    return E.left(`${JSON.stringify(text)} is not a duration (like 30s, 15m, 2h, 7d, or ms)`);
+    return Either.left(`${JSON.stringify(text)} is not a duration (like 30s, 15m, 2h, 7d, or ms)`);
   }
   const unit = match[2];
   const factor =
@@ -35,7 +35,9 @@ export const parseDuration = (text: string): E.Either<string, number> => {
       ? durationUnits[unit]
       : 1;
   const ms = Number(digits) * factor;
-  return Number.isSafeInteger(ms) ? E.right(ms) : E.left(`${text} is too long a duration`);
+  return Number.isSafeInteger(ms)
+    ? Either.right(ms)
+    : Either.left(`${text} is too long a duration`);
 };
 
 // A date, optionally a time and a zone: what Date.parse reads reliably.
@@ -48,32 +50,36 @@ const isoPattern =
  *
  * @example parseTime("2026-12-01T09:00:00Z") // Right(1796115600000)
  */
-export const parseTime = (text: string): E.Either<string, number> => {
+export const parseTime = (text: string): Either.Either<number, string> => {
   const trimmed = text.trim();
   if (/^\d+$/.test(trimmed)) {
     const ms = Number(trimmed);
-    return ms <= Limits.timeMax ? E.right(ms) : E.left(`${text} is beyond 2^53-1 ms`);
+    return ms <= Limits.timeMax ? Either.right(ms) : Either.left(`${text} is beyond 2^53-1 ms`);
   }
   if (!isoPattern.test(trimmed)) {
-    return E.left(`${JSON.stringify(text)} is not a time (ISO-8601, or ms since the epoch)`);
+    return Either.left(`${JSON.stringify(text)} is not a time (ISO-8601, or ms since the epoch)`);
   }
   // Date.parse reads a date-time without a zone as local time: pin it to UTC.
   const needsZone = /T|\s/.test(trimmed) && !/(Z|[+-]\d{2}:?\d{2})$/.test(trimmed);
   const normalized = trimmed.replace(" ", "T");
   const ms = Date.parse(needsZone ? `${normalized}Z` : normalized);
   return Number.isFinite(ms) && ms >= 0
-    ? E.right(ms)
-    : E.left(`${JSON.stringify(text)} is not a valid time at or after 1970-01-01`);
+    ? Either.right(ms)
+    : Either.left(`${JSON.stringify(text)} is not a valid time at or after 1970-01-01`);
 };
 
 /** An integer in `[min, max]` written in decimal. */
-export const parseInteger = (text: string, min: number, max: number): E.Either<string, number> => {
+export const parseInteger = (
+  text: string,
+  min: number,
+  max: number,
+): Either.Either<number, string> => {
   const trimmed = text.trim();
-  if (!/^-?\d+$/.test(trimmed)) return E.left(`${JSON.stringify(text)} is not an integer`);
+  if (!/^-?\d+$/.test(trimmed)) return Either.left(`${JSON.stringify(text)} is not an integer`);
   const value = Number(trimmed);
   return Number.isSafeInteger(value) && value >= min && value <= max
-    ? E.right(value)
-    : E.left(`${text} is not in ${min}..${max}`);
+    ? Either.right(value)
+    : Either.left(`${text} is not in ${min}..${max}`);
 };
 
 /**
@@ -82,13 +88,13 @@ export const parseInteger = (text: string, min: number, max: number): E.Either<s
  * are safe integers and floats otherwise. Nesting beyond the codec's 64
  * levels is refused here rather than by the store.
  */
-export const parseJsonValue = (text: string): E.Either<string, Value.Value> => {
+export const parseJsonValue = (text: string): Either.Either<Value.Value, string> => {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    return E.left(`not JSON: ${detail}`);
+    return Either.left(`not JSON: ${detail}`);
   }
   return toValue(parsed, 1);
 };
@@ -96,29 +102,29 @@ export const parseJsonValue = (text: string): E.Either<string, Value.Value> => {
 /** Deepest nesting accepted (the codec's bound: a scalar at top level has depth 1). */
 export const jsonDepthMax = 64;
 
-const toValue = (input: unknown, depth: number): E.Either<string, Value.Value> => {
-  if (depth > jsonDepthMax) return E.left(`nested deeper than ${jsonDepthMax} levels`);
+const toValue = (input: unknown, depth: number): Either.Either<Value.Value, string> => {
+  if (depth > jsonDepthMax) return Either.left(`nested deeper than ${jsonDepthMax} levels`);
   if (input === null || typeof input === "boolean" || typeof input === "string") {
-    return E.right(input);
+    return Either.right(input);
   }
-  if (typeof input === "number") return E.right(Object.is(input, -0) ? 0 : input);
+  if (typeof input === "number") return Either.right(Object.is(input, -0) ? 0 : input);
   if (Array.isArray(input)) {
     const items: Array<Value.Value> = [];
     for (const item of input) {
       const converted = toValue(item, depth + 1);
-      if (E.isLeft(converted)) return converted;
+      if (Either.isLeft(converted)) return converted;
       items.push(converted.right);
     }
-    return E.right(items);
+    return Either.right(items);
   }
   if (typeof input === "object") {
     const entries = new Map<string, Value.Value>();
     for (const [key, item] of Object.entries(input)) {
       const converted = toValue(item, depth + 1);
-      if (E.isLeft(converted)) return converted;
+      if (Either.isLeft(converted)) return converted;
       entries.set(key, converted.right);
     }
-    return E.right(entries);
+    return Either.right(entries);
   }
-  return E.left(`unsupported JSON value ${typeof input}`);
+  return Either.left(`unsupported JSON value ${typeof input}`);
 };

@@ -6,7 +6,6 @@
 import { Buffer } from "node:buffer";
 import { hostname } from "node:os";
 import { Clock, Data, Effect, Either, type Scope } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import * as Described from "./Described.js";
 import { Disk, type DiskError, type LockHandle } from "./Disk.js";
 import * as Entropy from "./Entropy.js";
@@ -76,7 +75,7 @@ export const readHolder = (
     const bytes = yield* Effect.either(disk.readFile(path));
     if (Either.isLeft(bytes)) return null;
     const holder = LockDescription.decode(bytes.right);
-    return E.isRight(holder) ? holder.right : null;
+    return Either.isRight(holder) ? holder.right : null;
   });
 
 /**

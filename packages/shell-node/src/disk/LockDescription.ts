@@ -6,8 +6,7 @@
  * and let the holder prove, before it activates a writer, that the file it
  * locked is still the one in the directory (the session id). One line of
  * JSON, so `cat LOCK` is readable.
- */
-import * as E from "fp-ts/lib/Either.js";
+ */ import { Either } from "effect";
 
 /** A lock holder as described in LOCK. */
 export interface LockHolder {
@@ -44,13 +43,13 @@ export const encode = (holder: LockHolder): Uint8Array =>
     })}\n`,
   );
 
-const failure = (reason: LockDescriptionErrorReason): E.Either<LockDescriptionError, never> =>
-  E.left({ _tag: "LockDescriptionError", reason });
+const failure = (reason: LockDescriptionErrorReason): Either.Either<never, LockDescriptionError> =>
+  Either.left({ _tag: "LockDescriptionError", reason });
 
-const parseJson = (text: string): E.Either<LockDescriptionError, unknown> => {
+const parseJson = (text: string): Either.Either<unknown, LockDescriptionError> => {
   // JSON.parse is the one call here that throws; the guard keeps it at the edge.
   try {
-    return E.right(JSON.parse(text));
+    return Either.right(JSON.parse(text));
   } catch {
     return failure("NotJson");
   }
@@ -64,7 +63,7 @@ const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
  * Returns a `LockDescriptionError` for oversized, non-UTF-8, non-JSON or
  * wrongly shaped contents; never throws.
  */
-export const decode = (bytes: Uint8Array): E.Either<LockDescriptionError, LockHolder> => {
+export const decode = (bytes: Uint8Array): Either.Either<LockHolder, LockDescriptionError> => {
   if (bytes.length > descriptionBytesMax) return failure("TooLarge");
   let text: string;
   try {
@@ -72,7 +71,7 @@ export const decode = (bytes: Uint8Array): E.Either<LockDescriptionError, LockHo
   } catch {
     return failure("NotUtf8");
   }
-  return E.flatMap(parseJson(text), (value) => {
+  return Either.flatMap(parseJson(text), (value) => {
     if (!isRecord(value)) return failure("Shape");
     const { pid, host, session, acquiredAt } = value;
     if (
@@ -85,6 +84,6 @@ export const decode = (bytes: Uint8Array): E.Either<LockDescriptionError, LockHo
     ) {
       return failure("Shape");
     }
-    return E.right({ pid, host, session, acquiredAt });
+    return Either.right({ pid, host, session, acquiredAt });
   });
 };

@@ -23,7 +23,6 @@
  */
 import { Evolve, Generation, type HistoryError, Query, Snapshot, type State } from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
 import type * as Log from "../log/Log.js";
@@ -170,7 +169,7 @@ const finished = <K extends Log.Kind>(
   recovered: Log.Recovered<Generation.Builder, K>,
 ): Effect.Effect<State.State, HistoryRejected<HistoryError.HistoryError>> => {
   const state = Generation.finish(recovered.state);
-  return E.isRight(state)
+  return state._tag === "Right"
     ? Effect.succeed(state.right)
     : Effect.fail(
         new HistoryRejected<HistoryError.HistoryError>({
@@ -215,7 +214,7 @@ const compactor = <K extends Log.Kind>(
             const base = Snapshot.snapshot(decider.decided, { now: at, retentionMs });
             const compacted = yield* log.compact(base, log.lastSequence());
             const folded = Evolve.foldGeneration(base, []);
-            if (E.isLeft(folded)) {
+            if (folded._tag === "Left") {
               return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
             }
             decider.rebase(folded.right);

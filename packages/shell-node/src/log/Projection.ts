@@ -4,7 +4,7 @@
  * business (the engine passes core's fold; tests pass `collect`).
  */
 import type { Event } from "@tay/core";
-import * as E from "fp-ts/lib/Either.js";
+import { Either } from "effect";
 import type { Manifest as ManifestModule } from "@tay/codec";
 
 /** A generation's manifest (where its first sequence and canonical base are). */
@@ -18,7 +18,7 @@ type Manifest = ManifestModule.Manifest;
  */
 export interface Projection<S, E> {
   readonly start: (manifest: Manifest) => S;
-  readonly apply: (state: S, sequence: number, event: Event.Event) => E.Either<E, S>;
+  readonly apply: (state: S, sequence: number, event: Event.Event) => Either.Either<S, E>;
 }
 
 /** One recovered record: its sequence and event. */
@@ -36,12 +36,12 @@ export const collect: Projection<Array<Entry>, never> = {
   start: () => [],
   apply: (state, sequence, event) => {
     state.push({ sequence, event });
-    return E.right(state);
+    return Either.right(state);
   },
 };
 
 /** A projection that only counts records (for verification without keeping state). */
 export const count: Projection<number, never> = {
   start: () => 0,
-  apply: (state) => E.right(state + 1),
+  apply: (state) => Either.right(state + 1),
 };

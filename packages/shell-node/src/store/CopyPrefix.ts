@@ -19,7 +19,6 @@
  */
 import { Generation, type HistoryError, Snapshot, State } from "@tay/core";
 import { Clock, Data, Effect, Either } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Described from "../disk/Described.js";
 import * as Init from "./Init.js";
@@ -292,7 +291,7 @@ const findPrefix = (source: string) =>
       leftOut = describeLeftOut(scan.fault, path, sequence, recordsAfterFault(scan.fault), files);
     }
     const finished = Generation.finish(builder);
-    if (E.isLeft(finished)) {
+    if (finished._tag === "Left") {
       return yield* new PrefixUnavailable({
         path: source,
         reason: "InsideBase",
@@ -332,7 +331,7 @@ const verifyCopy = (target: string, expected: State.State) =>
   Effect.gen(function* () {
     const inspection = yield* Recovery.inspect(target, {}, foldProjection);
     const folded = Generation.finish(inspection.state);
-    if (E.isLeft(folded)) {
+    if (folded._tag === "Left") {
       return yield* new CopyVerificationFailed({
         path: target,
         detail: `the copy does not fold: ${folded.left.reason._tag}`,

@@ -5,7 +5,7 @@
  * it into the `State` once the whole generation has been applied.
  */
 import { Generation, type HistoryError } from "@tay/core";
-import * as E from "fp-ts/lib/Either.js";
+import { Either } from "effect";
 import type { Projection } from "../log/Projection.js";
 
 /** Core's incremental fold as a store projection. */
@@ -14,6 +14,7 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
   // Runs once per record at open: no closure per call, the Left passes as is.
   apply: (builder, sequence, event) => {
     const applied = Generation.apply(builder, sequence, event);
-    return E.isLeft(applied) ? applied : E.right(builder);
+    // The one place core's result (an fp-ts Either) becomes the shell's.
+    return applied._tag === "Left" ? Either.left(applied.left) : Either.right(builder);
   },
 };

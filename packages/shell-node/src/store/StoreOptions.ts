@@ -6,8 +6,7 @@
  *
  * The vocabulary is the seed's (`segment-buffer`); docs/store.md gives the
  * precise reading for an append-only log.
- */
-import * as E from "fp-ts/lib/Either.js";
+ */ import { Either } from "effect";
 
 /**
  * What an append waits for before it resolves:
@@ -159,7 +158,7 @@ export interface OptionError {
 export const resolve = (
   input: StoreOptionsInput,
   segmentFileBytesMax: number,
-): E.Either<OptionError, StoreOptions> => {
+): Either.Either<StoreOptions, OptionError> => {
   const options: StoreOptions = {
     durability: input.durability ?? defaults.durability,
     flush: input.flush ?? defaults.flush,
@@ -169,8 +168,8 @@ export const resolve = (
     writeBytesMax: input.writeBytesMax ?? defaults.writeBytesMax,
     budgets: { ...defaultBudgets, ...input.budgets },
   };
-  const bad = (option: string, value: unknown): E.Either<OptionError, never> =>
-    E.left({ _tag: "OptionError", option, value: String(value) });
+  const bad = (option: string, value: unknown): Either.Either<never, OptionError> =>
+    Either.left({ _tag: "OptionError", option, value: String(value) });
   const positive = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
   if (!durabilityPolicies.includes(options.durability)) {
     return bad("durability", options.durability);
@@ -187,7 +186,7 @@ export const resolve = (
   for (const [name, value] of Object.entries(options.budgets)) {
     if (typeof value !== "number" || !(value >= 0)) return bad(`budgets.${name}`, value);
   }
-  return E.right(options);
+  return Either.right(options);
 };
 
 const checkFlush = (

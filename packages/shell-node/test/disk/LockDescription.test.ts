@@ -1,8 +1,8 @@
 // Proves LOCK's description round-trips and that parsing untrusted contents never throws: any
 // bytes give a holder or a typed LockDescriptionError. Worked examples and a fast-check property.
+import { Either } from "effect";
 import { describe, expect, it } from "@effect/vitest";
 import * as fc from "fast-check";
-import * as E from "fp-ts/lib/Either.js";
 import * as LockDescription from "../../src/disk/LockDescription.js";
 
 const holder: LockDescription.LockHolder = {
@@ -16,13 +16,13 @@ describe("LockDescription", () => {
   it("round-trips a holder as one line of JSON", () => {
     const bytes = LockDescription.encode(holder);
     expect(new TextDecoder().decode(bytes).endsWith("}\n")).toBe(true);
-    expect(LockDescription.decode(bytes)).toEqual(E.right(holder));
+    expect(LockDescription.decode(bytes)).toEqual(Either.right(holder));
   });
 
   it("refuses oversized, non-UTF-8, non-JSON and misshapen contents", () => {
     const reason = (bytes: Uint8Array) => {
       const decoded = LockDescription.decode(bytes);
-      return E.isLeft(decoded) ? decoded.left.reason : "Holder";
+      return Either.isLeft(decoded) ? decoded.left.reason : "Holder";
     };
     const text = (value: string) => new TextEncoder().encode(value);
     expect(reason(new Uint8Array(LockDescription.descriptionBytesMax + 1))).toBe("TooLarge");

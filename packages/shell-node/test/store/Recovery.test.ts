@@ -16,7 +16,7 @@ import {
   segmentHeaderBytes,
 } from "@tay/codec";
 import { describe, expect, it } from "@effect/vitest";
-import { Cause, Effect, Exit } from "effect";
+import { Cause, Effect, Exit, Either } from "effect";
 import * as fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
@@ -232,7 +232,7 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
       const refusing: Projection.Projection<number, string> = {
         start: () => 0,
         apply: (state, sequence) =>
-          sequence === 2 ? E.left("job 2 is not welcome") : E.right(state + 1),
+          sequence === 2 ? Either.left("job 2 is not welcome") : Either.right(state + 1),
       };
       const rejected = yield* Effect.flip(Effect.scoped(Store.open(directory, {}, refusing)));
       expect(rejected).toMatchObject({

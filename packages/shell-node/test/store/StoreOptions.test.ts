@@ -1,14 +1,14 @@
 // Proves options resolve to the documented defaults and that every out-of-range value is refused
 // by name rather than silently clamped. Worked examples over each field and flush policy.
+import { Either } from "effect";
 import { describe, expect, it } from "@effect/vitest";
-import * as E from "fp-ts/lib/Either.js";
 import * as StoreOptions from "../../src/store/StoreOptions.js";
 
 const gigabyte = 1_073_741_824;
 
 describe("StoreOptions.resolve", () => {
   it("fills the defaults: Maximal, Immediate, 64 MiB rotation", () => {
-    expect(StoreOptions.resolve({}, gigabyte)).toEqual(E.right(StoreOptions.defaults));
+    expect(StoreOptions.resolve({}, gigabyte)).toEqual(Either.right(StoreOptions.defaults));
     expect(StoreOptions.defaults).toMatchObject({
       durability: "Maximal",
       flush: { _tag: "Immediate" },
@@ -23,7 +23,7 @@ describe("StoreOptions.resolve", () => {
   it("refuses each out-of-range value by name", () => {
     const refused = (input: StoreOptions.StoreOptionsInput) => {
       const resolved = StoreOptions.resolve(input, gigabyte);
-      return E.isLeft(resolved) ? resolved.left.option : "accepted";
+      return Either.isLeft(resolved) ? resolved.left.option : "accepted";
     };
     expect(refused({ rotationTargetBytes: gigabyte + 1 })).toBe("rotationTargetBytes");
     expect(refused({ rotationTargetBytes: 0 })).toBe("rotationTargetBytes");

@@ -17,7 +17,6 @@
  */
 import { type Commands, Decide, Evolve, type State } from "@tay/core";
 import { Either } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError } from "../../log/LogError.js";
@@ -62,7 +61,7 @@ const replayed = (from: State.State, accepted: ReadonlyArray<Decide.Decision>) =
   for (const events of accepted) {
     const next = run.evolveAll(events);
     // These records folded once from the very same states: a refusal now is a bug.
-    if (E.isLeft(next)) throw new Error(`replay refused: ${next.left.reason._tag}`);
+    if (next._tag === "Left") throw new Error(`replay refused: ${next.left.reason._tag}`);
     state = next.right;
   }
   return { run, state };
@@ -73,7 +72,7 @@ const recordsOf = <X>(
   request: Pending<X>,
   decision: Decide.Decided,
 ): Decide.Decision | undefined => {
-  if (E.isRight(decision)) return decision.right;
+  if (decision._tag === "Right") return decision.right;
   request.refuse(new Rejected({ command: request.command._tag, rejection: decision.left }));
   return undefined;
 };
@@ -137,7 +136,7 @@ class Drain<K extends Log.Kind> {
   foldBacklog(): void {
     for (const { request, events } of this.backlog) {
       const next = this.run.evolveAll(events);
-      if (E.isLeft(next)) {
+      if (next._tag === "Left") {
         throw new Error(`checked inserts refused by the fold: ${next.left.reason._tag}`);
       }
       this.state = next.right;
@@ -175,7 +174,7 @@ class Drain<K extends Log.Kind> {
     const next = this.run.evolveAll(events);
     // A decided record that the fold refuses is a bug in the deciders, not
     // an operating error: nothing of it is queued, its caller dies.
-    if (E.isLeft(next)) {
+    if (next._tag === "Left") {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
       this.replay();
       return;

@@ -16,7 +16,6 @@
 import * as Path from "node:path";
 import { Generation, type HistoryError } from "@tay/core";
 import { Effect, Either } from "effect";
-import * as E from "fp-ts/lib/Either.js";
 import { Disk } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
 import type { Projection } from "../../log/Projection.js";
@@ -55,16 +54,16 @@ const tolerantProjection = (fold: PrefixFold): Projection<PrefixFold, never> => 
   apply: (state, sequence, event) => {
     if (state.refusal !== undefined || state.builder === undefined) {
       state.afterRefusal += 1;
-      return E.right(state);
+      return Either.right(state);
     }
     const applied = Generation.apply(state.builder, sequence, event);
-    if (E.isLeft(applied)) {
+    if (applied._tag === "Left") {
       state.refusal = { sequence, error: applied.left };
       state.afterRefusal = 1;
     } else {
       state.folded += 1;
     }
-    return E.right(state);
+    return Either.right(state);
   },
 });
 
@@ -87,10 +86,12 @@ const refoldUntil = (
     return null;
   },
   apply: (state, at, event) => {
-    if (at === sequence) return E.left({ _tag: "Stop" });
-    if (holder.builder === undefined) return E.right(state);
+    if (at === sequence) return Either.left({ _tag: "Stop" });
+    if (holder.builder === undefined) return Either.right(state);
     const applied = Generation.apply(holder.builder, at, event);
-    return E.isLeft(applied) ? E.left({ _tag: "Changed", error: applied.left }) : E.right(state);
+    return applied._tag === "Left"
+      ? Either.left({ _tag: "Changed", error: applied.left })
+      : Either.right(state);
   },
 });
 
