@@ -9,7 +9,7 @@
  * reported, since a real torn tail or missing file stays put.
  */
 import { Generation, type HistoryError, type State } from "@tay/core";
-import { Duration, Effect, Schedule, Either } from "effect";
+import { Duration, Effect, Schedule } from "effect";
 import { type Disk, type Projection, Recovery, StateProjection, StoreError } from "@tay/shell-node";
 
 /** Attempts after the first when the store looks mid-write. */
