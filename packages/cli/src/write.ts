@@ -48,7 +48,8 @@ const withEngine = <A>(
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const engine = yield* Engine.open(argument(input, 0));
+      // A command does what it names: no tick runs behind it.
+      const engine = yield* Engine.open(argument(input, 0), { timers: false });
       if (engine.report.rescued > 0 && !input.json) {
         yield* line(
           `note: ${engine.report.rescued} job(s) found executing at open were failed (their process had stopped)`,

@@ -365,7 +365,11 @@ describe("read commands", () => {
   it("read commands work while another process holds the lock", async () => {
     const scope = Effect.runSync(Scope.make());
     await Effect.runPromise(
-      Engine.open(store).pipe(Scope.extend(scope), Effect.provide(NodeDisk.layer)),
+      // It only holds the lock: no tick may change what the read commands see.
+      Engine.open(store, { timers: false }).pipe(
+        Scope.extend(scope),
+        Effect.provide(NodeDisk.layer),
+      ),
     );
     try {
       const [status, verdict, locked] = await Promise.all([

@@ -25,6 +25,10 @@ const toCounts = (counts: ReadonlyArray<number>): Counts => ({
 export const countsOf = (state: State, queue: string): Counts =>
   toCounts(state.indexes.counts.get(queue) ?? zeroCounts);
 
+/** How many jobs of `queue` are available (what a claim could start now). O(log q). */
+export const availableIn = (state: State, queue: string): number =>
+  (state.indexes.counts.get(queue) ?? zeroCounts)[stateIndex.available] ?? 0;
+
 /** Counts by state for every queue that has (or had) jobs, ascending by queue name. */
 export const counts = (state: State): ReadonlyMap<string, Counts> => {
   const result = new Map<string, Counts>();

@@ -47,6 +47,7 @@ import {
 } from "./internal/faces.js";
 import { type States, type TickReport, tickCommands, tickReport } from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
+import { Timers } from "./internal/timers.js";
 
 export { Rejected };
 export type { FailOptions, JobFilter, TickReport } from "./internal/operations.js";
@@ -79,8 +80,15 @@ export type EngineError<K extends Log.Kind = FileLogKind> = Rejected | Failure<K
 /** What opening an engine can fail with. */
 export type OpenError = RecoveryError | InitError | HistoryRejected<HistoryError.HistoryError>;
 
-/** How the engine treats what it finds at open. */
+/** How the engine treats what it finds at open, and time. */
 export interface StartOptions {
+  /**
+   * Run timed transitions on their own: one timer set to the state's next
+   * wake time ticks the engine (due jobs become available, due schedule
+   * occurrences are delivered), so nobody calls `tick`. Default true; a
+   * test that drives every tick itself turns it off.
+   */
+  readonly timers?: boolean;
   /**
    * At open, every job still `executing` was claimed by a process that no
    * longer holds the lock: fail those attempts (retry or discard by the
@@ -241,18 +249,36 @@ const rescueOrphans = <K extends Log.Kind>(
 export const fromLog = <K extends Log.Kind>(
   recovered: Log.Recovered<Generation.Builder, K>,
   options: StartOptions = {},
-): Effect.Effect<EngineService<K>, HistoryRejected<HistoryError.HistoryError> | EngineError<K>> =>
+): Effect.Effect<
+  EngineService<K>,
+  HistoryRejected<HistoryError.HistoryError> | EngineError<K>,
+  Scope.Scope
+> =>
   Effect.gen(function* () {
     const { log } = recovered;
-    const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence());
-    const queue = new CommandQueue(log, decider);
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
+    const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence(), () =>
+      clock.unsafeCurrentTimeMillis(),
+    );
+    const queue = new CommandQueue(log, decider);
+    // Once the log no longer takes appends, no parked claim would ever wake.
+    const refuseParked = Effect.sync(() => {
+      const admitted = log.admission();
+      if (admitted._tag === "Refused") queue.refuseParked(admitted.error);
+    });
+    yield* Effect.addFinalizer(() => refuseParked);
+    const timers = new Timers(() => Query.nextWakeAt(decider.decided));
+    decider.afterCommit = () => timers.poke();
     const states = (): States => ({ committed: decider.committed, decided: decider.decided });
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
     const compact = yield* compactor(log, queue, decider);
+    if (options.timers !== false) {
+      // Interrupted when the engine's scope closes; ends on its own once the log is closed.
+      yield* Effect.forkScoped(Effect.ignore(timers.run(effects.tick())));
+    }
     // Programs of several steps are defined once, as Effects, and run for
     // the promise face on the engine's clock.
     const run = <A, X>(program: Effect.Effect<A, X>) =>
@@ -276,7 +302,7 @@ export const fromLog = <K extends Log.Kind>(
       promises,
       compact,
       flush: log.flush,
-      close: log.close,
+      close: () => Effect.ensuring(log.close(), refuseParked),
     };
   });
 

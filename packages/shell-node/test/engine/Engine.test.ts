@@ -26,7 +26,9 @@ const withEngine = <A, E>(
   dir: string,
   body: (engine: Engine.EngineService) => Effect.Effect<A, E>,
   options: Engine.EngineOptions = {},
-) => Effect.scoped(Effect.flatMap(Engine.open(dir, options), body));
+) =>
+  // These tests drive every tick themselves (test/engine/Timers.test.ts covers the timers).
+  Effect.scoped(Effect.flatMap(Engine.open(dir, { timers: false, ...options }), body));
 
 describe("Engine", () => {
   it.scoped("inserts, claims in priority order, completes with a result, and survives reopen", () =>

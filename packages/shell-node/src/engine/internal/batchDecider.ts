@@ -15,13 +15,13 @@
  * to the disk (docs/engine.md, "fold inserts once their write is handed
  * over").
  */
-import { type Commands, Decide, Evolve, type State } from "@tay/core";
+import { Commands, Decide, Evolve, Query, type State } from "@tay/core";
 import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError } from "../../log/LogError.js";
 import * as Ticket from "../../log/Ticket.js";
-import { type Pending, Rejected } from "./engineRequest.js";
+import { type Pending, Rejected, type Waiting } from "./engineRequest.js";
 
 /** An accepted insert whose records are queued but not folded yet. */
 interface Unfolded<X> {
@@ -77,6 +77,27 @@ const recordsOf = <X>(
   return undefined;
 };
 
+/** The commands whose records can make a job available: a waiting claim may start it. */
+const makesAvailable: ReadonlySet<Commands.CommandTag> = new Set([
+  "InsertJobs",
+  "MakeDueAvailable",
+  "Tick",
+]);
+
+const hasRoom = (lane: { readonly limit: number }): boolean =>
+  Number.isSafeInteger(lane.limit) && lane.limit >= 1;
+
+/** A waiting claim that may never start a job: no lane with room, or no room in all. */
+const noLane = <X>(request: Pending<X>): Rejected =>
+  new Rejected({
+    command: request.command._tag,
+    rejection: {
+      _tag: "InvalidField",
+      field: "lanes",
+      detail: "a waiting claim needs a limit of at least 1, in all and in one of its lanes",
+    },
+  });
+
 /** One drain: its commands decided in order, their records, and the fold so far. */
 class Drain<K extends Log.Kind> {
   private run: Evolve.Batch;
@@ -91,6 +112,10 @@ class Drain<K extends Log.Kind> {
   private backlog: Array<Unfolded<Failure<K>>> = [];
   readonly records: Array<Batch.PendingRecord> = [];
   bytes = 0;
+  /** Waiting claims of this drain that found nothing to start. */
+  readonly parking: Array<Pending<Failure<K>>> = [];
+  /** An accepted command may have made jobs available (an insert, a tick). */
+  madeAvailable = false;
   /** A throw of the late fold, after the records were queued. */
   defect: { readonly defect: unknown } | undefined;
 
@@ -113,12 +138,17 @@ class Drain<K extends Log.Kind> {
    * drain, with nothing queued yet).
    */
   add(request: Pending<Failure<K>>): void {
+    if (request.cancelled) return;
     const { command } = request;
     // Only inserts decide from last_job_id alone; anything else sees the
     // inserts before it folded.
     if (command._tag !== "InsertJobs" && this.backlog.length > 0) this.foldBacklog();
     try {
-      if (command._tag === "InsertJobs") this.insert(request, command);
+      if (request.waiting !== undefined) {
+        if (!this.claimWaiting(request, request.waiting, command.now, true)) {
+          this.parking.push(request);
+        }
+      } else if (command._tag === "InsertJobs") this.insert(request, command);
       else this.decideAndFold(request, command);
     } catch (defect) {
       // A throwing decider or fold is a bug: its caller dies, the drain
@@ -169,11 +199,72 @@ class Drain<K extends Log.Kind> {
       request.settle(undefined);
       return;
     }
+    // A decided record that the fold refuses is a bug in the deciders, not
+    // an operating error: nothing of it is queued, its caller dies.
+    this.foldAccepted(request, events);
+  }
+
+  /**
+   * Decides a waiting claim across its lanes at `now`: false when nothing
+   * can start (the caller parks it), true once it is answered (jobs started,
+   * or a refusal). `fresh`: its first decision, which checks every lane
+   * (a parked claim only looks at queues with available jobs).
+   */
+  claimWaiting(
+    request: Pending<Failure<K>>,
+    waiting: Waiting,
+    now: number,
+    fresh: boolean,
+  ): boolean {
+    const events = this.claimsOf(request, waiting, now, fresh);
+    if (events === undefined) return true;
+    if (events.length === 0) return false;
+    // Claims of different queues never touch the same job: one fold for all lanes.
+    waiting.rotation += 1;
+    this.foldAccepted(request, events);
+    return true;
+  }
+
+  // The started records of every lane, decided against the same state;
+  // undefined once a refusal has answered the request.
+  private claimsOf(
+    request: Pending<Failure<K>>,
+    { lanes, limit, rotation }: Waiting,
+    now: number,
+    fresh: boolean,
+  ): Array<Decide.Decision[number]> | undefined {
+    if (fresh && (!Number.isSafeInteger(limit) || limit < 1 || !lanes.some(hasRoom))) {
+      request.refuse(noLane(request));
+      return undefined;
+    }
+    const events: Array<Decide.Decision[number]> = [];
+    for (let index = 0; index < lanes.length && events.length < limit; index++) {
+      const lane = lanes[(rotation + index) % lanes.length];
+      if (lane === undefined || lane.limit < 1) continue;
+      if (!fresh && Query.availableIn(this.state, lane.queue) === 0) continue;
+      const claimed = recordsOf(
+        request,
+        Decide.decide(
+          this.state,
+          Commands.claimJobs({
+            now,
+            queue: lane.queue,
+            limit: Math.min(lane.limit, limit - events.length),
+          }),
+        ),
+      );
+      if (claimed === undefined) return undefined;
+      for (const event of claimed) events.push(event);
+    }
+    return events;
+  }
+
+  // Folds an accepted command's records and takes them into the batch; a
+  // fold that refuses them is a bug in the deciders: its caller dies.
+  private foldAccepted(request: Pending<Failure<K>>, events: Decide.Decision): void {
     const prepared = this.admitted(request, events);
     if (prepared === undefined) return;
     const next = this.run.evolveAll(events);
-    // A decided record that the fold refuses is a bug in the deciders, not
-    // an operating error: nothing of it is queued, its caller dies.
     if (next._tag === "Left") {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
       this.replay();
@@ -212,6 +303,7 @@ class Drain<K extends Log.Kind> {
     for (const record of prepared.records) this.records.push(record);
     this.bytes += prepared.bytes;
     this.accepted.push(request);
+    if (makesAvailable.has(request.command._tag)) this.madeAvailable = true;
   }
 }
 
@@ -229,11 +321,17 @@ export class BatchDecider<K extends Log.Kind> {
   // A late fold that threw: `decided` lacks records that were queued, so
   // nothing may decide any more; every later command dies with it.
   private stopped: { readonly defect: unknown } | undefined;
+  // Waiting claims that found nothing to start, oldest first.
+  private parked: Array<Pending<Failure<K>>> = [];
+  /** Told after each batch is committed (the timers re-arm on it). */
+  afterCommit: () => void = () => {};
 
   constructor(
     private readonly log: Log.Log<K>,
     state: State.State,
     lastSequence: number,
+    // The time a parked claim is decided again at (the engine's clock).
+    private readonly now: () => number,
   ) {
     this.decidedState = state;
     this.decidedLastSequence = lastSequence;
@@ -277,6 +375,8 @@ export class BatchDecider<K extends Log.Kind> {
     }
     const drain = new Drain(this.log, this.decidedState);
     for (const request of requests) drain.add(request);
+    for (const request of drain.parking) this.parked.push(request);
+    if (drain.madeAvailable && this.parked.length > 0) this.wakeParked(drain);
     if (drain.accepted.length === 0) return;
     const appended = this.log.append(
       { records: drain.records, bytes: drain.bytes },
@@ -300,6 +400,41 @@ export class BatchDecider<K extends Log.Kind> {
       this.decidedState = drain.state;
     }
     Ticket.onSettled(appended, (failure) => this.settle(drain, lastSequence, failure));
+  }
+
+  /** Parked waiting claims, oldest first. */
+  get parkedCount(): number {
+    return this.parked.length;
+  }
+
+  /** Drops a parked waiting claim; false when it is not parked (decided, or never was). */
+  unpark(request: Pending<Failure<K>>): boolean {
+    const position = this.parked.indexOf(request);
+    if (position < 0) return false;
+    this.parked.splice(position, 1);
+    return true;
+  }
+
+  /** Every parked waiting claim, unparked (the caller answers them). */
+  takeParked(): Array<Pending<Failure<K>>> {
+    const parked = this.parked;
+    this.parked = [];
+    return parked;
+  }
+
+  // The drain may have made jobs available: the parked claims, oldest
+  // first, start what they can in the same batch.
+  private wakeParked(drain: Drain<K>): void {
+    drain.foldBacklog();
+    const now = this.now();
+    const stillParked: Array<Pending<Failure<K>>> = [];
+    for (const request of this.parked) {
+      const { waiting } = request;
+      if (waiting === undefined || !drain.claimWaiting(request, waiting, now, false)) {
+        stillParked.push(request);
+      }
+    }
+    this.parked = stillParked;
   }
 
   /** Runs the late fold of the last drain, if it has not run yet. */
@@ -328,5 +463,11 @@ export class BatchDecider<K extends Log.Kind> {
       this.committedState = { state: drain.state, lastSequence };
     }
     for (const request of drain.accepted) request.settle(failure);
+    if (failure === undefined) this.afterCommit();
+    // A log that failed for good takes no more appends: nothing parked would ever wake.
+    const admitted = failure === undefined ? undefined : this.log.admission();
+    if (admitted?._tag === "Refused") {
+      for (const request of this.takeParked()) request.refuse(admitted.error);
+    }
   }
 }

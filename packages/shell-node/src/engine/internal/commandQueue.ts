@@ -23,19 +23,69 @@ export class CommandQueue<K extends Log.Kind> {
     private readonly decider: BatchDecider<K>,
   ) {}
 
-  /** Queues a command for a fiber: the Effect resumes once its batch ended. */
-  readonly execute = <A>({ command, answerOf }: Issue<A>) =>
+  /**
+   * Queues a command for a fiber: the Effect resumes once its batch ended.
+   * Interrupting it drops a waiting claim that is still parked; any other
+   * command is decided all the same (its records may already be queued).
+   */
+  readonly execute = <A>(issue: Issue<A>) =>
     Effect.async<A, Rejected | Failure<K>>((resume) => {
-      this.queue.push(new FiberRequest(command, answerOf, resume));
-      this.schedule();
+      const request = new FiberRequest(issue.command, issue.answerOf, issue.waiting, resume);
+      this.enter(request, issue.signal);
+      return issue.waiting === undefined ? undefined : Effect.sync(() => this.cancel(request));
     });
 
   /** Queues a command for a promise: it settles once its batch ended. */
-  readonly submit = <A>({ command, answerOf }: Issue<A>) =>
+  readonly submit = <A>(issue: Issue<A>) =>
     new Promise<A>((resolve, reject) => {
-      this.queue.push(new PromiseRequest(command, answerOf, resolve, reject));
-      this.schedule();
+      const request = new PromiseRequest(
+        issue.command,
+        issue.answerOf,
+        issue.waiting,
+        resolve,
+        reject,
+      );
+      this.enter(request, issue.signal);
     });
+
+  /** Refuses every parked waiting claim with `error` (the log closed or failed). */
+  refuseParked(error: Rejected | Failure<K>): void {
+    for (const request of this.decider.takeParked()) request.refuse(error);
+  }
+
+  private enter(request: Pending<Failure<K>>, signal: AbortSignal | undefined): void {
+    if (signal !== undefined) {
+      if (signal.aborted) {
+        request.accept(this.decider.committed, []);
+        request.settle(undefined);
+        return;
+      }
+      signal.addEventListener(
+        "abort",
+        () => {
+          // Answered with no job, unless a drain already started jobs for it.
+          if (!this.cancel(request)) return;
+          request.accept(this.decider.committed, []);
+          request.settle(undefined);
+        },
+        { once: true },
+      );
+    }
+    this.queue.push(request);
+    this.schedule();
+  }
+
+  /** Drops `request` if it is still queued or parked; false once it is decided. */
+  private cancel(request: Pending<Failure<K>>): boolean {
+    const position = this.queue.indexOf(request);
+    if (position >= 0) {
+      this.queue.splice(position, 1);
+    } else if (!this.decider.unpark(request)) {
+      return false;
+    }
+    request.cancelled = true;
+    return true;
+  }
 
   /** Decides what is queued now, then holds every later command until `resume`. */
   pause(): void {
@@ -68,6 +118,7 @@ export class CommandQueue<K extends Log.Kind> {
     this.queue = [];
     if (admitted._tag === "Refused") {
       for (const request of requests) request.refuse(admitted.error);
+      this.refuseParked(admitted.error);
       return;
     }
     try {

@@ -68,12 +68,35 @@ export class Missing {
  */
 export type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
 
+/** One queue a waiting claim takes from, and at most how many of its jobs. */
+export interface Lane {
+  readonly queue: string;
+  readonly limit: number;
+}
+
+/**
+ * What a waiting claim asks: up to `limit` jobs in all from its lanes. It
+ * is answered once it starts at least one job; until then it is parked
+ * and decided again whenever a drain may have made one of its queues'
+ * jobs available. `rotation` moves the lane it starts from, so no queue
+ * starves another.
+ */
+export interface Waiting {
+  readonly lanes: ReadonlyArray<Lane>;
+  readonly limit: number;
+  rotation: number;
+}
+
 /**
  * A command waiting in the engine's queue, its type of answer erased; `X`
  * is what its log can fail with.
  */
 export interface Pending<X> {
   readonly command: Commands.Command;
+  /** Set for a waiting claim (`command` is then its first lane's claim). */
+  readonly waiting: Waiting | undefined;
+  /** Its caller gave up (an interrupted fiber, an aborted signal): drop it unanswered. */
+  cancelled: boolean;
   /** Records the answer: the command is in the batch. */
   accept(state: State.State, events: Decide.Decision): void;
   /** Answers at once with a refusal. */
@@ -90,10 +113,12 @@ export interface Pending<X> {
  */
 abstract class Request<A, X> implements Pending<X> {
   private answer: A | Missing = new Missing("an accepted command has no answer");
+  cancelled = false;
 
   constructor(
     readonly command: Commands.Command,
     private readonly answerOf: AnswerOf<A>,
+    readonly waiting: Waiting | undefined,
   ) {}
 
   abstract succeed(value: A): void;
@@ -117,9 +142,10 @@ export class FiberRequest<A, X> extends Request<A, X> {
   constructor(
     command: Commands.Command,
     answerOf: AnswerOf<A>,
+    waiting: Waiting | undefined,
     private readonly resume: (outcome: Effect.Effect<A, Rejected | X>) => void,
   ) {
-    super(command, answerOf);
+    super(command, answerOf, waiting);
   }
   succeed(value: A): void {
     this.resume(Effect.succeed(value));
@@ -137,10 +163,11 @@ export class PromiseRequest<A, X> extends Request<A, X> {
   constructor(
     command: Commands.Command,
     answerOf: AnswerOf<A>,
+    waiting: Waiting | undefined,
     private readonly resolve: (value: A) => void,
     private readonly reject: (reason: unknown) => void,
   ) {
-    super(command, answerOf);
+    super(command, answerOf, waiting);
   }
   succeed(value: A): void {
     this.resolve(value);

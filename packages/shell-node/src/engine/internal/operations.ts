@@ -15,12 +15,30 @@ import {
   State,
   type Value,
 } from "@tay/core";
-import { type AnswerOf, Missing } from "./engineRequest.js";
+import { type AnswerOf, type Lane, Missing, type Waiting } from "./engineRequest.js";
+
+export type { Lane } from "./engineRequest.js";
 
 /** A command ready to queue, and how to read its caller's answer. */
 export interface Issue<A> {
   readonly command: Commands.Command;
   readonly answerOf: AnswerOf<A>;
+  /** A waiting claim: parked until it can start a job. */
+  readonly waiting?: Waiting;
+  /** Gives up a waiting claim that is still parked (see `NextJobsOptions`). */
+  readonly signal?: AbortSignal;
+}
+
+/** How a waiting claim waits. */
+export interface NextJobsOptions {
+  /** At most this many jobs in all (default: the lanes' limits summed). */
+  readonly limit?: number;
+  /**
+   * Gives up while the claim is still parked: the caller is then answered
+   * with no job. Once a drain has started jobs for it, the claim is
+   * answered with them whatever the signal says (the jobs are executing).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
@@ -155,6 +173,26 @@ export const commands = {
         : Commands.cancelSchedule({ now: at, scheduleId, expectedRevision }),
     answerOf: scheduleOf(scheduleId),
   }),
+  /**
+   * Starts up to `limit` jobs from `lanes` (each lane at most its own
+   * limit), waiting until at least one can start: answered as soon as a
+   * drain makes a job of one of its queues available (an insert, a due
+   * retry or occurrence once timed transitions run). Lanes take turns
+   * being first. Answers the started jobs, or none if `signal` gave up.
+   */
+  nextJobs: (
+    at: number,
+    lanes: ReadonlyArray<Lane>,
+    options: NextJobsOptions = {},
+  ): Issue<ReadonlyArray<Job.Job>> => {
+    const limit = options.limit ?? lanes.reduce((sum, lane) => sum + lane.limit, 0);
+    return {
+      command: Commands.claimJobs({ now: at, queue: lanes[0]?.queue ?? "", limit }),
+      answerOf: startedJobs,
+      waiting: { lanes, limit, rotation: 0 },
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
+    };
+  },
   /** Fails every job executing since before `startedBefore` (stuck workers); answers how many. */
   rescue: (at: number, startedBefore: number, error: string): Issue<number> => ({
     command: Commands.rescueJobs({ now: at, startedBefore, error }),

@@ -1,0 +1,64 @@
+/**
+ * Timed transitions without polling: one timer, set to the state's next
+ * wake time (a scheduled job or a retry coming due, a schedule's next
+ * occurrence). When it fires the engine ticks (due jobs become available,
+ * due occurrences are delivered), which may make parked claims start jobs
+ * in the same batch; then the timer is set again. Anything that may move
+ * the next wake time earlier (a commit) pokes it.
+ *
+ * The timer sleeps on Effect's `Clock`, so `TestClock` drives it in tests.
+ */
+import { Deferred, Duration, Effect, FiberId } from "effect";
+
+/** What a tick moved (the engine's `TickReport`). */
+export interface Progress {
+  readonly madeAvailable: number;
+  readonly delivered: number;
+  readonly skipped: number;
+}
+
+/** How long the timer waits after a tick that moved nothing although something was due. */
+export const stuckRetryMs = Duration.seconds(1);
+
+export class Timers {
+  // When the sleeping loop will wake on its own (Infinity: only when poked).
+  private armedAt = Number.POSITIVE_INFINITY;
+  private poked: Deferred.Deferred<void> = Deferred.unsafeMake<void>(FiberId.none);
+
+  constructor(
+    /** The state's next wake time, or null when nothing is timed. */
+    private readonly nextWakeAt: () => number | null,
+  ) {}
+
+  /** The next wake time may have moved earlier: re-arm if it did. */
+  poke(): void {
+    const next = this.nextWakeAt() ?? Number.POSITIVE_INFINITY;
+    if (next < this.armedAt) Deferred.unsafeDone(this.poked, Effect.void);
+  }
+
+  /**
+   * Runs forever (until interrupted, or until `tick` fails: the log closed
+   * or failed): sleeps until the next wake time or a poke, then ticks when
+   * something is due.
+   */
+  run<E>(tick: Effect.Effect<Progress, E>): Effect.Effect<never, E> {
+    const step = Effect.gen(this, function* () {
+      const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis);
+      const next = this.nextWakeAt();
+      if (next !== null && next <= now) {
+        const progress = yield* tick;
+        // Something is due and the tick moved nothing: a bug, not a reason to spin.
+        if (progress.madeAvailable + progress.delivered + progress.skipped === 0) {
+          yield* Effect.sleep(stuckRetryMs);
+        }
+        return;
+      }
+      this.poked = Deferred.unsafeMake<void>(FiberId.none);
+      this.armedAt = next ?? Number.POSITIVE_INFINITY;
+      const poked = Deferred.await(this.poked);
+      yield* next === null ? poked : Effect.race(poked, Effect.sleep(Duration.millis(next - now)));
+      this.armedAt = Number.POSITIVE_INFINITY;
+    });
+    return Effect.forever(step);
+  }
+}

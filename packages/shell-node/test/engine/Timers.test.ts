@@ -1,0 +1,168 @@
+/**
+ * Waiting claims and timed transitions, without polling: a waiting claim parks on an empty queue
+ * and starts the job of the insert that fills it in the same batch; lanes take turns; an aborted
+ * or interrupted claim appends nothing; closing refuses what is parked. Under TestClock the
+ * engine's one timer makes scheduled jobs and retries available and delivers schedule
+ * occurrences at their exact due times, and nothing at all moves with the timers off.
+ */
+import { describe, expect, it } from "@effect/vitest";
+import { Effect, Fiber, TestClock } from "effect";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
+import { dataDirectory, nodeDisk, scheduleDefinition } from "../support/store.js";
+
+const job = (queue: string, args: string | null = null) => ({ queue, worker: "W", args });
+
+const openEngine = (options: Engine.EngineOptions = {}) =>
+  Effect.gen(function* () {
+    const dir = yield* dataDirectory;
+    yield* Init.init(dir);
+    return yield* Engine.open(dir, options);
+  });
+
+const lastSequence = (engine: Engine.EngineService) =>
+  Effect.map(engine.log.stats(), (stats) => stats.lastSequence);
+
+/** Lets every fiber run until each waits on the clock or on a durable write. */
+const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)));
+
+/** Joins `fiber`, failing the test after 5 s of real time (TestClock never fires a timeout). */
+const join = <A, E>(fiber: Fiber.Fiber<A, E>) =>
+  Effect.raceFirst(
+    Fiber.join(fiber),
+    Effect.flatMap(
+      Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 5_000))),
+      () => Effect.dieMessage("the waiting claim was never answered"),
+    ),
+  );
+
+describe("waiting claims", () => {
+  it.scoped("park on an empty queue and start the next insert's job in the same batch", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const waiting = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 2 }]));
+      yield* settle;
+      expect(yield* lastSequence(engine)).toBe(0);
+      // A job of another queue leaves it parked.
+      yield* engine.insert(job("other"));
+      yield* settle;
+      expect(waiting.unsafePoll()).toBeNull();
+      const inserted = yield* engine.insert(job("q"));
+      const started = yield* join(waiting);
+      expect(started.map((found) => [found.jobId, found.state])).toEqual([
+        [inserted.jobId, "executing"],
+      ]);
+      // Insert and start are consecutive records: the claim was decided in the insert's drain.
+      const log = yield* engine.log.readFrom(1, 10);
+      expect(log.map((entry) => entry.event._tag)).toEqual([
+        "JobInserted",
+        "JobInserted",
+        "JobStarted",
+      ]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("take turns between lanes and honour each lane's limit and the total", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      yield* engine.insertMany([job("a"), job("a"), job("a"), job("b"), job("b")]);
+      const lanes = [
+        { queue: "a", limit: 2 },
+        { queue: "b", limit: 1 },
+      ];
+      const first = yield* engine.nextJobs(lanes, { limit: 10 });
+      expect(first.map((found) => found.queue)).toEqual(["a", "a", "b"]);
+      yield* engine.insertMany([job("a"), job("b")]);
+      const second = yield* engine.nextJobs(lanes, { limit: 1 });
+      expect(second.map((found) => found.queue)).toEqual(["a"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("given up by a signal or an interruption, append nothing and stay unanswered", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const controller = new AbortController();
+      const aborted = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+        signal: controller.signal,
+      });
+      const interrupted = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      controller.abort();
+      expect(yield* Effect.promise(() => aborted)).toEqual([]);
+      yield* Fiber.interrupt(interrupted);
+      const inserted = yield* engine.insert(job("q"));
+      yield* settle;
+      // Neither claim took the job: it is still available, and only the insert was appended.
+      expect((yield* engine.job(inserted.jobId))?.state).toBe("available");
+      expect(yield* lastSequence(engine)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("are refused when the engine closes, and a lane-less claim at once", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const refused = yield* Effect.flip(engine.nextJobs([{ queue: "q", limit: 0 }]));
+      expect(refused._tag === "Rejected" && refused.rejection._tag).toBe("InvalidField");
+      const waiting = yield* Effect.fork(Effect.flip(engine.nextJobs([{ queue: "q", limit: 1 }])));
+      yield* settle;
+      yield* engine.close();
+      expect((yield* join(waiting))._tag).toBe("StoreClosed");
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("timers", () => {
+  it.scoped("make a scheduled job available at its time, for a parked claim", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(10_000);
+      const engine = yield* openEngine();
+      const later = yield* engine.insert({ ...job("q"), scheduledAt: 15_000 });
+      expect(later.state).toBe("scheduled");
+      const waiting = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      yield* TestClock.adjust(4_999);
+      yield* settle;
+      expect(waiting.unsafePoll()).toBeNull();
+      yield* TestClock.adjust(1);
+      const [started] = yield* join(waiting);
+      expect([started?.jobId, started?.attemptedAt]).toEqual([later.jobId, 15_000]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("bring a failed job back after its backoff, and deliver schedule occurrences", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0);
+      const engine = yield* openEngine();
+      yield* engine.insert({ ...job("q"), maxAttempts: 2 });
+      const [claimed] = yield* engine.claim("q");
+      const failed = yield* engine.fail(claimed?.jobId ?? 0, "boom");
+      expect(failed.state).toBe("retryable");
+      yield* engine.registerSchedule("every-minute", scheduleDefinition);
+      const retry = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      yield* TestClock.adjust(failed.scheduledAt);
+      const [again] = yield* join(retry);
+      expect([again?.jobId, again?.attempt]).toEqual([failed.jobId, 2]);
+      // The schedule's first occurrence is due a minute after it was registered.
+      yield* TestClock.setTime(60_000);
+      yield* settle;
+      const reports = yield* engine.jobs({ queue: "reports" });
+      expect(reports.map((found) => found.state)).toEqual(["available"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("move nothing when they are off", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0);
+      const engine = yield* openEngine({ timers: false });
+      yield* engine.insert({ ...job("q"), scheduledAt: 1_000 });
+      yield* engine.registerSchedule("every-minute", scheduleDefinition);
+      const before = yield* lastSequence(engine);
+      yield* TestClock.adjust(120_000);
+      yield* settle;
+      expect(yield* lastSequence(engine)).toBe(before);
+      const ticked = yield* engine.tick();
+      expect([ticked.madeAvailable, ticked.delivered]).toEqual([1, 1]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
