@@ -20,6 +20,15 @@
  * to nothing is an error too, so that no import escapes the rules unseen.
  */
 
+/**
+ * The testkit's pure arbitraries: they import only core, codec and
+ * fast-check (a rule below holds them to it), so the codec's own property
+ * tests may draw from them. That is a cycle between packages at test time
+ * only, through modules that never reach the shell; it is the one
+ * exception (docs/architecture.md).
+ */
+const pureArbitraries = "^packages/testkit/src/(Values|Events|Histories)\\.ts$";
+
 /** The packages, each with the ones it may import, lowest first. */
 const packages = {
   core: [],
@@ -44,7 +53,10 @@ const packageRules = Object.entries(packages).map(([name, allowed]) => {
     } of the workspace's packages`,
     severity: "error",
     from: { path: `^packages/${name}/` },
-    to: { path: `^packages/(${others.join("|")})/` },
+    to: {
+      path: `^packages/(${others.join("|")})/`,
+      ...(name === "codec" ? { pathNot: pureArbitraries } : {}),
+    },
   };
 });
 
@@ -88,6 +100,27 @@ module.exports = {
       to: { couldNotResolve: true },
     },
     ...packageRules,
+    {
+      name: "codec-sources-draw-no-arbitraries",
+      comment:
+        "the codec's sources never import the testkit's arbitraries: only its tests may (the exception above)",
+      severity: "error",
+      from: { path: "^packages/codec/src/" },
+      to: { path: pureArbitraries },
+    },
+    {
+      name: "pure-arbitraries-stay-pure",
+      comment:
+        "the testkit's Values, Events and Histories import only core, codec and fast-check: they load without the shell or any native addon of its own",
+      severity: "error",
+      from: { path: pureArbitraries },
+      to: {
+        path: [
+          "^packages/(shell-node|cli)/",
+          "^packages/testkit/src/(?!(Values|Events|Histories)\\.ts$)",
+        ],
+      },
+    },
     ...layerRules,
     {
       name: "layer-unknown-folder",
