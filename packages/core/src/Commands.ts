@@ -38,17 +38,22 @@ export interface ClaimJobs {
   readonly limit: number;
 }
 
-/** Complete an executing job, optionally recording its result in the same mutation. */
+/**
+ * Complete an executing job, optionally recording its result in the same
+ * mutation. With `attempt`, only that attempt (`StaleAttempt` otherwise).
+ */
 export interface CompleteJob {
   readonly _tag: "CompleteJob";
   readonly now: number;
   readonly jobId: number;
   readonly result?: Value;
+  readonly attempt?: number;
 }
 
 /**
  * Fail an executing job: retried after the backoff while attempts remain
- * (and `discard` is not set), else discarded.
+ * (and `discard` is not set), else discarded. With `attempt`, only that
+ * attempt (`StaleAttempt` otherwise).
  */
 export interface FailJob {
   readonly _tag: "FailJob";
@@ -57,6 +62,7 @@ export interface FailJob {
   readonly error: string;
   readonly discard?: boolean;
   readonly backoff?: Backoff.Policy;
+  readonly attempt?: number;
 }
 
 /** Cancel a job that is not terminal. */

@@ -108,6 +108,32 @@ const findJob = (
 
 const isRejection = (value: Job | Rejection): value is Rejection => "_tag" in value;
 
+/**
+ * The executing job that `attempt` (when given) is the current attempt of:
+ * a command for an older attempt, or for a job no longer executing, is
+ * `StaleAttempt` (the job exists; its worker is late).
+ */
+const findAttempt = (
+  state: State,
+  jobId: number,
+  command: Commands.CommandTag,
+  attempt: number | undefined,
+): Job | Rejection => {
+  if (attempt === undefined) return findJob(state, jobId, command, isExecuting);
+  if (!Fields.isIntegerIn(attempt, 1, Limits.maxAttemptsMax)) {
+    return {
+      _tag: "InvalidField",
+      field: "attempt",
+      detail: `must be an integer 1..${Limits.maxAttemptsMax}`,
+    };
+  }
+  const job = Fields.isId(jobId) ? state.jobs.get(jobId) : undefined;
+  if (job === undefined) return { _tag: "JobNotFound", jobId };
+  return isExecuting(job) && job.attempt === attempt
+    ? job
+    : { _tag: "StaleAttempt", jobId, attempt, currentAttempt: job.attempt, state: job.state };
+};
+
 const isExecuting = (job: Job): boolean => job.state === "executing";
 const isNotTerminal = (job: Job): boolean => !isTerminal(job.state);
 
@@ -237,7 +263,7 @@ export const completeJob = (state: State, command: Commands.CompleteJob): Decide
     checkTime("now", command.now) ??
     (result === undefined ? undefined : checkValue("result", result));
   if (rejection !== undefined) return Either.left(rejection);
-  const job = findJob(state, command.jobId, command._tag, isExecuting);
+  const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   const finished = jobFinished({
     jobId: job.jobId,
@@ -282,7 +308,7 @@ const failure = (
 export const failJob = (state: State, command: Commands.FailJob): Decided => {
   const rejection = checkTime("now", command.now) ?? checkText("error", command.error);
   if (rejection !== undefined) return Either.left(rejection);
-  const job = findJob(state, command.jobId, command._tag, isExecuting);
+  const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   return decided([
     failure(

@@ -67,6 +67,21 @@ export interface IdsExhausted {
   readonly requested: number;
 }
 
+/**
+ * A `complete` or `fail` for an attempt that is no longer the job's
+ * current one (the job was rescued, timed out, retried and claimed again,
+ * cancelled, or already finished): a late worker can never end a job twice.
+ */
+export interface StaleAttempt {
+  readonly _tag: "StaleAttempt";
+  readonly jobId: number;
+  /** The attempt the command ends. */
+  readonly attempt: number;
+  /** The job's attempt now, and its state. */
+  readonly currentAttempt: number;
+  readonly state: JobState;
+}
+
 /** Every reason a decider refuses a command. */
 export type Rejection =
   | JobNotFound
@@ -77,7 +92,8 @@ export type Rejection =
   | InvalidDefinition
   | InvalidField
   | TooLarge
-  | IdsExhausted;
+  | IdsExhausted
+  | StaleAttempt;
 
 /** The name of a rejection. */
 export type RejectionTag = Rejection["_tag"];

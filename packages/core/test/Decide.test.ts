@@ -296,6 +296,65 @@ describe("FailJob", () => {
   });
 });
 
+describe("attempt fencing", () => {
+  describe("CompleteJob with its attempt", () => {
+    it("when that attempt is executing: completed as without it", () => {
+      given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 5, jobId: 1, attempt: 1 }))
+        .then(completed(1, 5));
+    });
+
+    it("for an earlier attempt, the job claimed again: StaleAttempt", () => {
+      given(
+        inserted(1),
+        started(1),
+        retried(1, 10, 5, "timeout"),
+        available(1, 10),
+        started(1, 2, 11),
+      )
+        .when(Commands.completeJob({ now: 12, jobId: 1, attempt: 1 }))
+        .rejects("StaleAttempt", {
+          jobId: 1,
+          attempt: 1,
+          currentAttempt: 2,
+          state: "executing",
+        });
+    });
+
+    it("when the job was cancelled under its worker: StaleAttempt, not InvalidTransition", () => {
+      given(inserted(1), started(1), cancelled(1, 3))
+        .when(Commands.completeJob({ now: 5, jobId: 1, attempt: 1, result: "late" }))
+        .rejects("StaleAttempt", { attempt: 1, currentAttempt: 1, state: "cancelled" });
+    });
+
+    it("an attempt out of range: InvalidField", () => {
+      given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 5, jobId: 1, attempt: 0 }))
+        .rejects("InvalidField", { field: "attempt" });
+    });
+
+    it("for an unknown job: JobNotFound", () => {
+      given()
+        .when(Commands.completeJob({ now: 5, jobId: 1, attempt: 1 }))
+        .rejects("JobNotFound", { jobId: 1 });
+    });
+  });
+
+  describe("FailJob with its attempt", () => {
+    it("when that attempt is executing: retried as without it", () => {
+      given(inserted(1), started(1))
+        .when(Commands.failJob({ now: 100, jobId: 1, error: "flaky", attempt: 1 }))
+        .then(retried(1, 100 + Backoff.delayMs(Backoff.defaultPolicy, 1), 100, "flaky"));
+    });
+
+    it("after a rescue failed that attempt already: StaleAttempt", () => {
+      given(inserted(1), started(1), retried(1, 10, 5, "orphaned"))
+        .when(Commands.failJob({ now: 6, jobId: 1, error: "late", attempt: 1 }))
+        .rejects("StaleAttempt", { attempt: 1, currentAttempt: 1, state: "retryable" });
+    });
+  });
+});
+
 describe("CancelJob", () => {
   it.each([
     ["scheduled", [inserted(1, { scheduledAt: 9 })]],

@@ -50,7 +50,14 @@ import { runToPromise } from "./internal/runToPromise.js";
 import { Timers } from "./internal/timers.js";
 
 export { Rejected };
-export type { FailOptions, JobFilter, TickReport } from "./internal/operations.js";
+export type {
+  CompleteOptions,
+  FailOptions,
+  JobFilter,
+  Lane,
+  NextJobsOptions,
+  TickReport,
+} from "./internal/operations.js";
 export type { CompactionReport, FileLogKind };
 export { foldProjection };
 

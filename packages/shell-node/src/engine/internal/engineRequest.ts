@@ -29,6 +29,8 @@ const explain = (rejected: Rejection.Rejection): string => {
       return `the record would be ${rejected.bytes} bytes, over ${rejected.limit}`;
     case "IdsExhausted":
       return `job ids would pass 2^53-1 (last ${rejected.lastJobId}, ${rejected.requested} requested)`;
+    case "StaleAttempt":
+      return `job ${rejected.jobId}'s attempt ${rejected.attempt} is no longer current (the job is ${rejected.state} at attempt ${rejected.currentAttempt})`;
     default: {
       const unknown: never = rejected;
       return String(unknown);

@@ -44,6 +44,14 @@ export interface NextJobsOptions {
 /** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
 export interface FailOptions {
   readonly discard?: boolean;
+  /** Only this attempt (the one the caller claimed): `StaleAttempt` for any other. */
+  readonly attempt?: number;
+}
+
+/** How `complete` ends an attempt. */
+export interface CompleteOptions {
+  /** Only this attempt (the one the caller claimed): `StaleAttempt` for any other. */
+  readonly attempt?: number;
 }
 
 /** How to list jobs. */
@@ -127,20 +135,37 @@ export const commands = {
     command: Commands.claimJobs({ now: at, queue, limit }),
     answerOf: startedJobs,
   }),
-  /** Completes an executing job, recording `result` with it when given. */
-  complete: (at: number, jobId: number, result?: Value.Value): Issue<Job.Job> => ({
-    command:
-      result === undefined
-        ? Commands.completeJob({ now: at, jobId })
-        : Commands.completeJob({ now: at, jobId, result }),
+  /**
+   * Completes an executing job, recording `result` with it when given; with
+   * `attempt`, only if that is still the job's current attempt.
+   */
+  complete: (
+    at: number,
+    jobId: number,
+    result?: Value.Value,
+    options: CompleteOptions = {},
+  ): Issue<Job.Job> => ({
+    command: Commands.completeJob({
+      now: at,
+      jobId,
+      ...(result === undefined ? {} : { result }),
+      ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
+    }),
     answerOf: jobById(jobId),
   }),
-  /** Fails an executing job: retried after the backoff, or discarded when attempts are spent. */
+  /**
+   * Fails an executing job: retried after the backoff, or discarded when
+   * attempts are spent (or `discard`); with `attempt`, only if that is
+   * still the job's current attempt.
+   */
   fail: (at: number, jobId: number, error: string, options: FailOptions = {}): Issue<Job.Job> => ({
-    command:
-      options.discard === undefined
-        ? Commands.failJob({ now: at, jobId, error })
-        : Commands.failJob({ now: at, jobId, error, discard: options.discard }),
+    command: Commands.failJob({
+      now: at,
+      jobId,
+      error,
+      ...(options.discard === undefined ? {} : { discard: options.discard }),
+      ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
+    }),
     answerOf: jobById(jobId),
   }),
   /** Cancels a job that is not terminal. */
