@@ -22,7 +22,7 @@
  * (`engine.log`): every record appended is one its deciders produced.
  */
 import { Evolve, Generation, type HistoryError, Query, Snapshot, type State } from "@tay/core";
-import { Clock, Context, Data, Effect, Layer, type Scope } from "effect";
+import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
 import type * as Log from "../log/Log.js";
@@ -47,6 +47,17 @@ import {
 } from "./internal/faces.js";
 import { type States, type TickReport, tickCommands, tickReport } from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
+import {
+  type Committed,
+  iterator,
+  type SubscribeOptions,
+  type SubscriberStats,
+  type Subscription,
+  Subscriptions,
+  stream,
+} from "./internal/subscriptions.js";
+
+export type { Committed, SubscribeOptions, SubscriberStats, Subscription };
 import { Timers } from "./internal/timers.js";
 
 export { Rejected };
@@ -97,6 +108,12 @@ export interface StartOptions {
    */
   readonly timers?: boolean;
   /**
+   * Committed events a subscriber may have handed over and not taken yet;
+   * one that falls further behind reads what it missed from the log
+   * instead (see `subscribe`). Default 10,000.
+   */
+  readonly subscriberBufferMax?: number;
+  /**
    * At open, every job still `executing` was claimed by a process that no
    * longer holds the lock: fail those attempts (retry or discard by the
    * usual rules) before serving. Default true.
@@ -132,6 +149,10 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly compact: (retentionMs: number) => Promise<K["compaction"]>;
     /** Writes what is appended now, whatever the flush policy, and waits until durable. */
     readonly flush: () => Promise<void>;
+    /** Every committed domain event from now (or `from`), in log order (see `subscribe`). */
+    readonly subscribe: (options?: SubscribeOptions) => Subscription;
+    /** The subscribers, how far behind the furthest is, what they hold untaken. */
+    readonly subscriberStats: () => SubscriberStats;
   };
 
 /** The engine as an Effect service: its commands, queries, report and log view. */
@@ -155,6 +176,17 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Fai
     /** Writes what is appended now, whatever the flush policy, and waits until durable. */
     readonly flush: () => Effect.Effect<void, K["error"]>;
     /**
+     * Every committed domain event from now (or from `options.from`), with
+     * its record's sequence, in log order. A subscriber that falls more
+     * than `subscriberBufferMax` events behind reads what it missed from
+     * the log (memory stays bounded); one so far behind that compaction
+     * removed it fails with `Compacted`. The stream ends when the engine
+     * closes.
+     */
+    readonly subscribe: (options?: SubscribeOptions) => Stream.Stream<Committed, K["error"]>;
+    /** The subscribers, how far behind the furthest is, what they hold untaken. */
+    readonly subscriberStats: () => Effect.Effect<SubscriberStats>;
+    /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
      * commands fail with `StoreClosed`. Idempotent.
@@ -164,6 +196,9 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Fai
 
 /** The engine as an Effect service. */
 export class Engine extends Context.Tag("@tay/shell-node/Engine")<Engine, EngineService>() {}
+
+/** Committed events a subscriber may hold untaken before it reads the log instead. */
+export const subscriberBufferMaxDefault = 10_000;
 
 /** The error a rescued orphan's attempt records. */
 export const orphanError = "orphaned: the process that claimed this job stopped";
@@ -216,6 +251,7 @@ const compactor = <K extends Log.Kind>(
   log: Log.Log<K>,
   queue: CommandQueue<K>,
   decider: BatchDecider<K>,
+  rebased: (firstSequence: number) => void,
 ) =>
   Effect.map(
     Effect.makeSemaphore(1),
@@ -227,12 +263,14 @@ const compactor = <K extends Log.Kind>(
           yield* Effect.sync(() => queue.pause());
           return yield* Effect.gen(function* () {
             const base = Snapshot.snapshot(decider.decided, { now: at, retentionMs });
-            const compacted = yield* log.compact(base, log.lastSequence());
+            const lastBefore = log.lastSequence();
+            const compacted = yield* log.compact(base, lastBefore);
             const folded = Evolve.foldGeneration(base, []);
             if (folded._tag === "Left") {
               return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
             }
             decider.rebase(folded.right);
+            rebased(lastBefore + 1);
             return compacted;
           }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),
@@ -276,12 +314,30 @@ export const fromLog = <K extends Log.Kind>(
     });
     yield* Effect.addFinalizer(() => refuseParked);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided));
-    decider.afterCommit = () => timers.poke();
+    // The generation's first sequence, and the first after its base (no events before it).
+    let generation = {
+      first: recovered.report.firstSequence,
+      firstEvent: recovered.report.firstSequence + recovered.report.baseRecordCount,
+    };
+    const subscriptions = new Subscriptions(
+      log.view,
+      () => decider.committedLastSequence,
+      () => generation,
+      options.subscriberBufferMax ?? subscriberBufferMaxDefault,
+    );
+    yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.closeAll()));
+    decider.afterCommit = (records) => {
+      subscriptions.publish(records);
+      timers.poke();
+    };
     const states = (): States => ({ committed: decider.committed, decided: decider.decided });
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
-    const compact = yield* compactor(log, queue, decider);
+    const compact = yield* compactor(log, queue, decider, (firstSequence) => {
+      generation = { first: firstSequence, firstEvent: log.lastSequence() + 1 };
+      subscriptions.skipTo(generation.firstEvent);
+    });
     if (options.timers !== false) {
       // Interrupted when the engine's scope closes; ends on its own once the log is closed.
       yield* Effect.forkScoped(Effect.ignore(timers.run(effects.tick())));
@@ -294,6 +350,8 @@ export const fromLog = <K extends Log.Kind>(
       tick: () => run(effects.tick()),
       compact: (retentionMs) => run(compact(retentionMs)),
       flush: () => run(log.flush()),
+      subscribe: (subscribeOptions = {}) => iterator(subscriptions, subscribeOptions, run),
+      subscriberStats: () => subscriptions.stats(),
     });
     const report: EngineReport<K> = {
       ...recovered.report,
@@ -309,7 +367,16 @@ export const fromLog = <K extends Log.Kind>(
       promises,
       compact,
       flush: log.flush,
-      close: () => Effect.ensuring(log.close(), refuseParked),
+      subscribe: (subscribeOptions) => stream(subscriptions, subscribeOptions),
+      subscriberStats: () => Effect.sync(() => subscriptions.stats()),
+      close: () =>
+        Effect.ensuring(
+          log.close(),
+          Effect.zipRight(
+            refuseParked,
+            Effect.sync(() => subscriptions.closeAll()),
+          ),
+        ),
     };
   });
 
@@ -335,7 +402,7 @@ const promiseFace = <K extends Log.Kind>(
   queue: CommandQueue<K>,
   states: () => States,
   now: () => number,
-  programs: Pick<PromiseFace<K>, "tick" | "compact" | "flush">,
+  programs: Pick<PromiseFace<K>, "tick" | "compact" | "flush" | "subscribe" | "subscriberStats">,
 ): PromiseFace<K> => {
   const commands = commandFace((at) => queue.submit(at(now())));
   const reads = queryFace(states, (read) => read());

@@ -26,8 +26,13 @@ import type { Ticket } from "./Ticket.js";
 export interface Kind {
   /** Everything the running log's operations fail with (its `LogError`s included). */
   readonly error: { readonly _tag: string };
-  /** What recovering (opening) the log reports. */
-  readonly report: { readonly lastSequence: number };
+  /** What recovering (opening) the log reports: at least where its generation stands. */
+  readonly report: {
+    readonly firstSequence: number;
+    /** Records of the generation's canonical base, from `firstSequence` on. */
+    readonly baseRecordCount: number;
+    readonly lastSequence: number;
+  };
   /** What a compaction reports. */
   readonly compaction: unknown;
   /** The read-only view the engine shows its users. */

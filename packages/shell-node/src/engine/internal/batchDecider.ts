@@ -323,8 +323,8 @@ export class BatchDecider<K extends Log.Kind> {
   private stopped: { readonly defect: unknown } | undefined;
   // Waiting claims that found nothing to start, oldest first.
   private parked: Array<Pending<Failure<K>>> = [];
-  /** Told after each batch is committed (the timers re-arm on it). */
-  afterCommit: () => void = () => {};
+  /** Told each batch's records once they are committed (subscribers, timers). */
+  afterCommit: (records: ReadonlyArray<Batch.PendingRecord>) => void = () => {};
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -347,6 +347,11 @@ export class BatchDecider<K extends Log.Kind> {
   /** Only what is durable as the log's policy asks. */
   get committed(): State.State {
     return this.committedState.state;
+  }
+
+  /** The last sequence of what is committed. */
+  get committedLastSequence(): number {
+    return this.committedState.lastSequence;
   }
 
   /**
@@ -463,7 +468,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.committedState = { state: drain.state, lastSequence };
     }
     for (const request of drain.accepted) request.settle(failure);
-    if (failure === undefined) this.afterCommit();
+    if (failure === undefined) this.afterCommit(drain.records);
     // A log that failed for good takes no more appends: nothing parked would ever wake.
     const admitted = failure === undefined ? undefined : this.log.admission();
     if (admitted?._tag === "Refused") {
