@@ -39,7 +39,9 @@ export const catchUpPageRecords = 1024;
 const eventsOf = (sequence: number, event: Event.Event, into: Array<Committed>): void => {
   if (event._tag === "SnapshotPart") return;
   if (event._tag === "Mutation") {
-    event.events.forEach((member, index) => into.push({ sequence, member: index, event: member }));
+    event.events.forEach((member, index) => {
+      into.push({ sequence, member: index, event: member });
+    });
   } else {
     into.push({ sequence, member: 0, event });
   }
