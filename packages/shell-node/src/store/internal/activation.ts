@@ -1,17 +1,18 @@
 /**
  * Activation: after validation, the writer of the validated generation is
  * set up — the highest segment re-checked and opened for appends, or the
- * next segment created — and its flusher forked. Moved out of `Store.ts`
- * unchanged; `open` calls it under `acquireRelease`.
+ * next segment created — and its flusher forked. Moved out of `Store.ts`;
+ * `open` calls it under `acquireRelease`.
  */
 import { Clock, Effect, Either } from "effect";
 import { Disk, type FileHandle } from "../../disk/Disk.js";
-import { createFile, forAppends, readUpTo } from "../../disk/Files.js";
+import { readUpTo } from "../../disk/Files.js";
 import * as Layout from "../Layout.js";
 import { ActiveSegmentChanged } from "../StoreError.js";
 import { dataSyncAppends, type StoreOptions } from "../StoreOptions.js";
 import { crc32c, encodeSegmentHeader } from "./codec.js";
 import type { Validated } from "./recovery.js";
+import { createSegment, probeHardLinks } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import type { SegmentState, StoreState } from "./storeState.js";
 import * as Writer from "./writer.js";
@@ -28,9 +29,11 @@ const segmentStateOf = (segment: Validated<unknown>["segments"][number]): Segmen
 
 /**
  * Opens the validated generation's writer: re-checks the highest segment if
- * it is active (size and last record unchanged since validation) and opens
- * it for appending; otherwise creates the next segment (header only, file
- * and directory fsynced).
+ * it is active (size and last record unchanged since validation), checks
+ * that the file system takes hard links, and opens it for appending;
+ * otherwise creates the next segment (header only, staged and hard-linked
+ * into place, file and directory fsynced under every policy). Fails with
+ * `ActiveSegmentChanged`, `HardLinksUnsupported` or a `DiskError`.
  */
 export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
   Effect.gen(function* () {
@@ -60,6 +63,9 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
           if (crc32c(tail) !== highest.tailCrc) {
             return yield* new ActiveSegmentChanged({ path: highest.path, reason: "LastRecord" });
           }
+          // No segment is created now, but rotation will need a hard link:
+          // a file system without them is refused here, not at the first rotation.
+          yield* probeHardLinks(validated.directory, epoch, highest.path, "activation");
         }),
       );
       if (Either.isLeft(checked)) {
@@ -73,7 +79,15 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
       const firstSequence = validated.lastSequence + 1;
       const header = encodeSegmentHeader({ segmentId: id, firstSequence, storeId });
       const path = Layout.segmentPath(validated.directory, epoch, id);
-      handle = yield* forAppends(yield* createFile(path, header, true), dataSync);
+      handle = yield* createSegment({
+        directory: validated.directory,
+        epoch,
+        id,
+        header,
+        sync: true,
+        dataSync,
+        operation: "activation",
+      });
       crc = crc32c(header);
       active = {
         id,

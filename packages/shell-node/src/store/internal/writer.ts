@@ -23,6 +23,7 @@ import { Clock, Deferred, Duration, Effect, Either, Fiber } from "effect";
 import type { Disk, DiskError } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
 import {
+  type HardLinksUnsupported,
   PendingFull,
   StoreClosed,
   type StoreError,
@@ -40,7 +41,8 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
-import { createFile, forAppends, writeAll } from "../../disk/Files.js";
+import { writeAll } from "../../disk/Files.js";
+import { createSegment } from "./segmentCreate.js";
 import { dataSyncAppends } from "../StoreOptions.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
@@ -366,16 +368,19 @@ const resolveThrough = (state: StoreState, sequence: number): void => {
   for (const ticket of done) settleTicket(ticket, undefined);
 };
 
-const failWith = (writer: Writer, cause: DiskError) =>
+const failWith = (writer: Writer, cause: DiskError | HardLinksUnsupported) =>
   Effect.sync(() => failAll(writer.state, new WriterFailed({ cause })));
 
 /**
  * Seals the active segment (footer, synced unless `Throughput`) and starts
- * the next one (header; file and directory synced unless `Throughput`).
+ * the next one (staged under `SEGMENT.tmp` and hard-linked into place, see
+ * `createSegment`; file and directory synced unless `Throughput`).
  * Runs under the semaphore. Returns the disk error that stopped it, if any;
  * the caller fails the writer with it.
  */
-const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, never, Disk> =>
+const sealAndStartNext = (
+  writer: Writer,
+): Effect.Effect<DiskError | HardLinksUnsupported | undefined, never, Disk> =>
   Effect.gen(function* () {
     const { state } = writer;
     const generation = state.generation;
@@ -410,9 +415,15 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
     });
     const path = Layout.segmentPath(state.directory, generation.epoch, id);
     const created = yield* Effect.either(
-      Effect.flatMap(createFile(path, header, syncing), (handle) =>
-        forAppends(handle, dataSyncAppends(state.options.durability)),
-      ),
+      createSegment({
+        directory: state.directory,
+        epoch: generation.epoch,
+        id,
+        header,
+        sync: syncing,
+        dataSync: dataSyncAppends(state.options.durability),
+        operation: "rotation",
+      }),
     );
     if (Either.isLeft(created)) return created.left;
     const next: SegmentState = {
