@@ -210,7 +210,7 @@ describe("a full fault disk at every capacity", () => {
           yield* provided(whole, insertWorkload("Maximal", 40, inserters));
           const ceiling = usedBytes(whole);
           const tally = { refused: 0, completed: 0 };
-          const step = inserters === 1 ? 7 : 11;
+          const step = inserters === 1 ? 13 : 17;
           for (let capacity = floor + 1; capacity <= ceiling + 64; capacity += step) {
             const disk = yield* initialized({ capacityBytes: capacity + fillerBytes });
             // Written beside the store before the workload, removed to free space after it.
