@@ -66,6 +66,7 @@ const verifyJson = (report: Recovery.RecoveryReport, state: State.State) => ({
     epoch: orphan.epoch,
     kind: orphan.kind,
   })),
+  staged_segment: report.stagedSegment,
 });
 
 /** `tay verify DIR`: exit 0 valid, 1 invalid (with the typed reason), 2 usage. */
@@ -112,6 +113,11 @@ export const verify: Command = {
           (orphan) =>
             `orphaned generation ${orphan.epoch} (${orphan.kind}): removed by the next compaction`,
         ),
+        ...(report.stagedSegment === null
+          ? []
+          : [
+              `staged segment (ignored): ${report.stagedSegment}: removed when the next segment is created`,
+            ]),
       ]);
       return exitCodes.ok;
     }),

@@ -21,6 +21,8 @@ export interface StatusFiles {
   readonly lastSequence: number;
   readonly bytes: number;
   readonly orphanedGenerations: Recovery.RecoveryReport["orphanedGenerations"];
+  /** A leftover `SEGMENT.tmp` (ignored by open): shown when present. */
+  readonly stagedSegment?: Recovery.RecoveryReport["stagedSegment"];
 }
 
 /** The pressure the default capacity (`storeBytesMax`) gives these bytes. */
@@ -62,6 +64,7 @@ export const statusJson = (files: StatusFiles, state: State.State): JsonObject =
       path: orphan.path,
       kind: orphan.kind,
     })),
+    staged_segment: files.stagedSegment ?? null,
     last_job_id: state.lastJobId,
     jobs: countsJson(Query.totals(state)),
     queues: Object.fromEntries(
@@ -101,6 +104,7 @@ export const statusLines = (files: StatusFiles, state: State.State): Array<strin
   for (const orphan of files.orphanedGenerations) {
     lines.push(`orphaned generation ${orphan.epoch} (${orphan.kind}): ${orphan.path}`);
   }
+  if (files.stagedSegment) lines.push(`staged segment (ignored): ${files.stagedSegment}`);
   const headers = ["QUEUE", ...Event.jobStates.map((name) => name.toUpperCase()), "TOTAL"];
   const row = (name: string, counts: Query.Counts) => {
     const values = Event.jobStates.map((jobState) => counts[jobState]);

@@ -267,8 +267,25 @@ describe("read commands", () => {
 
   it("verify exits 0 with the report", async () => {
     const [report, text] = await Promise.all([json(["verify", store]), ok(["verify", store])]);
-    expect(report).toMatchObject({ valid: true, epoch: 1, jobs: 4 });
+    expect(report).toMatchObject({ valid: true, epoch: 1, jobs: 4, staged_segment: null });
     expect(text).toMatch(/^valid: /);
+  });
+
+  it("status and verify show a leftover SEGMENT.tmp, which they ignore", async () => {
+    const copy = await copyOfStore("staged");
+    const staged = path.join(copy, "epochs", "00000000000000000001", "SEGMENT.tmp");
+    // Not even a header: were it read as part of the generation, verify would refuse it.
+    await fs.writeFile(staged, "leftover");
+    const [status, statusText, report, verifyText] = await Promise.all([
+      json(["status", copy]),
+      ok(["status", copy]),
+      json(["verify", copy]),
+      ok(["verify", copy]),
+    ]);
+    expect(status).toMatchObject({ segments: 1, staged_segment: staged });
+    expect(statusText).toContain(`staged segment (ignored): ${staged}`);
+    expect(report).toMatchObject({ valid: true, jobs: 4, staged_segment: staged });
+    expect(verifyText).toContain(`staged segment (ignored): ${staged}`);
   });
 
   it("jobs filters by queue and state, limits, and keeps __proto__ keys as data", async () => {

@@ -118,6 +118,11 @@ const samples: Samples = {
   PendingFull: new StoreError.PendingFull({ path: "/data", pendingBytes: 10, limit: 5 }),
   WriterFailed: new StoreError.WriterFailed({ cause: disk }),
   StoreClosed: new StoreError.StoreClosed({ path: "/data" }),
+  HardLinksUnsupported: new StoreError.HardLinksUnsupported({
+    path: segment,
+    operation: "activation",
+    cause: new DiskError({ operation: "link", path: segment, code: "EPERM", detail: "no links" }),
+  }),
   CompactionConflict: new StoreError.CompactionConflict({
     path: "/data",
     expectedLastSequence: 3,

@@ -3,7 +3,7 @@
 // state, and the report names what was left out, while the source stays
 // byte-identical (a hash of its whole tree before and after). Stores are
 // damaged with real bytes (truncation, bit flips) or given a record the
-// fold refuses; refusals (target not empty, source locked, a fault outside
+// fold refuses (a leftover SEGMENT.tmp beside them is ignored); refusals (target not empty, source locked, a fault outside
 // the segments or inside the base) are checked through `CopyPrefix` and
 // the one-line error mapping.
 import * as fs from "node:fs/promises";
@@ -65,6 +65,29 @@ afterAll(async () => {
 });
 
 describe("copy-prefix", () => {
+  it("ignores a leftover SEGMENT.tmp in the source, as open does, and copies none", async () => {
+    const source = await storeWithJobs("staged", 3);
+    const staged = path.join(source, "epochs", "00000000000000000001", "SEGMENT.tmp");
+    await fs.writeFile(staged, "an interrupted segment creation");
+    const segment = await lastSegment(source);
+    await truncateBy(segment, 5);
+    const before = await hashTree(source);
+    const target = path.join(root, "staged.copy");
+    const copied = await run(CopyPrefix.copyPrefix(source, target));
+    expect(copied._tag).toBe("Right");
+    if (copied._tag === "Right") {
+      expect(copied.right.copied.records).toBe(2);
+      expect(copied.right.leftOut).toMatchObject({ path: segment, records: 1 });
+      expect(copied.right.target.stagedSegment).toBeNull();
+    }
+    // The source, staging file included, is left exactly as it was.
+    expect(await hashTree(source)).toBe(before);
+    expect(await fs.readdir(path.join(target, "epochs", "00000000000000000002"))).toEqual([
+      "MANIFEST",
+      "segments",
+    ]);
+  });
+
   it("repairs a torn tail: the copy verifies, holds the prefix, and SRC is unchanged", async () => {
     const source = path.join(root, "torn");
     await ok(["init", source]);

@@ -2,8 +2,9 @@
  * The file-system service the shell runs on.
  *
  * A deliberately narrow interface: exactly the operations the store performs
- * (positional reads and writes, fsync of files and directories, rename,
- * readdir, remove, stat, mkdir, and an exclusive advisory lock). The Node
+ * (positional reads and writes, truncation, fsync of files and directories,
+ * rename, hard links, readdir, remove, stat, mkdir, and an exclusive
+ * advisory lock). The Node
  * layer (`NodeDisk`) maps them one-to-one to syscalls; the testkit's
  * fault-injecting layer models a disk with durable and volatile contents.
  * Both must pass the same contract tests.
@@ -19,6 +20,8 @@ export type DiskOperation =
   | "sync"
   | "close"
   | "rename"
+  | "link"
+  | "truncate"
   | "remove"
   | "readDirectory"
   | "stat"
@@ -29,7 +32,9 @@ export type DiskOperation =
 
 /**
  * POSIX error codes the shell distinguishes. `Other` carries anything else
- * (the original code is in `detail`).
+ * (the original code is in `detail`). EPERM, EXDEV and ENOTSUP (EOPNOTSUPP
+ * on Linux is the same number) are how `link` says a file system has no
+ * hard links for us.
  */
 export type DiskErrorCode =
   | "ENOENT"
@@ -41,6 +46,9 @@ export type DiskErrorCode =
   | "EIO"
   | "ENOSPC"
   | "EAGAIN"
+  | "EPERM"
+  | "EXDEV"
+  | "ENOTSUP"
   | "Other";
 
 /** A failed file-system operation, naming the operation and the path. */
@@ -111,6 +119,13 @@ export interface FileHandle {
   readonly write: (position: number, bytes: Uint8Array) => Effect.Effect<number, DiskError>;
   /** Makes the file's data durable (fdatasync). */
   readonly sync: () => Effect.Effect<void, DiskError>;
+  /**
+   * Sets the file's size to `size` (ftruncate): bytes past it are gone, a
+   * larger size reads as zeros. Volatile until `sync`, like a write; an
+   * `O_DSYNC` handle does not make it durable either. The writer uses it
+   * to take back the bytes of a batch whose write or sync failed.
+   */
+  readonly truncate: (size: number) => Effect.Effect<void, DiskError>;
   /** Current size in bytes. */
   readonly size: () => Effect.Effect<number, DiskError>;
   /** Closes the handle; closing twice is a no-op. */
@@ -134,16 +149,23 @@ export interface DiskService {
   /**
    * Creates a new file (EEXIST if present) holding `bytes`, open for reading
    * and writing. One step: nothing else of this process runs between the
-   * create and the write, which shrinks the window in which a killed process
-   * leaves an empty file to the create syscall itself (a kill that lands
-   * inside it still can; a power loss can keep the entry and a prefix of the
-   * bytes until both are synced). The store creates segments with it.
+   * create and the write (a kill that lands inside the create syscall can
+   * still leave an empty file; a power loss can keep the entry and a prefix
+   * of the bytes until both are synced). The store stages new segments with
+   * it under `SEGMENT.tmp` before linking them into place (see `link`).
    */
   readonly create: (path: string, bytes: Uint8Array) => Effect.Effect<FileHandle, DiskError>;
   /** Reads a whole file (small files: marker, pointer, manifest). */
   readonly readFile: (path: string) => Effect.Effect<Uint8Array, DiskError>;
   /** Atomic rename within one directory tree; replaces `target` if it exists. */
   readonly rename: (source: string, target: string) => Effect.Effect<void, DiskError>;
+  /**
+   * Gives the file `source` a second name `target` (link(2)): atomic, and
+   * EEXIST if `target` exists. Both names then see the same bytes. Like a
+   * create, the new entry is volatile until `target`'s directory is synced.
+   * A file system without hard links refuses with EPERM, ENOTSUP or EXDEV.
+   */
+  readonly link: (source: string, target: string) => Effect.Effect<void, DiskError>;
   /** Removes a file, or a directory and everything under it when `recursive`. */
   readonly remove: (
     path: string,

@@ -4,8 +4,9 @@
  * The model is the one of the crash-consistency literature (ALICE, "All File
  * Systems Are Not Created Equal"; CrashMonkey): every file has volatile
  * contents (what reads see) and durable contents (what survives a crash);
- * `sync` makes a file's data and size durable; directory entries (creates,
- * renames, removes) stay volatile until `syncDirectory` of their parent.
+ * `sync` makes a file's data and size durable (a truncation is a change like
+ * a write); directory entries (creates, renames, hard links, removes) stay
+ * volatile until `syncDirectory` of their parent.
  * `crash` returns the disk a reboot would find: by default only what is
  * durable, optionally with a prefix of each object's unsynced changes (torn
  * writes). Faults (EIO, ENOSPC, EACCES, short writes, a full disk, fsyncgate)
@@ -42,10 +43,12 @@ export type OperationKind =
   | "read"
   | "write"
   | "sync"
+  | "truncate"
   | "size"
   | "close"
   | "readFile"
   | "rename"
+  | "link"
   | "remove"
   | "readDirectory"
   | "stat"
@@ -57,8 +60,8 @@ export type OperationKind =
 
 /**
  * One logged operation. `cutPoint` is present exactly on mutating operations
- * (write, sync, rename, remove, makeDirectory, syncDirectory, describe, open
- * with `createExclusive`): the cut point just before it. `outcome` is "ok" or
+ * (write, sync, truncate, rename, link, remove, makeDirectory, syncDirectory,
+ * describe, open with `createExclusive`): the cut point just before it. `outcome` is "ok" or
  * the error code; `powerCut` says the power was off.
  */
 export interface Operation {
@@ -66,10 +69,11 @@ export interface Operation {
   readonly index: number;
   readonly kind: OperationKind;
   readonly path: string;
+  /** A rename's or link's new name. */
   readonly target?: string;
   readonly mode?: Disk.OpenMode;
   readonly position?: number;
-  /** Bytes asked for (read) or given (write, describe). */
+  /** Bytes asked for (read), given (write, describe), or the size set (truncate). */
   readonly length?: number;
   readonly cutPoint?: number;
   readonly outcome: "ok" | Disk.DiskErrorCode;
@@ -510,9 +514,25 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
         node.sync();
         return Either.void;
       });
+    // ftruncate(2): a change like a write, volatile until the next sync
+    // (O_DSYNC covers writes only). Linux refuses a read-only descriptor
+    // with EINVAL.
+    const truncate = (size: number) =>
+      run(attempt("truncate", path, { length: size }, true), () => {
+        if (closed) return closedRefusal();
+        if (!writableModes.has(mode)) {
+          return refuse("Other", "EINVAL: the handle is not open for writing");
+        }
+        if (size > fileBytesMax) {
+          return refuse("Other", `EFBIG: beyond the fault disk's ${fileBytesMax}-byte file limit`);
+        }
+        node.apply({ _tag: "Truncate", size });
+        return Either.void;
+      });
     return {
       path,
       dataSync,
+      truncate: (size) => Effect.zipRight(checkByteCounts(path, size, 0), truncate(size)),
       read: (position, length) =>
         Effect.zipRight(
           checkByteCounts(path, position, length),
@@ -650,6 +670,29 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     const source = normalize(rawSource);
     const target = normalize(rawTarget);
     return run(attempt("rename", source, { target }, true), () => renameNodes(source, target));
+  };
+
+  /**
+   * link(2), checked in Linux's order (the source, then the new name, then
+   * that the source is not a directory): a new entry naming the same inode,
+   * a change of the target's directory like a create (volatile until that
+   * directory is synced; a crash keeps it or drops it).
+   */
+  const linkNodes = (source: string, target: string): Either.Either<void, Refusal> =>
+    Either.gen(function* () {
+      const node = yield* findNode(root, componentsOf(source));
+      const to = yield* findParent(root, componentsOf(target));
+      if (to.parent.entries.has(to.name)) return yield* refuse("EEXIST", "file exists");
+      if (node._tag === "Directory") {
+        return yield* refuse("EPERM", "a directory cannot be hard-linked");
+      }
+      to.parent.apply({ assignments: [[to.name, node]] });
+    });
+
+  const link = (rawSource: string, rawTarget: string) => {
+    const source = normalize(rawSource);
+    const target = normalize(rawTarget);
+    return run(attempt("link", source, { target }, true), () => linkNodes(source, target));
   };
 
   const remove = (rawPath: string, removeOptions?: { readonly recursive?: boolean }) => {
@@ -827,6 +870,7 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     create,
     readFile,
     rename,
+    link,
     remove,
     readDirectory,
     stat,

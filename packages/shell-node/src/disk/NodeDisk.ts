@@ -4,7 +4,7 @@
  * in is the order the kernel sees.
  *
  * Errors are `DiskError` values with the errno code mapped to `DiskErrorCode`
- * (EWOULDBLOCK is EAGAIN). Invalid positions or lengths are programmer errors
+ * (EWOULDBLOCK is EAGAIN, EOPNOTSUPP is ENOTSUP). Invalid positions or lengths are programmer errors
  * and die. Locks are `flock(2)` locks from `fs-ext`: they belong to the open
  * file description, so a second `lock` of the same path from this process is
  * refused exactly like one from another process.
@@ -132,7 +132,7 @@ const makeFileHandle = (path: string, fd: number, dataSync: boolean): FileHandle
   // every operation checks this flag before touching `fd`.
   let closed = false;
   const guarded = <A>(
-    operation: "read" | "write" | "sync" | "stat",
+    operation: "read" | "write" | "sync" | "stat" | "truncate",
     run: () => Effect.Effect<A, DiskError>,
   ): Effect.Effect<A, DiskError> =>
     Effect.suspend(() => (closed ? Effect.fail(closedHandle(operation, path)) : run()));
@@ -173,6 +173,13 @@ const makeFileHandle = (path: string, fd: number, dataSync: boolean): FileHandle
           fs.fdatasync(fd, onSynced(resume));
         });
       }),
+    truncate: (size) =>
+      Effect.zipRight(
+        checkByteCounts(path, size, 0),
+        guarded("truncate", () =>
+          callVoid("truncate", path, (callback) => fs.ftruncate(fd, size, callback)),
+        ),
+      ),
     size: () => guarded("stat", () => Effect.map(fileStat(path, fd), (stats) => stats.size)),
     close: () =>
       Effect.suspend(() => {
@@ -236,6 +243,10 @@ const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
 
 const rename = (source: string, target: string): Effect.Effect<void, DiskError> =>
   callVoid("rename", source, (callback) => fs.rename(source, target, callback));
+
+/** link(2): `target` becomes a second name of `source`; EEXIST if it exists. */
+const link = (source: string, target: string): Effect.Effect<void, DiskError> =>
+  callVoid("link", source, (callback) => fs.link(source, target, callback));
 
 const remove = (
   path: string,
@@ -342,6 +353,7 @@ export const make: DiskService = {
   create,
   readFile,
   rename,
+  link,
   remove,
   readDirectory,
   stat,

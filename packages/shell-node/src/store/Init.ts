@@ -15,6 +15,7 @@ import {
 } from "./internal/codec.js";
 import { exists, makeDirectoryDurable, publishSmallFile } from "../disk/Files.js";
 import * as Lock from "../disk/Lock.js";
+import { probeHardLinks } from "./internal/segmentCreate.js";
 import * as Layout from "./Layout.js";
 import {
   IncompleteInitialization,
@@ -100,8 +101,9 @@ const ensureDirectory = (directory: string): Effect.Effect<void, DiskError | Sto
  * STORE-V2.tmp (the debris of an init that crashed before it published
  * anything, so such an init can simply be run again). Refuses a
  * Store-v1 root (`UnsupportedStoreV1`), an interrupted init
- * (`IncompleteInitialization`), any other content (`NotEmpty`), or a
- * directory another process has locked (`Locked`). Holds LOCK while it
+ * (`IncompleteInitialization`), any other content (`NotEmpty`), a
+ * directory another process has locked (`Locked`), or a file system
+ * without hard links (`HardLinksUnsupported`). Holds LOCK while it
  * publishes, and never creates `DATA_DIR/STORE` or `DATA_DIR/segments`.
  *
  * @example
@@ -136,6 +138,10 @@ export const init = (directory: string): Effect.Effect<Initialized, InitError, D
           createdAt,
         }),
       );
+      // Every segment is hard-linked into place (FORMAT.md, "Creating a
+      // segment"): refuse a file system without hard links now. The probe's
+      // SEGMENT.tmp is removed again, and creating segments/ syncs that.
+      yield* probeHardLinks(directory, 1, Layout.manifestPath(directory, 1), "init");
       yield* makeDirectoryDurable(Layout.segmentsPath(directory, 1));
       yield* publishSmallFile(
         Layout.currentPath(directory),

@@ -34,6 +34,12 @@ export const storeV1SegmentsName = "segments";
 export const temporarySuffix = Files.temporarySuffix;
 /** The suffix of segment files. */
 export const segmentSuffix = ".tay";
+/**
+ * A generation's one segment staging file, `epochs/EPOCH/SEGMENT.tmp`
+ * (FORMAT.md, "Creating a segment"): a new segment's header is written and
+ * synced here, then hard-linked into `segments/`. Readers ignore it.
+ */
+export const segmentStagingName = "SEGMENT.tmp";
 
 /** `DATA_DIR/STORE-V2`. */
 export const markerPath = (directory: string): string => Path.join(directory, markerName);
@@ -64,6 +70,10 @@ export const manifestPath = (directory: string, epoch: number): string =>
 /** `epochs/EPOCH/segments`. */
 export const segmentsPath = (directory: string, epoch: number): string =>
   Path.join(epochPath(directory, epoch), segmentsName);
+
+/** `epochs/EPOCH/SEGMENT.tmp`. */
+export const segmentStagingPath = (directory: string, epoch: number): string =>
+  Path.join(epochPath(directory, epoch), segmentStagingName);
 
 /** The file name of segment `id`: 20 digits and `.tay`. */
 export const segmentName = (id: number): string => segmentFileName(id);

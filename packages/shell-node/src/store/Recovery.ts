@@ -45,6 +45,13 @@ export interface RecoveryReport {
   readonly foldMs: number;
   /** Generations under `epochs/` other than CURRENT's: reported, never deleted by open. */
   readonly orphanedGenerations: ReadonlyArray<OrphanedGeneration>;
+  /**
+   * `epochs/EPOCH/SEGMENT.tmp` of the current generation when present: the
+   * leftover of a segment creation a crash interrupted (FORMAT.md,
+   * "Creating a segment"). Ignored, never read as part of the generation;
+   * the next segment creation removes it. Null when absent.
+   */
+  readonly stagedSegment: string | null;
 }
 
 /** An inspection's result: the projection's state and the report. */
@@ -68,6 +75,7 @@ export const reportOf = <S>(validated: Validated<S>): RecoveryReport => ({
   validateMs: validated.validateMs,
   foldMs: validated.foldMs,
   orphanedGenerations: validated.orphans,
+  stagedSegment: validated.stagedSegment,
 });
 
 /**

@@ -6,28 +6,21 @@
  * primitive. Closing the scope flushes, syncs per policy and releases LOCK.
  */
 import type { Event } from "@tay/core";
-import { Clock, Effect, Either, type Scope, Stream } from "effect";
+import { Effect, type Scope, Stream } from "effect";
 import * as Chunk from "effect/Chunk";
 import * as Option from "effect/Option";
-import { Disk, type FileHandle } from "../disk/Disk.js";
-import {
-  crc32c,
-  encodeSegmentHeader,
-  formatStoreId,
-  segmentFileBytesMax,
-} from "./internal/codec.js";
+import type { Disk } from "../disk/Disk.js";
+import { activate } from "./internal/activation.js";
+import { formatStoreId, segmentFileBytesMax } from "./internal/codec.js";
 import {
   type CompactionReport,
   type CompactOptions,
   compact as compactGeneration,
 } from "./internal/compaction.js";
-import { createFile, forAppends, readUpTo } from "../disk/Files.js";
 import * as Lock from "../disk/Lock.js";
 import { readFrom as readEntries } from "./internal/reader.js";
-import { classifyRoot, type Validated, validate } from "./internal/recovery.js";
-import * as SegmentIndex from "./internal/segmentIndex.js";
+import { classifyRoot, validate } from "./internal/recovery.js";
 import {
-  type SegmentState,
   type StoreState,
   lastAssigned,
   writtenBytes,
@@ -41,19 +34,13 @@ import type { Projection } from "../log/Projection.js";
 import { type RecoveryReport, reportOf } from "./Recovery.js";
 import * as Stats from "./Stats.js";
 import {
-  ActiveSegmentChanged,
   type HistoryRejected,
   InvalidOption,
   LockSessionLost,
   type RecoveryError,
   type StoreError,
 } from "./StoreError.js";
-import {
-  dataSyncAppends,
-  resolve,
-  type StoreOptions,
-  type StoreOptionsInput,
-} from "./StoreOptions.js";
+import { resolve, type StoreOptionsInput } from "./StoreOptions.js";
 
 export type { CompactionReport, CompactOptions } from "./internal/compaction.js";
 export type { Submitted } from "./internal/writer.js";
@@ -133,109 +120,6 @@ export interface FileLogKind extends Log.Kind {
 export interface Recovered<S> extends Log.Recovered<S, FileLogKind> {
   readonly store: Store;
 }
-
-const segmentStateOf = (segment: Validated<unknown>["segments"][number]): SegmentState => ({
-  id: segment.segmentId,
-  path: segment.path,
-  firstSequence: segment.firstSequence,
-  recordCount: segment.recordCount,
-  size: segment.size,
-  sealed: segment.sealed,
-  index: segment.index,
-});
-
-/**
- * Opens the validated generation's writer: re-checks the highest segment if
- * it is active (size and last record unchanged since validation) and opens
- * it for appending; otherwise creates the next segment (header only, file
- * and directory fsynced).
- */
-const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
-  Effect.gen(function* () {
-    const disk = yield* Disk;
-    const highest = validated.segments[validated.segments.length - 1];
-    const segments = validated.segments.map(segmentStateOf);
-    const storeId = validated.marker.storeId;
-    const epoch = validated.manifest.epoch;
-    const dataSync = dataSyncAppends(options.durability);
-    let handle: FileHandle;
-    let crc: number;
-    let active: SegmentState;
-    const lastActive = segments[segments.length - 1];
-    if (highest !== undefined && !highest.sealed && lastActive !== undefined) {
-      handle = yield* disk.open(highest.path, "readWrite", { dataSync });
-      const checked = yield* Effect.either(
-        Effect.gen(function* () {
-          const size = yield* handle.size();
-          if (size !== highest.size) {
-            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "Size" });
-          }
-          const tail = yield* readUpTo(
-            handle,
-            highest.lastRecordOffset,
-            size - highest.lastRecordOffset,
-          );
-          if (crc32c(tail) !== highest.tailCrc) {
-            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "LastRecord" });
-          }
-        }),
-      );
-      if (Either.isLeft(checked)) {
-        yield* Effect.ignore(handle.close());
-        return yield* Effect.fail(checked.left);
-      }
-      crc = highest.crc;
-      active = lastActive;
-    } else {
-      const id = (highest?.segmentId ?? 0) + 1;
-      const firstSequence = validated.lastSequence + 1;
-      const header = encodeSegmentHeader({ segmentId: id, firstSequence, storeId });
-      const path = Layout.segmentPath(validated.directory, epoch, id);
-      handle = yield* forAppends(yield* createFile(path, header, true), dataSync);
-      crc = crc32c(header);
-      active = {
-        id,
-        path,
-        firstSequence,
-        recordCount: 0,
-        size: header.length,
-        sealed: false,
-        index: SegmentIndex.empty(),
-      };
-      segments.push(active);
-    }
-    const state: StoreState = {
-      directory: validated.directory,
-      options,
-      generation: {
-        epoch,
-        manifest: validated.manifest,
-        storeId,
-        segments,
-        active: { segment: active, handle, crc },
-      },
-      nextSequence: validated.lastSequence + 1,
-      pending: [],
-      pendingBytes: 0,
-      inFlight: [],
-      tickets: [],
-      failure: undefined,
-      closing: false,
-      gate: undefined,
-      forced: false,
-      lastFlushAt: yield* Clock.currentTimeMillis,
-      orphans: [...validated.orphans],
-    };
-    const writer: Writer.Writer = {
-      state,
-      wake: Writer.makeWake(),
-      semaphore: yield* Effect.makeSemaphore(1),
-    };
-    // Activation runs inside acquireRelease's uninterruptible acquire, and a
-    // fork inherits that: the flusher must be interruptible for its timed waits.
-    const flusherFiber = yield* Effect.forkDaemon(Effect.interruptible(Writer.flusher(writer)));
-    return { writer, flusherFiber };
-  });
 
 const statsOf = (state: StoreState): Stats.StoreStats => ({
   segments: state.generation.segments.length,

@@ -482,25 +482,87 @@ export class CompactionInterrupted extends Data.TaggedError("CompactionInterrupt
   }
 }
 
+/** The store operation that needed a hard link when the file system refused one. */
+export type LinkingOperation = "init" | "activation" | "rotation" | "compaction";
+
+/** The `link` errors that mean "this file system has no hard links for us". */
+export const noHardLinkCodes: ReadonlySet<string> = new Set(["EPERM", "ENOTSUP", "EXDEV"]);
+
+/**
+ * The file system refused `link(2)` (EPERM, ENOTSUP/EOPNOTSUPP or EXDEV). A
+ * segment is created under `SEGMENT.tmp` and hard-linked into `segments/`
+ * (FORMAT.md, "Creating a segment"), so a store cannot live here: init
+ * and activation refuse it; a rotation or compaction that meets it stops
+ * the writer with it.
+ */
+export class HardLinksUnsupported extends Data.TaggedError("HardLinksUnsupported")<{
+  /** The name the link was to create. */
+  readonly path: string;
+  readonly operation: LinkingOperation;
+  readonly cause: DiskError;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "HardLinksUnsupported",
+      this.path,
+      `${this.operation} needs a hard link and the file system refused link(2) with ${this.cause.code} (${this.cause.detail}); a store creates each segment by hard-linking a staged SEGMENT.tmp into segments/, so it needs a file system with hard links`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/**
+ * What became of the bytes of a failed batch: the writer truncated the
+ * active segment back to `size`, the end of its last acknowledged batch,
+ * and synced that (`RolledBack`), or could not (`RollbackFailed`, with the
+ * truncate's or the sync's error): the file may then end in bytes no
+ * append acknowledged.
+ */
+export type Rollback =
+  | { readonly _tag: "RolledBack"; readonly path: string; readonly size: number }
+  | {
+      readonly _tag: "RollbackFailed";
+      readonly path: string;
+      readonly size: number;
+      readonly cause: DiskError;
+    };
+
+const rollbackExplanation = (rollback: Rollback | undefined): string => {
+  if (rollback === undefined) return "reopening decides what is durable";
+  if (rollback._tag === "RolledBack") {
+    return `the segment was put back to its last acknowledged ${rollback.size} bytes; reopen to write again`;
+  }
+  const { cause } = rollback;
+  return `putting the segment back to its last acknowledged ${rollback.size} bytes failed too (${cause.operation} ${cause.code}: ${cause.detail}), so it may end in bytes no append acknowledged: reopening may refuse it (IncompleteTail) or show refused appends, and the store may need the operator`;
+};
+
 /**
  * A write or sync failed: every append of the batch failed with this, and the
  * writer refuses further writes until the store is reopened (after an fsync
  * error the page cache cannot be trusted).
  */
 export class WriterFailed extends Data.TaggedError("WriterFailed")<{
-  readonly cause: DiskError | CompactionInterrupted;
+  readonly cause: DiskError | CompactionInterrupted | HardLinksUnsupported;
+  /** After a failed batch write or sync: whether its bytes were taken back. */
+  readonly rollback?: Rollback | undefined;
 }> {
   get description(): Described.Description {
-    const { cause } = this;
+    const { cause, rollback } = this;
     const what =
       cause._tag === "DiskError"
         ? `${cause.operation} ${cause.path} failed with ${cause.code} (${cause.detail})`
         : cause.description.explanation;
-    return Described.describe(
+    const path = cause._tag === "CompactionInterrupted" ? cause.cause.path : cause.path;
+    const description = Described.describe(
       "WriterFailed",
-      cause._tag === "DiskError" ? cause.path : cause.cause.path,
-      `the writer stopped: ${what}; reopening decides what is durable`,
+      path,
+      `the writer stopped: ${what}; ${rollbackExplanation(rollback)}`,
     );
+    return rollback?._tag === "RollbackFailed"
+      ? Described.advise(description, repairAdvice)
+      : description;
   }
   override get message(): string {
     return Described.message(this);
@@ -546,6 +608,7 @@ export type CorruptionError =
 /** Everything `open`/`inspect` can fail with (besides the projection's `HistoryRejected`). */
 export type RecoveryError =
   | CorruptionError
+  | HardLinksUnsupported
   | Locked
   | LockSessionLost
   | ActiveSegmentChanged
@@ -563,6 +626,7 @@ export type StoreError =
   | StoreClosed
   | CompactionConflict
   | AppendConflict
+  | HardLinksUnsupported
   | DiskError;
 
 /** What `init` can fail with. */
@@ -571,5 +635,6 @@ export type InitError =
   | UnsupportedStoreV1
   | IncompleteInitialization
   | StoreNotFound
+  | HardLinksUnsupported
   | Locked
   | DiskError;

@@ -1,5 +1,6 @@
 // Proves that NodeDisk and FaultDisk honour the same Disk contract: open modes, positional I/O,
-// rename, directories, remove, stat, sync and locks, with the same error codes. The same suite runs
+// truncation, rename, hard links, directories, remove, stat, sync and locks, with the same error
+// codes. The same suite runs
 // against each (NodeDisk in a fresh directory under os.tmpdir()), and a differential property runs
 // random operation sequences on both and requires identical outcomes and identical trees.
 import * as fs from "node:fs/promises";
@@ -218,6 +219,74 @@ for (const subject of subjects) {
       ),
     );
 
+    it.scoped("link gives a file a second name: both names see the same bytes", () =>
+      within((disk, at) =>
+        Effect.gen(function* () {
+          yield* writeFile(disk, at("staged"), "header");
+          yield* disk.makeDirectory(at("segments"));
+          yield* disk.link(at("staged"), at("segments/1"));
+          expect(text(yield* disk.readFile(at("segments/1")))).toBe("header");
+          // A write through one name is read through the other: one file, two names.
+          const handle = yield* disk.open(at("segments/1"), "readWrite");
+          expect(yield* handle.write(6, bytes("+records"))).toBe(8);
+          yield* handle.close();
+          expect(text(yield* disk.readFile(at("staged")))).toBe("header+records");
+          // Removing one name leaves the file under the other.
+          yield* disk.remove(at("staged"));
+          expect(text(yield* disk.readFile(at("segments/1")))).toBe("header+records");
+          expect(yield* disk.readDirectory(at(""))).toEqual(["segments"]);
+          expect(yield* disk.stat(at("segments/1"))).toEqual({ type: "file", size: 14 });
+        }),
+      ),
+    );
+
+    it.scoped(
+      "link refuses an existing name (EEXIST), a missing source or parent, a directory",
+      () =>
+        within((disk, at) =>
+          Effect.gen(function* () {
+            yield* writeFile(disk, at("source"), "new");
+            yield* writeFile(disk, at("taken"), "old");
+            expect(yield* codeOf(disk.link(at("source"), at("taken")))).toBe("EEXIST");
+            // The existing name keeps its own file.
+            expect(text(yield* disk.readFile(at("taken")))).toBe("old");
+            expect(yield* codeOf(disk.link(at("source"), at("source")))).toBe("EEXIST");
+            expect(yield* codeOf(disk.link(at("missing"), at("other")))).toBe("ENOENT");
+            expect(yield* codeOf(disk.link(at("source"), at("no/such/name")))).toBe("ENOENT");
+            yield* disk.makeDirectory(at("directory"));
+            expect(yield* codeOf(disk.link(at("directory"), at("alias")))).toBe("EPERM");
+            expect(yield* disk.readDirectory(at(""))).toEqual(["directory", "source", "taken"]);
+          }),
+        ),
+    );
+
+    it.scoped("truncate shrinks or zero-extends a file; a read-only or closed handle refuses", () =>
+      within((disk, at) =>
+        Effect.gen(function* () {
+          yield* writeFile(disk, at("file"), "acknowledged+torn");
+          const handle = yield* disk.open(at("file"), "readWrite", { dataSync: true });
+          yield* handle.truncate(12);
+          expect(yield* handle.size()).toBe(12);
+          expect(text(yield* handle.read(0, 64))).toBe("acknowledged");
+          yield* handle.truncate(14);
+          expect(text(yield* handle.read(0, 64))).toBe("acknowledged\0\0");
+          yield* handle.truncate(12);
+          yield* handle.sync();
+          yield* handle.close();
+          expect(text(yield* disk.readFile(at("file")))).toBe("acknowledged");
+          expect(yield* codeOf(handle.truncate(0))).toBe("Other");
+          const reader = yield* disk.open(at("file"), "read");
+          expect(yield* codeOf(reader.truncate(0))).toBe("Other");
+          yield* reader.close();
+          expect(text(yield* disk.readFile(at("file")))).toBe("acknowledged");
+          const exit = yield* Effect.exit(
+            Effect.flatMap(disk.open(at("file"), "readWrite"), (writer) => writer.truncate(-1)),
+          );
+          expect(exit._tag === "Failure" && exit.cause._tag === "Die").toBe(true);
+        }),
+      ),
+    );
+
     it.scoped("readDirectory lists entry names sorted by code unit", () =>
       within((disk, at) =>
         Effect.gen(function* () {
@@ -343,6 +412,8 @@ type Step =
       readonly data: Uint8Array;
     }
   | { readonly _tag: "rename"; readonly source: string; readonly target: string }
+  | { readonly _tag: "link"; readonly source: string; readonly target: string }
+  | { readonly _tag: "truncate"; readonly name: string; readonly size: number }
   | { readonly _tag: "remove"; readonly name: string; readonly recursive: boolean }
   | { readonly _tag: "makeDirectory"; readonly name: string }
   | { readonly _tag: "readDirectory"; readonly name: string };
@@ -358,6 +429,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     data: fc.uint8Array({ maxLength: 12 }),
   }),
   fc.record({ _tag: fc.constant("rename" as const), source: names, target: names }),
+  fc.record({ _tag: fc.constant("link" as const), source: names, target: names }),
+  fc.record({ _tag: fc.constant("truncate" as const), name: names, size: fc.nat({ max: 40 }) }),
   fc.record({ _tag: fc.constant("remove" as const), name: names, recursive: fc.boolean() }),
   fc.record({ _tag: fc.constant("makeDirectory" as const), name: names }),
   fc.record({ _tag: fc.constant("readDirectory" as const), name: names }),
@@ -385,6 +458,16 @@ const perform = (disk: Disk.DiskService, root: string, current: Step) => {
       );
     case "rename":
       return outcome(disk.rename(at(current.source), at(current.target)));
+    case "link":
+      return outcome(disk.link(at(current.source), at(current.target)));
+    case "truncate":
+      return outcome(
+        Effect.acquireUseRelease(
+          disk.open(at(current.name), "readWrite"),
+          (handle) => handle.truncate(current.size),
+          (handle) => Effect.orDie(handle.close()),
+        ),
+      );
     case "remove":
       return outcome(disk.remove(at(current.name), { recursive: current.recursive }));
     case "makeDirectory":

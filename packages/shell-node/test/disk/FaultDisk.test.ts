@@ -1,5 +1,5 @@
 // Proves FaultDisk's crash model and faults: what survives a crash (synced data, synced entries,
-// torn prefixes of unsynced writes), fsyncgate, Nth-operation faults, a full disk, short writes,
+// hard links, truncations, torn prefixes of unsynced writes), fsyncgate, Nth-operation faults, a full disk, short writes,
 // power cuts and the operation log. Each test drives the service, crashes or faults it, and compares
 // the surviving files with what the model in docs/disk.md says must be there.
 import { describe, expect, it } from "@effect/vitest";
@@ -136,6 +136,118 @@ describe("FaultDisk crash model: directory entries", () => {
         // Lost (old), or the rename persisted without the data (empty): never "new".
         expect([...outcomes].sort()).toEqual(["", "old"]);
       }),
+  );
+});
+
+describe("FaultDisk crash model: hard links", () => {
+  it.effect(
+    "a link is a new entry naming the same inode, volatile until its directory is synced",
+    () =>
+      Effect.gen(function* () {
+        const disk = dataDisk();
+        disk.seedDirectory("/data/segments");
+        yield* createSynced(disk, "/data/SEGMENT.tmp", "header");
+        yield* disk.syncDirectory("/data");
+        yield* disk.link("/data/SEGMENT.tmp", "/data/segments/1");
+        expect(disk.operations().at(-1)).toMatchObject({
+          kind: "link",
+          path: "/data/SEGMENT.tmp",
+          target: "/data/segments/1",
+          outcome: "ok",
+        });
+        expect(disk.operations().at(-1)?.cutPoint).toBeDefined();
+        // Unsynced: a crash drops the new name; the staged one stays.
+        expect(disk.crash().listing()).toEqual(["/data/", "/data/SEGMENT.tmp", "/data/segments/"]);
+      }),
+  );
+
+  it.effect("a synced link survives holding the file's durable bytes, under both names", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      disk.seedDirectory("/data/segments");
+      yield* createSynced(disk, "/data/SEGMENT.tmp", "header");
+      yield* disk.syncDirectory("/data");
+      yield* disk.link("/data/SEGMENT.tmp", "/data/segments/1");
+      yield* disk.syncDirectory("/data/segments");
+      const handle = yield* disk.open("/data/segments/1", "readWrite");
+      yield* handle.write(6, bytes("+unsynced"));
+      const survivor = disk.crash();
+      expect(text(survivor.snapshotFiles().get("/data/segments/1"))).toBe("header");
+      expect(text(survivor.snapshotFiles().get("/data/SEGMENT.tmp"))).toBe("header");
+      // Still one inode after the crash: a write through one name shows through the other.
+      const again = yield* survivor.open("/data/segments/1", "readWrite");
+      yield* again.write(6, bytes("+after"));
+      expect(text(survivor.snapshotFiles().get("/data/SEGMENT.tmp"))).toBe("header+after");
+    }),
+  );
+
+  it.effect("with unsynced entries kept as a prefix, a crash keeps or drops the link", () =>
+    Effect.gen(function* () {
+      const kept = new Set<string>();
+      for (let seed = 0; seed < 32; seed++) {
+        const disk = dataDisk();
+        disk.seedFile("/data/SEGMENT.tmp", bytes("header"));
+        disk.seedDirectory("/data/segments");
+        yield* disk.link("/data/SEGMENT.tmp", "/data/segments/1");
+        const survivor = disk.crash({ unsyncedEntries: "prefix", seed });
+        const linked = survivor.snapshotFiles().get("/data/segments/1");
+        kept.add(linked === undefined ? "dropped" : `kept ${text(linked)}`);
+      }
+      expect([...kept].sort()).toEqual(["dropped", "kept header"]);
+    }),
+  );
+});
+
+describe("FaultDisk crash model: truncation", () => {
+  it.effect("a truncation is volatile until sync, like a write", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      yield* createSynced(disk, "/data/log", "acknowledged+rejected");
+      yield* disk.syncDirectory("/data");
+      const handle = yield* disk.open("/data/log", "readWrite", { dataSync: true });
+      yield* handle.truncate(12);
+      expect(text(disk.snapshotFiles().get("/data/log"))).toBe("acknowledged");
+      // O_DSYNC covers writes only: the truncation still needs a sync.
+      expect(text(disk.crash().snapshotFiles().get("/data/log"))).toBe("acknowledged+rejected");
+      const synced = dataDisk();
+      yield* createSynced(synced, "/data/log", "acknowledged+rejected");
+      yield* synced.syncDirectory("/data");
+      const again = yield* synced.open("/data/log", "readWrite");
+      yield* again.truncate(12);
+      yield* again.sync();
+      expect(text(synced.crash().snapshotFiles().get("/data/log"))).toBe("acknowledged");
+    }),
+  );
+
+  it.effect("a torn crash keeps the writes before a truncation, or the truncation too", () =>
+    Effect.gen(function* () {
+      const outcomes = new Set<string>();
+      for (let seed = 0; seed < 64; seed++) {
+        const disk = dataDisk();
+        disk.seedFile("/data/log", bytes("acknowledged"));
+        const handle = yield* disk.open("/data/log", "readWrite");
+        yield* handle.write(12, bytes("+rejected"));
+        yield* handle.truncate(12);
+        outcomes.add(
+          text(disk.crash({ tear: "anywhere", seed }).snapshotFiles().get("/data/log")) ?? "",
+        );
+      }
+      // A prefix of the changes: nothing, part or all of the write, or the write then the truncation.
+      expect(outcomes.has("acknowledged")).toBe(true);
+      expect(outcomes.has("acknowledged+rejected")).toBe(true);
+      for (const outcome of outcomes)
+        expect("acknowledged+rejected".startsWith(outcome)).toBe(true);
+    }),
+  );
+
+  it.effect("a truncate fault fails it and changes nothing", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk({ faults: [FaultDisk.fail("truncate", "EIO")] });
+      disk.seedFile("/data/log", bytes("acknowledged+rejected"));
+      const handle = yield* disk.open("/data/log", "readWrite");
+      expect(yield* codeOf(handle.truncate(12))).toBe("EIO");
+      expect(text(disk.snapshotFiles().get("/data/log"))).toBe("acknowledged+rejected");
+    }),
   );
 });
 

@@ -1,8 +1,9 @@
 // Proves what NodeDisk adds to the shared Disk contract (tested in the testkit's DiskContract suite):
 // flock locks exclude a second holder in this process and in another one, errno codes map to
-// DiskErrorCode, and describe rewrites the lock file in place. It runs on a fresh directory under
+// DiskErrorCode (EXDEV of a link across file systems too), and describe rewrites the lock file in place. It runs on a fresh directory under
 // os.tmpdir() and spawns `node -e` children that try the same lock and print what happened.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { existsSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -204,6 +205,25 @@ describe("NodeDisk errors", () => {
       expect(error.operation).toBe("rename");
       expect(error.message).toContain("rename");
     }),
+  );
+
+  // A real second file system: /dev/shm is a tmpfs on Linux; where it is missing or on the same
+  // device as the temporary directory there is nothing to cross, and the test says so.
+  const otherFileSystem = "/dev/shm";
+  const crossDevice =
+    existsSync(otherFileSystem) && statSync(otherFileSystem).dev !== statSync(os.tmpdir()).dev;
+  it.scoped.skipIf(!crossDevice)(
+    "link across file systems is EXDEV (how a store without hard links is told apart)",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const source = path.join(directory, "staged");
+        yield* Effect.promise(() => fs.writeFile(source, "header"));
+        const target = path.join(otherFileSystem, `tay-node-disk-${process.pid}-${Date.now()}`);
+        const error = yield* Effect.flip(NodeDisk.make.link(source, target));
+        expect(error).toMatchObject({ _tag: "DiskError", operation: "link", code: "EXDEV" });
+        expect(existsSync(target)).toBe(false);
+      }),
   );
 
   it.scoped("errors name the operation and the path", () =>

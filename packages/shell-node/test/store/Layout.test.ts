@@ -1,5 +1,6 @@
 // Proves the layout names of FORMAT.md: 20-digit epoch and segment names that parse back exactly,
-// refusal of every other spelling, and the paths of marker, pointer, lock, manifest and segments.
+// refusal of every other spelling, and the paths of marker, pointer, lock, manifest, segments and
+// the segment staging file.
 // Worked examples of the spec's tree plus a round-trip property.
 import { describe, expect, it } from "@effect/vitest";
 import * as fc from "fast-check";
@@ -15,6 +16,9 @@ describe("Layout", () => {
       "/d/epochs/00000000000000000002/segments/00000000000000000003.tay",
     );
     expect(Layout.temporaryPath("/d/CURRENT")).toBe("/d/CURRENT.tmp");
+    // The one segment staging file sits in the epoch directory, outside segments/.
+    expect(Layout.segmentStagingPath("/d", 2)).toBe("/d/epochs/00000000000000000002/SEGMENT.tmp");
+    expect(Layout.parseSegmentName(Layout.segmentStagingName)).toBeUndefined();
   });
 
   it("parses exactly the names it makes", () => {

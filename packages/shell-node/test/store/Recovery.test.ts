@@ -133,8 +133,15 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
       // The same through inspect.
       const inspected = yield* Effect.flip(Recovery.inspect(directory, {}, Projection.count));
       expect(inspected._tag).toBe("IncompleteTail");
-      // A header cut short is a torn tail too.
+      // A header cut short is a torn tail too, and so is an empty highest segment: the
+      // staged creation makes neither, but a failing disk still can (FORMAT.md).
       yield* writeBytes(file, whole.subarray(0, 10));
+      expect(yield* openError(directory)).toMatchObject({
+        _tag: "IncompleteTail",
+        offset: 0,
+        part: "Header",
+      });
+      yield* writeBytes(file, new Uint8Array());
       expect(yield* openError(directory)).toMatchObject({
         _tag: "IncompleteTail",
         offset: 0,
@@ -321,6 +328,70 @@ describe("orphaned generations", () => {
       yield* Effect.promise(() => fs.writeFile(path.join(Layout.epochsPath(directory), "x"), ""));
       expect(yield* openError(directory)).toMatchObject({ _tag: "UnexpectedEntry", name: "x" });
     }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("the segment staging file (FORMAT.md, Creating a segment)", () => {
+  it.scopedLive("SEGMENT.tmp is ignored and reported by open and inspect, never read", () =>
+    Effect.gen(function* () {
+      const directory = yield* populated(3);
+      const staging = Layout.segmentStagingPath(directory, 1);
+      // Not a segment at all: were it read as part of the generation, open would refuse it.
+      yield* writeBytes(staging, new Uint8Array([1, 2, 3]));
+      const inspected = yield* Recovery.inspect(directory, {}, Projection.count);
+      expect(inspected.report.stagedSegment).toBe(staging);
+      expect(inspected.state).toBe(3);
+      // Inspection writes nothing.
+      expect(yield* readBytes(staging)).toEqual(new Uint8Array([1, 2, 3]));
+      const opened = yield* Effect.scoped(Store.open(directory, {}, Projection.count));
+      expect(opened.report.stagedSegment).toBe(staging);
+      expect(opened.report.segments).toBe(1);
+      expect(opened.state).toBe(3);
+      // Activation's hard-link probe starts, as every creation does, by removing a leftover.
+      expect(yield* Effect.promise(() => fs.readdir(Layout.epochPath(directory, 1)))).toEqual([
+        "MANIFEST",
+        "segments",
+      ]);
+      // Any other name in the epoch directory is still refused.
+      yield* writeBytes(
+        path.join(Layout.epochPath(directory, 1), "SEGMENT.tmp2"),
+        new Uint8Array(),
+      );
+      expect(yield* openError(directory)).toMatchObject({
+        _tag: "UnexpectedEntry",
+        name: "SEGMENT.tmp2",
+      });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a leftover SEGMENT.tmp naming the live segment is removed at activation, never written through",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* populated(3);
+        const staging = Layout.segmentStagingPath(directory, 1);
+        // A crash between steps 3 and 4: the staging name is a second name of the active segment.
+        yield* Effect.promise(() => fs.link(segment(directory, 1), staging));
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store, report } = yield* Store.open(
+              directory,
+              { rotationTargetBytes: 400 },
+              Projection.count,
+            );
+            expect(report.stagedSegment).toBe(staging);
+            for (let jobId = 4; jobId <= 12; jobId++) yield* store.append([inserted(jobId, 40)]);
+            expect((yield* store.stats()).segments).toBeGreaterThanOrEqual(3);
+          }),
+        );
+        const names = yield* Effect.promise(() => fs.readdir(Layout.epochPath(directory, 1)));
+        expect(names.sort()).toEqual(["MANIFEST", "segments"]);
+        const reopened = yield* Effect.scoped(Store.open(directory, {}, Projection.collect));
+        expect(reopened.state.map((entry) => entry.sequence)).toEqual(
+          Array.from({ length: 12 }, (_, index) => index + 1),
+        );
+        expect(reopened.report.stagedSegment).toBeNull();
+      }).pipe(Effect.provide(nodeDisk)),
   );
 });
 

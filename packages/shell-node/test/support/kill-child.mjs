@@ -1,5 +1,5 @@
 /**
- * The child of Kill.test.ts. It loads the BUILT dist (as a user's process
+ * The child of ProcessKill.test.ts. It loads the BUILT dist (as a user's process
  * would), then waits for a line on stdin before touching the store, so the
  * parent can start it early and let it load while another child runs. Then
  * it opens the engine under `Maximal` and inserts jobs forever from several

@@ -16,14 +16,20 @@ const namedCodes: ReadonlySet<string> = new Set<DiskErrorCode>([
   "EIO",
   "ENOSPC",
   "EAGAIN",
+  "EPERM",
+  "EXDEV",
+  "ENOTSUP",
 ]);
 
 const isNamedCode = (code: string): code is Exclude<DiskErrorCode, "Other"> => namedCodes.has(code);
 
-/** The errno code of a Node error; EWOULDBLOCK is EAGAIN (same number on Linux). */
+/** Codes that are another name of a code `DiskErrorCode` names (the same number on Linux). */
+const synonyms: Readonly<Record<string, string>> = { EWOULDBLOCK: "EAGAIN", EOPNOTSUPP: "ENOTSUP" };
+
+/** The errno code of a Node error; EWOULDBLOCK is EAGAIN, EOPNOTSUPP is ENOTSUP. */
 export const errnoCode = (error: NodeJS.ErrnoException): string => {
   const code = error.code ?? "UNKNOWN";
-  return code === "EWOULDBLOCK" ? "EAGAIN" : code;
+  return synonyms[code] ?? code;
 };
 
 /** A `DiskError` for a failed syscall; unnamed codes become `Other` with the code in `detail`. */

@@ -6,7 +6,9 @@
  * Order (each step durable before the next; see docs/store.md for the crash
  * argument): stale generations removed; `epochs/E+1/` created; its MANIFEST
  * published; `segments/` created; base segments written, sealed and
- * fsynced; a header-only active segment fsynced; `segments/` fsynced;
+ * fsynced (created in place: the generation is not current yet); a
+ * header-only active segment staged, fsynced and hard-linked into place;
+ * `segments/` fsynced;
  * CURRENT.tmp written and fsynced; renamed over CURRENT; DATA_DIR fsynced.
  * Only then is the old generation removed.
  */
@@ -34,14 +36,13 @@ import {
   segmentFooterBytes,
 } from "./codec.js";
 import {
-  createFile,
-  forAppends,
   makeDirectoryDurable,
   publishSmallFile,
   removeIfPresent,
   withFile,
   writeAll,
 } from "../../disk/Files.js";
+import { createSegment } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import { dataSyncAppends } from "../StoreOptions.js";
 import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
@@ -358,11 +359,17 @@ const switchGeneration = (
         storeId,
       });
       const activePath = Layout.segmentPath(directory, epoch, activeId);
-      // createFile fsyncs the file and `segments/`, which makes the base files' entries durable too.
-      const handle = yield* forAppends(
-        yield* createFile(activePath, header, true),
-        dataSyncAppends(state.options.durability),
-      );
+      // Staged and linked into place like every header-only segment; the sync of
+      // `segments/` makes the base files' entries durable too.
+      const handle = yield* createSegment({
+        directory,
+        epoch,
+        id: activeId,
+        header,
+        sync: true,
+        dataSync: dataSyncAppends(state.options.durability),
+        operation: "compaction",
+      });
       const active: SegmentState = {
         id: activeId,
         path: activePath,

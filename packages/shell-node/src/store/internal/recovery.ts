@@ -64,6 +64,8 @@ export interface Validated<S> {
   /** Bytes of the generation's segment files. */
   readonly bytes: number;
   readonly orphans: ReadonlyArray<OrphanedGeneration>;
+  /** `epochs/EPOCH/SEGMENT.tmp` when present (ignored, reported), else null. */
+  readonly stagedSegment: string | null;
   readonly state: S;
   /** Time spent validating (reading, checking), ms, folding excluded. */
   readonly validateMs: number;
@@ -274,7 +276,14 @@ export const validate = <S, E>(
     const epochPath = Layout.epochPath(directory, current.epoch);
     const epochEntries = yield* disk.readDirectory(epochPath);
     yield* spend(spent, budgets, "directoryEntries", epochEntries.length);
+    let stagedSegment: string | null = null;
     for (const name of epochEntries) {
+      // A leftover of an interrupted segment creation (FORMAT.md, "Creating a
+      // segment"): reported, never read as part of the generation.
+      if (name === Layout.segmentStagingName) {
+        stagedSegment = Layout.segmentStagingPath(directory, current.epoch);
+        continue;
+      }
       if (name !== Layout.manifestName && name !== Layout.segmentsName) {
         return yield* new UnexpectedEntry({ path: epochPath, name });
       }
@@ -424,6 +433,7 @@ export const validate = <S, E>(
       lastSequence: nextSequence - 1,
       bytes,
       orphans,
+      stagedSegment,
       state,
       validateMs: Number(totalNanos - foldNanos) / 1e6,
       foldMs: Number(foldNanos) / 1e6,

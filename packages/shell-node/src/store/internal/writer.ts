@@ -7,9 +7,10 @@
  * policy, whenever it is idle, so what arrives during a write+sync forms the
  * next batch — lays the batch into one buffer, writes it with one call
  * (looping over short writes), syncs as the durability policy asks, then
- * settles the batch's tickets. A failed write or sync fails every
- * outstanding submission and the writer for good: after an fsync error the
- * page cache cannot be trusted.
+ * settles the batch's tickets. A failed write or sync puts the active
+ * segment back to the end of the last acknowledged batch (`rollback.ts`),
+ * then fails every outstanding submission and the writer for good: after an
+ * fsync error the page cache cannot be trusted, and nothing is retried.
  *
  * The hot path allocates little and runs few Effect steps: a ticket is a
  * list of plain callbacks (no Deferred, no fiber per submission), the
@@ -21,7 +22,7 @@
 import type { Event } from "@tay/core";
 import { Clock, Deferred, Duration, Effect, Either, Fiber } from "effect";
 import type { Disk, DiskError } from "../../disk/Disk.js";
-import { createFile, forAppends, writeAll } from "../../disk/Files.js";
+import { writeAll } from "../../disk/Files.js";
 import * as Batch from "../../log/Batch.js";
 import type { PendingRecord } from "../../log/Batch.js";
 import * as Ticket from "../../log/Ticket.js";
@@ -36,6 +37,8 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
+import { rollBack } from "./rollback.js";
+import { createSegment } from "./segmentCreate.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
@@ -230,19 +233,50 @@ export const submit = (
 
 const noRecords: ReadonlyArray<PendingRecord> = [];
 
-/** How many pending records the next write takes (0: the active segment is full). */
+/**
+ * How many pending records the next write takes (0: the active segment is
+ * full: seal first). A batch ends only where a submission ends: at
+ * `writeBytesMax` or at the rotation target it runs on to the end of the
+ * submission it is in, so every record written before a failed batch
+ * belongs to a resolved submission and taking the active segment back to
+ * the end of the last batch removes exactly the rejected ones. Only the
+ * format's 1 GiB bound cuts a submission, one that does not fit in a whole
+ * segment (never with the default `pendingBytesMax`); one that does not
+ * fit in the rest of this segment starts the next.
+ */
 const batchLength = (state: StoreState): { readonly count: number; readonly bytes: number } => {
   const { segment } = state.generation.active;
+  const { tickets } = state;
+  let ticket = 0;
   let bytes = 0;
   let count = 0;
+  // The batch so far up to the end of the last whole submission in it.
+  let wholeCount = 0;
+  let wholeBytes = 0;
   for (const record of state.pending) {
-    if (count > 0 && bytes + record.size > state.options.writeBytesMax) break;
-    // Stop at the rotation target: the rest goes to the next segment.
-    if (count > 0 && segment.size + bytes >= state.options.rotationTargetBytes) break;
+    const atSubmissionEnd = count === wholeCount;
+    if (count > 0 && atSubmissionEnd && bytes + record.size > state.options.writeBytesMax) break;
+    // Stop at the rotation target: the next submission goes to the next segment.
+    if (count > 0 && atSubmissionEnd && segment.size + bytes >= state.options.rotationTargetBytes) {
+      break;
+    }
     // The footer must still fit under the format's 1 GiB bound.
-    if (segment.size + bytes + record.size + segmentFooterBytes > segmentFileBytesMax) break;
+    if (segment.size + bytes + record.size + segmentFooterBytes > segmentFileBytesMax) {
+      if (wholeCount > 0) return { count: wholeCount, bytes: wholeBytes };
+      // A submission larger than what is left: start it in the next segment,
+      // or, if it is larger than a whole segment, cut it here.
+      return segment.recordCount > 0 ? { count: 0, bytes: 0 } : { count, bytes };
+    }
     bytes += record.size;
     count += 1;
+    while ((tickets[ticket]?.lastSequence ?? Number.POSITIVE_INFINITY) < record.sequence) {
+      ticket += 1;
+    }
+    if (tickets[ticket]?.lastSequence === record.sequence) {
+      wholeCount = count;
+      wholeBytes = bytes;
+      ticket += 1;
+    }
   }
   return { count, bytes };
 };
@@ -291,12 +325,25 @@ const failWith = (writer: Writer, cause: DiskError) =>
   Effect.sync(() => failAll(writer.state, new WriterFailed({ cause })));
 
 /**
- * Seals the active segment (footer, synced unless `Throughput`) and starts
- * the next one (header; file and directory synced unless `Throughput`).
- * Runs under the semaphore. Returns the disk error that stopped it, if any;
- * the caller fails the writer with it.
+ * After a failed write or sync of the active segment: puts it back to the
+ * end of the last acknowledged batch (`rollBack`), then fails the writer
+ * with `cause` and the rollback's outcome, so that a rejected append's
+ * bytes are gone by the time its rejection is seen.
  */
-const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, never, Disk> =>
+const failAfterRollback = (writer: Writer, active: ActiveSegment, cause: DiskError) =>
+  Effect.flatMap(rollBack(active.handle, active.segment.size), (rollback) =>
+    Effect.sync(() => failAll(writer.state, new WriterFailed({ cause, rollback }))),
+  );
+
+/**
+ * Seals the active segment (footer, synced unless `Throughput`) and starts
+ * the next one (staged under `SEGMENT.tmp` and hard-linked into place, see
+ * `createSegment`; file and directory synced unless `Throughput`).
+ * Runs under the semaphore. Returns the failure that stopped it, if any;
+ * the caller fails the writer with it. A failed footer write or sync is
+ * taken back first (the segment ends at its last record again).
+ */
+const sealAndStartNext = (writer: Writer): Effect.Effect<WriterFailed | undefined, never, Disk> =>
   Effect.gen(function* () {
     const { state } = writer;
     const generation = state.generation;
@@ -317,7 +364,10 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
         if (syncing) yield* active.handle.sync();
       }),
     );
-    if (Either.isLeft(sealed)) return sealed.left;
+    if (Either.isLeft(sealed)) {
+      const rollback = yield* rollBack(active.handle, segment.size);
+      return new WriterFailed({ cause: sealed.left, rollback });
+    }
     segment.size += footer.length;
     segment.sealed = true;
     yield* Effect.ignore(active.handle.close());
@@ -331,11 +381,17 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
     });
     const path = Layout.segmentPath(state.directory, generation.epoch, id);
     const created = yield* Effect.either(
-      Effect.flatMap(createFile(path, header, syncing), (handle) =>
-        forAppends(handle, dataSyncAppends(state.options.durability)),
-      ),
+      createSegment({
+        directory: state.directory,
+        epoch: generation.epoch,
+        id,
+        header,
+        sync: syncing,
+        dataSync: dataSyncAppends(state.options.durability),
+        operation: "rotation",
+      }),
     );
-    if (Either.isLeft(created)) return created.left;
+    if (Either.isLeft(created)) return new WriterFailed({ cause: created.left });
     const next: SegmentState = {
       id,
       path,
@@ -352,8 +408,10 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<DiskError | undefined, 
 
 /** Rotates now; a failure stops the writer. */
 export const rotate = (writer: Writer): Effect.Effect<void, never, Disk> =>
-  Effect.flatMap(sealAndStartNext(writer), (error) =>
-    error === undefined ? Effect.void : failWith(writer, error),
+  Effect.flatMap(sealAndStartNext(writer), (failure) =>
+    Effect.sync(() => {
+      if (failure !== undefined) failAll(writer.state, failure);
+    }),
   );
 
 /**
@@ -388,10 +446,10 @@ const written = (
     }
     // Rotation before resolving: once an append resolves, no write of its
     // batch (nor the rotation it caused) is still in flight.
-    return Effect.flatMap(sealAndStartNext(writer), (rotationError) =>
+    return Effect.flatMap(sealAndStartNext(writer), (rotationFailure) =>
       Effect.sync(() => {
         resolveThrough(state, lastWritten);
-        if (rotationError !== undefined) failAll(state, new WriterFailed({ cause: rotationError }));
+        if (rotationFailure !== undefined) failAll(state, rotationFailure);
       }),
     );
   });
@@ -399,7 +457,8 @@ const written = (
 /**
  * Writes one batch of what is pending (and rotates when the segment is
  * full or passed its target). Runs under the semaphore; never fails: a disk
- * error is recorded in the state and fails the outstanding submissions.
+ * error takes the batch's bytes back (`failAfterRollback`), is recorded in
+ * the state and fails the outstanding submissions.
  */
 export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
   Effect.suspend(() => {
@@ -421,7 +480,7 @@ export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
         ? Effect.zipRight(write, active.handle.sync())
         : write,
       {
-        onFailure: (error) => failWith(writer, error),
+        onFailure: (error) => failAfterRollback(writer, active, error),
         onSuccess: () => written(writer, active, records, buffer),
       },
     );

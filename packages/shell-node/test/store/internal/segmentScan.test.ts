@@ -27,6 +27,8 @@ const handleOver = (bytes: Uint8Array): FileHandle => ({
   read: (position, length) => Effect.sync(() => bytes.slice(position, position + length)),
   write: () =>
     Effect.fail(new DiskError({ operation: "write", path, code: "Other", detail: "read-only" })),
+  truncate: () =>
+    Effect.fail(new DiskError({ operation: "truncate", path, code: "Other", detail: "read-only" })),
   sync: () => Effect.void,
   size: () => Effect.succeed(bytes.length),
   close: () => Effect.void,

@@ -1,0 +1,134 @@
+/**
+ * Activation: after validation, the writer of the validated generation is
+ * set up — the highest segment re-checked and opened for appends, or the
+ * next segment created — and its flusher forked. Moved out of `Store.ts`;
+ * `open` calls it under `acquireRelease`.
+ */
+import { Clock, Effect, Either } from "effect";
+import { Disk, type FileHandle } from "../../disk/Disk.js";
+import { readUpTo } from "../../disk/Files.js";
+import * as Layout from "../Layout.js";
+import { ActiveSegmentChanged } from "../StoreError.js";
+import { dataSyncAppends, type StoreOptions } from "../StoreOptions.js";
+import { crc32c, encodeSegmentHeader } from "./codec.js";
+import type { Validated } from "./recovery.js";
+import { createSegment, probeHardLinks } from "./segmentCreate.js";
+import * as SegmentIndex from "./segmentIndex.js";
+import type { SegmentState, StoreState } from "./storeState.js";
+import * as Writer from "./writer.js";
+
+const segmentStateOf = (segment: Validated<unknown>["segments"][number]): SegmentState => ({
+  id: segment.segmentId,
+  path: segment.path,
+  firstSequence: segment.firstSequence,
+  recordCount: segment.recordCount,
+  size: segment.size,
+  sealed: segment.sealed,
+  index: segment.index,
+});
+
+/**
+ * Opens the validated generation's writer: re-checks the highest segment if
+ * it is active (size and last record unchanged since validation), checks
+ * that the file system takes hard links, and opens it for appending;
+ * otherwise creates the next segment (header only, staged and hard-linked
+ * into place, file and directory fsynced under every policy). Fails with
+ * `ActiveSegmentChanged`, `HardLinksUnsupported` or a `DiskError`.
+ */
+export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const highest = validated.segments[validated.segments.length - 1];
+    const segments = validated.segments.map(segmentStateOf);
+    const storeId = validated.marker.storeId;
+    const epoch = validated.manifest.epoch;
+    const dataSync = dataSyncAppends(options.durability);
+    let handle: FileHandle;
+    let crc: number;
+    let active: SegmentState;
+    const lastActive = segments[segments.length - 1];
+    if (highest !== undefined && !highest.sealed && lastActive !== undefined) {
+      handle = yield* disk.open(highest.path, "readWrite", { dataSync });
+      const checked = yield* Effect.either(
+        Effect.gen(function* () {
+          const size = yield* handle.size();
+          if (size !== highest.size) {
+            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "Size" });
+          }
+          const tail = yield* readUpTo(
+            handle,
+            highest.lastRecordOffset,
+            size - highest.lastRecordOffset,
+          );
+          if (crc32c(tail) !== highest.tailCrc) {
+            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "LastRecord" });
+          }
+          // No segment is created now, but rotation will need a hard link:
+          // a file system without them is refused here, not at the first rotation.
+          yield* probeHardLinks(validated.directory, epoch, highest.path, "activation");
+        }),
+      );
+      if (Either.isLeft(checked)) {
+        yield* Effect.ignore(handle.close());
+        return yield* Effect.fail(checked.left);
+      }
+      crc = highest.crc;
+      active = lastActive;
+    } else {
+      const id = (highest?.segmentId ?? 0) + 1;
+      const firstSequence = validated.lastSequence + 1;
+      const header = encodeSegmentHeader({ segmentId: id, firstSequence, storeId });
+      const path = Layout.segmentPath(validated.directory, epoch, id);
+      handle = yield* createSegment({
+        directory: validated.directory,
+        epoch,
+        id,
+        header,
+        sync: true,
+        dataSync,
+        operation: "activation",
+      });
+      crc = crc32c(header);
+      active = {
+        id,
+        path,
+        firstSequence,
+        recordCount: 0,
+        size: header.length,
+        sealed: false,
+        index: SegmentIndex.empty(),
+      };
+      segments.push(active);
+    }
+    const state: StoreState = {
+      directory: validated.directory,
+      options,
+      generation: {
+        epoch,
+        manifest: validated.manifest,
+        storeId,
+        segments,
+        active: { segment: active, handle, crc },
+      },
+      nextSequence: validated.lastSequence + 1,
+      pending: [],
+      pendingBytes: 0,
+      inFlight: [],
+      tickets: [],
+      failure: undefined,
+      closing: false,
+      gate: undefined,
+      forced: false,
+      lastFlushAt: yield* Clock.currentTimeMillis,
+      orphans: [...validated.orphans],
+    };
+    const writer: Writer.Writer = {
+      state,
+      wake: Writer.makeWake(),
+      semaphore: yield* Effect.makeSemaphore(1),
+    };
+    // Activation runs inside acquireRelease's uninterruptible acquire, and a
+    // fork inherits that: the flusher must be interruptible for its timed waits.
+    const flusherFiber = yield* Effect.forkDaemon(Effect.interruptible(Writer.flusher(writer)));
+    return { writer, flusherFiber };
+  });
