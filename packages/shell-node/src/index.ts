@@ -7,7 +7,8 @@
  * - log: what the engine needs of a log (`Log`, `Projection`);
  * - store: the file store, the log's first implementation (init,
  *   recovery, inspection, options, compaction, repair);
- * - engine: the durable job queue (`Engine`, `EnginePromises`).
+ * - engine: the durable job queue (`Engine`, `EnginePromises`);
+ * - worker: the runtime that runs jobs (`Worker`).
  *
  * Every public module is exported as a namespace, as Effect does. The test
  * doubles of the disk (`FaultDisk`, `Crash`) are in `@tay/shell-node/testing`.
@@ -37,3 +38,4 @@ export * as StoreError from "./store/StoreError.js";
 export * as StoreOptions from "./store/StoreOptions.js";
 export * as Engine from "./engine/Engine.js";
 export * as EnginePromises from "./engine/EnginePromises.js";
+export * as Worker from "./worker/Worker.js";

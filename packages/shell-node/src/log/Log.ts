@@ -24,8 +24,8 @@ import type { Ticket } from "./Ticket.js";
 
 /** What an implementation names: its failures, its reports, its read-only view. */
 export interface Kind {
-  /** Everything the running log's operations fail with (its `LogError`s included). */
-  readonly error: { readonly _tag: string };
+  /** Everything the running log's operations fail with (its `LogError`s included): errors that describe themselves. */
+  readonly error: { readonly _tag: string; readonly message: string };
   /** What recovering (opening) the log reports: at least where its generation stands. */
   readonly report: {
     readonly firstSequence: number;

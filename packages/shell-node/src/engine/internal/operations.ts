@@ -6,6 +6,7 @@
  * (`faces.ts`), so they cannot drift apart.
  */
 import {
+  type Backoff,
   Commands,
   type Decide,
   type Event,
@@ -44,6 +45,8 @@ export interface NextJobsOptions {
 /** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
 export interface FailOptions {
   readonly discard?: boolean;
+  /** How long until the retry (default: core's policy, 1 s doubling to 1 h). */
+  readonly backoff?: Backoff.Policy;
   /** Only this attempt (the one the caller claimed): `StaleAttempt` for any other. */
   readonly attempt?: number;
 }
@@ -164,6 +167,7 @@ export const commands = {
       jobId,
       error,
       ...(options.discard === undefined ? {} : { discard: options.discard }),
+      ...(options.backoff === undefined ? {} : { backoff: options.backoff }),
       ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
     }),
     answerOf: jobById(jobId),

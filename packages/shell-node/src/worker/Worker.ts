@@ -1,0 +1,288 @@
+/**
+ * The worker runtime: runs jobs, not only stores them. Handlers are keyed
+ * by worker name; a worker takes jobs from its queues, each with its own
+ * concurrency, under a global limit. It never polls: an idle worker parks
+ * one waiting claim (`Engine.nextJobs`) that the engine answers in the very
+ * batch that makes one of its queues' jobs available (an insert, a retry
+ * or a scheduled job coming due, a schedule delivering), so a handler
+ * starts one durable write after the insert that fed it.
+ *
+ * Semantics (docs/worker.md): at least once. A returned value completes
+ * the job (its result); a throw fails the attempt (retried after the
+ * worker's backoff, or discarded when attempts are spent); a job whose
+ * worker has no handler fails with an error naming the worker. Every end of
+ * an attempt names the attempt (fencing): a late handler's complete or fail
+ * is refused as `StaleAttempt` and appends nothing. A timeout aborts the
+ * handler's signal and fails the attempt ("timeout"). `close` stops
+ * claiming, waits for running handlers, then aborts the rest and fails them
+ * ("interrupted", retried by the usual rules): after a clean close no job
+ * is left executing; after a crash, the engine's rescue at open ends them.
+ */
+import type { Backoff, Job } from "@tay/core";
+import { Data, Effect, Exit, Fiber, FiberSet, Scope, Stream } from "effect";
+import * as Described from "../disk/Described.js";
+import type * as Engine from "../engine/Engine.js";
+import type * as EnginePromises from "../engine/EnginePromises.js";
+import type * as Log from "../log/Log.js";
+import {
+  Attempt,
+  type Handler,
+  type HandlerContext,
+  runAttempt,
+  type WorkerEvent,
+  type WorkerJob,
+} from "./internal/attempt.js";
+import type { Plain } from "./internal/plain.js";
+import { Slots } from "./internal/slots.js";
+
+export type { Handler, HandlerContext, Plain, WorkerEvent, WorkerJob };
+
+/** How long `close` (and a scope's end) waits for running handlers by default. */
+export const closeTimeoutMsDefault = 10_000;
+
+/** A worker option out of its range: nothing was started. */
+export class InvalidWorkerOption extends Data.TaggedError("InvalidWorkerOption")<{
+  readonly option: string;
+  readonly value: string;
+  readonly expected: string;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "InvalidWorkerOption",
+      undefined,
+      `worker option ${this.option} must be ${this.expected}, not ${this.value}; nothing was started`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/**
+ * Handlers by worker name. `Registry` maps each worker name to its args'
+ * type, so a handler registered for `SendWelcome` sees `SendWelcome`'s
+ * args (the registry is the caller's promise about what its jobs carry).
+ */
+export type Handlers<Registry> = { readonly [Name in keyof Registry]?: Handler<Registry[Name]> };
+
+/** How a worker runs. */
+export interface WorkerOptions<Registry> {
+  readonly handlers: Handlers<Registry>;
+  /** The queues it takes jobs from, each with its concurrency (handlers at once). */
+  readonly queues: Readonly<Record<string, number>>;
+  /** Handlers at once over all its queues (default: the queues' concurrencies summed). */
+  readonly concurrency?: number;
+  /** Aborts a handler after this long and fails its attempt with "timeout" (default: never). */
+  readonly timeoutMs?: number;
+  /** How long a failed attempt waits before its retry (default: core's, 1 s doubling to 1 h). */
+  readonly backoff?: Backoff.Policy;
+  /** Told every worker event, synchronously: keep it short. */
+  readonly onEvent?: (event: WorkerEvent) => void;
+  /** How long the end of the worker's scope waits for running handlers (default 10 s). */
+  readonly closeTimeoutMs?: number;
+}
+
+/** How `close` waits. */
+export interface CloseOptions {
+  /** Running handlers get this long to finish before they are aborted (default 10 s). */
+  readonly timeoutMs?: number;
+}
+
+/** What a close did. */
+export interface CloseReport {
+  /** Handlers that finished on their own while the worker closed. */
+  readonly finished: number;
+  /** Handlers aborted at the timeout, their attempts failed with "interrupted". */
+  readonly interrupted: number;
+}
+
+/** A running worker. */
+export interface RunningWorker {
+  /** Stops claiming, waits for running handlers, then interrupts the rest. Idempotent. */
+  readonly close: (options?: CloseOptions) => Effect.Effect<CloseReport>;
+  /** Handlers running now. */
+  readonly running: () => number;
+}
+
+const isCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
+
+const invalid = (option: string, value: unknown, expected: string) =>
+  Effect.fail(new InvalidWorkerOption({ option, value: String(value), expected }));
+
+/** The options checked, with the global limit worked out. */
+const checked = <Registry>(options: WorkerOptions<Registry>) =>
+  Effect.gen(function* () {
+    const queues = Object.entries(options.queues);
+    if (queues.length === 0) return yield* invalid("queues", "{}", "at least one queue");
+    for (const [queue, concurrency] of queues) {
+      if (!isCount(concurrency)) {
+        return yield* invalid(`queues.${queue}`, concurrency, "an integer of at least 1");
+      }
+    }
+    const concurrency =
+      options.concurrency ??
+      queues.reduce((sum, [, queueConcurrency]) => sum + queueConcurrency, 0);
+    if (!isCount(concurrency)) {
+      return yield* invalid("concurrency", concurrency, "an integer of at least 1");
+    }
+    for (const [option, value] of [
+      ["timeoutMs", options.timeoutMs],
+      ["closeTimeoutMs", options.closeTimeoutMs],
+    ] as const) {
+      if (value !== undefined && !isCount(value)) {
+        return yield* invalid(option, value, "an integer number of milliseconds, at least 1");
+      }
+    }
+    return { queues: new Map(queues), concurrency };
+  });
+
+/** Aborts a running handler whose attempt someone else ended (a cancel, a rescue). */
+const watchEndings = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  attempts: ReadonlyMap<number, Attempt>,
+) =>
+  Stream.runForEach(engine.subscribe(), ({ event }) =>
+    Effect.sync(() => {
+      if (
+        event._tag !== "JobCancelled" &&
+        event._tag !== "JobRetried" &&
+        event._tag !== "JobFinished"
+      ) {
+        return;
+      }
+      const attempt = attempts.get(event.jobId);
+      if (attempt !== undefined && !attempt.finishing) attempt.abort("ended");
+    }),
+  );
+
+/**
+ * Runs a worker on `engine` for the scope (closing it, with
+ * `closeTimeoutMs`, when the scope ends). Fails only with
+ * `InvalidWorkerOption`, before anything starts.
+ */
+export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
+  engine: Engine.EngineService<K>,
+  options: WorkerOptions<Registry>,
+): Effect.Effect<RunningWorker, InvalidWorkerOption, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { queues, concurrency } = yield* checked(options);
+    const slots = new Slots(queues, concurrency);
+    const attempts = new Map<number, Attempt>();
+    // The claim in progress, and the queues it takes from.
+    let claim: { readonly controller: AbortController; readonly queues: Set<string> } | undefined;
+    const fibers = yield* FiberSet.make<void>();
+    const settings = {
+      handlers: options.handlers,
+      timeoutMs: options.timeoutMs,
+      backoff: options.backoff,
+      emit: options.onEvent ?? (() => {}),
+    };
+    let closing = false;
+    const start = (job: Job.Job) => {
+      const attempt = new Attempt(job);
+      slots.take(job.queue);
+      attempts.set(job.jobId, attempt);
+      // Claimed while closing (its claim was decided before the close): not run.
+      if (closing) attempt.abort("interrupted");
+      return FiberSet.run(
+        fibers,
+        Effect.ensuring(
+          runAttempt(engine, attempt, settings),
+          Effect.sync(() => {
+            attempts.delete(job.jobId);
+            slots.release(job.queue);
+          }),
+        ),
+      );
+    };
+    // A queue that had no room has some again: a parked claim without it is
+    // given up (answered with nothing) and claimed again with every lane.
+    slots.onRelease = (queue) => {
+      if (claim !== undefined && !claim.queues.has(queue)) claim.controller.abort();
+    };
+    const claimLoop = Effect.gen(function* () {
+      while (!closing) {
+        yield* slots.room;
+        if (closing) return;
+        const lanes = slots.lanes();
+        const controller = new AbortController();
+        claim = { controller, queues: new Set(lanes.map((lane) => lane.queue)) };
+        // Not interruptible: once its claim is decided, its jobs must be run (or failed).
+        const jobs = yield* Effect.uninterruptible(
+          engine.nextJobs(lanes, { limit: slots.free(), signal: controller.signal }),
+        );
+        claim = undefined;
+        for (const job of jobs) yield* start(job);
+      }
+    });
+    const claiming = yield* Effect.forkScoped(Effect.ignore(claimLoop));
+    const watching = yield* Effect.forkScoped(Effect.ignore(watchEndings(engine, attempts)));
+    let report: CloseReport | undefined;
+    const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
+      Effect.gen(function* () {
+        if (report !== undefined) return report;
+        closing = true;
+        claim?.controller.abort();
+        yield* Fiber.interrupt(claiming);
+        const running = slots.busy;
+        const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
+        const drained = yield* Effect.timeout(slots.idle, `${timeoutMs} millis`).pipe(
+          Effect.option,
+        );
+        const interrupted = drained._tag === "Some" ? 0 : slots.busy;
+        for (const attempt of attempts.values()) attempt.abort("interrupted");
+        yield* slots.idle;
+        yield* Fiber.interrupt(watching);
+        report = { finished: running - interrupted, interrupted };
+        return report;
+      });
+    yield* Effect.addFinalizer(() => close());
+    return { close, running: () => slots.busy };
+  });
+
+/** A worker run from a program not written with Effect. */
+export interface StartedWorker {
+  /** Stops claiming, waits for running handlers, then interrupts the rest. Idempotent. */
+  readonly close: (options?: CloseOptions) => Promise<CloseReport>;
+  /** Handlers running now. */
+  readonly running: () => number;
+}
+
+/** How `start` starts: the worker's options, and whether to close on SIGINT and SIGTERM. */
+export interface StartOptions<Registry> extends WorkerOptions<Registry> {
+  /** Close the worker (with `closeTimeoutMs`) on SIGINT and SIGTERM. Default false. */
+  readonly handleSignals?: boolean;
+}
+
+/**
+ * Starts a worker on an engine opened with `EnginePromises.open`: what
+ * `run` does, for a program not written with Effect. Rejects with
+ * `InvalidWorkerOption` before anything starts.
+ */
+export const start = async <Registry = Record<string, Plain>>(
+  opened: Pick<EnginePromises.OpenedEngine, "engine">,
+  options: StartOptions<Registry>,
+): Promise<StartedWorker> => {
+  const scope = Effect.runSync(Scope.make());
+  const exit = await Effect.runPromiseExit(Scope.extend(run(opened.engine, options), scope));
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    throw exit.cause._tag === "Fail" ? exit.cause.error : new Error("the worker did not start");
+  }
+  const worker = exit.value;
+  const onSignal = () => {
+    void close();
+  };
+  const close = async (closeOptions?: CloseOptions) => {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    const report = await Effect.runPromise(worker.close(closeOptions));
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    return report;
+  };
+  if (options.handleSignals === true) {
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+  }
+  return { close, running: worker.running };
+};

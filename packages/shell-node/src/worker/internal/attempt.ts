@@ -1,0 +1,290 @@
+/**
+ * One attempt of one job: the handler runs with an `AbortSignal`; what it
+ * returns completes the job, what it throws fails the attempt (retried
+ * after the worker's backoff, or discarded when attempts are spent). A
+ * timeout, a shutdown or the attempt's end by someone else (the job was
+ * cancelled, or rescued) aborts the signal. Every complete and fail names
+ * the attempt it ends: one the engine no longer holds current is refused
+ * (`StaleAttempt`) and appends nothing, so a late handler never ends a job
+ * twice. The attempt's slot is released when the attempt ends, even if a
+ * handler that ignores its signal is still running.
+ */
+import type { Backoff, Job, Value } from "@tay/core";
+import { Clock, Deferred, Duration, Effect, Either, FiberId } from "effect";
+import * as Engine from "../../engine/Engine.js";
+import type * as Log from "../../log/Log.js";
+import { fromPlain, isNotPlain, type Plain, toPlain } from "./plain.js";
+
+/** Bytes of an error text the log keeps (EVENTS.md: text is 0..65,535 bytes). */
+export const errorBytesMax = 65_535;
+
+/** Why a handler's signal was aborted. */
+export type AbortReason =
+  /** It ran past the worker's timeout: the attempt fails with "timeout". */
+  | "timeout"
+  /** The worker closed before it finished: the attempt fails with "interrupted". */
+  | "interrupted"
+  /** Someone else ended the attempt (a cancel, a rescue): nothing more is recorded. */
+  | "ended";
+
+/** What the handler sees. */
+export interface WorkerJob<Args> {
+  readonly jobId: number;
+  readonly queue: string;
+  readonly worker: string;
+  /** The job's args as plain data (maps as objects; bigints and bytes as they are). */
+  readonly args: Args;
+  /** This attempt (1 for the first). */
+  readonly attempt: number;
+  readonly maxAttempts: number;
+  readonly insertedAt: number;
+  readonly scheduledAt: number;
+  /** The job as the engine holds it, args as a core `Value`. */
+  readonly job: Job.Job;
+}
+
+/** What a handler gets beside its job. */
+export interface HandlerContext {
+  /** Aborted on timeout, on shutdown, or when the job's attempt was ended by someone else. */
+  readonly signal: AbortSignal;
+  /**
+   * Tells the runtime the handler is alive. Embedded, nothing expires
+   * (the worker's own process holds the job); a remote worker's lease is
+   * extended by it.
+   */
+  readonly heartbeat: () => void;
+}
+
+/** A handler: returns the job's result (or nothing), or throws to fail the attempt. */
+export type Handler<Args = unknown> = (job: WorkerJob<Args>, context: HandlerContext) => unknown;
+
+/** What a worker tells about each attempt. */
+export type WorkerEvent =
+  | { readonly _tag: "Started"; readonly job: Job.Job }
+  | { readonly _tag: "Completed"; readonly job: Job.Job; readonly durationMs: number }
+  | {
+      readonly _tag: "Retried";
+      readonly job: Job.Job;
+      readonly durationMs: number;
+      readonly error: string;
+    }
+  | {
+      readonly _tag: "Discarded";
+      readonly job: Job.Job;
+      readonly durationMs: number;
+      readonly error: string;
+    }
+  | {
+      /** The attempt was no longer current when it ended (cancelled, rescued): nothing was recorded. */
+      readonly _tag: "Stale";
+      readonly job: Job.Job;
+      readonly durationMs: number;
+    }
+  | {
+      /** Its end could not be recorded: the engine refused it or its log failed. */
+      readonly _tag: "Unrecorded";
+      readonly job: Job.Job;
+      readonly error: string;
+    };
+
+/** How the worker runs attempts. */
+export interface AttemptSettings {
+  readonly handlers: Readonly<Record<string, Handler<never> | undefined>>;
+  readonly timeoutMs: number | undefined;
+  readonly backoff: Backoff.Policy | undefined;
+  readonly emit: (event: WorkerEvent) => void;
+}
+
+/** A running attempt, as the worker tracks it. */
+export class Attempt {
+  readonly controller = new AbortController();
+  /** Set once the worker itself ends the attempt: later events about it are its own. */
+  finishing = false;
+  private readonly aborted = Deferred.unsafeMake<AbortReason>(FiberId.none);
+  /** Why the attempt was aborted, once it was: the first reason wins. */
+  reason: AbortReason | undefined;
+
+  constructor(readonly job: Job.Job) {}
+
+  /** Aborts the handler's signal; the first reason wins. */
+  abort(reason: AbortReason): void {
+    if (this.reason !== undefined) return;
+    this.reason = reason;
+    Deferred.unsafeDone(this.aborted, Effect.succeed(reason));
+    this.controller.abort(new Error(`the attempt was aborted: ${reason}`));
+  }
+
+  /** Resolves with the reason once aborted. */
+  get abortedWith(): Effect.Effect<AbortReason> {
+    return Deferred.await(this.aborted);
+  }
+}
+
+/** How a handler ended. */
+type Outcome =
+  | { readonly _tag: "Returned"; readonly value: unknown }
+  | { readonly _tag: "Threw"; readonly error: unknown }
+  | { readonly _tag: "Aborted"; readonly reason: AbortReason };
+
+/** An error text the log can keep: the message, cut to `errorBytesMax` bytes. */
+export const errorText = (error: unknown): string => {
+  const text =
+    error instanceof Error
+      ? error.message === ""
+        ? error.name
+        : error.message
+      : typeof error === "string"
+        ? error
+        : (() => {
+            try {
+              return JSON.stringify(error) ?? String(error);
+            } catch {
+              return String(error);
+            }
+          })();
+  const bytes = new TextEncoder().encode(text);
+  if (bytes.length <= errorBytesMax) return text;
+  // Cut on a character boundary: decode the prefix, dropping a split character.
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(0, errorBytesMax - 3));
+};
+
+const workerJob = (job: Job.Job): WorkerJob<Plain> => ({
+  jobId: job.jobId,
+  queue: job.queue,
+  worker: job.worker,
+  args: toPlain(job.args),
+  attempt: job.attempt,
+  maxAttempts: job.maxAttempts,
+  insertedAt: job.insertedAt,
+  scheduledAt: job.scheduledAt,
+  job,
+});
+
+/** Runs the handler until it settles or the attempt is aborted. */
+const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Effect.Effect<Outcome> => {
+  const { job } = attempt;
+  const handler = settings.handlers[job.worker];
+  if (handler === undefined) {
+    return Effect.succeed({
+      _tag: "Threw",
+      error: new Error(
+        `no handler for worker ${JSON.stringify(job.worker)} (queue ${JSON.stringify(job.queue)})`,
+      ),
+    });
+  }
+  const context: HandlerContext = { signal: attempt.controller.signal, heartbeat: () => {} };
+  const ran = Effect.map(
+    Effect.either(
+      // A handler that throws synchronously fails like one that rejects.
+      Effect.tryPromise(() =>
+        // The registry's argument types are its owner's promise about the
+        // args the jobs carry: the runtime hands over what the job holds.
+        Promise.resolve().then(() => (handler as Handler<Plain>)(workerJob(job), context)),
+      ),
+    ),
+    (result): Outcome =>
+      Either.isRight(result)
+        ? { _tag: "Returned", value: result.right }
+        : { _tag: "Threw", error: result.left.error },
+  );
+  const timeout =
+    settings.timeoutMs === undefined
+      ? Effect.never
+      : Effect.as(Effect.sleep(Duration.millis(settings.timeoutMs)), "timeout" as const);
+  const aborted = Effect.map(
+    Effect.raceFirst(attempt.abortedWith, timeout),
+    (reason): Outcome => ({ _tag: "Aborted", reason }),
+  );
+  return Effect.raceFirst(ran, aborted);
+};
+
+/** How the worker ends an attempt in the engine: complete with a result, or fail. */
+type Ending =
+  | { readonly _tag: "Complete"; readonly result: Value.Value | undefined }
+  | { readonly _tag: "Fail"; readonly error: string };
+
+/** What a handler's outcome asks the engine to record (nothing, when another ended it). */
+const endingOf = (outcome: Outcome): Ending | undefined => {
+  switch (outcome._tag) {
+    case "Returned": {
+      if (outcome.value === undefined) return { _tag: "Complete", result: undefined };
+      const result = fromPlain(outcome.value, "result");
+      return isNotPlain(result)
+        ? { _tag: "Fail", error: `${result.path}: ${result.detail}` }
+        : { _tag: "Complete", result };
+    }
+    case "Threw":
+      return { _tag: "Fail", error: errorText(outcome.error) };
+    case "Aborted":
+      return outcome.reason === "ended" ? undefined : { _tag: "Fail", error: outcome.reason };
+    default: {
+      const unknown: never = outcome;
+      return unknown;
+    }
+  }
+};
+
+/** Records the attempt's end, fenced by its attempt number, and tells what happened. */
+const record = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  attempt: Attempt,
+  ending: Ending,
+  durationMs: number,
+  settings: AttemptSettings,
+): Effect.Effect<void> => {
+  const { job } = attempt;
+  attempt.finishing = true;
+  const fenced = { attempt: job.attempt };
+  const command =
+    ending._tag === "Complete"
+      ? engine.complete(job.jobId, ending.result, fenced)
+      : engine.fail(job.jobId, ending.error, {
+          ...fenced,
+          ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
+        });
+  return Effect.map(Effect.either(command), (ended) => {
+    if (Either.isRight(ended)) {
+      const after = ended.right;
+      if (after.state === "completed") settings.emit({ _tag: "Completed", job: after, durationMs });
+      else if (ending._tag === "Fail") {
+        const error = ending.error;
+        settings.emit(
+          after.state === "retryable"
+            ? { _tag: "Retried", job: after, durationMs, error }
+            : { _tag: "Discarded", job: after, durationMs, error },
+        );
+      }
+      return;
+    }
+    const refusal = ended.left;
+    if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
+      settings.emit({ _tag: "Stale", job, durationMs });
+    } else {
+      settings.emit({ _tag: "Unrecorded", job, error: refusal.message });
+    }
+  });
+};
+
+/**
+ * Runs one attempt to its end: the handler, then its outcome recorded.
+ * Never fails: what could not be recorded is told as `Unrecorded`.
+ */
+export const runAttempt = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  attempt: Attempt,
+  settings: AttemptSettings,
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const startedAt = yield* Clock.currentTimeMillis;
+    settings.emit({ _tag: "Started", job: attempt.job });
+    const outcome = yield* outcomeOf(attempt, settings);
+    // The handler learns of a timeout through its signal too.
+    if (outcome._tag === "Aborted") attempt.abort(outcome.reason);
+    const durationMs = (yield* Clock.currentTimeMillis) - startedAt;
+    const ending = endingOf(outcome);
+    if (ending === undefined) {
+      settings.emit({ _tag: "Stale", job: attempt.job, durationMs });
+      return;
+    }
+    yield* record(engine, attempt, ending, durationMs, settings);
+  });

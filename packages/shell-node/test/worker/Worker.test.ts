@@ -1,0 +1,253 @@
+/**
+ * The worker runtime on a real store: handlers see plain args and their return value completes
+ * the job, a throw fails the attempt and it is retried after the worker's backoff, a job whose
+ * worker has no handler fails naming it, a timeout aborts the handler's signal and fails the
+ * attempt, a cancel aborts a running handler, concurrency per queue and in all is never passed,
+ * and close waits for handlers, then interrupts the rest, leaving no job executing.
+ */
+import { describe, expect, it } from "@effect/vitest";
+import { type Job, Query, State } from "@tay/core";
+import { Deferred, Effect, Fiber } from "effect";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
+import * as Worker from "../../src/worker/Worker.js";
+import { dataDirectory, nodeDisk } from "../support/store.js";
+
+const openEngine = (options: Engine.EngineOptions = {}) =>
+  Effect.gen(function* () {
+    const dir = yield* dataDirectory;
+    yield* Init.init(dir);
+    return yield* Engine.open(dir, options);
+  });
+
+/** Waits (real time, at most 10 s) until `done` holds of the engine's committed state. */
+const until = (
+  engine: Engine.EngineService,
+  done: (state: State.State) => boolean,
+): Effect.Effect<State.State> =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 1_000; tries++) {
+      const state = yield* engine.state();
+      if (done(state)) return state;
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)));
+    }
+    const last = yield* engine.state();
+    return yield* Effect.dieMessage(
+      `the condition never held: ${JSON.stringify(Object.fromEntries(Query.counts(last)))}`,
+    );
+  });
+
+const statesOf = (state: State.State): Array<Job.Job["state"]> =>
+  [...State.jobs(state)].map((job) => job.state);
+
+describe("Worker.run", () => {
+  it.scopedLive("completes with the handler's value, plain args in, plain result out", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const seen: Array<unknown> = [];
+      yield* Worker.run<Engine.FileLogKind, { Greet: { readonly name: string } }>(engine, {
+        queues: { mail: 2 },
+        handlers: {
+          Greet: (job) => {
+            seen.push(job.args);
+            // An own key named __proto__ (as JSON.parse makes one) stays data.
+            return JSON.parse(`{"greeting": "hello ${job.args.name}", "__proto__": "inert"}`);
+          },
+        },
+      });
+      const job = yield* engine.insert({
+        queue: "mail",
+        worker: "Greet",
+        args: new Map([["name", "ada"]]),
+      });
+      const state = yield* until(engine, (current) =>
+        statesOf(current).every((found) => found === "completed"),
+      );
+      expect(seen).toEqual([{ name: "ada" }]);
+      const result = State.job(state, job.jobId)?.result?.value;
+      expect(result).toEqual(
+        new Map([
+          ["greeting", "hello ada"],
+          ["__proto__", "inert"],
+        ]),
+      );
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "retries a failing attempt after the backoff, then discards; names a missing handler",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const events: Array<string> = [];
+        yield* Worker.run(engine, {
+          queues: { q: 1 },
+          backoff: { baseMs: 1, factor: 1, capMs: 1 },
+          handlers: {
+            Flaky: () => {
+              throw new Error("flaky");
+            },
+          },
+          onEvent: (event) => events.push(event._tag),
+        });
+        const flaky = yield* engine.insert({
+          queue: "q",
+          worker: "Flaky",
+          args: null,
+          maxAttempts: 3,
+        });
+        const orphan = yield* engine.insert({
+          queue: "q",
+          worker: "Nobody",
+          args: null,
+          maxAttempts: 1,
+        });
+        const state = yield* until(
+          engine,
+          (current) => statesOf(current).filter((found) => found === "discarded").length === 2,
+        );
+        expect(State.job(state, flaky.jobId)?.errors.map((error) => error.error)).toEqual([
+          "flaky",
+          "flaky",
+          "flaky",
+        ]);
+        expect(State.job(state, orphan.jobId)?.errors[0]?.error).toBe(
+          'no handler for worker "Nobody" (queue "q")',
+        );
+        expect(events.filter((tag) => tag === "Retried")).toHaveLength(2);
+        expect(events.filter((tag) => tag === "Discarded")).toHaveLength(2);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("aborts a handler at its timeout and fails the attempt with timeout", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const aborted = yield* Deferred.make<string>();
+      yield* Worker.run(engine, {
+        queues: { q: 1 },
+        timeoutMs: 50,
+        handlers: {
+          Slow: (_job, { signal }) =>
+            new Promise((resolve) => {
+              signal.addEventListener("abort", () => {
+                Deferred.unsafeDone(aborted, Effect.succeed(String(signal.reason)));
+                resolve("too late");
+              });
+            }),
+        },
+      });
+      const job = yield* engine.insert({ queue: "q", worker: "Slow", args: null, maxAttempts: 1 });
+      const state = yield* until(engine, (current) => statesOf(current)[0] === "discarded");
+      expect(State.job(state, job.jobId)?.errors[0]?.error).toBe("timeout");
+      expect(yield* Deferred.await(aborted)).toContain("timeout");
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("aborts a running handler whose job is cancelled; its late result is refused", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const running = yield* Deferred.make<void>();
+      const abortedWith = yield* Deferred.make<unknown>();
+      const events: Array<string> = [];
+      yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: {
+          Long: (_job, { signal }) =>
+            new Promise((resolve) => {
+              Deferred.unsafeDone(running, Effect.void);
+              signal.addEventListener("abort", () => {
+                Deferred.unsafeDone(abortedWith, Effect.succeed(signal.reason));
+                resolve("ignored");
+              });
+            }),
+        },
+        onEvent: (event) => events.push(event._tag),
+      });
+      const job = yield* engine.insert({ queue: "q", worker: "Long", args: null });
+      yield* Deferred.await(running);
+      yield* engine.cancel(job.jobId, "no longer wanted");
+      yield* until(engine, () => events.includes("Stale"));
+      expect((yield* engine.job(job.jobId))?.state).toBe("cancelled");
+      expect(String(yield* Deferred.await(abortedWith))).toContain("ended");
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("never runs more handlers than a queue's or the worker's concurrency", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      let running = 0;
+      let most = 0;
+      const mostPerQueue = new Map<string, number>();
+      const runningPerQueue = new Map<string, number>();
+      const handler = async (job: Worker.WorkerJob<unknown>) => {
+        running += 1;
+        runningPerQueue.set(job.queue, (runningPerQueue.get(job.queue) ?? 0) + 1);
+        most = Math.max(most, running);
+        mostPerQueue.set(
+          job.queue,
+          Math.max(mostPerQueue.get(job.queue) ?? 0, runningPerQueue.get(job.queue) ?? 0),
+        );
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+        runningPerQueue.set(job.queue, (runningPerQueue.get(job.queue) ?? 0) - 1);
+      };
+      yield* Worker.run(engine, {
+        queues: { a: 3, b: 2 },
+        concurrency: 4,
+        handlers: { W: handler },
+      });
+      yield* engine.insertMany(
+        Array.from({ length: 40 }, (_, index) => ({
+          queue: index % 2 === 0 ? "a" : "b",
+          worker: "W",
+          args: index,
+        })),
+      );
+      yield* until(engine, (state) => statesOf(state).every((found) => found === "completed"));
+      expect(most).toBe(4);
+      expect(mostPerQueue.get("a")).toBeLessThanOrEqual(3);
+      expect(mostPerQueue.get("b")).toBeLessThanOrEqual(2);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("closes: waits for handlers, interrupts the rest, leaves nothing executing", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const quickDone: Array<(value: unknown) => void> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 4 },
+        handlers: {
+          Quick: () => new Promise((resolve) => quickDone.push(resolve)),
+          Stuck: () => new Promise(() => {}),
+        },
+      });
+      yield* engine.insertMany([
+        { queue: "q", worker: "Quick", args: null },
+        { queue: "q", worker: "Stuck", args: null },
+      ]);
+      yield* until(engine, (state) => statesOf(state).every((found) => found === "executing"));
+      const closing = yield* Effect.fork(worker.close({ timeoutMs: 200 }));
+      // Quick finishes while the worker closes; Stuck never does.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)));
+      for (const resolve of quickDone) resolve("done");
+      const report = yield* Fiber.join(closing);
+      expect(report).toEqual({ finished: 1, interrupted: 1 });
+      const state = yield* engine.state();
+      expect(statesOf(state).sort()).toEqual(["completed", "retryable"]);
+      const stuck = [...State.jobs(state)].find((job) => job.worker === "Stuck");
+      expect(stuck?.errors[0]?.error).toBe("interrupted");
+      // Closed: it claims nothing more.
+      yield* engine.insert({ queue: "q", worker: "Quick", args: null });
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)));
+      expect(Query.countsOf(yield* engine.state(), "q").available).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.effect("refuses options out of range before it starts", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const refused = yield* Effect.flip(Worker.run(engine, { queues: { q: 0 }, handlers: {} }));
+      expect(refused.message).toContain("queues.q must be an integer of at least 1");
+    }).pipe(Effect.scoped, Effect.provide(nodeDisk)),
+  );
+});
