@@ -66,7 +66,9 @@ const readU32 = (bytes: Uint8Array, offset: number): number =>
 
 // Eight bytes to read a float or a big integer through, so that decoding
 // needs no DataView over its input (creating one costs more than the
-// reads of a typical payload).
+// reads of a typical payload). Shared, but it holds nothing between
+// statements: `scratchOf` fills it and the very next call reads it, with
+// no code of anyone else in between.
 const scratch = new Uint8Array(8);
 const scratchView = viewOf(scratch);
 
@@ -76,27 +78,28 @@ const scratchOf = (bytes: Uint8Array, offset: number): DataView => {
 };
 
 /**
- * Where the last value that `decodeValueWithin` accepted ended (the index
- * after its last byte). Valid until the next call; the codec is synchronous.
+ * Where a read stands in its bytes. The caller's own: `decodeValueWithin`
+ * starts at `at` and, when it accepts a value, moves `at` to the index after
+ * the value's last byte (a refusal leaves it where it was). Nothing about a
+ * call outlives it in this module, so a decode may run inside another.
  */
-let endOfLastValue = 0;
-
-/** The end of the last value `decodeValueWithin` accepted (see `endOfLastValue`). */
-export const lastValueEnd = (): number => endOfLastValue;
+export interface ValueCursor {
+  at: number;
+}
 
 /**
- * Decodes one canonical value starting at `start` in `bytes[start..end)`.
+ * Decodes one canonical value starting at `cursor.at` in `bytes[..end)`.
  *
  * `enclosingDepth` is the number of containers around the value in the
  * payload it belongs to (0 for a whole payload), so the depth limit counts
  * from the payload's root. With `exact`, the value must fill the range
- * (`TrailingBytes` otherwise); without it, decoding stops after the value
- * and `lastValueEnd()` says where. Offsets in errors are indexes into
- * `bytes`. Throws only on a bug (the public edge guards it).
+ * (`TrailingBytes` otherwise); without it, decoding stops after the value,
+ * and the cursor says where. Offsets in errors are indexes into `bytes`.
+ * Throws only on a bug (the public edge guards it).
  */
 export const decodeValueWithin = (
   bytes: Uint8Array,
-  start: number,
+  cursor: ValueCursor,
   end: number,
   enclosingDepth: number,
   exact: boolean,
@@ -104,7 +107,7 @@ export const decodeValueWithin = (
   const stack: Frame[] = [];
   // The innermost open container (the top of `stack`), kept at hand.
   let top: Frame | undefined;
-  let position = start;
+  let position = cursor.at;
   const depthMax = valueDepthMax - enclosingDepth;
   for (;;) {
     if (top !== undefined && top.map !== undefined) {
@@ -235,7 +238,7 @@ export const decodeValueWithin = (
         if (exact && position < end) {
           return E.left({ _tag: "TrailingBytes", offset: position, count: end - position });
         }
-        endOfLastValue = position;
+        cursor.at = position;
         return E.right(value);
       }
       if (frame.map !== undefined) frame.map.set(frame.key, value);
