@@ -152,7 +152,7 @@ export const encodeValue = (value: Value): E.Either<ValueEncodeError, Uint8Array
  */
 export const decodeValue = (bytes: Uint8Array): E.Either<ValueDecodeError, Value> => {
   try {
-    return decodeValueWithin(bytes, 0, bytes.length, 0, true);
+    return decodeValueWithin(bytes, { at: 0 }, bytes.length, 0, true);
   } catch (cause) {
     return E.left({ _tag: "Defect", message: describeDefect(cause) });
   }

@@ -31,25 +31,30 @@ const pick = (items) => {
 
 // A legal history built by a tiny simulator (not by the deciders, so that
 // generating it stays cheap): inserts, claims, finishes, retries, cancels,
-// promotions and schedule deliveries over ~10,000 live jobs.
-const generate = () => {
-  const records = [];
-  let memberEvents = 0;
-  let now = 1_700_000_000_000;
-  let lastJobId = 0;
-  const available = [];
-  const executing = [];
-  const pending = [];
-  const schedules = [];
-  let live = 0;
+// promotions and schedule deliveries over ~10,000 live jobs. The simulator
+// is one plain object that each step below changes.
+const newSimulation = () => ({
+  records: [],
+  memberEvents: 0,
+  now: 1_700_000_000_000,
+  lastJobId: 0,
+  available: [],
+  executing: [],
+  pending: [],
+  schedules: [],
+  live: 0,
+});
+
+/** One (13,2) per schedule, every one an interval on the shared grid. */
+const registerSchedules = (simulation) => {
   for (let index = 0; index < scheduleCount; index++) {
     const schedule = {
       scheduleId: `schedule-${index}`,
       revision: 1,
-      nextDueAt: now + everyMs + index * 500,
+      nextDueAt: simulation.now + everyMs + index * 500,
     };
-    schedules.push(schedule);
-    records.push({
+    simulation.schedules.push(schedule);
+    simulation.records.push({
       _tag: "ScheduleCheckpoint",
       scheduleId: schedule.scheduleId,
       definition: {
@@ -64,7 +69,7 @@ const generate = () => {
       },
       definitionRevision: 1,
       revision: 1,
-      registeredAt: now,
+      registeredAt: simulation.now,
       nextDueAt: schedule.nextDueAt,
       lastDueAt: null,
       cancelledAt: null,
@@ -72,125 +77,157 @@ const generate = () => {
       membershipComplete: true,
     });
   }
-  const insert = (queue, scheduledAt) => {
-    lastJobId++;
-    live++;
-    const job = { jobId: lastJobId, attempt: 0, maxAttempts: 3, scheduledAt };
-    const event = {
-      _tag: "JobInserted",
-      jobId: job.jobId,
-      queue,
-      worker: "SendEmail",
-      args: new Map([
-        ["to", `user${job.jobId}@example.com`],
-        ["template", "welcome"],
-      ]),
-      priority: job.jobId % 3,
-      maxAttempts: 3,
-      scheduledAt,
-      insertedAt: now,
-    };
-    if (scheduledAt > now) pending.push(job);
-    else available.push(job);
-    return event;
+};
+
+/** A new job's (1,1), not yet recorded (a delivery puts it in a mutation). */
+const insert = (simulation, queue, scheduledAt) => {
+  simulation.lastJobId++;
+  simulation.live++;
+  const job = { jobId: simulation.lastJobId, attempt: 0, maxAttempts: 3, scheduledAt };
+  const event = {
+    _tag: "JobInserted",
+    jobId: job.jobId,
+    queue,
+    worker: "SendEmail",
+    args: new Map([
+      ["to", `user${job.jobId}@example.com`],
+      ["template", "welcome"],
+    ]),
+    priority: job.jobId % 3,
+    maxAttempts: 3,
+    scheduledAt,
+    insertedAt: simulation.now,
   };
-  while (records.length < recordsTarget) {
-    now += 1 + Math.floor(random() * 5);
-    const roll = random();
-    if (roll < 0.3 && live < liveJobsTarget) {
-      const delay = random() < 0.1 ? 1_000 + Math.floor(random() * 60_000) : 0;
-      records.push(insert(`queue-${lastJobId % queueCount}`, now + delay));
-    } else if (roll < 0.55 && available.length > 0) {
-      const job = pick(available);
-      job.attempt++;
-      executing.push(job);
-      records.push({ _tag: "JobStarted", jobId: job.jobId, at: now, attempt: job.attempt });
-    } else if (roll < 0.8 && executing.length > 0) {
-      const job = pick(executing);
-      const outcome = random();
-      if (outcome < 0.07 && job.attempt < job.maxAttempts) {
-        job.scheduledAt = now + 1_000 * job.attempt;
-        pending.push(job);
-        records.push({
-          _tag: "JobRetried",
-          jobId: job.jobId,
-          at: now,
-          retryAt: job.scheduledAt,
-          error: "connection reset",
-        });
-      } else if (outcome < 0.1) {
-        live--;
-        records.push({
-          _tag: "JobFinished",
-          jobId: job.jobId,
-          at: now,
-          outcome: "discarded",
-          error: "bad address",
-        });
-      } else if (outcome < 0.2) {
-        live--;
-        memberEvents += 2;
-        records.push({
-          _tag: "Mutation",
-          events: [
-            { _tag: "JobFinished", jobId: job.jobId, at: now, outcome: "completed", error: null },
-            {
-              _tag: "ResultRecorded",
-              jobId: job.jobId,
-              result: new Map([["sent", true]]),
-              at: now,
-            },
-          ],
-        });
-      } else {
-        live--;
-        records.push({
-          _tag: "JobFinished",
-          jobId: job.jobId,
-          at: now,
-          outcome: "completed",
-          error: null,
-        });
-      }
-    } else if (roll < 0.9 && pending.length > 0) {
-      const index = Math.floor(random() * pending.length);
-      const job = pending[index];
-      if (job.scheduledAt <= now) {
-        pending[index] = pending[pending.length - 1];
-        pending.pop();
-        available.push(job);
-        records.push({ _tag: "JobAvailable", jobId: job.jobId, at: now });
-      }
-    } else if (roll < 0.93) {
-      const schedule = schedules[Math.floor(random() * schedules.length)];
-      if (schedule.nextDueAt <= now) {
-        const inserted = insert("scheduled", schedule.nextDueAt);
-        schedule.revision++;
-        const dueAt = schedule.nextDueAt;
-        schedule.nextDueAt = dueAt + everyMs;
-        memberEvents += 2;
-        records.push({
-          _tag: "Mutation",
-          events: [
-            inserted,
-            {
-              _tag: "OccurrenceAdvanced",
-              scheduleId: schedule.scheduleId,
-              revision: schedule.revision,
-              dueAt,
-              nextDueAt: schedule.nextDueAt,
-              outcome: "delivered",
-              activeJobId: inserted.jobId,
-            },
-          ],
-        });
-      }
-    } else if (roll < 0.94 && available.length > 0) {
-      const job = pick(available);
-      live--;
-      records.push({ _tag: "JobCancelled", jobId: job.jobId, at: now, reason: null });
-    }
+  if (scheduledAt > simulation.now) simulation.pending.push(job);
+  else simulation.available.push(job);
+  return event;
+};
+
+const claim = (simulation) => {
+  const job = pick(simulation.available);
+  job.attempt++;
+  simulation.executing.push(job);
+  simulation.records.push({
+    _tag: "JobStarted",
+    jobId: job.jobId,
+    at: simulation.now,
+    attempt: job.attempt,
+  });
+};
+
+/** An executing job retried, discarded, completed with a result, or completed. */
+const finish = (simulation) => {
+  const { now } = simulation;
+  const job = pick(simulation.executing);
+  const outcome = random();
+  if (outcome < 0.07 && job.attempt < job.maxAttempts) {
+    job.scheduledAt = now + 1_000 * job.attempt;
+    simulation.pending.push(job);
+    simulation.records.push({
+      _tag: "JobRetried",
+      jobId: job.jobId,
+      at: now,
+      retryAt: job.scheduledAt,
+      error: "connection reset",
+    });
+    return;
   }
+  simulation.live--;
+  if (outcome < 0.1) {
+    simulation.records.push({
+      _tag: "JobFinished",
+      jobId: job.jobId,
+      at: now,
+      outcome: "discarded",
+      error: "bad address",
+    });
+  } else if (outcome < 0.2) {
+    simulation.memberEvents += 2;
+    simulation.records.push({
+      _tag: "Mutation",
+      events: [
+        { _tag: "JobFinished", jobId: job.jobId, at: now, outcome: "completed", error: null },
+        { _tag: "ResultRecorded", jobId: job.jobId, result: new Map([["sent", true]]), at: now },
+      ],
+    });
+  } else {
+    simulation.records.push({
+      _tag: "JobFinished",
+      jobId: job.jobId,
+      at: now,
+      outcome: "completed",
+      error: null,
+    });
+  }
+};
+
+/** A random pending job made available, if it is due. */
+const promote = (simulation) => {
+  const { pending } = simulation;
+  const index = Math.floor(random() * pending.length);
+  const job = pending[index];
+  if (job.scheduledAt > simulation.now) return;
+  pending[index] = pending[pending.length - 1];
+  pending.pop();
+  simulation.available.push(job);
+  simulation.records.push({ _tag: "JobAvailable", jobId: job.jobId, at: simulation.now });
+};
+
+/** A random schedule's occurrence delivered, if it is due. */
+const deliver = (simulation) => {
+  const { schedules } = simulation;
+  const schedule = schedules[Math.floor(random() * schedules.length)];
+  if (schedule.nextDueAt > simulation.now) return;
+  const inserted = insert(simulation, "scheduled", schedule.nextDueAt);
+  schedule.revision++;
+  const dueAt = schedule.nextDueAt;
+  schedule.nextDueAt = dueAt + everyMs;
+  simulation.memberEvents += 2;
+  simulation.records.push({
+    _tag: "Mutation",
+    events: [
+      inserted,
+      {
+        _tag: "OccurrenceAdvanced",
+        scheduleId: schedule.scheduleId,
+        revision: schedule.revision,
+        dueAt,
+        nextDueAt: schedule.nextDueAt,
+        outcome: "delivered",
+        activeJobId: inserted.jobId,
+      },
+    ],
+  });
+};
+
+const cancel = (simulation) => {
+  const job = pick(simulation.available);
+  simulation.live--;
+  simulation.records.push({
+    _tag: "JobCancelled",
+    jobId: job.jobId,
+    at: simulation.now,
+    reason: null,
+  });
+};
+
+const generate = () => {
+  const simulation = newSimulation();
+  registerSchedules(simulation);
+  while (simulation.records.length < recordsTarget) {
+    simulation.now += 1 + Math.floor(random() * 5);
+    const roll = random();
+    if (roll < 0.3 && simulation.live < liveJobsTarget) {
+      const delay = random() < 0.1 ? 1_000 + Math.floor(random() * 60_000) : 0;
+      const queue = `queue-${simulation.lastJobId % queueCount}`;
+      simulation.records.push(insert(simulation, queue, simulation.now + delay));
+    } else if (roll < 0.55 && simulation.available.length > 0) claim(simulation);
+    else if (roll < 0.8 && simulation.executing.length > 0) finish(simulation);
+    else if (roll < 0.9 && simulation.pending.length > 0) promote(simulation);
+    else if (roll < 0.93) deliver(simulation);
+    else if (roll < 0.94 && simulation.available.length > 0) cancel(simulation);
+  }
+  const { records, memberEvents, now, lastJobId } = simulation;
   return { records, memberEvents, now, lastJobId };
 };
 

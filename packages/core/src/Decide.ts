@@ -5,6 +5,11 @@
  * applied in order to the same state, and every field is one the codec
  * encodes.
  *
+ * Every value and number a decider takes from a command goes into its events
+ * in canonical form (`internal/Canonical.ts`): the form decoding the events'
+ * bytes gives, so the state folded from a decision is the state a reopen
+ * reads back (-0 is 0, a safe bigint a number, map keys in UTF-8 order).
+ *
  * A decision is a list of records; a record is one event or one mutation.
  * Claims, promotions and rescues are one event per job (each is legal on
  * its own); a batch insert, a completion with a result and a delivery are
@@ -31,8 +36,9 @@ import {
   scheduleCancelled,
   type ScheduleDefinition,
 } from "./Event.js";
+import { canonicalNumber, canonicalValue, type Unencodable } from "./internal/Canonical.js";
 import { definitionEquals } from "./internal/Equality.js";
-import { eventOverheadBytes, recordBytes, valueSize } from "./internal/Encoded.js";
+import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
 import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
@@ -40,7 +46,6 @@ import * as Limits from "./Limits.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
 import type { State } from "./State.js";
-import type { Value } from "./Value.js";
 import { keptError } from "./internal/ErrorBudget.js";
 
 /** The records to append, in order. */
@@ -67,10 +72,12 @@ const checkName = (field: string, value: string): Rejection | undefined =>
 const checkText = (field: string, value: string | null): Rejection | undefined =>
   Fields.isTextOrNull(value) ? undefined : invalid(field, "must be at most 65,535 UTF-8 bytes");
 
-const checkValue = (field: string, value: Value): Rejection | undefined => {
-  const size = valueSize(value);
-  return typeof size === "number" ? undefined : invalid(field, `cannot be encoded: ${size}`);
-};
+/**
+ * The refusal of `field` for a value the codec cannot encode, named down to
+ * the part of it at fault (`result.user.id: a function is not a value`).
+ */
+const unencodable = (field: string, value: Unencodable): Rejection =>
+  invalid(`${field}${value.path}`, value.detail);
 
 const checkLimit = (value: number | undefined): Rejection | undefined =>
   value === undefined || Fields.isIntegerIn(value, 1, Limits.decisionRecordsMax)
@@ -141,12 +148,9 @@ const isNotTerminal = (job: Job): boolean => !isTerminal(job.state);
 // inserted job.
 const jobField = (index: number, name: string): string => `jobs[${index}].${name}`;
 
-/**
- * Checks one new job's fields: its record's size in bytes as `recordBytes`
- * counts a (1,1) (without the mutation's own overhead), or the refusal. The
- * args are measured once, for both the check and the size.
- */
-const newJobBytes = (job: Commands.NewJob, index: number): Rejection | number => {
+/** A new job's fields other than its args, checked. */
+const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined => {
+  if (typeof job !== "object" || job === null) return invalid(`jobs[${index}]`, "must be a job");
   if (!Fields.isName(job.queue)) return invalid(jobField(index, "queue"), nameDetail);
   if (!Fields.isName(job.worker)) return invalid(jobField(index, "worker"), nameDetail);
   if (
@@ -164,27 +168,49 @@ const newJobBytes = (job: Commands.NewJob, index: number): Rejection | number =>
   if (job.scheduledAt !== undefined && !Fields.isTime(job.scheduledAt)) {
     return invalid(jobField(index, "scheduledAt"), timeDetail);
   }
-  const argsBytes = valueSize(job.args);
-  if (typeof argsBytes !== "number") {
-    return invalid(jobField(index, "args"), `cannot be encoded: ${argsBytes}`);
-  }
-  return (
-    eventOverheadBytes + Fields.utf8Length(job.queue) + Fields.utf8Length(job.worker) + argsBytes
-  );
+  return undefined;
 };
 
-/** The record bytes of the jobs as one record (as `recordBytes` counts), or the first refusal. */
-const newJobsBytes = (jobs: ReadonlyArray<Commands.NewJob>): Rejection | number => {
+/**
+ * The record inserting the jobs after `lastJobId` (one (1,1), or a mutation
+ * of several), or the first refusal: a job's field, then the record's size.
+ * Each job's args are walked once, for the check, the size and the
+ * canonical form.
+ */
+const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided => {
+  const now = canonicalNumber(command.now);
+  // Of its final size, as `map` would make it (growing it by `push` measured slower).
+  const events = new Array<JobInserted>(command.jobs.length);
   // Several jobs are one mutation, which adds its own overhead.
-  let bytes = jobs.length === 1 ? 0 : eventOverheadBytes;
-  for (let index = 0; index < jobs.length; index++) {
-    const job = jobs[index];
-    if (job === undefined) continue;
-    const jobBytes = newJobBytes(job, index);
-    if (typeof jobBytes !== "number") return jobBytes;
-    bytes += jobBytes;
+  let bytes = command.jobs.length === 1 ? 0 : eventOverheadBytes;
+  for (let index = 0; index < command.jobs.length; index++) {
+    const job = command.jobs[index];
+    if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
+    const refusal = checkNewJob(job, index);
+    if (refusal !== undefined) return Either.left(refusal);
+    const args = canonicalValue(job.args);
+    if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
+    events[index] = jobInserted({
+      jobId: lastJobId + index + 1,
+      queue: job.queue,
+      worker: job.worker,
+      args: args.value,
+      priority: canonicalNumber(job.priority ?? Commands.priorityDefault),
+      maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
+      scheduledAt: canonicalNumber(job.scheduledAt ?? now),
+      insertedAt: now,
+    });
+    // As `recordBytes` counts a (1,1).
+    bytes +=
+      eventOverheadBytes +
+      Fields.utf8Length(job.queue) +
+      Fields.utf8Length(job.worker) +
+      args.bytes;
   }
-  return bytes;
+  // Sized exactly as `decided` would: no second pass over the args.
+  return bytes <= Limits.payloadBytesMax
+    ? Either.right([asRecord(events)])
+    : Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
 };
 
 const nextIds = (lastJobId: number, count: number): Rejection | undefined =>
@@ -208,26 +234,7 @@ export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs)
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
     nextIds(lastJobId, command.jobs.length);
-  if (rejection !== undefined) return Either.left(rejection);
-  const bytes = newJobsBytes(command.jobs);
-  if (typeof bytes !== "number") return Either.left(bytes);
-  if (bytes > Limits.payloadBytesMax) {
-    return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
-  }
-  const events = command.jobs.map((job, index) =>
-    jobInserted({
-      jobId: lastJobId + index + 1,
-      queue: job.queue,
-      worker: job.worker,
-      args: job.args,
-      priority: job.priority ?? Commands.priorityDefault,
-      maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
-      scheduledAt: job.scheduledAt ?? command.now,
-      insertedAt: command.now,
-    }),
-  );
-  // Sized above, exactly as `decided` would: no second pass over the args.
-  return Either.right([asRecord(events)]);
+  return rejection === undefined ? newJobsRecord(lastJobId, command) : Either.left(rejection);
 };
 
 /** InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`. */
@@ -247,10 +254,11 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
       ? undefined
       : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`));
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const records: Array<Event> = [];
   const queue = state.indexes.available.get(command.queue);
   queue?.forEachWhile((_, job) => {
-    records.push(jobStarted({ jobId: job.jobId, at: command.now, attempt: job.attempt + 1 }));
+    records.push(jobStarted({ jobId: job.jobId, at: now, attempt: job.attempt + 1 }));
     return records.length < command.limit;
   });
   return Either.right(records);
@@ -258,22 +266,22 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
 
 /** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
 export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
-  const result = command.result;
-  const rejection =
-    checkTime("now", command.now) ??
-    (result === undefined ? undefined : checkValue("result", result));
+  const rejection = checkTime("now", command.now);
   if (rejection !== undefined) return Either.left(rejection);
+  const result = command.result === undefined ? undefined : canonicalValue(command.result);
+  if (result?._tag === "Unencodable") return Either.left(unencodable("result", result));
+  const now = canonicalNumber(command.now);
   const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   const finished = jobFinished({
     jobId: job.jobId,
-    at: command.now,
+    at: now,
     outcome: "completed",
     error: null,
   });
   if (result === undefined) return decided([finished]);
   return decided([
-    mutation([finished, resultRecorded({ jobId: job.jobId, result, at: command.now })]),
+    mutation([finished, resultRecorded({ jobId: job.jobId, result: result.value, at: now })]),
   ]);
 };
 
@@ -308,12 +316,13 @@ const failure = (
 export const failJob = (state: State, command: Commands.FailJob): Decided => {
   const rejection = checkTime("now", command.now) ?? checkText("error", command.error);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   return decided([
     failure(
       job,
-      command.now,
+      now,
       command.error,
       command.discard === true,
       command.backoff ?? Backoff.defaultPolicy,
@@ -325,9 +334,10 @@ export const failJob = (state: State, command: Commands.FailJob): Decided => {
 export const cancelJob = (state: State, command: Commands.CancelJob): Decided => {
   const rejection = checkTime("now", command.now) ?? checkText("reason", command.reason);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const job = findJob(state, command.jobId, command._tag, isNotTerminal);
   if (isRejection(job)) return Either.left(job);
-  return decided([jobCancelled({ jobId: job.jobId, at: command.now, reason: command.reason })]);
+  return decided([jobCancelled({ jobId: job.jobId, at: now, reason: command.reason })]);
 };
 
 /**
@@ -342,12 +352,13 @@ export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided 
     checkText("error", command.error) ??
     checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const policy = command.backoff ?? Backoff.defaultPolicy;
   const records: Array<Event> = [];
   state.indexes.executing.forEachWhile((_, job) => {
     if ((job.attemptedAt ?? 0) >= command.startedBefore || records.length >= limit) return false;
-    records.push(failure(job, command.now, command.error, false, policy));
+    records.push(failure(job, now, command.error, false, policy));
     return true;
   });
   return decided(records);
@@ -360,11 +371,12 @@ export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided 
 export const makeDueAvailable = (state: State, command: Commands.MakeDueAvailable): Decided => {
   const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];
   state.indexes.pending.forEachWhile((_, job) => {
-    if (job.scheduledAt > command.now || records.length >= limit) return false;
-    records.push(jobAvailable({ jobId: job.jobId, at: command.now }));
+    if (job.scheduledAt > now || records.length >= limit) return false;
+    records.push(jobAvailable({ jobId: job.jobId, at: now }));
     return true;
   });
   return Either.right(records);
@@ -382,10 +394,16 @@ const checkExpected = (
     : { _tag: "RevisionMismatch", scheduleId, expected, actual };
 };
 
+/** A definition checked, in canonical form (its fields in declared order), with its recurrence. */
+interface CheckedDefinition {
+  readonly definition: ScheduleDefinition;
+  readonly recurrence: Due.Recurrence;
+}
+
 const checkDefinition = (
   scheduleId: string,
   definition: ScheduleDefinition,
-): Either.Either<Rejection, Due.Recurrence> => {
+): Either.Either<Rejection, CheckedDefinition> => {
   // The strict checks first: the fold's kind checks leave well-formedness
   // to the codec, but nothing decided here may fail to encode.
   const strict =
@@ -397,12 +415,24 @@ const checkDefinition = (
   if (fieldRefusal !== undefined) {
     return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
   }
-  const args = checkValue("definition.args", definition.args);
-  if (args !== undefined) return Either.left(args);
+  const args = canonicalValue(definition.args);
+  if (args._tag === "Unencodable") return Either.left(unencodable("definition.args", args));
   const recurrence = Due.recurrence(definition);
-  return Either.isLeft(recurrence)
-    ? Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left })
-    : Either.right(recurrence.right);
+  if (Either.isLeft(recurrence)) {
+    return Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left });
+  }
+  // The fields the codec writes, in the order its decoder builds them.
+  const canonical: ScheduleDefinition = {
+    queue: definition.queue,
+    worker: definition.worker,
+    args: args.value,
+    priority: canonicalNumber(definition.priority),
+    maxAttempts: definition.maxAttempts,
+    everyMs: definition.everyMs,
+    cron: definition.cron,
+    overlap: definition.overlap,
+  };
+  return Either.right({ definition: canonical, recurrence: recurrence.right });
 };
 
 /**
@@ -413,14 +443,16 @@ const checkDefinition = (
  * (its next occurrence is kept). `expectedRevision` mismatch: `RevisionMismatch`.
  */
 export const registerSchedule = (state: State, command: Commands.RegisterSchedule): Decided => {
-  const { scheduleId, definition, now } = command;
-  const rejection = checkTime("now", now) ?? checkName("scheduleId", scheduleId);
+  const { scheduleId } = command;
+  const rejection = checkTime("now", command.now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const current = state.schedules.get(scheduleId);
   const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
   if (mismatch !== undefined) return Either.left(mismatch);
-  const recurrence = checkDefinition(scheduleId, definition);
-  if (Either.isLeft(recurrence)) return recurrence;
+  const checked = checkDefinition(scheduleId, command.definition);
+  if (Either.isLeft(checked)) return checked;
+  const { definition, recurrence } = checked.right;
   if (
     current !== undefined &&
     current.cancelledAt === null &&
@@ -428,7 +460,7 @@ export const registerSchedule = (state: State, command: Commands.RegisterSchedul
   ) {
     return Either.right([]);
   }
-  const nextDueAt = Due.first(recurrence.right, now);
+  const nextDueAt = Due.first(recurrence, now);
   if (nextDueAt === null) {
     return Either.left({
       _tag: "InvalidDefinition",
@@ -458,6 +490,7 @@ export const cancelSchedule = (state: State, command: Commands.CancelSchedule): 
   const { scheduleId } = command;
   const rejection = checkTime("now", command.now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const current = state.schedules.get(scheduleId);
   if (current === undefined) return Either.left({ _tag: "ScheduleNotFound", scheduleId });
   const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
@@ -465,9 +498,7 @@ export const cancelSchedule = (state: State, command: Commands.CancelSchedule): 
   if (current.cancelledAt !== null) {
     return Either.left({ _tag: "ScheduleAlreadyCancelled", scheduleId });
   }
-  return Either.right([
-    scheduleCancelled({ scheduleId, revision: current.revision + 1, at: command.now }),
-  ]);
+  return Either.right([scheduleCancelled({ scheduleId, revision: current.revision + 1, at: now })]);
 };
 
 const occurrenceRecord = (
@@ -537,17 +568,18 @@ const occurrenceRecord = (
 export const tick = (state: State, command: Commands.Tick): Decided => {
   const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
+  const now = canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];
   let nextJobId = state.lastJobId + 1;
   let exhausted = false;
   state.indexes.due.forEachWhile((_, schedule) => {
-    if (schedule.nextDueAt > command.now || records.length >= limit) return false;
+    if (schedule.nextDueAt > now || records.length >= limit) return false;
     if (nextJobId > Limits.idMax) {
       exhausted = true;
       return false;
     }
-    const { record, usedId } = occurrenceRecord(schedule, command.now, nextJobId);
+    const { record, usedId } = occurrenceRecord(schedule, now, nextJobId);
     records.push(record);
     if (usedId) nextJobId++;
     return true;

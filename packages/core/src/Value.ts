@@ -9,6 +9,9 @@
  * Canonical domain: an integer of magnitude <= 2^53-1 is a `number`; an
  * integer outside that range (but inside int64) is a `bigint`; a `number`
  * that is not a safe integer is a finite float. `-0` is the integer 0.
+ * Decoding also gives map keys in UTF-8 byte order and plain arrays, maps
+ * and `Uint8Array`s; the deciders put values into events in exactly that
+ * form (`internal/Canonical.ts`), so the state equals its log.
  */
 export type Value =
   | null

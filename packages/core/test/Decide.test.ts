@@ -1,7 +1,7 @@
 // The deciders as specifications: given a history, when a command is
 // decided, then exactly these records (which must also be legal for
 // `evolve`), or a typed rejection. Grouped by command and by state.
-import { Backoff, Commands, Decide, Event, Limits, Query, State } from "@tay/core";
+import { Backoff, Commands, Decide, Event, Limits, Query, State, Value } from "@tay/core";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { recordBytes } from "../src/internal/Encoded.js";
@@ -109,12 +109,15 @@ describe("InsertJobs", () => {
     given().when(command).rejects("InvalidField", { field });
   });
 
-  it("refuses args nested deeper than the codec allows", () => {
+  it("refuses args nested deeper than the codec allows, naming the first value too deep", () => {
     let deep: Event.JobInserted["args"] = null;
     for (let depth = 0; depth < 64; depth++) deep = [deep];
     given()
       .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: deep })] }))
-      .rejects("InvalidField", { field: "jobs[0].args" });
+      .rejects("InvalidField", {
+        field: `jobs[0].args${"[0]".repeat(64)}`,
+        detail: "a value nested deeper than 64 levels is not encodable",
+      });
   });
 
   it("refuses a record over the payload bound: TooLarge", () => {
@@ -685,6 +688,278 @@ describe("Tick", () => {
       Commands.tick({ now: 5, limit: 1 }),
     );
     expect(Either.isRight(decision) && decision.right.length).toBe(1);
+  });
+});
+
+// What the deciders put in an event is what decoding its bytes gives back,
+// so the state folded after a decision is the state a reopen reads.
+describe("values and numbers taken from a command", () => {
+  /** The one event of a decision of one record that is not a mutation. */
+  const onlyEvent = (decision: Decide.Decided): Event.Event => {
+    if (Either.isLeft(decision) || decision.right.length !== 1 || decision.right[0] === undefined) {
+      throw new Error(
+        `not one record: ${JSON.stringify(Either.isLeft(decision) && decision.left)}`,
+      );
+    }
+    return decision.right[0];
+  };
+  const insertedArgs = (args: Value.Value): Value.Value => {
+    const event = onlyEvent(
+      Decide.decide(State.initialState, Commands.insertJobs({ now: 0, jobs: [newJob({ args })] })),
+    );
+    if (event._tag !== "JobInserted") throw new Error(event._tag);
+    return event.args;
+  };
+
+  describe("when they are not in canonical form", () => {
+    it("an insert's args: -0 is 0 and a safe bigint a number, nested too", () => {
+      const args = new Map<string, Value.Value>([
+        ["list", [-0, 5n, -(2n ** 53n - 1n), 2n ** 53n, 1.5]],
+      ]);
+      const state = given()
+        .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args })] }))
+        .then(
+          inserted(1, {
+            args: new Map([["list", [0, 5, -(2 ** 53 - 1), 2n ** 53n, 1.5]]]),
+            maxAttempts: 20,
+          }),
+        );
+      const held = State.job(state, 1)?.args ?? null;
+      const list = Value.isMap(held) ? held.get("list") : undefined;
+      expect(Array.isArray(list) && Object.is(list[0], 0)).toBe(true);
+      expect(Array.isArray(list) && typeof list[1]).toBe("number");
+      expect(Array.isArray(list) && typeof list[3]).toBe("bigint");
+    });
+
+    it("a map's keys in UTF-8 byte order, as the decoder builds the map", () => {
+      const args = insertedArgs(
+        new Map<string, Value.Value>([
+          ["b", 1],
+          ["\u{1F600}", 2],
+          ["\uFFFD", 3],
+          [
+            "a",
+            new Map([
+              ["z", 1],
+              ["y", 2],
+            ]),
+          ],
+        ]),
+      );
+      expect(Value.isMap(args) && [...args.keys()]).toEqual(["a", "b", "\uFFFD", "\u{1F600}"]);
+      const inner = Value.isMap(args) ? (args.get("a") ?? null) : null;
+      expect(Value.isMap(inner) && [...inner.keys()]).toEqual(["y", "z"]);
+    });
+
+    it("a Buffer, an Array or a Map of a subclass is a plain one", () => {
+      class Listing extends Array<Value.Value> {}
+      class Registry extends Map<string, Value.Value> {}
+      const list = Listing.from([1, 2]);
+      const args = insertedArgs(
+        new Registry([
+          ["bytes", Buffer.from([1, 2, 3])],
+          ["list", list],
+        ]),
+      );
+      expect(Object.getPrototypeOf(args)).toBe(Map.prototype);
+      const bytes = Value.isMap(args) ? args.get("bytes") : undefined;
+      expect(Object.getPrototypeOf(bytes)).toBe(Uint8Array.prototype);
+      expect(bytes).toEqual(Uint8Array.of(1, 2, 3));
+      const items = Value.isMap(args) ? args.get("list") : undefined;
+      expect(Object.getPrototypeOf(items)).toBe(Array.prototype);
+      expect(items).toEqual([1, 2]);
+    });
+
+    it("a result, a definition's args and priority, and every time", () => {
+      const completed = onlyEvent(
+        Decide.decide(
+          stateOf([inserted(1), started(1)]),
+          Commands.completeJob({ now: -0, jobId: 1, result: [5n, -0] }),
+        ),
+      );
+      expect(completed._tag === "Mutation" && completed.events).toStrictEqual([
+        Event.jobFinished({ jobId: 1, at: 0, outcome: "completed", error: null }),
+        Event.resultRecorded({ jobId: 1, result: [5, 0], at: 0 }),
+      ]);
+      const finished = completed._tag === "Mutation" ? completed.events[0] : undefined;
+      expect(finished?._tag === "JobFinished" && Object.is(finished.at, 0)).toBe(true);
+      const registered = onlyEvent(
+        Decide.decide(
+          State.initialState,
+          Commands.registerSchedule({
+            now: -0,
+            scheduleId: "s",
+            definition: definition({ args: new Map([["n", 7n]]), priority: -0 }),
+          }),
+        ),
+      );
+      expect(registered._tag === "ScheduleCheckpoint" && registered.definition).toStrictEqual(
+        definition({ args: new Map([["n", 7]]), priority: 0 }),
+      );
+      expect(
+        registered._tag === "ScheduleCheckpoint" && Object.is(registered.registeredAt, 0),
+      ).toBe(true);
+      const job = onlyEvent(
+        Decide.decide(
+          State.initialState,
+          Commands.insertJobs({ now: -0, jobs: [newJob({ priority: -0, scheduledAt: -0 })] }),
+        ),
+      );
+      if (job._tag !== "JobInserted") throw new Error(job._tag);
+      for (const number of [job.priority, job.scheduledAt, job.insertedAt]) {
+        expect(Object.is(number, 0)).toBe(true);
+      }
+    });
+  });
+
+  describe("when they are in canonical form already", () => {
+    it("takes them as they are, without a copy", () => {
+      const args = new Map<string, Value.Value>([
+        ["a", [1, 2n ** 60n, new Map([["k", Uint8Array.of(1)]])]],
+        ["b", "text"],
+      ]);
+      expect(insertedArgs(args)).toBe(args);
+    });
+
+    it("copies only the way to a part that changes", () => {
+      const untouched = [1, 2, 3];
+      const args = new Map<string, Value.Value>([
+        ["a", untouched],
+        ["b", [untouched, -0]],
+      ]);
+      const decided = insertedArgs(args);
+      expect(decided).not.toBe(args);
+      expect(Value.isMap(decided) && decided.get("a")).toBe(untouched);
+      const b = Value.isMap(decided) ? decided.get("b") : undefined;
+      expect(Array.isArray(b) && b[0]).toBe(untouched);
+    });
+  });
+});
+
+// A value the codec cannot encode is refused with the path inside it and a
+// sentence that says what is there.
+describe("refusing what is not a value", () => {
+  /** A copy of `items` with an empty slot at `index` (a sparse array, as untyped code makes). */
+  const withHole = <T>(items: ReadonlyArray<T>, index: number): T[] => {
+    const sparse = new Array<T>(items.length);
+    items.forEach((item, at) => {
+      if (at !== index) sparse[at] = item;
+    });
+    return sparse;
+  };
+
+  it.each([
+    [
+      "jobs[1].args.user.id",
+      "a function is not a value",
+      new Map([["user", new Map([["id", () => 1]])]]),
+    ],
+    ["jobs[1].args[3]", "undefined is not a value", [1, 2, 3, undefined]],
+    ["jobs[1].args[1]", "an empty slot of a sparse list is not a value", withHole([1, 2, 3], 1)],
+    [
+      'jobs[1].args["a b"][0]',
+      "a number that is not finite is not a value",
+      new Map([["a b", [Number.NaN]]]),
+    ],
+    [
+      'jobs[1].args[""]',
+      "a number that is not finite is not a value",
+      new Map([["", Number.POSITIVE_INFINITY]]),
+    ],
+    ["jobs[1].args.__proto__", "a symbol is not a value", new Map([["__proto__", Symbol("s")]])],
+    [
+      "jobs[1].args.user",
+      "a plain object (use a Map) is not a value",
+      new Map([["user", { id: 1 }]]),
+    ],
+    [
+      "jobs[1].args",
+      "an object with a prototype other than Object (Date) is not a value",
+      new Date(0),
+    ],
+    [
+      "jobs[1].args[0]",
+      "an object with a prototype other than Object (Float64Array) is not a value",
+      [new Float64Array(1)],
+    ],
+    [
+      "jobs[1].args.big",
+      "a bigint outside int64 (-2^63..2^63-1) is not a value",
+      new Map([["big", 2n ** 63n]]),
+    ],
+    [
+      "jobs[1].args.text",
+      "a string with a lone surrogate is not a value",
+      new Map([["text", "a\ud800"]]),
+    ],
+    [
+      "jobs[1].args.keys",
+      "a map key that is a number is not a value",
+      new Map([["keys", new Map([[1, 1]])]]),
+    ],
+    ["jobs[1].args", "a map key with a lone surrogate is not a value", new Map([["\udc00", 1]])],
+  ])("%s: %s", (field, detail, args) => {
+    given()
+      .when(
+        Commands.insertJobs({ now: 0, jobs: [newJob(), newJob({ args: args as Value.Value })] }),
+      )
+      .rejects("InvalidField", { field, detail });
+  });
+
+  it("quotes a key that is not identifier-like, cut at 64 characters", () => {
+    const key = `${"k".repeat(70)} x`;
+    given()
+      .when(
+        Commands.insertJobs({
+          now: 0,
+          jobs: [newJob({ args: new Map([[key, Number.NaN]]) })],
+        }),
+      )
+      .rejects("InvalidField", { field: `jobs[0].args[${JSON.stringify(`${"k".repeat(64)}…`)}]` });
+  });
+
+  it("a cycle is refused as too deep, not followed forever", () => {
+    const cycle: Value.Value[] = [];
+    cycle.push(cycle);
+    given()
+      .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: cycle })] }))
+      .rejects("InvalidField", {
+        field: `jobs[0].args${"[0]".repeat(64)}`,
+        detail: "a value nested deeper than 64 levels is not encodable",
+      });
+  });
+
+  it("names the path inside a result and a definition's args", () => {
+    given(inserted(1), started(1))
+      .when(
+        Commands.completeJob({
+          now: 1,
+          jobId: 1,
+          result: new Map([["rows", [new Map([["at", new Date(0) as unknown as Value.Value]])]]]),
+        }),
+      )
+      .rejects("InvalidField", {
+        field: "result.rows[0].at",
+        detail: "an object with a prototype other than Object (Date) is not a value",
+      });
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: definition({ args: [1, [2, Number.NEGATIVE_INFINITY]] }),
+        }),
+      )
+      .rejects("InvalidField", {
+        field: "definition.args[1][1]",
+        detail: "a number that is not finite is not a value",
+      });
+  });
+
+  it("a hole in the list of jobs is refused, not skipped", () => {
+    given()
+      .when(Commands.insertJobs({ now: 0, jobs: withHole([newJob(), newJob(), newJob()], 1) }))
+      .rejects("InvalidField", { field: "jobs[1]", detail: "must be a job" });
   });
 });
 

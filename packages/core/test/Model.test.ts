@@ -141,170 +141,197 @@ const nextOccurrence = (definition: Event.ScheduleDefinition, after: number, due
   return Either.isRight(cron) ? Cron.next(cron.right, after) : null;
 };
 
-// The reference semantics of every command, written directly on the model.
+// The reference semantics of every command, written directly on the model:
+// one function per command, each changing the copy of the model `run` made.
+const insertJobs = (model: Model, command: Commands.InsertJobs): Outcome => {
+  const now = command.now;
+  if (command.jobs.some((job) => job.priority !== undefined && job.priority > 9)) {
+    return { rejected: "InvalidField" };
+  }
+  for (const job of command.jobs) {
+    insertJob(model, {
+      queue: job.queue,
+      worker: job.worker,
+      args: job.args,
+      priority: job.priority ?? 0,
+      maxAttempts: job.maxAttempts ?? 20,
+      insertedAt: now,
+      scheduledAt: job.scheduledAt ?? now,
+    });
+  }
+  return { model };
+};
+
+const claimJobs = (model: Model, command: Commands.ClaimJobs): Outcome => {
+  const now = command.now;
+  const claimed = model.jobs
+    .filter((job) => job.queue === command.queue && job.state === "available")
+    .sort((a, b) => a.priority - b.priority || a.scheduledAt - b.scheduledAt || a.jobId - b.jobId)
+    .slice(0, command.limit);
+  for (const job of claimed) {
+    job.state = "executing";
+    job.attempt += 1;
+    job.attemptedAt = now;
+  }
+  return { model };
+};
+
+const finishJob = (model: Model, command: Commands.CompleteJob | Commands.FailJob): Outcome => {
+  const now = command.now;
+  const job = find(model, command.jobId);
+  if (job === undefined) return { rejected: "JobNotFound" };
+  if (job.state !== "executing") return { rejected: "InvalidTransition" };
+  if (command._tag === "FailJob") {
+    fail(model, job, now, command.error, command.discard === true);
+  } else {
+    job.state = "completed";
+    job.finishedAt = now;
+    if (command.result !== undefined) job.result = { value: command.result, at: now };
+    leaveSchedule(model, job);
+  }
+  return { model };
+};
+
+const cancelJob = (model: Model, command: Commands.CancelJob): Outcome => {
+  const now = command.now;
+  const job = find(model, command.jobId);
+  if (job === undefined) return { rejected: "JobNotFound" };
+  if (terminal(job.state)) return { rejected: "InvalidTransition" };
+  job.state = "cancelled";
+  job.finishedAt = now;
+  leaveSchedule(model, job);
+  return { model };
+};
+
+const rescueJobs = (model: Model, command: Commands.RescueJobs): Outcome => {
+  const now = command.now;
+  const orphans = model.jobs
+    .filter((job) => job.state === "executing" && (job.attemptedAt ?? 0) < command.startedBefore)
+    .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
+    .slice(0, command.limit ?? 10_000);
+  for (const job of orphans) fail(model, job, now, command.error, false);
+  return { model };
+};
+
+const makeDueAvailable = (model: Model, command: Commands.MakeDueAvailable): Outcome => {
+  const now = command.now;
+  const due = model.jobs
+    .filter(
+      (job) => (job.state === "scheduled" || job.state === "retryable") && job.scheduledAt <= now,
+    )
+    .sort((a, b) => a.scheduledAt - b.scheduledAt || a.jobId - b.jobId)
+    .slice(0, command.limit ?? 10_000);
+  for (const job of due) job.state = "available";
+  return { model };
+};
+
+const registerSchedule = (model: Model, command: Commands.RegisterSchedule): Outcome => {
+  const now = command.now;
+  const current = model.schedules.find((schedule) => schedule.scheduleId === command.scheduleId);
+  const actual = current?.revision ?? 0;
+  if (command.expectedRevision !== undefined && command.expectedRevision !== actual) {
+    return { rejected: "RevisionMismatch" };
+  }
+  const definition = command.definition;
+  if ((definition.everyMs === null) === (definition.cron === null)) {
+    return { rejected: "InvalidDefinition" };
+  }
+  if (
+    current !== undefined &&
+    current.cancelledAt === null &&
+    sameDefinition(current.definition, definition)
+  ) {
+    return { model };
+  }
+  const nextDueAt = nextOccurrence(definition, now, now);
+  if (nextDueAt === null) return { rejected: "InvalidDefinition" };
+  const revision = actual + 1;
+  const schedule: ModelSchedule = {
+    scheduleId: command.scheduleId,
+    definition,
+    revision,
+    definitionRevision: revision,
+    registeredAt: now,
+    nextDueAt,
+    lastDueAt: current?.lastDueAt ?? null,
+    cancelledAt: null,
+    activeJobIds: current?.activeJobIds ?? [],
+    membershipComplete: current?.membershipComplete ?? true,
+  };
+  model.schedules = [...model.schedules.filter((other) => other !== current), schedule];
+  return { model };
+};
+
+const cancelSchedule = (model: Model, command: Commands.CancelSchedule): Outcome => {
+  const now = command.now;
+  const current = model.schedules.find((schedule) => schedule.scheduleId === command.scheduleId);
+  if (current === undefined) return { rejected: "ScheduleNotFound" };
+  if (current.cancelledAt !== null) return { rejected: "ScheduleAlreadyCancelled" };
+  current.cancelledAt = now;
+  current.revision += 1;
+  return { model };
+};
+
+const tick = (model: Model, command: Commands.Tick): Outcome => {
+  const now = command.now;
+  const due = model.schedules
+    .filter((schedule) => schedule.cancelledAt === null && schedule.nextDueAt <= now)
+    .sort(
+      (a, b) =>
+        a.nextDueAt - b.nextDueAt ||
+        (a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0),
+    )
+    .slice(0, command.limit ?? 10_000);
+  for (const schedule of due) {
+    const dueAt = schedule.nextDueAt;
+    const next = nextOccurrence(schedule.definition, Math.max(now, dueAt), dueAt);
+    schedule.revision += 1;
+    if (next === null) {
+      schedule.cancelledAt = now;
+      continue;
+    }
+    if (!(schedule.definition.overlap === "skip" && schedule.activeJobIds.length > 0)) {
+      const { definition } = schedule;
+      const job = insertJob(model, {
+        queue: definition.queue,
+        worker: definition.worker,
+        args: definition.args,
+        priority: definition.priority,
+        maxAttempts: definition.maxAttempts,
+        insertedAt: now,
+        scheduledAt: dueAt,
+      });
+      job.scheduleId = schedule.scheduleId;
+      schedule.activeJobIds = [...schedule.activeJobIds, job.jobId].sort((a, b) => a - b);
+    }
+    schedule.lastDueAt = dueAt;
+    schedule.nextDueAt = next;
+  }
+  return { model };
+};
+
 const run = (before: Model, command: Commands.Command): Outcome => {
   const model: Model = structuredClone(before);
-  const now = command.now;
   switch (command._tag) {
-    case "InsertJobs": {
-      if (command.jobs.some((job) => job.priority !== undefined && job.priority > 9)) {
-        return { rejected: "InvalidField" };
-      }
-      for (const job of command.jobs) {
-        insertJob(model, {
-          queue: job.queue,
-          worker: job.worker,
-          args: job.args,
-          priority: job.priority ?? 0,
-          maxAttempts: job.maxAttempts ?? 20,
-          insertedAt: now,
-          scheduledAt: job.scheduledAt ?? now,
-        });
-      }
-      return { model };
-    }
-    case "ClaimJobs": {
-      const claimed = model.jobs
-        .filter((job) => job.queue === command.queue && job.state === "available")
-        .sort(
-          (a, b) => a.priority - b.priority || a.scheduledAt - b.scheduledAt || a.jobId - b.jobId,
-        )
-        .slice(0, command.limit);
-      for (const job of claimed) {
-        job.state = "executing";
-        job.attempt += 1;
-        job.attemptedAt = now;
-      }
-      return { model };
-    }
+    case "InsertJobs":
+      return insertJobs(model, command);
+    case "ClaimJobs":
+      return claimJobs(model, command);
     case "CompleteJob":
-    case "FailJob": {
-      const job = find(model, command.jobId);
-      if (job === undefined) return { rejected: "JobNotFound" };
-      if (job.state !== "executing") return { rejected: "InvalidTransition" };
-      if (command._tag === "FailJob") {
-        fail(model, job, now, command.error, command.discard === true);
-      } else {
-        job.state = "completed";
-        job.finishedAt = now;
-        if (command.result !== undefined) job.result = { value: command.result, at: now };
-        leaveSchedule(model, job);
-      }
-      return { model };
-    }
-    case "CancelJob": {
-      const job = find(model, command.jobId);
-      if (job === undefined) return { rejected: "JobNotFound" };
-      if (terminal(job.state)) return { rejected: "InvalidTransition" };
-      job.state = "cancelled";
-      job.finishedAt = now;
-      leaveSchedule(model, job);
-      return { model };
-    }
-    case "RescueJobs": {
-      const orphans = model.jobs
-        .filter(
-          (job) => job.state === "executing" && (job.attemptedAt ?? 0) < command.startedBefore,
-        )
-        .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
-        .slice(0, command.limit ?? 10_000);
-      for (const job of orphans) fail(model, job, now, command.error, false);
-      return { model };
-    }
-    case "MakeDueAvailable": {
-      const due = model.jobs
-        .filter(
-          (job) =>
-            (job.state === "scheduled" || job.state === "retryable") && job.scheduledAt <= now,
-        )
-        .sort((a, b) => a.scheduledAt - b.scheduledAt || a.jobId - b.jobId)
-        .slice(0, command.limit ?? 10_000);
-      for (const job of due) job.state = "available";
-      return { model };
-    }
-    case "RegisterSchedule": {
-      const current = model.schedules.find(
-        (schedule) => schedule.scheduleId === command.scheduleId,
-      );
-      const actual = current?.revision ?? 0;
-      if (command.expectedRevision !== undefined && command.expectedRevision !== actual) {
-        return { rejected: "RevisionMismatch" };
-      }
-      const definition = command.definition;
-      if ((definition.everyMs === null) === (definition.cron === null)) {
-        return { rejected: "InvalidDefinition" };
-      }
-      if (
-        current !== undefined &&
-        current.cancelledAt === null &&
-        sameDefinition(current.definition, definition)
-      ) {
-        return { model };
-      }
-      const nextDueAt = nextOccurrence(definition, now, now);
-      if (nextDueAt === null) return { rejected: "InvalidDefinition" };
-      const revision = actual + 1;
-      const schedule: ModelSchedule = {
-        scheduleId: command.scheduleId,
-        definition,
-        revision,
-        definitionRevision: revision,
-        registeredAt: now,
-        nextDueAt,
-        lastDueAt: current?.lastDueAt ?? null,
-        cancelledAt: null,
-        activeJobIds: current?.activeJobIds ?? [],
-        membershipComplete: current?.membershipComplete ?? true,
-      };
-      model.schedules = [...model.schedules.filter((other) => other !== current), schedule];
-      return { model };
-    }
-    case "CancelSchedule": {
-      const current = model.schedules.find(
-        (schedule) => schedule.scheduleId === command.scheduleId,
-      );
-      if (current === undefined) return { rejected: "ScheduleNotFound" };
-      if (current.cancelledAt !== null) return { rejected: "ScheduleAlreadyCancelled" };
-      current.cancelledAt = now;
-      current.revision += 1;
-      return { model };
-    }
-    case "Tick": {
-      const due = model.schedules
-        .filter((schedule) => schedule.cancelledAt === null && schedule.nextDueAt <= now)
-        .sort(
-          (a, b) =>
-            a.nextDueAt - b.nextDueAt ||
-            (a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0),
-        )
-        .slice(0, command.limit ?? 10_000);
-      for (const schedule of due) {
-        const dueAt = schedule.nextDueAt;
-        const next = nextOccurrence(schedule.definition, Math.max(now, dueAt), dueAt);
-        schedule.revision += 1;
-        if (next === null) {
-          schedule.cancelledAt = now;
-          continue;
-        }
-        if (!(schedule.definition.overlap === "skip" && schedule.activeJobIds.length > 0)) {
-          const { definition } = schedule;
-          const job = insertJob(model, {
-            queue: definition.queue,
-            worker: definition.worker,
-            args: definition.args,
-            priority: definition.priority,
-            maxAttempts: definition.maxAttempts,
-            insertedAt: now,
-            scheduledAt: dueAt,
-          });
-          job.scheduleId = schedule.scheduleId;
-          schedule.activeJobIds = [...schedule.activeJobIds, job.jobId].sort((a, b) => a - b);
-        }
-        schedule.lastDueAt = dueAt;
-        schedule.nextDueAt = next;
-      }
-      return { model };
-    }
+    case "FailJob":
+      return finishJob(model, command);
+    case "CancelJob":
+      return cancelJob(model, command);
+    case "RescueJobs":
+      return rescueJobs(model, command);
+    case "MakeDueAvailable":
+      return makeDueAvailable(model, command);
+    case "RegisterSchedule":
+      return registerSchedule(model, command);
+    case "CancelSchedule":
+      return cancelSchedule(model, command);
+    case "Tick":
+      return tick(model, command);
   }
 };
 

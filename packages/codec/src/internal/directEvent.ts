@@ -21,16 +21,31 @@
 import { Event as CoreEvent, Limits, type Value as CoreValue } from "@tay/core";
 import { twoToThe32 } from "./bytes.js";
 import { decodeUtf8 } from "./utf8.js";
-import { decodeValueWithin, lastValueEnd, valueTags } from "./valueDecode.js";
+import { decodeValueWithin, valueTags } from "./valueDecode.js";
 
 type Value = CoreValue.Value;
 type DomainEvent = CoreEvent.DomainEvent;
 
-// The cursor of the payload being read. The codec is synchronous, so one
-// cursor serves every call; `ok` turns false at the first field that is not
-// what the fast path expects, and every reader after that does nothing.
-let at = 0;
-let ok = true;
+/**
+ * Where one direct decode stands: the payload's bytes, the end of the range
+ * being read, the position, and `ok`, which turns false at the first field
+ * that is not what the fast path expects (every reader after that does
+ * nothing). Each call has its own, and so has each inner payload of a
+ * mutation, so a decode started from inside another cannot disturb it.
+ */
+class Cursor {
+  readonly bytes: Uint8Array;
+  readonly end: number;
+  at: number;
+  ok: boolean;
+
+  constructor(bytes: Uint8Array, at: number, end: number) {
+    this.bytes = bytes;
+    this.end = end;
+    this.at = at;
+    this.ok = true;
+  }
+}
 
 const readU32 = (bytes: Uint8Array, offset: number): number =>
   (((bytes[offset] ?? 0) << 24) |
@@ -114,174 +129,173 @@ const key = {
 } as const;
 
 /** A map header with exactly `count` entries. */
-const map = (bytes: Uint8Array, end: number, count: number): void => {
-  if (!ok) return;
-  if (end - at < 5 || bytes[at] !== valueTags.map || readU32(bytes, at + 1) !== count) {
-    ok = false;
+const map = (cursor: Cursor, count: number): void => {
+  if (!cursor.ok) return;
+  const { bytes, at } = cursor;
+  if (cursor.end - at < 5 || bytes[at] !== valueTags.map || readU32(bytes, at + 1) !== count) {
+    cursor.ok = false;
     return;
   }
-  at += 5;
+  cursor.at = at + 5;
 };
 
 /** The next key, which must be exactly `wire`. */
-const field = (bytes: Uint8Array, end: number, wire: Uint8Array): void => {
-  if (!ok) return;
+const field = (cursor: Cursor, wire: Uint8Array): void => {
+  if (!cursor.ok) return;
+  const { bytes, at } = cursor;
   const length = wire.length;
-  if (end - at < 4 + length || readU32(bytes, at) !== length) {
-    ok = false;
+  if (cursor.end - at < 4 + length || readU32(bytes, at) !== length) {
+    cursor.ok = false;
     return;
   }
   const start = at + 4;
   for (let index = 0; index < length; index++) {
     if (bytes[start + index] !== wire[index]) {
-      ok = false;
+      cursor.ok = false;
       return;
     }
   }
-  at = start + length;
+  cursor.at = start + length;
 };
 
 /** An integer in `min..max` (`min >= 0`). A negative or non-safe integer is left to the general path. */
-const integer = (bytes: Uint8Array, end: number, min: number, max: number): number => {
-  if (!ok) return 0;
+const integer = (cursor: Cursor, min: number, max: number): number => {
+  if (!cursor.ok) return 0;
+  const { bytes, at } = cursor;
   // 2^53-1 has 0x1fffff in its high half; a negative integer has its top bit set.
-  const high = end - at < 9 || bytes[at] !== valueTags.integer ? -1 : readU32(bytes, at + 1);
+  const high = cursor.end - at < 9 || bytes[at] !== valueTags.integer ? -1 : readU32(bytes, at + 1);
   if (high < 0 || high > 0x1f_ffff) {
-    ok = false;
+    cursor.ok = false;
     return 0;
   }
   const value = high * twoToThe32 + readU32(bytes, at + 5);
   if (value < min || value > max) {
-    ok = false;
+    cursor.ok = false;
     return 0;
   }
-  at += 9;
+  cursor.at = at + 9;
   return value;
 };
 
-const id = (bytes: Uint8Array, end: number): number =>
-  integer(bytes, end, Limits.idMin, Limits.idMax);
+const id = (cursor: Cursor): number => integer(cursor, Limits.idMin, Limits.idMax);
 
-const time = (bytes: Uint8Array, end: number): number =>
-  integer(bytes, end, Limits.timeMin, Limits.timeMax);
+const time = (cursor: Cursor): number => integer(cursor, Limits.timeMin, Limits.timeMax);
 
 /** A string of `bytesMin..bytesMax` bytes of well-formed UTF-8. */
-const string = (bytes: Uint8Array, end: number, bytesMin: number, bytesMax: number): string => {
-  if (!ok) return "";
+const string = (cursor: Cursor, bytesMin: number, bytesMax: number): string => {
+  if (!cursor.ok) return "";
+  const { bytes, at, end } = cursor;
   if (end - at < 5 || bytes[at] !== valueTags.string) {
-    ok = false;
+    cursor.ok = false;
     return "";
   }
   const length = readU32(bytes, at + 1);
   const start = at + 5;
   if (length > end - start || length < bytesMin || length > bytesMax) {
-    ok = false;
+    cursor.ok = false;
     return "";
   }
   // The same decoder (and cache) as the general path: the same string.
   const text = decodeUtf8(bytes, start, start + length);
   if (typeof text !== "string") {
-    ok = false;
+    cursor.ok = false;
     return "";
   }
-  at = start + length;
+  cursor.at = start + length;
   return text;
 };
 
-const name = (bytes: Uint8Array, end: number): string =>
-  string(bytes, end, Limits.nameBytesMin, Limits.nameBytesMax);
+const name = (cursor: Cursor): string => string(cursor, Limits.nameBytesMin, Limits.nameBytesMax);
 
-const text = (bytes: Uint8Array, end: number): string => string(bytes, end, 0, Limits.textBytesMax);
+const text = (cursor: Cursor): string => string(cursor, 0, Limits.textBytesMax);
+
+/** True when the next value is null, which it then steps over. */
+const skipNull = (cursor: Cursor): boolean => {
+  if (cursor.ok && cursor.at < cursor.end && cursor.bytes[cursor.at] === valueTags.null) {
+    cursor.at += 1;
+    return true;
+  }
+  return false;
+};
 
 /** `text|null`. */
-const textOrNull = (bytes: Uint8Array, end: number): string | null => {
-  if (ok && at < end && bytes[at] === valueTags.null) {
-    at += 1;
-    return null;
-  }
-  return text(bytes, end);
-};
+const textOrNull = (cursor: Cursor): string | null => (skipNull(cursor) ? null : text(cursor));
 
 /**
  * Any value (`args`, `result`) inside `enclosingDepth` containers of the
  * payload (1 for a field of the payload's own map).
  */
-const value = (bytes: Uint8Array, end: number, enclosingDepth = 1): Value => {
-  if (!ok) return null;
-  if (end - at >= 5 && bytes[at] === valueTags.string) {
+const value = (cursor: Cursor, enclosingDepth = 1): Value => {
+  if (!cursor.ok) return null;
+  if (cursor.end - cursor.at >= 5 && cursor.bytes[cursor.at] === valueTags.string) {
     // The common case, a JSON text, without the general decoder's stack.
-    return string(bytes, end, 0, Number.MAX_SAFE_INTEGER);
+    return string(cursor, 0, Number.MAX_SAFE_INTEGER);
   }
-  const decoded = decodeValueWithin(bytes, at, end, enclosingDepth, false);
+  // The value decoder moves the cursor past the value it accepts.
+  const decoded = decodeValueWithin(cursor.bytes, cursor, cursor.end, enclosingDepth, false);
   if (decoded._tag === "Left") {
-    ok = false;
+    cursor.ok = false;
     return null;
   }
-  at = lastValueEnd();
   return decoded.right;
 };
 
 /** `time|null`. */
-const timeOrNull = (bytes: Uint8Array, end: number): number | null => {
-  if (ok && at < end && bytes[at] === valueTags.null) {
-    at += 1;
-    return null;
-  }
-  return time(bytes, end);
-};
+const timeOrNull = (cursor: Cursor): number | null => (skipNull(cursor) ? null : time(cursor));
 
 /**
  * A list header: its item count, or -1. Every item takes at least one byte,
  * so a count beyond the bytes left is left to the general path.
  */
-const list = (bytes: Uint8Array, end: number): number => {
-  if (!ok) return -1;
+const list = (cursor: Cursor): number => {
+  if (!cursor.ok) return -1;
+  const { bytes, at, end } = cursor;
   if (end - at < 5 || bytes[at] !== valueTags.list) {
-    ok = false;
+    cursor.ok = false;
     return -1;
   }
   const count = readU32(bytes, at + 1);
   if (count > end - at - 5) {
-    ok = false;
+    cursor.ok = false;
     return -1;
   }
-  at += 5;
+  cursor.at = at + 5;
   return count;
 };
 
 /** A job's state: one of the seven names. */
-const jobState = (bytes: Uint8Array, end: number): CoreEvent.JobState => {
-  const found = string(bytes, end, 0, Limits.textBytesMax);
+const jobState = (cursor: Cursor): CoreEvent.JobState => {
+  const found = string(cursor, 0, Limits.textBytesMax);
   const state = CoreEvent.jobStates.find((member) => member === found);
   if (state === undefined) {
-    ok = false;
+    cursor.ok = false;
     return "available";
   }
   return state;
 };
 
 /** True when every field was as expected and the payload ends after the last one. */
-const complete = (end: number): boolean => ok && at === end;
+const complete = (cursor: Cursor): boolean => cursor.ok && cursor.at === cursor.end;
 
-const jobInserted = (bytes: Uint8Array, end: number): CoreEvent.JobInserted | undefined => {
-  map(bytes, end, 8);
-  field(bytes, end, key.args);
-  const args = value(bytes, end);
-  field(bytes, end, key.insertedAt);
-  const insertedAt = time(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.maxAttempts);
-  const maxAttempts = integer(bytes, end, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
-  field(bytes, end, key.priority);
-  const priority = integer(bytes, end, Limits.priorityMin, Limits.priorityMax);
-  field(bytes, end, key.queue);
-  const queue = name(bytes, end);
-  field(bytes, end, key.scheduledAt);
-  const scheduledAt = time(bytes, end);
-  field(bytes, end, key.worker);
-  const worker = name(bytes, end);
-  if (!complete(end)) return undefined;
+const jobInserted = (cursor: Cursor): CoreEvent.JobInserted | undefined => {
+  map(cursor, 8);
+  field(cursor, key.args);
+  const args = value(cursor);
+  field(cursor, key.insertedAt);
+  const insertedAt = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.maxAttempts);
+  const maxAttempts = integer(cursor, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
+  field(cursor, key.priority);
+  const priority = integer(cursor, Limits.priorityMin, Limits.priorityMax);
+  field(cursor, key.queue);
+  const queue = name(cursor);
+  field(cursor, key.scheduledAt);
+  const scheduledAt = time(cursor);
+  field(cursor, key.worker);
+  const worker = name(cursor);
+  if (!complete(cursor)) return undefined;
   // The declared field order, as the general decoder builds it.
   return {
     _tag: "JobInserted",
@@ -296,122 +310,122 @@ const jobInserted = (bytes: Uint8Array, end: number): CoreEvent.JobInserted | un
   };
 };
 
-const jobAvailable = (bytes: Uint8Array, end: number): CoreEvent.JobAvailable | undefined => {
-  map(bytes, end, 2);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  return complete(end) ? { _tag: "JobAvailable", jobId, at } : undefined;
+const jobAvailable = (cursor: Cursor): CoreEvent.JobAvailable | undefined => {
+  map(cursor, 2);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  return complete(cursor) ? { _tag: "JobAvailable", jobId, at } : undefined;
 };
 
-const jobStarted = (bytes: Uint8Array, end: number): CoreEvent.JobStarted | undefined => {
-  map(bytes, end, 3);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.attempt);
+const jobStarted = (cursor: Cursor): CoreEvent.JobStarted | undefined => {
+  map(cursor, 3);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.attempt);
   // A started attempt is at least 1 (Payload.ts, `attemptMade`).
-  const attempt = integer(bytes, end, 1, Limits.maxAttemptsMax);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  return complete(end) ? { _tag: "JobStarted", jobId, at, attempt } : undefined;
+  const attempt = integer(cursor, 1, Limits.maxAttemptsMax);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  return complete(cursor) ? { _tag: "JobStarted", jobId, at, attempt } : undefined;
 };
 
-const jobFinished = (bytes: Uint8Array, end: number): CoreEvent.JobFinished | undefined => {
-  map(bytes, end, 4);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.error);
-  const error = textOrNull(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.outcome);
-  const found = string(bytes, end, 0, Limits.textBytesMax);
+const jobFinished = (cursor: Cursor): CoreEvent.JobFinished | undefined => {
+  map(cursor, 4);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.error);
+  const error = textOrNull(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.outcome);
+  const found = string(cursor, 0, Limits.textBytesMax);
   const outcome = found === "completed" || found === "discarded" ? found : undefined;
-  if (!complete(end) || outcome === undefined) return undefined;
+  if (!complete(cursor) || outcome === undefined) return undefined;
   return { _tag: "JobFinished", jobId, at, outcome, error };
 };
 
-const jobCancelled = (bytes: Uint8Array, end: number): CoreEvent.JobCancelled | undefined => {
-  map(bytes, end, 3);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.reason);
-  const reason = textOrNull(bytes, end);
-  return complete(end) ? { _tag: "JobCancelled", jobId, at, reason } : undefined;
+const jobCancelled = (cursor: Cursor): CoreEvent.JobCancelled | undefined => {
+  map(cursor, 3);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.reason);
+  const reason = textOrNull(cursor);
+  return complete(cursor) ? { _tag: "JobCancelled", jobId, at, reason } : undefined;
 };
 
-const jobRetried = (bytes: Uint8Array, end: number): CoreEvent.JobRetried | undefined => {
-  map(bytes, end, 4);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.error);
-  const error = text(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.retryAt);
-  const retryAt = time(bytes, end);
-  return complete(end) ? { _tag: "JobRetried", jobId, at, retryAt, error } : undefined;
+const jobRetried = (cursor: Cursor): CoreEvent.JobRetried | undefined => {
+  map(cursor, 4);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.error);
+  const error = text(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.retryAt);
+  const retryAt = time(cursor);
+  return complete(cursor) ? { _tag: "JobRetried", jobId, at, retryAt, error } : undefined;
 };
 
-const resultRecorded = (bytes: Uint8Array, end: number): CoreEvent.ResultRecorded | undefined => {
-  map(bytes, end, 3);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.result);
-  const result = value(bytes, end);
-  return complete(end) ? { _tag: "ResultRecorded", jobId, result, at } : undefined;
+const resultRecorded = (cursor: Cursor): CoreEvent.ResultRecorded | undefined => {
+  map(cursor, 3);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.result);
+  const result = value(cursor);
+  return complete(cursor) ? { _tag: "ResultRecorded", jobId, result, at } : undefined;
 };
 
 /** One failed attempt of a snapshot job (depth 5 in its payload). */
-const jobError = (bytes: Uint8Array, end: number): CoreEvent.JobError => {
-  map(bytes, end, 3);
-  field(bytes, end, key.at);
-  const at = time(bytes, end);
-  field(bytes, end, key.attempt);
+const jobError = (cursor: Cursor): CoreEvent.JobError => {
+  map(cursor, 3);
+  field(cursor, key.at);
+  const at = time(cursor);
+  field(cursor, key.attempt);
   // A failed attempt is at least 1 (Payload.ts, `attemptMade`).
-  const attempt = integer(bytes, end, 1, Limits.maxAttemptsMax);
-  field(bytes, end, key.error);
-  const error = text(bytes, end);
+  const attempt = integer(cursor, 1, Limits.maxAttemptsMax);
+  field(cursor, key.error);
+  const error = text(cursor);
   return { attempt, at, error };
 };
 
 /** A job of a snapshot part (a map at depth 3 of its payload). */
-const jobSnapshot = (bytes: Uint8Array, end: number): CoreEvent.JobSnapshot => {
-  map(bytes, end, 13);
-  field(bytes, end, key.args);
-  const args = value(bytes, end, 3);
-  field(bytes, end, key.attempt);
+const jobSnapshot = (cursor: Cursor): CoreEvent.JobSnapshot => {
+  map(cursor, 13);
+  field(cursor, key.args);
+  const args = value(cursor, 3);
+  field(cursor, key.attempt);
   // 0 until the job first starts (Payload.ts, `attemptCount`).
-  const attempt = integer(bytes, end, 0, Limits.maxAttemptsMax);
-  field(bytes, end, key.attemptedAt);
-  const attemptedAt = timeOrNull(bytes, end);
-  field(bytes, end, key.errors);
-  const errorCount = list(bytes, end);
+  const attempt = integer(cursor, 0, Limits.maxAttemptsMax);
+  field(cursor, key.attemptedAt);
+  const attemptedAt = timeOrNull(cursor);
+  field(cursor, key.errors);
+  const errorCount = list(cursor);
   const errors: CoreEvent.JobError[] = [];
-  for (let index = 0; index < errorCount && ok; index++) errors.push(jobError(bytes, end));
-  field(bytes, end, key.finishedAt);
-  const finishedAt = timeOrNull(bytes, end);
-  field(bytes, end, key.insertedAt);
-  const insertedAt = time(bytes, end);
-  field(bytes, end, key.jobId);
-  const jobId = id(bytes, end);
-  field(bytes, end, key.maxAttempts);
-  const maxAttempts = integer(bytes, end, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
-  field(bytes, end, key.priority);
-  const priority = integer(bytes, end, Limits.priorityMin, Limits.priorityMax);
-  field(bytes, end, key.queue);
-  const queue = name(bytes, end);
-  field(bytes, end, key.scheduledAt);
-  const scheduledAt = time(bytes, end);
-  field(bytes, end, key.state);
-  const state = jobState(bytes, end);
-  field(bytes, end, key.worker);
-  const worker = name(bytes, end);
+  for (let index = 0; index < errorCount && cursor.ok; index++) errors.push(jobError(cursor));
+  field(cursor, key.finishedAt);
+  const finishedAt = timeOrNull(cursor);
+  field(cursor, key.insertedAt);
+  const insertedAt = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.maxAttempts);
+  const maxAttempts = integer(cursor, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
+  field(cursor, key.priority);
+  const priority = integer(cursor, Limits.priorityMin, Limits.priorityMax);
+  field(cursor, key.queue);
+  const queue = name(cursor);
+  field(cursor, key.scheduledAt);
+  const scheduledAt = time(cursor);
+  field(cursor, key.state);
+  const state = jobState(cursor);
+  field(cursor, key.worker);
+  const worker = name(cursor);
   // The declared field order, as the general decoder builds it.
   return {
     jobId,
@@ -431,91 +445,96 @@ const jobSnapshot = (bytes: Uint8Array, end: number): CoreEvent.JobSnapshot => {
 };
 
 /** (7,1): a part of a canonical base, up to thousands of jobs. */
-const snapshotPart = (bytes: Uint8Array, end: number): CoreEvent.SnapshotPart | undefined => {
-  map(bytes, end, 3);
-  field(bytes, end, key.jobs);
-  const jobCount = list(bytes, end);
+const snapshotPart = (cursor: Cursor): CoreEvent.SnapshotPart | undefined => {
+  map(cursor, 3);
+  field(cursor, key.jobs);
+  const jobCount = list(cursor);
   const jobs: CoreEvent.JobSnapshot[] = [];
-  for (let index = 0; index < jobCount && ok; index++) jobs.push(jobSnapshot(bytes, end));
-  field(bytes, end, key.lastJobId);
-  const lastJobId = integer(bytes, end, 0, Number.MAX_SAFE_INTEGER);
-  field(bytes, end, key.part);
-  const part = integer(bytes, end, 0, Number.MAX_SAFE_INTEGER);
-  return complete(end) ? { _tag: "SnapshotPart", part, lastJobId, jobs } : undefined;
+  for (let index = 0; index < jobCount && cursor.ok; index++) jobs.push(jobSnapshot(cursor));
+  field(cursor, key.lastJobId);
+  const lastJobId = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
+  field(cursor, key.part);
+  const part = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
+  return complete(cursor) ? { _tag: "SnapshotPart", part, lastJobId, jobs } : undefined;
 };
 
-/** One of the domain events read directly, from `bytes[at..end)`. */
-const domainEvent = (
-  type: number,
-  schema: number,
-  bytes: Uint8Array,
-  end: number,
-): DomainEvent | undefined => {
+/** One of the domain events read directly, from the cursor to its end. */
+const domainEvent = (type: number, schema: number, cursor: Cursor): DomainEvent | undefined => {
   if (schema === 1) {
     switch (type) {
       case 1:
-        return jobInserted(bytes, end);
+        return jobInserted(cursor);
       case 2:
-        return jobAvailable(bytes, end);
+        return jobAvailable(cursor);
       case 3:
-        return jobStarted(bytes, end);
+        return jobStarted(cursor);
       case 4:
-        return jobFinished(bytes, end);
+        return jobFinished(cursor);
       case 5:
-        return jobCancelled(bytes, end);
+        return jobCancelled(cursor);
       case 6:
-        return jobRetried(bytes, end);
+        return jobRetried(cursor);
       default:
         return undefined;
     }
   }
-  return schema === 2 && type === 10 ? resultRecorded(bytes, end) : undefined;
+  return schema === 2 && type === 10 ? resultRecorded(cursor) : undefined;
+};
+
+/**
+ * One entry of a mutation's `events`, `{ payload, schema, type }`, whose
+ * inner event is read directly: read with a cursor of its own over the
+ * payload's bytes, which it must fill exactly (its depth counts from its own
+ * root). `undefined` when anything is not as the fast path expects.
+ */
+const mutationEntry = (cursor: Cursor): DomainEvent | undefined => {
+  map(cursor, 3);
+  field(cursor, key.payload);
+  const { bytes, at, end } = cursor;
+  if (!cursor.ok || end - at < 5 || bytes[at] !== valueTags.bytes) return undefined;
+  const length = readU32(bytes, at + 1);
+  const payloadStart = at + 5;
+  if (length > end - payloadStart) return undefined;
+  const payloadEnd = payloadStart + length;
+  cursor.at = payloadEnd;
+  field(cursor, key.schema);
+  const innerSchema = integer(cursor, 0, 255);
+  field(cursor, key.type);
+  const innerType = integer(cursor, 0, 255);
+  if (!cursor.ok) return undefined;
+  const payload = new Cursor(bytes, payloadStart, payloadEnd);
+  const inner = domainEvent(innerType, innerSchema, payload);
+  return inner !== undefined && complete(payload) ? inner : undefined;
 };
 
 /**
  * A mutation whose every inner event is read directly. Its envelope is
- * `{ events: [{ payload, schema, type }, ...] }` with at least one event;
- * each inner payload is its own value (depth counts from its own root), and
- * must fill its bytes exactly.
+ * `{ events: [{ payload, schema, type }, ...] }` with at least one event.
  */
-const mutation = (bytes: Uint8Array, end: number): CoreEvent.Mutation | undefined => {
-  map(bytes, end, 1);
-  field(bytes, end, key.events);
-  if (!ok || end - at < 5 || bytes[at] !== valueTags.list) return undefined;
+const mutation = (cursor: Cursor): CoreEvent.Mutation | undefined => {
+  map(cursor, 1);
+  field(cursor, key.events);
+  const { bytes, at, end } = cursor;
+  if (!cursor.ok || end - at < 5 || bytes[at] !== valueTags.list) return undefined;
   const count = readU32(bytes, at + 1);
   // An empty mutation is refused; every entry takes far more than a byte.
   if (count === 0 || count > end - at - 5) return undefined;
-  at += 5;
+  cursor.at = at + 5;
   const events: DomainEvent[] = [];
   for (let index = 0; index < count; index++) {
-    map(bytes, end, 3);
-    field(bytes, end, key.payload);
-    if (!ok || end - at < 5 || bytes[at] !== valueTags.bytes) return undefined;
-    const length = readU32(bytes, at + 1);
-    const payloadStart = at + 5;
-    if (length > end - payloadStart) return undefined;
-    const payloadEnd = payloadStart + length;
-    at = payloadEnd;
-    field(bytes, end, key.schema);
-    const innerSchema = integer(bytes, end, 0, 255);
-    field(bytes, end, key.type);
-    const innerType = integer(bytes, end, 0, 255);
-    if (!ok) return undefined;
-    const after = at;
-    at = payloadStart;
-    const inner = domainEvent(innerType, innerSchema, bytes, payloadEnd);
-    if (inner === undefined || !complete(payloadEnd)) return undefined;
+    const inner = mutationEntry(cursor);
+    if (inner === undefined) return undefined;
     events.push(inner);
-    at = after;
   }
-  return complete(end) ? CoreEvent.mutation(events) : undefined;
+  return complete(cursor) ? CoreEvent.mutation(events) : undefined;
 };
 
 /**
  * The event of pair (type, schema) whose payload is `bytes[start..end)`,
  * when the payload is exactly the canonical encoding of a valid event of a
  * pair read directly; `undefined` for any other pair or any other bytes
- * (the general decoder then decides). Throws only on a bug.
+ * (the general decoder then decides). Throws only on a bug. Every call
+ * reads with a cursor of its own: nothing is kept between calls.
  */
 export const decodeEventDirect = (
   type: number,
@@ -524,8 +543,7 @@ export const decodeEventDirect = (
   start: number,
   end: number,
 ): CoreEvent.Event | undefined => {
-  at = start;
-  ok = true;
-  if (schema === 1 && type === 7) return snapshotPart(bytes, end);
-  return type === 8 && schema === 1 ? mutation(bytes, end) : domainEvent(type, schema, bytes, end);
+  const cursor = new Cursor(bytes, start, end);
+  if (schema === 1 && type === 7) return snapshotPart(cursor);
+  return type === 8 && schema === 1 ? mutation(cursor) : domainEvent(type, schema, cursor);
 };

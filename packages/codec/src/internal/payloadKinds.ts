@@ -514,6 +514,84 @@ const isObjectLike = (input: unknown): input is object =>
 const byWire = (left: ErasedField, right: ErasedField): number =>
   left.wire < right.wire ? -1 : left.wire > right.wire ? 1 : 0;
 
+/** Why `value` has both or neither of the two properties of `exactlyOne` set. */
+const exactlyOneFault = (
+  exactlyOne: readonly [string, string] | undefined,
+  value: object,
+): PayloadFault | undefined => {
+  if (exactlyOne === undefined) return undefined;
+  const first = Reflect.get(value, exactlyOne[0]) !== null;
+  const second = Reflect.get(value, exactlyOne[1]) !== null;
+  if (first !== second) return undefined;
+  return new PayloadFault("BothOrNeitherSet", first ? "both" : "neither");
+};
+
+/** True for an object with the tag (if any) and every field of its kind (io-ts's `is`). */
+const hasMapShape = <S extends object>(
+  tag: string | undefined,
+  fields: ReadonlyArray<ErasedField>,
+  input: unknown,
+): input is S =>
+  isObjectLike(input) &&
+  (tag === undefined || Reflect.get(input, "_tag") === tag) &&
+  fields.every((field) => field.kind.is(Reflect.get(input, field.property)));
+
+/**
+ * The declared fields of a map read into an object (with `_tag` first when
+ * given): the first missing key (in declared order), else the first extra
+ * key, else the first field value at fault.
+ */
+const readMapFields = (
+  tag: string | undefined,
+  fields: ReadonlyArray<ErasedField>,
+  declared: ReadonlySet<string>,
+  input: ValueMap,
+): Record<string, unknown> | PayloadFault => {
+  const output: Record<string, unknown> = tag === undefined ? {} : { _tag: tag };
+  let fault: PayloadFault | undefined;
+  for (const field of fields) {
+    const item = input.get(field.wire);
+    // A key set problem outranks a value problem already seen.
+    if (item === undefined) return new PayloadFault("MissingKey", "absent").within(field.wire);
+    if (fault !== undefined) continue;
+    const decoded = field.kind.read(item);
+    if (decoded instanceof PayloadFault) fault = decoded.within(field.wire);
+    else output[field.property] = decoded;
+  }
+  if (input.size !== fields.length) {
+    for (const [key, item] of input) {
+      if (!declared.has(key)) {
+        return new PayloadFault("ExtraKey", describePayloadFound(item)).within(String(key));
+      }
+    }
+  }
+  return fault ?? output;
+};
+
+/** The map of `value`'s fields, its keys in canonical order (`written` is sorted by wire key). */
+const writeMapFields = (written: ReadonlyArray<ErasedField>, value: object): ValueMap =>
+  new Map(
+    written.map((field): [string, Value] => [
+      field.wire,
+      writeLoose(field.kind, Reflect.get(value, field.property)),
+    ]),
+  );
+
+/** The plain description of a map kind, with wire keys where the declaration has properties. */
+const mapDescriptor = (
+  fields: ReadonlyArray<ErasedField>,
+  exactlyOne: readonly [string, string] | undefined,
+): PayloadKindDescriptor => {
+  const wireOf = (property: string): string =>
+    fields.find((field) => field.property === property)?.wire ?? property;
+  return {
+    kind: "map",
+    fields: fields.map((field) => ({ wire: field.wire, descriptor: field.kind.descriptor })),
+    exactlyOneOf:
+      exactlyOne === undefined ? undefined : [wireOf(exactlyOne[0]), wireOf(exactlyOne[1])],
+  };
+};
+
 /**
  * A map of exactly the declared keys, decoded into an object of type `S`
  * (with `_tag` first when `tag` is given). Checks, in order: the input is a
@@ -530,76 +608,27 @@ const mapKind = <S extends object>(
 ): PayloadKind<S, ValueMap> => {
   const declared = new Set(fields.map((field) => field.wire));
   const written = fields.slice().sort(byWire);
-  const wireOf = (property: string): string =>
-    fields.find((field) => field.property === property)?.wire ?? property;
   const exactlyOne = options.exactlyOneOf;
-  const exactlyOneFault = (value: object): PayloadFault | undefined => {
-    if (exactlyOne === undefined) return undefined;
-    const first = Reflect.get(value, exactlyOne[0]) !== null;
-    const second = Reflect.get(value, exactlyOne[1]) !== null;
-    if (first !== second) return undefined;
-    return new PayloadFault("BothOrNeitherSet", first ? "both" : "neither");
-  };
   const refine = options.refine;
-
-  const hasShape = (input: unknown): input is S =>
-    isObjectLike(input) &&
-    (tag === undefined || Reflect.get(input, "_tag") === tag) &&
-    fields.every((field) => field.kind.is(Reflect.get(input, field.property)));
-
-  const readFields = (input: ValueMap): Record<string, unknown> | PayloadFault => {
-    const output: Record<string, unknown> = tag === undefined ? {} : { _tag: tag };
-    let fault: PayloadFault | undefined;
-    for (const field of fields) {
-      const item = input.get(field.wire);
-      // A key set problem outranks a value problem already seen.
-      if (item === undefined) return new PayloadFault("MissingKey", "absent").within(field.wire);
-      if (fault !== undefined) continue;
-      const decoded = field.kind.read(item);
-      if (decoded instanceof PayloadFault) fault = decoded.within(field.wire);
-      else output[field.property] = decoded;
-    }
-    if (input.size !== fields.length) {
-      for (const [key, item] of input) {
-        if (!declared.has(key)) {
-          return new PayloadFault("ExtraKey", describePayloadFound(item)).within(String(key));
-        }
-      }
-    }
-    return fault ?? output;
-  };
-
   const read = (input: Value): S | PayloadFault => {
     if (!CoreValue.isMap(input)) return wrongKind(input);
-    const output = readFields(input);
+    const output = readMapFields(tag, fields, declared, input);
     if (output instanceof PayloadFault) return output;
-    const checked = exactlyOneFault(output);
+    const checked = exactlyOneFault(exactlyOne, output);
     if (checked !== undefined) return checked;
     // Every declared property of `S` was assigned a value its kind decoded.
     const value = output as S;
     return refine?.(value) ?? value;
   };
-
-  const write = (value: S): ValueMap =>
-    new Map(
-      written.map((field): [string, Value] => [
-        field.wire,
-        writeLoose(field.kind, Reflect.get(value, field.property)),
-      ]),
-    );
-
   return new PayloadKind<S, ValueMap>(
     name,
-    {
-      kind: "map",
-      fields: fields.map((field) => ({ wire: field.wire, descriptor: field.kind.descriptor })),
-      exactlyOneOf:
-        exactlyOne === undefined ? undefined : [wireOf(exactlyOne[0]), wireOf(exactlyOne[1])],
-    },
+    mapDescriptor(fields, exactlyOne),
     (input): input is S =>
-      hasShape(input) && exactlyOneFault(input) === undefined && refine?.(input) === undefined,
+      hasMapShape<S>(tag, fields, input) &&
+      exactlyOneFault(exactlyOne, input) === undefined &&
+      refine?.(input) === undefined,
     read,
-    write,
+    (value) => writeMapFields(written, value),
     isObjectLike,
   );
 };

@@ -13,7 +13,7 @@ import { Value as CoreValue } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import type { NonCanonicalReason, ValueDecodeError } from "../Value.js";
 import { compareRanges, copyOf, twoToThe32, viewOf } from "./bytes.js";
-import { decodeUtf8 } from "./utf8.js";
+import { decodeUtf8, type Utf8Failure } from "./utf8.js";
 
 type Value = CoreValue.Value;
 
@@ -54,6 +54,9 @@ const beyondInput = (offset: number, length: number, remaining: number): Decoded
 const nonCanonical = (offset: number, reason: NonCanonicalReason): Decoded =>
   E.left({ _tag: "NonCanonical", offset, reason });
 
+const invalidUtf8 = (failure: Utf8Failure): Decoded =>
+  E.left({ _tag: "InvalidUtf8", offset: failure.offset, reason: failure.reason });
+
 /** Bytes a map entry takes at least: a 4-byte key length and a 1-byte value. */
 const mapEntryBytesMin = 5;
 
@@ -66,7 +69,9 @@ const readU32 = (bytes: Uint8Array, offset: number): number =>
 
 // Eight bytes to read a float or a big integer through, so that decoding
 // needs no DataView over its input (creating one costs more than the
-// reads of a typical payload).
+// reads of a typical payload). Shared, but it holds nothing between
+// statements: `scratchOf` fills it and the very next call reads it, with
+// no code of anyone else in between.
 const scratch = new Uint8Array(8);
 const scratchView = viewOf(scratch);
 
@@ -76,27 +81,185 @@ const scratchOf = (bytes: Uint8Array, offset: number): DataView => {
 };
 
 /**
- * Where the last value that `decodeValueWithin` accepted ended (the index
- * after its last byte). Valid until the next call; the codec is synchronous.
+ * Where a read stands in its bytes. The caller's own: `decodeValueWithin`
+ * starts at `at` and, when it accepts a value, moves `at` to the index after
+ * the value's last byte (a refusal leaves it where it was). Nothing about a
+ * call outlives it in this module, so a decode may run inside another.
  */
-let endOfLastValue = 0;
-
-/** The end of the last value `decodeValueWithin` accepted (see `endOfLastValue`). */
-export const lastValueEnd = (): number => endOfLastValue;
+export interface ValueCursor {
+  at: number;
+}
 
 /**
- * Decodes one canonical value starting at `start` in `bytes[start..end)`.
+ * Why no item can start at `position`: the range ended, or `openCount`
+ * containers are open already and the item would pass the depth limit.
+ */
+const itemRefusal = (
+  position: number,
+  end: number,
+  openCount: number,
+  depthMax: number,
+): Decoded | undefined => {
+  if (position >= end) return unexpectedEnd(position, 1);
+  if (openCount >= depthMax) {
+    return E.left({ _tag: "DepthExceeded", offset: position, depthMax: valueDepthMax });
+  }
+  return undefined;
+};
+
+/** The integer whose 8 bytes start at `offset`: a number when safe, else a bigint. */
+const integerAt = (bytes: Uint8Array, offset: number): number | bigint => {
+  const high = readU32(bytes, offset) | 0;
+  const low = readU32(bytes, offset + 4);
+  // Safe integers are -(2^53-1)..2^53-1: high in -2^21..2^21-1,
+  // except -2^53 itself (high -2^21, low 0).
+  return high >= -0x20_0000 && high < 0x20_0000 && (high !== -0x20_0000 || low !== 0)
+    ? high * twoToThe32 + low
+    : scratchOf(bytes, offset).getBigInt64(0);
+};
+
+/**
+ * The integer or float whose tag is at `position`, if its 8 bytes are
+ * present and a float is canonical.
+ */
+const numberAt = (
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  tag: number,
+): number | bigint | Decoded => {
+  if (end - position < 9) return unexpectedEnd(position, 9);
+  if (tag === valueTags.integer) return integerAt(bytes, position + 1);
+  const float = scratchOf(bytes, position + 1).getFloat64(0);
+  if (!Number.isFinite(float)) return nonCanonical(position, "NonFiniteFloat");
+  if (Object.is(float, -0)) return nonCanonical(position, "NegativeZero");
+  if (Number.isSafeInteger(float)) return nonCanonical(position, "FloatIsInteger");
+  return float;
+};
+
+/**
+ * The byte length of the string or bytes whose tag is at `position`: its
+ * header must be present and its content fit in what remains.
+ */
+const contentLength = (bytes: Uint8Array, position: number, end: number): number | Decoded => {
+  if (end - position < 5) return unexpectedEnd(position, 5);
+  const length = readU32(bytes, position + 1);
+  const remaining = end - position - 5;
+  return length > remaining ? beyondInput(position, length, remaining) : length;
+};
+
+/**
+ * The item count of the list or map whose tag is at `position`, which must
+ * fit in what remains: an item takes at least a byte, a map entry five.
+ */
+const itemCount = (
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  tag: number,
+): number | Decoded => {
+  if (end - position < 5) return unexpectedEnd(position, 5);
+  const count = readU32(bytes, position + 1);
+  const remaining = end - position - 5;
+  const itemBytesMin = tag === valueTags.map ? mapEntryBytesMin : 1;
+  return count * itemBytesMin > remaining ? beyondInput(position, count, remaining) : count;
+};
+
+const isUtf8Failure = (content: string | Uint8Array | Utf8Failure): content is Utf8Failure =>
+  typeof content === "object" && !(content instanceof Uint8Array);
+
+/**
+ * The whole value, decoded up to `position`: with `exact`, it must end the
+ * range. Moves the cursor past it.
+ */
+const accepted = (
+  whole: Value,
+  position: number,
+  end: number,
+  exact: boolean,
+  cursor: ValueCursor,
+): Decoded => {
+  if (exact && position < end) {
+    return E.left({ _tag: "TrailingBytes", offset: position, count: end - position });
+  }
+  cursor.at = position;
+  return E.right(whole);
+};
+
+/** The frame of an open list or map that awaits `count` items. */
+const frameOf = (tag: number, count: number): Frame =>
+  tag === valueTags.map
+    ? { list: undefined, map: new Map(), remaining: count, key: "", keyStart: 0, keyEnd: -1 }
+    : { list: [], map: undefined, remaining: count, key: "", keyStart: 0, keyEnd: -1 };
+
+/**
+ * Reads the key of the next entry of the open map `frame` at `position` (a
+ * u32 length and UTF-8, no tag) into the frame, or refuses it. Order is
+ * checked on the raw bytes, before the key is decoded: strictly after the
+ * previous key.
+ */
+const readKey = (
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  frame: Frame,
+): Decoded | undefined => {
+  if (end - position < 4) return unexpectedEnd(position, 4);
+  const keyLength = readU32(bytes, position);
+  const keyStart = position + 4;
+  if (keyLength > end - keyStart) return beyondInput(position, keyLength, end - keyStart);
+  const keyEnd = keyStart + keyLength;
+  if (frame.keyEnd >= 0) {
+    const order = compareRanges(bytes, frame.keyStart, frame.keyEnd, bytes, keyStart, keyEnd);
+    if (order === 0) return nonCanonical(position, "DuplicateKey");
+    if (order > 0) return nonCanonical(position, "KeyOrder");
+  }
+  const key = decodeUtf8(bytes, keyStart, keyEnd);
+  if (typeof key !== "string") return invalidUtf8(key);
+  frame.key = key;
+  frame.keyStart = keyStart;
+  frame.keyEnd = keyEnd;
+  return undefined;
+};
+
+/** What `handUp` returns while a container stays open. */
+const stillOpen: unique symbol = Symbol("stillOpen");
+
+/**
+ * Hands a finished value to its container and closes every container it
+ * completes, which hands that container up in turn: the whole value once
+ * the outermost closes, else `stillOpen`.
+ */
+const handUp = (stack: Frame[], finished: Value): Value | typeof stillOpen => {
+  let value = finished;
+  for (let frame = stack[stack.length - 1]; frame !== undefined; frame = stack[stack.length - 1]) {
+    if (frame.map !== undefined) frame.map.set(frame.key, value);
+    else frame.list?.push(value);
+    frame.remaining -= 1;
+    if (frame.remaining > 0) return stillOpen;
+    stack.pop();
+    value = frame.map ?? frame.list ?? null;
+  }
+  return value;
+};
+
+/**
+ * Decodes one canonical value starting at `cursor.at` in `bytes[..end)`.
  *
  * `enclosingDepth` is the number of containers around the value in the
  * payload it belongs to (0 for a whole payload), so the depth limit counts
  * from the payload's root. With `exact`, the value must fill the range
- * (`TrailingBytes` otherwise); without it, decoding stops after the value
- * and `lastValueEnd()` says where. Offsets in errors are indexes into
- * `bytes`. Throws only on a bug (the public edge guards it).
+ * (`TrailingBytes` otherwise); without it, decoding stops after the value,
+ * and the cursor says where. Offsets in errors are indexes into `bytes`.
+ * Throws only on a bug (the public edge guards it).
+ *
+ * The loop keeps the position and the open containers in locals and hands
+ * each step to a leaf. Readers that share a state object, or a string
+ * decoded in a leaf, measured 5 to 15 % slower on payloads.
  */
 export const decodeValueWithin = (
   bytes: Uint8Array,
-  start: number,
+  cursor: ValueCursor,
   end: number,
   enclosingDepth: number,
   exact: boolean,
@@ -104,147 +267,65 @@ export const decodeValueWithin = (
   const stack: Frame[] = [];
   // The innermost open container (the top of `stack`), kept at hand.
   let top: Frame | undefined;
-  let position = start;
-  const depthMax = valueDepthMax - enclosingDepth;
+  let position = cursor.at;
   for (;;) {
-    if (top !== undefined && top.map !== undefined) {
-      // A map entry starts with its key: u32 length and UTF-8, no tag.
-      if (end - position < 4) return unexpectedEnd(position, 4);
-      const keyLength = readU32(bytes, position);
-      const keyStart = position + 4;
-      if (keyLength > end - keyStart) return beyondInput(position, keyLength, end - keyStart);
-      const keyEnd = keyStart + keyLength;
-      if (top.keyEnd >= 0) {
-        const order = compareRanges(bytes, top.keyStart, top.keyEnd, bytes, keyStart, keyEnd);
-        if (order === 0) return nonCanonical(position, "DuplicateKey");
-        if (order > 0) return nonCanonical(position, "KeyOrder");
-      }
-      const key = decodeUtf8(bytes, keyStart, keyEnd);
-      if (typeof key !== "string") {
-        return E.left({ _tag: "InvalidUtf8", offset: key.offset, reason: key.reason });
-      }
-      top.key = key;
-      top.keyStart = keyStart;
-      top.keyEnd = keyEnd;
-      position = keyEnd;
+    if (top?.map !== undefined) {
+      const refusal = readKey(bytes, position, end, top);
+      if (refusal !== undefined) return refusal;
+      position = top.keyEnd;
     }
-    if (position >= end) return unexpectedEnd(position, 1);
-    if (stack.length >= depthMax) {
-      return E.left({ _tag: "DepthExceeded", offset: position, depthMax: valueDepthMax });
-    }
-    const offset = position;
+    const refusal = itemRefusal(position, end, stack.length, valueDepthMax - enclosingDepth);
+    if (refusal !== undefined) return refusal;
+    const tag = bytes[position] ?? -1;
     let value: Value;
-    switch (bytes[position]) {
+    switch (tag) {
       case valueTags.null:
-        value = null;
-        position += 1;
-        break;
       case valueTags.false:
-        value = false;
-        position += 1;
-        break;
       case valueTags.true:
-        value = true;
+        value = tag === valueTags.null ? null : tag === valueTags.true;
         position += 1;
         break;
-      case valueTags.integer: {
-        if (end - position < 9) return unexpectedEnd(position, 9);
-        const high = readU32(bytes, position + 1) | 0;
-        const low = readU32(bytes, position + 5);
-        // Safe integers are -(2^53-1)..2^53-1: high in -2^21..2^21-1,
-        // except -2^53 itself (high -2^21, low 0).
-        value =
-          high >= -0x20_0000 && high < 0x20_0000 && (high !== -0x20_0000 || low !== 0)
-            ? high * twoToThe32 + low
-            : scratchOf(bytes, position + 1).getBigInt64(0);
-        position += 9;
-        break;
-      }
+      case valueTags.integer:
       case valueTags.float: {
-        if (end - position < 9) return unexpectedEnd(position, 9);
-        const float = scratchOf(bytes, position + 1).getFloat64(0);
-        if (!Number.isFinite(float)) return nonCanonical(position, "NonFiniteFloat");
-        if (Object.is(float, -0)) return nonCanonical(position, "NegativeZero");
-        if (Number.isSafeInteger(float)) return nonCanonical(position, "FloatIsInteger");
-        value = float;
+        const number = numberAt(bytes, position, end, tag);
+        if (typeof number === "object") return number;
+        value = number;
         position += 9;
         break;
       }
-      case valueTags.string: {
-        if (end - position < 5) return unexpectedEnd(position, 5);
-        const length = readU32(bytes, position + 1);
-        const start = position + 5;
-        if (length > end - start) return beyondInput(position, length, end - start);
-        const text = decodeUtf8(bytes, start, start + length);
-        if (typeof text !== "string") {
-          return E.left({ _tag: "InvalidUtf8", offset: text.offset, reason: text.reason });
-        }
-        value = text;
-        position = start + length;
-        break;
-      }
+      case valueTags.string:
       case valueTags.bytes: {
-        if (end - position < 5) return unexpectedEnd(position, 5);
-        const length = readU32(bytes, position + 1);
+        const length = contentLength(bytes, position, end);
+        if (typeof length !== "number") return length;
         const start = position + 5;
-        if (length > end - start) return beyondInput(position, length, end - start);
-        // A copy: a decoded value must not alias (or pin) the input buffer.
-        value = copyOf(bytes, start, start + length);
-        position = start + length;
+        // Bytes are a copy: a decoded value must not alias (or pin) the input buffer.
+        const content =
+          tag === valueTags.string
+            ? decodeUtf8(bytes, start, start + length)
+            : copyOf(bytes, start, start + length);
+        if (isUtf8Failure(content)) return invalidUtf8(content);
+        value = content;
+        position += 5 + length;
         break;
       }
-      case valueTags.list: {
-        if (end - position < 5) return unexpectedEnd(position, 5);
-        const count = readU32(bytes, position + 1);
-        const remaining = end - position - 5;
-        // Every item takes at least one byte.
-        if (count > remaining) return beyondInput(position, count, remaining);
-        position += 5;
-        const list: Value[] = [];
-        if (count > 0) {
-          top = { list, map: undefined, remaining: count, key: "", keyStart: 0, keyEnd: -1 };
-          stack.push(top);
-          continue;
-        }
-        value = list;
-        break;
-      }
+      case valueTags.list:
       case valueTags.map: {
-        if (end - position < 5) return unexpectedEnd(position, 5);
-        const count = readU32(bytes, position + 1);
-        const remaining = end - position - 5;
-        if (count * mapEntryBytesMin > remaining) return beyondInput(position, count, remaining);
+        const count = itemCount(bytes, position, end, tag);
+        if (typeof count !== "number") return count;
         position += 5;
-        const map = new Map<string, Value>();
         if (count > 0) {
-          top = { list: undefined, map, remaining: count, key: "", keyStart: 0, keyEnd: -1 };
+          top = frameOf(tag, count);
           stack.push(top);
           continue;
         }
-        value = map;
+        value = tag === valueTags.map ? new Map<string, Value>() : [];
         break;
       }
       default:
-        return E.left({ _tag: "UnknownTag", offset, found: bytes[position] ?? 0 });
+        return E.left({ _tag: "UnknownTag", offset: position, found: tag });
     }
-    // Hand the finished value to its container; close every container it
-    // completes, which hands that container up in turn.
-    for (;;) {
-      const frame = top;
-      if (frame === undefined) {
-        if (exact && position < end) {
-          return E.left({ _tag: "TrailingBytes", offset: position, count: end - position });
-        }
-        endOfLastValue = position;
-        return E.right(value);
-      }
-      if (frame.map !== undefined) frame.map.set(frame.key, value);
-      else frame.list?.push(value);
-      frame.remaining -= 1;
-      if (frame.remaining > 0) break;
-      stack.pop();
-      top = stack[stack.length - 1];
-      value = frame.map ?? frame.list ?? null;
-    }
+    const whole = handUp(stack, value);
+    if (whole !== stillOpen) return accepted(whole, position, end, exact, cursor);
+    top = stack[stack.length - 1];
   }
 };

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import * as Values from "../../../testkit/src/Values.js";
-import { decodeValueWithin, lastValueEnd } from "../../src/internal/valueDecode.js";
+import { decodeValueWithin } from "../../src/internal/valueDecode.js";
 import { decodeValue, encodeValue, valueDepthMax } from "../../src/Value.js";
 
 const encoded = (value: Parameters<typeof encodeValue>[0]): Uint8Array => {
@@ -36,11 +36,13 @@ describe("decodeValueWithin", () => {
           const alone = encoded(value);
           const bytes = between(before, alone, after);
           const end = before.length + alone.length;
-          const loose = decodeValueWithin(bytes, before.length, bytes.length, 0, false);
-          const looseEnd = lastValueEnd();
+          const cursor = { at: before.length };
+          const loose = decodeValueWithin(bytes, cursor, bytes.length, 0, false);
           expect(loose).toEqual(decodeValue(alone));
-          expect(looseEnd).toBe(end);
-          expect(decodeValueWithin(bytes, before.length, end, 0, true)).toEqual(decodeValue(alone));
+          expect(cursor.at).toBe(end);
+          const exact = { at: before.length };
+          expect(decodeValueWithin(bytes, exact, end, 0, true)).toEqual(decodeValue(alone));
+          expect(exact.at).toBe(end);
         },
       ),
       { numRuns: 200 },
@@ -54,8 +56,11 @@ describe("decodeValueWithin", () => {
         fc.uint8Array({ maxLength: 8 }),
         (range, before) => {
           const bytes = between(before, range, new Uint8Array(0));
-          const within = decodeValueWithin(bytes, before.length, bytes.length, 0, true);
+          const cursor = { at: before.length };
+          const within = decodeValueWithin(bytes, cursor, bytes.length, 0, true);
           const alone = decodeValue(range);
+          // A refusal leaves the cursor where it was; an acceptance moves it to the end.
+          expect(cursor.at).toBe(E.isRight(within) ? bytes.length : before.length);
           expect(E.isRight(within)).toBe(E.isRight(alone));
           if (E.isLeft(within) && E.isLeft(alone)) {
             const shift = (error: typeof alone.left) =>
@@ -74,8 +79,8 @@ describe("decodeValueWithin", () => {
       fc.sample(Values.deepValue(valueDepthMax - 2), { numRuns: 1, seed: 7 })[0] ?? null,
     );
     // Two containers around it: the value's top is at depth 3, its deepest at 64.
-    expect(E.isRight(decodeValueWithin(deepest, 0, deepest.length, 2, true))).toBe(true);
-    const refused = decodeValueWithin(deepest, 0, deepest.length, 3, true);
+    expect(E.isRight(decodeValueWithin(deepest, { at: 0 }, deepest.length, 2, true))).toBe(true);
+    const refused = decodeValueWithin(deepest, { at: 0 }, deepest.length, 3, true);
     expect(E.isLeft(refused) && refused.left).toMatchObject({
       _tag: "DepthExceeded",
       depthMax: valueDepthMax,
