@@ -287,6 +287,51 @@ const rescueOrphans = <K extends Log.Kind>(
     : rescue(Number.MAX_SAFE_INTEGER, orphanError);
 
 /**
+ * The subscriptions of an engine over `recovered`, and what a compaction
+ * tells them: the new generation's first sequence (its base is no events).
+ */
+const subscriptionsOf = <K extends Log.Kind>(
+  recovered: Log.Recovered<Generation.Builder, K>,
+  decider: BatchDecider<K>,
+  bufferMax: number,
+) => {
+  const { log, report } = recovered;
+  let generation = {
+    first: report.firstSequence,
+    firstEvent: report.firstSequence + report.baseRecordCount,
+  };
+  const subscriptions = new Subscriptions(
+    log.view,
+    () => decider.committedLastSequence,
+    () => generation,
+    bufferMax,
+  );
+  const rebased = (firstSequence: number) => {
+    generation = { first: firstSequence, firstEvent: log.lastSequence() + 1 };
+    subscriptions.skipTo(generation.firstEvent);
+  };
+  return { subscriptions, rebased };
+};
+
+/** The decider and queue over a recovered log, and what ends their waits when the log closes. */
+const deciding = <K extends Log.Kind>(
+  recovered: Log.Recovered<Generation.Builder, K>,
+  now: () => number,
+) =>
+  Effect.gen(function* () {
+    const { log } = recovered;
+    const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence(), now);
+    const queue = new CommandQueue(log, decider);
+    // Once the log no longer takes appends, no parked claim would ever wake.
+    const refuseParked = Effect.sync(() => {
+      const admitted = log.admission();
+      if (admitted._tag === "Refused") queue.refuseParked(admitted.error);
+    });
+    yield* Effect.addFinalizer(() => refuseParked);
+    return { decider, queue, refuseParked };
+  });
+
+/**
  * Runs the engine over a recovered log for the scope: the optional rescue
  * of orphaned jobs, then service. The log's state must be core's fold
  * (`foldProjection`) of its current generation.
@@ -303,29 +348,16 @@ export const fromLog = <K extends Log.Kind>(
     const { log } = recovered;
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
-    const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence(), () =>
-      clock.unsafeCurrentTimeMillis(),
-    );
-    const queue = new CommandQueue(log, decider);
-    // Once the log no longer takes appends, no parked claim would ever wake.
-    const refuseParked = Effect.sync(() => {
-      const admitted = log.admission();
-      if (admitted._tag === "Refused") queue.refuseParked(admitted.error);
-    });
-    yield* Effect.addFinalizer(() => refuseParked);
+    const now = () => clock.unsafeCurrentTimeMillis();
+    const { decider, queue, refuseParked } = yield* deciding(recovered, now);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided));
-    // The generation's first sequence, and the first after its base (no events before it).
-    let generation = {
-      first: recovered.report.firstSequence,
-      firstEvent: recovered.report.firstSequence + recovered.report.baseRecordCount,
-    };
-    const subscriptions = new Subscriptions(
-      log.view,
-      () => decider.committedLastSequence,
-      () => generation,
+    const { subscriptions, rebased } = subscriptionsOf(
+      recovered,
+      decider,
       options.subscriberBufferMax ?? subscriberBufferMaxDefault,
     );
-    yield* Effect.addFinalizer(() => Effect.sync(() => subscriptions.closeAll()));
+    const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
+    yield* Effect.addFinalizer(() => closeSubscriptions);
     decider.afterCommit = (records) => {
       subscriptions.publish(records);
       timers.poke();
@@ -334,10 +366,7 @@ export const fromLog = <K extends Log.Kind>(
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
-    const compact = yield* compactor(log, queue, decider, (firstSequence) => {
-      generation = { first: firstSequence, firstEvent: log.lastSequence() + 1 };
-      subscriptions.skipTo(generation.firstEvent);
-    });
+    const compact = yield* compactor(log, queue, decider, rebased);
     if (options.timers !== false) {
       // Interrupted when the engine's scope closes; ends on its own once the log is closed.
       yield* Effect.forkScoped(Effect.ignore(timers.run(effects.tick())));
@@ -346,39 +375,32 @@ export const fromLog = <K extends Log.Kind>(
     // the promise face on the engine's clock.
     const run = <A, X>(program: Effect.Effect<A, X>) =>
       runToPromise(Effect.withClock(program, clock));
-    const promises = promiseFace(queue, states, () => clock.unsafeCurrentTimeMillis(), {
+    const promises = promiseFace(queue, states, now, {
       tick: () => run(effects.tick()),
       compact: (retentionMs) => run(compact(retentionMs)),
       flush: () => run(log.flush()),
       subscribe: (subscribeOptions = {}) => iterator(subscriptions, subscribeOptions, run),
       subscriberStats: () => subscriptions.stats(),
     });
-    const report: EngineReport<K> = {
-      ...recovered.report,
-      jobs: Query.totals(decider.committed),
-      schedules: decider.committed.schedules.size,
-      lastJobId: decider.committed.lastJobId,
-      rescued,
-    };
     return {
       ...effects,
-      report,
+      report: { ...recovered.report, ...reportOf(decider.committed), rescued },
       log: log.view,
       promises,
       compact,
       flush: log.flush,
       subscribe: (subscribeOptions) => stream(subscriptions, subscribeOptions),
       subscriberStats: () => Effect.sync(() => subscriptions.stats()),
-      close: () =>
-        Effect.ensuring(
-          log.close(),
-          Effect.zipRight(
-            refuseParked,
-            Effect.sync(() => subscriptions.closeAll()),
-          ),
-        ),
+      close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
+
+/** What the fold found at open. */
+const reportOf = (state: State.State) => ({
+  jobs: Query.totals(state),
+  schedules: state.schedules.size,
+  lastJobId: state.lastJobId,
+});
 
 /** The Effect face: every command through a fiber, every query as `Effect.sync`. */
 const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => States) => {
