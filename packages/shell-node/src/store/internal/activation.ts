@@ -27,6 +27,89 @@ const segmentStateOf = (segment: Validated<unknown>["segments"][number]): Segmen
   index: segment.index,
 });
 
+/** The segment appends go to: its state, its open handle, the running CRC. */
+interface Activated {
+  readonly active: SegmentState;
+  readonly handle: FileHandle;
+  readonly crc: number;
+}
+
+/**
+ * Reopens the highest segment, which validation found active, for
+ * appends: its size and last record must be what validation saw (else
+ * another writer touched it), and the file system must take hard links
+ * (no segment is created now, but rotation will need one: refused here,
+ * not at the first rotation).
+ */
+const reopenActive = <S>(
+  validated: Validated<S>,
+  highest: Validated<S>["segments"][number],
+  active: SegmentState,
+  dataSync: boolean,
+) =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const handle = yield* disk.open(highest.path, "readWrite", { dataSync });
+    const checked = yield* Effect.either(
+      Effect.gen(function* () {
+        const size = yield* handle.size();
+        if (size !== highest.size) {
+          return yield* new ActiveSegmentChanged({ path: highest.path, reason: "Size" });
+        }
+        const tail = yield* readUpTo(
+          handle,
+          highest.lastRecordOffset,
+          size - highest.lastRecordOffset,
+        );
+        if (crc32c(tail) !== highest.tailCrc) {
+          return yield* new ActiveSegmentChanged({ path: highest.path, reason: "LastRecord" });
+        }
+        yield* probeHardLinks(
+          validated.directory,
+          validated.manifest.epoch,
+          highest.path,
+          "activation",
+        );
+      }),
+    );
+    if (Either.isLeft(checked)) {
+      yield* Effect.ignore(handle.close());
+      return yield* Effect.fail(checked.left);
+    }
+    return { active, handle, crc: highest.crc } satisfies Activated;
+  });
+
+/** Creates the next segment (header only, staged and hard-linked into place, synced). */
+const createNext = <S>(validated: Validated<S>, id: number, dataSync: boolean) =>
+  Effect.gen(function* () {
+    const epoch = validated.manifest.epoch;
+    const firstSequence = validated.lastSequence + 1;
+    const header = encodeSegmentHeader({
+      segmentId: id,
+      firstSequence,
+      storeId: validated.marker.storeId,
+    });
+    const handle = yield* createSegment({
+      directory: validated.directory,
+      epoch,
+      id,
+      header,
+      sync: true,
+      dataSync,
+      operation: "activation",
+    });
+    const active: SegmentState = {
+      id,
+      path: Layout.segmentPath(validated.directory, epoch, id),
+      firstSequence,
+      recordCount: 0,
+      size: header.length,
+      sealed: false,
+      index: SegmentIndex.empty(),
+    };
+    return { active, handle, crc: crc32c(header) } satisfies Activated;
+  });
+
 /**
  * Opens the validated generation's writer: re-checks the highest segment if
  * it is active (size and last record unchanged since validation), checks
@@ -37,76 +120,22 @@ const segmentStateOf = (segment: Validated<unknown>["segments"][number]): Segmen
  */
 export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
   Effect.gen(function* () {
-    const disk = yield* Disk;
     const highest = validated.segments[validated.segments.length - 1];
     const segments = validated.segments.map(segmentStateOf);
-    const storeId = validated.marker.storeId;
-    const epoch = validated.manifest.epoch;
     const dataSync = dataSyncAppends(options.durability);
-    let handle: FileHandle;
-    let crc: number;
-    let active: SegmentState;
     const lastActive = segments[segments.length - 1];
-    if (highest !== undefined && !highest.sealed && lastActive !== undefined) {
-      handle = yield* disk.open(highest.path, "readWrite", { dataSync });
-      const checked = yield* Effect.either(
-        Effect.gen(function* () {
-          const size = yield* handle.size();
-          if (size !== highest.size) {
-            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "Size" });
-          }
-          const tail = yield* readUpTo(
-            handle,
-            highest.lastRecordOffset,
-            size - highest.lastRecordOffset,
-          );
-          if (crc32c(tail) !== highest.tailCrc) {
-            return yield* new ActiveSegmentChanged({ path: highest.path, reason: "LastRecord" });
-          }
-          // No segment is created now, but rotation will need a hard link:
-          // a file system without them is refused here, not at the first rotation.
-          yield* probeHardLinks(validated.directory, epoch, highest.path, "activation");
-        }),
-      );
-      if (Either.isLeft(checked)) {
-        yield* Effect.ignore(handle.close());
-        return yield* Effect.fail(checked.left);
-      }
-      crc = highest.crc;
-      active = lastActive;
-    } else {
-      const id = (highest?.segmentId ?? 0) + 1;
-      const firstSequence = validated.lastSequence + 1;
-      const header = encodeSegmentHeader({ segmentId: id, firstSequence, storeId });
-      const path = Layout.segmentPath(validated.directory, epoch, id);
-      handle = yield* createSegment({
-        directory: validated.directory,
-        epoch,
-        id,
-        header,
-        sync: true,
-        dataSync,
-        operation: "activation",
-      });
-      crc = crc32c(header);
-      active = {
-        id,
-        path,
-        firstSequence,
-        recordCount: 0,
-        size: header.length,
-        sealed: false,
-        index: SegmentIndex.empty(),
-      };
-      segments.push(active);
-    }
+    const { active, handle, crc } =
+      highest !== undefined && !highest.sealed && lastActive !== undefined
+        ? yield* reopenActive(validated, highest, lastActive, dataSync)
+        : yield* createNext(validated, (highest?.segmentId ?? 0) + 1, dataSync);
+    if (active !== lastActive) segments.push(active);
     const state: StoreState = {
       directory: validated.directory,
       options,
       generation: {
-        epoch,
+        epoch: validated.manifest.epoch,
         manifest: validated.manifest,
-        storeId,
+        storeId: validated.marker.storeId,
         segments,
         active: { segment: active, handle, crc },
       },

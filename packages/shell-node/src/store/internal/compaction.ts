@@ -288,6 +288,129 @@ export const compact = (
     };
   }).pipe(compactions.withPermits(1));
 
+/** Refuses to compact: the writer failed, records came since the base, or epoch+1 is taken. */
+const refusal = (state: Writer["state"], options: CompactOptions): StoreError | undefined => {
+  if (state.failure !== undefined) return state.failure;
+  const lastSequence = lastAssigned(state);
+  if (options.expectedLastSequence !== undefined && options.expectedLastSequence !== lastSequence) {
+    return new CompactionConflict({
+      path: state.directory,
+      expectedLastSequence: options.expectedLastSequence,
+      lastSequence,
+    });
+  }
+  const epoch = state.generation.epoch + 1;
+  if (state.orphans.some((orphan) => orphan.epoch === epoch)) {
+    // A leftover staged epoch+1 could not be removed: do not write into it.
+    return new DiskError({
+      operation: "remove",
+      path: Layout.epochPath(state.directory, epoch),
+      code: "EEXIST",
+      detail: "a staged generation with this epoch could not be removed",
+    });
+  }
+  return undefined;
+};
+
+/** A staged generation: its segments (the active one last) and the active segment's handle. */
+interface Staged {
+  readonly segments: ReadonlyArray<SegmentState>;
+  readonly active: SegmentState;
+  readonly handle: FileHandle;
+  readonly crc: number;
+}
+
+/**
+ * Writes the new generation beside the current one: its directory, its
+ * MANIFEST, the base segments (sealed, fsynced) and a header-only active
+ * segment, staged and linked into place like every header-only segment
+ * (the sync of `segments/` makes the base files' entries durable too).
+ */
+const stage = (
+  state: Writer["state"],
+  manifest: Manifest,
+  records: ReadonlyArray<BaseRecord>,
+): Effect.Effect<Staged, StoreError, Disk> =>
+  Effect.gen(function* () {
+    const { directory } = state;
+    const { epoch, storeId, firstSequence } = manifest;
+    yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
+    yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
+    yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
+    const segments = yield* writeBaseSegments(
+      directory,
+      epoch,
+      storeId,
+      records,
+      state.options.rotationTargetBytes,
+      state.options.writeBytesMax,
+    );
+    const id = segments.length + 1;
+    const activeFirst = firstSequence + records.length;
+    const header = encodeSegmentHeader({ segmentId: id, firstSequence: activeFirst, storeId });
+    const handle = yield* createSegment({
+      directory,
+      epoch,
+      id,
+      header,
+      sync: true,
+      dataSync: dataSyncAppends(state.options.durability),
+      operation: "compaction",
+    });
+    const active: SegmentState = {
+      id,
+      path: Layout.segmentPath(directory, epoch, id),
+      firstSequence: activeFirst,
+      recordCount: 0,
+      size: header.length,
+      sealed: false,
+      index: SegmentIndex.empty(),
+    };
+    return { segments: [...segments, active], active, handle, crc: crc32c(header) };
+  });
+
+/**
+ * Writes CURRENT.tmp for `epoch` and syncs it; a failure leaves the old
+ * generation current (CURRENT untouched).
+ */
+const writePointer = (directory: string, storeId: Uint8Array, epoch: number) =>
+  Effect.gen(function* () {
+    const temporary = Layout.temporaryPath(Layout.currentPath(directory));
+    yield* removeIfPresent(temporary, false);
+    yield* withFile(temporary, "createExclusive", (handle) =>
+      Effect.gen(function* () {
+        yield* writeAll(handle, 0, encodeCurrentPointer({ storeId, epoch }));
+        yield* handle.sync();
+      }),
+    );
+  });
+
+/**
+ * Renames CURRENT.tmp over CURRENT and syncs the directory. From the rename
+ * on, which generation a restart finds depends on whether the directory
+ * sync happened: either is complete, but this process can no longer tell
+ * which, so a failure here stops the writer (`CompactionInterrupted`).
+ */
+const publishPointer = (writer: Writer, staged: Staged) =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const { directory } = writer.state;
+    const currentPath = Layout.currentPath(directory);
+    const published = yield* Effect.either(
+      Effect.gen(function* () {
+        yield* disk.rename(Layout.temporaryPath(currentPath), currentPath);
+        yield* disk.syncDirectory(directory);
+      }),
+    );
+    if (Either.isRight(published)) return;
+    yield* Effect.ignore(staged.handle.close());
+    const failure = new WriterFailed({
+      cause: new CompactionInterrupted({ cause: published.left }),
+    });
+    yield* Effect.sync(() => failAll(writer.state, failure));
+    return yield* failure;
+  });
+
 /** Stages the new generation and switches CURRENT to it; runs paused, under the writer semaphore. */
 const switchGeneration = (
   writer: Writer,
@@ -295,144 +418,41 @@ const switchGeneration = (
   options: CompactOptions,
 ): Effect.Effect<Switched, StoreError, Disk> =>
   Effect.gen(function* () {
-    const disk = yield* Disk;
     const { state } = writer;
-    if (state.failure !== undefined) return yield* state.failure;
-    const lastSequence = lastAssigned(state);
-    if (
-      options.expectedLastSequence !== undefined &&
-      options.expectedLastSequence !== lastSequence
-    ) {
-      return yield* new CompactionConflict({
-        path: state.directory,
-        expectedLastSequence: options.expectedLastSequence,
-        lastSequence,
-      });
-    }
+    const refused = refusal(state, options);
+    if (refused !== undefined) return yield* Effect.fail(refused);
     const { directory } = state;
     const parent = state.generation;
     const epoch = parent.epoch + 1;
-    const firstSequence = lastSequence + 1;
-    const storeId = parent.storeId;
-    if (state.orphans.some((orphan) => orphan.epoch === epoch)) {
-      // A leftover staged epoch+1 could not be removed: do not write into it.
-      return yield* Effect.fail(
-        new DiskError({
-          operation: "remove",
-          path: Layout.epochPath(directory, epoch),
-          code: "EEXIST",
-          detail: "a staged generation with this epoch could not be removed",
-        }),
-      );
-    }
-
-    const createdAt = yield* Clock.currentTimeMillis;
+    const firstSequence = lastAssigned(state) + 1;
     const manifest: Manifest = {
-      storeId,
+      storeId: parent.storeId,
       epoch,
       parentEpoch: parent.epoch,
       firstSequence,
       baseRecordCount: base.length,
-      createdAt,
+      createdAt: yield* Clock.currentTimeMillis,
     };
     const records = base.map((record, position) => ({
       ...record,
       sequence: firstSequence + position,
     }));
-    const staged = yield* Effect.gen(function* () {
-      yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
-      yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
-      yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
-      const segments = yield* writeBaseSegments(
-        directory,
-        epoch,
-        storeId,
-        records,
-        state.options.rotationTargetBytes,
-        state.options.writeBytesMax,
-      );
-      const activeId = segments.length + 1;
-      const activeFirst = firstSequence + records.length;
-      const header = encodeSegmentHeader({
-        segmentId: activeId,
-        firstSequence: activeFirst,
-        storeId,
-      });
-      const activePath = Layout.segmentPath(directory, epoch, activeId);
-      // Staged and linked into place like every header-only segment; the sync of
-      // `segments/` makes the base files' entries durable too.
-      const handle = yield* createSegment({
-        directory,
-        epoch,
-        id: activeId,
-        header,
-        sync: true,
-        dataSync: dataSyncAppends(state.options.durability),
-        operation: "compaction",
-      });
-      const active: SegmentState = {
-        id: activeId,
-        path: activePath,
-        firstSequence: activeFirst,
-        recordCount: 0,
-        size: header.length,
-        sealed: false,
-        index: SegmentIndex.empty(),
-      };
-      return { segments: [...segments, active], active, handle, crc: crc32c(header) };
-    }).pipe(
-      Effect.tapError(() =>
-        Effect.sync(() => {
-          state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
-        }),
-      ),
+    // Until the rename a failure leaves the old generation current, the staged one an orphan.
+    const orphaned = Effect.sync(() => {
+      state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
+    });
+    const staged = yield* stage(state, manifest, records).pipe(Effect.tapError(() => orphaned));
+    yield* writePointer(directory, parent.storeId, epoch).pipe(
+      Effect.tapError(() => Effect.zipRight(Effect.ignore(staged.handle.close()), orphaned)),
     );
-
-    // The switch. Before the rename CURRENT is untouched, and a failure
-    // leaves the old generation current (the staged one is an orphan). From
-    // the rename on, which generation a restart finds depends on whether
-    // the directory sync happened: either is complete, but this process can
-    // no longer tell which, so a failure there stops the writer.
-    const currentPath = Layout.currentPath(directory);
-    const temporary = Layout.temporaryPath(currentPath);
-    yield* Effect.gen(function* () {
-      yield* removeIfPresent(temporary, false);
-      yield* withFile(temporary, "createExclusive", (handle) =>
-        Effect.gen(function* () {
-          yield* writeAll(handle, 0, encodeCurrentPointer({ storeId, epoch }));
-          yield* handle.sync();
-        }),
-      );
-    }).pipe(
-      Effect.tapError(() =>
-        Effect.gen(function* () {
-          yield* Effect.ignore(staged.handle.close());
-          state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
-        }),
-      ),
-    );
-    const published = yield* Effect.either(
-      Effect.gen(function* () {
-        yield* disk.rename(temporary, currentPath);
-        yield* disk.syncDirectory(directory);
-      }),
-    );
-    if (Either.isLeft(published)) {
-      yield* Effect.ignore(staged.handle.close());
-      const failure = new WriterFailed({
-        cause: new CompactionInterrupted({ cause: published.left }),
-      });
-      yield* Effect.sync(() => failAll(state, failure));
-      return yield* failure;
-    }
-
+    yield* publishPointer(writer, staged);
     yield* Effect.ignore(parent.active.handle.close());
     yield* Effect.sync(() => {
       state.generation = {
         epoch,
         manifest,
-        storeId,
-        segments: staged.segments,
+        storeId: parent.storeId,
+        segments: [...staged.segments],
         active: { segment: staged.active, handle: staged.handle, crc: staged.crc },
       };
       state.nextSequence = firstSequence + records.length;

@@ -5,7 +5,7 @@
  * process; any disagreement now is reported, never skipped.
  */
 import { Effect } from "effect";
-import type { Disk, DiskError } from "../../disk/Disk.js";
+import type { Disk, DiskError, FileHandle } from "../../disk/Disk.js";
 import type { Entry } from "../../log/Projection.js";
 import { BeyondSafeInteger, CorruptRecord, Mismatch, UndecodableEvent } from "../StoreError.js";
 import { decodeEvent, decodeRecord, recordSize, segmentHeaderBytes } from "./codec.js";
@@ -48,6 +48,56 @@ export type SegmentReadError =
   | UndecodableEvent
   | DiskError;
 
+/** Where a read of one segment stands: the bytes held and the next record's place. */
+interface ReadCursor {
+  buffer: Uint8Array;
+  /** File offset of `buffer[0]`. */
+  bufferStart: number;
+  cursor: number;
+  /** The sequence the record at the cursor must have. */
+  expected: number;
+}
+
+/**
+ * Reads more of the segment behind what the cursor holds (keeping the
+ * record it is inside); fails when the records the view counts end early
+ * (the file changed under the read).
+ */
+const readMore = (handle: FileHandle, segment: SegmentView, at: ReadCursor) =>
+  Effect.gen(function* () {
+    const offset = at.bufferStart + at.cursor;
+    const readPosition = at.bufferStart + at.buffer.length;
+    const wanted = Math.max(readChunkBytes, recordBytesWanted(at.buffer, at.cursor));
+    const length = Math.min(wanted, segment.recordsEnd - readPosition);
+    const chunk = length > 0 ? yield* readUpTo(handle, readPosition, length) : new Uint8Array(0);
+    if (chunk.length === 0) {
+      return yield* new CorruptRecord({
+        path: segment.path,
+        offset,
+        sequence: at.expected,
+        reason: "BadMagic",
+      });
+    }
+    const rest = at.buffer.subarray(at.cursor);
+    const joined = new Uint8Array(rest.length + chunk.length);
+    joined.set(rest, 0);
+    joined.set(chunk, rest.length);
+    at.buffer = joined;
+    at.bufferStart = offset;
+    at.cursor = 0;
+  });
+
+/** The error for a record read back that is not the one validation saw at `offset`. */
+const refused = (
+  path: string,
+  offset: number,
+  expected: number,
+  decoded: Exclude<ReturnType<typeof decodeRecord>, { readonly _tag: "Record" | "Incomplete" }>,
+): SegmentReadError =>
+  decoded._tag === "Corrupt"
+    ? new CorruptRecord({ path, offset, sequence: expected, reason: decoded.reason })
+    : new BeyondSafeInteger({ path, offset: offset + 8, field: decoded.field });
+
 /**
  * Up to `limit` entries of `segment` from `from` (which it must hold), in
  * order. The file is opened for the call only.
@@ -63,55 +113,29 @@ export const readSegment = (
       const lastSequence = segment.firstSequence + segment.recordCount - 1;
       const entries: Array<Entry> = [];
       const start = SegmentIndex.seek(segment.index, Math.min(from, lastSequence));
-      let expected = start?.sequence ?? segment.firstSequence;
-      let bufferStart = start?.offset ?? segmentHeaderBytes;
-      let buffer: Uint8Array = new Uint8Array(0);
-      let cursor = 0;
-      while (entries.length < limit && expected <= lastSequence) {
-        const offset = bufferStart + cursor;
-        const decoded = cursor < buffer.length ? decodeRecord(buffer, cursor) : undefined;
+      const at: ReadCursor = {
+        buffer: new Uint8Array(0),
+        bufferStart: start?.offset ?? segmentHeaderBytes,
+        cursor: 0,
+        expected: start?.sequence ?? segment.firstSequence,
+      };
+      while (entries.length < limit && at.expected <= lastSequence) {
+        const offset = at.bufferStart + at.cursor;
+        const decoded =
+          at.cursor < at.buffer.length ? decodeRecord(at.buffer, at.cursor) : undefined;
         if (decoded === undefined || decoded._tag === "Incomplete") {
-          const readPosition = bufferStart + buffer.length;
-          const wanted = Math.max(readChunkBytes, recordBytesWanted(buffer, cursor));
-          const length = Math.min(wanted, segment.recordsEnd - readPosition);
-          const chunk =
-            length > 0 ? yield* readUpTo(handle, readPosition, length) : new Uint8Array(0);
-          if (chunk.length === 0) {
-            // The records this view counts end early: the file changed under us.
-            return yield* new CorruptRecord({
-              path,
-              offset,
-              sequence: expected,
-              reason: "BadMagic",
-            });
-          }
-          const rest = buffer.subarray(cursor);
-          const joined = new Uint8Array(rest.length + chunk.length);
-          joined.set(rest, 0);
-          joined.set(chunk, rest.length);
-          buffer = joined;
-          bufferStart = offset;
-          cursor = 0;
+          yield* readMore(handle, segment, at);
           continue;
         }
-        if (decoded._tag === "Corrupt") {
-          return yield* new CorruptRecord({
-            path,
-            offset,
-            sequence: expected,
-            reason: decoded.reason,
-          });
-        }
-        if (decoded._tag === "BeyondSafeInteger") {
-          return yield* new BeyondSafeInteger({ path, offset: offset + 8, field: decoded.field });
-        }
+        if (decoded._tag !== "Record")
+          return yield* Effect.fail(refused(path, offset, at.expected, decoded));
         const { record } = decoded;
-        if (record.sequence !== expected) {
+        if (record.sequence !== at.expected) {
           return yield* new Mismatch({
             path,
             offset: offset + 8,
             field: "Sequence",
-            expected: `${expected}`,
+            expected: `${at.expected}`,
             found: `${record.sequence}`,
           });
         }
@@ -127,8 +151,8 @@ export const readSegment = (
           }
           entries.push({ sequence: record.sequence, event: event.right });
         }
-        expected += 1;
-        cursor += decoded.size;
+        at.expected += 1;
+        at.cursor += decoded.size;
       }
       return entries;
     }),

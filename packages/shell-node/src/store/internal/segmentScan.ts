@@ -303,6 +303,236 @@ const decodeBuffered = (
 };
 
 /**
+ * The header, read and checked against `target`; a highest segment shorter
+ * than a header whose bytes agree with the one it must have is a torn
+ * creation (`IncompleteTail` at offset 0). Returns the header's bytes.
+ */
+const readHeader = (handle: FileHandle, size: number, target: ScanTarget) =>
+  Effect.gen(function* () {
+    const { path } = target;
+    if (size > segmentFileBytesMax) {
+      return yield* new InvalidSegment({ path, offset: segmentFileBytesMax, reason: "TooLarge" });
+    }
+    if (size < segmentHeaderBytes) {
+      const bytes = yield* readUpTo(handle, 0, size);
+      const expected = encodeSegmentHeader({
+        segmentId: target.segmentId,
+        firstSequence: target.firstSequence,
+        storeId: target.storeId,
+      });
+      if (target.highest && isStrictPrefix(bytes, expected)) {
+        return yield* new IncompleteTail({
+          path,
+          offset: 0,
+          sequence: target.firstSequence,
+          part: "Header",
+        });
+      }
+      yield* checkHeader(target, bytes);
+    }
+    const headerBytes = yield* readUpTo(handle, 0, segmentHeaderBytes);
+    if (headerBytes.length < segmentHeaderBytes) return yield* earlyEnd(path, segmentHeaderBytes);
+    yield* checkHeader(target, headerBytes);
+    return headerBytes;
+  });
+
+/** Where a segment's records end, and its footer when it is sealed. */
+interface Ending {
+  readonly footer: SegmentFooter | undefined;
+  /** Why the last 64 bytes of the highest segment are no footer (the record scan judges them). */
+  readonly footerError: FixedLayoutError | undefined;
+  readonly footerOffset: number;
+  readonly recordsEnd: number;
+}
+
+/**
+ * A footer is recognised by decoding; for the highest segment a
+ * non-footer tail means "active", and the record scan judges it.
+ */
+const readEnding = (handle: FileHandle, size: number, target: ScanTarget) =>
+  Effect.gen(function* () {
+    const { path } = target;
+    const footerOffset = size - segmentFooterBytes;
+    const open: Ending = {
+      footer: undefined,
+      footerError: undefined,
+      footerOffset,
+      recordsEnd: size,
+    };
+    if (size < segmentHeaderBytes + segmentFooterBytes) {
+      if (!target.highest) {
+        return yield* new InvalidSegment({ path, offset: size, reason: "MissingFooter" });
+      }
+      return open;
+    }
+    const decoded = decodeSegmentFooter(yield* readUpTo(handle, footerOffset, segmentFooterBytes));
+    if (decoded._tag === "Right") {
+      return { ...open, footer: decoded.right, recordsEnd: footerOffset };
+    }
+    if (target.highest) return { ...open, footerError: decoded.left };
+    if (decoded.left._tag === "BadMagic") {
+      return yield* new InvalidSegment({ path, offset: footerOffset, reason: "MissingFooter" });
+    }
+    return yield* fixedLayoutFailure(path, "SegmentFooter", footerOffset, decoded.left);
+  });
+
+/** One segment's record scan: the buffer, the running CRC, the batch on its way to the caller. */
+class RecordScan<X, R> {
+  readonly scan: ScanCursor;
+  // CRC of bytes [0, scan.bufferStart).
+  crcBeforeBuffer: number;
+  readonly index = SegmentIndex.empty();
+  private batch: { records: Array<ScannedRecord>; offsets: Array<number> } = {
+    records: [],
+    offsets: [],
+  };
+
+  constructor(
+    private readonly handle: FileHandle,
+    private readonly size: number,
+    private readonly target: ScanTarget,
+    readonly ending: Ending,
+    headerBytes: Uint8Array,
+    private readonly onRecords: (batch: ScannedBatch) => Effect.Effect<void, X, R>,
+  ) {
+    this.scan = new ScanCursor(target.firstSequence);
+    this.crcBeforeBuffer = crc32c(headerBytes);
+  }
+
+  /** Hands the records decoded so far to the caller. */
+  readonly deliver = Effect.suspend(() => {
+    if (this.batch.records.length === 0) return Effect.void;
+    const delivered = this.batch;
+    this.batch = { records: [], offsets: [] };
+    return this.onRecords(delivered);
+  });
+
+  /** Decodes what the buffer holds, reading chunk after chunk, to the records' end. */
+  run(): Effect.Effect<void, ScanError | X, R> {
+    return Effect.gen(this, function* () {
+      const { scan, ending } = this;
+      for (;;) {
+        const stop = decodeBuffered(scan, ending.recordsEnd, this.batch, this.index);
+        if (stop === "BatchFull") {
+          yield* this.deliver;
+          continue;
+        }
+        const offset = scan.bufferStart + scan.cursor;
+        yield* this.deliver;
+        if (stop === "Fault" && scan.fault !== undefined) {
+          return yield* this.refusal(scan.fault, offset);
+        }
+        if (offset === ending.recordsEnd) return;
+        if (scan.bufferStart + scan.buffer.length >= ending.recordsEnd) {
+          // The bytes end inside a record whose present bytes are all plausible.
+          return yield* ending.footer !== undefined
+            ? new InvalidSegment({ path: this.target.path, offset, reason: "RecordsOverrunFooter" })
+            : new IncompleteTail({
+                path: this.target.path,
+                offset,
+                sequence: scan.expected,
+                part: "Record",
+              });
+        }
+        yield* this.nextChunk(offset);
+      }
+    });
+  }
+
+  /**
+   * Reads the next chunk, from the first byte not yet decoded: the start of
+   * a record the buffer holds only part of is read again (a few hundred
+   * bytes) rather than every chunk being copied behind it. Those bytes were
+   * neither hashed nor delivered yet; the segment CRC covers the bytes as
+   * decoded.
+   */
+  private nextChunk(offset: number) {
+    return Effect.gen(this, function* () {
+      const { scan } = this;
+      const held = scan.buffer.length - scan.cursor;
+      const wanted = Math.max(scanChunkBytes, held + recordBytesWanted(scan.buffer, scan.cursor));
+      const length = Math.min(wanted, this.ending.recordsEnd - offset);
+      const chunk = yield* readUpTo(this.handle, offset, length);
+      if (chunk.length < length) return yield* earlyEnd(this.target.path, offset + length);
+      this.crcBeforeBuffer = crc32c(scan.buffer.subarray(0, scan.cursor), this.crcBeforeBuffer);
+      scan.bufferStart = offset;
+      scan.cursor = 0;
+      scan.buffer = chunk;
+    });
+  }
+
+  /** The error for the record refused at `offset`. */
+  private refusal(fault: ScanFault, offset: number): Effect.Effect<never, ScanError> {
+    const { path } = this.target;
+    const sequence = this.scan.expected;
+    switch (fault._tag) {
+      case "Corrupt":
+        return this.ending.footer === undefined
+          ? this.activeFault(offset, fault.reason)
+          : Effect.fail(new CorruptRecord({ path, offset, sequence, reason: fault.reason }));
+      case "BeyondSafeInteger":
+        return Effect.fail(new BeyondSafeInteger({ path, offset: offset + 8, field: fault.field }));
+      case "Sequence":
+        return Effect.fail(
+          new Mismatch({
+            path,
+            offset: offset + 8,
+            field: "Sequence",
+            expected: `${sequence}`,
+            found: `${fault.found}`,
+          }),
+        );
+      default: {
+        const unknown: never = fault;
+        return unknown;
+      }
+    }
+  }
+
+  /**
+   * The fault at `offset` in the active segment: a torn footer (the rest of
+   * the file is a strict prefix of the footer these records call for), a
+   * whole but broken footer, or a corrupt record.
+   */
+  private activeFault(offset: number, reason: CorruptRecord["reason"]) {
+    return Effect.gen(this, function* () {
+      const { scan, target } = this;
+      const { path } = target;
+      const restLength = this.size - offset;
+      if (scan.recordCount > 0 && restLength <= segmentFooterBytes) {
+        const rest = yield* readUpTo(this.handle, offset, restLength);
+        if (isStrictPrefix(rest, this.footerNow())) {
+          return yield* new IncompleteTail({
+            path,
+            offset,
+            sequence: scan.expected,
+            part: "Footer",
+          });
+        }
+        const { footerError } = this.ending;
+        if (restLength === segmentFooterBytes && footerError !== undefined) {
+          return yield* fixedLayoutFailure(path, "SegmentFooter", offset, footerError);
+        }
+      }
+      return yield* new CorruptRecord({ path, offset, sequence: scan.expected, reason });
+    });
+  }
+
+  /** The footer that would seal the segment after the records decoded so far. */
+  private footerNow(): Uint8Array {
+    const { scan, target } = this;
+    return encodeSegmentFooter({
+      segmentId: target.segmentId,
+      firstSequence: target.firstSequence,
+      storeId: target.storeId,
+      lastSequence: scan.expected - 1,
+      recordCount: scan.recordCount,
+      segmentCrc: crc32c(scan.buffer.subarray(0, scan.cursor), this.crcBeforeBuffer),
+    });
+  }
+}
+
+/**
  * Scans the segment open as `handle` (of `size` bytes) against `target`,
  * calling `onRecords` with its records in order, at most
  * `deliverRecordsMax` at a time (records already accepted are delivered
@@ -319,171 +549,19 @@ export const scanSegment = <X, R>(
 ): Effect.Effect<ScannedSegment, ScanError | X, R> =>
   Effect.gen(function* () {
     const { path } = target;
-    if (size > segmentFileBytesMax) {
-      return yield* new InvalidSegment({ path, offset: segmentFileBytesMax, reason: "TooLarge" });
-    }
-    const expectedHeader = encodeSegmentHeader({
-      segmentId: target.segmentId,
-      firstSequence: target.firstSequence,
-      storeId: target.storeId,
-    });
-    if (size < segmentHeaderBytes) {
-      const bytes = yield* readUpTo(handle, 0, size);
-      if (target.highest && isStrictPrefix(bytes, expectedHeader)) {
-        return yield* new IncompleteTail({
-          path,
-          offset: 0,
-          sequence: target.firstSequence,
-          part: "Header",
-        });
-      }
-      yield* checkHeader(target, bytes);
-    }
-    const headerBytes = yield* readUpTo(handle, 0, segmentHeaderBytes);
-    if (headerBytes.length < segmentHeaderBytes) return yield* earlyEnd(path, segmentHeaderBytes);
-    yield* checkHeader(target, headerBytes);
-
-    // A footer is recognised by decoding; for the highest segment a
-    // non-footer tail means "active", and the record scan judges it.
-    let footer: SegmentFooter | undefined;
-    let footerError: FixedLayoutError | undefined;
-    const footerOffset = size - segmentFooterBytes;
-    if (size >= segmentHeaderBytes + segmentFooterBytes) {
-      const footerBytes = yield* readUpTo(handle, footerOffset, segmentFooterBytes);
-      const decoded = decodeSegmentFooter(footerBytes);
-      if (decoded._tag === "Right") {
-        footer = decoded.right;
-      } else if (!target.highest) {
-        if (decoded.left._tag === "BadMagic") {
-          return yield* new InvalidSegment({ path, offset: footerOffset, reason: "MissingFooter" });
-        }
-        return yield* fixedLayoutFailure(path, "SegmentFooter", footerOffset, decoded.left);
-      } else {
-        footerError = decoded.left;
-      }
-    } else if (!target.highest) {
-      return yield* new InvalidSegment({ path, offset: size, reason: "MissingFooter" });
-    }
-    const sealed = footer !== undefined;
-    const recordsEnd = sealed ? footerOffset : size;
-
-    const scan = new ScanCursor(target.firstSequence);
-    // CRC of bytes [0, scan.bufferStart).
-    let crcBeforeBuffer = crc32c(headerBytes);
-    const index = SegmentIndex.empty();
-    let batch = { records: [] as ScannedRecord[], offsets: [] as number[] };
-
-    const deliver = Effect.suspend(() => {
-      if (batch.records.length === 0) return Effect.void;
-      const delivered = batch;
-      batch = { records: [], offsets: [] };
-      return onRecords(delivered);
-    });
-
-    /**
-     * The fault at `offset` in the active segment: a torn footer (the rest of
-     * the file is a strict prefix of the footer these records call for), a
-     * whole but broken footer, or a corrupt record.
-     */
-    const activeFault = (offset: number, reason: CorruptRecord["reason"]) =>
-      Effect.gen(function* () {
-        const restLength = size - offset;
-        if (scan.recordCount > 0 && restLength <= segmentFooterBytes) {
-          const rest = yield* readUpTo(handle, offset, restLength);
-          const expectedFooter = encodeSegmentFooter({
-            segmentId: target.segmentId,
-            firstSequence: target.firstSequence,
-            storeId: target.storeId,
-            lastSequence: scan.expected - 1,
-            recordCount: scan.recordCount,
-            segmentCrc: crc32c(scan.buffer.subarray(0, scan.cursor), crcBeforeBuffer),
-          });
-          if (isStrictPrefix(rest, expectedFooter)) {
-            return yield* new IncompleteTail({
-              path,
-              offset,
-              sequence: scan.expected,
-              part: "Footer",
-            });
-          }
-          if (restLength === segmentFooterBytes && footerError !== undefined) {
-            return yield* fixedLayoutFailure(path, "SegmentFooter", offset, footerError);
-          }
-        }
-        return yield* new CorruptRecord({ path, offset, sequence: scan.expected, reason });
-      });
-
-    for (;;) {
-      // Decode every complete record the buffer holds, a batch at a time.
-      const stop = decodeBuffered(scan, recordsEnd, batch, index);
-      if (stop === "BatchFull") {
-        yield* deliver;
-        continue;
-      }
-      const offset = scan.bufferStart + scan.cursor;
-      const fault = scan.fault;
-      if (stop === "Fault" && fault !== undefined) {
-        yield* deliver;
-        switch (fault._tag) {
-          case "Corrupt":
-            if (!sealed) return yield* activeFault(offset, fault.reason);
-            return yield* new CorruptRecord({
-              path,
-              offset,
-              sequence: scan.expected,
-              reason: fault.reason,
-            });
-          case "BeyondSafeInteger":
-            return yield* new BeyondSafeInteger({ path, offset: offset + 8, field: fault.field });
-          case "Sequence":
-            return yield* new Mismatch({
-              path,
-              offset: offset + 8,
-              field: "Sequence",
-              expected: `${scan.expected}`,
-              found: `${fault.found}`,
-            });
-        }
-      }
-      if (offset === recordsEnd) break;
-      if (scan.bufferStart + scan.buffer.length >= recordsEnd) {
-        // The bytes end inside a record whose present bytes are all plausible.
-        yield* deliver;
-        if (sealed) {
-          return yield* new InvalidSegment({ path, offset, reason: "RecordsOverrunFooter" });
-        }
-        return yield* new IncompleteTail({
-          path,
-          offset,
-          sequence: scan.expected,
-          part: "Record",
-        });
-      }
-      yield* deliver;
-      // The next chunk starts at the first byte not yet decoded: the start of
-      // a record the buffer holds only part of is read again (a few hundred
-      // bytes) rather than every chunk being copied behind it. Those bytes
-      // were neither hashed nor delivered yet; the segment CRC covers the
-      // bytes as decoded.
-      const held = scan.buffer.length - scan.cursor;
-      const wanted = Math.max(scanChunkBytes, held + recordBytesWanted(scan.buffer, scan.cursor));
-      const length = Math.min(wanted, recordsEnd - offset);
-      const chunk = yield* readUpTo(handle, offset, length);
-      if (chunk.length < length) return yield* earlyEnd(path, offset + length);
-      crcBeforeBuffer = crc32c(scan.buffer.subarray(0, scan.cursor), crcBeforeBuffer);
-      scan.bufferStart = offset;
-      scan.cursor = 0;
-      scan.buffer = chunk;
-    }
-    yield* deliver;
-    const { buffer, bufferStart, cursor, recordCount, lastRecordOffset } = scan;
-    const crc = crc32c(buffer.subarray(0, cursor), crcBeforeBuffer);
+    const headerBytes = yield* readHeader(handle, size, target);
+    const ending = yield* readEnding(handle, size, target);
+    const records = new RecordScan(handle, size, target, ending, headerBytes, onRecords);
+    yield* records.run();
+    const { buffer, bufferStart, cursor, recordCount, lastRecordOffset } = records.scan;
+    const crc = crc32c(buffer.subarray(0, cursor), records.crcBeforeBuffer);
     // The last record is still in the buffer: the scan only moves past a
     // record's bytes when it reads more, and it stopped reading.
     const tailCrc =
       recordCount === 0
         ? crc32c(headerBytes)
         : crc32c(buffer.subarray(lastRecordOffset - bufferStart, cursor));
+    const { footer, footerOffset } = ending;
     if (footer !== undefined) {
       if (recordCount === 0) {
         return yield* new InvalidSegment({ path, offset: footerOffset, reason: "EmptySealed" });
@@ -496,11 +574,11 @@ export const scanSegment = <X, R>(
       firstSequence: target.firstSequence,
       recordCount,
       size,
-      sealed,
-      recordsEnd,
+      sealed: footer !== undefined,
+      recordsEnd: ending.recordsEnd,
       crc,
       lastRecordOffset: recordCount === 0 ? 0 : lastRecordOffset,
       tailCrc,
-      index,
+      index: records.index,
     };
   });
