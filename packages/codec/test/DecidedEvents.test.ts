@@ -7,11 +7,10 @@
 // encodes and decodes each decided record, and compares with an equality
 // that tells -0 from 0, a bigint from a number, and one key order or
 // prototype from another.
-import { Commands, Decide, Evolve, type Event, HistoryError, State, type Value } from "@tay/core";
+import { Commands, Decide, Evolve, type Event, HistoryError, State, Value } from "@tay/core";
 import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import { canonicalValue } from "../../core/src/internal/Canonical.js";
 import * as Values from "../../testkit/src/Values.js";
 import { decodeEvent, encodeEvent } from "../src/Event.js";
 import { decodeValue, encodeValue } from "../src/Value.js";
@@ -276,7 +275,7 @@ describe("core's canonical form of a value", () => {
   it("is the value its encoding decodes to, and its size the encoding's length", () => {
     fc.assert(
       fc.property(anyValue(), (value) => {
-        const canonical = canonicalValue(value);
+        const canonical = Value.canonical(value);
         const encoded = encodeValue(value);
         if (E.isLeft(encoded)) {
           expect(canonical._tag).toBe("Unencodable");
@@ -306,7 +305,7 @@ describe("core's canonical form of a value", () => {
     fc.assert(
       fc.property(fc.array(fc.oneof(anyScalar(), notValues), { maxLength: 4 }), (items) => {
         const value = items as AnyValue;
-        const canonical = canonicalValue(value);
+        const canonical = Value.canonical(value);
         expect(canonical._tag === "Canonical").toBe(E.isRight(encodeValue(value)));
       }),
       { numRuns: 500 },

@@ -1,4 +1,4 @@
-// Proves the canonical form's own rules: each change the codec would make is
+// Proves the canonical form's own rules (`Value.canonical`): each change the codec would make is
 // made, nothing else is copied (a canonical value comes back as the very same
 // object, and canonicalizing twice changes nothing), sizes are the encoding's,
 // and a refusal's path is written as JavaScript would write it. The codec's
@@ -6,16 +6,15 @@
 import { Value } from "@tay/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { canonicalValue } from "../../src/internal/Canonical.js";
 
 const canonical = (value: unknown): Value.Value => {
-  const result = canonicalValue(value as Value.Value);
+  const result = Value.canonical(value as Value.Value);
   if (result._tag !== "Canonical") throw new Error(`${result.path}: ${result.detail}`);
   return result.value;
 };
 
 const refusal = (value: unknown) => {
-  const result = canonicalValue(value as Value.Value);
+  const result = Value.canonical(value as Value.Value);
   if (result._tag !== "Unencodable") throw new Error("accepted");
   return result;
 };
@@ -39,7 +38,7 @@ const anyValue: fc.Arbitrary<Value.Value> = fc.letrec<{ value: Value.Value }>((t
   ),
 })).value;
 
-describe("canonicalValue", () => {
+describe("Value.canonical", () => {
   it("returns a canonical value as the very same object, so canonicalizing twice changes nothing", () => {
     fc.assert(
       fc.property(anyValue, (value) => {
@@ -51,13 +50,13 @@ describe("canonicalValue", () => {
   });
 
   it("measures what the encoding takes: 9 bytes a number, 5 plus the content a string or bytes", () => {
-    expect(canonicalValue(null)).toMatchObject({ bytes: 1 });
-    expect(canonicalValue(-0)).toMatchObject({ bytes: 9 });
-    expect(canonicalValue(5n)).toMatchObject({ bytes: 9 });
-    expect(canonicalValue("é")).toMatchObject({ bytes: 7 });
-    expect(canonicalValue(Buffer.from([1, 2]))).toMatchObject({ bytes: 7 });
+    expect(Value.canonical(null)).toMatchObject({ bytes: 1 });
+    expect(Value.canonical(-0)).toMatchObject({ bytes: 9 });
+    expect(Value.canonical(5n)).toMatchObject({ bytes: 9 });
+    expect(Value.canonical("é")).toMatchObject({ bytes: 7 });
+    expect(Value.canonical(Buffer.from([1, 2]))).toMatchObject({ bytes: 7 });
     // A map: 5, then per entry a 4-byte key length, the key and the value.
-    expect(canonicalValue(new Map([["ab", [true]]]))).toMatchObject({ bytes: 5 + 4 + 2 + 5 + 1 });
+    expect(Value.canonical(new Map([["ab", [true]]]))).toMatchObject({ bytes: 5 + 4 + 2 + 5 + 1 });
   });
 
   it("makes each change the codec would make, and only along the way to it", () => {
