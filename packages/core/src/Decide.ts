@@ -402,7 +402,7 @@ interface CheckedDefinition {
 
 const checkDefinition = (
   scheduleId: string,
-  definition: ScheduleDefinition,
+  definition: Commands.ScheduleDefinitionInput,
 ): Either.Either<Rejection, CheckedDefinition> => {
   // The strict checks first: the fold's kind checks leave well-formedness
   // to the codec, but nothing decided here may fail to encode.
@@ -411,27 +411,29 @@ const checkDefinition = (
     checkName("definition.worker", definition.worker) ??
     checkText("definition.cron", definition.cron);
   if (strict !== undefined) return Either.left(strict);
-  const fieldRefusal = Schedule.checkDefinitionFields(definition);
-  if (fieldRefusal !== undefined) {
-    return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
-  }
   const args = Value.canonical(definition.args);
-  if (args._tag === "Unencodable") return Either.left(unencodable("definition.args", args));
-  const recurrence = Due.recurrence(definition);
-  if (Either.isLeft(recurrence)) {
-    return Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left });
-  }
-  // The fields the codec writes, in the order its decoder builds them.
+  // The fields the codec writes, in the order its decoder builds them. The
+  // field checks read this; args the codec cannot encode are refused after
+  // them, so refusals keep the order of the fields.
   const canonical: ScheduleDefinition = {
     queue: definition.queue,
     worker: definition.worker,
-    args: args.value,
+    args: args._tag === "Canonical" ? args.value : null,
     priority: Fields.canonicalNumber(definition.priority),
     maxAttempts: definition.maxAttempts,
     everyMs: definition.everyMs,
     cron: definition.cron,
     overlap: definition.overlap,
   };
+  const fieldRefusal = Schedule.checkDefinitionFields(canonical);
+  if (fieldRefusal !== undefined) {
+    return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
+  }
+  if (args._tag === "Unencodable") return Either.left(unencodable("definition.args", args));
+  const recurrence = Due.recurrence(canonical);
+  if (Either.isLeft(recurrence)) {
+    return Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left });
+  }
   return Either.right({ definition: canonical, recurrence: recurrence.right });
 };
 

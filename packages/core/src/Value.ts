@@ -12,10 +12,14 @@
  * Decoding also gives map keys in UTF-8 byte order and plain arrays, maps
  * and `Uint8Array`s; the deciders put values into events in exactly that
  * form (`canonical`, below), so the state equals its log.
+ *
+ * Commands take an `Input`: a value, or plain objects in place of maps (JSON
+ * as `JSON.parse` gives it). The deciders turn it into a `Value` with
+ * `canonical`; the state and the events hold only `Value`s.
  */
 import { canonicalNumber, utf8Length } from "./internal/Fields.js";
 
-/** A value as the state and the events hold it. */
+/** A value as the state and the events hold it: maps as `Map`, in canonical form once decided. */
 export type Value =
   | null
   | boolean
@@ -28,6 +32,32 @@ export type Value =
 
 /** A map value: keys are UTF-8 strings, compared by their UTF-8 bytes. */
 export type ValueMap = ReadonlyMap<string, Value>;
+
+/**
+ * What a command may carry where the state keeps a `Value` (job args,
+ * results, a definition's args): a value, or at any depth a plain object in
+ * place of a map. A plain object is one whose prototype is `Object.prototype`
+ * or `null`; its own enumerable string keys are the map's keys, whatever
+ * they are (`__proto__`, `constructor` and `hasOwnProperty` included).
+ * `canonical` turns an input into the `Value` the log gives back for it.
+ *
+ * @example
+ * Commands.insertJobs({ now, jobs: [{ queue: "mail", worker: "Send", args: { user_id: 42 } }] })
+ * // the job's args: Map { "user_id" => 42 }
+ */
+export type Input =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | Uint8Array
+  | ReadonlyArray<Input>
+  | ReadonlyMap<string, Input>
+  | InputObject;
+
+/** A plain object of an `Input`: its own enumerable string keys are a map's keys. */
+export type InputObject = { readonly [key: string]: Input };
 
 /** Largest integer a `number` carries exactly (2^53-1). */
 export const safeIntegerMax = Number.MAX_SAFE_INTEGER;
@@ -143,7 +173,10 @@ export const equals = (left: Value, right: Value): boolean => {
  * - a map's keys come in UTF-8 byte order, the order the encoding writes
  *   them in and the decoder builds the `Map` in;
  * - a subclass of `Uint8Array` (a Node `Buffer`), of `Array` or of `Map`
- *   becomes a plain one (the decoder builds plain ones).
+ *   becomes a plain one (the decoder builds plain ones);
+ * - a plain object of an `Input` becomes a `Map` of its own enumerable
+ *   string keys in UTF-8 byte order (the order the decoder gives a map, not
+ *   the order `Object.keys` gives, which puts integer-like keys first).
  *
  * A value that is canonical already is returned as it is, not copied; a
  * container is copied only when something inside it changes, and then only
@@ -219,14 +252,24 @@ const compareCodePoints = (left: string, right: string): number => {
   return left.length - right.length;
 };
 
+/** The name of an object's class, when it has one worth printing. */
+const classNameOf = (value: object): string | undefined => {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  const name = typeof prototype === "object" ? prototype?.constructor?.name : undefined;
+  return typeof name === "string" && /^[A-Za-z_$][\w$]*$/.test(name) ? name : undefined;
+};
+
 /** What an object that is not a value is, as the subject of a sentence. */
 const describeObject = (value: object): string => {
-  const prototype: unknown = Object.getPrototypeOf(value);
-  if (prototype === null || prototype === Object.prototype) return "a plain object (use a Map)";
-  const name = typeof prototype === "object" ? prototype?.constructor?.name : undefined;
-  const known = typeof name === "string" && /^[A-Za-z_$][\w$]*$/.test(name) ? ` (${name})` : "";
-  return `an object with a prototype other than Object${known}`;
+  const name = classNameOf(value);
+  return name === undefined
+    ? "an object with a prototype other than Object"
+    : `an object of class ${name}`;
 };
+
+/** What to pass instead, for the objects that callers most often mean as a value. */
+const hintFor = (value: unknown): string =>
+  value instanceof Date ? " (pass its getTime() or toISOString())" : "";
 
 /** What a JavaScript value of a kind that is never a value is. */
 const describeKind = (value: unknown): string => {
@@ -251,7 +294,7 @@ const describeKey = (key: unknown): string =>
   key === null ? "null" : typeof key === "object" ? "an object" : describeKind(key);
 
 const notAValue = (walk: Walk, value: unknown): typeof refused =>
-  refuse(walk, `${describeKind(value)} is not a value`);
+  refuse(walk, `${describeKind(value)} is not a value${hintFor(value)}`);
 
 const walkBigint = (walk: Walk, value: bigint): Walked => {
   if (value < int64Min || value > int64Max) {
@@ -333,10 +376,82 @@ const walkMap = (walk: Walk, map: ValueMap, depth: number): Walked => {
   return values === undefined && sorted && plain ? map : rebuiltMap(map, values, sorted);
 };
 
+/**
+ * Whether an object is a plain one of an `Input`: its prototype is
+ * `Object.prototype` or null (an object literal, `JSON.parse`'s objects,
+ * `Object.create(null)`). Any object's string keys read as `unknown`.
+ */
+const isPlainObject = (value: object): value is { readonly [key: string]: unknown } => {
+  const prototype: unknown = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+
+/** What an exception thrown while reading a value (a getter, a proxy) says, briefly. */
+const thrownDetail = (error: unknown): string => {
+  const said = error instanceof Error ? error.message : typeof error;
+  const cut = said.length > pathKeyCharsMax ? `${said.slice(0, pathKeyCharsMax)}…` : said;
+  return `reading it threw (${cut})`;
+};
+
+/**
+ * An own property of a plain object, read once; a getter that throws is a
+ * refusal at that key rather than an exception out of the decider.
+ */
+const readProperty = (
+  walk: Walk,
+  object: { readonly [key: string]: unknown },
+  key: string,
+): unknown => {
+  try {
+    return object[key];
+  } catch (error) {
+    return refuse(walk, thrownDetail(error));
+  }
+};
+
+/**
+ * A plain object as a new `Map`: its own enumerable string keys (as
+ * `Object.keys` lists them; symbol keys and non-enumerable ones are not
+ * part of it, as in `JSON.stringify`), in canonical order, each with its
+ * value walked. The object is only read: a key such as `__proto__` reads
+ * the object's own property and becomes an ordinary map key. One pass, in
+ * the object's own order (as `walkMap` goes); only keys out of order cost
+ * a second map.
+ */
+const walkPlainObject = (
+  walk: Walk,
+  object: { readonly [key: string]: unknown },
+  depth: number,
+): Walked => {
+  walk.bytes += 5;
+  const keys = Object.keys(object);
+  const map = new Map<string, Value>();
+  let sorted = true;
+  let previous: string | undefined;
+  for (const key of keys) {
+    const keyBytes = utf8Length(key);
+    if (keyBytes < 0) return refuse(walk, "a map key with a lone surrogate is not a value");
+    walk.bytes += 4 + keyBytes;
+    if (previous !== undefined && compareCodePoints(previous, key) > 0) sorted = false;
+    previous = key;
+    const item = readProperty(walk, object, key);
+    if (item === refused) return stepOut(walk, key);
+    const walked = walkValue(walk, item, depth + 1);
+    if (walked === refused) return stepOut(walk, key);
+    map.set(key, walked);
+  }
+  if (sorted) return map;
+  keys.sort(compareCodePoints);
+  const ordered = new Map<string, Value>();
+  for (const key of keys) ordered.set(key, map.get(key) ?? null);
+  return ordered;
+};
+
 const walkObject = (walk: Walk, value: object, depth: number): Walked => {
   if (value instanceof Uint8Array) return walkBytes(walk, value);
   if (Array.isArray(value)) return walkList(walk, value, depth);
   if (value instanceof Map) return walkMap(walk, value, depth);
+  if (isPlainObject(value)) return walkPlainObject(walk, value, depth);
   return notAValue(walk, value);
 };
 
@@ -400,28 +515,43 @@ const formatPath = (innermostFirst: ReadonlyArray<string | number>): string => {
   return path;
 };
 
+/** The walk of a whole value; a getter or proxy that throws is a refusal, not an exception. */
+const walkRoot = (walk: Walk, value: unknown): Walked => {
+  try {
+    return walkValue(walk, value, 1);
+  } catch (error) {
+    walk.path = undefined;
+    return refuse(walk, thrownDetail(error));
+  }
+};
+
 /**
  * The value the log gives back for this one: the canonical form of `value`
  * (what decoding its encoding gives, so a state folded from events holding
  * it equals the state a reopen reads) and its exact encoded size, or where
  * and why the codec could not encode it. The deciders put every value a
  * command carries into its events through this, and refuse with its path.
- * Never throws for what an untyped caller can
- * pass (`undefined`, functions, plain objects, `Date`s, sparse lists, cycles,
- * non-string map keys).
+ *
+ * Takes an `Input` (plain objects become maps) or anything an untyped
+ * caller passes, and never throws: `undefined`, functions, symbols, class
+ * instances (`Date`, `Set`), sparse lists, cycles, non-string map keys and
+ * getters that throw are each an `Unencodable`.
  *
  * @example
  * canonical(new Map([["b", -0], ["a", 5n]]))
  * // { _tag: "Canonical", value: Map { "a" => 5, "b" => 0 }, bytes: 33 }
+ * canonical({ user: { at: new Date() } })
+ * // { _tag: "Unencodable", path: ".user.at",
+ * //   detail: "an object of class Date is not a value (pass its getTime() or toISOString())" }
  */
-export const canonical = (value: Value): Canonical | Unencodable => {
+export const canonical = (value: unknown): Canonical | Unencodable => {
   // Scalars (most args and results) need no walk state.
   if (typeof value === "string") {
     const length = utf8Length(value);
     if (length >= 0) return { _tag: "Canonical", value, bytes: 5 + length };
   }
   const walk: Walk = { bytes: 0, detail: "", path: undefined };
-  const walked = walkValue(walk, value, 1);
+  const walked = walkRoot(walk, value);
   if (walked === refused) {
     return { _tag: "Unencodable", path: formatPath(walk.path ?? []), detail: walk.detail };
   }
