@@ -3,20 +3,21 @@
 // folds from its decisions is the state a reopen reads. It drives core's
 // deciders with random commands whose values and numbers are often not in
 // canonical form (-0, bigints in and out of the safe range, floats, maps with
-// keys out of order, Buffers and subclasses, nested lists and maps, bytes),
-// encodes and decodes each decided record, and compares with an equality
-// that tells -0 from 0, a bigint from a number, and one key order or
-// prototype from another.
-import { Commands, Decide, Evolve, type Event, HistoryError, State, type Value } from "@tay/core";
+// keys out of order, Buffers and subclasses, nested lists and maps, bytes,
+// plain objects in place of maps, with keys such as `__proto__` and keys
+// whose UTF-16 order is not their UTF-8 order), encodes and decodes each
+// decided record, and compares with an equality that tells -0 from 0, a
+// bigint from a number, and one key order or prototype from another.
+import { Commands, Decide, Evolve, type Event, HistoryError, State, Value } from "@tay/core";
 import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import { canonicalValue } from "../../core/src/internal/Canonical.js";
 import * as Values from "../../testkit/src/Values.js";
 import { decodeEvent, encodeEvent } from "../src/Event.js";
 import { decodeValue, encodeValue } from "../src/Value.js";
 
 type AnyValue = Value.Value;
+type AnyInput = Value.Input;
 
 // ---- values an application may pass, canonical or not ----------------------
 
@@ -74,6 +75,88 @@ const anyValueAtDepth = (depth: number): fc.Arbitrary<AnyValue> =>
       );
 
 const anyValue = (): fc.Arbitrary<AnyValue> => anyValueAtDepth(4);
+
+/**
+ * Keys a plain object makes tricky: the names of Object.prototype's members,
+ * integer-like keys (which `Object.keys` lists first, as numbers), and
+ * characters whose UTF-16 order is not their UTF-8 order (U+FF61 sorts
+ * after the surrogates of U+1F600 in UTF-16, before it in UTF-8).
+ */
+const objectKey = (): fc.Arbitrary<string> =>
+  fc.oneof(
+    { weight: 3, arbitrary: Values.mapKey() },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        "__proto__",
+        "constructor",
+        "hasOwnProperty",
+        "toString",
+        "valueOf",
+        "10",
+        "9",
+        "\uFF61",
+        "\u{1F600}",
+        "\uFFFD",
+        "\u{10000}",
+      ),
+    },
+  );
+
+/**
+ * A plain object of `entries`, its prototype Object.prototype or null. Each
+ * key is defined (as JSON.parse does), never assigned, so that `__proto__`
+ * is an own key.
+ */
+const plainObject = (
+  entries: ReadonlyArray<readonly [string, AnyInput]>,
+  bare: boolean,
+): AnyInput => {
+  const object: { [key: string]: AnyInput } = bare ? Object.create(null) : {};
+  for (const [key, item] of entries) {
+    Object.defineProperty(object, key, {
+      value: item,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return object;
+};
+
+/** Inputs: values, and plain objects wherever a map may be. */
+const anyInputAtDepth = (depth: number): fc.Arbitrary<AnyInput> => {
+  if (depth <= 1) return anyScalar();
+  const item = anyInputAtDepth(depth - 1);
+  return fc.oneof(
+    { weight: 2, arbitrary: anyScalar() },
+    { weight: 1, arbitrary: fc.array(item, { maxLength: 4 }) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .uniqueArray(fc.tuple(Values.mapKey(), item), {
+          selector: (entry) => entry[0],
+          maxLength: 4,
+        })
+        .map((entries) => new Map(entries)),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(
+          fc.uniqueArray(fc.tuple(objectKey(), item), {
+            selector: (entry) => entry[0],
+            maxLength: 5,
+          }),
+          fc.boolean(),
+        )
+        .map(([entries, bare]) => plainObject(entries, bare)),
+    },
+  );
+};
+
+/** What commands carry: half the time values, half the time inputs with plain objects. */
+const anyInput = (): fc.Arbitrary<AnyInput> => fc.oneof(anyValue(), anyInputAtDepth(4));
 
 /** A number a command may carry in a field of `0..max`, -0 included. */
 const smallNumber = (max: number): fc.Arbitrary<number> =>
@@ -146,15 +229,15 @@ type Step =
   | {
       readonly kind: "insert";
       readonly jobs: ReadonlyArray<{
-        readonly args: AnyValue;
+        readonly args: AnyInput;
         readonly priority: number | undefined;
         readonly delay: number | undefined;
       }>;
     }
   | { readonly kind: "claim" }
-  | { readonly kind: "complete"; readonly result: AnyValue | undefined }
+  | { readonly kind: "complete"; readonly result: AnyInput | undefined }
   | { readonly kind: "fail" }
-  | { readonly kind: "register"; readonly args: AnyValue; readonly priority: number }
+  | { readonly kind: "register"; readonly args: AnyInput; readonly priority: number }
   | { readonly kind: "tick" };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
@@ -163,7 +246,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc
       .array(
         fc.record({
-          args: anyValue(),
+          args: anyInput(),
           priority: fc.option(smallNumber(9), { nil: undefined }),
           delay: fc.option(smallNumber(100), { nil: undefined }),
         }),
@@ -175,14 +258,14 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc
-      .option(anyValue(), { nil: undefined })
+      .option(anyInput(), { nil: undefined })
       .map((result): Step => ({ kind: "complete", result })),
   },
   { weight: 1, arbitrary: fc.constant<Step>({ kind: "fail" }) },
   {
     weight: 2,
     arbitrary: fc
-      .record({ args: anyValue(), priority: smallNumber(9) })
+      .record({ args: anyInput(), priority: smallNumber(9) })
       .map(({ args, priority }): Step => ({ kind: "register", args, priority })),
   },
   { weight: 1, arbitrary: fc.constant<Step>({ kind: "tick" }) },
@@ -276,7 +359,7 @@ describe("core's canonical form of a value", () => {
   it("is the value its encoding decodes to, and its size the encoding's length", () => {
     fc.assert(
       fc.property(anyValue(), (value) => {
-        const canonical = canonicalValue(value);
+        const canonical = Value.canonical(value);
         const encoded = encodeValue(value);
         if (E.isLeft(encoded)) {
           expect(canonical._tag).toBe("Unencodable");
@@ -301,15 +384,37 @@ describe("core's canonical form of a value", () => {
         2n ** 63n,
         "\ud800",
       ),
-      fc.constantFrom<unknown>(() => 1, Symbol("s"), { a: 1 }, new Date(0), new Float64Array(1)),
+      fc.constantFrom<unknown>(
+        () => 1,
+        Symbol("s"),
+        new Set([1]),
+        new Date(0),
+        new Float64Array(1),
+      ),
     );
     fc.assert(
       fc.property(fc.array(fc.oneof(anyScalar(), notValues), { maxLength: 4 }), (items) => {
         const value = items as AnyValue;
-        const canonical = canonicalValue(value);
+        const canonical = Value.canonical(value);
         expect(canonical._tag === "Canonical").toBe(E.isRight(encodeValue(value)));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("of an input with plain objects is a value the codec gives back exactly, at its size", () => {
+    fc.assert(
+      fc.property(anyInputAtDepth(4), (input) => {
+        const canonical = Value.canonical(input);
+        if (canonical._tag !== "Canonical") throw new Error(canonical.detail);
+        const encoded = encodeValue(canonical.value);
+        if (E.isLeft(encoded)) throw new Error(encoded.left._tag);
+        const decoded = decodeValue(encoded.right);
+        if (E.isLeft(decoded)) throw new Error(decoded.left._tag);
+        expect(difference(canonical.value, decoded.right, "value")).toBeUndefined();
+        expect(canonical.bytes).toBe(encoded.right.length);
+      }),
+      { numRuns: 2_000 },
     );
   });
 });

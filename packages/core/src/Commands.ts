@@ -2,10 +2,14 @@
  * The commands the deciders accept. Each carries the time it is decided at
  * (`now`, ms since the epoch) so deciding never reads a clock; new job ids
  * come from the state (`last_job_id + 1`, ...).
+ *
+ * Where a command carries a value (job args, a result, a definition's args)
+ * it takes a `Value.Input`: plain objects are maps (`{ user_id: 42 }`). The
+ * deciders put its canonical form (`Value.canonical`) into their events.
  */
 import type * as Backoff from "./Backoff.js";
 import type { ScheduleDefinition } from "./Event.js";
-import type { Value } from "./Value.js";
+import type * as Value from "./Value.js";
 
 /** Priority of a new job when the command leaves it out (0 runs first). */
 export const priorityDefault = 0;
@@ -13,11 +17,14 @@ export const priorityDefault = 0;
 /** max_attempts of a new job when the command leaves it out. */
 export const maxAttemptsDefault = 20;
 
-/** A job to insert; `scheduledAt` defaults to `now` (available at once). */
+/**
+ * A job to insert; `scheduledAt` defaults to `now` (available at once).
+ * `args` may hold plain objects; the job inserted holds them as maps.
+ */
 export interface NewJob {
   readonly queue: string;
   readonly worker: string;
-  readonly args: Value;
+  readonly args: Value.Input;
   readonly priority?: number;
   readonly maxAttempts?: number;
   readonly scheduledAt?: number;
@@ -46,7 +53,8 @@ export interface CompleteJob {
   readonly _tag: "CompleteJob";
   readonly now: number;
   readonly jobId: number;
-  readonly result?: Value;
+  /** May hold plain objects; the result recorded holds them as maps. */
+  readonly result?: Value.Input;
   readonly attempt?: number;
 }
 
@@ -94,6 +102,15 @@ export interface MakeDueAvailable {
 }
 
 /**
+ * A schedule definition as a registration carries it: an
+ * `Event.ScheduleDefinition` whose args may hold plain objects (the
+ * registered definition holds them as maps).
+ */
+export interface ScheduleDefinitionInput extends Omit<ScheduleDefinition, "args"> {
+  readonly args: Value.Input;
+}
+
+/**
  * Register or re-register a schedule. `expectedRevision` is the CAS token:
  * 0 means "must not exist"; absent means unconditional.
  */
@@ -101,7 +118,7 @@ export interface RegisterSchedule {
   readonly _tag: "RegisterSchedule";
   readonly now: number;
   readonly scheduleId: string;
-  readonly definition: ScheduleDefinition;
+  readonly definition: ScheduleDefinitionInput;
   readonly expectedRevision?: number;
 }
 

@@ -6,7 +6,7 @@
  * encodes.
  *
  * Every value and number a decider takes from a command goes into its events
- * in canonical form (`internal/Canonical.ts`): the form decoding the events'
+ * in canonical form (`Value.canonical`): the form decoding the events'
  * bytes gives, so the state folded from a decision is the state a reopen
  * reads back (-0 is 0, a safe bigint a number, map keys in UTF-8 order).
  *
@@ -36,7 +36,6 @@ import {
   scheduleCancelled,
   type ScheduleDefinition,
 } from "./Event.js";
-import { canonicalNumber, canonicalValue, type Unencodable } from "./internal/Canonical.js";
 import { definitionEquals } from "./internal/Equality.js";
 import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
@@ -46,6 +45,7 @@ import * as Limits from "./Limits.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
 import type { State } from "./State.js";
+import * as Value from "./Value.js";
 import { keptError } from "./internal/ErrorBudget.js";
 
 /** The records to append, in order. */
@@ -76,7 +76,7 @@ const checkText = (field: string, value: string | null): Rejection | undefined =
  * The refusal of `field` for a value the codec cannot encode, named down to
  * the part of it at fault (`result.user.id: a function is not a value`).
  */
-const unencodable = (field: string, value: Unencodable): Rejection =>
+const unencodable = (field: string, value: Value.Unencodable): Rejection =>
   invalid(`${field}${value.path}`, value.detail);
 
 const checkLimit = (value: number | undefined): Rejection | undefined =>
@@ -178,7 +178,7 @@ const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined
  * canonical form.
  */
 const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided => {
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   // Of its final size, as `map` would make it (growing it by `push` measured slower).
   const events = new Array<JobInserted>(command.jobs.length);
   // Several jobs are one mutation, which adds its own overhead.
@@ -188,16 +188,16 @@ const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided
     if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
     const refusal = checkNewJob(job, index);
     if (refusal !== undefined) return Either.left(refusal);
-    const args = canonicalValue(job.args);
+    const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
     events[index] = jobInserted({
       jobId: lastJobId + index + 1,
       queue: job.queue,
       worker: job.worker,
       args: args.value,
-      priority: canonicalNumber(job.priority ?? Commands.priorityDefault),
+      priority: Fields.canonicalNumber(job.priority ?? Commands.priorityDefault),
       maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
-      scheduledAt: canonicalNumber(job.scheduledAt ?? now),
+      scheduledAt: Fields.canonicalNumber(job.scheduledAt ?? now),
       insertedAt: now,
     });
     // As `recordBytes` counts a (1,1).
@@ -254,7 +254,7 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
       ? undefined
       : invalid("limit", `must be an integer 1..${Limits.decisionRecordsMax}`));
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const records: Array<Event> = [];
   const queue = state.indexes.available.get(command.queue);
   queue?.forEachWhile((_, job) => {
@@ -268,9 +268,9 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
 export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
   const rejection = checkTime("now", command.now);
   if (rejection !== undefined) return Either.left(rejection);
-  const result = command.result === undefined ? undefined : canonicalValue(command.result);
+  const result = command.result === undefined ? undefined : Value.canonical(command.result);
   if (result?._tag === "Unencodable") return Either.left(unencodable("result", result));
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   const finished = jobFinished({
@@ -316,7 +316,7 @@ const failure = (
 export const failJob = (state: State, command: Commands.FailJob): Decided => {
   const rejection = checkTime("now", command.now) ?? checkText("error", command.error);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const job = findAttempt(state, command.jobId, command._tag, command.attempt);
   if (isRejection(job)) return Either.left(job);
   return decided([
@@ -334,7 +334,7 @@ export const failJob = (state: State, command: Commands.FailJob): Decided => {
 export const cancelJob = (state: State, command: Commands.CancelJob): Decided => {
   const rejection = checkTime("now", command.now) ?? checkText("reason", command.reason);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const job = findJob(state, command.jobId, command._tag, isNotTerminal);
   if (isRejection(job)) return Either.left(job);
   return decided([jobCancelled({ jobId: job.jobId, at: now, reason: command.reason })]);
@@ -352,7 +352,7 @@ export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided 
     checkText("error", command.error) ??
     checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const policy = command.backoff ?? Backoff.defaultPolicy;
   const records: Array<Event> = [];
@@ -371,7 +371,7 @@ export const rescueJobs = (state: State, command: Commands.RescueJobs): Decided 
 export const makeDueAvailable = (state: State, command: Commands.MakeDueAvailable): Decided => {
   const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];
   state.indexes.pending.forEachWhile((_, job) => {
@@ -402,7 +402,7 @@ interface CheckedDefinition {
 
 const checkDefinition = (
   scheduleId: string,
-  definition: ScheduleDefinition,
+  definition: Commands.ScheduleDefinitionInput,
 ): Either.Either<Rejection, CheckedDefinition> => {
   // The strict checks first: the fold's kind checks leave well-formedness
   // to the codec, but nothing decided here may fail to encode.
@@ -411,27 +411,29 @@ const checkDefinition = (
     checkName("definition.worker", definition.worker) ??
     checkText("definition.cron", definition.cron);
   if (strict !== undefined) return Either.left(strict);
-  const fieldRefusal = Schedule.checkDefinitionFields(definition);
-  if (fieldRefusal !== undefined) {
-    return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
-  }
-  const args = canonicalValue(definition.args);
-  if (args._tag === "Unencodable") return Either.left(unencodable("definition.args", args));
-  const recurrence = Due.recurrence(definition);
-  if (Either.isLeft(recurrence)) {
-    return Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left });
-  }
-  // The fields the codec writes, in the order its decoder builds them.
+  const args = Value.canonical(definition.args);
+  // The fields the codec writes, in the order its decoder builds them. The
+  // field checks read this; args the codec cannot encode are refused after
+  // them, so refusals keep the order of the fields.
   const canonical: ScheduleDefinition = {
     queue: definition.queue,
     worker: definition.worker,
-    args: args.value,
-    priority: canonicalNumber(definition.priority),
+    args: args._tag === "Canonical" ? args.value : null,
+    priority: Fields.canonicalNumber(definition.priority),
     maxAttempts: definition.maxAttempts,
     everyMs: definition.everyMs,
     cron: definition.cron,
     overlap: definition.overlap,
   };
+  const fieldRefusal = Schedule.checkDefinitionFields(canonical);
+  if (fieldRefusal !== undefined) {
+    return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
+  }
+  if (args._tag === "Unencodable") return Either.left(unencodable("definition.args", args));
+  const recurrence = Due.recurrence(canonical);
+  if (Either.isLeft(recurrence)) {
+    return Either.left({ _tag: "InvalidDefinition", scheduleId, detail: recurrence.left });
+  }
   return Either.right({ definition: canonical, recurrence: recurrence.right });
 };
 
@@ -446,7 +448,7 @@ export const registerSchedule = (state: State, command: Commands.RegisterSchedul
   const { scheduleId } = command;
   const rejection = checkTime("now", command.now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const current = state.schedules.get(scheduleId);
   const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
   if (mismatch !== undefined) return Either.left(mismatch);
@@ -490,7 +492,7 @@ export const cancelSchedule = (state: State, command: Commands.CancelSchedule): 
   const { scheduleId } = command;
   const rejection = checkTime("now", command.now) ?? checkName("scheduleId", scheduleId);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const current = state.schedules.get(scheduleId);
   if (current === undefined) return Either.left({ _tag: "ScheduleNotFound", scheduleId });
   const mismatch = checkExpected(scheduleId, current, command.expectedRevision);
@@ -568,7 +570,7 @@ const occurrenceRecord = (
 export const tick = (state: State, command: Commands.Tick): Decided => {
   const rejection = checkTime("now", command.now) ?? checkLimit(command.limit);
   if (rejection !== undefined) return Either.left(rejection);
-  const now = canonicalNumber(command.now);
+  const now = Fields.canonicalNumber(command.now);
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const records: Array<Event> = [];
   let nextJobId = state.lastJobId + 1;

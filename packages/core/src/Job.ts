@@ -16,43 +16,24 @@ import {
   type JobRetried,
   type JobSnapshot,
   type JobStarted,
-  type JobState,
   type ResultRecorded,
 } from "./Event.js";
 import type { HistoryReason, InvalidSnapshotJob, LastJobIdConflict } from "./HistoryError.js";
 import * as Fields from "./internal/Fields.js";
-import { applyInPlace, copy, inserted, restored } from "./internal/JobRecord.js";
+import {
+  applyInPlace,
+  copy,
+  inserted,
+  type Job,
+  type JobResult,
+  type JobTransitionEvent,
+  restored,
+} from "./internal/JobRecord.js";
 import { tagName } from "./internal/Tag.js";
 import * as Limits from "./Limits.js";
-import type { Value } from "./Value.js";
+import * as Value from "./Value.js";
 
-/** A recorded result: the value of (10,2) and when it was recorded. */
-export interface JobResult {
-  readonly value: Value;
-  readonly at: number;
-}
-
-/** A job as the state holds it: every field of EVENTS.md plus its result and schedule. */
-export interface Job {
-  readonly jobId: number;
-  readonly queue: string;
-  readonly worker: string;
-  readonly args: Value;
-  readonly priority: number;
-  readonly maxAttempts: number;
-  readonly attempt: number;
-  readonly state: JobState;
-  readonly insertedAt: number;
-  readonly scheduledAt: number;
-  readonly attemptedAt: number | null;
-  readonly finishedAt: number | null;
-  /** Failed attempts, ascending by attempt. */
-  readonly errors: ReadonlyArray<JobError>;
-  /** The (10,2) result of a completed job, or null. */
-  readonly result: JobResult | null;
-  /** The schedule whose active_job_ids hold this job, or null. */
-  readonly scheduleId: string | null;
-}
+export type { Job, JobResult, JobTransitionEvent } from "./internal/JobRecord.js";
 
 /** The job an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
 export const fromInserted = (event: JobInserted): Job => inserted(event);
@@ -234,15 +215,6 @@ const checkResult = (job: Job, event: ResultRecorded): HistoryReason | undefined
   return undefined;
 };
 
-/** The events that change an existing job. */
-export type JobTransitionEvent =
-  | JobAvailable
-  | JobStarted
-  | JobFinished
-  | JobCancelled
-  | JobRetried
-  | ResultRecorded;
-
 /**
  * Checks a job event against the job's table row: the reason the table
  * refuses it, or undefined when it is legal.
@@ -300,5 +272,38 @@ export const transition = (
 /** True when the job is in `completed`, `discarded` or `cancelled`. */
 export const isFinal = (job: Job): boolean => isTerminal(job.state);
 
+const errorsEqual = (left: ReadonlyArray<JobError>, right: ReadonlyArray<JobError>): boolean =>
+  left.length === right.length &&
+  left.every((error, index) => {
+    const other = right[index];
+    return (
+      other !== undefined &&
+      error.attempt === other.attempt &&
+      error.at === other.at &&
+      error.error === other.error
+    );
+  });
+
+const resultsEqual = (left: JobResult | null, right: JobResult | null): boolean =>
+  left === null || right === null
+    ? left === right
+    : left.at === right.at && Value.equals(left.value, right.value);
+
 /** Structural equality of two jobs (values by `Value.equals`). */
-export { jobEquals as equals } from "./internal/Equality.js";
+export const equals = (left: Job, right: Job): boolean =>
+  left === right ||
+  (left.jobId === right.jobId &&
+    left.queue === right.queue &&
+    left.worker === right.worker &&
+    left.priority === right.priority &&
+    left.maxAttempts === right.maxAttempts &&
+    left.attempt === right.attempt &&
+    left.state === right.state &&
+    left.insertedAt === right.insertedAt &&
+    left.scheduledAt === right.scheduledAt &&
+    left.attemptedAt === right.attemptedAt &&
+    left.finishedAt === right.finishedAt &&
+    left.scheduleId === right.scheduleId &&
+    errorsEqual(left.errors, right.errors) &&
+    resultsEqual(left.result, right.result) &&
+    Value.equals(left.args, right.args));

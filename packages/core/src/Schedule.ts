@@ -20,6 +20,7 @@ import type {
   ScheduleRegistered,
 } from "./Event.js";
 import type { HistoryReason, InvalidDefinition, InvalidField } from "./HistoryError.js";
+import { definitionEquals } from "./internal/Equality.js";
 import * as Fields from "./internal/Fields.js";
 import * as Limits from "./Limits.js";
 
@@ -312,4 +313,16 @@ export const withoutMember = (schedule: Schedule, jobId: number): Schedule => ({
 });
 
 /** Structural equality of two schedules (definitions by value). */
-export { scheduleEquals as equals } from "./internal/Equality.js";
+export const equals = (left: Schedule, right: Schedule): boolean =>
+  left === right ||
+  (left.scheduleId === right.scheduleId &&
+    left.revision === right.revision &&
+    left.definitionRevision === right.definitionRevision &&
+    left.registeredAt === right.registeredAt &&
+    left.nextDueAt === right.nextDueAt &&
+    left.lastDueAt === right.lastDueAt &&
+    left.cancelledAt === right.cancelledAt &&
+    left.membershipComplete === right.membershipComplete &&
+    left.activeJobIds.length === right.activeJobIds.length &&
+    left.activeJobIds.every((id, index) => right.activeJobIds[index] === id) &&
+    definitionEquals(left.definition, right.definition));

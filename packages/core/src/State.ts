@@ -8,11 +8,10 @@
  * compared by `equals`); read them through `Query` rather than directly.
  */
 import { jobStates, type JobState } from "./Event.js";
-import type { Job } from "./Job.js";
-import { jobEquals, scheduleEquals } from "./internal/Equality.js";
+import { type Job, equals as jobEquals } from "./Job.js";
 import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
-import type { Schedule } from "./Schedule.js";
+import { type Schedule, equals as scheduleEquals } from "./Schedule.js";
 
 /** Number of jobs per state, indexed like `Event.jobStates`. */
 export type StateCounts = ReadonlyArray<number>;

@@ -129,10 +129,15 @@ describe("InsertJobs", () => {
 
   it("sizes the record as the record check does, for one job or several", () => {
     const big = new Uint8Array(Limits.payloadBytesMax - 1500);
-    const cases: ReadonlyArray<ReadonlyArray<Commands.NewJob>> = [
-      [newJob({ queue: "é-queue", args: new Uint8Array(Limits.payloadBytesMax) })],
-      [newJob({ worker: "Wörker", args: "x".repeat(300) }), newJob({ args: big })],
-      [newJob({ args: big }), newJob({ args: new Map([["k", big]]) })],
+    // Jobs whose args are values already, so that the events can be built from them.
+    const valued = (args: Value.Value, fields: Partial<Commands.NewJob> = {}) => ({
+      ...newJob(fields),
+      args,
+    });
+    const cases = [
+      [valued(new Uint8Array(Limits.payloadBytesMax), { queue: "é-queue" })],
+      [valued("x".repeat(300), { worker: "Wörker" }), valued(big)],
+      [valued(big), valued(new Map([["k", big]]))],
     ];
     for (const jobs of cases) {
       const members = jobs.map((job, index) =>
@@ -703,7 +708,7 @@ describe("values and numbers taken from a command", () => {
     }
     return decision.right[0];
   };
-  const insertedArgs = (args: Value.Value): Value.Value => {
+  const insertedArgs = (args: Value.Input): Value.Value => {
     const event = onlyEvent(
       Decide.decide(State.initialState, Commands.insertJobs({ now: 0, jobs: [newJob({ args })] })),
     );
@@ -812,6 +817,97 @@ describe("values and numbers taken from a command", () => {
     });
   });
 
+  describe("when they are plain objects", () => {
+    const keysOf = (value: Value.Value | undefined): unknown =>
+      value instanceof Map ? [...value.keys()] : value;
+
+    it("an insert's args: a plain object is a Map, as the decoder gives it", () => {
+      const state = given()
+        .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: { user_id: 42 } })] }))
+        .then(inserted(1, { args: new Map([["user_id", 42]]), maxAttempts: 20 }));
+      expect(State.job(state, 1)?.args).toBeInstanceOf(Map);
+    });
+
+    it("its keys in UTF-8 byte order, not in the order Object.keys or UTF-16 gives them", () => {
+      const args = insertedArgs({
+        b: -0,
+        10: 1,
+        9: 2,
+        "\u{1F600}": 3,
+        "\uFFFD": 4,
+        a: [{ z: 5n, y: 6 }],
+      });
+      expect(keysOf(args)).toEqual(["10", "9", "a", "b", "\uFFFD", "\u{1F600}"]);
+      const list = Value.isMap(args) ? args.get("a") : undefined;
+      const inner = Array.isArray(list) ? list[0] : undefined;
+      expect(keysOf(inner)).toEqual(["y", "z"]);
+      expect(inner).toEqual(
+        new Map([
+          ["y", 6],
+          ["z", 5],
+        ]),
+      );
+      expect(Value.isMap(args) && Object.is(args.get("b"), 0)).toBe(true);
+    });
+
+    it("__proto__, constructor and hasOwnProperty are keys like any other, and no object is written", () => {
+      const args = JSON.parse(
+        '{"__proto__": {"polluted": true}, "constructor": "c", "hasOwnProperty": 1}',
+      );
+      // Frozen, the args would throw at any write into them (modules are strict).
+      Object.freeze(args);
+      Object.freeze(Reflect.get(args, "__proto__"));
+      const state = given()
+        .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args })] }))
+        .then(
+          inserted(1, {
+            args: new Map<string, Value.Value>([
+              ["__proto__", new Map([["polluted", true]])],
+              ["constructor", "c"],
+              ["hasOwnProperty", 1],
+            ]),
+            maxAttempts: 20,
+          }),
+        );
+      const held = State.job(state, 1)?.args;
+      expect(keysOf(held)).toEqual(["__proto__", "constructor", "hasOwnProperty"]);
+      expect(Reflect.get({}, "polluted")).toBeUndefined();
+    });
+
+    it("a result and a definition's args: plain objects are maps there too", () => {
+      given(inserted(1), started(1))
+        .when(Commands.completeJob({ now: 1, jobId: 1, result: { rows: [{ at: 1 }] } }))
+        .then(
+          Event.mutation([
+            Event.jobFinished({ jobId: 1, at: 1, outcome: "completed", error: null }),
+            result(1, new Map([["rows", [new Map([["at", 1]])]]]), 1),
+          ]),
+        );
+      const registration = (args: Value.Input) =>
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: { ...definition(), args },
+        });
+      const state = given()
+        .when(registration({ report: "daily", to: ["ops"] }))
+        .then(
+          checkpoint("s", {
+            definition: definition({
+              args: new Map<string, Value.Value>([
+                ["report", "daily"],
+                ["to", ["ops"]],
+              ]),
+            }),
+          }),
+        );
+      // The same definition again, as a Map or a plain object in another key
+      // order, is the definition registered: nothing to decide.
+      const again = Decide.decide(state, registration({ to: ["ops"], report: "daily" }));
+      expect(again).toEqual(Either.right([]));
+    });
+  });
+
   describe("when they are in canonical form already", () => {
     it("takes them as they are, without a copy", () => {
       const args = new Map<string, Value.Value>([
@@ -867,20 +963,27 @@ describe("refusing what is not a value", () => {
       new Map([["", Number.POSITIVE_INFINITY]]),
     ],
     ["jobs[1].args.__proto__", "a symbol is not a value", new Map([["__proto__", Symbol("s")]])],
+    ["jobs[1].args.user.id", "a function is not a value", { user: { id: () => 1 } }],
     [
-      "jobs[1].args.user",
-      "a plain object (use a Map) is not a value",
-      new Map([["user", { id: 1 }]]),
+      "jobs[1].args.user.__proto__.id",
+      "undefined is not a value",
+      {
+        user: Object.defineProperty({}, "__proto__", {
+          value: { id: undefined },
+          enumerable: true,
+        }),
+      },
     ],
     [
       "jobs[1].args",
-      "an object with a prototype other than Object (Date) is not a value",
+      "an object of class Date is not a value (pass its getTime() or toISOString())",
       new Date(0),
     ],
+    ["jobs[1].args[0]", "an object of class Float64Array is not a value", [new Float64Array(1)]],
     [
-      "jobs[1].args[0]",
-      "an object with a prototype other than Object (Float64Array) is not a value",
-      [new Float64Array(1)],
+      "jobs[1].args.at",
+      "an object with a prototype other than Object is not a value",
+      { at: Object.create(Object.create(null)) },
     ],
     [
       "jobs[1].args.big",
@@ -940,7 +1043,7 @@ describe("refusing what is not a value", () => {
       )
       .rejects("InvalidField", {
         field: "result.rows[0].at",
-        detail: "an object with a prototype other than Object (Date) is not a value",
+        detail: "an object of class Date is not a value (pass its getTime() or toISOString())",
       });
     given()
       .when(

@@ -13,6 +13,7 @@ import {
   type Job,
   type Schedule,
   State,
+  type Value,
 } from "@tay/core";
 import type { Commands } from "@tay/core";
 import fc from "fast-check";
@@ -141,6 +142,19 @@ const nextOccurrence = (definition: Event.ScheduleDefinition, after: number, due
   return Either.isRight(cron) ? Cron.next(cron.right, after) : null;
 };
 
+/**
+ * The value the model keeps for a command's input: the plans carry only
+ * scalars and maps of them (values as they are), so anything else is a
+ * plan this model does not know.
+ */
+const modelValue = (input: Value.Input): Value.Value => {
+  if (input === null || typeof input !== "object") return input;
+  if (input instanceof Map) {
+    return new Map([...input].map(([key, item]): [string, Value.Value] => [key, modelValue(item)]));
+  }
+  throw new Error("the plans make no args but scalars and maps");
+};
+
 // The reference semantics of every command, written directly on the model:
 // one function per command, each changing the copy of the model `run` made.
 const insertJobs = (model: Model, command: Commands.InsertJobs): Outcome => {
@@ -152,7 +166,7 @@ const insertJobs = (model: Model, command: Commands.InsertJobs): Outcome => {
     insertJob(model, {
       queue: job.queue,
       worker: job.worker,
-      args: job.args,
+      args: modelValue(job.args),
       priority: job.priority ?? 0,
       maxAttempts: job.maxAttempts ?? 20,
       insertedAt: now,
@@ -186,7 +200,7 @@ const finishJob = (model: Model, command: Commands.CompleteJob | Commands.FailJo
   } else {
     job.state = "completed";
     job.finishedAt = now;
-    if (command.result !== undefined) job.result = { value: command.result, at: now };
+    if (command.result !== undefined) job.result = { value: modelValue(command.result), at: now };
     leaveSchedule(model, job);
   }
   return { model };
@@ -232,7 +246,7 @@ const registerSchedule = (model: Model, command: Commands.RegisterSchedule): Out
   if (command.expectedRevision !== undefined && command.expectedRevision !== actual) {
     return { rejected: "RevisionMismatch" };
   }
-  const definition = command.definition;
+  const definition = { ...command.definition, args: modelValue(command.definition.args) };
   if ((definition.everyMs === null) === (definition.cron === null)) {
     return { rejected: "InvalidDefinition" };
   }

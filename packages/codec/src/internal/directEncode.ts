@@ -22,11 +22,11 @@
  * `Payload.ts`.
  */
 import { Event as CoreEvent, Limits, type Value as CoreValue } from "@tay/core";
-import type { EncodedEvent } from "../Event.js";
 import { payloadBytesMax } from "../Record.js";
 import { twoToThe32 } from "./bytes.js";
 import { keep } from "./payloadArena.js";
 import { directKeys } from "./directEvent.js";
+import type { EncodedEvent } from "./eventTypes.js";
 import { utf8LengthOf, writeUtf8, writeUtf8Measured } from "./utf8.js";
 import { valueTags } from "./valueDecode.js";
 import {

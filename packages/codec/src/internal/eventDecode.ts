@@ -7,7 +7,6 @@
  */
 import { Event as CoreEvent } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
-import type { EventDecodeError } from "../Event.js";
 import {
   type EventShapeError,
   eventFromValue,
@@ -17,6 +16,7 @@ import {
 } from "../Payload.js";
 import { decodeValue } from "../Value.js";
 import { decodeEventDirect } from "./directEvent.js";
+import type { EventDecodeError } from "./eventTypes.js";
 
 type Event = CoreEvent.Event;
 type DomainEvent = CoreEvent.DomainEvent;

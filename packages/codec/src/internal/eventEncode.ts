@@ -8,13 +8,13 @@
  */
 import { Event as CoreEvent } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
-import type { EncodedEvent, EventEncodeError } from "../Event.js";
 import { eventFromValue, eventToValue, type PayloadEvent, payloadPairOf } from "../Payload.js";
 import { payloadBytesMax } from "../Record.js";
 import { encodeValue } from "../Value.js";
 import { describeDefect } from "./bytes.js";
 import { encodeEventDirect } from "./directEncode.js";
 import { withinMutation } from "./eventDecode.js";
+import type { EncodedEvent, EventEncodeError } from "./eventTypes.js";
 
 type Event = CoreEvent.Event;
 

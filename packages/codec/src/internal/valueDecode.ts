@@ -11,9 +11,9 @@
  */
 import { Value as CoreValue } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
-import type { NonCanonicalReason, ValueDecodeError } from "../Value.js";
 import { compareRanges, copyOf, twoToThe32, viewOf } from "./bytes.js";
 import { decodeUtf8, type Utf8Failure } from "./utf8.js";
+import type { NonCanonicalReason, ValueDecodeError } from "./valueErrors.js";
 
 type Value = CoreValue.Value;
 

@@ -7,8 +7,7 @@
  * fixed allowance per event for its keys and scalar fields.
  */
 import type { DomainEvent, Event } from "../Event.js";
-import type * as Value from "../Value.js";
-import { canonicalValue } from "./Canonical.js";
+import * as Value from "../Value.js";
 import { utf8Length } from "./Fields.js";
 
 /** Bytes allowed per event for map framing, keys and fixed-size fields (an over-estimate). */
@@ -22,7 +21,7 @@ export const eventOverheadBytes = 1024;
  * lengths.
  */
 export const valueSize = (root: Value.Value): number | string => {
-  const canonical = canonicalValue(root);
+  const canonical = Value.canonical(root);
   return canonical._tag === "Canonical" ? canonical.bytes : canonical.detail;
 };
 

@@ -13,6 +13,9 @@ export const isId = (value: number): boolean =>
 export const isTime = (value: number): boolean =>
   Number.isSafeInteger(value) && value >= Limits.timeMin;
 
+/** The number as the encoding carries it: `-0` is the integer 0, every other number itself. */
+export const canonicalNumber = (value: number): number => (value === 0 ? 0 : value);
+
 /** An integer in [min, max]. */
 export const isIntegerIn = (value: number, min: number, max: number): boolean =>
   Number.isSafeInteger(value) && value >= min && value <= max;

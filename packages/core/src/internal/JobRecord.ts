@@ -6,8 +6,59 @@
  * the generation builder updates the records it owns in place and copies
  * them once when it publishes a state, so no mutable record ever escapes.
  */
-import type { JobError, JobInserted, JobSnapshot } from "../Event.js";
-import type { Job, JobTransitionEvent } from "../Job.js";
+import type {
+  JobAvailable,
+  JobCancelled,
+  JobError,
+  JobFinished,
+  JobInserted,
+  JobRetried,
+  JobSnapshot,
+  JobStarted,
+  JobState,
+  ResultRecorded,
+} from "../Event.js";
+import type { Value } from "../Value.js";
+
+// The record's types are declared here, below `Job.ts` (which re-exports
+// them, and where users see them), so that both modules import one way.
+
+/** A recorded result: the value of (10,2) and when it was recorded. */
+export interface JobResult {
+  readonly value: Value;
+  readonly at: number;
+}
+
+/** A job as the state holds it: every field of EVENTS.md plus its result and schedule. */
+export interface Job {
+  readonly jobId: number;
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly attempt: number;
+  readonly state: JobState;
+  readonly insertedAt: number;
+  readonly scheduledAt: number;
+  readonly attemptedAt: number | null;
+  readonly finishedAt: number | null;
+  /** Failed attempts, ascending by attempt. */
+  readonly errors: ReadonlyArray<JobError>;
+  /** The (10,2) result of a completed job, or null. */
+  readonly result: JobResult | null;
+  /** The schedule whose active_job_ids hold this job, or null. */
+  readonly scheduleId: string | null;
+}
+
+/** The events that change an existing job. */
+export type JobTransitionEvent =
+  | JobAvailable
+  | JobStarted
+  | JobFinished
+  | JobCancelled
+  | JobRetried
+  | ResultRecorded;
 
 /** A job record its owner may update. */
 export type MutableJob = { -readonly [Field in keyof Job]: Job[Field] };

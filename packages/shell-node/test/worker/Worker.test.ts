@@ -1,12 +1,13 @@
 /**
  * The worker runtime on a real store: handlers see plain args and their return value completes
  * the job, a throw fails the attempt and it is retried after the worker's backoff, a job whose
- * worker has no handler fails naming it, a timeout aborts the handler's signal and fails the
+ * worker has no handler fails naming it, a result that is not a value (or too large to record)
+ * fails the attempt with the reason and the path to it, a timeout aborts the handler's signal and fails the
  * attempt, a cancel aborts a running handler, concurrency per queue and in all is never passed,
  * and close waits for handlers, then interrupts the rest, leaving no job executing.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { type Job, Query, State } from "@tay/core";
+import { type Job, Limits, Query, State } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
@@ -116,6 +117,47 @@ describe("Worker.run", () => {
         );
         expect(events.filter((tag) => tag === "Retried")).toHaveLength(2);
         expect(events.filter((tag) => tag === "Discarded")).toHaveLength(2);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "fails an attempt whose result is not a value, or too large to record, with the reason",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const events: Array<string> = [];
+        yield* Worker.run(engine, {
+          queues: { q: 2 },
+          handlers: {
+            // What core refuses, named down to the part at fault.
+            Function: () => ({ user: { name: "ada", id: () => 1 } }),
+            When: () => [{ at: new Date(0) }],
+            // A value, but more than one record holds: the engine refuses the completion.
+            Huge: () => "x".repeat(Limits.payloadBytesMax),
+          },
+          onEvent: (event) => events.push(event._tag),
+        });
+        const jobs = yield* engine.insertMany(
+          ["Function", "When", "Huge"].map((worker) => ({
+            queue: "q",
+            worker,
+            args: null,
+            maxAttempts: 1,
+          })),
+        );
+        const state = yield* until(engine, (current) =>
+          statesOf(current).every((found) => found === "discarded"),
+        );
+        const errors = jobs.map((job) => State.job(state, job.jobId)?.errors[0]?.error);
+        expect(errors[0]).toBe("result.user.id: a function is not a value");
+        expect(errors[1]).toBe(
+          "result[0].at: an object of class Date is not a value (pass its getTime() or toISOString())",
+        );
+        expect(errors[2]).toMatch(
+          /^result: the completion would be a record of \d+ bytes, over 16777216$/,
+        );
+        expect(events.filter((tag) => tag === "Discarded")).toHaveLength(3);
+        expect(events).not.toContain("Unrecorded");
       }).pipe(Effect.provide(nodeDisk)),
   );
 

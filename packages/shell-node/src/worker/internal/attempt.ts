@@ -8,12 +8,18 @@
  * (`StaleAttempt`) and appends nothing, so a late handler never ends a job
  * twice. The attempt's slot is released when the attempt ends, even if a
  * handler that ignores its signal is still running.
+ *
+ * A returned value that the log cannot hold (a function, a `Date`, a
+ * `NaN` somewhere inside) fails the attempt with the path to it
+ * (`result.user.id: a function is not a value`), as core's canonical form
+ * says (`Value.canonical`); so does a result the engine refuses to record
+ * (one too large for a record), rather than leaving the job executing.
  */
-import type { Backoff, Job, Value } from "@tay/core";
+import { type Backoff, type Job, Value } from "@tay/core";
 import { Clock, Deferred, Duration, Effect, Either, FiberId } from "effect";
 import * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
-import { fromPlain, isNotPlain, type Plain, toPlain } from "./plain.js";
+import { type Plain, toPlain } from "./plain.js";
 
 /** Bytes of an error text the log keeps (EVENTS.md: text is 0..65,535 bytes). */
 export const errorBytesMax = 65_535;
@@ -203,15 +209,20 @@ type Ending =
   | { readonly _tag: "Complete"; readonly result: Value.Value | undefined }
   | { readonly _tag: "Fail"; readonly error: string };
 
-/** What a handler's outcome asks the engine to record (nothing, when another ended it). */
+/**
+ * What a handler's outcome asks the engine to record (nothing, when another
+ * ended it). A returned value goes through core's canonical form, the one
+ * the decider applies too: plain objects become maps, and what is not a
+ * value fails the attempt with the path to it.
+ */
 const endingOf = (outcome: Outcome): Ending | undefined => {
   switch (outcome._tag) {
     case "Returned": {
       if (outcome.value === undefined) return { _tag: "Complete", result: undefined };
-      const result = fromPlain(outcome.value, "result");
-      return isNotPlain(result)
-        ? { _tag: "Fail", error: `${result.path}: ${result.detail}` }
-        : { _tag: "Complete", result };
+      const result = Value.canonical(outcome.value);
+      return result._tag === "Unencodable"
+        ? { _tag: "Fail", error: `result${result.path}: ${result.detail}` }
+        : { _tag: "Complete", result: result.value };
     }
     case "Threw":
       return { _tag: "Fail", error: errorText(outcome.error) };
@@ -224,7 +235,53 @@ const endingOf = (outcome: Outcome): Ending | undefined => {
   }
 };
 
-/** Records the attempt's end, fenced by its attempt number, and tells what happened. */
+/**
+ * Why the engine refused to record a result, as the error of the attempt
+ * that produced it; undefined for a refusal that is not about the result
+ * (a stale attempt, a closed log), which is told as it is. The result is
+ * canonical already (`endingOf`), so what the decider can still refuse of
+ * it is its size.
+ */
+const refusedResult = <K extends Log.Kind>(refusal: Engine.EngineError<K>): string | undefined =>
+  refusal instanceof Engine.Rejected && refusal.rejection._tag === "TooLarge"
+    ? `result: the completion would be a record of ${refusal.rejection.bytes} bytes, over ${refusal.rejection.limit}`
+    : undefined;
+
+/** Tells what the engine recorded for the attempt, or why it recorded nothing. */
+const tell = <K extends Log.Kind>(
+  job: Job.Job,
+  ending: Ending,
+  ended: Either.Either<Job.Job, Engine.EngineError<K>>,
+  durationMs: number,
+  settings: AttemptSettings,
+): void => {
+  if (Either.isRight(ended)) {
+    const after = ended.right;
+    if (after.state === "completed") settings.emit({ _tag: "Completed", job: after, durationMs });
+    else if (ending._tag === "Fail") {
+      const error = ending.error;
+      settings.emit(
+        after.state === "retryable"
+          ? { _tag: "Retried", job: after, durationMs, error }
+          : { _tag: "Discarded", job: after, durationMs, error },
+      );
+    }
+    return;
+  }
+  const refusal = ended.left;
+  if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
+    settings.emit({ _tag: "Stale", job, durationMs });
+  } else {
+    settings.emit({ _tag: "Unrecorded", job, error: refusal.message });
+  }
+};
+
+/**
+ * Records the attempt's end, fenced by its attempt number, and tells what
+ * happened. A completion whose result the engine refuses becomes a failed
+ * attempt with the reason, so the job is retried or discarded rather than
+ * left executing.
+ */
 const record = <K extends Log.Kind>(
   engine: Engine.EngineService<K>,
   attempt: Attempt,
@@ -242,26 +299,14 @@ const record = <K extends Log.Kind>(
           ...fenced,
           ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
         });
-  return Effect.map(Effect.either(command), (ended) => {
-    if (Either.isRight(ended)) {
-      const after = ended.right;
-      if (after.state === "completed") settings.emit({ _tag: "Completed", job: after, durationMs });
-      else if (ending._tag === "Fail") {
-        const error = ending.error;
-        settings.emit(
-          after.state === "retryable"
-            ? { _tag: "Retried", job: after, durationMs, error }
-            : { _tag: "Discarded", job: after, durationMs, error },
-        );
-      }
-      return;
+  return Effect.flatMap(Effect.either(command), (ended) => {
+    const refused =
+      ending._tag === "Complete" && Either.isLeft(ended) ? refusedResult(ended.left) : undefined;
+    if (refused !== undefined) {
+      return record(engine, attempt, { _tag: "Fail", error: refused }, durationMs, settings);
     }
-    const refusal = ended.left;
-    if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
-      settings.emit({ _tag: "Stale", job, durationMs });
-    } else {
-      settings.emit({ _tag: "Unrecorded", job, error: refusal.message });
-    }
+    tell(job, ending, ended, durationMs, settings);
+    return Effect.void;
   });
 };
 
