@@ -145,7 +145,7 @@ export const commands = {
   complete: (
     at: number,
     jobId: number,
-    result?: Value.Value,
+    result?: Value.Input,
     options: CompleteOptions = {},
   ): Issue<Job.Job> => ({
     command: Commands.completeJob({
@@ -181,7 +181,7 @@ export const commands = {
   registerSchedule: (
     at: number,
     scheduleId: string,
-    definition: Event.ScheduleDefinition,
+    definition: Commands.ScheduleDefinitionInput,
     expectedRevision?: number,
   ): Issue<Schedule.Schedule> => ({
     command:
