@@ -1,22 +1,26 @@
 /**
  * `tay demo DIR`: the newcomer's tour. Opens the store (initialising DIR
  * when it is missing or empty), registers a heartbeat schedule, inserts a
- * few hundred jobs, and runs an in-process pool of workers that claim,
- * complete and fail them (a deterministic fraction fails once, a smaller
- * one always, and is discarded after its last attempt), while a ticker
- * makes retries due and delivers the schedule's occurrences. A progress
- * line follows the run; at the end it prints the throughput and the status.
+ * few hundred jobs, and runs them on the worker runtime (`Worker.run`): one
+ * worker on queue `demo` whose concurrency is `--workers`, with a handler
+ * that completes or fails each job (a deterministic fraction fails once, a
+ * smaller one always, and is discarded after its last attempt). Nothing
+ * polls: the worker's claim waits in the engine, and the engine's timers
+ * make retries due and deliver the schedule's occurrences. A progress line
+ * follows the run; at the end it prints the throughput and the status.
  *
  * It stops when every job is finished, after `--duration`, or on SIGINT:
- * workers finish the job in hand, the store is flushed and closed (LOCK
- * released), a summary is printed, and the exit status is 130 for SIGINT.
- * Running it again resumes: unfinished jobs are processed (ones left
- * executing by a killed run are failed and retried by the engine at open)
- * and no new ones are inserted until none is left.
+ * the worker closes gracefully (it claims nothing more, running handlers
+ * finish), the store is flushed and closed (LOCK released), a summary is
+ * printed, and the exit status is 130 for SIGINT. No job is left
+ * executing. Running it again resumes: unfinished jobs are processed (ones
+ * left executing by a killed run are failed and retried by the engine at
+ * open) and no new ones are inserted until none is left.
  */
+import { setTimeout as sleep } from "node:timers/promises";
 import { Event, type Job, Query, type State, type Value } from "@tay/core";
-import { Clock, Duration, Effect, Fiber, Ref } from "effect";
-import { Disk, Engine, Layout, type StoreOptions } from "@tay/shell-node";
+import { Clock, Deferred, Duration, Effect, Fiber, Stream } from "effect";
+import { Disk, Engine, Layout, type StoreOptions, Worker } from "@tay/shell-node";
 import { argument, type Command, exitCodes, parsed, text, usage } from "./command.js";
 import * as Json from "./json.js";
 import { type StatusFiles, statusJson, statusLines } from "./status.js";
@@ -30,13 +34,17 @@ export const demoQueue = "demo";
 export const demoWorker = "demo";
 /** The heartbeat schedule: an occurrence every `heartbeatEveryMs`. */
 export const heartbeatScheduleId = "demo-heartbeat";
+/** The heartbeat schedule's worker name. */
+export const heartbeatWorker = "heartbeat";
 /** The heartbeat's period. */
 export const heartbeatEveryMs = 2_000;
+/** A queue nothing is inserted into: the demo parks a claim on it to learn that the store failed. */
+export const watchQueue = "demo-watch";
 
 /** Jobs a fresh run inserts (`--jobs`), and the most it accepts. */
 export const jobsDefault = 300;
 export const jobsMax = 1_000_000;
-/** Worker fibers (`--workers`), and the most it accepts. */
+/** Handlers at once, the worker's concurrency (`--workers`), and the most it accepts. */
 export const workersDefault = 8;
 export const workersMax = 256;
 /** A safety cap: the default run finishes in a few seconds, well before it. */
@@ -46,9 +54,6 @@ export const demoMaxAttempts = 3;
 /** Jobs per insert mutation. */
 export const insertBatchJobs = 500;
 
-const idleMs = 10;
-const tickMs = 50;
-const pollMs = 100;
 const progressTerminalMs = 100;
 const progressPlainMs = 1_000;
 
@@ -131,7 +136,7 @@ const prepareWork = (
         heartbeatScheduleId,
         {
           queue: demoQueue,
-          worker: "heartbeat",
+          worker: heartbeatWorker,
           args: null,
           priority: 0,
           maxAttempts: 1,
@@ -157,55 +162,148 @@ const prepareWork = (
     yield* say(`inserted ${jobs} job(s) into queue ${demoQueue}`);
   });
 
-/** One worker: claim, work, complete or fail, until `stopping`; the job in hand is always finished. */
-const worker = (
-  engine: Engine.EngineService,
-  index: number,
-  stopping: Ref.Ref<boolean>,
-  tally: Tally,
-) =>
-  Effect.gen(function* () {
-    while (!(yield* Ref.get(stopping))) {
-      const [job] = yield* engine.claim(demoQueue, 1);
-      if (job === undefined) {
-        yield* Effect.sleep(Duration.millis(idleMs));
-        continue;
+/**
+ * Numbers for the handlers running at once, lowest free first: the result
+ * of an even job names the one that ran it (0 to `--workers` - 1, since the
+ * worker never runs more at once).
+ */
+const handlerNumbers = () => {
+  const busy = new Set<number>();
+  return {
+    take: (): number => {
+      let number = 0;
+      while (busy.has(number)) number += 1;
+      busy.add(number);
+      return number;
+    },
+    release: (number: number): void => {
+      busy.delete(number);
+    },
+  };
+};
+
+/**
+ * The demo's handler (for its jobs and the heartbeats): works 1..5 ms, then
+ * fails or completes as `behaviour` says; even ids complete with a result.
+ * The work stops when the signal aborts (a close that ran out of time).
+ */
+const demoHandler = (): Worker.Handler<Worker.Plain> => {
+  const numbers = handlerNumbers();
+  return async (job, { signal }) => {
+    const number = numbers.take();
+    try {
+      await sleep(workMs(job.job), undefined, { signal });
+      if (behaviour(job.job) === "fail") {
+        throw new Error(`demo failure on attempt ${job.attempt}`);
       }
-      yield* Effect.sleep(Duration.millis(workMs(job)));
-      const done =
-        behaviour(job) === "fail"
-          ? yield* engine.fail(job.jobId, `demo failure on attempt ${job.attempt}`)
-          : job.jobId % 2 === 0
-            ? yield* engine.complete(job.jobId, new Map([["worker", index]]))
-            : yield* engine.complete(job.jobId);
-      // Heartbeat occurrences are counted as delivered, not as demo jobs.
-      if (done.worker !== demoWorker) continue;
-      if (done.state === "completed") tally.completed += 1;
-      else if (done.state === "discarded") tally.discarded += 1;
-      else tally.retried += 1;
+      return job.jobId % 2 === 0 ? { worker: number } : undefined;
+    } finally {
+      numbers.release(number);
     }
-  });
+  };
+};
 
-/** Makes retries due and delivers heartbeat occurrences, forever. */
-const ticker = (engine: Engine.EngineService, tally: Tally) =>
-  Effect.gen(function* () {
-    for (;;) {
-      yield* Effect.sleep(Duration.millis(tickMs));
-      const wake = yield* engine.nextWakeAt();
-      if (wake === null || wake > (yield* Clock.currentTimeMillis)) continue;
-      const ticked = yield* engine.tick();
-      tally.delivered += ticked.delivered;
-      tally.skipped += ticked.skipped;
-    }
-  });
+/** Counts a demo job's end (heartbeats are counted as delivered, not here). */
+const countEnd = (tally: Tally, job: Job.Job): void => {
+  if (job.worker !== demoWorker) return;
+  if (job.state === "completed") tally.completed += 1;
+  else if (job.state === "discarded") tally.discarded += 1;
+  else tally.retried += 1;
+};
 
-/** Resolves once no demo job is unfinished. */
-const allFinished = (engine: Engine.EngineService) =>
-  Effect.gen(function* () {
-    for (;;) {
-      yield* Effect.sleep(Duration.millis(pollMs));
-      if (unfinishedDemoJobs(yield* engine.state()) === 0) return "finished" as const;
+/** Why a run stops early: an end the worker could not record, or the store failing. */
+type Stop =
+  | { readonly _tag: "Unrecorded"; readonly jobId: number; readonly error: string }
+  | { readonly _tag: "StoreFailed"; readonly error: Engine.EngineError };
+
+/**
+ * The worker's events, told to the tally: resolves `finished` once the
+ * run's `planned` demo jobs are all finished, and `stopped` at the first
+ * end the engine did not record.
+ */
+const onWorkerEvent =
+  (
+    tally: Tally,
+    planned: number,
+    finished: Deferred.Deferred<void>,
+    stopped: Deferred.Deferred<Stop>,
+  ) =>
+  (event: Worker.WorkerEvent): void => {
+    if (event._tag === "Unrecorded") {
+      const stop: Stop = { _tag: "Unrecorded", jobId: event.job.jobId, error: event.error };
+      Deferred.unsafeDone(stopped, Effect.succeed(stop));
+      return;
     }
+    // Started, and Stale (an attempt someone else ended: the demo cancels none), change no tally.
+    if (event._tag === "Started" || event._tag === "Stale") return;
+    countEnd(tally, event.job);
+    // Only this process writes the store (it holds the lock), so each of the
+    // planned jobs finishes exactly once in this run.
+    if (tally.completed + tally.discarded >= planned) Deferred.unsafeDone(finished, Effect.void);
+  };
+
+/**
+ * Resolves `stopped` once the store takes no more appends (its writer
+ * failed). The worker's own claim loop ends without a word when its claim
+ * is refused, so the demo parks a claim of its own, on a queue nothing is
+ * inserted into: the engine refuses every parked claim with the log's
+ * error when the log fails. Answered with nothing once `signal` aborts.
+ */
+const watchStore = (
+  engine: Engine.EngineService,
+  signal: AbortSignal,
+  stopped: Deferred.Deferred<Stop>,
+) =>
+  Effect.catchAll(
+    Effect.asVoid(engine.nextJobs([{ queue: watchQueue, limit: 1 }], { signal })),
+    (error) => Deferred.succeed(stopped, { _tag: "StoreFailed", error }),
+  );
+
+/** An early stop as the run's failure: the store's own error, or a defect when the store is well. */
+const failedRun = (stop: Stop) =>
+  stop._tag === "StoreFailed"
+    ? Effect.fail(stop.error)
+    : Effect.dieMessage(`the end of job ${stop.jobId} was not recorded: ${stop.error}`);
+
+/** Counts the heartbeat schedule's occurrences, delivered or skipped, from `from` on. */
+const countHeartbeats = (engine: Engine.EngineService, tally: Tally, from: number) =>
+  // A subscription that fails (a read error) only stops the count.
+  Effect.ignore(
+    Stream.runForEach(engine.subscribe({ from }), ({ event }) =>
+      Effect.sync(() => {
+        if (event._tag !== "OccurrenceAdvanced" || event.scheduleId !== heartbeatScheduleId) return;
+        if (event.outcome === "delivered") tally.delivered += 1;
+        else tally.skipped += 1;
+      }),
+    ),
+  );
+
+/** What closing the demo's worker did. */
+export interface ClosedWorker extends Worker.CloseReport {
+  /** Jobs the close left executing, failed afterwards ("interrupted"). */
+  readonly failedAfterClose: number;
+}
+
+/**
+ * Closes the worker (it claims nothing more; running handlers finish), then
+ * fails any demo job still executing with "interrupted", as the worker fails
+ * a job it interrupts. Worker.close should leave none, but it leaves the
+ * jobs of a claim decided just before the close (it interrupts its claim
+ * loop as that claim is answered, before the jobs are run): without this,
+ * a Ctrl-C mid-run leaves a few jobs executing until the next open's rescue.
+ */
+export const closeWorker = (
+  engine: Engine.EngineService,
+  worker: Worker.RunningWorker,
+  onEnded: (job: Job.Job) => void = () => {},
+): Effect.Effect<ClosedWorker, Engine.EngineError> =>
+  Effect.gen(function* () {
+    const report = yield* worker.close();
+    const left = Query.jobsIn(yield* engine.state(), "executing", demoQueue);
+    for (const job of left) {
+      onEnded(yield* engine.fail(job.jobId, "interrupted", { attempt: job.attempt }));
+    }
+    return { ...report, failedAfterClose: left.length };
   });
 
 /** The live progress line's text. */
@@ -245,44 +343,52 @@ const progress = (text: Effect.Effect<string>) =>
   });
 
 /**
- * Runs the pool until every demo job is finished, the duration passes, the
- * user interrupts, or a worker fails (its failure is the run's). Then stops
- * cleanly: workers finish the job in hand, the rest is interrupted, the
- * store flushed.
+ * Runs the worker until every demo job is finished, the duration passes,
+ * the user interrupts, or the run stops early (`Stop`). Then stops cleanly:
+ * the worker closes and the store is flushed; an early stop then fails the
+ * run with the store's error.
  */
-const runPool = (engine: Engine.EngineService, settings: Settings) =>
+const runWorker = (engine: Engine.EngineService, settings: Settings) =>
   Effect.gen(function* () {
     const terminal = yield* Terminal;
     const tally: Tally = { completed: 0, discarded: 0, retried: 0, delivered: 0, skipped: 0 };
-    const stopping = yield* Ref.make(false);
     const planned = unfinishedDemoJobs(yield* engine.state());
     const startedAt = yield* Clock.currentTimeMillis;
     const firstSequence = (yield* engine.log.stats()).lastSequence;
     const text = progressText(engine, startedAt, firstSequence, planned, tally);
+    const finished = yield* Deferred.make<void>();
+    const stopped = yield* Deferred.make<Stop>();
+    if (planned === 0) yield* Deferred.succeed(finished, undefined);
 
-    const workers = yield* Effect.forEach(
-      Array.from({ length: settings.workers }, (_, index) => index),
-      (index) => Effect.fork(worker(engine, index, stopping, tally)),
-    );
-    const ticking = yield* Effect.fork(ticker(engine, tally));
+    const counting = yield* Effect.fork(countHeartbeats(engine, tally, firstSequence + 1));
+    const watching = new AbortController();
+    const watch = yield* Effect.fork(watchStore(engine, watching.signal, stopped));
+    // One handler for both names: they share its numbers.
+    const handler = demoHandler();
+    const worker = yield* Worker.run(engine, {
+      queues: { [demoQueue]: settings.workers },
+      handlers: { [demoWorker]: handler, [heartbeatWorker]: handler },
+      onEvent: onWorkerEvent(tally, planned, finished, stopped),
+      // The options are the command line's, checked: a refusal is a bug.
+    }).pipe(Effect.orDie);
     const reporting = yield* Effect.fork(settings.json ? Effect.never : progress(text));
-    const failedWorker = Effect.flatMap(Fiber.joinAll(workers), () => Effect.never);
-    const outcome: Outcome = yield* Effect.raceFirst(
-      Effect.raceFirst(allFinished(engine), failedWorker),
-      Effect.raceFirst(
-        Effect.as(Effect.sleep(Duration.millis(settings.durationMs)), "duration" as const),
-        Effect.as(terminal.interrupted, "interrupted" as const),
-      ),
-    );
-    yield* Ref.set(stopping, true);
-    yield* Fiber.joinAll(workers);
-    yield* Fiber.interrupt(ticking);
+    const outcome = yield* Effect.raceAll([
+      Effect.as(Deferred.await(finished), "finished" as const),
+      Effect.as(Deferred.await(stopped), "stopped" as const),
+      Effect.as(Effect.sleep(Duration.millis(settings.durationMs)), "duration" as const),
+      Effect.as(terminal.interrupted, "interrupted" as const),
+    ]);
+    yield* closeWorker(engine, worker, (job) => countEnd(tally, job));
+    watching.abort();
+    yield* Fiber.interrupt(watch);
     yield* Fiber.interrupt(reporting);
+    yield* Fiber.interrupt(counting);
     yield* engine.flush();
+    if (outcome === "stopped") return yield* failedRun(yield* Deferred.await(stopped));
     if (terminal.isTerminal && !settings.json) yield* terminal.out(`\r\u001b[K${yield* text}\n`);
     const elapsedMs = (yield* Clock.currentTimeMillis) - startedAt;
     const records = (yield* engine.log.stats()).lastSequence - firstSequence;
-    return { outcome, tally, elapsedMs, records };
+    return { outcome: outcome satisfies Outcome, tally, elapsedMs, records };
   });
 
 /** The status view of the running store. */
@@ -310,7 +416,7 @@ const filesOf = (engine: Engine.EngineService, directory: string) =>
 const summarize = (
   engine: Engine.EngineService,
   settings: Settings,
-  run: Effect.Effect.Success<ReturnType<typeof runPool>>,
+  run: Effect.Effect.Success<ReturnType<typeof runWorker>>,
 ) =>
   Effect.gen(function* () {
     const { outcome, tally, elapsedMs, records } = run;
@@ -377,7 +483,7 @@ const runDemo = (settings: Settings) =>
           yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);
         }
         yield* prepareWork(engine, settings.jobs, say);
-        const run = yield* runPool(engine, settings);
+        const run = yield* runWorker(engine, settings);
         yield* summarize(engine, settings, run);
         return run.outcome === "interrupted" ? exitCodes.interrupted : exitCodes.ok;
       }),
@@ -390,7 +496,7 @@ export const demo: Command = {
   synopsis:
     "DIR [--jobs N] [--duration DURATION] [--workers N] [--durability maximal|segment|throughput] [--json]",
   summary:
-    "run an in-process worker pool over a store (created if missing); Ctrl-C stops, rerun resumes",
+    "run jobs on an in-process worker over a store (created if missing); Ctrl-C stops, rerun resumes",
   arguments: ["DIR"],
   options: [
     { name: "jobs", type: "string", value: "N", help: `jobs to insert (default ${jobsDefault})` },
@@ -404,7 +510,7 @@ export const demo: Command = {
       name: "workers",
       type: "string",
       value: "N",
-      help: `worker fibers (default ${workersDefault})`,
+      help: `handlers at once, the worker's concurrency (default ${workersDefault})`,
     },
     {
       name: "durability",

@@ -1,87 +1,175 @@
 /**
- * The README's library quickstart, verbatim but for the directory: if this
- * test breaks, the README is lying. It also covers `createIfMissing`, which
- * the quickstart relies on, on a missing, an initialised and a foreign
- * directory.
+ * The README's quickstarts, read from README.md itself: every TypeScript
+ * block under "Library quickstart" and "Without Effect" is extracted by the
+ * consumer check's own script (.ci/lib/readme-blocks.mjs) and run as a
+ * module, twice on the same store, and the store is then read back; the
+ * package README's "Example" blocks likewise, once. If this test breaks, a
+ * README is lying. It also covers `createIfMissing`, which the quickstarts
+ * rely on, on a missing, an initialised and a foreign directory.
  */
+import { execFile } from "node:child_process";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "@effect/vitest";
+import { type Job, State } from "@tay/core";
 import { Effect } from "effect";
+import { afterAll, beforeAll, vi } from "vitest";
 import { Engine, EnginePromises, NodeDisk } from "../../src/index.js";
 import { temporaryDirectory } from "../support/store.js";
 
-// --- README quickstart (keep in sync with README.md) ---
-const quickstart = (directory: string) =>
-  Effect.gen(function* () {
-    const engine = yield* Engine.open(directory, { createIfMissing: true, durability: "Maximal" });
+const workspace = fileURLToPath(new URL("../../../../", import.meta.url));
 
-    const job = yield* engine.insert({
-      queue: "email",
-      worker: "SendWelcome",
-      args: new Map([["user_id", 42]]),
-    });
-    const [claimed] = yield* engine.claim("email", 1);
-    if (claimed !== undefined) yield* engine.complete(claimed.jobId, "sent");
+/** A README and the headings whose blocks `.ci/consumer` runs, with the prefix it names them by. */
+interface Readme {
+  readonly file: string;
+  readonly prefix: string;
+  readonly headings: ReadonlyArray<string>;
+}
 
-    yield* engine.registerSchedule("nightly-report", {
-      queue: "reports",
-      worker: "NightlyReport",
-      args: null,
-      priority: 0,
-      maxAttempts: 3,
-      everyMs: null,
-      cron: "0 3 * * *",
-      overlap: "skip",
-    });
-    yield* engine.tick(); // due jobs become available, due occurrences are delivered
-
-    return { job, done: yield* engine.job(job.jobId) };
-  }).pipe(Effect.scoped, Effect.provide(NodeDisk.layer));
-// --- end of quickstart ---
-
-// --- README quickstart without Effect (keep in sync with README.md) ---
-const withoutEffect = async (directory: string, log: (line: unknown) => void) => {
-  const tay = await EnginePromises.open(directory, { createIfMissing: true });
-  try {
-    const job = await tay.insert({ queue: "email", worker: "SendWelcome", args: "user-42" });
-    const [claimed] = await tay.claim("email");
-    if (claimed !== undefined) await tay.complete(claimed.jobId, "sent");
-    log(tay.job(job.jobId)?.state); // "completed"
-  } catch (error) {
-    // A Rejected, WriterFailed, PendingFull... with the file, offset and reason it concerns.
-    log(error);
-  } finally {
-    await tay.close();
-  }
+const rootReadme: Readme = {
+  file: "README.md",
+  prefix: "readme",
+  headings: ["Library quickstart", "Without Effect"],
 };
-// --- end of quickstart without Effect ---
+const packageReadme: Readme = {
+  file: "packages/shell-node/README.md",
+  prefix: "shell-node",
+  headings: ["Example"],
+};
 
-describe("README quickstart without Effect", () => {
-  it.live("runs, logs the completed job, and releases the lock", () =>
-    Effect.gen(function* () {
-      const directory = path.join(yield* temporaryDirectory, "data");
-      const lines: Array<unknown> = [];
-      yield* Effect.promise(() => withoutEffect(directory, (line) => lines.push(line)));
-      yield* Effect.promise(() => withoutEffect(directory, (line) => lines.push(line)));
-      expect(lines).toEqual(["completed", "completed"]);
-    }).pipe(Effect.scoped),
-  );
+/**
+ * Where extracted blocks are written: inside the package, so that their
+ * `effect` import resolves as a user's would (the package's own
+ * node_modules) and vitest transforms them with the workspace's aliases.
+ */
+const extractRoot = fileURLToPath(new URL("../../node_modules/.tay-readme/", import.meta.url));
+let dataRoot = "";
+const made: Array<string> = [];
+
+beforeAll(async () => {
+  await fs.mkdir(extractRoot, { recursive: true });
+  dataRoot = await fs.mkdtemp(path.join(extractRoot, "data-"));
+  made.push(dataRoot);
 });
 
-describe("README quickstart", () => {
-  it.scoped("runs, and running it again continues from the store", () =>
-    Effect.gen(function* () {
-      const directory = path.join(yield* temporaryDirectory, "data");
-      const first = yield* quickstart(directory);
-      expect(first.done?.state).toBe("completed");
-      expect(first.done?.result?.value).toBe("sent");
-      const second = yield* quickstart(directory);
-      expect(second.job.jobId).toBe(2);
-    }),
+afterAll(async () => {
+  for (const directory of made) await fs.rm(directory, { recursive: true, force: true });
+});
+
+/** Extracts a README's blocks into a fresh directory (one module each), as `.ci/consumer` does. */
+const extract = (readme: Readme): Promise<ReadonlyArray<string>> =>
+  fs.mkdtemp(path.join(extractRoot, "blocks-")).then(
+    (out) =>
+      new Promise((resolve, reject) => {
+        made.push(out);
+        execFile(
+          process.execPath,
+          [
+            ".ci/lib/readme-blocks.mjs",
+            readme.file,
+            out,
+            dataRoot,
+            readme.prefix,
+            ...readme.headings,
+          ],
+          { cwd: workspace, encoding: "utf8" },
+          (error, stdout, stderr) =>
+            error === null ? resolve(stdout.trim().split("\n")) : reject(new Error(stderr)),
+        );
+      }),
   );
 
-  it.scoped("createIfMissing refuses a non-empty directory that holds no store", () =>
+/** Runs each extracted module once (a fresh extraction: modules are cached by path). */
+const runAll = async (
+  readme: Readme,
+): Promise<{
+  readonly modules: ReadonlyArray<string>;
+  readonly logged: ReadonlyArray<unknown>;
+  readonly errors: ReadonlyArray<unknown>;
+}> => {
+  const modules = await extract(readme);
+  const log = vi.spyOn(console, "log").mockImplementation(() => {});
+  const error = vi.spyOn(console, "error").mockImplementation(() => {});
+  try {
+    for (const module of modules) await import(module);
+    return {
+      modules,
+      logged: log.mock.calls.map((call) => call[0]),
+      errors: error.mock.calls.map((call) => call[0]),
+    };
+  } finally {
+    log.mockRestore();
+    error.mockRestore();
+  }
+};
+
+/**
+ * The store a block wrote (its "./data" is `dataRoot/<module's stem>`), read
+ * back; opening it proves the block released its lock.
+ */
+const jobsOf = (module: string): Promise<ReadonlyArray<Job.Job>> =>
+  EnginePromises.open(path.join(dataRoot, path.basename(module, ".ts")), { timers: false }).then(
+    async (opened) => {
+      const jobs = [...State.jobs(opened.state())];
+      await opened.close();
+      return jobs;
+    },
+  );
+
+describe("README quickstarts, read from README.md", () => {
+  it("run as modules and end, twice on their stores, which hold what they did", async () => {
+    const first = await runAll(rootReadme);
+    expect(first.modules.map((module) => path.basename(module))).toEqual([
+      "readme-library-quickstart-1.ts",
+      "readme-library-quickstart-2.ts",
+      "readme-without-effect-1.ts",
+    ]);
+    const second = await runAll(rootReadme);
+    expect(first.errors).toEqual([]);
+    expect(second.errors).toEqual([]);
+    const [worker = "", effect = "", promises = ""] = first.modules;
+    // Once each: the worker's handler, then the promise face's completed job.
+    expect(first.logged).toEqual(["welcome, user 42", "completed"]);
+    expect(second.logged).toEqual(["welcome, user 42", "completed"]);
+
+    // The worker: each run's job was completed by its handler on the first attempt, with its
+    // result (recorded before the block closed the store: nothing left for a rescue).
+    const welcomed = await jobsOf(worker);
+    expect(welcomed.map((job) => [job.jobId, job.state, job.attempt, job.errors.length])).toEqual([
+      [1, "completed", 1, 0],
+      [2, "completed", 1, 0],
+    ]);
+    expect(welcomed[0]?.result?.value).toEqual(new Map([["sent", true]]));
+
+    // With Effect: claimed and completed by hand; the second run continues the store.
+    const claimed = await jobsOf(effect);
+    expect(claimed.map((job) => [job.jobId, job.state, job.result?.value])).toEqual([
+      [1, "completed", "sent"],
+      [2, "completed", "sent"],
+    ]);
+
+    expect((await jobsOf(promises)).map((job) => job.state)).toEqual(["completed", "completed"]);
+  });
+});
+
+describe("the package README's example, read from packages/shell-node/README.md", () => {
+  it("runs as modules that log what their comments say and release their stores", async () => {
+    const run = await runAll(packageReadme);
+    expect(run.modules.map((module) => path.basename(module))).toEqual([
+      "shell-node-example-1.ts",
+      "shell-node-example-2.ts",
+    ]);
+    expect(run.errors).toEqual([]);
+    expect(run.logged).toEqual(["sent to user-42", "completed"]);
+    for (const module of run.modules) {
+      expect((await jobsOf(module)).map((job) => job.state)).toEqual(["completed"]);
+    }
+  });
+});
+
+describe("createIfMissing", () => {
+  it.scoped("refuses a non-empty directory that holds no store", () =>
     Effect.gen(function* () {
       const directory = yield* temporaryDirectory;
       yield* Effect.promise(() => fs.writeFile(path.join(directory, "notes.txt"), "mine"));
@@ -94,7 +182,7 @@ describe("README quickstart", () => {
     }).pipe(Effect.provide(NodeDisk.layer)),
   );
 
-  it.scoped("without createIfMissing a missing store is refused", () =>
+  it.scoped("without it, a missing store is refused", () =>
     Effect.gen(function* () {
       const directory = path.join(yield* temporaryDirectory, "absent");
       const refused = yield* Effect.flip(Effect.scoped(Engine.open(directory)));
