@@ -220,7 +220,7 @@ const recoverIn = <S, E>(where: Where, session: Session, projection: Projection.
     return { store, head, generation, folding, orphanedGenerations };
   });
 
-/** What `SHOW synchronous_commit` says, or "unknown" where the database has no such setting. */
+/** The session's synchronous_commit, or "unknown" where the database has no such setting. */
 const synchronousCommitOf = (session: Session) =>
   Effect.match(run(session, diagnostics.synchronousCommit), {
     onFailure: () => "unknown",
