@@ -5,7 +5,7 @@
  *
  * - No cycles, type-only imports included (`tsPreCompilationDeps`).
  * - Packages import only downward: core <- codec <- shell-node <- testkit,
- *   and cli on shell-node; a package's tests likewise (they may use their own
+ *   and cli and log-postgres on shell-node; a package's tests likewise (they may use their own
  *   package's sources and the packages below, never one above).
  * - Inside shell-node/src, folders are layers, disk <- log <- store <- engine
  *   (<- worker <- server, to come): a module imports from its own folder or a
@@ -36,6 +36,7 @@ const packages = {
   "shell-node": ["core", "codec"],
   testkit: ["core", "codec", "shell-node"],
   cli: ["core", "codec", "shell-node"],
+  "log-postgres": ["core", "codec", "shell-node"],
 };
 
 /** The layers of packages/shell-node/src, lowest first. */

@@ -27,6 +27,7 @@ export default defineConfig({
       { find: /^@tay\/shell-node$/, replacement: source("shell-node/src/index.ts") },
       { find: /^@tay\/testkit$/, replacement: source("testkit/src/index.ts") },
       { find: /^@tay\/cli$/, replacement: source("cli/src/Cli.ts") },
+      { find: /^@tay\/log-postgres$/, replacement: source("log-postgres/src/index.ts") },
     ],
   },
   test: {

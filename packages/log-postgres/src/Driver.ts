@@ -1,0 +1,149 @@
+/**
+ * The one place the log meets a database client: a connection that takes
+ * a statement with its parameters and gives back rows and a count of rows
+ * changed, or a typed failure that says whether the connection itself is
+ * gone. Nothing here rejects a promise: a thrown client error becomes a
+ * `Failure`, so the log's programs only ever see values.
+ *
+ * `nodePg` is the driver for a PostgreSQL server (node-postgres, one
+ * `pg.Client` per session). Tests pass an in-process PGlite behind the same
+ * interface. Rows are untrusted `unknown`s: the log decodes every field.
+ */
+import pg from "pg";
+
+/** A statement parameter: text, a number, bytes (bytea) or null. */
+export type Parameter = string | number | Uint8Array | null;
+
+/** What a statement gave back: its rows (untrusted) and how many rows it changed. */
+export interface Result {
+  readonly rows: ReadonlyArray<unknown>;
+  readonly affected: number;
+}
+
+/**
+ * A statement or a connection failed. `connection` is true when the
+ * connection is gone (dropped, reset, timed out, the server shutting down):
+ * the outcome of a transaction in flight on it is unknown. Otherwise the
+ * server refused the statement (`code` is its SQLSTATE) and the connection
+ * still works.
+ */
+export interface Failure {
+  readonly _tag: "DriverFailure";
+  readonly connection: boolean;
+  /** The SQLSTATE (`23505`, `42P01`, ...) or the client's own code (`ECONNRESET`), when known. */
+  readonly code: string | undefined;
+  readonly detail: string;
+}
+
+/** One connection: statements run one after another, in the order issued. */
+export interface Session {
+  readonly query: (text: string, parameters: ReadonlyArray<Parameter>) => Promise<Result | Failure>;
+  /** Ends the connection. Never rejects; a second call does nothing. */
+  readonly close: () => Promise<void>;
+}
+
+/** Makes sessions to one database. */
+export interface Driver {
+  readonly connect: () => Promise<Session | Failure>;
+}
+
+/** Whether a value the driver returned is a failure. */
+export const isFailure = (value: Result | Session | Failure): value is Failure =>
+  "_tag" in value && value._tag === "DriverFailure";
+
+/** SQLSTATEs that mean the connection, not the statement, failed. */
+const connectionStates: ReadonlySet<string> = new Set([
+  "57P01", // admin_shutdown (pg_terminate_backend, a fast shutdown)
+  "57P02", // crash_shutdown
+  "57P03", // cannot_connect_now (starting up, shutting down)
+]);
+
+const sqlState = /^[0-9A-Z]{5}$/;
+
+/**
+ * Classifies anything a client threw. A 5-character SQLSTATE is the
+ * server's refusal of a statement, except class 08 (connection exception)
+ * and the shutdown states above; anything else (a socket error, a client
+ * timeout, "Connection terminated unexpectedly") is a lost connection.
+ */
+export const classify = (error: unknown): Failure => {
+  const code =
+    typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
+      ? error.code
+      : undefined;
+  const detail = error instanceof Error ? error.message : String(error);
+  const fromServer = code !== undefined && sqlState.test(code);
+  const connection = !fromServer || code.startsWith("08") || connectionStates.has(code);
+  return { _tag: "DriverFailure", connection, code, detail: detail.replace(/\s+/g, " ").trim() };
+};
+
+/** The `synchronous_commit` settings PostgreSQL accepts for a session. */
+export type SynchronousCommit = "on" | "remote_apply" | "remote_write" | "local" | "off";
+
+/** How `nodePg` sets up each session. */
+export interface NodePgSettings {
+  /** Sent as the session's `synchronous_commit` at connection start. Default "on". */
+  readonly synchronousCommit?: SynchronousCommit;
+  /** A statement without an answer after this long counts as a lost connection. Default 30,000. */
+  readonly queryTimeoutMs?: number;
+  /**
+   * The server aborts one of these sessions left idle inside a transaction
+   * this long (its client died mid-transaction), releasing its row locks.
+   * Default 10,000.
+   */
+  readonly idleInTransactionTimeoutMs?: number;
+  /** Shown in `pg_stat_activity`. Default "tay". */
+  readonly applicationName?: string;
+}
+
+/**
+ * The node-postgres driver for the server at `url`: one `pg.Client` per
+ * session, settings passed as startup parameters (not statements), every
+ * client error caught and classified. A client whose connection drops while
+ * idle emits an error event; it is kept as the session's failure and
+ * returned by its next statement.
+ */
+export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
+  connect: async () => {
+    const options = [
+      `-c synchronous_commit=${settings.synchronousCommit ?? "on"}`,
+      `-c idle_in_transaction_session_timeout=${settings.idleInTransactionTimeoutMs ?? 10_000}`,
+    ].join(" ");
+    const client = new pg.Client({
+      connectionString: url,
+      query_timeout: settings.queryTimeoutMs ?? 30_000,
+      application_name: settings.applicationName ?? "tay",
+      options,
+    });
+    let broken: Failure | undefined;
+    // Without a listener an idle connection's error would crash the process.
+    client.on("error", (error) => {
+      broken = { ...classify(error), connection: true };
+    });
+    try {
+      await client.connect();
+    } catch (error) {
+      await client.end().catch(() => undefined);
+      return classify(error);
+    }
+    let closed = false;
+    return {
+      query: async (text, parameters) => {
+        if (broken !== undefined) return broken;
+        try {
+          const result = await client.query({ text, values: [...parameters] });
+          return { rows: result.rows, affected: result.rowCount ?? 0 };
+        } catch (error) {
+          const failure = classify(error);
+          if (failure.connection) broken = failure;
+          return failure;
+        }
+      },
+      close: async () => {
+        if (closed) return;
+        closed = true;
+        await client.end().catch(() => undefined);
+      },
+    };
+  },
+});

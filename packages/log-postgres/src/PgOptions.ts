@@ -1,0 +1,136 @@
+/**
+ * The options of `PgSchema.init` and `PgLog.open`, their defaults and
+ * their limits. Every limit is named, with its unit last.
+ */
+import { type Driver, nodePg, type SynchronousCommit } from "./Driver.js";
+import { schemaName } from "./internal/sql.js";
+import { InvalidOption } from "./PgError.js";
+
+/** Where a store lives in its database, and how to reach it. */
+export interface LocationOptions {
+  /** The schema that holds Tay's tables (created by init). Default "tay". */
+  readonly schema?: string;
+  /** The store's name inside the schema (one schema holds many stores). Default "default". */
+  readonly store?: string;
+  /**
+   * Makes the driver for the URL. Default node-postgres (`Driver.nodePg`)
+   * with `synchronousCommit` and `queryTimeoutMs`; tests pass PGlite.
+   */
+  readonly driver?: (url: string) => Driver;
+}
+
+/** How a running log writes, reads and recovers. */
+export interface PgLogOptions extends LocationOptions {
+  /**
+   * What a COMMIT waits for before an append is acknowledged: the
+   * session's `synchronous_commit` (docs/postgres.md). Default "on": the
+   * commit record is flushed to the server's disk.
+   */
+  readonly synchronousCommit?: SynchronousCommit;
+  /** Appended bytes not yet committed, beyond which appends are refused with `PendingFull`. Default 64 MiB. */
+  readonly pendingBytesMax?: number;
+  /** Rows in one INSERT statement (two parameters each). Default 1,024. */
+  readonly statementRowsMax?: number;
+  /**
+   * Records one transaction takes from the queue: whole batches up to this
+   * many (a larger batch goes alone). Default 8,192.
+   */
+  readonly transactionRecordsMax?: number;
+  /** Records per page when open and reads go through the table. Default 1,024. */
+  readonly pageRecords?: number;
+  /** Reconnections (or runs of a transaction a transient error refused) before giving up. Default 5. */
+  readonly reconnectAttemptsMax?: number;
+  /** Wait before reconnection n is n times this. Default 200 ms. */
+  readonly reconnectDelayMs?: number;
+  /** A statement without an answer after this long counts as a lost connection. Default 30,000 ms. */
+  readonly queryTimeoutMs?: number;
+  /** Records open folds at most (`BudgetExceeded` past it). Default 10^9. */
+  readonly historyRecordsMax?: number;
+}
+
+/** Options with every default filled in and every limit checked. */
+export interface Resolved {
+  readonly schema: string;
+  readonly store: string;
+  readonly driver: (url: string) => Driver;
+  readonly synchronousCommit: SynchronousCommit;
+  readonly pendingBytesMax: number;
+  readonly statementRowsMax: number;
+  readonly transactionRecordsMax: number;
+  readonly pageRecords: number;
+  readonly reconnectAttemptsMax: number;
+  readonly reconnectDelayMs: number;
+  readonly queryTimeoutMs: number;
+  readonly historyRecordsMax: number;
+}
+
+/** Rows one INSERT may carry: 2 parameters a row and 2 shared under PostgreSQL's 65,535. */
+export const statementRowsLimit = 32_000;
+
+/** A store name: 1 to 255 bytes of UTF-8 with no control character. */
+const storeName = (name: string) =>
+  name.length > 0 && Buffer.byteLength(name, "utf8") <= 255 && !/\p{Cc}/u.test(name);
+
+const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number, number]> = [
+  ["pendingBytesMax", 64 * 1024 * 1024, 1, Number.MAX_SAFE_INTEGER],
+  ["statementRowsMax", 1024, 1, statementRowsLimit],
+  ["transactionRecordsMax", 8192, 1, Number.MAX_SAFE_INTEGER],
+  ["pageRecords", 1024, 1, 1_000_000],
+  ["reconnectAttemptsMax", 5, 0, 1000],
+  ["reconnectDelayMs", 200, 0, 3_600_000],
+  ["queryTimeoutMs", 30_000, 1, 2_147_483_647],
+  ["historyRecordsMax", 1_000_000_000, 0, Number.MAX_SAFE_INTEGER],
+];
+
+/** Fills in the defaults, or names the first option out of range. */
+export const resolve = (path: string, options: PgLogOptions): Resolved | InvalidOption => {
+  const schema = options.schema ?? "tay";
+  if (!schemaName.test(schema)) {
+    return new InvalidOption({
+      path,
+      option: "schema",
+      value: JSON.stringify(schema),
+      expected: "a lowercase identifier (a-z, 0-9, _, at most 63 characters)",
+    });
+  }
+  const store = options.store ?? "default";
+  if (!storeName(store)) {
+    return new InvalidOption({
+      path,
+      option: "store",
+      value: JSON.stringify(store),
+      expected: "1 to 255 bytes of UTF-8 without control characters",
+    });
+  }
+  const numbers = new Map<string, number>();
+  for (const [option, fallback, minimum, maximum] of integerRanges) {
+    const given = options[option];
+    const value = typeof given === "number" ? given : fallback;
+    if (!Number.isSafeInteger(value) || value < minimum || value > maximum) {
+      return new InvalidOption({
+        path,
+        option,
+        value: String(value),
+        expected: `an integer in ${minimum}..${maximum}`,
+      });
+    }
+    numbers.set(option, value);
+  }
+  const number = (option: keyof PgLogOptions) => numbers.get(option) ?? 0;
+  const synchronousCommit = options.synchronousCommit ?? "on";
+  const queryTimeoutMs = number("queryTimeoutMs");
+  return {
+    schema,
+    store,
+    driver: options.driver ?? ((url) => nodePg(url, { synchronousCommit, queryTimeoutMs })),
+    synchronousCommit,
+    pendingBytesMax: number("pendingBytesMax"),
+    statementRowsMax: number("statementRowsMax"),
+    transactionRecordsMax: number("transactionRecordsMax"),
+    pageRecords: number("pageRecords"),
+    reconnectAttemptsMax: number("reconnectAttemptsMax"),
+    reconnectDelayMs: number("reconnectDelayMs"),
+    queryTimeoutMs,
+    historyRecordsMax: number("historyRecordsMax"),
+  };
+};

@@ -1,0 +1,136 @@
+/**
+ * Reads: what committed from the table (on the reader's own session, so a
+ * read never waits behind the writer's transaction), then what is queued
+ * or in flight from memory, as the file store reads its files and then its
+ * pending records. Every row read is checked as open checks it and its
+ * event decoded. A read below the generation's first sequence, or one that
+ * a compaction overtook, is `Compacted`.
+ */
+import { decodeEvent } from "@tay/codec";
+import { LogError, type Projection } from "@tay/shell-node";
+import { Chunk, Effect, Option, Stream } from "effect";
+import type { Session } from "../Driver.js";
+import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";
+import { close, connect, databaseError, run } from "./session.js";
+import type { LogState } from "./state.js";
+import * as Tables from "./tables.js";
+
+/** The reader's session, made on first use and again after its connection dropped. */
+export interface ReaderSession {
+  session: Session | undefined;
+  /** One read at a time: a second would connect a second session. */
+  readonly lock: Effect.Semaphore;
+}
+
+/** Decodes the committed rows of one page, checked from `from` on. */
+const entriesOf = (
+  state: LogState,
+  epoch: number,
+  from: number,
+  rows: ReadonlyArray<unknown>,
+): Array<Projection.Entry> | PgLogError => {
+  const entries: Array<Projection.Entry> = [];
+  for (const [index, row] of rows.entries()) {
+    const sequence = from + index;
+    const checked = Tables.record(state.path, epoch, sequence, row);
+    if (!("bytes" in checked)) return checked;
+    const { type, schema, payload } = checked.record;
+    const event = decodeEvent(type, schema, payload);
+    if (event._tag === "Left") {
+      return new UndecodableEvent({ path: state.path, epoch, sequence, reason: event.left });
+    }
+    entries.push({ sequence, event: event.right });
+  }
+  return entries;
+};
+
+/** Up to `limit` committed rows from `from` to `through`, on the reader's session. */
+const committedRows = (
+  state: LogState,
+  reader: ReaderSession,
+  epoch: number,
+  from: number,
+  through: number,
+  limit: number,
+) =>
+  reader.lock.withPermits(1)(
+    Effect.gen(function* () {
+      const session = reader.session ?? (yield* connect(state.driver));
+      reader.session = session;
+      const result = yield* Effect.either(
+        run(session, state.sql.recordsFrom, [state.storeId, epoch, from, through, limit]),
+      );
+      if (result._tag === "Right") return result.right.rows;
+      if (result.left.connection) {
+        reader.session = undefined;
+        yield* close(session);
+      }
+      return yield* Effect.fail(result.left);
+    }),
+  );
+
+/**
+ * Up to `limit` entries from `sequence`, contiguous and in order: the
+ * table's rows up to what committed, then what is queued. Read at one
+ * moment's state: a compaction that removes the rows meanwhile makes the
+ * read `Compacted`.
+ */
+export const readFrom = (
+  state: LogState,
+  reader: ReaderSession,
+  sequence: number,
+  limit: number,
+): Effect.Effect<ReadonlyArray<Projection.Entry>, PgLogError> =>
+  Effect.gen(function* () {
+    const { epoch, firstSequence, committedLast, path } = state;
+    const compacted = () =>
+      new LogError.Compacted({ path, sequence, firstAvailable: state.firstSequence });
+    if (sequence < firstSequence) return yield* compacted();
+    if (limit <= 0) return [];
+    // The queued records at this moment: everything past `committedLast`.
+    const queued = [...state.inFlight, ...state.pending].flatMap((batch) => batch.records);
+    const entries: Array<Projection.Entry> = [];
+    if (sequence <= committedLast) {
+      const through = Math.min(committedLast, sequence + limit - 1);
+      const rows = yield* Effect.mapError(
+        committedRows(state, reader, epoch, sequence, through, limit),
+        databaseError(path, "read"),
+      );
+      const read = entriesOf(state, epoch, sequence, rows);
+      if (!Array.isArray(read)) return yield* Effect.fail(read);
+      if (read.length < through - sequence + 1) {
+        if (state.epoch !== epoch) return yield* compacted();
+        return yield* new Mismatch({
+          path,
+          epoch,
+          sequence: sequence + read.length,
+          field: "Sequence",
+          expected: `a row at sequence ${sequence + read.length}`,
+          found: "none",
+        });
+      }
+      entries.push(...read);
+    }
+    const next = Math.max(sequence, committedLast + 1);
+    for (const record of queued) {
+      if (entries.length >= limit) break;
+      if (record.sequence >= next) entries.push({ sequence: record.sequence, event: record.event });
+    }
+    return entries;
+  });
+
+/** Every entry from `sequence`, a page at a time, until caught up with the last. */
+export const iterFrom = (
+  state: LogState,
+  reader: ReaderSession,
+  sequence: number,
+): Stream.Stream<Projection.Entry, PgLogError> =>
+  Stream.paginateChunkEffect(sequence, (from) =>
+    Effect.map(readFrom(state, reader, from, state.options.pageRecords), (entries) => {
+      const last = entries[entries.length - 1];
+      return [
+        Chunk.fromIterable(entries),
+        last === undefined ? Option.none() : Option.some(last.sequence + 1),
+      ] as const;
+    }),
+  );

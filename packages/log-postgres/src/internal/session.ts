@@ -1,0 +1,48 @@
+/**
+ * The driver's promises as Effects: a statement is an Effect that fails
+ * with the driver's `Failure` (never a defect: the driver catches
+ * everything), and a failure becomes the log's typed error where the
+ * caller decides what it means.
+ */
+import { Effect } from "effect";
+import {
+  type Driver,
+  type Failure,
+  isFailure,
+  type Parameter,
+  type Result,
+  type Session,
+} from "../Driver.js";
+import { DatabaseError } from "../PgError.js";
+
+/** Runs one statement on `session`. */
+export const run = (
+  session: Session,
+  text: string,
+  parameters: ReadonlyArray<Parameter> = [],
+): Effect.Effect<Result, Failure> =>
+  Effect.flatMap(
+    Effect.promise(() => session.query(text, parameters)),
+    (result) => (isFailure(result) ? Effect.fail(result) : Effect.succeed(result)),
+  );
+
+/** Opens a session. */
+export const connect = (driver: Driver): Effect.Effect<Session, Failure> =>
+  Effect.flatMap(
+    Effect.promise(() => driver.connect()),
+    (session) => (isFailure(session) ? Effect.fail(session) : Effect.succeed(session)),
+  );
+
+/** Closes a session; never fails. */
+export const close = (session: Session): Effect.Effect<void> =>
+  Effect.promise(() => session.close());
+
+/** A driver failure as the log's error for `operation`. */
+export const databaseError =
+  (path: string, operation: string) =>
+  (failure: Failure): DatabaseError =>
+    new DatabaseError({ path, operation, code: failure.code, detail: failure.detail });
+
+/** Whether a failure is worth running the same transaction again: a lost connection or a transient refusal. */
+export const retriable = (failure: Failure): boolean =>
+  failure.connection || failure.code === "40001" || failure.code === "40P01";

@@ -1,0 +1,85 @@
+/**
+ * The running log's state: where its generation stands, what is committed,
+ * what is queued and in flight, and whether it takes appends. One object,
+ * changed by the synchronous `append` and by the writer between its
+ * transactions (never during one), read by the view.
+ */
+import type { Batch, Log, LogError, Ticket } from "@tay/shell-node";
+import type { Deferred } from "effect";
+import type { Driver, Session } from "../Driver.js";
+import type { PgLogError } from "../PgError.js";
+import type { Resolved } from "../PgOptions.js";
+import type { Statements } from "./sql.js";
+
+/** An append waiting for its transaction: its records, what it expected, its ticket. */
+export interface Queued {
+  readonly records: ReadonlyArray<Batch.PendingRecord>;
+  readonly bytes: number;
+  /** The last sequence before its first record. */
+  readonly expected: number;
+  readonly ticket: Ticket.Ticket<PgLogError | LogError.AppendConflict>;
+}
+
+/** The log's state. */
+export interface LogState {
+  readonly path: string;
+  /** The STORE_ID as its UUID text: the first parameter of every statement. */
+  readonly storeId: string;
+  readonly options: Resolved;
+  /** Makes the writer's and the reader's sessions (and reconnects them). */
+  readonly driver: Driver;
+  readonly sql: Statements;
+  /** The current generation. */
+  epoch: number;
+  firstSequence: number;
+  baseRecordCount: number;
+  /** The head row as this log last knew it (what committed). */
+  committedLast: number;
+  /** Bytes of the generation's records this log read or wrote. */
+  committedBytes: number;
+  /** The last sequence assigned (committed or not). */
+  assignedLast: number;
+  /** Appends not yet taken by a transaction, in order. */
+  pending: Array<Queued>;
+  /** Appends of the transaction in flight. */
+  inFlight: Array<Queued>;
+  /** Bytes of `pending` and `inFlight`. */
+  pendingBytes: number;
+  /** While a compaction holds appends. */
+  gate: Deferred.Deferred<void> | undefined;
+  closing: boolean;
+  /** Set once the log stopped for good: every later append is refused with it. */
+  failure: PgLogError | undefined;
+  /** The writer's session, undefined while it must reconnect. */
+  session: Session | undefined;
+  /** Wakes the writer (set while it waits). */
+  wake: (() => void) | undefined;
+  /** Told once nothing is pending or in flight. */
+  idle: Array<() => void>;
+}
+
+/** Whether the log takes an append now, as `Log.admission` says. */
+export const admission = (
+  state: LogState,
+  closed: () => LogError.StoreClosed,
+): Log.Admission<PgLogError> => {
+  if (state.failure !== undefined) return { _tag: "Refused", error: state.failure };
+  if (state.closing) return { _tag: "Refused", error: closed() };
+  if (state.gate !== undefined) return { _tag: "Gated", gate: state.gate };
+  return { _tag: "Open" };
+};
+
+/** Tells the writer there is work (or a close). */
+export const wakeWriter = (state: LogState): void => {
+  const wake = state.wake;
+  state.wake = undefined;
+  wake?.();
+};
+
+/** Tells whoever waits for the queue to empty, once it has. */
+export const notifyIdle = (state: LogState): void => {
+  if (state.pending.length > 0 || state.inFlight.length > 0) return;
+  const waiters = state.idle;
+  state.idle = [];
+  for (const waiter of waiters) waiter();
+};

@@ -1,0 +1,297 @@
+/**
+ * The single writer and its group commit. `enqueue` assigns sequences and
+ * queues a batch (synchronously, as `Log.append` must); the writer fiber
+ * takes every whole batch queued (up to `transactionRecordsMax` records)
+ * into one transaction: the guarded UPDATE of the head row, then the
+ * records as multi-row INSERTs, then COMMIT. Whatever is appended while a
+ * transaction is in flight goes into the next one. Tickets settle in
+ * sequence order once COMMIT returned: with `synchronous_commit=on`, once
+ * the commit record is on the server's disk.
+ *
+ * A guard that moves no row is a conflict: another writer moved the head.
+ * A lost connection is recovered by reconnecting and running the same
+ * transaction again, which is safe because of the guard: the second run
+ * either commits (the first never did), or finds the head at or past its
+ * last sequence with exactly its records under those sequences (the first
+ * did commit: the tickets succeed), or finds other records (a conflict).
+ * Only when the server cannot be reached again is the outcome unknown:
+ * `ConnectionLost`, and the log stops.
+ */
+import { encodeRecordInto } from "@tay/codec";
+import { LogError, Ticket } from "@tay/shell-node";
+import { Duration, Effect } from "effect";
+import type { Batch } from "@tay/shell-node";
+import type { Failure, Parameter, Session } from "../Driver.js";
+import {
+  ConnectionLost,
+  DatabaseError,
+  type MalformedRow,
+  type MissingRow,
+  type PgLogError,
+} from "../PgError.js";
+import { close, connect, retriable, run } from "./session.js";
+import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
+import * as Tables from "./tables.js";
+
+/**
+ * Assigns the next sequences to `batch` (after `expected`, which the
+ * caller checked is the last assigned), queues it and wakes the writer.
+ */
+export const enqueue = (
+  state: LogState,
+  batch: Batch.Batch,
+): Ticket.Ticket<PgLogError | LogError.AppendConflict> => {
+  const expected = state.assignedLast;
+  let sequence = expected;
+  for (const record of batch.records) {
+    sequence += 1;
+    record.sequence = sequence;
+  }
+  const ticket = Ticket.make<PgLogError | LogError.AppendConflict>(sequence);
+  state.pending.push({ records: batch.records, bytes: batch.bytes, expected, ticket });
+  state.pendingBytes += batch.bytes;
+  state.assignedLast = sequence;
+  wakeWriter(state);
+  return ticket;
+};
+
+/** A transaction's records laid out as Record v1 bytes, one view per row. */
+export interface Laid {
+  /** The last sequence before the first record. */
+  readonly expected: number;
+  readonly last: number;
+  readonly sequences: ReadonlyArray<number>;
+  readonly rows: ReadonlyArray<Uint8Array>;
+  readonly bytes: number;
+}
+
+/** Lays out `records` (sequences assigned, contiguous after `expected`) into one buffer. */
+export const layout = (expected: number, records: ReadonlyArray<Batch.PendingRecord>): Laid => {
+  const bytes = records.reduce((sum, record) => sum + record.size, 0);
+  const buffer = new Uint8Array(bytes);
+  const sequences: Array<number> = [];
+  const rows: Array<Uint8Array> = [];
+  let offset = 0;
+  for (const record of records) {
+    const size = encodeRecordInto(buffer, offset, record);
+    sequences.push(record.sequence);
+    rows.push(buffer.subarray(offset, offset + size));
+    offset += size;
+  }
+  return { expected, last: expected + records.length, sequences, rows, bytes };
+};
+
+/** What a transaction found. */
+export type Outcome =
+  | { readonly _tag: "Committed" }
+  | { readonly _tag: "Conflict"; readonly head: Tables.Head };
+
+const committed: Outcome = { _tag: "Committed" };
+
+/** Whether an error is the driver's failure (the rest are the log's typed errors). */
+export const isFailure = (error: unknown): error is Failure =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "DriverFailure";
+
+/** Whether an error is one of the log's own (not the driver's). */
+const isTyped = <E>(error: E | Failure): error is Exclude<E, Failure> => !isFailure(error);
+
+/** The head row, read on `session`. */
+export const readHead = (
+  state: LogState,
+  session: Session,
+): Effect.Effect<Tables.Head, Failure | MissingRow | MalformedRow> =>
+  Effect.flatMap(run(session, state.sql.current, [state.storeId]), (result) => {
+    const head = Tables.head(state.path, result.rows);
+    return "lastSequence" in head ? Effect.succeed(head) : Effect.fail(head);
+  });
+
+/** Whether the table holds exactly `laid`'s records under its sequences. */
+const holds = (state: LogState, session: Session, epoch: number, laid: Laid) =>
+  Effect.map(
+    run(session, state.sql.recordsBetween, [state.storeId, epoch, laid.expected + 1, laid.last]),
+    ({ rows }) =>
+      rows.length === laid.rows.length &&
+      rows.every((row, index) => {
+        const checked = Tables.record(state.path, epoch, laid.expected + 1 + index, row);
+        const ours = laid.rows[index];
+        return "bytes" in checked && ours !== undefined && sameBytes(checked.bytes, ours);
+      }),
+  );
+
+const sameBytes = (left: Uint8Array, right: Uint8Array): boolean =>
+  left.length === right.length && left.every((byte, index) => byte === right[index]);
+
+/** Rolls back on a refusal (a lost connection has no transaction left to roll back). */
+export const rollbackOnError =
+  (state: LogState, session: Session) =>
+  (error: Failure | PgLogError | MissingRow): Effect.Effect<void> =>
+    isFailure(error) && error.connection
+      ? Effect.void
+      : Effect.ignore(run(session, state.sql.rollback));
+
+/** One run of the group's transaction on `session`. */
+const transact = (state: LogState, session: Session, epoch: number, laid: Laid) => {
+  const { sql, storeId } = state;
+  return Effect.gen(function* () {
+    yield* run(session, sql.begin);
+    const moved = yield* run(session, sql.advanceHead, [storeId, epoch, laid.last, laid.expected]);
+    if (moved.affected !== 1) {
+      const head = yield* readHead(state, session);
+      const ours =
+        head.epoch === epoch &&
+        head.lastSequence >= laid.last &&
+        (yield* holds(state, session, epoch, laid));
+      yield* run(session, sql.rollback);
+      return ours ? committed : ({ _tag: "Conflict", head } as const);
+    }
+    const rowsMax = state.options.statementRowsMax;
+    for (let start = 0; start < laid.rows.length; start += rowsMax) {
+      const count = Math.min(rowsMax, laid.rows.length - start);
+      const parameters: Array<Parameter> = [storeId, epoch];
+      for (let index = start; index < start + count; index++) {
+        parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
+      }
+      yield* run(session, sql.insertRecords(count), parameters);
+    }
+    yield* run(session, sql.commit);
+    return committed;
+  }).pipe(Effect.tapError(rollbackOnError(state, session)));
+};
+
+/** The writer's session, connecting if it was dropped. */
+export const sessionOf = (state: LogState): Effect.Effect<Session, Failure> =>
+  state.session === undefined
+    ? Effect.tap(connect(state.driver), (session) => {
+        state.session = session;
+      })
+    : Effect.succeed(state.session);
+
+/** Forgets (and closes) a session whose connection is gone. */
+export const dropSession = (state: LogState): Effect.Effect<void> => {
+  const session = state.session;
+  state.session = undefined;
+  return session === undefined ? Effect.void : close(session);
+};
+
+/**
+ * Runs `body` on the writer's session, reconnecting and running it again
+ * after a lost connection or a transient refusal, up to
+ * `reconnectAttemptsMax` times. `body` must be safe to run again whatever
+ * the earlier run did (guarded statements). Gives up with
+ * `ConnectionLost` (connection) or `DatabaseError` (a refusal).
+ */
+export const withReconnect = <A, E>(
+  state: LogState,
+  operation: string,
+  lastSequence: number | undefined,
+  body: (session: Session) => Effect.Effect<A, E | Failure>,
+): Effect.Effect<A, Exclude<E, Failure> | ConnectionLost | DatabaseError> =>
+  Effect.gen(function* () {
+    for (let attempts = 0; ; attempts++) {
+      const result = yield* Effect.either(Effect.flatMap(sessionOf(state), body));
+      if (result._tag === "Right") return result.right;
+      const error = result.left;
+      if (isTyped(error)) return yield* Effect.fail(error);
+      // Not one of the log's errors: the driver's (the guards are complements).
+      if (!isFailure(error)) return yield* Effect.die(error);
+      if (error.connection) yield* dropSession(state);
+      if (!retriable(error) || attempts >= state.options.reconnectAttemptsMax) {
+        const { path } = state;
+        return yield* error.connection
+          ? new ConnectionLost({ path, operation, lastSequence, attempts, detail: error.detail })
+          : new DatabaseError({ path, operation, code: error.code, detail: error.detail });
+      }
+      yield* Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1)));
+    }
+  });
+
+/** Takes whole batches from the queue, up to `transactionRecordsMax` records (at least one batch). */
+const take = (state: LogState): Array<Queued> => {
+  const group: Array<Queued> = [];
+  let records = 0;
+  for (;;) {
+    const next = state.pending[0];
+    if (next === undefined) break;
+    if (group.length > 0 && records + next.records.length > state.options.transactionRecordsMax) {
+      break;
+    }
+    state.pending.shift();
+    group.push(next);
+    records += next.records.length;
+  }
+  state.inFlight = group;
+  return group;
+};
+
+/** Fails every queued and in-flight append: they all follow the one that failed. */
+const failAll = (state: LogState, failure: (queued: Queued) => PgLogError): void => {
+  const all = [...state.inFlight, ...state.pending];
+  state.inFlight = [];
+  state.pending = [];
+  state.pendingBytes = 0;
+  state.assignedLast = state.committedLast;
+  for (const queued of all) Ticket.settle(queued.ticket, failure(queued));
+};
+
+/** Settles a transaction's appends by its outcome, in sequence order. */
+const settle = (
+  state: LogState,
+  group: ReadonlyArray<Queued>,
+  laid: Laid,
+  outcome: Outcome | PgLogError,
+): void => {
+  if (outcome._tag === "Committed") {
+    state.inFlight = [];
+    state.committedLast = laid.last;
+    state.committedBytes += laid.bytes;
+    state.pendingBytes -= laid.bytes;
+    for (const queued of group) Ticket.settle(queued.ticket, undefined);
+    return;
+  }
+  if (outcome._tag === "Conflict") {
+    const { head } = outcome;
+    const conflict = (expectedLastSequence: number) =>
+      new LogError.AppendConflict({
+        path: state.path,
+        expectedLastSequence,
+        lastSequence: head.lastSequence,
+      });
+    // Another writer's records are the log's now; another epoch means
+    // this log's generation is gone: it stops.
+    if (head.epoch === state.epoch) state.committedLast = head.lastSequence;
+    else state.failure = conflict(laid.expected);
+    failAll(state, (queued) => conflict(queued.expected));
+    return;
+  }
+  state.failure = outcome;
+  failAll(state, () => outcome);
+};
+
+/** The writer: one transaction at a time until the log closes or stops. */
+export const writer = (state: LogState): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    for (;;) {
+      if (state.pending.length === 0) {
+        notifyIdle(state);
+        if (state.closing || state.failure !== undefined) return;
+        yield* Effect.async<void>((resume) => {
+          state.wake = () => resume(Effect.void);
+        });
+        continue;
+      }
+      const group = take(state);
+      const first = group[0];
+      if (first === undefined) continue;
+      const laid = layout(
+        first.expected,
+        group.flatMap((queued) => queued.records),
+      );
+      const epoch = state.epoch;
+      const outcome = yield* Effect.either(
+        withReconnect(state, "append", laid.last, (session) =>
+          transact(state, session, epoch, laid),
+        ),
+      );
+      settle(state, group, laid, outcome._tag === "Right" ? outcome.right : outcome.left);
+    }
+  });

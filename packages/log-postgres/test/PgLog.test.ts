@@ -1,0 +1,327 @@
+/**
+ * The PostgreSQL log on PGlite (PostgreSQL in process): init and open,
+ * appends read back from the table and the queue and folded again by a
+ * reopen (a property over random batches), group commit, the guard that
+ * refuses an append after another writer's, compaction and reopen, and
+ * every refusal of open for rows that were tampered with. Each test uses
+ * its own schema (or store) of one PGlite started for the file.
+ */
+import type { PGlite } from "@electric-sql/pglite";
+import { Event } from "@tay/core";
+import { PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
+import { Effect, Either } from "effect";
+import * as fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as Pglite from "./support/pglite.js";
+
+let database: PGlite;
+beforeAll(async () => {
+  database = await Pglite.start();
+}, 180_000);
+afterAll(async () => {
+  await database.close();
+});
+
+// A password that must never reach a message.
+const url = "postgres://tester:hunter2@pglite.invalid:5432/memory";
+let schemas = 0;
+const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
+  schema: `t${++schemas}`,
+  driver: () => Pglite.driver(database),
+  ...extra,
+});
+
+const run = <A, E>(effect: Effect.Effect<A, E, import("effect").Scope.Scope>): Promise<A> =>
+  Effect.runPromise(Effect.scoped(effect));
+
+const inserted = (jobId: number): Event.Event =>
+  Event.jobInserted({
+    jobId,
+    queue: "default",
+    worker: "W",
+    args: `job ${jobId}`,
+    priority: 0,
+    maxAttempts: 1,
+    scheduledAt: 0,
+    insertedAt: 0,
+  });
+
+/** Appends `events` after the log's last sequence; the ticket (or the conflict). */
+const appendNow = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) => {
+  const batch = Either.getOrThrow(Batch.prepare(events));
+  return log.append(batch, log.lastSequence());
+};
+
+const append = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) =>
+  Effect.gen(function* () {
+    const ticket = appendNow(log, events);
+    if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+    yield* Ticket.wait(ticket);
+  });
+
+const openCollect = (options: PgOptions.PgLogOptions) =>
+  PgLog.open(url, options, Projection.collect);
+
+/** What open refuses the store with (and fails the test when it opens). */
+const refusal = (options: PgOptions.PgLogOptions) =>
+  Effect.runPromise(Effect.flip(Effect.scoped(openCollect(options))));
+
+const rows = async (schema: string, where = "") =>
+  (
+    await database.query(
+      `SELECT epoch, sequence FROM ${schema}.tay_record ${where} ORDER BY epoch, sequence`,
+    )
+  ).rows;
+
+describe("init and open", () => {
+  it("init makes an empty store at epoch 1; open reports it; a second init is StoreExists", async () => {
+    const options = fresh();
+    const made = await run(PgSchema.init(url, options));
+    expect(made.path).toBe(
+      `postgres://tester@pglite.invalid:5432/memory#${options.schema}.default`,
+    );
+    const again = await Effect.runPromise(Effect.flip(PgSchema.init(url, options)));
+    expect(again).toBeInstanceOf(PgError.StoreExists);
+    const report = await run(Effect.map(openCollect(options), (recovered) => recovered.report));
+    expect(report).toMatchObject({
+      storeId: made.storeId,
+      epoch: 1,
+      firstSequence: 1,
+      baseRecordCount: 0,
+      lastSequence: 0,
+      records: 0,
+    });
+  });
+
+  it("open names the schema version found and expected, and a missing store", async () => {
+    const options = fresh();
+    const unmigrated = await refusal(options);
+    expect(unmigrated).toMatchObject({ _tag: "SchemaVersionMismatch", found: 0, expected: 1 });
+    await run(PgSchema.migrate(url, options));
+    expect(await run(PgSchema.migrate(url, options))).toEqual({ from: 1, to: 1 });
+    const missing = await refusal(options);
+    expect(missing).toMatchObject({ _tag: "StoreNotFound", store: "default" });
+    await database.query(`INSERT INTO ${options.schema}.tay_schema VALUES (2, 0)`);
+    const newer = await refusal(options);
+    expect(newer.message).toContain("the schema is at version 2, this version of Tay expects 1");
+    expect(newer.message).not.toContain("hunter2");
+  });
+});
+
+describe("appends", () => {
+  it("batches read back in order from the queue and the table, and a reopen folds them", async () => {
+    const options = fresh({ store: "property" });
+    await run(PgSchema.migrate(url, options));
+    let stores = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 12 }), { minLength: 1, maxLength: 6 }),
+        async (sizes) => {
+          const store = { ...options, store: `p${++stores}` };
+          await run(PgSchema.init(url, store));
+          const batches: Array<Array<Event.Event>> = [];
+          let jobId = 0;
+          for (const size of sizes) {
+            batches.push(Array.from({ length: size }, () => inserted(++jobId)));
+          }
+          const expected = batches.flat().map((event, index) => ({ sequence: index + 1, event }));
+          const read = await run(
+            Effect.gen(function* () {
+              const { log } = yield* openCollect(store);
+              // Issued in one turn: queued behind each other, read while queued.
+              const tickets = batches.map((events) => appendNow(log, events));
+              const early = yield* log.view.readFrom(1, 1000);
+              for (const ticket of tickets) {
+                if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+                yield* Ticket.wait(ticket);
+              }
+              const late = yield* log.view.readFrom(1, 1000);
+              const paged = yield* log.view.readFrom(2, 3);
+              return { early, late, paged };
+            }),
+          );
+          expect(read.early).toEqual(expected);
+          expect(read.late).toEqual(expected);
+          expect(read.paged).toEqual(expected.slice(1, 4));
+          const reopened = await run(openCollect(store));
+          expect(reopened.state).toEqual(expected);
+          expect(reopened.report.lastSequence).toBe(expected.length);
+        },
+      ),
+      { numRuns: 8 },
+    );
+  });
+
+  it("what arrives while a transaction is in flight goes into the next one, whole batches only", async () => {
+    const { driver, counts } = Pglite.counting(Pglite.driver(database));
+    const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
+    await run(PgSchema.init(url, options));
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        counts.byVerb.clear();
+        // Five batches in one turn: 1+1+1 fit in 4 and 3 more would not, then 3, then 2.
+        const tickets = [[1], [2], [3], [4, 5, 6], [7, 8]].map((ids) =>
+          appendNow(log, ids.map(inserted)),
+        );
+        for (const ticket of tickets) {
+          if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+          yield* Ticket.wait(ticket);
+        }
+      }),
+    );
+    // Transactions: [1,2,3], [4,5,6], [7,8]: one guarded UPDATE and one INSERT each.
+    expect(counts.byVerb.get("UPDATE")).toBe(3);
+    expect(counts.byVerb.get("INSERT")).toBe(3);
+    expect(counts.byVerb.get("COMMIT")).toBe(3);
+  });
+
+  it("a stale expected last sequence is AppendConflict and writes nothing", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1)]);
+        const batch = Either.getOrThrow(Batch.prepare([inserted(2)]));
+        const refused = log.append(batch, 0);
+        expect(refused).toBeInstanceOf(LogError.AppendConflict);
+        expect(log.lastSequence()).toBe(1);
+      }),
+    );
+    expect(await rows(options.schema ?? "")).toEqual([{ epoch: 1, sequence: 1 }]);
+  });
+
+  it("the guard refuses an append after another writer's, and nothing of it is written", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    const outcome = await run(
+      Effect.gen(function* () {
+        const first = yield* openCollect(options);
+        const second = yield* openCollect(options);
+        yield* append(second.log, [inserted(1), inserted(2)]);
+        // The first log still believes the head is at 0.
+        const failed = yield* Effect.flip(append(first.log, [inserted(7)]));
+        return { failed, lastSequence: first.log.lastSequence() };
+      }),
+    );
+    expect(outcome.failed).toMatchObject({
+      _tag: "AppendConflict",
+      expectedLastSequence: 0,
+      lastSequence: 2,
+    });
+    // The first log now knows the head: a caller that caught up can append again.
+    expect(outcome.lastSequence).toBe(2);
+    expect(await rows(options.schema ?? "")).toEqual([
+      { epoch: 1, sequence: 1 },
+      { epoch: 1, sequence: 2 },
+    ]);
+  });
+});
+
+describe("compaction", () => {
+  it("writes the base under epoch 2, switches CURRENT, deletes epoch 1; a reopen folds the base", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    const report = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1), inserted(2), inserted(3)]);
+        const conflict = yield* Effect.flip(log.compact([inserted(3)], 2));
+        expect(conflict._tag).toBe("CompactionConflict");
+        const compacted = yield* log.compact([inserted(3)], 3);
+        expect(yield* log.view.generation()).toEqual({ epoch: 2, firstSequence: 4 });
+        expect(yield* Effect.flip(log.view.readFrom(3, 10))).toMatchObject({
+          _tag: "Compacted",
+          firstAvailable: 4,
+        });
+        yield* append(log, [inserted(4)]);
+        expect((yield* log.view.readFrom(4, 10)).map((entry) => entry.sequence)).toEqual([4, 5]);
+        return compacted;
+      }),
+    );
+    expect(report).toMatchObject({ epoch: 2, firstSequence: 4, baseRecords: 1, removed: [1] });
+    expect(await rows(options.schema ?? "")).toEqual([
+      { epoch: 2, sequence: 4 },
+      { epoch: 2, sequence: 5 },
+    ]);
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({
+      epoch: 2,
+      parentEpoch: 1,
+      firstSequence: 4,
+      baseRecordCount: 1,
+      lastSequence: 5,
+      orphanedGenerations: [],
+    });
+    expect(reopened.state).toEqual([
+      { sequence: 4, event: inserted(3) },
+      { sequence: 5, event: inserted(4) },
+    ]);
+  });
+});
+
+describe("open refuses tampered rows, naming epoch and sequence", () => {
+  const tampered = async (statement: (schema: string) => string) => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1), inserted(2), inserted(3)]);
+      }),
+    );
+    await database.query(statement(options.schema ?? ""));
+    const error = await refusal(options);
+    expect(error.message).not.toContain("hunter2");
+    return { error, schema: options.schema ?? "" };
+  };
+
+  it("a flipped payload byte is CorruptRecord RecordChecksum", async () => {
+    const { error, schema } = await tampered(
+      (s) =>
+        `UPDATE ${s}.tay_record SET record = set_byte(record, 30, get_byte(record, 30) # 1) WHERE sequence = 2`,
+    );
+    expect(error).toBeInstanceOf(PgError.CorruptRecord);
+    expect(error).toMatchObject({ reason: "RecordChecksum", epoch: 1, sequence: 2 });
+    expect(error.message).toMatch(
+      new RegExp(
+        `^RecordChecksum postgres://tester@pglite\\.invalid:5432/memory#${schema}\\.default epoch 1 sequence 2: `,
+      ),
+    );
+  });
+
+  it("a flipped header byte is HeaderChecksum; bytes after the record are TrailingBytes", async () => {
+    const header = await tampered(
+      (s) => `UPDATE ${s}.tay_record SET record = set_byte(record, 6, 1) WHERE sequence = 1`,
+    );
+    expect(header.error).toMatchObject({ reason: "HeaderChecksum", sequence: 1 });
+    const trailing = await tampered(
+      (s) => `UPDATE ${s}.tay_record SET record = record || '\\x00'::bytea WHERE sequence = 3`,
+    );
+    expect(trailing.error).toMatchObject({ reason: "TrailingBytes", sequence: 3 });
+  });
+
+  it("a deleted row is a gap (Mismatch Sequence); a deleted last row leaves the head past the records", async () => {
+    const gap = await tampered((s) => `DELETE FROM ${s}.tay_record WHERE sequence = 2`);
+    expect(gap.error).toMatchObject({
+      _tag: "Mismatch",
+      field: "Sequence",
+      sequence: 2,
+      found: "3",
+    });
+    const tail = await tampered((s) => `DELETE FROM ${s}.tay_record WHERE sequence = 3`);
+    expect(tail.error).toMatchObject({ _tag: "Mismatch", field: "LastSequence" });
+  });
+
+  it("a record moved under another key is Mismatch RecordSequence; a head past its base is MissingBase", async () => {
+    const moved = await tampered(
+      (s) =>
+        `UPDATE ${s}.tay_record SET record = (SELECT record FROM ${s}.tay_record WHERE sequence = 1) WHERE sequence = 2`,
+    );
+    expect(moved.error).toMatchObject({ _tag: "Mismatch", field: "RecordSequence", sequence: 2 });
+    const base = await tampered((s) => `UPDATE ${s}.tay_generation SET base_record_count = 9`);
+    expect(base.error).toMatchObject({ _tag: "MissingBase", baseRecordCount: 9, records: 3 });
+  });
+});

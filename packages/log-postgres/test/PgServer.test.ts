@@ -1,0 +1,382 @@
+/**
+ * The PostgreSQL log on a real server, each test in a database of its
+ * own: the engine end to end over it (a reopen folds to the state the
+ * engine held), an append after another writer's refused with nothing
+ * written, compaction through the engine and a reopen, a corrupt row
+ * refused by epoch and sequence, the rows byte for byte the file store's
+ * records for the same commands, and dropped connections (before and
+ * after COMMIT, and for good). Skipped, with the reason printed, when no
+ * server answers (see test/support/server.ts).
+ */
+import * as fs from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "@effect/vitest";
+import { decodeRecord, encodeRecord } from "@tay/codec";
+import { Event, State } from "@tay/core";
+import { Driver, PgLog, PgSchema } from "@tay/log-postgres";
+import {
+  Batch,
+  Engine,
+  type Log,
+  LogError,
+  NodeDisk,
+  Projection,
+  StateProjection,
+  Ticket,
+} from "@tay/shell-node";
+import { Effect, Either } from "effect";
+import * as Server from "./support/server.js";
+
+const server = await Server.locate();
+const serverUrl = "url" in server ? server.url : "";
+
+/** A fresh database, its URL given a password that must never be printed, dropped with the scope. */
+const database = Effect.acquireRelease(
+  Effect.promise(() => Server.freshDatabase(serverUrl)),
+  (made) => Effect.promise(() => made.drop()),
+).pipe(
+  Effect.map((made) => {
+    const url = new URL(made.url);
+    if (url.password === "") url.password = "sekrit";
+    return { url: url.toString(), password: url.password };
+  }),
+);
+
+const withPgEngine = <A, E>(
+  url: string,
+  body: (engine: Engine.EngineService<PgLog.PgKind>) => Effect.Effect<A, E>,
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
+      return yield* body(yield* Engine.fromLog(recovered, { timers: false }));
+    }),
+  );
+
+/** Insert two jobs, claim one, complete it: the engine's state after. */
+const workload = <K extends Log.Kind>(engine: Engine.EngineService<K>) =>
+  Effect.gen(function* () {
+    yield* engine.insert({ queue: "q", worker: "W", args: "low", priority: 5 });
+    yield* engine.insert({ queue: "q", worker: "W", args: "high", priority: 1 });
+    const [claimed] = yield* engine.claim("q", 1);
+    expect(claimed?.jobId).toBe(2);
+    yield* engine.complete(2, new Map([["ok", true]]));
+    return yield* engine.state();
+  });
+
+const inserted = (jobId: number): Event.Event =>
+  Event.jobInserted({
+    jobId,
+    queue: "default",
+    worker: "W",
+    args: null,
+    priority: 0,
+    maxAttempts: 1,
+    scheduledAt: 0,
+    insertedAt: 0,
+  });
+
+const append = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) =>
+  Effect.gen(function* () {
+    const ticket = log.append(Either.getOrThrow(Batch.prepare(events)), log.lastSequence());
+    if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+    yield* Ticket.wait(ticket);
+  });
+
+const rowsOf = (url: string) =>
+  Effect.promise(() =>
+    Server.admin(url, async (client) => {
+      const result = await client.query(
+        "SELECT epoch, sequence, record FROM tay.tay_record ORDER BY epoch, sequence",
+      );
+      return result.rows.map((row) => ({
+        epoch: Number(row.epoch),
+        sequence: Number(row.sequence),
+        record: new Uint8Array(row.record),
+      }));
+    }),
+  );
+
+describe.skipIf(!("url" in server))("on a PostgreSQL server", () => {
+  it.scoped("the engine inserts, claims and completes; a reopen folds to the same state", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const held = yield* withPgEngine(url, workload);
+      const reopened = yield* withPgEngine(url, (engine) =>
+        Effect.sync(() => ({ report: engine.report, state: engine.promises.state() })),
+      );
+      expect(State.equals(reopened.state, held)).toBe(true);
+      expect(reopened.report).toMatchObject({ epoch: 1, lastSequence: 4, synchronousCommit: "on" });
+    }),
+  );
+
+  it.scoped("an append after another writer's is AppendConflict and writes nothing", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const first = yield* PgLog.open(url, {}, Projection.collect);
+      const second = yield* PgLog.open(url, {}, Projection.collect);
+      yield* append(second.log, [inserted(1)]);
+      const stale = first.log.append(Either.getOrThrow(Batch.prepare([inserted(9)])), 5);
+      expect(stale).toBeInstanceOf(LogError.AppendConflict);
+      const failed = yield* Effect.flip(append(first.log, [inserted(9)]));
+      expect(failed).toMatchObject({
+        _tag: "AppendConflict",
+        expectedLastSequence: 0,
+        lastSequence: 1,
+      });
+      const rows = yield* rowsOf(url);
+      expect(rows.map((row) => row.sequence)).toEqual([1]);
+    }),
+  );
+
+  it.scoped(
+    "compaction through the engine writes epoch 2 and deletes epoch 1; a reopen agrees",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        const after = yield* withPgEngine(url, (engine) =>
+          Effect.gen(function* () {
+            yield* workload(engine);
+            const report = yield* engine.compact(0);
+            expect(report).toMatchObject({ epoch: 2, firstSequence: 5, removed: [1] });
+            yield* engine.insert({ queue: "q", worker: "W", args: "after" });
+            return yield* engine.state();
+          }),
+        );
+        const rows = yield* rowsOf(url);
+        expect(new Set(rows.map((row) => row.epoch))).toEqual(new Set([2]));
+        const reopened = yield* withPgEngine(url, (engine) =>
+          Effect.sync(() => ({ report: engine.report, state: engine.promises.state() })),
+        );
+        expect(State.equals(reopened.state, after)).toBe(true);
+        expect(reopened.report).toMatchObject({ epoch: 2, parentEpoch: 1, firstSequence: 5 });
+      }),
+  );
+
+  it.scoped(
+    "a corrupt row is CorruptRecord naming its epoch and sequence, without the password",
+    () =>
+      Effect.gen(function* () {
+        const { url, password } = yield* database;
+        yield* PgSchema.init(url);
+        yield* withPgEngine(url, workload);
+        yield* Effect.promise(() =>
+          Server.admin(url, (client) =>
+            client.query(
+              "UPDATE tay.tay_record SET record = set_byte(record, 40, get_byte(record, 40) # 16) WHERE sequence = 3",
+            ),
+          ),
+        );
+        const refused = yield* Effect.flip(
+          Effect.scoped(PgLog.open(url, {}, StateProjection.foldProjection)),
+        );
+        expect(refused).toMatchObject({
+          _tag: "CorruptRecord",
+          reason: "RecordChecksum",
+          epoch: 1,
+          sequence: 3,
+        });
+        expect(refused.message).toContain("#tay.default epoch 1 sequence 3: ");
+        expect(refused.message).not.toContain(password);
+      }),
+  );
+
+  it.scoped(
+    "the rows are the file store's records byte for byte, and the codec reads them back",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        yield* withPgEngine(url, workload);
+        const directory = yield* Effect.acquireRelease(
+          Effect.promise(() => fs.mkdtemp(path.join(os.tmpdir(), "tay-pg-"))),
+          (made) => Effect.promise(() => fs.rm(made, { recursive: true, force: true })),
+        );
+        const data = path.join(directory, "data");
+        yield* Effect.scoped(
+          Effect.flatMap(Engine.open(data, { createIfMissing: true, timers: false }), workload),
+        ).pipe(Effect.provide(NodeDisk.layer));
+        const segment = yield* Effect.promise(() =>
+          fs.readFile(
+            path.join(
+              data,
+              "epochs",
+              "00000000000000000001",
+              "segments",
+              "00000000000000000001.tay",
+            ),
+          ),
+        );
+        const rows = yield* rowsOf(url);
+        const joined = Buffer.concat(rows.map((row) => row.record));
+        // The active segment: a 44-byte header, then the records back to back.
+        expect(joined.equals(segment.subarray(44))).toBe(true);
+        for (const row of rows) {
+          const decoded = decodeRecord(row.record, 0);
+          if (decoded._tag !== "Record") throw new Error(`row ${row.sequence}: ${decoded._tag}`);
+          expect(decoded.record.sequence).toBe(row.sequence);
+          const again = encodeRecord(decoded.record);
+          expect(again._tag === "Right" && Buffer.from(again.right).equals(row.record)).toBe(true);
+        }
+      }),
+  );
+});
+
+/**
+ * A node-postgres driver whose `plan` says what happens to a statement:
+ * run it and then drop the connection (the client never hears that COMMIT
+ * returned), or drop it before sending. Reconnections may be refused.
+ */
+const faulty = (
+  url: string,
+  plan: {
+    dropAfter?: string;
+    dropBefore?: string;
+    refuseReconnect?: boolean;
+  },
+) => {
+  const inner = Driver.nodePg(url);
+  let dropped = false;
+  let connections = 0;
+  const lost: Driver.Failure = {
+    _tag: "DriverFailure",
+    connection: true,
+    code: "ECONNRESET",
+    detail: "planted",
+  };
+  const driver: Driver.Driver = {
+    connect: async () => {
+      connections += 1;
+      if (dropped && plan.refuseReconnect === true) {
+        return { ...lost, detail: "planted: the server is unreachable" };
+      }
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      // Only the COMMIT of an append (one after an INSERT) is dropped, not open's.
+      let inserting = false;
+      return {
+        query: async (text, parameters) => {
+          if (text.startsWith("INSERT")) inserting = true;
+          if (!dropped && plan.dropBefore !== undefined && text.startsWith(plan.dropBefore)) {
+            dropped = true;
+            await session.close();
+            return lost;
+          }
+          const result = await session.query(text, parameters);
+          if (
+            !dropped &&
+            inserting &&
+            plan.dropAfter !== undefined &&
+            text.startsWith(plan.dropAfter)
+          ) {
+            dropped = true;
+            await session.close();
+            return lost;
+          }
+          return result;
+        },
+        close: session.close,
+      };
+    },
+  };
+  return { driver, connections: () => connections };
+};
+
+describe.skipIf(!("url" in server))("a dropped connection", () => {
+  const options = { reconnectDelayMs: 10, reconnectAttemptsMax: 2 };
+
+  it.live(
+    "after COMMIT ran: the reconnected writer finds its records and the append succeeds once",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { url } = yield* database;
+          yield* PgSchema.init(url);
+          const { driver, connections } = faulty(url, { dropAfter: "COMMIT" });
+          const { log } = yield* PgLog.open(
+            url,
+            { ...options, driver: () => driver },
+            Projection.collect,
+          );
+          yield* append(log, [inserted(1), inserted(2)]);
+          yield* append(log, [inserted(3)]);
+          expect(connections()).toBeGreaterThanOrEqual(2);
+          expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
+        }),
+      ),
+  );
+
+  it.live("before COMMIT: the transaction runs again on a new connection", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        const { driver } = faulty(url, { dropBefore: "INSERT" });
+        const { log } = yield* PgLog.open(
+          url,
+          { ...options, driver: () => driver },
+          Projection.collect,
+        );
+        yield* append(log, [inserted(1)]);
+        expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1]);
+      }),
+    ),
+  );
+
+  it.live(
+    "for good: ConnectionLost (outcome unknown), the log stops, a reopen reads what committed",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { url } = yield* database;
+          yield* PgSchema.init(url);
+          const { driver } = faulty(url, { dropAfter: "COMMIT", refuseReconnect: true });
+          const opened = yield* Effect.scoped(
+            Effect.gen(function* () {
+              const { log } = yield* PgLog.open(
+                url,
+                { ...options, driver: () => driver },
+                Projection.collect,
+              );
+              const failed = yield* Effect.flip(append(log, [inserted(1)]));
+              expect(failed).toMatchObject({
+                _tag: "ConnectionLost",
+                lastSequence: 1,
+                attempts: 2,
+              });
+              expect(log.admission()._tag).toBe("Refused");
+            }),
+          ).pipe(Effect.zipRight(Effect.scoped(PgLog.open(url, {}, Projection.collect))));
+          // It had committed: the reopen says so.
+          expect(opened.report.lastSequence).toBe(1);
+        }),
+      ),
+  );
+
+  it.live("pg_terminate_backend between appends: the next append reconnects and commits", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        const { log } = yield* PgLog.open(url, options, Projection.collect);
+        yield* append(log, [inserted(1)]);
+        const name = new URL(url).pathname.slice(1);
+        const killed = yield* Effect.promise(() =>
+          Server.admin(url, (client) =>
+            client.query(
+              "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+              [name],
+            ),
+          ),
+        );
+        expect(killed.rowCount).toBeGreaterThanOrEqual(1);
+        yield* append(log, [inserted(2)]);
+        expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2]);
+      }),
+    ),
+  );
+});

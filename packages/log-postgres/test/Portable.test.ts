@@ -1,0 +1,70 @@
+/**
+ * The package's SQL stays in the portable subset: every statement of
+ * `internal/sql.ts` passes the checker, the checker refuses each construct
+ * on its list (advisory locks, SKIP LOCKED, LISTEN/NOTIFY, sequences, ...),
+ * and no other source file holds SQL of its own, so the checked module is
+ * all the SQL there is.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { violations } from "../src/internal/portable.js";
+import { diagnostics, everyStatement } from "../src/internal/sql.js";
+
+const sources = path.join(import.meta.dirname, "..", "src");
+
+const sourceFiles = (directory: string): Array<string> =>
+  fs.readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(directory, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith(".ts") ? [full] : [];
+  });
+
+describe("the portable subset", () => {
+  it("every statement the log sends passes", () => {
+    const statements = everyStatement("tay");
+    expect(statements.length).toBeGreaterThan(20);
+    const refused = statements
+      .map((text) => ({ text, why: violations(text) }))
+      .filter((found) => found.why.length > 0);
+    expect(refused).toEqual([]);
+  });
+
+  it("the diagnostics outside it are the ones listed, and the checker sees why", () => {
+    expect(Object.values(diagnostics).map(violations)).toEqual([
+      ['starts with "SHOW synchronous_commit", not a portable statement'],
+    ]);
+  });
+
+  it.each([
+    ["SELECT pg_advisory_xact_lock(1)", "advisory locks"],
+    ["SELECT id FROM jobs FOR UPDATE SKIP LOCKED", "SKIP LOCKED"],
+    ["SELECT last_sequence FROM tay_current WHERE store_id = 'x' FOR UPDATE", "row locks"],
+    ["LISTEN tay", "LISTEN/NOTIFY"],
+    ["SELECT pg_notify('tay', '1')", "LISTEN/NOTIFY"],
+    ["SELECT nextval('tay_seq')", "database sequences (they leave gaps)"],
+    ["CREATE TABLE t (id BIGSERIAL PRIMARY KEY)", "generated keys (sequences)"],
+    ["INSERT INTO t (a) VALUES (1) RETURNING a", "RETURNING"],
+    ["INSERT INTO t (a) VALUES (1) ON CONFLICT DO NOTHING", "ON CONFLICT"],
+    ["SELECT '1'::bigint", "PostgreSQL cast syntax (use CAST)"],
+    ["INSERT INTO t SELECT * FROM unnest(ARRAY[1])", "arrays"],
+    ["SELECT 1; SELECT 2", "several statements in one text"],
+    ["CREATE TABLE t (a INT) PARTITION BY RANGE (a)", "partitioning"],
+  ])("refuses %s", (text, why) => {
+    expect(violations(text)).toContain(why);
+  });
+
+  it("no source file but internal/sql.ts holds a statement", () => {
+    const statement =
+      /`\s*(SELECT|INSERT INTO|UPDATE|DELETE FROM|CREATE|BEGIN|COMMIT|ROLLBACK|SET|SHOW)\b/;
+    const elsewhere = sourceFiles(sources)
+      .filter((file) => !file.endsWith(path.join("internal", "sql.ts")))
+      .filter(
+        (file) =>
+          statement.test(fs.readFileSync(file, "utf8")) ||
+          /"(BEGIN|COMMIT|ROLLBACK)"/.test(fs.readFileSync(file, "utf8")),
+      )
+      .map((file) => path.relative(sources, file));
+    expect(elsewhere).toEqual([]);
+  });
+});

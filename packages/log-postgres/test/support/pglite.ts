@@ -1,0 +1,82 @@
+/**
+ * PGlite (PostgreSQL compiled to WebAssembly, in process) behind the log's
+ * `Driver`: one database, many sessions. A real server gives each session
+ * its own transaction; here every session shares one connection, so a
+ * session that runs BEGIN holds a mutex until its COMMIT or ROLLBACK and
+ * the other sessions' statements wait for it, which is what separate
+ * connections would see. `counting` wraps a driver and counts statements
+ * by their first word, for the group-commit tests.
+ */
+import { PGlite } from "@electric-sql/pglite";
+import { Driver } from "@tay/log-postgres";
+
+/** A started PGlite (slow to start under load: make one per test file). */
+export const start = (): Promise<PGlite> => PGlite.create();
+
+/** A driver whose sessions share `database`, with transactions kept apart. */
+export const driver = (database: PGlite): Driver.Driver => {
+  let holder: object | undefined;
+  let waiters: Array<() => void> = [];
+  const acquire = async (owner: object) => {
+    while (holder !== undefined && holder !== owner) {
+      await new Promise<void>((resolve) => waiters.push(resolve));
+    }
+    holder = owner;
+  };
+  const release = (owner: object) => {
+    if (holder !== owner) return;
+    holder = undefined;
+    const woken = waiters;
+    waiters = [];
+    for (const wake of woken) wake();
+  };
+  return {
+    connect: async () => {
+      const owner = {};
+      let open = false;
+      return {
+        query: async (text, parameters) => {
+          await acquire(owner);
+          try {
+            const result = await database.query(text, [...parameters]);
+            return { rows: result.rows, affected: result.affectedRows ?? 0 };
+          } catch (error) {
+            return Driver.classify(error);
+          } finally {
+            if (text === "BEGIN") open = true;
+            if (text === "COMMIT" || text === "ROLLBACK") open = false;
+            if (!open) release(owner);
+          }
+        },
+        close: async () => release(owner),
+      };
+    },
+  };
+};
+
+/** Statements run through `counted`, by first word. */
+export interface Counts {
+  readonly byVerb: Map<string, number>;
+}
+
+/** Wraps `inner`, counting every statement by its first word (`BEGIN`, `UPDATE`, `INSERT`, ...). */
+export const counting = (inner: Driver.Driver): { driver: Driver.Driver; counts: Counts } => {
+  const counts: Counts = { byVerb: new Map() };
+  return {
+    counts,
+    driver: {
+      connect: async () => {
+        const session = await inner.connect();
+        if (Driver.isFailure(session)) return session;
+        return {
+          query: (text, parameters) => {
+            const verb = text.split(" ")[0] ?? "";
+            counts.byVerb.set(verb, (counts.byVerb.get(verb) ?? 0) + 1);
+            return session.query(text, parameters);
+          },
+          close: session.close,
+        };
+      },
+    },
+  };
+};
