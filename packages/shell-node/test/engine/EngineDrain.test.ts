@@ -223,7 +223,8 @@ const run = (
       const dir = yield* dataDirectory;
       yield* Init.init(dir);
       yield* TestClock.setTime(now);
-      const engine = yield* Engine.open(dir, { durability });
+      // Compared with core one command at a time: no tick of its own.
+      const engine = yield* Engine.open(dir, { durability, timers: false });
       const start = yield* engine.state();
       const outcomes = yield* Effect.promise(() => issueTurns(engine, turns, pace));
       const log = (yield* engine.log.readFrom(1, 10_000)).map((entry) => entry.event);
