@@ -163,15 +163,30 @@ const freshTay = async (name) => {
 };
 
 // ---------------------------------------------------------------- 1. processing
-/** `jobs` enqueued, then processed by `variant` with `concurrency` until done or `seconds`. */
-const processCase = async (variant, { concurrency, jobs }, seconds = caseSeconds) => {
-  const { tay, counters, directory } = await freshTay("worker-bench-process");
+/** A fresh store holding `jobs` available jobs (setup, not measured). */
+const enqueued = async (jobs) => {
+  const prepared = await freshTay("worker-bench-process");
   for (let done = 0; done < jobs; done += 1000) {
-    await tay.insertMany(
+    await prepared.tay.insertMany(
       queue,
       Array.from({ length: Math.min(1000, jobs - done) }, () => args),
     );
   }
+  return prepared;
+};
+
+/**
+ * The `jobs` of a store from `enqueued` processed by `variant` with
+ * `concurrency` until done or `seconds` have passed; `around` wraps the
+ * measured part (the profiler). Closes and removes the store.
+ */
+const processEnqueued = async (
+  { tay, counters, directory },
+  variant,
+  { concurrency, jobs },
+  seconds = caseSeconds,
+  around = (body) => body(),
+) => {
   let completed = 0;
   let finishedAt;
   const writesBefore = counters.writes;
@@ -183,14 +198,16 @@ const processCase = async (variant, { concurrency, jobs }, seconds = caseSeconds
     if (finishedAt === undefined && (completed >= jobs || now() >= deadline)) finishedAt = now();
     return finishedAt !== undefined;
   };
-  await variant.run(tay, {
-    concurrency,
-    shouldStop,
-    onStart: () => {},
-    onCompleted: () => {
-      if (finishedAt === undefined) completed += 1;
-    },
-  });
+  await around(() =>
+    variant.run(tay, {
+      concurrency,
+      shouldStop,
+      onStart: () => {},
+      onCompleted: () => {
+        if (finishedAt === undefined) completed += 1;
+      },
+    }),
+  );
   const cpu = process.cpuUsage(cpuBefore);
   const elapsed = ((finishedAt ?? now()) - started) / 1000;
   const measured = {
@@ -208,6 +225,10 @@ const processCase = async (variant, { concurrency, jobs }, seconds = caseSeconds
   removeDirectory(directory);
   return measured;
 };
+
+/** `jobs` enqueued, then processed by `variant` with `concurrency` until done or `seconds`. */
+const processCase = async (variant, shape, seconds = caseSeconds) =>
+  processEnqueued(await enqueued(shape.jobs), variant, shape, seconds);
 
 // ---------------------------------------------------------------- 2. latency
 /** Producers at a fixed rate, workers of `variant`; insert call → handler start, by job id. */
@@ -493,9 +514,19 @@ const throughputMissed = ratios.some(
 if (throughputMissed && profileOnMiss) {
   const shape = processCases[processCases.length - 1];
   const path = `${benchRoot()}/worker-bench-runtime-${shape.concurrency}.cpuprofile`;
-  const profiled = await profilePhase(() => processCase(processVariants[0], shape), path);
+  const prepared = await enqueued(shape.jobs);
+  let profiled;
+  const measured = await processEnqueued(
+    prepared,
+    processVariants[0],
+    shape,
+    caseSeconds,
+    async (body) => {
+      profiled = await profilePhase(body, path);
+    },
+  );
   printProfile(
-    `worker runtime, ${shape.concurrency} workers, ${formatNumber(profiled.result.jobs)} jobs`,
+    `worker runtime, ${shape.concurrency} workers, ${formatNumber(measured.jobs)} jobs (the enqueueing not profiled)`,
     profiled.summary,
   );
   const shares = inclusiveShares(profiled.profile, [
