@@ -40,13 +40,15 @@ export const openBullmq = async ({ port, directory, appendfsync, queueName }) =>
     setting: `appendfsync ${appendfsync}`,
     queue,
     insert: (_queueName, args) => queue.add("W", args),
+    /** The id of the job an `insert` resolved with (`Job.id`, as the processor sees it). */
+    idOfInserted: (job) => job.id,
     insertMany: (_queueName, argsList) =>
       queue.addBulk(argsList.map((args) => ({ name: "W", data: args }))),
     /**
      * Runs a Worker with `concurrency` until `shouldStop()` (checked at each
-     * completion and every 20 ms). `onStart(args, id)` runs as a job starts,
-     * `onCompleted(id)` once BullMQ reports it completed. Resolves once the
-     * worker is closed.
+     * completion and every 20 ms). `onStart(args, id)` runs on the
+     * processor's first line, `onCompleted(id)` once BullMQ reports it
+     * completed. Resolves once the worker is closed.
      */
     process: ({ concurrency, shouldStop, onStart, onCompleted }) =>
       new Promise((resolveProcess, reject) => {

@@ -8,12 +8,15 @@
  * `Throughput` durability.
  *
  * Workloads: 1 enqueue (one awaited producer, 16 and 256 concurrent, bulk of
- * 1,000 per call); 2 process enqueued jobs (claim + complete) with 1, 8 and
- * 32 workers; 3 mixed producers and workers for a fixed time (latency from
- * insert to start); 4 cold start after 1,000,000 events; 5 bytes on disk per
- * retained job before and after compaction. Every acknowledged job is
- * counted again after a restart of the process holding the data (SIGKILL
- * for Redis and for a child process writing to Tay and SQLite).
+ * 1,000 per call); 2 process enqueued jobs with 1, 8 and 32 workers; 3 mixed
+ * producers and workers for a fixed time (latency from the insert call to
+ * the handler's first line); 4 cold start after 1,000,000 events; 5 bytes on
+ * disk per retained job before and after compaction. Tay's jobs run in its
+ * worker runtime (`Worker.start`, a handler that returns at once), with the
+ * raw engine loop (claim + complete by hand) measured beside it as its
+ * baseline; BullMQ's in its `Worker`. Every acknowledged job is counted
+ * again after a restart of the process holding the data (SIGKILL for Redis
+ * and for a child process writing to Tay and SQLite).
  *
  *   pnpm bench:peers                      # build, then everything (several minutes)
  *   node bench/peers/run.mjs --scale=0.1  # a quick pass with smaller sizes
@@ -24,6 +27,11 @@
  * --workloads=enqueue,process,mixed,cold,crash (default all; cold includes the
  * bytes on disk), --out=DIR (default bench/results). Writes peers-DATE.json,
  * peers-DATE.md and one peers-DATE-WORKLOAD.svg per workload.
+ *
+ * BullMQ needs `redis-server` on the PATH (the script starts private
+ * instances on free ports; one already running is left alone). Without it,
+ * BullMQ is skipped with the reason printed and written into the report,
+ * unless `--only` names it, which then fails.
  */
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -49,6 +57,7 @@ import {
   machineLoad,
   makeArgs,
   median,
+  percentile as percentileOf,
   repositoryRoot,
   removeDirectory,
 } from "../../packages/shell-node/bench/lib/common.mjs";
@@ -59,7 +68,7 @@ import { buildHistoryStore, openTay } from "../../packages/shell-node/bench/lib/
 import { openBullmq } from "./bullmq.mjs";
 import { findRedisServer, freePort, redisVersion, startRedis } from "./redis.mjs";
 import { barChart, classLabels, figureTable, markdownTable, throughputTable } from "./report.mjs";
-import { settings, startSystem, taySettingFor } from "./systems.mjs";
+import { rawLoopOf, settings, startSystem, taySettingFor } from "./systems.mjs";
 import { enqueue, mixed, prefill, processJobs } from "./workloads.mjs";
 
 // ---------------------------------------------------------------- options
@@ -72,6 +81,7 @@ const caseSeconds = Number(option("seconds", 4));
 const mixedSeconds = Number(option("mixed-seconds", 10));
 const mixedRate = Number(option("rate", 500));
 const coldRecords = Number(option("cold-records", Math.round(1_000_000 * scale)));
+const onlyGiven = option("only", undefined) !== undefined;
 const only = option("only", "tay,sqlite,bullmq").split(",");
 const workloads = option("workloads", "enqueue,process,mixed,cold,crash").split(",");
 const runs = (workload) => workloads.includes(workload);
@@ -101,11 +111,21 @@ const crashJobs = sized(2_000);
 
 // ---------------------------------------------------------------- setup
 const redis = findRedisServer();
+const skipped = [];
 if (only.includes("bullmq") && redis.missing !== undefined) {
-  console.error(redis.missing);
-  process.exit(1);
+  if (onlyGiven) {
+    console.error(redis.missing);
+    process.exit(1);
+  }
+  console.log(`BullMQ skipped: ${redis.missing}`);
+  skipped.push(`BullMQ skipped: ${redis.missing}`);
+  only.splice(only.indexOf("bullmq"), 1);
 }
 const active = settings.filter((setting) => only.includes(setting.system.toLowerCase()));
+// Each Tay setting, then its raw engine loop (the runtime's baseline), in the
+// workloads that run jobs.
+const withRawLoops = (list) =>
+  list.flatMap((setting) => (setting.system === "Tay" ? [setting, rawLoopOf(setting)] : [setting]));
 const context = { redisPath: redis.path };
 const disk = describeDisk(benchRoot());
 const loadBefore = machineLoad();
@@ -122,6 +142,7 @@ const rowOf = (setting, measured) => ({
   setting: setting.setting,
   durabilityClass: setting.durabilityClass,
   sameClassTayId: taySettingFor(setting.durabilityClass),
+  ...(setting.runtimeId === undefined ? {} : { runtimeId: setting.runtimeId }),
   ...measured,
 });
 const rawRow = (sync, measured, jobsPerRecord = 1) => ({
@@ -200,7 +221,7 @@ results.enqueue = enqueueCases;
 // ---------------------------------------------------------------- 2. process
 const processCases = processShapes.map((shape) => ({ ...shape, rows: [] }));
 for (const shape of runs("process") ? processCases : []) {
-  for (const setting of active) {
+  for (const setting of withRawLoops(active)) {
     await withData(setting.id, async (directory) => {
       const driver = await startSystem(setting, directory, context);
       const measured = await processJobs(driver, { ...shape, seconds: caseSeconds });
@@ -249,17 +270,59 @@ const mixedCase = {
   label: `${mixedShape.producers} producers at ${formatNumber(mixedShape.ratePerSecond)} jobs/s in all, ${mixedShape.concurrency} workers, ${mixedShape.seconds} s`,
   rows: [],
 };
-for (const setting of runs("mixed") ? active : []) {
+// Tay Maximal's raw engine loop right after its runtime; the other Tay
+// settings with the runtime only (the loop's cost is measured in workload 2).
+const mixedSettings = withRawLoops(active).filter(
+  (setting) => setting.loop === undefined || setting.runtimeId === "tay-maximal",
+);
+for (const setting of runs("mixed") ? mixedSettings : []) {
   await withData(setting.id, async (directory) => {
     const driver = await startSystem(setting, directory, context);
     const measured = await mixed(driver, mixedShape);
     mixedCase.rows.push(rowOf(setting, measured));
     log(
-      `mixed ${setting.id}: ${formatNumber(measured.jobsPerSecond)} completed/s, p50 ${measured.p50.toFixed(1)} ms, p99 ${measured.p99.toFixed(1)} ms`,
+      `mixed ${setting.id}: ${formatNumber(measured.jobsPerSecond)} completed/s, p50 ${measured.p50.toFixed(2)} ms, p99 ${measured.p99.toFixed(2)} ms`,
     );
     await driver.shutdown();
   });
 }
+// The floor: no handler can start before one durable write of its insert.
+// One record per write, the size Tay writes per insert, timed write by write.
+const floorRows = [];
+if (runs("mixed")) {
+  await withData("raw-floor", async (directory) => {
+    const recordBytes = Math.round(tayBytesPerJob.insert);
+    for (const [setting, dsync] of [
+      ["write + fdatasync, 1 record per sync", false],
+      ["write on an O_DSYNC descriptor (as Tay Maximal writes), 1 record", true],
+    ]) {
+      const measured = rawAppendLoop({
+        directory,
+        recordBytes,
+        records: Math.max(100, Math.round(mixedShape.ratePerSecond * 2)),
+        batch: 1,
+        sync: true,
+        dsync,
+        latencies: true,
+      });
+      const row = {
+        settingId: dsync ? "raw-dsync" : "raw-fsync",
+        system: "raw",
+        setting,
+        durabilityClass: "sync",
+        recordBytes,
+        writes: measured.writes,
+        p50: percentileOf(measured.latencies, 50),
+        p99: percentileOf(measured.latencies, 99),
+      };
+      floorRows.push(row);
+      log(
+        `mixed floor ${row.settingId}: p50 ${row.p50.toFixed(3)} ms, p99 ${row.p99.toFixed(3)} ms`,
+      );
+    }
+  });
+}
+mixedCase.floor = floorRows;
 results.mixed = [mixedCase];
 
 // ---------------------------------------------------------------- 4 + 5. cold start, bytes
@@ -565,6 +628,19 @@ addTarget(
   1,
   "x",
 );
+for (const key of ["c1", "c32"]) {
+  const shape = processShapes.find((candidate) => candidate.key === key);
+  addTarget(
+    `process, ${shape.label}: Tay Maximal worker runtime ÷ raw engine loop`,
+    find(processCases, key, "tay-maximal")?.jobsPerSecond /
+      find(processCases, key, "tay-maximal-loop")?.jobsPerSecond,
+    0.9,
+    "x",
+  );
+}
+const mixedTay = mixedCase.rows.find((row) => row.settingId === "tay-maximal");
+addTarget("mixed: Tay Maximal insert → handler start, p50", mixedTay?.p50, 0.3, "ms", false);
+addTarget("mixed: Tay Maximal insert → handler start, p99", mixedTay?.p99, 2, "ms", false);
 addTarget(
   `cold start, ${formatNumber(coldRecords)} events: Tay`,
   results.cold.find((row) => row.settingId === "tay-maximal")?.value,
@@ -580,6 +656,7 @@ const meta = {
   seconds: Math.round(performance.now() / 1000),
   machine: machineInfo(),
   load: { before: loadBefore, after: loadAfter },
+  skipped,
   disk,
   redis: redis.path === undefined ? null : redisVersion(redis.path),
   versions: {
@@ -712,6 +789,7 @@ lines.push(
   `- Load average (1/5/15 min): before ${load(loadBefore)}, after ${load(loadAfter)} — the machine is shared; wall-clock figures.`,
   `- Data: ${disk.path} on ${disk.source} (${disk.fsType}); every system writes to the same disk.`,
   `- Peers: ${meta.redis}; BullMQ ${meta.versions.bullmq} with ioredis ${meta.versions.ioredis}; better-sqlite3 ${meta.versions["better-sqlite3"]}.`,
+  ...skipped.map((reason) => `- ${reason}`),
   `- Sizes: each case runs its job count or ${caseSeconds} s, whichever comes first (scale ${scale}); jobs carry ${argsBytes}-byte args. Tay writes ${formatNumber(tayBytesPerJob.insert)} bytes per inserted job and ${formatNumber(tayBytesPerJob.process)} per processed job; the raw rows write the same bytes.`,
   "",
   "Durability classes: **synced before ack** (Tay Maximal, SQLite FULL, BullMQ appendfsync always, raw write+fdatasync) survive power loss; **crash-safe, power-loss window** (Tay Segment, SQLite NORMAL, BullMQ everysec) survive a process crash but a power loss may take recent acks; **never synced** (Tay Throughput, raw write). Compare within a class.",
@@ -741,29 +819,71 @@ for (const entry of enqueueCases) lines.push(`### ${entry.label}`, "", throughpu
 lines.push(
   "## 2. Process enqueued jobs",
   "",
-  "Claim + complete with no work in between; latency from claim (or BullMQ processor entry) to completion acknowledged. Tay and SQLite: N in-process workers each claiming one job at a time; BullMQ: one Worker with `concurrency` N. The raw rows write Tay's two records per job in syncs of N records.",
+  "No work in the handler; latency from the handler's start (BullMQ: processor entry; raw loops: claim returned) to the completion acknowledged. Tay: the worker runtime (`Worker.start`, concurrency N, a handler that returns at once); Tay *raw engine loop*: N lanes each claiming one job and completing it by hand, the runtime's baseline, run right after it; SQLite: N such lanes; BullMQ: one Worker with `concurrency` N. The raw rows write Tay's two records per job in syncs of N records.",
   "",
   `![process](${svgName("process")})`,
   "",
 );
-for (const entry of processCases) lines.push(`### ${entry.label}`, "", throughputTable(entry), "");
+const runtimeOverLoop = {
+  title: "Tay runtime ÷ this loop",
+  value: (row, caseResult) => {
+    if (row.runtimeId === undefined) return "";
+    const runtime = caseResult.rows.find((candidate) => candidate.settingId === row.runtimeId);
+    return formatRatio(runtime?.jobsPerSecond / row.jobsPerSecond);
+  },
+};
+for (const entry of processCases) {
+  lines.push(
+    `### ${entry.label}`,
+    "",
+    throughputTable(entry, {
+      extraColumns: [
+        { title: runtimeOverLoop.title, value: (row) => runtimeOverLoop.value(row, entry) },
+      ],
+    }),
+    "",
+  );
+}
 lines.push(
   "## 3. Mixed",
   "",
-  `${mixedCase.label}. Latency: from the producer's insert call to the job's start (p50/p99). Tay and SQLite workers poll (1 ms sleep when the queue is empty); BullMQ's Worker blocks on Redis.`,
+  `${mixedCase.label}. Latency: from a timestamp taken just before the insert is called (\`insert\`, BullMQ \`queue.add\`) to one taken on the handler's first line (BullMQ: the processor's), matched by job id; p50/p99 over the jobs started. Tay: the worker runtime, whose idle worker parks a waiting claim that the insert's own batch answers; BullMQ's Worker blocks on Redis; Tay's raw engine loop and SQLite's lanes poll (1 ms sleep when the queue is empty).`,
   "",
   `![mixed](${svgName("mixed")})`,
   "",
   markdownTable(
-    ["system", "durability", "inserted/s", "completed/s", "backlog at end", "p50 ms", "p99 ms"],
+    [
+      "system",
+      "durability",
+      "inserted/s",
+      "completed/s",
+      "backlog at end",
+      "jobs timed",
+      "p50 ms",
+      "p99 ms",
+    ],
     mixedCase.rows.map((row) => [
       `${row.system} ${row.setting}`,
       classLabels[row.durabilityClass],
       formatNumber(row.insertedPerSecond),
       formatNumber(row.jobsPerSecond),
       formatNumber(row.backlog),
+      formatNumber(row.matched),
       formatNumber(row.p50, 2),
       formatNumber(row.p99, 2),
+    ]),
+  ),
+  "",
+  "The floor: a handler can start only after its insert's durable write. One write of the bytes Tay writes per insert, synchronous, timed write by write on the same disk:",
+  "",
+  markdownTable(
+    ["raw write", "bytes", "writes", "p50 ms", "p99 ms"],
+    (mixedCase.floor ?? []).map((row) => [
+      row.setting,
+      formatNumber(row.recordBytes),
+      formatNumber(row.writes),
+      formatNumber(row.p50, 3),
+      formatNumber(row.p99, 3),
     ]),
   ),
   "",

@@ -66,18 +66,33 @@ export const settings = [
   },
 ];
 
+/**
+ * The raw engine loop at a Tay setting: the same engine and durability,
+ * its jobs run by the workload's own lanes (claim + complete, or poll when
+ * nothing is available) instead of the worker runtime. Measured beside the
+ * runtime, at the same concurrency, as its baseline.
+ */
+export const rawLoopOf = (setting) => ({
+  ...setting,
+  id: `${setting.id}-loop`,
+  setting: `${setting.setting}, raw engine loop`,
+  durability: setting.setting,
+  loop: "raw",
+  runtimeId: setting.id,
+});
+
 /** The Tay setting of the same durability class (for "Tay ÷ this" at equal promises). */
 export const taySettingFor = (durabilityClass) =>
   ({ sync: "tay-maximal", window: "tay-segment", none: "tay-throughput" })[durabilityClass];
 
-const tayDriver = async (directory, durability, fresh) => {
+const tayDriver = async (directory, durability, fresh, loop) => {
   if (fresh) await initTay(directory);
-  const tay = await openTay(directory, durability);
+  const tay = await openTay(directory, durability, { loop });
   return {
     ...tay,
     restart: async () => {
       await tay.close();
-      return tayDriver(directory, durability, false);
+      return tayDriver(directory, durability, false, loop);
     },
     shutdown: () => tay.close(),
     bytesWritten: async () => (await tay.stats()).bytes,
@@ -118,12 +133,18 @@ const bullmqDriver = async (directory, appendfsync, redisPath, port) => {
 
 /**
  * Starts `setting` on the empty directory `directory` (fresh data) and
- * returns its driver. `redisPath` is needed for BullMQ.
+ * returns its driver. `redisPath` is needed for BullMQ. A Tay setting runs
+ * jobs with the worker runtime, or with the raw loop for `rawLoopOf` one.
  */
 export const startSystem = async (setting, directory, { redisPath } = {}) => {
   switch (setting.system) {
     case "Tay":
-      return tayDriver(directory, setting.setting, true);
+      return tayDriver(
+        directory,
+        setting.durability ?? setting.setting,
+        true,
+        setting.loop ?? "runtime",
+      );
     case "SQLite":
       return sqliteDriver(directory, setting.id === "sqlite-full" ? "FULL" : "NORMAL");
     case "BullMQ":

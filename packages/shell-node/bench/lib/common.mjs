@@ -88,20 +88,13 @@ export const directoryBytes = (path) => {
 export const argsBytes = 200;
 
 /**
- * A job's args: JSON carrying the time it was sent (ms, for the mixed
- * workload's insert-to-start latency) padded to `argsBytes` bytes.
+ * A job's args: JSON carrying the time it was sent (ms) padded to
+ * `argsBytes` bytes, so that every job's args differ as real ones do.
  */
 export const makeArgs = (sentAt = 0) => {
   const head = `{"sentAt":${sentAt.toFixed(3)},"pad":"`;
   const tail = `"}`;
   return `${head}${"x".repeat(Math.max(0, argsBytes - head.length - tail.length))}${tail}`;
-};
-
-/** The send time `makeArgs` put in `args`, or NaN. */
-export const sentAtOf = (args) => {
-  if (typeof args !== "string") return Number.NaN;
-  const match = /^\{"sentAt":([0-9.]+),/.exec(args);
-  return match === null ? Number.NaN : Number(match[1]);
 };
 
 /** Milliseconds since this process started, with sub-ms resolution. */

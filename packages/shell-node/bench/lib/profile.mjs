@@ -84,9 +84,44 @@ export const summarizeProfile = (profile, top = 15) => {
 };
 
 /**
+ * For each `[label, pattern]`, the share (% of the sampled time, idle
+ * included) of samples with a frame on their stack whose
+ * `functionName file:line` matches `pattern`: what a family of functions
+ * costs with everything it calls. Stacks end where an async resumption
+ * starts them again (an Effect fiber's run loop), so this is a floor.
+ */
+export const inclusiveShares = (profile, patterns) => {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map();
+  for (const node of profile.nodes) {
+    for (const child of node.children ?? []) parents.set(child, node.id);
+  }
+  const sums = patterns.map(() => 0);
+  let total = 0;
+  profile.samples.forEach((id, index) => {
+    const delta = profile.timeDeltas[index] ?? 0;
+    const node = nodes.get(id);
+    if (node === undefined || isProfilerOwn(node.callFrame)) return;
+    total += delta;
+    const names = [];
+    for (let at = id; at !== undefined; at = parents.get(at)) {
+      const frame = nodes.get(at)?.callFrame;
+      if (frame !== undefined) names.push(nameOf(frame));
+    }
+    patterns.forEach(([, pattern], position) => {
+      if (names.some((name) => pattern.test(name))) sums[position] += delta;
+    });
+  });
+  return patterns.map(([label], position) => ({
+    name: label,
+    percent: total === 0 ? 0 : Math.round((1000 * sums[position]) / total) / 10,
+  }));
+};
+
+/**
  * Runs `body` under the CPU profiler and returns its result with the
- * profile's summary; writes the raw profile to `path` when given (open it in
- * Chrome DevTools or speedscope).
+ * profile's summary and the profile itself; writes the raw profile to
+ * `path` when given (open it in Chrome DevTools or speedscope).
  */
 export const profilePhase = async (body, path) => {
   const session = new Session();
@@ -101,7 +136,7 @@ export const profilePhase = async (body, path) => {
     const { profile } = await session.post("Profiler.stop");
     session.disconnect();
     if (path !== undefined) writeFileSync(path, JSON.stringify(profile));
-    result = { result, summary: summarizeProfile(profile) };
+    result = { result, summary: summarizeProfile(profile), profile };
   }
   return result;
 };

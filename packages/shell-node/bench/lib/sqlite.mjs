@@ -60,7 +60,7 @@ export const openSqlite = (directory, synchronous) => {
   const countInStatement = db.prepare("SELECT count(*) AS n FROM jobs WHERE state = ?");
   const insertOne = (queue, args) => {
     const at = Date.now();
-    insertStatement.run(queue, "W", args, at, at);
+    return insertStatement.run(queue, "W", args, at, at).lastInsertRowid;
   };
   const insertBatch = db.transaction((queue, argsList) => {
     const at = Date.now();
@@ -74,8 +74,10 @@ export const openSqlite = (directory, synchronous) => {
     system: "SQLite",
     setting: `WAL, synchronous=${synchronous}`,
     db,
-    /** One job, one transaction (autocommit). */
+    /** One job, one transaction (autocommit); resolves with its row id. */
     insert: async (queue, args) => insertOne(queue, args),
+    /** The id of the job an `insert` resolved with (its row id, as `claim` gives it). */
+    idOfInserted: (rowId) => Number(rowId),
     /** Many jobs in one transaction. */
     insertMany: async (queue, argsList) => insertBatch(queue, argsList),
     /** One job, or undefined when none is available. */

@@ -1,9 +1,11 @@
 // Tay through its public engine, driven from plain promises as a Node
-// application would (the engine's promise face), plus what the
-// benchmarks need around it: a Disk layer that counts writes and syncs, and
-// a builder that writes a long legal history straight into the store.
+// application would (the engine's promise face), and its jobs run by the
+// worker runtime (`Worker.start`), plus what the benchmarks need around
+// it: a Disk layer that counts writes and syncs, a count of the Effect
+// fibers made, and a builder that writes a long legal history straight
+// into the store.
 import { Effect, Layer } from "effect";
-import { Disk, EnginePromises, Init, NodeDisk, Projection } from "../../dist/index.js";
+import { Disk, EnginePromises, Init, NodeDisk, Projection, Worker } from "../../dist/index.js";
 // The raw store, not public API: the history builder appends records the
 // deciders did not produce (a legal history, written fast).
 import * as Store from "../../dist/store/Store.js";
@@ -56,6 +58,65 @@ export const countingDisk = (counters) => {
   });
 };
 
+/**
+ * Effect fibers made in this process so far (runtime fibers take their
+ * ids from one global counter: effect/Fiber/Id/_fiberCounter). The
+ * difference over a case, divided by its jobs, is fibers per job.
+ */
+export const fibersMade = () =>
+  globalThis["effect/GlobalValue"]?.get(Symbol.for("effect/Fiber/Id/_fiberCounter"))?.current ??
+  Number.NaN;
+
+/**
+ * Runs jobs of `queue` with the worker runtime (`Worker.start` on
+ * `opened`, `concurrency` handlers at once) until `shouldStop()`, checked
+ * at each completion and every 20 ms, then closes the worker. The handler
+ * of worker "W" calls `onStart(args, jobId)` on its first line and returns
+ * at once; `onCompleted(jobId)` runs when the worker reports the job
+ * completed (its completion durable). Rejects, after the close, if any
+ * attempt ended otherwise (failed, stale, unrecorded): a benchmark must not
+ * count work that was not done. `workerModule` is another build's `Worker`
+ * module, for an A/B of two builds.
+ */
+export const runWorker = async (
+  opened,
+  { queue, concurrency, shouldStop, onStart, onCompleted, workerModule = Worker },
+) => {
+  let stop;
+  const stopped = new Promise((resolveStop) => {
+    stop = resolveStop;
+  });
+  const failures = [];
+  const worker = await workerModule.start(opened, {
+    queues: { [queue]: concurrency },
+    handlers: {
+      W: async (job) => {
+        onStart(job.args, job.jobId);
+      },
+    },
+    onEvent: (event) => {
+      if (event._tag === "Completed") {
+        onCompleted(event.job.jobId);
+        if (shouldStop()) stop();
+      } else if (event._tag !== "Started") {
+        failures.push(`${event._tag} job ${event.job.jobId}: ${event.error ?? ""}`);
+      }
+    },
+  });
+  const poll = setInterval(() => {
+    if (shouldStop()) stop();
+  }, 20);
+  await stopped;
+  clearInterval(poll);
+  const report = await worker.close();
+  if (failures.length > 0) {
+    throw new Error(
+      `the worker runtime ended ${failures.length} attempt(s) otherwise: ${failures[0]}`,
+    );
+  }
+  return report;
+};
+
 /** Initializes a store in `directory` (which must be empty or missing). */
 export const initTay = (directory, disk = NodeDisk.layer) =>
   Effect.runPromise(Effect.provide(Init.init(directory), disk));
@@ -63,12 +124,15 @@ export const initTay = (directory, disk = NodeDisk.layer) =>
 /**
  * Opens the engine on the store in `directory` with `durability`, for as
  * long as the returned driver is not closed. `options` are further engine
- * options (flush policy...). Returns the driver the workloads use.
+ * options (flush policy...). Returns the driver the workloads use: its
+ * `process` runs jobs with the worker runtime, and `claim` + `complete`
+ * are the raw engine loop a workload drives by hand when `loop` is "raw"
+ * (the driver then has no `process`).
  */
 export const openTay = async (
   directory,
   durability,
-  { disk = NodeDisk.layer, options = {} } = {},
+  { disk = NodeDisk.layer, options = {}, loop = "runtime" } = {},
 ) => {
   const openedAt = performance.now();
   // Opened and driven as a Node application not written with Effect would:
@@ -80,10 +144,14 @@ export const openTay = async (
   return {
     system: "Tay",
     setting: durability,
+    /** The opened engine's promise face itself (and its Effect face as `engine`). */
+    promises,
     engine,
     openSeconds,
     report: engine.report,
     insert: (queue, args) => promises.insert({ queue, worker: "W", args }),
+    /** The id of the job an `insert` resolved with. */
+    idOfInserted: (job) => job.jobId,
     insertMany: (queue, argsList) =>
       promises.insertMany(argsList.map((args) => ({ queue, worker: "W", args }))),
     claim: async (queue) => {
@@ -91,6 +159,19 @@ export const openTay = async (
       return job === undefined ? undefined : { id: job.jobId, args: job.args };
     },
     complete: (job) => promises.complete(job.id),
+    ...(loop === "raw"
+      ? {}
+      : {
+          /** The worker runtime (see `runWorker`) on queue "bench". */
+          process: ({ concurrency, shouldStop, onStart, onCompleted }) =>
+            runWorker(promises, {
+              queue: "bench",
+              concurrency,
+              shouldStop,
+              onStart,
+              onCompleted,
+            }),
+        }),
     /** Jobs in the committed state, whatever their state. */
     count: async () => {
       let total = 0;
