@@ -5,6 +5,7 @@
  * engine's one timer makes scheduled jobs and retries available and delivers schedule
  * occurrences at their exact due times, and nothing at all moves with the timers off.
  */
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Fiber, TestClock } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
@@ -95,6 +96,21 @@ describe("waiting claims", () => {
       // Neither claim took the job: it is still available, and only the insert was appended.
       expect((yield* engine.job(inserted.jobId))?.state).toBe("available");
       expect(yield* lastSequence(engine)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("take their listener off a signal once answered, however many share it", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const controller = new AbortController();
+      for (let index = 0; index < 50; index++) {
+        yield* engine.insert(job("q"));
+        const started = yield* engine.nextJobs([{ queue: "q", limit: 1 }], {
+          signal: controller.signal,
+        });
+        expect(started).toHaveLength(1);
+      }
+      expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
     }).pipe(Effect.provide(nodeDisk)),
   );
 

@@ -60,16 +60,15 @@ export class CommandQueue<K extends Log.Kind> {
         request.settle(undefined);
         return;
       }
-      signal.addEventListener(
-        "abort",
-        () => {
-          // Answered with no job, unless a drain already started jobs for it.
-          if (!this.cancel(request)) return;
-          request.accept(this.decider.committed, []);
-          request.settle(undefined);
-        },
-        { once: true },
-      );
+      const onAbort = () => {
+        // Answered with no job, unless a drain already started jobs for it.
+        if (!this.cancel(request)) return;
+        request.accept(this.decider.committed, []);
+        request.settle(undefined);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      // A signal may outlive many claims: each takes its listener away once answered.
+      request.onAnswered = () => signal.removeEventListener("abort", onAbort);
     }
     this.queue.push(request);
     this.schedule();

@@ -99,6 +99,8 @@ export interface Pending<X> {
   readonly waiting: Waiting | undefined;
   /** Its caller gave up (an interrupted fiber, an aborted signal): drop it unanswered. */
   cancelled: boolean;
+  /** Run once, when the request is answered (a waiting claim drops its signal's listener). */
+  onAnswered: (() => void) | undefined;
   /** Records the answer: the command is in the batch. */
   accept(state: State.State, events: Decide.Decision): void;
   /** Answers at once with a refusal. */
@@ -116,6 +118,14 @@ export interface Pending<X> {
 abstract class Request<A, X> implements Pending<X> {
   private answer: A | Missing = new Missing("an accepted command has no answer");
   cancelled = false;
+  onAnswered: (() => void) | undefined = undefined;
+
+  /** Runs `onAnswered` once: the caller is being answered now. */
+  protected answered(): void {
+    const onAnswered = this.onAnswered;
+    this.onAnswered = undefined;
+    onAnswered?.();
+  }
 
   constructor(
     readonly command: Commands.Command,
@@ -150,12 +160,15 @@ export class FiberRequest<A, X> extends Request<A, X> {
     super(command, answerOf, waiting);
   }
   succeed(value: A): void {
+    this.answered();
     this.resume(Effect.succeed(value));
   }
   refuse(error: Rejected | X): void {
+    this.answered();
     this.resume(Effect.fail(error));
   }
   die(defect: unknown): void {
+    this.answered();
     this.resume(Effect.die(defect));
   }
 }
@@ -172,12 +185,15 @@ export class PromiseRequest<A, X> extends Request<A, X> {
     super(command, answerOf, waiting);
   }
   succeed(value: A): void {
+    this.answered();
     this.resolve(value);
   }
   refuse(error: Rejected | X): void {
+    this.answered();
     this.reject(error);
   }
   die(defect: unknown): void {
+    this.answered();
     this.reject(defect);
   }
 }
