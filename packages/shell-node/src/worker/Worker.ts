@@ -226,9 +226,12 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         yield* Fiber.interrupt(claiming);
         const running = slots.busy;
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
-        const drained = yield* Effect.timeout(slots.idle, `${timeoutMs} millis`).pipe(
-          Effect.option,
-        );
+        // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
+        // else the timeout could not interrupt the wait, and would wait for it for ever.
+        const drained = yield* Effect.timeout(
+          Effect.interruptible(slots.idle),
+          `${timeoutMs} millis`,
+        ).pipe(Effect.option);
         const interrupted = drained._tag === "Some" ? 0 : slots.busy;
         for (const attempt of attempts.values()) attempt.abort("interrupted");
         yield* slots.idle;

@@ -1,0 +1,61 @@
+/**
+ * Closing a worker ends what it aborted as the worker decided: the end of its scope waits
+ * `closeTimeoutMs` and then aborts the rest even though a scope's finalizers run uninterruptibly.
+ * The closes run as promises raced against a real timer, so a close that would wait for ever
+ * fails the test instead of hanging it.
+ */
+import { type Job, State } from "@tay/core";
+import { Deferred, Effect } from "effect";
+import { describe, expect, it } from "vitest";
+import * as Worker from "../../src/worker/Worker.js";
+import { engineOnFaultDisk } from "../support/workerHarness.js";
+
+/** Real time a close of 50 ms may take before the test calls it stuck. */
+const stuckAfterMs = 3_000;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Runs `effect` as a promise: "ended", or "still closing" after `stuckAfterMs` of real time. */
+const endsInTime = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.promise(() =>
+    Promise.race([
+      Effect.runPromise(effect).then(() => "ended" as const),
+      realSleep(stuckAfterMs).then(() => "still closing" as const),
+    ]),
+  );
+
+const endsOf = (state: State.State) =>
+  Object.fromEntries(
+    [...State.jobs(state)].map((job: Job.Job) => [
+      job.worker,
+      [job.state, job.errors.map((error) => error.error)],
+    ]),
+  );
+
+describe("closing a worker", () => {
+  it("at the end of its scope, waits closeTimeoutMs, then interrupts a handler that never settles", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const running = yield* Deferred.make<void>();
+      const workerScope = Effect.scoped(
+        Effect.gen(function* () {
+          yield* Worker.run(engine, {
+            queues: { q: 1 },
+            closeTimeoutMs: 50,
+            handlers: {
+              Stuck: () => {
+                Deferred.unsafeDone(running, Effect.void);
+                return new Promise(() => {});
+              },
+            },
+          });
+          yield* engine.insert({ queue: "q", worker: "Stuck", args: null, maxAttempts: 2 });
+          yield* Deferred.await(running);
+        }),
+      );
+      expect(yield* endsInTime(workerScope)).toBe("ended");
+      expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+});
