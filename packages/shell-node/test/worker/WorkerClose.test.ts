@@ -1,8 +1,10 @@
 /**
  * Closing a worker ends what it aborted as the worker decided: the end of its scope waits
- * `closeTimeoutMs` and then aborts the rest even though a scope's finalizers run uninterruptibly.
- * The closes run as promises raced against a real timer, so a close that would wait for ever
- * fails the test instead of hanging it.
+ * `closeTimeoutMs` and then aborts the rest even though a scope's finalizers run uninterruptibly,
+ * and an attempt aborted at close is failed with "interrupted" whatever its handler does once its
+ * signal is aborted (returns a value, rejects with the signal's reason, or never settles). The
+ * closes run as promises raced against a real timer, so a close that would wait for ever fails
+ * the test instead of hanging it.
  */
 import { type Job, State } from "@tay/core";
 import { Deferred, Effect } from "effect";
@@ -23,6 +25,25 @@ const endsInTime = <A, E>(effect: Effect.Effect<A, E>) =>
       realSleep(stuckAfterMs).then(() => "still closing" as const),
     ]),
   );
+
+/** Handlers that run until aborted, each doing something else once it is. */
+const onAbort =
+  (running: Deferred.Deferred<void>, then: (signal: AbortSignal) => unknown) =>
+  (_job: Worker.WorkerJob<unknown>, { signal }: Worker.HandlerContext) =>
+    new Promise((resolve, reject) => {
+      Deferred.unsafeDone(running, Effect.void);
+      signal.addEventListener(
+        "abort",
+        () => {
+          try {
+            resolve(then(signal));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        { once: true },
+      );
+    });
 
 const endsOf = (state: State.State) =>
   Object.fromEntries(
@@ -55,6 +76,41 @@ describe("closing a worker", () => {
       );
       expect(yield* endsInTime(workerScope)).toBe("ended");
       expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("fails an aborted attempt as interrupted, whatever its handler does once aborted", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const returning = yield* Deferred.make<void>();
+      const rejecting = yield* Deferred.make<void>();
+      const events: Array<string> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 2 },
+        handlers: {
+          Returns: onAbort(returning, () => "partial result"),
+          Rejects: onAbort(rejecting, (signal) => {
+            throw signal.reason;
+          }),
+        },
+        onEvent: (event) => events.push(`${event._tag} ${event.job.worker}`),
+      });
+      yield* engine.insertMany([
+        { queue: "q", worker: "Returns", args: null, maxAttempts: 2 },
+        { queue: "q", worker: "Rejects", args: null, maxAttempts: 2 },
+      ]);
+      yield* Deferred.await(returning);
+      yield* Deferred.await(rejecting);
+      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      expect(endsOf(yield* engine.state())).toEqual({
+        Returns: ["retryable", ["interrupted"]],
+        Rejects: ["retryable", ["interrupted"]],
+      });
+      expect(events.filter((event) => !event.startsWith("Started")).sort()).toEqual([
+        "Retried Rejects",
+        "Retried Returns",
+      ]);
     });
     await Effect.runPromise(Effect.scoped(program));
   });

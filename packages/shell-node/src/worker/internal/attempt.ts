@@ -182,10 +182,15 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Effect.Effect<O
         Promise.resolve().then(() => (handler as Handler<Plain>)(workerJob(job), context)),
       ),
     ),
+    // A handler that settles once its signal was aborted settles because of it (it returns
+    // what it has, or rejects with the signal's reason): the abort decided the attempt's end,
+    // whichever of the two the race below sees first.
     (result): Outcome =>
-      Either.isRight(result)
-        ? { _tag: "Returned", value: result.right }
-        : { _tag: "Threw", error: result.left.error },
+      attempt.reason !== undefined
+        ? { _tag: "Aborted", reason: attempt.reason }
+        : Either.isRight(result)
+          ? { _tag: "Returned", value: result.right }
+          : { _tag: "Threw", error: result.left.error },
   );
   const timeout =
     settings.timeoutMs === undefined
