@@ -7,6 +7,7 @@
  */
 import type { Event } from "@tay/core";
 import { Chunk, Effect, Stream } from "effect";
+import type * as Disk from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
@@ -15,14 +16,41 @@ import type * as Worker from "../../src/worker/Worker.js";
 /** Where the fault-disk suites keep their store. */
 export const faultDirectory = "/data";
 
+/**
+ * A disk whose every file write finishes on a later turn of the event loop (as a real one's
+ * would, from the thread pool): a batch is then durable only after the microtasks of the turn
+ * that appended it, so what comes in that turn meets it in flight.
+ */
+const writesOnNextTurn = (inner: Disk.DiskService): Disk.DiskService => {
+  const nextTurn = Effect.async<void>((resume) => {
+    setImmediate(() => resume(Effect.void));
+  });
+  const wrap = (handle: Disk.FileHandle): Disk.FileHandle => ({
+    ...handle,
+    write: (position, bytes) => Effect.zipRight(nextTurn, handle.write(position, bytes)),
+  });
+  return {
+    ...inner,
+    open: (file, mode, options) => Effect.map(inner.open(file, mode, options), wrap),
+    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
+  };
+};
+
+/** How `engineOnFaultDisk` opens. */
+export interface FaultEngineOptions extends Engine.EngineOptions {
+  /** Every file write finishes on a later turn of the event loop (see `writesOnNextTurn`). */
+  readonly writesOnNextTurn?: boolean;
+}
+
 /** A fresh fault disk holding an initialized store, and the engine opened on it for the scope. */
-export const engineOnFaultDisk = (options: Engine.EngineOptions = {}) =>
+export const engineOnFaultDisk = (options: FaultEngineOptions = {}) =>
   Effect.gen(function* () {
+    const { writesOnNextTurn: slow = false, ...engineOptions } = options;
     const disk = FaultDisk.make();
     disk.seedDirectory(faultDirectory);
-    const layer = FaultDisk.layer(disk);
+    const layer = FaultDisk.layer(slow ? writesOnNextTurn(disk) : disk);
     yield* Effect.provide(Init.init(faultDirectory), layer);
-    const engine = yield* Effect.provide(Engine.open(faultDirectory, options), layer);
+    const engine = yield* Effect.provide(Engine.open(faultDirectory, engineOptions), layer);
     return { disk, engine };
   });
 
@@ -35,24 +63,29 @@ const immediate = () => new Promise<void>((resolve) => setImmediate(resolve));
 const timer = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
 
 /**
- * Waits (in real time) until `fingerprint` has not changed for a few rounds of the event loop,
+ * Resolves (in real time) once `fingerprint` has not changed for a few rounds of the event loop,
  * the last of them a timer's (Effect's scheduler yields to one after long runs of microtasks):
  * every drain decided, every write of the fault disk done, every handler parked on the clock or
- * on its signal. Dies when it never settles.
+ * on its signal. `light` waits for two rounds of immediates only (a pause, not a proof of
+ * quiet). Dies when it never settles.
  */
+export const quiet = async (fingerprint: () => string, light = false): Promise<number> => {
+  const stableMin = light ? 2 : stableRoundsMin;
+  let last = fingerprint();
+  let stable = 0;
+  for (let round = 1; round <= settleRoundsMax; round++) {
+    await (!light && stable + 1 >= stableMin ? timer() : immediate());
+    const now = fingerprint();
+    stable = now === last ? stable + 1 : 0;
+    last = now;
+    if (stable >= stableMin) return round;
+  }
+  throw new Error(`never settled after ${settleRoundsMax} rounds (last: ${last})`);
+};
+
+/** `quiet` as an Effect. */
 export const settled = (fingerprint: () => string): Effect.Effect<number> =>
-  Effect.promise(async () => {
-    let last = fingerprint();
-    let stable = 0;
-    for (let round = 1; round <= settleRoundsMax; round++) {
-      await (stable + 1 >= stableRoundsMin ? timer() : immediate());
-      const now = fingerprint();
-      stable = now === last ? stable + 1 : 0;
-      last = now;
-      if (stable >= stableRoundsMin) return round;
-    }
-    throw new Error(`never settled after ${settleRoundsMax} rounds (last: ${last})`);
-  });
+  Effect.promise(() => quiet(fingerprint));
 
 /** One worker event as the ledger keeps it. */
 export interface Seen {
@@ -169,6 +202,8 @@ export interface JobRecords {
   readonly completed: number;
   /** The errors its attempts ended with, in order. */
   readonly errors: ReadonlyArray<string>;
+  /** How each attempt ended, by attempt: the record's tag and error (none while it runs). */
+  readonly ends: ReadonlyMap<number, { readonly tag: string; readonly error: string | null }>;
 }
 
 const memberEvents = (event: Event.Event): ReadonlyArray<Event.DomainEvent> =>
@@ -211,6 +246,7 @@ export const auditJob = (jobId: number, events: ReadonlyArray<Event.DomainEvent>
   let terminal = 0;
   let completed = 0;
   const errors: Array<string> = [];
+  const ends = new Map<number, { readonly tag: string; readonly error: string | null }>();
   const fault = (event: Event.DomainEvent, why: string) =>
     new Error(`job ${jobId}: ${tagOf(event)} ${why} (records: ${events.map(tagOf).join(", ")})`);
   for (const [index, event] of events.entries()) {
@@ -227,11 +263,13 @@ export const auditJob = (jobId: number, events: ReadonlyArray<Event.DomainEvent>
       case "JobFinished":
         if (!executing) throw fault(event, "without an attempt in progress");
         executing = false;
+        ends.set(attempt, { tag: tagOf(event), error: event.error });
         if (event.error !== null) errors.push(event.error);
         if (event._tag === "JobFinished") terminal += 1;
         if (event._tag === "JobFinished" && event.outcome === "completed") completed += 1;
         break;
       case "JobCancelled":
+        if (executing) ends.set(attempt, { tag: tagOf(event), error: event.reason });
         executing = false;
         terminal += 1;
         break;
@@ -239,7 +277,7 @@ export const auditJob = (jobId: number, events: ReadonlyArray<Event.DomainEvent>
         break;
     }
   }
-  return { jobId, tags: events.map(tagOf), terminal, completed, errors };
+  return { jobId, tags: events.map(tagOf), terminal, completed, errors, ends };
 };
 
 /** Every job's records, audited (see `auditJob`). */
