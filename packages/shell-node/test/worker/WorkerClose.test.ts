@@ -1,13 +1,15 @@
 /**
- * Closing a worker ends what it aborted as the worker decided: the end of its scope waits
- * `closeTimeoutMs` and then aborts the rest even though a scope's finalizers run uninterruptibly,
- * and an attempt aborted at close is failed with "interrupted" whatever its handler does once its
- * signal is aborted (returns a value, rejects with the signal's reason, or never settles). The
- * closes run as promises raced against a real timer, so a close that would wait for ever fails
- * the test instead of hanging it.
+ * Closing a worker ends what it aborted as the worker decided: a job whose claim was decided just
+ * before the close is failed as interrupted (and counted so) instead of being left executing,
+ * the end of its scope waits `closeTimeoutMs` and then aborts the rest even though a scope's
+ * finalizers run uninterruptibly, and an attempt aborted at close is failed with "interrupted"
+ * whatever its handler does once its signal is aborted (returns a value, rejects with the
+ * signal's reason, or never settles). The closes run as promises raced against a real timer, so
+ * a close that would wait for ever fails the test instead of hanging it, and a disk whose writes
+ * finish a turn later holds the claim's batch in flight while the close begins.
  */
 import { type Job, State } from "@tay/core";
-import { Deferred, Effect } from "effect";
+import { Deferred, Effect, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Worker from "../../src/worker/Worker.js";
 import { engineOnFaultDisk } from "../support/workerHarness.js";
@@ -54,6 +56,33 @@ const endsOf = (state: State.State) =>
   );
 
 describe("closing a worker", () => {
+  it("fails a job claimed as it closes as interrupted, leaving nothing executing", async () => {
+    const program = Effect.gen(function* () {
+      // The claim's batch is then still being written when the close begins.
+      const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
+      const called: Array<number> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: { Quick: (job) => void called.push(job.jobId) },
+      });
+      // The worker's claim is parked; the insert's drain starts the job for it.
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+      const inserting = engine.promises.insert({
+        queue: "q",
+        worker: "Quick",
+        args: null,
+        maxAttempts: 2,
+      });
+      yield* Effect.yieldNow();
+      const closing = yield* Effect.fork(worker.close({ timeoutMs: 50 }));
+      expect(yield* endsInTime(Fiber.join(closing))).toBe("ended");
+      expect(yield* Fiber.join(closing)).toEqual({ finished: 0, interrupted: 1 });
+      yield* Effect.promise(() => inserting);
+      expect(endsOf(yield* engine.state())).toEqual({ Quick: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
   it("at the end of its scope, waits closeTimeoutMs, then interrupts a handler that never settles", async () => {
     const program = Effect.gen(function* () {
       const { engine } = yield* engineOnFaultDisk();
