@@ -1,12 +1,12 @@
 /**
  * Closing a worker ends what it aborted as the worker decided: a job whose claim was decided just
- * before the close is failed as interrupted (and counted so) instead of being left executing,
- * the end of its scope waits `closeTimeoutMs` and then aborts the rest even though a scope's
- * finalizers run uninterruptibly, and an attempt aborted at close is failed with "interrupted"
- * whatever its handler does once its signal is aborted (returns a value, rejects with the
- * signal's reason, or never settles). The closes run as promises raced against a real timer, so
- * a close that would wait for ever fails the test instead of hanging it, and a disk whose writes
- * finish a turn later holds the claim's batch in flight while the close begins.
+ * before the close is failed as interrupted (and counted so) without its handler ever being
+ * called, the end of its scope waits `closeTimeoutMs` and then aborts the rest even though a
+ * scope's finalizers run uninterruptibly, and an attempt aborted at close is failed with
+ * "interrupted" whatever its handler does once its signal is aborted (returns a value, rejects
+ * with the signal's reason, or never settles). The closes run as promises raced against a real
+ * timer, so a close that would wait for ever fails the test instead of hanging it, and a disk
+ * whose writes finish a turn later holds the claim's batch in flight while the close begins.
  */
 import { type Job, State } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
@@ -79,6 +79,28 @@ describe("closing a worker", () => {
       expect(yield* Fiber.join(closing)).toEqual({ finished: 0, interrupted: 1 });
       yield* Effect.promise(() => inserting);
       expect(endsOf(yield* engine.state())).toEqual({ Quick: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("never calls the handler of a job claimed as it closes", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
+      const called: Array<number> = [];
+      const events: Array<string> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: { Quick: (job) => void called.push(job.jobId) },
+        onEvent: (event) => events.push(event._tag),
+      });
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+      const inserting = engine.promises.insert({ queue: "q", worker: "Quick", args: null });
+      yield* Effect.yieldNow();
+      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      yield* Effect.promise(() => inserting);
+      // Give a handler called late every chance to show up.
+      yield* Effect.promise(() => realSleep(20));
+      expect([called, events]).toEqual([[], ["Started", "Retried"]]);
     });
     await Effect.runPromise(Effect.scoped(program));
   });
