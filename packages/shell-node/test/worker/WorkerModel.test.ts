@@ -21,10 +21,15 @@ import * as Worker from "../../src/worker/Worker.js";
 import { auditLog, engineOnFaultDisk, Ledger, settled } from "../support/workerHarness.js";
 
 const runs = Number(process.env.TAY_WORKER_MODEL_RUNS ?? "30");
-const seed =
-  process.env.TAY_WORKER_MODEL_SEED === undefined
-    ? undefined
-    : Number(process.env.TAY_WORKER_MODEL_SEED);
+/** Replays a failure: TAY_WORKER_MODEL_SEED and TAY_WORKER_MODEL_PATH, as fast-check printed them. */
+const replay = {
+  ...(process.env.TAY_WORKER_MODEL_SEED === undefined
+    ? {}
+    : { seed: Number(process.env.TAY_WORKER_MODEL_SEED) }),
+  ...(process.env.TAY_WORKER_MODEL_PATH === undefined
+    ? {}
+    : { path: process.env.TAY_WORKER_MODEL_PATH }),
+};
 
 // Every time here is a multiple of 10 ms except the close timeout (5 mod 10), so that a handler's
 // end never meets its own timeout or the close deadline at the same instant (which of two things
@@ -141,6 +146,8 @@ interface Tally {
   interrupted: number;
   cancelledRunning: number;
   lateReturns: number;
+  /** Of those, handlers that ignored their signal and returned after the close's deadline. */
+  lateAfterClose: number;
   retries: number;
 }
 
@@ -152,6 +159,7 @@ const tally: Tally = {
   interrupted: 0,
   cancelledRunning: 0,
   lateReturns: 0,
+  lateAfterClose: 0,
   retries: 0,
 };
 
@@ -273,6 +281,10 @@ class Model {
     }
     const late = this.zombies.filter((zombie) => zombie.at <= now);
     tally.lateReturns += late.length;
+    const deadline = this.closing?.deadline;
+    if (deadline !== undefined) {
+      tally.lateAfterClose += late.filter((zombie) => zombie.at > deadline).length;
+    }
     this.zombies = this.zombies.filter((zombie) => zombie.at > now);
   }
 
@@ -423,15 +435,24 @@ const scripted =
 const fingerprint = (real: Real) => () =>
   `${real.disk.mutations()}/${real.ledger.seen.length}/${real.ledger.invoked}`;
 
-/** Matches the worker's new events against the model, in the order they were told. */
-const matchEvents = (real: Real, model: Model, now: number): void => {
+/** A claim and its place in claim order when it was made (an end in the same instant moves it). */
+interface Claimed {
+  readonly queue: string;
+  readonly jobId: number;
+  readonly scheduledAt: number;
+}
+
+/** Matches the worker's new events against the model, in order; returns the claims among them. */
+const matchEvents = (real: Real, model: Model, now: number): Array<Claimed> => {
   const fresh = real.ledger.seen.slice(real.matched);
   real.matched = real.ledger.seen.length;
+  const claimed: Array<Claimed> = [];
   for (const seen of fresh) {
     const what = `${seen.tag} ${seen.jobId}.${seen.attempt}@${seen.at}`;
     if (seen.at !== now) throw new Error(`${what} told at another instant than ${now}`);
     const job = model.jobs.get(seen.jobId);
     if (seen.tag === "Started") {
+      if (job !== undefined) claimed.push({ ...job });
       model.start(seen.jobId, seen.attempt, now);
       continue;
     }
@@ -446,10 +467,11 @@ const matchEvents = (real: Real, model: Model, now: number): void => {
     const expected = model.end(job, now);
     if (seen.tag !== expected) throw new Error(`${what}: expected ${expected}`);
   }
+  return claimed;
 };
 
 /** After the events: nothing owed, nothing idle that could run, claims in claim order. */
-const checkModel = (model: Model, now: number, claimed: ReadonlyArray<number>): void => {
+const checkModel = (model: Model, now: number, claimed: ReadonlyArray<Claimed>): void => {
   for (const job of model.jobs.values()) {
     if (job.staleOwed !== undefined) throw new Error(`no Stale for cancelled job ${job.jobId}`);
     const end = job.state === "executing" ? model.endOf(job) : undefined;
@@ -457,16 +479,15 @@ const checkModel = (model: Model, now: number, claimed: ReadonlyArray<number>): 
       throw new Error(`job ${job.jobId}'s attempt ${job.attempt} did not end at ${end}`);
     }
   }
-  const order = (job: ModelJob) => [job.scheduledAt, job.jobId] as const;
-  const before = (left: ModelJob, right: ModelJob) =>
-    order(left)[0] < order(right)[0] ||
-    (order(left)[0] === order(right)[0] && order(left)[1] < order(right)[1]);
-  for (const jobId of claimed) {
-    const job = model.jobs.get(jobId);
-    if (job === undefined) continue;
+  const before = (left: ModelJob, right: Claimed) =>
+    left.scheduledAt < right.scheduledAt ||
+    (left.scheduledAt === right.scheduledAt && left.jobId < right.jobId);
+  for (const claim of claimed) {
     for (const other of model.jobs.values()) {
-      if (other.queue === job.queue && other.state === "available" && before(other, job)) {
-        throw new Error(`job ${jobId} was claimed before ${other.jobId}, first in claim order`);
+      if (other.queue === claim.queue && other.state === "available" && before(other, claim)) {
+        throw new Error(
+          `job ${claim.jobId} was claimed before ${other.jobId}, first in claim order`,
+        );
       }
     }
   }
@@ -498,16 +519,10 @@ const observe = (real: Real, model: Model, label: string) =>
     tally.instants += 1;
     const now = real.clock.unsafeCurrentTimeMillis();
     model.reach(now);
-    const from = real.matched;
     const context = `${label} at ${now}`;
     yield* Effect.try({
       try: () => {
-        matchEvents(real, model, now);
-        const claimed = real.ledger.seen
-          .slice(from)
-          .filter((seen) => seen.tag === "Started")
-          .map((seen) => seen.jobId);
-        checkModel(model, now, claimed);
+        checkModel(model, now, matchEvents(real, model, now));
         expect(real.ledger.violations).toEqual([]);
       },
       catch: (error) => new Error(`${context}: ${error instanceof Error ? error.message : error}`),
@@ -731,10 +746,16 @@ describe("the worker against a reference model, under TestClock", () => {
           await Effect.runPromise(scenario(config, steps));
         },
       ),
-      { numRuns: runs, ...(seed === undefined ? {} : { seed }) },
+      {
+        numRuns: runs,
+        ...replay,
+        // Shrinking a long step list runs many scenarios: report what it has by then.
+        interruptAfterTimeLimit: 100_000,
+        markInterruptAsFailure: true,
+      },
     );
     console.log(
-      `worker model: ${runCount} runs, ${stepCount} steps, ${tally.instants} settled instants checked, ${tally.claims} claims, ${tally.completions} completions, ${tally.retries} retries, ${tally.timeouts} timeouts, ${tally.interrupted} interrupted at close, ${tally.cancelledRunning} running jobs cancelled, ${tally.lateReturns} late returns ignored, in ${Date.now() - started} ms`,
+      `worker model: ${runCount} runs, ${stepCount} steps, ${tally.instants} settled instants checked, ${tally.claims} claims, ${tally.completions} completions, ${tally.retries} retries, ${tally.timeouts} timeouts, ${tally.interrupted} interrupted at close, ${tally.cancelledRunning} running jobs cancelled, ${tally.lateReturns} late returns ignored (${tally.lateAfterClose} after the close), in ${Date.now() - started} ms`,
     );
-  }, 120_000);
+  }, 150_000);
 });
