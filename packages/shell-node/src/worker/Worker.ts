@@ -155,6 +155,40 @@ const watchEndings = <K extends Log.Kind>(
     }),
   );
 
+/** What closing works on: the running worker's parts. */
+interface Closing {
+  readonly slots: Slots;
+  readonly attempts: ReadonlyMap<number, Attempt>;
+  /** Jobs claimed as the worker closed (their claims decided before): failed, never run. */
+  readonly unrun: ReadonlySet<number>;
+  readonly claiming: Fiber.RuntimeFiber<void>;
+  readonly watching: Fiber.RuntimeFiber<void>;
+}
+
+/**
+ * Waits for the claim loop (stopped by the caller) to end, then up to `timeoutMs` for running
+ * handlers, then aborts the rest and waits for their attempts to be failed as interrupted.
+ */
+const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> =>
+  Effect.gen(function* () {
+    const { slots, attempts } = worker;
+    // A claim in progress starts its jobs first (they fail as interrupted, unrun).
+    yield* Fiber.interrupt(worker.claiming);
+    const running = slots.busy;
+    // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
+    // else the timeout could not interrupt the wait, and would wait for it for ever.
+    const drained = yield* Effect.timeout(
+      Effect.interruptible(slots.idle),
+      `${timeoutMs} millis`,
+    ).pipe(Effect.option);
+    const interrupted = new Set(worker.unrun);
+    if (drained._tag === "None") for (const jobId of attempts.keys()) interrupted.add(jobId);
+    for (const attempt of attempts.values()) attempt.abort("interrupted");
+    yield* slots.idle;
+    yield* Fiber.interrupt(worker.watching);
+    return { finished: running - interrupted.size, interrupted: interrupted.size };
+  });
+
 /**
  * Runs a worker on `engine` for the scope (closing it, with
  * `closeTimeoutMs`, when the scope ends). Fails only with
@@ -168,6 +202,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const { queues, concurrency } = yield* checked(options);
     const slots = new Slots(queues, concurrency);
     const attempts = new Map<number, Attempt>();
+    const unrun = new Set<number>();
     // The claim in progress, and the queues it takes from.
     let claim: { readonly controller: AbortController; readonly queues: Set<string> } | undefined;
     const fibers = yield* FiberSet.make<void>();
@@ -183,15 +218,21 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       slots.take(job.queue);
       attempts.set(job.jobId, attempt);
       // Claimed while closing (its claim was decided before the close): not run.
-      if (closing) attempt.abort("interrupted");
+      if (closing) {
+        unrun.add(job.jobId);
+        attempt.abort("interrupted");
+      }
       return FiberSet.run(
         fibers,
-        Effect.ensuring(
-          runAttempt(engine, attempt, settings),
-          Effect.sync(() => {
-            attempts.delete(job.jobId);
-            slots.release(job.queue);
-          }),
+        // Started from the claim's uninterruptible region, whose flags a fork inherits.
+        Effect.interruptible(
+          Effect.ensuring(
+            runAttempt(engine, attempt, settings),
+            Effect.sync(() => {
+              attempts.delete(job.jobId);
+              slots.release(job.queue);
+            }),
+          ),
         ),
       );
     };
@@ -207,34 +248,37 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         const lanes = slots.lanes();
         const controller = new AbortController();
         claim = { controller, queues: new Set(lanes.map((lane) => lane.queue)) };
-        // Not interruptible: once its claim is decided, its jobs must be run (or failed).
-        const jobs = yield* Effect.uninterruptible(
-          engine.nextJobs(lanes, { limit: slots.free(), signal: controller.signal }),
+        // Not interruptible: once its claim is decided, its jobs must be started (to run, or
+        // to fail as interrupted when the worker closes meanwhile); a close that interrupts the
+        // loop waits for that, and would otherwise leave them executing with nobody on them.
+        yield* Effect.uninterruptible(
+          Effect.flatMap(
+            engine.nextJobs(lanes, { limit: slots.free(), signal: controller.signal }),
+            (jobs) => {
+              claim = undefined;
+              return Effect.forEach(jobs, (job) => Effect.suspend(() => start(job)), {
+                discard: true,
+              });
+            },
+          ),
         );
-        claim = undefined;
-        for (const job of jobs) yield* start(job);
       }
     });
     const claiming = yield* Effect.forkScoped(Effect.ignore(claimLoop));
     const watching = yield* Effect.forkScoped(Effect.ignore(watchEndings(engine, attempts)));
     let report: CloseReport | undefined;
     const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
-      Effect.gen(function* () {
-        if (report !== undefined) return report;
+      Effect.suspend(() => {
+        if (report !== undefined) return Effect.succeed(report);
         closing = true;
         claim?.controller.abort();
-        yield* Fiber.interrupt(claiming);
-        const running = slots.busy;
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
-        const drained = yield* Effect.timeout(slots.idle, `${timeoutMs} millis`).pipe(
-          Effect.option,
+        return Effect.tap(
+          closed({ slots, attempts, unrun, claiming, watching }, timeoutMs),
+          (done) => {
+            report = done;
+          },
         );
-        const interrupted = drained._tag === "Some" ? 0 : slots.busy;
-        for (const attempt of attempts.values()) attempt.abort("interrupted");
-        yield* slots.idle;
-        yield* Fiber.interrupt(watching);
-        report = { finished: running - interrupted, interrupted };
-        return report;
       });
     yield* Effect.addFinalizer(() => close());
     return { close, running: () => slots.busy };

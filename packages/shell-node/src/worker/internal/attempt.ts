@@ -185,13 +185,25 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Effect.Effect<O
       Effect.tryPromise(() =>
         // The registry's argument types are its owner's promise about the
         // args the jobs carry: the runtime hands over what the job holds.
-        Promise.resolve().then(() => (handler as Handler<Plain>)(workerJob(job), context)),
+        // An attempt aborted before its handler is called (claimed as the
+        // worker closed, or ended by someone else in the turns until the
+        // call) never calls it.
+        Promise.resolve().then(() =>
+          attempt.reason === undefined
+            ? (handler as Handler<Plain>)(workerJob(job), context)
+            : undefined,
+        ),
       ),
     ),
+    // A handler that settles once its signal was aborted settles because of it (it returns
+    // what it has, or rejects with the signal's reason): the abort decided the attempt's end,
+    // whichever of the two the race below sees first.
     (result): Outcome =>
-      Either.isRight(result)
-        ? { _tag: "Returned", value: result.right }
-        : { _tag: "Threw", error: result.left.error },
+      attempt.reason !== undefined
+        ? { _tag: "Aborted", reason: attempt.reason }
+        : Either.isRight(result)
+          ? { _tag: "Returned", value: result.right }
+          : { _tag: "Threw", error: result.left.error },
   );
   const timeout =
     settings.timeoutMs === undefined

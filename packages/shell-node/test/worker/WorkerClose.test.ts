@@ -1,0 +1,168 @@
+/**
+ * Closing a worker ends what it aborted as the worker decided: a job whose claim was decided just
+ * before the close is failed as interrupted (and counted so) without its handler ever being
+ * called, the end of its scope waits `closeTimeoutMs` and then aborts the rest even though a
+ * scope's finalizers run uninterruptibly, and an attempt aborted at close is failed with
+ * "interrupted" whatever its handler does once its signal is aborted (returns a value, rejects
+ * with the signal's reason, or never settles). The closes run as promises raced against a real
+ * timer, so a close that would wait for ever fails the test instead of hanging it, and a disk
+ * whose writes finish a turn later holds the claim's batch in flight while the close begins.
+ */
+import { type Job, State } from "@tay/core";
+import { Deferred, Effect, Fiber } from "effect";
+import { describe, expect, it } from "vitest";
+import * as Worker from "../../src/worker/Worker.js";
+import { engineOnFaultDisk } from "../support/workerHarness.js";
+
+/** Real time a close of 50 ms may take before the test calls it stuck. */
+const stuckAfterMs = 3_000;
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+/** Runs `effect` as a promise: "ended", or "still closing" after `stuckAfterMs` of real time. */
+const endsInTime = <A, E>(effect: Effect.Effect<A, E>) =>
+  Effect.promise(() =>
+    Promise.race([
+      Effect.runPromise(effect).then(() => "ended" as const),
+      realSleep(stuckAfterMs).then(() => "still closing" as const),
+    ]),
+  );
+
+/** Handlers that run until aborted, each doing something else once it is. */
+const onAbort =
+  (running: Deferred.Deferred<void>, then: (signal: AbortSignal) => unknown) =>
+  (_job: Worker.WorkerJob<unknown>, { signal }: Worker.HandlerContext) =>
+    new Promise((resolve, reject) => {
+      Deferred.unsafeDone(running, Effect.void);
+      signal.addEventListener(
+        "abort",
+        () => {
+          try {
+            resolve(then(signal));
+          } catch (error) {
+            reject(error);
+          }
+        },
+        { once: true },
+      );
+    });
+
+const endsOf = (state: State.State) =>
+  Object.fromEntries(
+    [...State.jobs(state)].map((job: Job.Job) => [
+      job.worker,
+      [job.state, job.errors.map((error) => error.error)],
+    ]),
+  );
+
+describe("closing a worker", () => {
+  it("fails a job claimed as it closes as interrupted, leaving nothing executing", async () => {
+    const program = Effect.gen(function* () {
+      // The claim's batch is then still being written when the close begins.
+      const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
+      const called: Array<number> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: { Quick: (job) => void called.push(job.jobId) },
+      });
+      // The worker's claim is parked; the insert's drain starts the job for it.
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+      const inserting = engine.promises.insert({
+        queue: "q",
+        worker: "Quick",
+        args: null,
+        maxAttempts: 2,
+      });
+      yield* Effect.yieldNow();
+      const closing = yield* Effect.fork(worker.close({ timeoutMs: 50 }));
+      expect(yield* endsInTime(Fiber.join(closing))).toBe("ended");
+      expect(yield* Fiber.join(closing)).toEqual({ finished: 0, interrupted: 1 });
+      yield* Effect.promise(() => inserting);
+      expect(endsOf(yield* engine.state())).toEqual({ Quick: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("never calls the handler of a job claimed as it closes", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
+      const called: Array<number> = [];
+      const events: Array<string> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: { Quick: (job) => void called.push(job.jobId) },
+        onEvent: (event) => events.push(event._tag),
+      });
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+      const inserting = engine.promises.insert({ queue: "q", worker: "Quick", args: null });
+      yield* Effect.yieldNow();
+      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      yield* Effect.promise(() => inserting);
+      // Give a handler called late every chance to show up.
+      yield* Effect.promise(() => realSleep(20));
+      expect([called, events]).toEqual([[], ["Started", "Retried"]]);
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("at the end of its scope, waits closeTimeoutMs, then interrupts a handler that never settles", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const running = yield* Deferred.make<void>();
+      const workerScope = Effect.scoped(
+        Effect.gen(function* () {
+          yield* Worker.run(engine, {
+            queues: { q: 1 },
+            closeTimeoutMs: 50,
+            handlers: {
+              Stuck: () => {
+                Deferred.unsafeDone(running, Effect.void);
+                return new Promise(() => {});
+              },
+            },
+          });
+          yield* engine.insert({ queue: "q", worker: "Stuck", args: null, maxAttempts: 2 });
+          yield* Deferred.await(running);
+        }),
+      );
+      expect(yield* endsInTime(workerScope)).toBe("ended");
+      expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("fails an aborted attempt as interrupted, whatever its handler does once aborted", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const returning = yield* Deferred.make<void>();
+      const rejecting = yield* Deferred.make<void>();
+      const events: Array<string> = [];
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 2 },
+        handlers: {
+          Returns: onAbort(returning, () => "partial result"),
+          Rejects: onAbort(rejecting, (signal) => {
+            throw signal.reason;
+          }),
+        },
+        onEvent: (event) => events.push(`${event._tag} ${event.job.worker}`),
+      });
+      yield* engine.insertMany([
+        { queue: "q", worker: "Returns", args: null, maxAttempts: 2 },
+        { queue: "q", worker: "Rejects", args: null, maxAttempts: 2 },
+      ]);
+      yield* Deferred.await(returning);
+      yield* Deferred.await(rejecting);
+      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      expect(endsOf(yield* engine.state())).toEqual({
+        Returns: ["retryable", ["interrupted"]],
+        Rejects: ["retryable", ["interrupted"]],
+      });
+      expect(events.filter((event) => !event.startsWith("Started")).sort()).toEqual([
+        "Retried Rejects",
+        "Retried Returns",
+      ]);
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+});
