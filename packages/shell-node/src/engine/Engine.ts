@@ -26,6 +26,7 @@ import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "ef
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
 import type * as Log from "../log/Log.js";
+import type * as Projection from "../log/Projection.js";
 import * as FileLog from "../store/FileLog.js";
 import type { FileLogKind } from "../store/FileLog.js";
 import * as Init from "../store/Init.js";
@@ -153,6 +154,8 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly subscribe: (options?: SubscribeOptions) => Subscription;
     /** The subscribers, how far behind the furthest is, what they hold untaken. */
     readonly subscriberStats: () => SubscriberStats;
+    /** Tells `listener` each committed batch's records (see `EngineService.watch`). */
+    readonly watch: (listener: Watcher) => () => void;
   };
 
 /** The engine as an Effect service: its commands, queries, report and log view. */
@@ -187,6 +190,15 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Fai
     /** The subscribers, how far behind the furthest is, what they hold untaken. */
     readonly subscriberStats: () => Effect.Effect<SubscriberStats>;
     /**
+     * Tells `listener`, synchronously, every committed batch's records in
+     * log order (a mutation is one record), as the batch commits; returns
+     * the function that stops it. For runtimes that react to commits (the
+     * worker notices a cancelled job this way): keep the listener short
+     * and never let it throw; for anything that may fall behind, use
+     * `subscribe`.
+     */
+    readonly watch: (listener: Watcher) => () => void;
+    /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
      * commands fail with `StoreClosed`. Idempotent.
@@ -196,6 +208,9 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Fai
 
 /** The engine as an Effect service. */
 export class Engine extends Context.Tag("@tay/shell-node/Engine")<Engine, EngineService>() {}
+
+/** Told each committed batch's records, in log order (see `EngineService.watch`). */
+export type Watcher = (records: ReadonlyArray<Projection.Entry>) => void;
 
 /** Committed events a subscriber may hold untaken before it reads the log instead. */
 export const subscriberBufferMaxDefault = 10_000;
@@ -358,8 +373,16 @@ export const fromLog = <K extends Log.Kind>(
     );
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
+    const watchers = new Set<Watcher>();
+    const watch = (listener: Watcher) => {
+      watchers.add(listener);
+      return () => {
+        watchers.delete(listener);
+      };
+    };
     decider.afterCommit = (records) => {
       subscriptions.publish(records);
+      for (const watcher of watchers) watcher(records);
       timers.poke();
     };
     const states = (): States => ({ committed: decider.committed, decided: decider.decided });
@@ -381,6 +404,7 @@ export const fromLog = <K extends Log.Kind>(
       flush: () => run(log.flush()),
       subscribe: (subscribeOptions = {}) => iterator(subscriptions, subscribeOptions, run),
       subscriberStats: () => subscriptions.stats(),
+      watch,
     });
     return {
       ...effects,
@@ -391,6 +415,7 @@ export const fromLog = <K extends Log.Kind>(
       flush: log.flush,
       subscribe: (subscribeOptions) => stream(subscriptions, subscribeOptions),
       subscriberStats: () => Effect.sync(() => subscriptions.stats()),
+      watch,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
@@ -424,7 +449,10 @@ const promiseFace = <K extends Log.Kind>(
   queue: CommandQueue<K>,
   states: () => States,
   now: () => number,
-  programs: Pick<PromiseFace<K>, "tick" | "compact" | "flush" | "subscribe" | "subscriberStats">,
+  programs: Pick<
+    PromiseFace<K>,
+    "tick" | "compact" | "flush" | "subscribe" | "subscriberStats" | "watch"
+  >,
 ): PromiseFace<K> => {
   const commands = commandFace((at) => queue.submit(at(now())));
   const reads = queryFace(states, (read) => read());

@@ -18,12 +18,13 @@
  * ("interrupted", retried by the usual rules): after a clean close no job
  * is left executing; after a crash, the engine's rescue at open ends them.
  */
-import type { Backoff, Job } from "@tay/core";
-import { Data, Effect, Exit, Fiber, FiberSet, Scope, Stream } from "effect";
+import type { Backoff, Event, Job } from "@tay/core";
+import { Data, Effect, Exit, Fiber, Scope } from "effect";
 import * as Described from "../disk/Described.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
 import type * as Log from "../log/Log.js";
+import type * as Projection from "../log/Projection.js";
 import {
   Attempt,
   type Handler,
@@ -32,6 +33,7 @@ import {
   type WorkerEvent,
   type WorkerJob,
 } from "./internal/attempt.js";
+import { Deadlines } from "./internal/deadlines.js";
 import type { Plain } from "./internal/plain.js";
 import { Slots } from "./internal/slots.js";
 
@@ -136,24 +138,27 @@ const checked = <Registry>(options: WorkerOptions<Registry>) =>
     return { queues: new Map(queues), concurrency };
   });
 
-/** Aborts a running handler whose attempt someone else ended (a cancel, a rescue). */
-const watchEndings = <K extends Log.Kind>(
-  engine: Engine.EngineService<K>,
-  attempts: ReadonlyMap<number, Attempt>,
-) =>
-  Stream.runForEach(engine.subscribe(), ({ event }) =>
-    Effect.sync(() => {
-      if (
-        event._tag !== "JobCancelled" &&
-        event._tag !== "JobRetried" &&
-        event._tag !== "JobFinished"
-      ) {
-        return;
+/** The tags of the events that end an attempt. */
+const endsAnAttempt = (event: Event.Event): event is Event.DomainEvent & { jobId: number } =>
+  event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
+
+/**
+ * Aborts a running handler whose attempt someone else ended (a cancel, a
+ * rescue): told each committed batch by the engine's `watch`, it looks at
+ * the records' tags only (the worker's own ends are `finishing`).
+ */
+const watchEndings =
+  (attempts: ReadonlyMap<number, Attempt>) => (records: ReadonlyArray<Projection.Entry>) => {
+    if (attempts.size === 0) return;
+    for (const { event } of records) {
+      const members = event._tag === "Mutation" ? event.events : [event];
+      for (const member of members) {
+        if (!endsAnAttempt(member)) continue;
+        const attempt = attempts.get(member.jobId);
+        if (attempt !== undefined && !attempt.finishing) attempt.abort("ended");
       }
-      const attempt = attempts.get(event.jobId);
-      if (attempt !== undefined && !attempt.finishing) attempt.abort("ended");
-    }),
-  );
+    }
+  };
 
 /** What closing works on: the running worker's parts. */
 interface Closing {
@@ -162,7 +167,8 @@ interface Closing {
   /** Jobs claimed as the worker closed (their claims decided before): failed, never run. */
   readonly unrun: ReadonlySet<number>;
   readonly claiming: Fiber.RuntimeFiber<void>;
-  readonly watching: Fiber.RuntimeFiber<void>;
+  /** Stops what runs beside the claim loop: the watch of commits, the timeouts. */
+  readonly stop: Effect.Effect<void>;
 }
 
 /**
@@ -185,7 +191,7 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
     if (drained._tag === "None") for (const jobId of attempts.keys()) interrupted.add(jobId);
     for (const attempt of attempts.values()) attempt.abort("interrupted");
     yield* slots.idle;
-    yield* Fiber.interrupt(worker.watching);
+    yield* worker.stop;
     return { finished: running - interrupted.size, interrupted: interrupted.size };
   });
 
@@ -205,13 +211,16 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const unrun = new Set<number>();
     // The claim in progress, and the queues it takes from.
     let claim: { readonly controller: AbortController; readonly queues: Set<string> } | undefined;
-    const fibers = yield* FiberSet.make<void>();
+    const clock = yield* Effect.clock;
+    const now = () => clock.unsafeCurrentTimeMillis();
     const settings = {
       handlers: options.handlers,
-      timeoutMs: options.timeoutMs,
       backoff: options.backoff,
       emit: options.onEvent ?? (() => {}),
+      now,
     };
+    const deadlines =
+      options.timeoutMs === undefined ? undefined : new Deadlines(options.timeoutMs, now);
     let closing = false;
     const start = (job: Job.Job) => {
       const attempt = new Attempt(job);
@@ -222,19 +231,12 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         unrun.add(job.jobId);
         attempt.abort("interrupted");
       }
-      return FiberSet.run(
-        fibers,
-        // Started from the claim's uninterruptible region, whose flags a fork inherits.
-        Effect.interruptible(
-          Effect.ensuring(
-            runAttempt(engine, attempt, settings),
-            Effect.sync(() => {
-              attempts.delete(job.jobId);
-              slots.release(job.queue);
-            }),
-          ),
-        ),
-      );
+      deadlines?.add(attempt);
+      // A promise, not a fiber: the attempt's cost is its handler and two commands.
+      void runAttempt(engine.promises, attempt, settings).finally(() => {
+        attempts.delete(job.jobId);
+        slots.release(job.queue);
+      });
     };
     // A queue that had no room has some again: a parked claim without it is
     // given up (answered with nothing) and claimed again with every lane.
@@ -256,8 +258,8 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
             engine.nextJobs(lanes, { limit: slots.free(), signal: controller.signal }),
             (jobs) => {
               claim = undefined;
-              return Effect.forEach(jobs, (job) => Effect.suspend(() => start(job)), {
-                discard: true,
+              return Effect.sync(() => {
+                for (const job of jobs) start(job);
               });
             },
           ),
@@ -265,7 +267,12 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       }
     });
     const claiming = yield* Effect.forkScoped(Effect.ignore(claimLoop));
-    const watching = yield* Effect.forkScoped(Effect.ignore(watchEndings(engine, attempts)));
+    const unwatch = engine.watch(watchEndings(attempts));
+    const timing = deadlines === undefined ? undefined : yield* Effect.forkScoped(deadlines.run);
+    const stop = Effect.zipRight(
+      Effect.sync(unwatch),
+      timing === undefined ? Effect.void : Fiber.interrupt(timing),
+    );
     let report: CloseReport | undefined;
     const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
       Effect.suspend(() => {
@@ -273,12 +280,9 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         closing = true;
         claim?.controller.abort();
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
-        return Effect.tap(
-          closed({ slots, attempts, unrun, claiming, watching }, timeoutMs),
-          (done) => {
-            report = done;
-          },
-        );
+        return Effect.tap(closed({ slots, attempts, unrun, claiming, stop }, timeoutMs), (done) => {
+          report = done;
+        });
       });
     yield* Effect.addFinalizer(() => close());
     return { close, running: () => slots.busy };

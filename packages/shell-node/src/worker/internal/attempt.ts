@@ -16,7 +16,7 @@
  * (one too large for a record), rather than leaving the job executing.
  */
 import { type Backoff, type Job, Value } from "@tay/core";
-import { Clock, Deferred, Duration, Effect, Either, FiberId } from "effect";
+import { Either } from "effect";
 import * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import { type Plain, toPlain } from "./plain.js";
@@ -96,9 +96,10 @@ export type WorkerEvent =
 /** How the worker runs attempts. */
 export interface AttemptSettings {
   readonly handlers: Readonly<Record<string, Handler<never> | undefined>>;
-  readonly timeoutMs: number | undefined;
   readonly backoff: Backoff.Policy | undefined;
   readonly emit: (event: WorkerEvent) => void;
+  /** The worker's clock (a test's TestClock): what durations are measured on. */
+  readonly now: () => number;
 }
 
 /** A running attempt, as the worker tracks it. */
@@ -106,9 +107,10 @@ export class Attempt {
   readonly controller = new AbortController();
   /** Set once the worker itself ends the attempt: later events about it are its own. */
   finishing = false;
-  private readonly aborted = Deferred.unsafeMake<AbortReason>(FiberId.none);
   /** Why the attempt was aborted, once it was: the first reason wins. */
   reason: AbortReason | undefined;
+  // Ends the wait for the handler (`outcomeOf`) when the attempt is aborted.
+  private onAbort: ((reason: AbortReason) => void) | undefined;
 
   constructor(readonly job: Job.Job) {}
 
@@ -116,13 +118,14 @@ export class Attempt {
   abort(reason: AbortReason): void {
     if (this.reason !== undefined) return;
     this.reason = reason;
-    Deferred.unsafeDone(this.aborted, Effect.succeed(reason));
+    this.onAbort?.(reason);
     this.controller.abort(new Error(`the attempt was aborted: ${reason}`));
   }
 
-  /** Resolves with the reason once aborted. */
-  get abortedWith(): Effect.Effect<AbortReason> {
-    return Deferred.await(this.aborted);
+  /** Tells `onAbort` the reason once the attempt is aborted (at once if it was). */
+  whenAborted(onAbort: (reason: AbortReason) => void): void {
+    if (this.reason !== undefined) onAbort(this.reason);
+    else this.onAbort = onAbort;
   }
 }
 
@@ -166,12 +169,16 @@ const workerJob = (job: Job.Job): WorkerJob<Plain> => ({
   job,
 });
 
-/** Runs the handler until it settles or the attempt is aborted. */
-const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Effect.Effect<Outcome> => {
+/**
+ * Runs the handler until it settles or the attempt is aborted (a timeout, a
+ * close, its end by someone else), whichever comes first. One promise, no
+ * fiber: an attempt costs a handler call and two commands, not a runtime.
+ */
+const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Promise<Outcome> => {
   const { job } = attempt;
   const handler = settings.handlers[job.worker];
   if (handler === undefined) {
-    return Effect.succeed({
+    return Promise.resolve({
       _tag: "Threw",
       error: new Error(
         `no handler for worker ${JSON.stringify(job.worker)} (queue ${JSON.stringify(job.queue)})`,
@@ -179,41 +186,27 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Effect.Effect<O
     });
   }
   const context: HandlerContext = { signal: attempt.controller.signal, heartbeat: () => {} };
-  const ran = Effect.map(
-    Effect.either(
-      // A handler that throws synchronously fails like one that rejects.
-      Effect.tryPromise(() =>
-        // The registry's argument types are its owner's promise about the
-        // args the jobs carry: the runtime hands over what the job holds.
-        // An attempt aborted before its handler is called (claimed as the
-        // worker closed, or ended by someone else in the turns until the
-        // call) never calls it.
-        Promise.resolve().then(() =>
-          attempt.reason === undefined
-            ? (handler as Handler<Plain>)(workerJob(job), context)
-            : undefined,
-        ),
-      ),
-    ),
-    // A handler that settles once its signal was aborted settles because of it (it returns
-    // what it has, or rejects with the signal's reason): the abort decided the attempt's end,
-    // whichever of the two the race below sees first.
-    (result): Outcome =>
-      attempt.reason !== undefined
-        ? { _tag: "Aborted", reason: attempt.reason }
-        : Either.isRight(result)
-          ? { _tag: "Returned", value: result.right }
-          : { _tag: "Threw", error: result.left.error },
-  );
-  const timeout =
-    settings.timeoutMs === undefined
-      ? Effect.never
-      : Effect.as(Effect.sleep(Duration.millis(settings.timeoutMs)), "timeout" as const);
-  const aborted = Effect.map(
-    Effect.raceFirst(attempt.abortedWith, timeout),
-    (reason): Outcome => ({ _tag: "Aborted", reason }),
-  );
-  return Effect.raceFirst(ran, aborted);
+  // A handler that settles once its signal was aborted settles because of it (it returns what
+  // it has, or rejects with the signal's reason): the abort decided the attempt's end.
+  const settled = (outcome: Outcome): Outcome =>
+    attempt.reason === undefined ? outcome : { _tag: "Aborted", reason: attempt.reason };
+  return new Promise<Outcome>((resolve) => {
+    attempt.whenAborted((reason) => resolve({ _tag: "Aborted", reason }));
+    // A handler that throws synchronously fails like one that rejects. The registry's argument
+    // types are its owner's promise about the args the jobs carry: the runtime hands over what
+    // the job holds. An attempt aborted before its handler is called (claimed as the worker
+    // closed, or ended by someone else in the turns until the call) never calls it.
+    Promise.resolve()
+      .then(() =>
+        attempt.reason === undefined
+          ? (handler as Handler<Plain>)(workerJob(job), context)
+          : undefined,
+      )
+      .then(
+        (value) => resolve(settled({ _tag: "Returned", value })),
+        (error: unknown) => resolve(settled({ _tag: "Threw", error })),
+      );
+  });
 };
 
 /** How the worker ends an attempt in the engine: complete with a result, or fail. */
@@ -254,16 +247,16 @@ const endingOf = (outcome: Outcome): Ending | undefined => {
  * canonical already (`endingOf`), so what the decider can still refuse of
  * it is its size.
  */
-const refusedResult = <K extends Log.Kind>(refusal: Engine.EngineError<K>): string | undefined =>
-  refusal instanceof Engine.Rejected && refusal.rejection._tag === "TooLarge"
+const refusedResult = (refusal: Engine.Rejected): string | undefined =>
+  refusal.rejection._tag === "TooLarge"
     ? `result: the completion would be a record of ${refusal.rejection.bytes} bytes, over ${refusal.rejection.limit}`
     : undefined;
 
 /** Tells what the engine recorded for the attempt, or why it recorded nothing. */
-const tell = <K extends Log.Kind>(
+const tell = (
   job: Job.Job,
   ending: Ending,
-  ended: Either.Either<Job.Job, Engine.EngineError<K>>,
+  ended: Either.Either<Job.Job, unknown>,
   durationMs: number,
   settings: AttemptSettings,
 ): void => {
@@ -284,64 +277,68 @@ const tell = <K extends Log.Kind>(
   if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
     settings.emit({ _tag: "Stale", job, durationMs });
   } else {
-    settings.emit({ _tag: "Unrecorded", job, error: refusal.message });
+    const error = refusal instanceof Error ? refusal.message : String(refusal);
+    settings.emit({ _tag: "Unrecorded", job, error });
   }
 };
+
+/** The engine's answer to an attempt's end: the job after it, or why it was refused. */
+const answer = (command: Promise<Job.Job>): Promise<Either.Either<Job.Job, unknown>> =>
+  command.then(Either.right, (refusal: unknown) => Either.left(refusal));
 
 /**
  * Records the attempt's end, fenced by its attempt number, and tells what
  * happened. A completion whose result the engine refuses becomes a failed
  * attempt with the reason, so the job is retried or discarded rather than
- * left executing.
+ * left executing. Through the promise face: no fiber per attempt.
  */
-const record = <K extends Log.Kind>(
-  engine: Engine.EngineService<K>,
+const record = async <K extends Log.Kind>(
+  engine: Engine.PromiseFace<K>,
   attempt: Attempt,
   ending: Ending,
   durationMs: number,
   settings: AttemptSettings,
-): Effect.Effect<void> => {
+): Promise<void> => {
   const { job } = attempt;
   attempt.finishing = true;
   const fenced = { attempt: job.attempt };
-  const command =
+  const ended = await answer(
     ending._tag === "Complete"
       ? engine.complete(job.jobId, ending.result, fenced)
       : engine.fail(job.jobId, ending.error, {
           ...fenced,
           ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
-        });
-  return Effect.flatMap(Effect.either(command), (ended) => {
-    const refused =
-      ending._tag === "Complete" && Either.isLeft(ended) ? refusedResult(ended.left) : undefined;
-    if (refused !== undefined) {
-      return record(engine, attempt, { _tag: "Fail", error: refused }, durationMs, settings);
-    }
-    tell(job, ending, ended, durationMs, settings);
-    return Effect.void;
-  });
+        }),
+  );
+  const refused =
+    ending._tag === "Complete" && Either.isLeft(ended) && ended.left instanceof Engine.Rejected
+      ? refusedResult(ended.left)
+      : undefined;
+  if (refused !== undefined) {
+    return record(engine, attempt, { _tag: "Fail", error: refused }, durationMs, settings);
+  }
+  tell(job, ending, ended, durationMs, settings);
 };
 
 /**
  * Runs one attempt to its end: the handler, then its outcome recorded.
- * Never fails: what could not be recorded is told as `Unrecorded`.
+ * Never rejects: what could not be recorded is told as `Unrecorded`.
  */
-export const runAttempt = <K extends Log.Kind>(
-  engine: Engine.EngineService<K>,
+export const runAttempt = async <K extends Log.Kind>(
+  engine: Engine.PromiseFace<K>,
   attempt: Attempt,
   settings: AttemptSettings,
-): Effect.Effect<void> =>
-  Effect.gen(function* () {
-    const startedAt = yield* Clock.currentTimeMillis;
-    settings.emit({ _tag: "Started", job: attempt.job });
-    const outcome = yield* outcomeOf(attempt, settings);
-    // The handler learns of a timeout through its signal too.
-    if (outcome._tag === "Aborted") attempt.abort(outcome.reason);
-    const durationMs = (yield* Clock.currentTimeMillis) - startedAt;
-    const ending = endingOf(outcome);
-    if (ending === undefined) {
-      settings.emit({ _tag: "Stale", job: attempt.job, durationMs });
-      return;
-    }
-    yield* record(engine, attempt, ending, durationMs, settings);
-  });
+): Promise<void> => {
+  const startedAt = settings.now();
+  settings.emit({ _tag: "Started", job: attempt.job });
+  const outcome = await outcomeOf(attempt, settings);
+  // The handler learns of a timeout through its signal too.
+  if (outcome._tag === "Aborted") attempt.abort(outcome.reason);
+  const durationMs = settings.now() - startedAt;
+  const ending = endingOf(outcome);
+  if (ending === undefined) {
+    settings.emit({ _tag: "Stale", job: attempt.job, durationMs });
+    return;
+  }
+  await record(engine, attempt, ending, durationMs, settings);
+};

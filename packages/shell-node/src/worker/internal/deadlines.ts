@@ -1,0 +1,55 @@
+/**
+ * Timeouts without a timer per attempt: every attempt of a worker gets the
+ * same `timeoutMs`, and attempts start in time order, so their deadlines
+ * come in order too; one fiber sleeps until the earliest and aborts what
+ * has run past it. It sleeps on Effect's `Clock`, so `TestClock` drives it.
+ */
+import { Duration, Effect } from "effect";
+import type { Attempt } from "./attempt.js";
+
+export class Deadlines {
+  // Attempts and their deadlines, earliest first (appended in start order).
+  private queue: Array<{ readonly at: number; readonly attempt: Attempt }> = [];
+  private head = 0;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** `attempt` started now: aborted with "timeout" once it runs `timeoutMs`. */
+  add(attempt: Attempt): void {
+    this.queue.push({ at: this.now() + this.timeoutMs, attempt });
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** Runs until interrupted: aborts each attempt still running at its deadline. */
+  readonly run: Effect.Effect<never> = Effect.forever(
+    Effect.suspend(() => {
+      const next = this.queue[this.head];
+      if (next === undefined) {
+        return Effect.async<void>((resume) => {
+          this.wake = () => resume(Effect.void);
+          return Effect.sync(() => {
+            this.wake = undefined;
+          });
+        });
+      }
+      const waitMs = next.at - this.now();
+      if (waitMs > 0) return Effect.sleep(Duration.millis(waitMs));
+      this.head += 1;
+      // An attempt that ended (or is ending) has nothing left to time out.
+      if (next.attempt.reason === undefined && !next.attempt.finishing) {
+        next.attempt.abort("timeout");
+      }
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue = this.queue.slice(this.head);
+        this.head = 0;
+      }
+      return Effect.void;
+    }),
+  );
+}
