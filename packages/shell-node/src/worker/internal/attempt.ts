@@ -102,8 +102,7 @@ export interface AttemptSettings {
   readonly now: () => number;
 }
 
-const abortError = (reason: AbortReason): Error =>
-  new Error(`the attempt was aborted: ${reason}`);
+const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
 
 /** A running attempt, as the worker tracks it. */
 export class Attempt {
