@@ -260,7 +260,7 @@ export const compact = (
     });
     const switched = yield* Effect.gen(function* () {
       yield* flush(writer);
-      return yield* writer.semaphore.withPermits(1)(
+      return yield* writer.exclusive.holding(
         switchGeneration(writer, encoded.right.records, options),
       );
     }).pipe(
@@ -411,7 +411,7 @@ const publishPointer = (writer: Writer, staged: Staged) =>
     return yield* failure;
   });
 
-/** Stages the new generation and switches CURRENT to it; runs paused, under the writer semaphore. */
+/** Stages the new generation and switches CURRENT to it; runs paused, holding the writer's turn. */
 const switchGeneration = (
   writer: Writer,
   base: ReadonlyArray<PendingRecord>,
