@@ -288,7 +288,7 @@ describe("the engine's state equals its log", () => {
         {
           _tag: "Complete",
           pick: 0,
-          result: new Map([
+          result: new Map<string, Value.Input>([
             ["b", -0n],
             ["a", -0],
           ]),

@@ -197,7 +197,11 @@ export type Label =
   /** Steps durable through `transitions` of the replay, through `lastSequence`. */
   | { readonly _tag: "Done"; readonly transitions: number; readonly lastSequence: number };
 
-const runStep = (engine: Engine.EngineService, step: Step): Effect.Effect<void, unknown> => {
+/** Runs one step on `engine` (a reopen is the caller's). */
+export const runStep = (
+  engine: Engine.EngineService,
+  step: Step,
+): Effect.Effect<void, Engine.EngineError | Engine.InvalidArgument> => {
   switch (step._tag) {
     case "Insert":
       return Effect.asVoid(engine.insertMany(step.jobs));
