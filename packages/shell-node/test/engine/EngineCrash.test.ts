@@ -43,31 +43,35 @@ describe("engine crashes", () => {
   });
 
   for (const workload of workloads) {
-    it.effect(`${workload.name}: every explored cut point reopens to a decided prefix`, () =>
-      Effect.gen(function* () {
-        const expected = replay(workload.steps);
-        const outcomes = noOutcomes();
-        const report = yield* Crash.exploreCrashes(
-          crashWorkload(workload, expected),
-          crashCheck(expected, outcomes),
-          {
-            setup: (disk) => Effect.sync(() => disk.seedDirectory(directory)),
-            modes,
-            samplesPerCutPoint: full ? 2 : 1,
-            ...(full ? {} : { cutPointsMax: sampledCutPoints }),
-            seed: 17,
-          },
-        );
-        expect(report.failures.slice(0, 3).map(Crash.describeFailure)).toEqual([]);
-        expect(outcomes.tornHeader).toBe(0);
-        expect(outcomes.opened).toBeGreaterThan(report.explored);
-        totals.cutPoints += report.cutPoints;
-        totals.explored += report.explored;
-        totals.crashes += report.crashes;
-        console.log(
-          `engine crash exploration, ${workload.name}: ${report.explored} of ${report.cutPoints} cut points, ${report.crashes} crashed disks: ${outcomes.opened} opened to a decided prefix (${outcomes.stagedSegment} with a leftover SEGMENT.tmp, ignored), ${outcomes.incompleteTail} refused with IncompleteTail in a record or footer, ${outcomes.tornHeader} at offset 0 or in a header, ${outcomes.notInitialized} before init was acknowledged`,
-        );
-      }),
+    it.effect(
+      `${workload.name}: every explored cut point reopens to a decided prefix`,
+      () =>
+        Effect.gen(function* () {
+          const expected = replay(workload.steps);
+          const outcomes = noOutcomes();
+          const report = yield* Crash.exploreCrashes(
+            crashWorkload(workload, expected),
+            crashCheck(expected, outcomes),
+            {
+              setup: (disk) => Effect.sync(() => disk.seedDirectory(directory)),
+              modes,
+              samplesPerCutPoint: full ? 2 : 1,
+              ...(full ? {} : { cutPointsMax: sampledCutPoints }),
+              seed: 17,
+            },
+          );
+          expect(report.failures.slice(0, 3).map(Crash.describeFailure)).toEqual([]);
+          expect(outcomes.tornHeader).toBe(0);
+          expect(outcomes.opened).toBeGreaterThan(report.explored);
+          totals.cutPoints += report.cutPoints;
+          totals.explored += report.explored;
+          totals.crashes += report.crashes;
+          console.log(
+            `engine crash exploration, ${workload.name}: ${report.explored} of ${report.cutPoints} cut points, ${report.crashes} crashed disks: ${outcomes.opened} opened to a decided prefix (${outcomes.stagedSegment} with a leftover SEGMENT.tmp, ignored), ${outcomes.incompleteTail} refused with IncompleteTail in a record or footer, ${outcomes.tornHeader} at offset 0 or in a header, ${outcomes.notInitialized} before init was acknowledged`,
+          );
+        }),
+      // Every cut point of the five workloads takes about ten minutes on a quiet machine.
+      full ? 30 * 60_000 : 60_000,
     );
   }
 
