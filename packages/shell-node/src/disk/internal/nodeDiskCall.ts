@@ -13,6 +13,7 @@ const namedCodes: ReadonlySet<string> = new Set<DiskErrorCode>([
   "EISDIR",
   "ENOTEMPTY",
   "EACCES",
+  "EROFS",
   "EIO",
   "ENOSPC",
   "EAGAIN",
