@@ -83,8 +83,12 @@ export const runWorker = async (
   { queue, concurrency, shouldStop, onStart, onCompleted, workerModule = Worker },
 ) => {
   let stop;
+  let stopping = false;
   const stopped = new Promise((resolveStop) => {
-    stop = resolveStop;
+    stop = () => {
+      stopping = true;
+      resolveStop();
+    };
   });
   const failures = [];
   const worker = await workerModule.start(opened, {
@@ -98,6 +102,9 @@ export const runWorker = async (
       if (event._tag === "Completed") {
         onCompleted(event.job.jobId);
         if (shouldStop()) stop();
+      } else if (stopping && event.error === "interrupted") {
+        // A job whose claim was decided as the worker closed is failed, never run (docs/worker.md):
+        // the case is over, and it is not counted.
       } else if (event._tag !== "Started") {
         failures.push(`${event._tag} job ${event.job.jobId}: ${event.error ?? ""}`);
       }

@@ -114,7 +114,38 @@ const readAt = (
     return filled === length ? buffer : buffer.slice(0, filled);
   });
 
-const makeFileHandle = (path: string, fd: number, dataSync: boolean): FileHandle => {
+/**
+ * The largest write made on the caller's thread, on a handle opened with
+ * `inlineWrites` (`Disk.OpenOptions`). A write that waits for no device
+ * copies into the page cache: a few microseconds for a batch this size,
+ * against 40-80 µs for the hop to libuv's thread pool and back (measured
+ * 2026-12-01, docs/benchmarks.md "Writes without a hop"). Larger writes,
+ * and every O_DSYNC write (which waits for the device), go through the
+ * thread pool.
+ */
+export const inlineWriteBytesMax = 64 * 1024;
+
+const writeInline = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<number, DiskError> => {
+  try {
+    return Effect.succeed(fs.writeSync(fd, bytes, 0, bytes.length, position));
+  } catch (error) {
+    return Effect.fail(toDiskError("write", path, asErrno(error)));
+  }
+};
+
+const makeFileHandle = (
+  path: string,
+  fd: number,
+  dataSync: boolean,
+  inlineWrites = false,
+): FileHandle => {
+  // An O_DSYNC write waits for the device: never on the caller's thread.
+  const inline = inlineWrites && !dataSync;
   // After close the descriptor number may be reused by another open file, so
   // every operation checks this flag before touching `fd`.
   let closed = false;
@@ -149,6 +180,8 @@ const makeFileHandle = (path: string, fd: number, dataSync: boolean): FileHandle
           return invalidByteCounts(path, position, bytes.length);
         }
         if (closed) return Effect.fail(closedHandle("write", path));
+        if (inline && bytes.length <= inlineWriteBytesMax)
+          return writeInline(path, fd, position, bytes);
         return Effect.async<number, DiskError>((resume) => {
           fs.write(fd, bytes, 0, bytes.length, position, onWritten(resume));
         });
@@ -184,7 +217,10 @@ const open = (
 ): Effect.Effect<FileHandle, DiskError> => {
   // O_DSYNC only where a write is asked for: it means nothing to reads.
   const dataSync = options.dataSync === true && mode !== "read";
-  return Effect.map(openFile(path, mode, dataSync), (fd) => makeFileHandle(path, fd, dataSync));
+  const inlineWrites = options.inlineWrites === true && mode !== "read";
+  return Effect.map(openFile(path, mode, dataSync), (fd) =>
+    makeFileHandle(path, fd, dataSync, inlineWrites),
+  );
 };
 
 /**

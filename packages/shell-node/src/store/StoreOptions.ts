@@ -6,7 +6,9 @@
  *
  * The vocabulary is the seed's (`segment-buffer`); docs/store.md gives the
  * precise reading for an append-only log.
- */ import { Either } from "effect";
+ */
+import { Either } from "effect";
+import type { OpenOptions } from "../disk/Disk.js";
 
 /**
  * What an append waits for before it resolves:
@@ -218,5 +220,14 @@ const checkFlush = (
   }
 };
 
-/** Whether the active segment takes `O_DSYNC` appends: under `Maximal`, each batch is durable when written. */
-export const dataSyncAppends = (durability: DurabilityPolicy): boolean => durability === "Maximal";
+/**
+ * How the active segment is opened for appends: with `O_DSYNC` under
+ * `Maximal` (each batch is durable when written), with small writes made
+ * on the caller's thread under `Throughput` (nothing waits for the device,
+ * and a page-cache write costs less than the hop to the thread pool; see
+ * `Disk.OpenOptions.inlineWrites`).
+ */
+export const appendOptions = (durability: DurabilityPolicy): OpenOptions => ({
+  dataSync: durability === "Maximal",
+  inlineWrites: durability === "Throughput",
+});

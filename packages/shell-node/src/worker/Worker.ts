@@ -166,7 +166,8 @@ interface Closing {
   readonly attempts: ReadonlyMap<number, Attempt>;
   /** Jobs claimed as the worker closed (their claims decided before): failed, never run. */
   readonly unrun: ReadonlySet<number>;
-  readonly claiming: Fiber.RuntimeFiber<void>;
+  /** The claim loop, ending once the close stopped it (never rejects). */
+  readonly claiming: Promise<void>;
   /** Stops what runs beside the claim loop: the watch of commits, the timeouts. */
   readonly stop: Effect.Effect<void>;
 }
@@ -179,7 +180,8 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
   Effect.gen(function* () {
     const { slots, attempts } = worker;
     // A claim in progress starts its jobs first (they fail as interrupted, unrun).
-    yield* Fiber.interrupt(worker.claiming);
+    slots.wake();
+    yield* Effect.promise(() => worker.claiming);
     const running = slots.busy;
     // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
     // else the timeout could not interrupt the wait, and would wait for it for ever.
@@ -238,35 +240,35 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         slots.release(job.queue);
       });
     };
+    // The parked claim's controller, kept until it is used to give a claim up.
+    let controller = new AbortController();
     // A queue that had no room has some again: a parked claim without it is
     // given up (answered with nothing) and claimed again with every lane.
     slots.onRelease = (queue) => {
       if (claim !== undefined && !claim.queues.has(queue)) claim.controller.abort();
     };
-    const claimLoop = Effect.gen(function* () {
+    // A promise loop, not a fiber: a claim costs the engine's command, nothing more. Once a
+    // claim is decided its jobs are started (to run, or to fail as interrupted when the worker
+    // closes meanwhile): a close waits for the loop to end rather than cutting it short.
+    const claimLoop = async (): Promise<void> => {
       while (!closing) {
-        yield* slots.room;
+        await slots.roomOrWake();
         if (closing) return;
+        if (controller.signal.aborted) controller = new AbortController();
         const lanes = slots.lanes();
-        const controller = new AbortController();
         claim = { controller, queues: new Set(lanes.map((lane) => lane.queue)) };
-        // Not interruptible: once its claim is decided, its jobs must be started (to run, or
-        // to fail as interrupted when the worker closes meanwhile); a close that interrupts the
-        // loop waits for that, and would otherwise leave them executing with nobody on them.
-        yield* Effect.uninterruptible(
-          Effect.flatMap(
-            engine.nextJobs(lanes, { limit: slots.free(), signal: controller.signal }),
-            (jobs) => {
-              claim = undefined;
-              return Effect.sync(() => {
-                for (const job of jobs) start(job);
-              });
-            },
-          ),
-        );
+        const jobs = await engine.promises.nextJobs(lanes, {
+          limit: slots.free(),
+          signal: controller.signal,
+        });
+        claim = undefined;
+        for (const job of jobs) start(job);
       }
+    };
+    // A claim the engine refuses (its log failed or closed) ends the loop: nothing more can start.
+    const claiming = claimLoop().catch(() => {
+      claim = undefined;
     });
-    const claiming = yield* Effect.forkScoped(Effect.ignore(claimLoop));
     const unwatch = engine.watch(watchEndings(attempts));
     const timing = deadlines === undefined ? undefined : yield* Effect.forkScoped(deadlines.run);
     const stop = Effect.zipRight(

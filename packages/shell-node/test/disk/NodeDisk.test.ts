@@ -265,4 +265,47 @@ describe("NodeDisk errors", () => {
       yield* handle.close();
     }),
   );
+
+  // The rule of `inlineWrites`: on a handle opened with it, a write of at most
+  // `inlineWriteBytesMax` is made on the caller's thread (it completes inside runSync), while a
+  // larger one goes through the thread pool (runSync cannot finish it); so does every write of a
+  // handle opened without it, and of an O_DSYNC handle even if asked. Either way the bytes land.
+  it.scopedLive(
+    "writes small page-cache writes inline, O_DSYNC and large writes off the thread",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const completesInline = (effect: Effect.Effect<unknown, unknown>) =>
+          Effect.sync(() => {
+            try {
+              Effect.runSync(effect);
+              return true;
+            } catch {
+              return false;
+            }
+          });
+        const small = new Uint8Array(NodeDisk.inlineWriteBytesMax).fill(1);
+        const large = new Uint8Array(NodeDisk.inlineWriteBytesMax + 1).fill(2);
+        const plain = yield* NodeDisk.make.open(path.join(directory, "plain"), "createExclusive", {
+          inlineWrites: true,
+        });
+        expect(yield* completesInline(plain.write(0, small))).toBe(true);
+        expect(yield* completesInline(plain.write(small.length, large))).toBe(false);
+        const asked = yield* NodeDisk.make.open(path.join(directory, "asked"), "createExclusive");
+        expect(yield* completesInline(asked.write(0, small.subarray(0, 16)))).toBe(false);
+        const dsync = yield* NodeDisk.make.open(path.join(directory, "dsync"), "createExclusive", {
+          dataSync: true,
+          inlineWrites: true,
+        });
+        expect(yield* completesInline(dsync.write(0, small.subarray(0, 16)))).toBe(false);
+        // The writes that runSync could not finish still complete on the thread pool.
+        yield* Effect.sleep("200 millis");
+        expect(yield* plain.size()).toBe(small.length + large.length);
+        expect(yield* dsync.size()).toBe(16);
+        expect(yield* asked.size()).toBe(16);
+        yield* asked.close();
+        yield* plain.close();
+        yield* dsync.close();
+      }),
+  );
 });

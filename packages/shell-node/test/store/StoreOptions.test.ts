@@ -47,3 +47,16 @@ describe("StoreOptions.resolve", () => {
     expect(refused({ rotationTargetBytes: gigabyte, flush: StoreOptions.Manual })).toBe("accepted");
   });
 });
+
+describe("StoreOptions.appendOptions", () => {
+  // O_DSYNC only under Maximal; writes on the caller's thread only under Throughput, whose files
+  // are never synced (a write to a file being synced could wait for its writeback).
+  it("opens the active segment with O_DSYNC under Maximal, inline writes under Throughput", () => {
+    expect(StoreOptions.appendOptions("Maximal")).toEqual({ dataSync: true, inlineWrites: false });
+    expect(StoreOptions.appendOptions("Segment")).toEqual({ dataSync: false, inlineWrites: false });
+    expect(StoreOptions.appendOptions("Throughput")).toEqual({
+      dataSync: false,
+      inlineWrites: true,
+    });
+  });
+});

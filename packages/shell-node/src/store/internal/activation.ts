@@ -5,11 +5,11 @@
  * `open` calls it under `acquireRelease`.
  */
 import { Clock, Effect, Either } from "effect";
-import { Disk, type FileHandle } from "../../disk/Disk.js";
+import { Disk, type FileHandle, type OpenOptions } from "../../disk/Disk.js";
 import { readUpTo } from "../../disk/Files.js";
 import * as Layout from "../Layout.js";
 import { ActiveSegmentChanged } from "../StoreError.js";
-import { dataSyncAppends, type StoreOptions } from "../StoreOptions.js";
+import { appendOptions, type StoreOptions } from "../StoreOptions.js";
 import { crc32c, encodeSegmentHeader } from "./codec.js";
 import type { Validated } from "./recovery.js";
 import { createSegment, probeHardLinks } from "./segmentCreate.js";
@@ -45,11 +45,11 @@ const reopenActive = <S>(
   validated: Validated<S>,
   highest: Validated<S>["segments"][number],
   active: SegmentState,
-  dataSync: boolean,
+  append: OpenOptions,
 ) =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const handle = yield* disk.open(highest.path, "readWrite", { dataSync });
+    const handle = yield* disk.open(highest.path, "readWrite", append);
     const checked = yield* Effect.either(
       Effect.gen(function* () {
         const size = yield* handle.size();
@@ -80,7 +80,7 @@ const reopenActive = <S>(
   });
 
 /** Creates the next segment (header only, staged and hard-linked into place, synced). */
-const createNext = <S>(validated: Validated<S>, id: number, dataSync: boolean) =>
+const createNext = <S>(validated: Validated<S>, id: number, append: OpenOptions) =>
   Effect.gen(function* () {
     const epoch = validated.manifest.epoch;
     const firstSequence = validated.lastSequence + 1;
@@ -95,7 +95,7 @@ const createNext = <S>(validated: Validated<S>, id: number, dataSync: boolean) =
       id,
       header,
       sync: true,
-      dataSync,
+      append,
       operation: "activation",
     });
     const active: SegmentState = {
@@ -122,12 +122,12 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
   Effect.gen(function* () {
     const highest = validated.segments[validated.segments.length - 1];
     const segments = validated.segments.map(segmentStateOf);
-    const dataSync = dataSyncAppends(options.durability);
+    const append = appendOptions(options.durability);
     const lastActive = segments[segments.length - 1];
     const { active, handle, crc } =
       highest !== undefined && !highest.sealed && lastActive !== undefined
-        ? yield* reopenActive(validated, highest, lastActive, dataSync)
-        : yield* createNext(validated, (highest?.segmentId ?? 0) + 1, dataSync);
+        ? yield* reopenActive(validated, highest, lastActive, append)
+        : yield* createNext(validated, (highest?.segmentId ?? 0) + 1, append);
     if (active !== lastActive) segments.push(active);
     const state: StoreState = {
       directory: validated.directory,

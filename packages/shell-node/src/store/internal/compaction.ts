@@ -44,7 +44,7 @@ import {
 } from "../../disk/Files.js";
 import { createSegment } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
-import { dataSyncAppends } from "../StoreOptions.js";
+import { appendOptions } from "../StoreOptions.js";
 import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
 import { failAll, flush, type Writer } from "./writer.js";
 
@@ -354,7 +354,7 @@ const stage = (
       id,
       header,
       sync: true,
-      dataSync: dataSyncAppends(state.options.durability),
+      append: appendOptions(state.options.durability),
       operation: "compaction",
     });
     const active: SegmentState = {

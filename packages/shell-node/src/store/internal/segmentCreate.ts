@@ -21,7 +21,7 @@
  * and not at the first rotation.
  */
 import { Effect } from "effect";
-import { Disk, type DiskError, type FileHandle } from "../../disk/Disk.js";
+import { Disk, type DiskError, type FileHandle, type OpenOptions } from "../../disk/Disk.js";
 import { removeIfPresent } from "../../disk/Files.js";
 import * as Layout from "../Layout.js";
 import { HardLinksUnsupported, type LinkingOperation, noHardLinkCodes } from "../StoreError.js";
@@ -35,8 +35,8 @@ export interface SegmentCreation {
   readonly header: Uint8Array;
   /** Sync the staged file and `segments/` (steps 2 and 3); false only under `Throughput`. */
   readonly sync: boolean;
-  /** Open the new segment for appends with `O_DSYNC` (`Maximal`). */
-  readonly dataSync: boolean;
+  /** How the new segment is opened for appends (`O_DSYNC` under `Maximal`, see `appendOptions`). */
+  readonly append: OpenOptions;
   /** Who creates it, for `HardLinksUnsupported`. */
   readonly operation: LinkingOperation;
 }
@@ -65,14 +65,14 @@ const linkOrRefuse = (
  *
  * @example
  *   const handle = yield* createSegment({ directory, epoch, id: 2, header,
- *     sync: true, dataSync: true, operation: "rotation" });
+ *     sync: true, append: { dataSync: true }, operation: "rotation" });
  */
 export const createSegment = (
   creation: SegmentCreation,
 ): Effect.Effect<FileHandle, DiskError | HardLinksUnsupported, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const { directory, epoch, id, header, sync, dataSync, operation } = creation;
+    const { directory, epoch, id, header, sync, append, operation } = creation;
     const staging = Layout.segmentStagingPath(directory, epoch);
     const target = Layout.segmentPath(directory, epoch, id);
     yield* removeIfPresent(staging, false);
@@ -83,7 +83,7 @@ export const createSegment = (
     yield* linkOrRefuse(staging, target, operation);
     if (sync) yield* disk.syncDirectory(Layout.segmentsPath(directory, epoch));
     yield* disk.remove(staging);
-    return yield* disk.open(target, "readWrite", { dataSync });
+    return yield* disk.open(target, "readWrite", append);
   });
 
 /**

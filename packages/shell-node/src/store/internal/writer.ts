@@ -28,7 +28,7 @@ import type { PendingRecord } from "../../log/Batch.js";
 import * as Ticket from "../../log/Ticket.js";
 import * as Layout from "../Layout.js";
 import { PendingFull, StoreClosed, type StoreError, WriterFailed } from "../StoreError.js";
-import { dataSyncAppends } from "../StoreOptions.js";
+import { appendOptions } from "../StoreOptions.js";
 import {
   crc32c,
   encodeRecordInto,
@@ -387,7 +387,7 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<WriterFailed | undefine
         id,
         header,
         sync: syncing,
-        dataSync: dataSyncAppends(state.options.durability),
+        append: appendOptions(state.options.durability),
         operation: "rotation",
       }),
     );

@@ -102,9 +102,13 @@ export interface AttemptSettings {
   readonly now: () => number;
 }
 
+const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
+
 /** A running attempt, as the worker tracks it. */
 export class Attempt {
-  readonly controller = new AbortController();
+  // Made when the handler first reads its signal: most handlers never do, and an
+  // AbortController costs more than the rest of an attempt's bookkeeping.
+  private controller: AbortController | undefined;
   /** Set once the worker itself ends the attempt: later events about it are its own. */
   finishing = false;
   /** Why the attempt was aborted, once it was: the first reason wins. */
@@ -119,7 +123,16 @@ export class Attempt {
     if (this.reason !== undefined) return;
     this.reason = reason;
     this.onAbort?.(reason);
-    this.controller.abort(new Error(`the attempt was aborted: ${reason}`));
+    this.controller?.abort(abortError(reason));
+  }
+
+  /** The handler's signal: aborted already if the attempt was. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.reason !== undefined) this.controller.abort(abortError(this.reason));
+    }
+    return this.controller.signal;
   }
 
   /** Tells `onAbort` the reason once the attempt is aborted (at once if it was). */
@@ -185,7 +198,12 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Promise<Outcome
       ),
     });
   }
-  const context: HandlerContext = { signal: attempt.controller.signal, heartbeat: () => {} };
+  const context: HandlerContext = {
+    get signal() {
+      return attempt.signal;
+    },
+    heartbeat: () => {},
+  };
   // A handler that settles once its signal was aborted settles because of it (it returns what
   // it has, or rejects with the signal's reason): the abort decided the attempt's end.
   const settled = (outcome: Outcome): Outcome =>

@@ -69,6 +69,28 @@ export class Slots {
     });
   });
 
+  /**
+   * Resolves once some queue has room (at once if one has) or `wake` is
+   * called: a promise, for the claim loop, which runs without a fiber.
+   */
+  roomOrWake(): Promise<void> {
+    if (this.lanes().length > 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.waiters.push(resolve);
+    }).then(() => (this.woken ? undefined : this.roomOrWake()));
+  }
+
+  // Set by `wake`: waits for room end at once from then on.
+  private woken = false;
+
+  /** Ends every wait of `roomOrWake`, now and later (the worker closes). */
+  wake(): void {
+    this.woken = true;
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const waiter of waiters) waiter();
+  }
+
   /** Resolves once some queue has room (at once if one has). */
   readonly room: Effect.Effect<void> = Effect.suspend(() =>
     this.lanes().length > 0 ? Effect.void : Effect.zipRight(this.released, this.room),

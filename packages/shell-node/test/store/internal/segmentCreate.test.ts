@@ -24,7 +24,7 @@ const creation: SegmentCreation = {
   id: 2,
   header,
   sync: true,
-  dataSync: true,
+  append: { dataSync: true },
   operation: "rotation",
 };
 const target = Layout.segmentPath(directory, 1, 2);
@@ -90,7 +90,7 @@ describe("createSegment", () => {
   it.effect("skips both syncs when asked (Throughput), and nothing else", () =>
     Effect.gen(function* () {
       const disk = prepared();
-      const handle = yield* run(disk, createSegment({ ...creation, sync: false, dataSync: false }));
+      const handle = yield* run(disk, createSegment({ ...creation, sync: false, append: {} }));
       expect(handle.dataSync).toBe(false);
       yield* handle.close();
       const kinds = disk.operations().map((operation) => operation.kind);
