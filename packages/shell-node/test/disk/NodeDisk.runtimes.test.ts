@@ -1,6 +1,7 @@
 // Proves the parts of NodeDisk that differ per runtime behave on Node as the other runtimes rely
 // on: the runtime is read from `process.versions`, Deno's `undefined` callback errors mean
-// success, thrown errors keep their errno code, and the fs-ext addon is loaded on the first lock,
+// success, thrown errors keep their errno code, a runtime's untyped API is checked before it is
+// called, and the fs-ext addon is loaded on the first lock,
 // not when the shell is imported (Bun and Deno cannot load it). The last runs the BUILT dist in
 // a `node` child and reads its CommonJS module cache before and after a lock.
 import { spawnSync } from "node:child_process";
@@ -9,6 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { invoke, MissingMember, member } from "../../src/disk/internal/dynamic.js";
 import { asErrno, failed, toDiskError } from "../../src/disk/internal/nodeDiskCall.js";
 import { detect } from "../../src/disk/internal/runtime.js";
 
@@ -34,6 +36,31 @@ describe("node:fs callbacks on every runtime", () => {
     const numbered = Object.assign(new Error("odd"), { code: 21 });
     expect(toDiskError("lock", "/data/LOCK", asErrno(numbered)).code).toBe("Other");
     expect(toDiskError("lock", "/data/LOCK", asErrno("text")).detail).toBe("UNKNOWN: text");
+  });
+});
+
+describe("reaching a runtime's untyped API (Bun's bun:ffi, Deno's namespace)", () => {
+  it("calls a method with its object as `this`", () => {
+    const file = {
+      locked: false,
+      tryLock(exclusive: boolean) {
+        this.locked = exclusive;
+        return true;
+      },
+    };
+    expect(invoke(file, "tryLock", true)).toBe(true);
+    expect(file.locked).toBe(true);
+  });
+
+  it("throws MissingMember for a member that is absent or not a function", () => {
+    expect(() => invoke({ tryLock: true }, "tryLock")).toThrow(MissingMember);
+    expect(() => invoke(undefined, "open")).toThrow("open is not available in this runtime");
+  });
+
+  it("reads a member of an object only", () => {
+    expect(member({ symbols: 1 }, "symbols")).toBe(1);
+    expect(member(null, "symbols")).toBeUndefined();
+    expect(member("text", "length")).toBeUndefined();
   });
 });
 
