@@ -143,6 +143,7 @@ const samples: Samples = {
     value: "NaN",
     expected: "an integer number of milliseconds, 0 to 2^53-1",
   }),
+  Overloaded: new Engine.Overloaded({ queuedCommandsMax: 100_000 }),
   DiskError: disk,
   Rejected: new Rejected({
     command: "RegisterSchedule",
@@ -171,8 +172,16 @@ describe("errorLine", () => {
       expect(Errors.exitOf(failure), tag).toBe(
         ["UsageError", "InvalidOption", "InvalidArgument"].includes(tag) ? 2 : 1,
       );
-      // Only a usage error, an event the codec refuses and a decider's refusal concern no file.
-      if (!["UsageError", "UnencodableEvent", "Rejected", "InvalidArgument"].includes(tag)) {
+      // Only a usage error, an event the codec refuses, a decider's refusal and an engine's
+      // refusals of an argument or of one command too many concern no file.
+      const noFile = [
+        "UsageError",
+        "UnencodableEvent",
+        "Rejected",
+        "InvalidArgument",
+        "Overloaded",
+      ];
+      if (!noFile.includes(tag)) {
         expect(failure.description.path, tag).toBeDefined();
       }
     }

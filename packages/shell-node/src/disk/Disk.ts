@@ -43,6 +43,7 @@ export type DiskErrorCode =
   | "EISDIR"
   | "ENOTEMPTY"
   | "EACCES"
+  | "EROFS"
   | "EIO"
   | "ENOSPC"
   | "EAGAIN"

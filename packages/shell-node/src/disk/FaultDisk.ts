@@ -436,7 +436,12 @@ const fromRoot = (root: DirectoryNode, options: Options): FaultDisk => {
     if (powerOff && !current.survivesPowerCut) return refuse("EIO", powerCutDetail);
     const struck = strike(current);
     for (const fault of struck) {
-      if (fault._tag === "Fail") return refuse(fault.code, `injected fault: ${fault.code}`);
+      if (fault._tag !== "Fail") continue;
+      // close(2) frees the descriptor, and with it the flock, even when it reports an error:
+      // a failed close or release still closes (a disk that kept the lock would refuse every
+      // reopen of the process with LockHeld, which no real kernel does).
+      if (current.survivesPowerCut) body({ shortWriteBytesMax: undefined, loseDirtyPages: false });
+      return refuse(fault.code, `injected fault: ${fault.code}`);
     }
     let shortWriteBytesMax: number | undefined;
     for (const fault of struck) {

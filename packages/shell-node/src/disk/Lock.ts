@@ -111,10 +111,19 @@ export const acquire = (
     return { handle, path, holder, description };
   });
 
-/** True when LOCK still holds exactly `lock.description` (the session is ours). */
-export const stillOurs = (lock: HeldLock): Effect.Effect<boolean, never, Disk> =>
+/**
+ * True when LOCK still holds exactly `lock.description` (the session is
+ * ours); false when it holds anything else or is gone. A read that fails
+ * otherwise (EIO, EACCES...) fails with its `DiskError`: that is no proof
+ * the file was replaced, and calling it `LockSessionLost` would send the
+ * operator looking for another process instead of at the disk.
+ */
+export const stillOurs = (lock: HeldLock): Effect.Effect<boolean, DiskError, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
     const bytes = yield* Effect.either(disk.readFile(lock.path));
-    return Either.isRight(bytes) && Buffer.from(bytes.right).equals(lock.description);
+    if (Either.isLeft(bytes)) {
+      return bytes.left.code === "ENOENT" ? false : yield* Effect.fail(bytes.left);
+    }
+    return Buffer.from(bytes.right).equals(lock.description);
   });

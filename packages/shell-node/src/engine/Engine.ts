@@ -36,7 +36,7 @@ import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
 import type { StoreOptionsInput } from "../store/StoreOptions.js";
 import { BatchDecider, type Failure } from "./internal/batchDecider.js";
-import { CommandQueue } from "./internal/commandQueue.js";
+import { CommandQueue, Overloaded, queuedCommandsMaxDefault } from "./internal/commandQueue.js";
 import { Rejected } from "./internal/engineRequest.js";
 import {
   commandFace,
@@ -61,7 +61,7 @@ import {
 export type { Committed, SubscribeOptions, SubscriberStats, Subscription };
 import { Timers } from "./internal/timers.js";
 
-export { Rejected };
+export { Overloaded, queuedCommandsMaxDefault, Rejected };
 export type {
   CompleteOptions,
   FailOptions,
@@ -94,10 +94,14 @@ export class InvalidArgument extends Data.TaggedError("InvalidArgument")<{
 }
 
 /** What every engine command can fail with: a refusal, or its log's failures. */
-export type EngineError<K extends Log.Kind = FileLogKind> = Rejected | Failure<K>;
+export type EngineError<K extends Log.Kind = FileLogKind> = Rejected | Overloaded | Failure<K>;
 
 /** What opening an engine can fail with. */
-export type OpenError = RecoveryError | InitError | HistoryRejected<HistoryError.HistoryError>;
+export type OpenError =
+  | RecoveryError
+  | InitError
+  | HistoryRejected<HistoryError.HistoryError>
+  | InvalidArgument;
 
 /** How the engine treats what it finds at open, and time. */
 export interface StartOptions {
@@ -120,6 +124,13 @@ export interface StartOptions {
    * usual rules) before serving. Default true.
    */
   readonly rescueOnOpen?: boolean;
+  /**
+   * Commands that may wait to be decided (issued faster than the log takes
+   * them, or held by a compaction); past it a command is refused at once
+   * with `Overloaded` and nothing is done. `room()` waits until there is
+   * room. A positive integer; default 100,000.
+   */
+  readonly queuedCommandsMax?: number;
 }
 
 export interface EngineOptions extends StoreOptionsInput, StartOptions {
@@ -156,10 +167,14 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly subscriberStats: () => SubscriberStats;
     /** Tells `listener` each committed batch's records (see `EngineService.watch`). */
     readonly watch: (listener: Watcher) => () => void;
+    /** Resolves once the command queue has room (see `EngineService.room`). */
+    readonly room: () => Promise<void>;
   };
 
 /** The engine as an Effect service: its commands, queries, report and log view. */
-export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Failure<K>> &
+export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
+  Failure<K> | Overloaded
+> &
   EffectQueries & {
     readonly report: EngineReport<K>;
     /** The log, read-only: reads, stats; nothing that appends. */
@@ -198,6 +213,12 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<Fai
      * `subscribe`.
      */
     readonly watch: (listener: Watcher) => () => void;
+    /**
+     * Resumes once the command queue holds fewer than `queuedCommandsMax`
+     * commands (at once if it does): what a caller refused with `Overloaded`
+     * waits on before issuing again. Room is not reserved, so loop.
+     */
+    readonly room: () => Effect.Effect<void>;
     /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
@@ -258,6 +279,18 @@ const checkRetention = (retentionMs: number): Effect.Effect<void, InvalidArgumen
         }),
       );
 
+/** Refuses a queue bound that is not a positive count. */
+const checkQueuedCommandsMax = (value: number): Effect.Effect<number, InvalidArgument> =>
+  Number.isSafeInteger(value) && value >= 1
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new InvalidArgument({
+          argument: "queuedCommandsMax",
+          value: String(value),
+          expected: "an integer count of commands, 1 to 2^53-1",
+        }),
+      );
+
 /**
  * Compaction: decide what is queued, hold the queue, write the new base of
  * the decided state, and make the folded base both states.
@@ -295,7 +328,7 @@ const compactor = <K extends Log.Kind>(
 /** Fails every executing job (the lock, or the log, proves no other worker runs them). */
 const rescueOrphans = <K extends Log.Kind>(
   decider: BatchDecider<K>,
-  rescue: EffectCommands<Failure<K>>["rescue"],
+  rescue: EffectCommands<Failure<K> | Overloaded>["rescue"],
 ): Effect.Effect<number, EngineError<K>> =>
   Query.jobsIn(decider.decided, "executing").length === 0
     ? Effect.succeed(0)
@@ -332,11 +365,12 @@ const subscriptionsOf = <K extends Log.Kind>(
 const deciding = <K extends Log.Kind>(
   recovered: Log.Recovered<Generation.Builder, K>,
   now: () => number,
+  queuedCommandsMax: number,
 ) =>
   Effect.gen(function* () {
     const { log } = recovered;
     const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence(), now);
-    const queue = new CommandQueue(log, decider);
+    const queue = new CommandQueue(log, decider, queuedCommandsMax);
     // Once the log no longer takes appends, no parked claim would ever wake.
     const refuseParked = Effect.sync(() => {
       const admitted = log.admission();
@@ -356,15 +390,18 @@ export const fromLog = <K extends Log.Kind>(
   options: StartOptions = {},
 ): Effect.Effect<
   EngineService<K>,
-  HistoryRejected<HistoryError.HistoryError> | EngineError<K>,
+  HistoryRejected<HistoryError.HistoryError> | EngineError<K> | InvalidArgument,
   Scope.Scope
 > =>
   Effect.gen(function* () {
     const { log } = recovered;
+    const queuedCommandsMax = yield* checkQueuedCommandsMax(
+      options.queuedCommandsMax ?? queuedCommandsMaxDefault,
+    );
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
-    const { decider, queue, refuseParked } = yield* deciding(recovered, now);
+    const { decider, queue, refuseParked } = yield* deciding(recovered, now, queuedCommandsMax);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided));
     const { subscriptions, rebased } = subscriptionsOf(
       recovered,
@@ -392,7 +429,11 @@ export const fromLog = <K extends Log.Kind>(
     const compact = yield* compactor(log, queue, decider, rebased);
     if (options.timers !== false) {
       // Interrupted when the engine's scope closes; ends on its own once the log is closed.
-      yield* Effect.forkScoped(Effect.ignore(timers.run(effects.tick())));
+      // A full queue defers the timer's tick until there is room; it does not end the timer.
+      const tick = Effect.retry(Effect.zipRight(queue.room(), effects.tick()), {
+        while: (error) => error._tag === "Overloaded",
+      });
+      yield* Effect.forkScoped(Effect.ignore(timers.run(tick)));
     }
     // Programs of several steps are defined once, as Effects, and run for
     // the promise face on the engine's clock.
@@ -405,6 +446,7 @@ export const fromLog = <K extends Log.Kind>(
       subscribe: (subscribeOptions = {}) => iterator(subscriptions, subscribeOptions, run),
       subscriberStats: () => subscriptions.stats(),
       watch,
+      room: queue.roomPromise,
     });
     return {
       ...effects,
@@ -416,6 +458,7 @@ export const fromLog = <K extends Log.Kind>(
       subscribe: (subscribeOptions) => stream(subscriptions, subscribeOptions),
       subscriberStats: () => Effect.sync(() => subscriptions.stats()),
       watch,
+      room: queue.room,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
@@ -440,7 +483,7 @@ const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => St
       return tickReport(promoted, yield* queue.execute(tickCommands.deliverDue(time)));
     });
   // The tables' entries have the mapped types' shapes by construction (faces.ts).
-  return { ...commands, ...reads, tick } as unknown as EffectCommands<Failure<K>> &
+  return { ...commands, ...reads, tick } as unknown as EffectCommands<Failure<K> | Overloaded> &
     EffectQueries & { readonly tick: () => Effect.Effect<TickReport, EngineError<K>> };
 };
 
@@ -451,7 +494,7 @@ const promiseFace = <K extends Log.Kind>(
   now: () => number,
   programs: Pick<
     PromiseFace<K>,
-    "tick" | "compact" | "flush" | "subscribe" | "subscriberStats" | "watch"
+    "tick" | "compact" | "flush" | "subscribe" | "subscriberStats" | "watch" | "room"
   >,
 ): PromiseFace<K> => {
   const commands = commandFace((at) => queue.submit(at(now())));

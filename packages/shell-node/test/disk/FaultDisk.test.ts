@@ -683,6 +683,25 @@ describe("FaultDisk locks and helpers", () => {
     }),
   );
 
+  it.effect(
+    "a release or close that fails still frees the lock and the handle, as close(2) does",
+    () =>
+      Effect.gen(function* () {
+        const disk = dataDisk({
+          faults: [FaultDisk.fail("release", "EIO"), FaultDisk.fail("close", "EIO")],
+        });
+        const held = yield* disk.lock("/data/LOCK");
+        expect(yield* codeOf(held.release())).toBe("EIO");
+        const handle = yield* disk.open("/data/file", "createExclusive");
+        expect(yield* codeOf(handle.close())).toBe("EIO");
+        expect(yield* codeOf(handle.write(0, bytes("x")))).toBe("Other");
+        // The lock is free again: a reopen in the same process takes it.
+        disk.clearFaults();
+        const again = yield* disk.lock("/data/LOCK");
+        yield* again.release();
+      }),
+  );
+
   it.effect("the layer provides the disk as the Disk service", () =>
     Effect.gen(function* () {
       const disk = dataDisk();

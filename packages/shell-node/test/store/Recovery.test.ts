@@ -20,7 +20,7 @@ import { Cause, Effect, Exit, Either } from "effect";
 import * as fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
-import type { DiskService } from "../../src/disk/Disk.js";
+import { DiskError, type DiskService } from "../../src/disk/Disk.js";
 import * as Init from "../../src/store/Init.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as Layout from "../../src/store/Layout.js";
@@ -416,6 +416,29 @@ describe("activation re-checks what validation saw", () => {
         ),
       );
       expect(error).toMatchObject({ _tag: "LockSessionLost", path: lockPath });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a LOCK that cannot be read back is the disk's error, not LockSessionLost", () =>
+    Effect.gen(function* () {
+      const directory = yield* populated(1);
+      const lockPath = Layout.lockPath(directory);
+      const unreadable: DiskService = {
+        ...NodeDisk.make,
+        readFile: (file) =>
+          file === lockPath
+            ? Effect.fail(
+                new DiskError({ operation: "read", path: file, code: "EIO", detail: "injected" }),
+              )
+            : NodeDisk.make.readFile(file),
+      };
+      const error = yield* Effect.flip(
+        Effect.scoped(Store.open(directory, {}, Projection.count)).pipe(
+          Effect.provide(diskLayer(unreadable)),
+        ),
+      );
+      expect(error).toMatchObject({ _tag: "DiskError", code: "EIO", path: lockPath });
+      expect(error.message).toContain("EIO");
     }).pipe(Effect.provide(nodeDisk)),
   );
 

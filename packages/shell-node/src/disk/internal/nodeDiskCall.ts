@@ -14,6 +14,7 @@ const namedCodes: ReadonlySet<string> = new Set<DiskErrorCode>([
   "EISDIR",
   "ENOTEMPTY",
   "EACCES",
+  "EROFS",
   "EIO",
   "ENOSPC",
   "EAGAIN",

@@ -6,22 +6,90 @@
  * A compaction pauses the queue: nothing decides against a state the new
  * base would not contain.
  */
-import { Deferred, Effect } from "effect";
+import { Data, Deferred, Effect } from "effect";
+import * as Described from "../../disk/Described.js";
 import type * as Log from "../../log/Log.js";
 import type { BatchDecider, Failure } from "./batchDecider.js";
 import { FiberRequest, type Pending, PromiseRequest, type Rejected } from "./engineRequest.js";
 import type { Issue } from "./operations.js";
 
+/** Commands that may wait undecided before new ones are refused (`queuedCommandsMax`). */
+export const queuedCommandsMaxDefault = 100_000;
+
+/**
+ * The queue already holds `queuedCommandsMax` commands waiting to be
+ * decided (a compaction holds them, or callers issue faster than the log
+ * takes them): this one was refused at once and nothing was done. Wait for
+ * room (`room()`) and issue it again.
+ */
+export class Overloaded extends Data.TaggedError("Overloaded")<{
+  readonly queuedCommandsMax: number;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "Overloaded",
+      undefined,
+      `${this.queuedCommandsMax} commands are already waiting to be decided (queuedCommandsMax ${this.queuedCommandsMax}); this one was refused and nothing was done: wait for room and retry`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
 export class CommandQueue<K extends Log.Kind> {
-  private queue: Array<Pending<Failure<K>>> = [];
+  private queue: Array<Pending<Failure<K> | Overloaded>> = [];
   private drainScheduled = false;
   private paused = false;
   private waitingForGate = false;
+  /** Callers waiting for room, woken once the queue is drained below its limit. */
+  private roomWaiters = new Set<() => void>();
 
   constructor(
     private readonly log: Log.Log<K>,
     private readonly decider: BatchDecider<K>,
+    private readonly queuedCommandsMax: number = queuedCommandsMaxDefault,
   ) {}
+
+  /** Commands waiting to be decided now. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /**
+   * Resumes once the queue has room for a command (at once if it has). Room
+   * is not reserved: a command issued then may still meet `Overloaded` when
+   * others took the room first, so callers loop.
+   */
+  readonly room = (): Effect.Effect<void> =>
+    Effect.suspend(() =>
+      this.hasRoom()
+        ? Effect.void
+        : Effect.async<void>((resume) => {
+            const waiter = () => resume(Effect.void);
+            this.roomWaiters.add(waiter);
+            return Effect.sync(() => this.roomWaiters.delete(waiter));
+          }),
+    );
+
+  /** The promise face of `room`. */
+  readonly roomPromise = (): Promise<void> =>
+    this.hasRoom()
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.roomWaiters.add(resolve);
+        });
+
+  private hasRoom(): boolean {
+    return this.queue.length < this.queuedCommandsMax;
+  }
+
+  private wakeRoomWaiters(): void {
+    if (this.roomWaiters.size === 0 || !this.hasRoom()) return;
+    const waiters = [...this.roomWaiters];
+    this.roomWaiters.clear();
+    for (const waiter of waiters) waiter();
+  }
 
   /**
    * Queues a command for a fiber: the Effect resumes once its batch ended.
@@ -29,7 +97,7 @@ export class CommandQueue<K extends Log.Kind> {
    * command is decided all the same (its records may already be queued).
    */
   readonly execute = <A>(issue: Issue<A>) =>
-    Effect.async<A, Rejected | Failure<K>>((resume) => {
+    Effect.async<A, Rejected | Failure<K> | Overloaded>((resume) => {
       const request = new FiberRequest(issue.command, issue.answerOf, issue.waiting, resume);
       this.enter(request, issue.signal);
       return issue.waiting === undefined ? undefined : Effect.sync(() => this.cancel(request));
@@ -53,7 +121,12 @@ export class CommandQueue<K extends Log.Kind> {
     for (const request of this.decider.takeParked()) request.refuse(error);
   }
 
-  private enter(request: Pending<Failure<K>>, signal: AbortSignal | undefined): void {
+  private enter(request: Pending<Failure<K> | Overloaded>, signal: AbortSignal | undefined): void {
+    // Bounded: a caller faster than the log (or a compaction holding the queue) is told at once.
+    if (!this.hasRoom()) {
+      request.refuse(new Overloaded({ queuedCommandsMax: this.queuedCommandsMax }));
+      return;
+    }
     if (signal !== undefined) {
       if (signal.aborted) {
         request.accept(this.decider.committed, []);
@@ -75,10 +148,11 @@ export class CommandQueue<K extends Log.Kind> {
   }
 
   /** Drops `request` if it is still queued or parked; false once it is decided. */
-  private cancel(request: Pending<Failure<K>>): boolean {
+  private cancel(request: Pending<Failure<K> | Overloaded>): boolean {
     const position = this.queue.indexOf(request);
     if (position >= 0) {
       this.queue.splice(position, 1);
+      this.wakeRoomWaiters();
     } else if (!this.decider.unpark(request)) {
       return false;
     }
@@ -115,6 +189,7 @@ export class CommandQueue<K extends Log.Kind> {
     }
     const requests = this.queue;
     this.queue = [];
+    this.wakeRoomWaiters();
     if (admitted._tag === "Refused") {
       for (const request of requests) request.refuse(admitted.error);
       this.refuseParked(admitted.error);

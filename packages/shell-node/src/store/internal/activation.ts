@@ -11,6 +11,7 @@ import * as Layout from "../Layout.js";
 import { ActiveSegmentChanged } from "../StoreError.js";
 import { appendOptions, type StoreOptions } from "../StoreOptions.js";
 import { crc32c, encodeSegmentHeader } from "./codec.js";
+import { Exclusive } from "./exclusive.js";
 import type { Validated } from "./recovery.js";
 import { createSegment, probeHardLinks } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
@@ -154,7 +155,7 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
     const writer: Writer.Writer = {
       state,
       wake: Writer.makeWake(),
-      semaphore: yield* Effect.makeSemaphore(1),
+      exclusive: new Exclusive(),
     };
     // Activation runs inside acquireRelease's uninterruptible acquire, and a
     // fork inherits that: the flusher must be interruptible for its timed waits.

@@ -230,10 +230,10 @@ interface Switched {
  * before appends pause; appends submitted before the call are written
  * first; appends submitted during it wait and get sequences after the base;
  * the superseded generation is removed after appends resume. Fails with
- * `UnencodableEvent` (before pausing anything), `CompactionConflict`, a
- * `DiskError` that left the old generation current (the writer continues),
- * or `WriterFailed` when the switch of CURRENT failed half way (which
- * generation is current is then unknown: reopen).
+ * `UnencodableEvent` (before pausing anything), `CompactionConflict`, or
+ * `WriterFailed`: an I/O error while staging (the old generation stays
+ * current, the writer stops until a reopen) or while switching CURRENT
+ * (which generation is current is then unknown: reopen).
  */
 export const compact = (
   writer: Writer,
@@ -260,7 +260,7 @@ export const compact = (
     });
     const switched = yield* Effect.gen(function* () {
       yield* flush(writer);
-      return yield* writer.semaphore.withPermits(1)(
+      return yield* writer.exclusive.holding(
         switchGeneration(writer, encoded.right.records, options),
       );
     }).pipe(
@@ -411,7 +411,21 @@ const publishPointer = (writer: Writer, staged: Staged) =>
     return yield* failure;
   });
 
-/** Stages the new generation and switches CURRENT to it; runs paused, under the writer semaphore. */
+/**
+ * An I/O error while staging stops the writer (2026-12-01, docs/store.md):
+ * the old generation is intact, but the disk has just failed an operation
+ * of the store, and nothing is written to it again until a reopen has
+ * re-validated it. Other refusals (`HardLinksUnsupported`) fail only the
+ * compaction.
+ */
+const failStop = <X extends StoreError>(writer: Writer, error: X): X | WriterFailed => {
+  if (error._tag !== "DiskError") return error;
+  const failure = new WriterFailed({ cause: error });
+  failAll(writer.state, failure);
+  return failure;
+};
+
+/** Stages the new generation and switches CURRENT to it; runs paused, holding the writer's turn. */
 const switchGeneration = (
   writer: Writer,
   base: ReadonlyArray<PendingRecord>,
@@ -441,9 +455,13 @@ const switchGeneration = (
     const orphaned = Effect.sync(() => {
       state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
     });
-    const staged = yield* stage(state, manifest, records).pipe(Effect.tapError(() => orphaned));
+    const staged = yield* stage(state, manifest, records).pipe(
+      Effect.tapError(() => orphaned),
+      Effect.mapError((error) => failStop(writer, error)),
+    );
     yield* writePointer(directory, parent.storeId, epoch).pipe(
       Effect.tapError(() => Effect.zipRight(Effect.ignore(staged.handle.close()), orphaned)),
+      Effect.mapError((error) => failStop(writer, error)),
     );
     yield* publishPointer(writer, staged);
     yield* Effect.ignore(parent.active.handle.close());

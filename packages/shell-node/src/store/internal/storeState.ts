@@ -1,7 +1,7 @@
 /**
  * The running store's mutable state. It is touched only inside `Effect.sync`
  * blocks (or between yields of the one fiber that owns a step), so every
- * transition is atomic on Node's single thread; the writer semaphore orders
+ * transition is atomic on Node's single thread; the writer's turn (`exclusive.ts`) orders
  * the I/O that goes with them.
  */
 import { Deferred, type Effect, FiberId } from "effect";

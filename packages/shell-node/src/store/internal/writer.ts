@@ -37,6 +37,7 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
+import type { Exclusive } from "./exclusive.js";
 import { rollBack } from "./rollback.js";
 import { createSegment } from "./segmentCreate.js";
 import { decide } from "./flushDecision.js";
@@ -63,7 +64,7 @@ export interface Writer {
   readonly state: StoreState;
   readonly wake: Wake;
   /** One holder at a time: a batch, a rotation, a compaction, a close. */
-  readonly semaphore: Effect.Semaphore;
+  readonly exclusive: Exclusive;
 }
 
 /** A wake with nothing held and nobody waiting. */
@@ -339,7 +340,7 @@ const failAfterRollback = (writer: Writer, active: ActiveSegment, cause: DiskErr
  * Seals the active segment (footer, synced unless `Throughput`) and starts
  * the next one (staged under `SEGMENT.tmp` and hard-linked into place, see
  * `createSegment`; file and directory synced unless `Throughput`).
- * Runs under the semaphore. Returns the failure that stopped it, if any;
+ * Runs holding the writer's turn (`exclusive`). Returns the failure that stopped it, if any;
  * the caller fails the writer with it. A failed footer write or sync is
  * taken back first (the segment ends at its last record again).
  */
@@ -456,7 +457,7 @@ const written = (
 
 /**
  * Writes one batch of what is pending (and rotates when the segment is
- * full or passed its target). Runs under the semaphore; never fails: a disk
+ * full or passed its target). Runs holding the writer's turn; never fails: a disk
  * error takes the batch's bytes back (`failAfterRollback`), is recorded in
  * the state and fails the outstanding submissions.
  */
@@ -494,7 +495,7 @@ export const flusher = (writer: Writer): Effect.Effect<void, never, Disk> =>
   Effect.gen(function* () {
     const { state } = writer;
     // Built once: an Effect is a description, run again at every batch.
-    const writeOne = writer.semaphore.withPermits(1)(writeBatch(writer));
+    const writeOne = writer.exclusive.holding(writeBatch(writer));
     const wait = waitForWake(writer.wake);
     for (;;) {
       if (state.failure !== undefined) return;
@@ -560,7 +561,7 @@ export const close = (
     });
     yield* Fiber.await(flusherFiber);
     if (first) {
-      yield* writer.semaphore.withPermits(1)(
+      yield* writer.exclusive.holding(
         Effect.gen(function* () {
           const { handle } = state.generation.active;
           if (state.failure === undefined && state.options.durability === "Segment") {
@@ -587,7 +588,7 @@ export const lastSequence = (writer: Writer): number => lastAssigned(writer.stat
 export const syncNow = (writer: Writer): Effect.Effect<void, StoreError, Disk> =>
   Effect.gen(function* () {
     yield* flush(writer);
-    yield* writer.semaphore.withPermits(1)(
+    yield* writer.exclusive.holding(
       Effect.gen(function* () {
         const { state } = writer;
         if (state.failure !== undefined) return yield* state.failure;

@@ -1,0 +1,112 @@
+// Proves the engine's command queue is bounded: past `queuedCommandsMax` commands waiting to be
+// decided, one more is refused at once with Overloaded (its message names the limit) and appends
+// nothing, `room()` waits until the queue drains, and the bound holds while a compaction holds the
+// queue. The commands are issued in one turn (a drain is a microtask) or while a compaction is
+// held inside its first directory creation on a wrapped fault disk.
+import { describe, expect, it } from "@effect/vitest";
+import { Deferred, Effect, Fiber } from "effect";
+import type { DiskService } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
+
+const directory = "/data";
+const job = (args: number) => ({ queue: "q", worker: "W", args });
+
+const withDisk = (disk: DiskService) => Effect.provide(FaultDisk.layer(disk));
+
+describe("the bounded command queue", () => {
+  it.effect("refuses a queue bound that is not a positive integer", () =>
+    Effect.gen(function* () {
+      yield* Init.init(directory);
+      for (const queuedCommandsMax of [0, -1, 1.5, Number.NaN]) {
+        const refused = yield* Effect.flip(
+          Effect.scoped(Engine.open(directory, { timers: false, queuedCommandsMax })),
+        );
+        expect(refused._tag).toBe("InvalidArgument");
+        expect(refused.message).toContain("queuedCommandsMax");
+      }
+    }).pipe(withDisk(FaultDisk.make())),
+  );
+
+  it.effect("one command past the limit is Overloaded at once; room() waits for the drain", () =>
+    Effect.gen(function* () {
+      yield* Init.init(directory);
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 3 });
+          const { promises } = engine;
+          // One turn: nothing drains in between.
+          const accepted = [1, 2, 3].map((args) => promises.insert(job(args)));
+          const overloaded = promises.insert(job(4)).then(
+            () => undefined,
+            (error: unknown) => error,
+          );
+          let roomed = false;
+          const room = promises.room().then(() => {
+            roomed = true;
+          });
+          expect(roomed).toBe(false);
+          const refusal = yield* Effect.promise(() => overloaded);
+          expect(refusal).toBeInstanceOf(Engine.Overloaded);
+          expect(String(refusal)).toContain("queuedCommandsMax 3");
+          yield* Effect.promise(() => room);
+          const inserted = yield* Effect.promise(() => Promise.all(accepted));
+          expect(inserted.map((held) => held.args)).toEqual([1, 2, 3]);
+          // With room again, the Effect face's room() answers at once.
+          yield* engine.room();
+          expect((yield* engine.jobs()).map((held) => held.args)).toEqual([1, 2, 3]);
+        }),
+      );
+    }).pipe(withDisk(FaultDisk.make())),
+  );
+
+  it.effect("the bound holds while a compaction holds the queue", () =>
+    Effect.gen(function* () {
+      const inner = FaultDisk.make();
+      const reached = yield* Deferred.make<void>();
+      const release = yield* Deferred.make<void>();
+      let holding = false;
+      // The compaction's first step of its own (mkdir epochs/E+1) waits for `release`.
+      const disk: DiskService = {
+        ...inner,
+        makeDirectory: (path) =>
+          holding
+            ? Effect.zipRight(
+                Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)),
+                inner.makeDirectory(path),
+              )
+            : inner.makeDirectory(path),
+      };
+      yield* Effect.gen(function* () {
+        yield* Init.init(directory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
+            holding = true;
+            const compaction = yield* Effect.fork(engine.compact(0));
+            yield* Deferred.await(reached);
+            // The promise face queues synchronously: both wait behind the compaction.
+            const queued = [engine.promises.insert(job(1)), engine.promises.insert(job(2))];
+            const refused = yield* Effect.flip(engine.insert(job(3)));
+            expect(refused._tag).toBe("Overloaded");
+            const room = yield* Effect.fork(engine.room());
+            yield* Effect.yieldNow();
+            expect(room.unsafePoll()).toBeNull();
+            holding = false;
+            yield* Deferred.succeed(release, undefined);
+            yield* Fiber.join(compaction);
+            yield* Fiber.join(room);
+            const inserted = yield* Effect.promise(() => Promise.all(queued));
+            expect(inserted.map((held) => held.args)).toEqual([1, 2]);
+          }),
+        );
+        // The refused command appended nothing.
+        const reopened = yield* Effect.scoped(
+          Effect.flatMap(Engine.open(directory, { timers: false }), (engine) => engine.jobs()),
+        );
+        expect(reopened.map((held) => held.args)).toEqual([1, 2]);
+      }).pipe(withDisk(disk));
+    }),
+  );
+});

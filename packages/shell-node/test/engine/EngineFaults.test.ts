@@ -1,0 +1,235 @@
+// Proves the engine's answer to I/O errors: every disk operation N of the crash workloads (init,
+// opens, appends, rotations with the staging, compactions, closes) is failed in turn with EIO,
+// ENOSPC, EACCES and EROFS on the fault disk, the process going on. The step that meets the fault
+// must fail with a typed error whose message names the code (never a defect), every later write of
+// that engine must be refused, and a reopen of the same disk once the fault is gone must succeed
+// with every step answered before the fault and none of the refused one (the writer rolled back
+// the bytes nobody was told about). CI runs a seeded sample of (N, code); TAY_FAULT_FULL=1 all.
+import { describe, expect, it } from "@effect/vitest";
+import { State } from "@tay/core";
+import { Cause, Effect, Exit, Option } from "effect";
+import type * as Disk from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import { makeRandom } from "../../src/disk/internal/faultDiskRandom.js";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
+import {
+  at,
+  deterministic,
+  directory,
+  job,
+  type Replay,
+  replay,
+  runStep,
+  setTime,
+  t0,
+  type Workload,
+  workloads,
+} from "../support/engineWorkloads.js";
+
+const full = process.env.TAY_FAULT_FULL === "1";
+/** (operation, code) pairs sampled per workload in CI. */
+const sampledFaults = Number(process.env.TAY_FAULT_SAMPLE ?? 120);
+const codes: ReadonlyArray<Disk.DiskErrorCode> = ["EIO", "ENOSPC", "EACCES", "EROFS"];
+
+/** Where a faulted run stopped: the step (-1 for init) and what it failed with. */
+interface Stopped {
+  readonly step: number;
+  readonly cause: Cause.Cause<unknown>;
+  /** Whether a write tried after the failure, on the same engine, was refused. */
+  readonly laterWriteRefused: boolean | undefined;
+}
+
+/** Runs one engine's share of the steps; answers where the next engine starts, or where it stopped. */
+const runEngine = (workload: Workload, start: number) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const opened = yield* Effect.exit(
+        Engine.open(directory, { ...workload.options, timers: false }),
+      );
+      if (Exit.isFailure(opened)) {
+        return { step: start - 1, cause: opened.cause, laterWriteRefused: undefined };
+      }
+      const engine = opened.value;
+      for (let index = start; index < workload.steps.length; index += 1) {
+        const step = workload.steps[index];
+        if (step === undefined) break;
+        yield* setTime(step.now);
+        const ran = yield* Effect.exit(
+          step._tag === "Reopen"
+            ? engine.close()
+            : Effect.catchTag(runStep(engine, step), "Rejected", () => Effect.void),
+        );
+        if (Exit.isFailure(ran)) {
+          // Writes are refused until a reopen.
+          const later = yield* Effect.exit(engine.insert(job("after-fault")));
+          return { step: index, cause: ran.cause, laterWriteRefused: Exit.isFailure(later) };
+        }
+        if (step._tag === "Reopen") return index + 1;
+      }
+      const closed = yield* Effect.exit(engine.close());
+      if (Exit.isFailure(closed)) {
+        return { step: workload.steps.length, cause: closed.cause, laterWriteRefused: undefined };
+      }
+      return workload.steps.length;
+    }),
+  );
+
+/** The workload with the disk's faults armed: where it stopped, if it did. */
+const faultedRun = (workload: Workload, disk: FaultDisk.FaultDisk) =>
+  deterministic(
+    Effect.gen(function* () {
+      yield* setTime(t0);
+      const initialized = yield* Effect.exit(Init.init(directory));
+      if (Exit.isFailure(initialized)) {
+        return { step: -1, cause: initialized.cause, laterWriteRefused: undefined };
+      }
+      let next = 0;
+      while (next < workload.steps.length) {
+        const outcome: number | Stopped = yield* runEngine(workload, next);
+        if (typeof outcome !== "number") return outcome;
+        next = outcome;
+      }
+      return undefined;
+    }).pipe(Effect.provide(FaultDisk.layer(disk))),
+  );
+
+/** Reopens the disk once the fault is gone: its state, or why it would not open. */
+const reopen = (disk: FaultDisk.FaultDisk) =>
+  deterministic(
+    Effect.scoped(
+      Effect.gen(function* () {
+        disk.clearFaults();
+        const engine = yield* Engine.open(directory, { rescueOnOpen: false, timers: false });
+        const state = yield* engine.state();
+        yield* setTime(at(100_000));
+        yield* engine.insert(job("after-reopen"));
+        return state;
+      }),
+    ).pipe(Effect.provide(FaultDisk.layer(disk))),
+  );
+
+/** The failure of `cause`, which must be a typed error describing itself with `code`. */
+const checkTyped = (cause: Cause.Cause<unknown>, code: Disk.DiskErrorCode, where: string) => {
+  const failure = Cause.failureOption(cause);
+  expect(Option.isSome(failure), `${where}: a typed failure, not ${Cause.pretty(cause)}`).toBe(
+    true,
+  );
+  if (Option.isNone(failure)) return;
+  const error = failure.value;
+  if (!(error instanceof Error) || !("_tag" in error)) {
+    expect.fail(`${where}: not a tagged error: ${String(error)}`);
+    return;
+  }
+  expect(typeof error._tag, where).toBe("string");
+  expect(error.message, where).toContain(code);
+};
+
+/** Counts for the report. */
+const counts = {
+  faults: 0,
+  operations: 0,
+  stopped: 0,
+  tolerated: 0,
+  laterWritesRefused: 0,
+  reopened: 0,
+};
+
+/** Transitions the replay allows after the workload stopped at `step`. */
+const allowed = (expected: Replay, workload: Workload, stopped: Stopped | undefined) => {
+  const last = workload.steps.length - 1;
+  if (stopped === undefined)
+    return { low: expected.after[last] ?? 0, high: expected.after[last] ?? 0 };
+  const before = stopped.step <= 0 ? 0 : (expected.after[stopped.step - 1] ?? 0);
+  const step = workload.steps[stopped.step];
+  const through = expected.after[Math.min(stopped.step, last)] ?? 0;
+  // A refused append is absent (a tick is two commands: the first may have committed); a
+  // compaction or a reopen that failed may have finished its work before the fault.
+  const whole = step === undefined || step._tag === "Compact" || step._tag === "Reopen";
+  return { low: before, high: whole ? through : Math.max(before, through - 1) };
+};
+
+/** Faults the run must check: every (operation, code), or a seeded sample. */
+const chooseFaults = (operations: number, seed: number) => {
+  const all = Array.from({ length: operations * codes.length }, (_, index) => index);
+  if (full || all.length <= sampledFaults) return all;
+  const random = makeRandom(seed);
+  for (let index = 0; index < sampledFaults; index += 1) {
+    const chosen = index + random.below(all.length - index);
+    const swapped = all[index] ?? 0;
+    all[index] = all[chosen] ?? 0;
+    all[chosen] = swapped;
+  }
+  return all.slice(0, sampledFaults).sort((left, right) => left - right);
+};
+
+/** The fault striking operation `index` of the counting run: its kind, the how-manieth of it. */
+const faultAt = (
+  log: ReadonlyArray<FaultDisk.Operation>,
+  index: number,
+  code: Disk.DiskErrorCode,
+) => {
+  const operation = log[index];
+  if (operation === undefined) throw new Error(`no operation ${index}`);
+  const nth = log.slice(0, index + 1).filter((entry) => entry.kind === operation.kind).length;
+  return { operation, fault: FaultDisk.fail(operation.kind, code, { nth }) };
+};
+
+const exploreFaults = (workload: Workload) =>
+  Effect.gen(function* () {
+    const expected = replay(workload.steps);
+    const initial = FaultDisk.make();
+    initial.seedDirectory(directory);
+    const counting = initial.crash();
+    expect(yield* faultedRun(workload, counting)).toBeUndefined();
+    const log = counting.operations();
+    counts.operations += log.length;
+    for (const choice of chooseFaults(log.length, log.length)) {
+      const code = codes[choice % codes.length] ?? "EIO";
+      const { operation, fault } = faultAt(log, Math.floor(choice / codes.length), code);
+      const where = `${workload.name}: ${code} at operation ${operation.index} (${operation.kind} ${operation.path})`;
+      const disk = initial.crash();
+      disk.inject(fault);
+      const stopped = yield* faultedRun(workload, disk);
+      counts.faults += 1;
+      if (stopped === undefined) counts.tolerated += 1;
+      else {
+        counts.stopped += 1;
+        checkTyped(stopped.cause, code, where);
+        if (stopped.laterWriteRefused !== undefined) {
+          expect(stopped.laterWriteRefused, `${where}: a later write is refused`).toBe(true);
+          counts.laterWritesRefused += 1;
+        }
+      }
+      if (stopped?.step === -1) continue; // init failed: there is no store to reopen
+      const reopened = yield* Effect.either(reopen(disk));
+      if (reopened._tag === "Left") {
+        expect.fail(`${where}: the reopen failed: ${String(reopened.left)}`);
+        continue;
+      }
+      const { low, high } = allowed(expected, workload, stopped);
+      const matching = expected.states
+        .map((state, transitions) => ({ state, transitions }))
+        .filter(({ transitions }) => transitions >= low && transitions <= high)
+        .some(({ state }) => State.equals(state, reopened.right));
+      expect(matching, `${where}: reopened to transitions in [${low}, ${high}]`).toBe(true);
+      counts.reopened += 1;
+    }
+  });
+
+describe("engine I/O faults", () => {
+  for (const workload of workloads) {
+    it.effect(
+      `${workload.name}: a fault at any operation is typed, stops the writes, loses nothing answered`,
+      () => exploreFaults(workload),
+      full ? 30 * 60_000 : 60_000,
+    );
+  }
+
+  it("reports the counts", () => {
+    console.log(
+      `engine I/O faults: ${counts.faults} runs (${full ? "every operation x EIO, ENOSPC, EACCES, EROFS: TAY_FAULT_FULL=1" : "a seeded sample; TAY_FAULT_FULL=1 runs every operation x code"}) over ${counts.operations} operations of ${workloads.length} workloads: ${counts.stopped} stopped with a typed error naming the code (${counts.laterWritesRefused} of them checked: a later write refused), ${counts.tolerated} tolerated, ${counts.reopened} reopened with every answered step and none refused`,
+    );
+    expect(counts.faults).toBeGreaterThan(0);
+  });
+});
