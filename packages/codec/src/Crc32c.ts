@@ -1,12 +1,25 @@
-/// <reference path="./fast-crc32c.d.ts" />
 /**
  * CRC-32C (Castagnoli): the only checksum of the on-disk format.
  *
  * Reflected polynomial 0x82F63B78, init 0xFFFFFFFF, final xor 0xFFFFFFFF, not
- * masked (FORMAT.md). The work is done by `fast-crc32c`, which uses the SSE4.2
- * instruction where the native addon built and a table otherwise.
+ * masked (FORMAT.md). The fast path is `fast-crc32c` (the SSE4.2 instruction
+ * where its native addon built); where it cannot load (a browser, a bundle,
+ * a runtime that refuses the addon) a slicing-by-8 table in plain
+ * JavaScript computes the same values. The choice is made once, at load,
+ * and `crc32cImplementation` says which.
  */
-import fastCrc32c from "fast-crc32c";
+import { type Crc32cFunction, loadNative } from "./internal/crc32cNative.js";
+import { crc32cSlicing } from "./internal/crc32cSlicing.js";
+
+const native = loadNative();
+
+/**
+ * Which implementation `crc32c` uses here: `native` (fast-crc32c) or
+ * `portable` (slicing-by-8 in JavaScript). Both give the same results.
+ */
+export const crc32cImplementation: "native" | "portable" = native === null ? "portable" : "native";
+
+const chosen: Crc32cFunction = native ?? crc32cSlicing;
 
 /**
  * CRC-32C of `bytes` as an unsigned 32-bit integer.
@@ -17,7 +30,4 @@ import fastCrc32c from "fast-crc32c";
  *
  * @example crc32c(new TextEncoder().encode("123456789")) === 0xe3069283
  */
-export const crc32c = (bytes: Uint8Array, initial = 0): number =>
-  // `>>> 0` pins the result (and a caller's `initial`) to unsigned 32 bits
-  // whatever the binding returns.
-  fastCrc32c.calculate(bytes, initial >>> 0) >>> 0;
+export const crc32c = (bytes: Uint8Array, initial = 0): number => chosen(bytes, initial >>> 0);

@@ -5,7 +5,10 @@
  *
  * The pure parts load without the shell (and so without any native addon)
  * from their own entries: `@tay/testkit/values`, `@tay/testkit/events`,
- * `@tay/testkit/histories`. This entry loads all of them.
+ * `@tay/testkit/histories`. This entry loads all of them, the shell too;
+ * the shell loads no native code until a lock is taken (fs-ext on Node,
+ * `bun:ffi` on Bun, none on Deno), so this entry loads on Node, Bun and
+ * Deno alike (`.ci/runtimes` imports it on each).
  */
 export * as Values from "./Values.js";
 export * as Events from "./Events.js";

@@ -5,25 +5,40 @@
  *
  * Errors are `DiskError` values with the errno code mapped to `DiskErrorCode`
  * (EWOULDBLOCK is EAGAIN, EOPNOTSUPP is ENOTSUP). Invalid positions or lengths are programmer errors
- * and die. Locks are `flock(2)` locks from `fs-ext`: they belong to the open
- * file description, so a second `lock` of the same path from this process is
- * refused exactly like one from another process.
+ * and die. Locks are `flock(2)` locks, taken as each runtime can (Node:
+ * the fs-ext addon; Bun: libc through `bun:ffi`; Deno: `FsFile.tryLock`),
+ * loaded on the first lock so that no runtime loads another's code. They
+ * belong to the open file description, so a second `lock` of the same path
+ * from this process is refused exactly like one from another process, and
+ * openers on different runtimes exclude each other. `docs/runtimes.md`.
  */
 import * as fs from "node:fs";
 import { Effect, Layer } from "effect";
-import fsExt from "fs-ext";
 import {
   Disk,
   DiskError,
   type DiskService,
   type FileHandle,
   type LockHandle,
-  LockHeld,
+  type LockHeld,
   type OpenMode,
   type OpenOptions,
   type Stat,
 } from "./Disk.js";
-import { call, callVoid, closedHandle, errnoCode, toDiskError } from "./internal/nodeDiskCall.js";
+import * as DenoLock from "./internal/denoLock.js";
+import { lockWith } from "./internal/descriptorLock.js";
+import * as FlockBunFfi from "./internal/flockBunFfi.js";
+import * as FlockFsExt from "./internal/flockFsExt.js";
+import {
+  asErrno,
+  call,
+  callVoid,
+  closeDescriptor,
+  closedHandle,
+  failed,
+  toDiskError,
+} from "./internal/nodeDiskCall.js";
+import * as Runtime from "./internal/runtime.js";
 
 /** `open(2)` flags per mode; `createExclusive` is O_CREAT|O_EXCL, read and write. */
 const openFlags: Readonly<Record<OpenMode, number>> = {
@@ -48,9 +63,6 @@ const checkByteCounts = (path: string, position: number, length: number): Effect
 
 const openDescriptor = (path: string, flags: number): Effect.Effect<number, DiskError> =>
   call<number>("open", path, (callback) => fs.open(path, flags, fileMode, callback));
-
-const closeDescriptor = (path: string, fd: number): Effect.Effect<void, DiskError> =>
-  callVoid("close", path, (callback) => fs.close(fd, callback));
 
 const fileStat = (path: string, fd: number): Effect.Effect<fs.Stats, DiskError> =>
   call<fs.Stats>("stat", path, (callback) => fs.fstat(fd, callback));
@@ -102,31 +114,6 @@ const readAt = (
     return filled === length ? buffer : buffer.slice(0, filled);
   });
 
-/** One `pwrite`; the count may be short. */
-const writeAt = (
-  path: string,
-  fd: number,
-  position: number,
-  bytes: Uint8Array,
-): Effect.Effect<number, DiskError> =>
-  call<number>("write", path, (callback) =>
-    fs.write(fd, bytes, 0, bytes.length, position, (error, written) => callback(error, written)),
-  );
-
-/** `pwrite` in a loop until every byte is written (for the lock file's description). */
-const writeAllAt = (
-  path: string,
-  fd: number,
-  position: number,
-  bytes: Uint8Array,
-): Effect.Effect<void, DiskError> =>
-  Effect.gen(function* () {
-    let done = 0;
-    while (done < bytes.length) {
-      done += yield* writeAt(path, fd, position + done, bytes.subarray(done));
-    }
-  });
-
 /**
  * The largest write made on the caller's thread, on a handle opened with
  * `inlineWrites` (`Disk.OpenOptions`). A write that waits for no device
@@ -171,14 +158,14 @@ const makeFileHandle = (
   // checks and the call are one step each, without intermediate effects.
   const onWritten =
     (resume: (effect: Effect.Effect<number, DiskError>) => void) =>
-    (error: NodeJS.ErrnoException | null, written: number) =>
+    (error: NodeJS.ErrnoException | null | undefined, written: number) =>
       resume(
-        error === null ? Effect.succeed(written) : Effect.fail(toDiskError("write", path, error)),
+        failed(error) ? Effect.fail(toDiskError("write", path, error)) : Effect.succeed(written),
       );
   const onSynced =
     (resume: (effect: Effect.Effect<void, DiskError>) => void) =>
-    (error: NodeJS.ErrnoException | null) =>
-      resume(error === null ? Effect.void : Effect.fail(toDiskError("sync", path, error)));
+    (error: NodeJS.ErrnoException | null | undefined) =>
+      resume(failed(error) ? Effect.fail(toDiskError("sync", path, error)) : Effect.void);
   return {
     path,
     dataSync,
@@ -265,11 +252,6 @@ const create = (path: string, bytes: Uint8Array): Effect.Effect<FileHandle, Disk
     }),
   );
 
-// Node's synchronous fs calls throw ErrnoExceptions; anything else still
-// becomes a DiskError (code Other), never an escaped exception.
-const asErrno = (error: unknown): NodeJS.ErrnoException =>
-  error instanceof Error ? error : new Error(String(error));
-
 const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
   Effect.map(
     call<Buffer>("read", path, (callback) => fs.readFile(path, callback)),
@@ -284,14 +266,34 @@ const rename = (source: string, target: string): Effect.Effect<void, DiskError> 
 const link = (source: string, target: string): Effect.Effect<void, DiskError> =>
   callVoid("link", source, (callback) => fs.link(source, target, callback));
 
+/** unlink(2), which refuses a directory with EISDIR on Linux. */
+const unlink = (path: string): Effect.Effect<void, DiskError> =>
+  callVoid("remove", path, (callback) => fs.unlink(path, callback));
+
+/**
+ * Deno's `fs.unlink` removes an empty directory (it falls back to rmdir),
+ * so there a directory is refused before the unlink, as Linux refuses it.
+ */
+const unlinkRefusingDirectories = (path: string): Effect.Effect<void, DiskError> =>
+  Effect.flatMap(
+    call<fs.Stats>("remove", path, (callback) => fs.lstat(path, callback)),
+    (stats) =>
+      stats.isDirectory()
+        ? Effect.fail(
+            new DiskError({ operation: "remove", path, code: "EISDIR", detail: "is a directory" }),
+          )
+        : unlink(path),
+  );
+
+const removeFile = Runtime.current === "deno" ? unlinkRefusingDirectories : unlink;
+
 const remove = (
   path: string,
   options?: { readonly recursive?: boolean },
 ): Effect.Effect<void, DiskError> =>
   options?.recursive === true
     ? callVoid("remove", path, (callback) => fs.rm(path, { recursive: true }, callback))
-    : // unlink(2) refuses a directory with EISDIR on Linux.
-      callVoid("remove", path, (callback) => fs.unlink(path, callback));
+    : removeFile(path);
 
 const readDirectory = (path: string): Effect.Effect<ReadonlyArray<string>, DiskError> =>
   Effect.map(
@@ -327,55 +329,30 @@ const syncDirectory = (path: string): Effect.Effect<void, DiskError> =>
     (fd) => Effect.ignore(closeDescriptor(path, fd)),
   );
 
-const flockNonBlocking = (path: string, fd: number): Effect.Effect<void, DiskError | LockHeld> =>
-  Effect.async<void, DiskError | LockHeld>((resume) => {
-    fsExt.flock(fd, "exnb", (error) => {
-      if (error === null) return resume(Effect.void);
-      if (errnoCode(error) === "EAGAIN") return resume(Effect.fail(new LockHeld({ path })));
-      return resume(Effect.fail(toDiskError("lock", path, error)));
-    });
-  });
-
-const makeLockHandle = (path: string, fd: number): LockHandle => {
-  let released = false;
-  return {
-    path,
-    describe: (contents) =>
-      Effect.suspend(() =>
-        released
-          ? Effect.fail(closedHandle("write", path))
-          : Effect.zipRight(
-              callVoid("write", path, (callback) => fs.ftruncate(fd, 0, callback)),
-              writeAllAt(path, fd, 0, contents),
-            ),
-      ),
-    release: () =>
-      Effect.suspend(() => {
-        if (released) return Effect.void;
-        released = true;
-        return callVoid("unlock", path, (callback) => fsExt.flock(fd, "un", callback)).pipe(
-          Effect.ensuring(Effect.ignore(closeDescriptor(path, fd))),
-        );
-      }),
-  };
+/** The lock of this process's runtime: same `LockHeld`, same kernel lock, everywhere. */
+const lockFor = (
+  runtime: Runtime.Runtime,
+): ((path: string) => Effect.Effect<LockHandle, DiskError | LockHeld>) => {
+  switch (runtime) {
+    case "node":
+      return lockWith(FlockFsExt.load);
+    case "bun":
+      return lockWith(FlockBunFfi.load);
+    case "deno":
+      return DenoLock.lock(Reflect.get(globalThis, "Deno"));
+    default: {
+      const unknown: never = runtime;
+      return unknown;
+    }
+  }
 };
 
 /**
- * open(O_RDWR|O_CREAT) + flock(LOCK_EX|LOCK_NB). The file is never truncated
- * here: its contents are only informative (`describe` rewrites them).
+ * open(O_RDWR|O_CREAT) + flock(LOCK_EX|LOCK_NB) (see `lockFor`). The file is
+ * never truncated here: its contents are only informative (`describe`
+ * rewrites them).
  */
-const lock = (path: string): Effect.Effect<LockHandle, DiskError | LockHeld> =>
-  Effect.uninterruptible(
-    Effect.gen(function* () {
-      const fd = yield* call<number>("lock", path, (callback) =>
-        fs.open(path, fs.constants.O_RDWR | fs.constants.O_CREAT, fileMode, callback),
-      );
-      yield* flockNonBlocking(path, fd).pipe(
-        Effect.tapError(() => Effect.ignore(closeDescriptor(path, fd))),
-      );
-      return makeLockHandle(path, fd);
-    }),
-  );
+const lock = lockFor(Runtime.current);
 
 /**
  * The Node implementation of `DiskService`.
@@ -398,5 +375,5 @@ export const make: DiskService = {
   lock,
 };
 
-/** Provides `Disk` backed by `node:fs` and `flock(2)`. */
+/** Provides `Disk` backed by `node:fs` and `flock(2)` (on Node, Bun and Deno). */
 export const layer: Layer.Layer<Disk> = Layer.succeed(Disk, make);

@@ -1,7 +1,8 @@
 /**
  * Bridges `node:fs` callbacks to Effect and maps errno codes to the closed
- * `DiskErrorCode` union. Private to `NodeDisk`.
+ * `DiskErrorCode` union. Private to `NodeDisk` and its lock modules.
  */
+import * as fs from "node:fs";
 import { Effect } from "effect";
 import { DiskError, type DiskErrorCode, type DiskOperation } from "../Disk.js";
 
@@ -48,8 +49,17 @@ export const toDiskError = (
   });
 };
 
+/**
+ * Whether a `node:fs` callback reports a failure. Node passes `null` for
+ * none; Deno 2.9 passes `undefined` from some calls (`fs.rename` and
+ * `fs.unlink`), so both mean success.
+ */
+export const failed = (
+  error: NodeJS.ErrnoException | null | undefined,
+): error is NodeJS.ErrnoException => error !== null && error !== undefined;
+
 /** Node's callback shape for calls that produce a value. */
-export type Callback<A> = (error: NodeJS.ErrnoException | null, value: A) => void;
+export type Callback<A> = (error: NodeJS.ErrnoException | null | undefined, value: A) => void;
 
 /**
  * Runs a callback-style `node:fs` call as an Effect failing with `DiskError`.
@@ -64,7 +74,7 @@ export const call = <A>(
   Effect.async<A, DiskError>((resume) => {
     run((error, value) => {
       resume(
-        error === null ? Effect.succeed(value) : Effect.fail(toDiskError(operation, path, error)),
+        failed(error) ? Effect.fail(toDiskError(operation, path, error)) : Effect.succeed(value),
       );
     });
   });
@@ -73,10 +83,56 @@ export const call = <A>(
 export const callVoid = (
   operation: DiskOperation,
   path: string,
-  run: (callback: (error: NodeJS.ErrnoException | null) => void) => void,
+  run: (callback: (error: NodeJS.ErrnoException | null | undefined) => void) => void,
 ): Effect.Effect<void, DiskError> =>
   call<void>(operation, path, (callback) => run((error) => callback(error, undefined)));
 
 /** The error a handle reports once it is closed: its descriptor may belong to another file by now. */
 export const closedHandle = (operation: DiskOperation, path: string): DiskError =>
   new DiskError({ operation, path, code: "Other", detail: "EBADF: the handle is closed" });
+
+/** The message of anything thrown, for a `detail`. */
+export const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : String(cause);
+
+/**
+ * Anything thrown by a synchronous fs call or a runtime's own file API as
+ * an ErrnoException: its string `code` kept (Node's and Deno's errors carry
+ * one), anything else becomes code-less (`Other` once mapped).
+ */
+export const asErrno = (error: unknown): NodeJS.ErrnoException => {
+  const code: unknown =
+    typeof error === "object" && error !== null ? Reflect.get(error, "code") : undefined;
+  const result: NodeJS.ErrnoException = new Error(messageOf(error));
+  if (typeof code === "string") result.code = code;
+  return result;
+};
+
+/** close(2). */
+export const closeDescriptor = (path: string, fd: number): Effect.Effect<void, DiskError> =>
+  callVoid("close", path, (callback) => fs.close(fd, callback));
+
+/** One `pwrite`; the count may be short. */
+export const writeAt = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<number, DiskError> =>
+  call<number>("write", path, (callback) =>
+    fs.write(fd, bytes, 0, bytes.length, position, (error, written) => callback(error, written)),
+  );
+
+/** `pwrite` in a loop until every byte is written (for the lock file's description). */
+export const writeAllAt = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<void, DiskError> =>
+  Effect.gen(function* () {
+    let done = 0;
+    while (done < bytes.length) {
+      done += yield* writeAt(path, fd, position + done, bytes.subarray(done));
+    }
+  });
