@@ -44,3 +44,4 @@ export * as Server from "./server/Server.js";
 export * as ServerError from "./server/ServerError.js";
 export * as ServerToken from "./server/Token.js";
 export * as OpenApi from "./server/OpenApi.js";
+export * as RemoteWorker from "./server/RemoteWorker.js";
