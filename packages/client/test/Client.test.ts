@@ -53,7 +53,10 @@ describe("Client over the socket", () => {
     const client = await Client.connect(directory);
     const job = await client.insert({ queue: "fenced", worker: "W", args: null });
     await client.claim("fenced");
-    await client.fail(job.jobId, "first", { attempt: 1, backoff: { baseMs: 0, factor: 1, capMs: 0 } });
+    await client.fail(job.jobId, "first", {
+      attempt: 1,
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+    });
     const before = await client.status();
     const refused = await client.complete(job.jobId, null, { attempt: 1 }).catch((error) => error);
     expect(refused._tag).toBe("Rejected");

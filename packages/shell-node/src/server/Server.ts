@@ -117,6 +117,15 @@ const authorize = async (
     throw new Unauthorized({ route, reason: "WrongToken" });
 };
 
+/** The request's URL; a target that is no path (`//`, `http:`) is an unknown route. */
+const urlOf = (method: string, target: string): URL => {
+  try {
+    return new URL(`http://tay${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    throw new UnknownRoute({ method, path: target.slice(0, 200) });
+  }
+};
+
 interface Handling {
   readonly served: Served;
   readonly options: ServeOptions;
@@ -129,9 +138,9 @@ const answer = async (
   handling: Handling,
   tcp: boolean,
 ) => {
-  const url = new URL(request.url ?? "/", "http://tay");
-  const route = url.pathname;
   const method = request.method ?? "GET";
+  const url = urlOf(method, request.url ?? "/");
+  const route = url.pathname;
   if (tcp && handling.token !== null) {
     await authorize(request, url, route, handling.options.directory, handling.token);
   }
