@@ -33,7 +33,8 @@ export type FailureExit = 1 | 2;
 export const exitOf = (failure: Failure): FailureExit =>
   failure._tag === "UsageError" ||
   failure._tag === "InvalidOption" ||
-  failure._tag === "InvalidArgument"
+  failure._tag === "InvalidArgument" ||
+  failure._tag === "InvalidListen"
     ? 2
     : 1;
 

@@ -157,14 +157,12 @@ describe("bad input", () => {
     let answered = 0;
     for (let index = 0; index < samples.length; index += 50) {
       const replies = await Promise.all(
-        samples
-          .slice(index, index + 50)
-          .map(([method, path, body]) =>
-            send(method, path.startsWith("/") ? path : `/${path}`, body).catch(() => ({
-              status: 0,
-              text: "",
-            })),
-          ),
+        samples.slice(index, index + 50).map(([method, path, body]) =>
+          send(method, path.startsWith("/") ? path : `/${path}`, body).catch(() => ({
+            status: 0,
+            text: "",
+          })),
+        ),
       );
       for (const reply of replies) {
         if (reply.status >= 400 && reply.status < 500) refusal(reply);
