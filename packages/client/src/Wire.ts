@@ -272,6 +272,28 @@ export const counts: Shape.Decoder<ReadonlyMap<string, Query.Counts>> = (input, 
     ]),
   );
 
+/**
+ * Any in-memory event field as JSON, for readers (the dashboard, `curl`):
+ * values in the wire's form, records as objects. Not for decoding back:
+ * the payload is (see `committedJson`).
+ */
+export const fieldsJson = (input: unknown, depth = 0): Json => {
+  if (depth > Value.valueDepthMax + 2) return null;
+  if (input === null || typeof input === "boolean" || typeof input === "string") return input;
+  if (typeof input === "number") return Number.isFinite(input) ? input : null;
+  if (typeof input === "bigint") return { $bigint: input.toString() };
+  if (typeof input !== "object") return null;
+  if (input instanceof Uint8Array) return { $bytes: Buffer.from(input).toString("base64") };
+  if (Array.isArray(input)) return input.map((item: unknown) => fieldsJson(item, depth + 1));
+  const entries: Array<[string, unknown]> =
+    input instanceof Map ? [...input] : Object.entries(input);
+  return objectOf(
+    entries
+      .filter(([key]) => key !== "_tag")
+      .map(([key, item]): [string, Json] => [String(key), fieldsJson(item, depth + 1)]),
+  );
+};
+
 /** One committed domain event: its sequence, its index in a mutation, the event. */
 export interface CommittedEvent {
   readonly sequence: number;
@@ -296,6 +318,7 @@ export const committedJson = (committed: CommittedEvent): JsonObject => {
     type: encoded.right.type,
     schema: encoded.right.schema,
     payload: Buffer.from(encoded.right.payload).toString("base64"),
+    fields: fieldsJson(committed.event),
   };
 };
 

@@ -45,3 +45,5 @@ export * as ServerError from "./server/ServerError.js";
 export * as ServerToken from "./server/Token.js";
 export * as OpenApi from "./server/OpenApi.js";
 export * as RemoteWorker from "./server/RemoteWorker.js";
+export * as Metrics from "./server/Metrics.js";
+export * as Dashboard from "./server/Dashboard.js";

@@ -28,6 +28,8 @@ import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
 import { streams } from "./internal/streams.js";
+import * as Dashboard from "./Dashboard.js";
+import * as Metrics from "./Metrics.js";
 import * as OpenApi from "./OpenApi.js";
 import {
   type InvalidListen,
@@ -126,7 +128,15 @@ const urlOf = (method: string, target: string): URL => {
   }
 };
 
+const dashboard = Dashboard.page();
+
+const sendText = (response: ServerResponse, type: string, text: string): void => {
+  response.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(text) });
+  response.end(text);
+};
+
 interface Handling {
+  readonly metrics: Metrics.Metrics;
   readonly served: Served;
   readonly options: ServeOptions;
   readonly token: string | null;
@@ -145,6 +155,14 @@ const answer = async (
     await authorize(request, url, route, handling.options.directory, handling.token);
   }
   if (method === "GET" && route === "/openapi.json") return sendJson(response, 200, openApi);
+  if (method === "GET" && route === "/metrics")
+    return sendText(
+      response,
+      handling.metrics.registry.contentType,
+      await handling.metrics.registry.metrics(),
+    );
+  if (method === "GET" && route === "/")
+    return sendText(response, "text/html; charset=utf-8", dashboard);
   const found = match(method, route);
   const body =
     method === "POST"
@@ -180,8 +198,24 @@ const answer = async (
 
 const handler =
   (handling: Handling, tcp: boolean) => (request: IncomingMessage, response: ServerResponse) => {
+    const startedAt = process.hrtime.bigint();
+    response.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      handling.metrics.observeRequest(routeLabel(request), response.statusCode, seconds);
+    });
     answer(request, response, handling, tcp).catch((error: unknown) => sendError(response, error));
   };
+
+const patterns = allRoutes.map(
+  (route) => [route.path, new RegExp(`^${route.path.replace(/:[A-Za-z]+/g, "[^/]+")}$`)] as const,
+);
+
+/** A route's label for the metrics: its pattern, so ids do not multiply the series. */
+const routeLabel = (request: IncomingMessage): string => {
+  const path = (request.url ?? "/").split("?")[0] ?? "/";
+  for (const [route, pattern] of patterns) if (pattern.test(path)) return route;
+  return ["/", "/metrics", "/openapi.json"].includes(path) ? path : "other";
+};
 
 const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Server => {
   const server = createServer(
@@ -239,10 +273,16 @@ const started = async (engine: Engine.EngineService, options: ServeOptions) => {
   const tcpAddress = options.listen === undefined ? undefined : parseListen(options.listen);
   if (tcpAddress !== undefined && !("host" in tcpAddress)) throw tcpAddress;
   const token = tcpAddress === undefined ? null : await Token.ensure(options.directory);
-  const handling: Handling = { served: { engine, leases, sessions }, options, token };
+  const metrics = Metrics.make(engine, {
+    leases: () => leases.size,
+    sessions: () => sessions.size,
+    leasesExpired: () => leases.expired,
+  });
+  const handling: Handling = { metrics, served: { engine, leases, sessions }, options, token };
   const socket = options.socket ?? Locate.socketPathFor(options.directory);
   const servers: Array<Server> = [];
   const stop = async () => {
+    metrics.stop();
     sessions.closeAll();
     leases.stop();
     await Promise.all(servers.map(closeServer));

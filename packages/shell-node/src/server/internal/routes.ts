@@ -408,7 +408,7 @@ const status = async ({ engine, leases, sessions }: Served): Promise<JsonObject>
     pendingRecords: stats.pendingRecords,
     pendingBytes: stats.pendingBytes,
     pressure: await Effect.runPromise(engine.log.storePressure()),
-    segments: report.segments,
+    segments: (await Effect.runPromise(engine.log.segmentSizeStats())).count,
     orphanedGenerations: report.orphanedGenerations.map((orphan) => ({
       epoch: orphan.epoch,
       kind: orphan.kind,
