@@ -103,20 +103,18 @@ const authorize = async (
   request: IncomingMessage,
   url: URL,
   route: string,
-  directory: string,
-  token: string,
-) => {
+  token: Token.Current,
+): Promise<void> => {
   const header = request.headers.authorization;
   const offered =
     header?.startsWith("Bearer ") === true ? header.slice(7).trim() : url.searchParams.get("token");
   if (offered === null || offered === undefined || offered.length === 0) {
     throw new Unauthorized({ route, reason: "MissingToken" });
   }
-  if (Token.matches(offered, token)) return;
-  // Rotated since start: the file is the authority.
-  const current = await Token.read(directory);
-  if (current === null || !Token.matches(offered, current))
+  const current = await token.get();
+  if (current === null || !Token.matches(offered, current)) {
     throw new Unauthorized({ route, reason: "WrongToken" });
+  }
 };
 
 /** The request's URL; a target that is no path (`//`, `http:`) is an unknown route. */
@@ -139,7 +137,7 @@ interface Handling {
   readonly metrics: Metrics.Metrics;
   readonly served: Served;
   readonly options: ServeOptions;
-  readonly token: string | null;
+  readonly token: Token.Current | null;
 }
 
 const answer = async (
@@ -152,7 +150,7 @@ const answer = async (
   const url = urlOf(method, request.url ?? "/");
   const route = url.pathname;
   if (tcp && handling.token !== null) {
-    await authorize(request, url, route, handling.options.directory, handling.token);
+    await authorize(request, url, route, handling.token);
   }
   if (method === "GET" && route === "/openapi.json") return sendJson(response, 200, openApi);
   if (method === "GET" && route === "/metrics")
@@ -278,7 +276,13 @@ const started = async (engine: Engine.EngineService, options: ServeOptions) => {
     sessions: () => sessions.size,
     leasesExpired: () => leases.expired,
   });
-  const handling: Handling = { metrics, served: { engine, leases, sessions }, options, token };
+  const current = token === null ? null : new Token.Current(options.directory, token);
+  const handling: Handling = {
+    metrics,
+    served: { engine, leases, sessions },
+    options,
+    token: current,
+  };
   const socket = options.socket ?? Locate.socketPathFor(options.directory);
   const servers: Array<Server> = [];
   const stop = async () => {

@@ -4,11 +4,12 @@
  * the first serve that listens on TCP into `DATA_DIR/server-token` (mode
  * 0600, published by write-temp and rename so a reader never sees half of
  * one), and rotated by `rotate` (`tay serve --rotate-token`): a running
- * server reads the file again on every request that fails to match, so a
- * rotation takes effect without a restart.
+ * server's `Current` looks at the file (one `stat`) on every TCP request
+ * and reads it again when it was replaced, so a rotation takes effect at
+ * once, for the old token too.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Locate } from "@tay/client";
 
@@ -55,3 +56,27 @@ export const matches = (offered: string, expected: string): boolean => {
   const right = Buffer.from(expected);
   return left.length === right.length && timingSafeEqual(left, right);
 };
+
+/** The token of a running server: the file's, re-read whenever the file was replaced. */
+export class Current {
+  private version = "";
+
+  constructor(
+    private readonly directory: string,
+    private token: string,
+  ) {}
+
+  /** The token now; null when the file is gone or unreadable (then nothing matches). */
+  async get(): Promise<string | null> {
+    const info = await stat(tokenPath(this.directory)).catch(() => null);
+    if (info === null) return null;
+    const version = `${info.ino}:${info.mtimeMs}:${info.size}`;
+    if (version !== this.version) {
+      const stored = await read(this.directory);
+      if (stored === null) return null;
+      this.token = stored;
+      this.version = version;
+    }
+    return this.token;
+  }
+}
