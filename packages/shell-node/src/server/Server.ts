@@ -170,9 +170,10 @@ const answer = async (
     response.setHeader("connection", "close");
     throw body.error;
   }
-  const controller = new AbortController();
+  // Made only for the routes that look at it: an AbortSignal costs more than a small request.
+  let controller: AbortController | undefined;
   response.on("close", () => {
-    if (!response.writableFinished) controller.abort();
+    if (!response.writableFinished) controller?.abort();
   });
   const call: Call = {
     route,
@@ -181,7 +182,11 @@ const answer = async (
     params: found.params,
     request,
     response,
-    signal: controller.signal,
+    get signal() {
+      controller ??= new AbortController();
+      if (response.destroyed && !response.writableFinished) controller.abort();
+      return controller.signal;
+    },
   };
   const result: Answer = await found.route.handle(call, handling.served);
   if (
