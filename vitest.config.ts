@@ -24,6 +24,7 @@ export default defineConfig({
       { find: "@tay/shell-node/testing", replacement: source("shell-node/src/testing.ts") },
       { find: /^@tay\/core$/, replacement: source("core/src/index.ts") },
       { find: /^@tay\/codec$/, replacement: source("codec/src/index.ts") },
+      { find: /^@tay\/client$/, replacement: source("client/src/index.ts") },
       { find: /^@tay\/shell-node$/, replacement: source("shell-node/src/index.ts") },
       { find: /^@tay\/testkit$/, replacement: source("testkit/src/index.ts") },
       { find: /^@tay\/cli$/, replacement: source("cli/src/Cli.ts") },

@@ -1,7 +1,7 @@
 /**
  * The `tay` command line: `init`, `status`, `verify`, `dump`, `jobs`,
  * `job`, `schedules`, `compact`, `insert`, `schedule`, `cancel`,
- * `cancel-schedule`, `copy-prefix` and `demo` (docs/cli.md has them all).
+ * `cancel-schedule`, `copy-prefix`, `demo` and `serve` (docs/cli.md has them all).
  *
  * `run` parses an argument vector with `node:util`'s `parseArgs`, runs the
  * command's program and returns the exit status: 0 success, 1 a refusal
@@ -21,6 +21,7 @@ import { demo } from "./demo.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
 import * as Read from "./read.js";
 import { copyPrefix } from "./repair.js";
+import { serve } from "./serve.js";
 import { Terminal } from "./Terminal.js";
 import * as Write from "./write.js";
 import type { Disk } from "@tay/shell-node";
@@ -46,6 +47,7 @@ export const commands: ReadonlyArray<Command> = [
   Write.cancelSchedule,
   copyPrefix,
   demo,
+  serve,
 ];
 
 /** Options every command accepts. */
@@ -73,7 +75,7 @@ const readOnly: ReadonlyArray<string> = ["status", "verify", "dump", "jobs", "jo
 /** The interrupt policy of the command `argv` names (see `InterruptPolicy`). */
 export const interruptPolicy = (argv: ReadonlyArray<string>): InterruptPolicy => {
   const name = argv[0];
-  if (name === "demo") return "graceful";
+  if (name === "demo" || name === "serve") return "graceful";
   if (name === undefined || readOnly.includes(name) || commandNamed(name) === undefined) {
     return "immediate";
   }

@@ -44,4 +44,29 @@ export class JobNotFound extends Data.TaggedError("JobNotFound")<{
 }
 
 /** The CLI's own failures. */
-export type CliError = UsageError | JobNotFound;
+export type CliError = UsageError | JobNotFound | ServedFailure;
+
+/**
+ * A command the store's server answered with an error (the CLI went
+ * through the server because another process serves the store): the
+ * server's own line, its tag as the reason.
+ */
+export class ServedFailure extends Data.TaggedError("ServedFailure")<{
+  /** The server's error tag (`Rejected`, `InvalidRequest`, `ConnectionFailed`, ...). */
+  readonly reason: string;
+  /** The socket it went through. */
+  readonly socket: string;
+  /** The server's (or the client's) one line. */
+  readonly detail: string;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      this.reason,
+      this.socket,
+      `through the store's server: ${this.detail}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}

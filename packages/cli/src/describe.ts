@@ -5,7 +5,13 @@
  *
  *   tay: <ReasonName> <path>[ at offset N][ sequence N]: <explanation>
  */
-import { type CopyPrefix, Described, type Engine, type StoreError } from "@tay/shell-node";
+import {
+  type CopyPrefix,
+  Described,
+  type Engine,
+  type Server,
+  type StoreError,
+} from "@tay/shell-node";
 import type { CliError } from "./CliError.js";
 
 /** Everything a command can fail with. */
@@ -17,7 +23,8 @@ export type Failure =
   | Engine.OpenError
   | Engine.EngineError
   | Engine.InvalidArgument
-  | CopyPrefix.CopyPrefixError;
+  | CopyPrefix.CopyPrefixError
+  | Server.ServeError;
 
 /** Exit status: 1 for a refusal or an invalid store, 2 for a usage error. */
 export type FailureExit = 1 | 2;
@@ -26,7 +33,8 @@ export type FailureExit = 1 | 2;
 export const exitOf = (failure: Failure): FailureExit =>
   failure._tag === "UsageError" ||
   failure._tag === "InvalidOption" ||
-  failure._tag === "InvalidArgument"
+  failure._tag === "InvalidArgument" ||
+  failure._tag === "InvalidListen"
     ? 2
     : 1;
 

@@ -18,11 +18,14 @@ const policy = Cli.interruptPolicy(argv);
 const signal = Effect.runSync(Deferred.make<void>());
 let signals = 0;
 
-process.on("SIGINT", () => {
+const onSignal = () => {
   signals += 1;
   if (policy === "immediate" || signals > 1) process.exit(Cli.exitCodes.interrupted);
   Effect.runSync(Deferred.succeed(signal, undefined));
-});
+};
+process.on("SIGINT", onSignal);
+// A service manager stops `tay serve` with SIGTERM: it closes as on SIGINT.
+if (policy === "graceful") process.on("SIGTERM", onSignal);
 
 // `tay dump DIR | head` closes the pipe early: that is not an error.
 process.stdout.on("error", (error: NodeJS.ErrnoException) => {

@@ -23,6 +23,7 @@ import {
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { printJob, printSchedule } from "./read.js";
+import { servedWriter, type Writer } from "./served.js";
 import { line, lines, type Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
@@ -58,6 +59,24 @@ const withEngine = <A>(
       const result = yield* use(engine);
       yield* engine.close();
       return result;
+    }),
+  );
+
+/**
+ * Runs `use` on the store's engine, or, when another process holds the
+ * store and serves it (LOCK names its socket), on its server
+ * (`served.ts`).
+ */
+const withWriter = <A>(
+  input: Input,
+  use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
+): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
+  withEngine(input, use).pipe(
+    Effect.catchTag("Locked", (locked) => {
+      const server = locked.holder?.server;
+      return server === undefined
+        ? Effect.fail(locked)
+        : Effect.scoped(Effect.flatMap(servedWriter(server.socket), use));
     }),
   );
 
@@ -125,7 +144,7 @@ export const insert: Command = {
         ...(priority === undefined ? {} : { priority }),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
       };
-      const job = yield* withEngine(input, (engine) => engine.insert(newJob));
+      const job = yield* withWriter(input, (engine) => engine.insert(newJob));
       yield* printJob(input, job);
       return exitCodes.ok;
     }),
@@ -197,7 +216,7 @@ export const schedule: Command = {
         overlap,
       };
       const expected = yield* parsed(input, "expect-revision", revisionOf);
-      const registered = yield* withEngine(input, (engine) =>
+      const registered = yield* withWriter(input, (engine) =>
         engine.registerSchedule(scheduleId, definition, expected),
       );
       yield* printSchedule(input, registered);
@@ -216,7 +235,7 @@ export const cancel: Command = {
     Effect.gen(function* () {
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
       const reason = text(input, "reason");
-      const job = yield* withEngine(input, (engine) => engine.cancel(jobId, reason));
+      const job = yield* withWriter(input, (engine) => engine.cancel(jobId, reason));
       yield* printJob(input, job);
       return exitCodes.ok;
     }),
@@ -240,7 +259,7 @@ export const cancelSchedule: Command = {
     Effect.gen(function* () {
       const scheduleId = argument(input, 1);
       const expected = yield* parsed(input, "expect-revision", revisionOf);
-      const cancelled = yield* withEngine(input, (engine) =>
+      const cancelled = yield* withWriter(input, (engine) =>
         engine.cancelSchedule(scheduleId, expected),
       );
       yield* printSchedule(input, cancelled);

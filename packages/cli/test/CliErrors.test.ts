@@ -5,9 +5,9 @@
 // keyed by every failure tag, so a new error kind fails the typecheck here.
 import { Event, HistoryError } from "@tay/core";
 import { describe, expect, it } from "vitest";
-import { UsageError, JobNotFound } from "../src/CliError.js";
+import { UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
-import { CopyPrefix, Disk, Engine, StoreError } from "@tay/shell-node";
+import { CopyPrefix, Disk, Engine, ServerError, StoreError } from "@tay/shell-node";
 
 const { CopyVerificationFailed, PrefixUnavailable } = CopyPrefix;
 const { DiskError } = Disk;
@@ -157,6 +157,17 @@ const samples: Samples = {
     baseRecordCount: 3,
   }),
   CopyVerificationFailed: new CopyVerificationFailed({ path: "/copy", detail: "differs" }),
+  ListenFailed: new ServerError.ListenFailed({
+    address: "/data/tay.sock",
+    code: "EADDRINUSE",
+    detail: "address in use",
+  }),
+  InvalidListen: new ServerError.InvalidListen({ value: "host:port:extra" }),
+  ServedFailure: new ServedFailure({
+    reason: "Rejected",
+    socket: "/data/tay.sock",
+    detail: "InvalidTransition: job 1 is cancelled: CancelJob is not allowed",
+  }),
 };
 
 const linePattern = /^tay: [A-Za-z0-9]+( \S+)?( at offset \d+)?( sequence \d+)?: [^\n]+$/;
@@ -170,16 +181,17 @@ describe("errorLine", () => {
       expect(`tay: ${failure.message}`, tag).toBe(line);
       expect(String(failure), tag).toContain(failure.message);
       expect(Errors.exitOf(failure), tag).toBe(
-        ["UsageError", "InvalidOption", "InvalidArgument"].includes(tag) ? 2 : 1,
+        ["UsageError", "InvalidOption", "InvalidArgument", "InvalidListen"].includes(tag) ? 2 : 1,
       );
       // Only a usage error, an event the codec refuses, a decider's refusal and an engine's
-      // refusals of an argument or of one command too many concern no file.
+      // refusals of an argument or of one command too many, and a bad listen address concern no file.
       const noFile = [
         "UsageError",
         "UnencodableEvent",
         "Rejected",
         "InvalidArgument",
         "Overloaded",
+        "InvalidListen",
       ];
       if (!noFile.includes(tag)) {
         expect(failure.description.path, tag).toBeDefined();

@@ -8,7 +8,8 @@
  * - store: the file store, the log's first implementation (init,
  *   recovery, inspection, options, compaction, repair);
  * - engine: the durable job queue (`Engine`, `EnginePromises`);
- * - worker: the runtime that runs jobs (`Worker`).
+ * - worker: the runtime that runs jobs (`Worker`);
+ * - server: the store served to other processes over HTTP (`Server`).
  *
  * Every public module is exported as a namespace, as Effect does. The test
  * doubles of the disk (`FaultDisk`, `Crash`) are in `@tay/shell-node/testing`.
@@ -39,3 +40,10 @@ export * as StoreOptions from "./store/StoreOptions.js";
 export * as Engine from "./engine/Engine.js";
 export * as EnginePromises from "./engine/EnginePromises.js";
 export * as Worker from "./worker/Worker.js";
+export * as Server from "./server/Server.js";
+export * as ServerError from "./server/ServerError.js";
+export * as ServerToken from "./server/Token.js";
+export * as OpenApi from "./server/OpenApi.js";
+export * as RemoteWorker from "./server/RemoteWorker.js";
+export * as Metrics from "./server/Metrics.js";
+export * as Dashboard from "./server/Dashboard.js";

@@ -18,6 +18,20 @@ export interface LockHolder {
   readonly session: string;
   /** When the lock was taken, ms since the Unix epoch. */
   readonly acquiredAt: number;
+  /**
+   * Where the holder serves the store to other processes (`tay serve`,
+   * `Server.serve`), when it does: clients and the CLI find the socket
+   * here. Absent in LOCKs written before the field, and by holders that
+   * do not serve (2026-12-01: added, optional, so old and new readers
+   * read each other's LOCKs).
+   */
+  readonly server?: LockServer;
+}
+
+/** The server of a lock holder: its Unix socket, and its TCP address when it has one. */
+export interface LockServer {
+  readonly socket: string;
+  readonly listen?: string;
 }
 
 /** Bytes a LOCK description may have; larger contents are not parsed. */
@@ -32,6 +46,11 @@ export interface LockDescriptionError {
   readonly reason: LockDescriptionErrorReason;
 }
 
+const serverJson = (server: LockServer) => ({
+  socket: server.socket,
+  ...(server.listen === undefined ? {} : { listen: server.listen }),
+});
+
 /** The LOCK bytes for `holder`: one line of JSON. */
 export const encode = (holder: LockHolder): Uint8Array =>
   new TextEncoder().encode(
@@ -40,6 +59,7 @@ export const encode = (holder: LockHolder): Uint8Array =>
       host: holder.host,
       session: holder.session,
       acquiredAt: holder.acquiredAt,
+      ...(holder.server === undefined ? {} : { server: serverJson(holder.server) }),
     })}\n`,
   );
 
@@ -58,6 +78,16 @@ const parseJson = (text: string): Either.Either<unknown, LockDescriptionError> =
 const isRecord = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** The `server` member, when it has the shape (a string socket, an optional string address). */
+const serverOf = (input: unknown): LockServer | undefined => {
+  if (!isRecord(input)) return undefined;
+  const { socket, listen } = input;
+  if (typeof socket !== "string" || (listen !== undefined && typeof listen !== "string")) {
+    return undefined;
+  }
+  return listen === undefined ? { socket } : { socket, listen };
+};
+
 /**
  * Parses LOCK's contents (untrusted: any process may have written them).
  * Returns a `LockDescriptionError` for oversized, non-UTF-8, non-JSON or
@@ -73,7 +103,7 @@ export const decode = (bytes: Uint8Array): Either.Either<LockHolder, LockDescrip
   }
   return Either.flatMap(parseJson(text), (value) => {
     if (!isRecord(value)) return failure("Shape");
-    const { pid, host, session, acquiredAt } = value;
+    const { pid, host, session, acquiredAt, server } = value;
     if (
       typeof pid !== "number" ||
       !Number.isSafeInteger(pid) ||
@@ -84,6 +114,10 @@ export const decode = (bytes: Uint8Array): Either.Either<LockHolder, LockDescrip
     ) {
       return failure("Shape");
     }
-    return Either.right({ pid, host, session, acquiredAt });
+    if (server === undefined) return Either.right({ pid, host, session, acquiredAt });
+    const served = serverOf(server);
+    return served === undefined
+      ? failure("Shape")
+      : Either.right({ pid, host, session, acquiredAt, server: served });
   });
 };

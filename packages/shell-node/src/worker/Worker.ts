@@ -39,6 +39,15 @@ import { Slots } from "./internal/slots.js";
 
 export type { Handler, HandlerContext, Plain, WorkerEvent, WorkerJob };
 
+/**
+ * What the worker needs of an engine: a waiting claim, the commit watch,
+ * and complete/fail. An engine provides it; so does a remote client's
+ * adapter (server/RemoteWorker.ts).
+ */
+export type WorkerEngine<K extends Log.Kind> = Pick<Engine.EngineService<K>, "watch"> & {
+  readonly promises: Pick<Engine.PromiseFace<K>, "nextJobs" | "complete" | "fail">;
+};
+
 /** How long `close` (and a scope's end) waits for running handlers by default. */
 export const closeTimeoutMsDefault = 10_000;
 
@@ -203,7 +212,7 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
  * `InvalidWorkerOption`, before anything starts.
  */
 export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
-  engine: Engine.EngineService<K>,
+  engine: WorkerEngine<K>,
   options: WorkerOptions<Registry>,
 ): Effect.Effect<RunningWorker, InvalidWorkerOption, Scope.Scope> =>
   Effect.gen(function* () {

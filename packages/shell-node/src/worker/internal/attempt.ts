@@ -311,7 +311,7 @@ const answer = (command: Promise<Job.Job>): Promise<Either.Either<Job.Job, unkno
  * left executing. Through the promise face: no fiber per attempt.
  */
 const record = async <K extends Log.Kind>(
-  engine: Engine.PromiseFace<K>,
+  engine: Pick<Engine.PromiseFace<K>, "complete" | "fail">,
   attempt: Attempt,
   ending: Ending,
   durationMs: number,
@@ -343,7 +343,7 @@ const record = async <K extends Log.Kind>(
  * Never rejects: what could not be recorded is told as `Unrecorded`.
  */
 export const runAttempt = async <K extends Log.Kind>(
-  engine: Engine.PromiseFace<K>,
+  engine: Pick<Engine.PromiseFace<K>, "complete" | "fail">,
   attempt: Attempt,
   settings: AttemptSettings,
 ): Promise<void> => {

@@ -1,0 +1,54 @@
+/**
+ * The write commands on a store another process serves: when opening the
+ * store is refused with `Locked` and LOCK names the holder's server
+ * socket, `insert`, `schedule`, `cancel` and `cancel-schedule` go through
+ * that server (`@tay/client`) instead of failing. The answer is the same
+ * job or schedule the engine would have printed; a refusal is the
+ * server's line (`ServedFailure`, exit 1).
+ */
+import { Client } from "@tay/client";
+import type { Commands, Job, Schedule } from "@tay/core";
+import { Effect, type Scope } from "effect";
+import { ServedFailure } from "./CliError.js";
+import type { Failure } from "./describe.js";
+
+/** What the write commands ask of a store: the engine's Effect face has it. */
+export interface Writer {
+  readonly insert: (job: Commands.NewJob) => Effect.Effect<Job.Job, Failure>;
+  readonly registerSchedule: (
+    scheduleId: string,
+    definition: Commands.ScheduleDefinitionInput,
+    expectedRevision?: number,
+  ) => Effect.Effect<Schedule.Schedule, Failure>;
+  readonly cancel: (jobId: number, reason?: string) => Effect.Effect<Job.Job, Failure>;
+  readonly cancelSchedule: (
+    scheduleId: string,
+    expectedRevision?: number,
+  ) => Effect.Effect<Schedule.Schedule, Failure>;
+}
+
+const failureOf = (socket: string) => (error: unknown) => {
+  const reason =
+    typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
+  const detail = error instanceof Error ? error.message : String(error);
+  return new ServedFailure({ reason, socket, detail });
+};
+
+/** The writer of the server on `socket`, for the scope. */
+export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Scope.Scope> =>
+  Effect.gen(function* () {
+    const fail = failureOf(socket);
+    const client = yield* Effect.acquireRelease(
+      Effect.tryPromise({ try: () => Promise.resolve(new Client.Client({ socket })), catch: fail }),
+      (opened) => Effect.promise(() => opened.close()),
+    );
+    const call = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fail });
+    return {
+      insert: (job) => call(() => client.insert(job)),
+      registerSchedule: (scheduleId, definition, expectedRevision) =>
+        call(() => client.registerSchedule(scheduleId, definition, expectedRevision)),
+      cancel: (jobId, reason) => call(() => client.cancel(jobId, reason)),
+      cancelSchedule: (scheduleId, expectedRevision) =>
+        call(() => client.cancelSchedule(scheduleId, expectedRevision)),
+    };
+  });

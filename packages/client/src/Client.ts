@@ -1,0 +1,430 @@
+/**
+ * A Tay store served by another process, with the embedded engine's
+ * promise interface (`EnginePromises`): the same commands with the same
+ * arguments, answered once durable with the same jobs and schedules
+ * (args and results as `Map`s, as the engine gives them), rejecting with
+ * the same typed errors (`error._tag`: `Rejected` with its `rejection`,
+ * `StoreClosed`, ...). The one difference is the reads (`job`, `jobs`,
+ * `counts`, ...): in-process they are synchronous, here they are
+ * promises; `await tay.job(id)` reads the same in both modes.
+ *
+ * ```ts
+ * const tay = await Client.connect("./data"); // was: await EnginePromises.open("./data")
+ * await tay.insert({ queue: "email", worker: "SendWelcome", args: { user_id: 42 } });
+ * await tay.close();
+ * ```
+ */
+import type { Backoff, Commands, Job, Query, Schedule, Value } from "@tay/core";
+
+import * as Locate from "./Locate.js";
+import * as Shape from "./Shape.js";
+import { type Address, events, InvalidValue, Transport } from "./Transport.js";
+import * as Wire from "./Wire.js";
+
+export { BadResponse, ConnectionFailed, InvalidValue, ServerError } from "./Transport.js";
+
+/** A lane of a waiting claim: a queue and how many of its jobs at most. */
+export interface Lane {
+  readonly queue: string;
+  readonly limit: number;
+}
+
+export interface NextJobsOptions {
+  readonly limit?: number;
+  /** Gives up the wait: answered with no job (jobs already started are answered). */
+  readonly signal?: AbortSignal;
+  /** The lease of each job started (default: the server's, 30 s). */
+  readonly leaseMs?: number;
+}
+
+export interface FailOptions {
+  readonly discard?: boolean;
+  readonly backoff?: Backoff.Policy;
+  readonly attempt?: number;
+}
+
+export interface CompleteOptions {
+  readonly attempt?: number;
+}
+
+export interface JobFilter {
+  readonly queue?: string;
+  readonly state?: Job.Job["state"];
+  readonly limit?: number;
+}
+
+/** What a tick did. */
+export interface TickReport {
+  readonly madeAvailable: number;
+  readonly delivered: number;
+  readonly skipped: number;
+}
+
+/** A committed event, as the engine's subscriptions give it. */
+export type Committed = Wire.CommittedEvent;
+
+/** Committed events as they commit; `close` ends it. */
+export interface Subscription extends AsyncIterableIterator<Committed> {
+  readonly close: () => void;
+}
+
+/** How to connect. */
+export interface ConnectOptions {
+  /** The bearer token of a TCP listener (default: `$TAY_TOKEN`). */
+  readonly token?: string;
+}
+
+const jobAnswer = Shape.struct({ job: Wire.job });
+const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
+const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
+const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
+const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
+const tickAnswer = Shape.struct({
+  madeAvailable: Shape.integer(),
+  delivered: Shape.integer(),
+  skipped: Shape.integer(),
+});
+
+/** A value as the wire carries it, or `InvalidValue` naming the path that is none. */
+const wireValue = (input: unknown, path: string): Wire.Json => {
+  const encoded = Shape.decode(Wire.inputJson, input, path);
+  if (!encoded.ok) throw new InvalidValue(encoded.error);
+  return encoded.value;
+};
+
+const newJobJson = (job: Commands.NewJob, path: string): Wire.JsonObject => ({
+  queue: job.queue,
+  worker: job.worker,
+  args: wireValue(job.args, `${path}.args`),
+  ...(job.priority === undefined ? {} : { priority: job.priority }),
+  ...(job.maxAttempts === undefined ? {} : { maxAttempts: job.maxAttempts }),
+  ...(job.scheduledAt === undefined ? {} : { scheduledAt: job.scheduledAt }),
+});
+
+const present = <A>(members: Record<string, A | undefined>): Record<string, A> => {
+  const out: Record<string, A> = {};
+  for (const [key, value] of Object.entries(members)) if (value !== undefined) out[key] = value;
+  return out;
+};
+
+/** A client of one server. */
+export class Client {
+  private readonly transport: Transport;
+  private session: Promise<string> | undefined;
+  private sessionClose: (() => void) | undefined;
+  private readonly ended = new Set<(committed: Committed) => void>();
+
+  constructor(address: Address) {
+    this.transport = new Transport(address);
+  }
+
+  private post<A>(path: string, body: Wire.Json, decoder: Shape.Decoder<A>, signal?: AbortSignal) {
+    return this.transport.json("POST", path, body, decoder, signal === undefined ? {} : { signal });
+  }
+
+  private get<A>(path: string, decoder: Shape.Decoder<A>) {
+    return this.transport.json("GET", path, undefined, decoder);
+  }
+
+  /** Inserts one job; answers it as inserted, once durable. */
+  async insert(job: Commands.NewJob): Promise<Job.Job> {
+    return (await this.post("/v1/insert", { job: newJobJson(job, "job") }, jobAnswer)).job;
+  }
+
+  /** Inserts several jobs atomically (one record); answers them in order. */
+  async insertMany(jobs: ReadonlyArray<Commands.NewJob>): Promise<ReadonlyArray<Job.Job>> {
+    const body = { jobs: jobs.map((job, index) => newJobJson(job, `jobs[${index}]`)) };
+    return (await this.post("/v1/insert-many", body, jobsAnswer)).jobs;
+  }
+
+  /** Starts up to `limit` (default 1) available jobs of `queue` now; each carries a lease. */
+  async claim(queue: string, limit?: number): Promise<ReadonlyArray<Job.Job>> {
+    return (await this.post("/v1/claim", present({ queue, limit }), jobsAnswer)).jobs;
+  }
+
+  /** Completes an executing job (only `attempt`, with it). */
+  async complete(
+    jobId: number,
+    result?: Value.Input,
+    options: CompleteOptions = {},
+  ): Promise<Job.Job> {
+    const body: Wire.JsonObject = {
+      jobId,
+      ...(result === undefined ? {} : { result: wireValue(result, "result") }),
+      ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
+    };
+    return (await this.post("/v1/complete", body, jobAnswer)).job;
+  }
+
+  /** Fails an executing job's attempt: retried after the backoff, or discarded. */
+  async fail(jobId: number, error: string, options: FailOptions = {}): Promise<Job.Job> {
+    const body: Wire.JsonObject = {
+      jobId,
+      error,
+      ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
+      ...(options.discard === undefined ? {} : { discard: options.discard }),
+      ...(options.backoff === undefined ? {} : { backoff: { ...options.backoff } }),
+    };
+    return (await this.post("/v1/fail", body, jobAnswer)).job;
+  }
+
+  /** Cancels a job that is not terminal. */
+  async cancel(jobId: number, reason?: string): Promise<Job.Job> {
+    return (await this.post("/v1/cancel", present({ jobId, reason }), jobAnswer)).job;
+  }
+
+  /** Registers or re-registers a schedule; `expectedRevision` 0 means "must be new". */
+  async registerSchedule(
+    scheduleId: string,
+    definition: Commands.ScheduleDefinitionInput,
+    expectedRevision?: number,
+  ): Promise<Schedule.Schedule> {
+    const body: Wire.JsonObject = {
+      scheduleId,
+      definition: {
+        ...present({
+          queue: definition.queue,
+          worker: definition.worker,
+          cron: definition.cron ?? undefined,
+          overlap: definition.overlap,
+        }),
+        args: wireValue(definition.args, "definition.args"),
+        priority: definition.priority,
+        maxAttempts: definition.maxAttempts,
+        everyMs: definition.everyMs,
+      },
+      ...(expectedRevision === undefined ? {} : { expectedRevision }),
+    };
+    return (await this.post("/v1/register-schedule", body, scheduleAnswer)).schedule;
+  }
+
+  /** Cancels a schedule (optionally only at `expectedRevision`). */
+  async cancelSchedule(scheduleId: string, expectedRevision?: number): Promise<Schedule.Schedule> {
+    const body = present<string | number>({ scheduleId, expectedRevision });
+    return (await this.post("/v1/cancel-schedule", body, scheduleAnswer)).schedule;
+  }
+
+  /**
+   * Starts up to `limit` jobs from `lanes`, waiting until at least one can
+   * start (the server answers a wait after 25 s with none, and the client
+   * asks again). Each job carries a lease (`heartbeat` extends it); with
+   * a worker session open (`session()`), a dropped connection fails them.
+   */
+  async nextJobs(
+    lanes: ReadonlyArray<Lane>,
+    options: NextJobsOptions = {},
+  ): Promise<ReadonlyArray<Job.Job>> {
+    const { signal } = options;
+    const headers = this.session === undefined ? {} : { "x-tay-session": await this.session };
+    const body: Wire.JsonObject = {
+      lanes: lanes.map((lane) => ({ queue: lane.queue, limit: lane.limit })),
+      ...present({ limit: options.limit, leaseMs: options.leaseMs }),
+    };
+    const aborted = () => signal?.aborted === true;
+    while (!aborted()) {
+      try {
+        const answer = await this.transport.json("POST", "/v1/next-jobs", body, jobsAnswer, {
+          headers,
+          ...(signal === undefined ? {} : { signal }),
+        });
+        if (answer.jobs.length > 0) return answer.jobs;
+      } catch (error) {
+        if (aborted()) return [];
+        throw error;
+      }
+    }
+    return [];
+  }
+
+  /** Extends the lease of a remotely claimed attempt; false when it is no longer held. */
+  async heartbeat(jobId: number, attempt: number, leaseMs?: number): Promise<boolean> {
+    const answer = Shape.struct({ held: Shape.boolean });
+    return (await this.post("/v1/heartbeat", present({ jobId, attempt, leaseMs }), answer)).held;
+  }
+
+  /** Fails every job executing since before `startedBefore`; answers how many. */
+  async rescue(startedBefore: number, error: string): Promise<number> {
+    const answer = Shape.struct({ rescued: Shape.integer() });
+    return (await this.post("/v1/rescue", { startedBefore, error }, answer)).rescued;
+  }
+
+  async tick(): Promise<TickReport> {
+    return this.post("/v1/tick", null, tickAnswer);
+  }
+
+  async flush(): Promise<void> {
+    await this.post("/v1/flush", null, Shape.record);
+  }
+
+  /** Compacts; answers the new generation's epoch and what it removed. */
+  async compact(retentionMs: number): Promise<Readonly<Record<string, unknown>>> {
+    return this.post("/v1/compact", { retentionMs }, Shape.record);
+  }
+
+  async job(jobId: number): Promise<Job.Job | undefined> {
+    return (await this.get(`/v1/jobs/${jobId}`, maybeJob)).job ?? undefined;
+  }
+
+  async jobs(filter: JobFilter = {}): Promise<ReadonlyArray<Job.Job>> {
+    const query = new URLSearchParams(
+      present({ queue: filter.queue, state: filter.state, limit: filter.limit?.toString() }),
+    );
+    return (await this.get(`/v1/jobs?${query}`, jobsAnswer)).jobs;
+  }
+
+  async schedule(scheduleId: string): Promise<Schedule.Schedule | undefined> {
+    const path = `/v1/schedules/${encodeURIComponent(scheduleId)}`;
+    return (await this.get(path, maybeSchedule)).schedule ?? undefined;
+  }
+
+  async schedules(): Promise<ReadonlyArray<Schedule.Schedule>> {
+    return (await this.get("/v1/schedules", Shape.struct({ schedules: Wire.schedules }))).schedules;
+  }
+
+  async counts(): Promise<ReadonlyMap<string, Query.Counts>> {
+    return (await this.get("/v1/counts", Shape.struct({ counts: Wire.counts }))).counts;
+  }
+
+  async nextWakeAt(): Promise<number | null> {
+    const answer = Shape.struct({ nextWakeAt: Shape.nullable(Shape.integer()) });
+    return (await this.get("/v1/next-wake-at", answer)).nextWakeAt;
+  }
+
+  /** The store's status (id, epoch, sequences, bytes, pressure, leases, ...). */
+  async status(): Promise<Readonly<Record<string, unknown>>> {
+    return this.get("/v1/status", Shape.record);
+  }
+
+  /** Every committed event from the next commit (or `from`), in log order. */
+  subscribe(options: { readonly from?: number } = {}): Subscription {
+    const controller = new AbortController();
+    const path = options.from === undefined ? "/v1/events" : `/v1/events?from=${options.from}`;
+    const transport = this.transport;
+    async function* stream(): AsyncGenerator<Committed> {
+      let response: Awaited<ReturnType<Transport["open"]>>;
+      try {
+        response = await transport.open("GET", path, undefined, {}, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted) return;
+        throw error;
+      }
+      try {
+        for await (const message of events(response)) {
+          if (message.event !== "committed") continue;
+          const decoded = Shape.decode(Wire.committed, message.data, "event");
+          if (decoded.ok) yield decoded.value;
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+      }
+    }
+    const iterator = stream();
+    const close = () => controller.abort();
+    return Object.assign(iterator, { close });
+  }
+
+  /**
+   * Tells `listener` each committed event as it arrives (in log order),
+   * until the returned function is called. For runtimes that react to
+   * commits; `subscribe` for anything that must not miss one.
+   */
+  watch(listener: (committed: ReadonlyArray<Committed>) => void): () => void {
+    const subscription = this.subscribe();
+    void (async () => {
+      try {
+        for await (const committed of subscription) listener([committed]);
+      } catch {
+        // A watch is advisory: a dropped stream ends it.
+      }
+    })();
+    return () => subscription.close();
+  }
+
+  /**
+   * Opens this client's worker session (once): the jobs it claims from
+   * then on are leased to it, so if its connection drops the server fails
+   * them at once ("lease expired"); `onEnded` listeners hear the end of
+   * every attempt it holds (a cancel, a rescue).
+   */
+  openSession(): Promise<string> {
+    this.session ??= this.startSession();
+    return this.session;
+  }
+
+  /** Tells `listener` the end of each attempt this client's session holds. */
+  onEnded(listener: (committed: Committed) => void): () => void {
+    this.ended.add(listener);
+    return () => {
+      this.ended.delete(listener);
+    };
+  }
+
+  private async startSession(): Promise<string> {
+    const controller = new AbortController();
+    this.sessionClose = () => controller.abort();
+    const response = await this.transport.open(
+      "GET",
+      "/v1/session",
+      undefined,
+      {},
+      controller.signal,
+    );
+    const stream = events(response);
+    const first = await stream.next();
+    const decoded = Shape.decode(
+      Shape.struct({ session: Shape.string }),
+      first.value?.data,
+      "session",
+    );
+    if (first.done === true || !decoded.ok)
+      throw new Error("BadResponse /v1/session: no session id");
+    void (async () => {
+      try {
+        for await (const message of stream) {
+          if (message.event !== "ended") continue;
+          const committed = Shape.decode(Wire.committed, message.data, "ended");
+          if (committed.ok) for (const listener of this.ended) listener(committed.value);
+        }
+      } catch {
+        // The session ends with its connection; its leases end with it on the server.
+      }
+    })();
+    return decoded.value.session;
+  }
+
+  /** Ends the session and the pool. Safe to call twice. */
+  async close(): Promise<void> {
+    this.sessionClose?.();
+    this.transport.close();
+  }
+}
+
+/** A token from the options or `$TAY_TOKEN`. */
+const tokenOf = (options: ConnectOptions): string | undefined =>
+  options.token ?? (typeof process === "undefined" ? undefined : process.env.TAY_TOKEN);
+
+/**
+ * Connects to the server of the store in `target` (a data directory: its
+ * socket is found through LOCK), or at `target` when it is a URL
+ * (`http://127.0.0.1:7070`, with the bearer token). Rejects with
+ * `ConnectionFailed` when nothing answers there.
+ */
+export const connect = async (target: string, options: ConnectOptions = {}): Promise<Client> => {
+  const address: Address = /^https?:\/\//.test(target)
+    ? urlAddress(new URL(target), tokenOf(options))
+    : { socket: Locate.socketOf(target) };
+  const client = new Client(address);
+  try {
+    await client.status();
+  } catch (error) {
+    await client.close();
+    throw error;
+  }
+  return client;
+};
+
+const urlAddress = (url: URL, token: string | undefined): Address => ({
+  host: url.hostname.replace(/^\[(.*)\]$/, "$1"),
+  port: url.port === "" ? 80 : Number(url.port),
+  token,
+});

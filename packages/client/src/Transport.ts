@@ -1,0 +1,213 @@
+/**
+ * One HTTP/1.1 connection pool to a Tay server, over its Unix socket or
+ * TCP (with the bearer token): JSON requests and answers, and event
+ * streams. Node's `http` only, which Bun and Deno provide too.
+ *
+ * Errors are tagged `Error`s, as the embedded engine's: the server's own
+ * (`Rejected`, `InvalidRequest`, `StoreClosed`, ...: `_tag` and `message`
+ * as the server said them), `ConnectionFailed` when the server cannot be
+ * reached, `BadResponse` when its answer is not the protocol.
+ */
+import { Agent, type IncomingMessage, request as httpRequest } from "node:http";
+import type { Rejection } from "@tay/core";
+import * as Shape from "./Shape.js";
+import * as Wire from "./Wire.js";
+
+/** An error the server answered with: its tag, its one line, the rejection of a `Rejected`. */
+export class ServerError extends Error {
+  constructor(
+    readonly _tag: string,
+    message: string,
+    readonly status: number,
+    readonly rejection?: Rejection.Rejection,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = _tag;
+  }
+}
+
+/** The server could not be reached (no socket, refused, reset). */
+export class ConnectionFailed extends Error {
+  readonly _tag = "ConnectionFailed";
+  constructor(
+    readonly address: string,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`ConnectionFailed ${address}: ${code}: ${detail}; is a server running (tay serve)?`);
+    this.name = "ConnectionFailed";
+  }
+}
+
+/** The server's answer is not the protocol's. */
+export class BadResponse extends Error {
+  readonly _tag = "BadResponse";
+  constructor(
+    readonly route: string,
+    readonly detail: string,
+  ) {
+    super(`BadResponse ${route}: ${detail}`);
+    this.name = "BadResponse";
+  }
+}
+
+/** A value given to a command that is no value (a function, a `Date`, `NaN`): nothing was sent. */
+export class InvalidValue extends Error {
+  readonly _tag = "InvalidValue";
+  constructor(readonly error: Shape.ShapeError) {
+    super(`InvalidValue: ${Shape.explain(error)}; nothing was sent`);
+    this.name = "InvalidValue";
+  }
+}
+
+/** Where the server is. */
+export type Address =
+  | { readonly socket: string }
+  | { readonly host: string; readonly port: number; readonly token: string | undefined };
+
+const addressText = (address: Address): string =>
+  "socket" in address ? address.socket : `${address.host}:${address.port}`;
+
+const errorCode = (error: unknown): string =>
+  typeof error === "object" && error !== null && "code" in error ? String(error.code) : "Error";
+
+export class Transport {
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+  constructor(readonly address: Address) {}
+
+  private options(method: string, path: string, headers: Record<string, string>) {
+    const auth =
+      "token" in this.address && this.address.token !== undefined
+        ? { authorization: `Bearer ${this.address.token}` }
+        : {};
+    const where =
+      "socket" in this.address
+        ? { socketPath: this.address.socket }
+        : { host: this.address.host, port: this.address.port };
+    return { ...where, method, path, agent: this.agent, headers: { ...auth, ...headers } };
+  }
+
+  /** Opens a request; resolves with the response once its headers arrived. */
+  open(
+    method: string,
+    path: string,
+    body: string | undefined,
+    headers: Record<string, string> = {},
+    signal?: AbortSignal,
+  ): Promise<IncomingMessage> {
+    const typed = body === undefined ? {} : { "content-type": "application/json" };
+    return new Promise((resolve, reject) => {
+      const sent = httpRequest(this.options(method, path, { ...typed, ...headers }), resolve);
+      sent.on("error", (error) => {
+        reject(
+          signal?.aborted === true
+            ? error
+            : new ConnectionFailed(addressText(this.address), errorCode(error), error.message),
+        );
+      });
+      if (signal !== undefined) {
+        if (signal.aborted) sent.destroy();
+        signal.addEventListener("abort", () => sent.destroy(), { once: true });
+      }
+      sent.end(body);
+    });
+  }
+
+  /** A JSON request and its checked answer; an error answer rejects with its `ServerError`. */
+  async json<A>(
+    method: string,
+    path: string,
+    body: Wire.Json | undefined,
+    decoder: Shape.Decoder<A>,
+    options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
+  ): Promise<A> {
+    const text = body === undefined ? undefined : JSON.stringify(body);
+    const response = await this.open(method, path, text, options.headers, options.signal);
+    const answer = await readAll(response);
+    const parsed = parseJson(answer, path);
+    if ((response.statusCode ?? 500) >= 400)
+      throw serverError(parsed, path, response.statusCode ?? 500);
+    const decoded = Shape.decode(decoder, parsed, "answer");
+    if (!decoded.ok) throw new BadResponse(path, Shape.explain(decoded.error));
+    return decoded.value;
+  }
+
+  /** Closes the pool's idle connections. */
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+const readAll = (response: IncomingMessage): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = [];
+    response.on("data", (chunk: Buffer) => chunks.push(chunk));
+    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    response.on("error", reject);
+  });
+
+const parseJson = (text: string, path: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadResponse(path, "the answer is not JSON");
+  }
+};
+
+const serverError = (parsed: unknown, path: string, status: number): Error => {
+  const decoded = Shape.decode(Wire.errorBody, parsed, "answer");
+  if (!decoded.ok)
+    return new BadResponse(path, `status ${status}: ${Shape.explain(decoded.error)}`);
+  const { error } = decoded.value;
+  const rejection =
+    error.rejection === undefined
+      ? undefined
+      : Shape.decode(Wire.rejection, error.rejection, "rejection");
+  return new ServerError(
+    error._tag,
+    error.message,
+    status,
+    rejection?.ok === true ? rejection.value : undefined,
+    error.field,
+  );
+};
+
+/** One Server-Sent Event. */
+export interface ServerEvent {
+  readonly event: string;
+  readonly data: unknown;
+}
+
+/**
+ * The events of a stream's response, as they arrive; ends when the
+ * response ends. Comments (`: ping`) are skipped.
+ */
+export async function* events(response: IncomingMessage): AsyncGenerator<ServerEvent> {
+  let buffered = "";
+  for await (const chunk of response) {
+    buffered += chunk instanceof Buffer ? chunk.toString("utf8") : String(chunk);
+    for (let end = buffered.indexOf("\n\n"); end >= 0; end = buffered.indexOf("\n\n")) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const parsed = parseEvent(block);
+      if (parsed !== undefined) yield parsed;
+    }
+  }
+}
+
+const parseEvent = (block: string): ServerEvent | undefined => {
+  let event = "message";
+  const data: Array<string> = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event: ")) event = line.slice(7);
+    else if (line.startsWith("data: ")) data.push(line.slice(6));
+  }
+  if (data.length === 0) return undefined;
+  try {
+    return { event, data: JSON.parse(data.join("\n")) };
+  } catch {
+    return undefined;
+  }
+};

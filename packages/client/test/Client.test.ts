@@ -1,0 +1,115 @@
+// The client against a real server: `tay serve` (the built CLI) in a child process on a fresh
+// store; every answer is checked as the embedded engine would give it, refusals by their tags.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client, Locate } from "../src/index.js";
+
+const tay = new URL("../../cli/bin/tay.mjs", import.meta.url).pathname;
+let directory = "";
+let server: ChildProcess | undefined;
+
+const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+};
+
+beforeAll(async () => {
+  directory = join(mkdtempSync(join(tmpdir(), "tay-client-")), "data");
+  server = spawn(process.execPath, [tay, "serve", directory, "--create"], { stdio: "ignore" });
+  await until(() => Locate.servedAt(directory) !== null && existsSync(Locate.socketOf(directory)));
+}, 60_000);
+
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await new Promise((resolve) => server?.once("exit", resolve));
+  rmSync(join(directory, ".."), { recursive: true, force: true });
+});
+
+describe("Client over the socket", () => {
+  it("inserts, claims and completes, with values as the engine gives them", async () => {
+    const client = await Client.connect(directory);
+    const args = { user_id: 42, big: 2n ** 60n, bytes: new Uint8Array([1, 2]), $map: "kept" };
+    const inserted = await client.insert({ queue: "email", worker: "Send", args });
+    expect(inserted.state).toBe("available");
+    expect(inserted.args).toEqual(
+      new Map<string, unknown>([
+        ["$map", "kept"],
+        ["big", 2n ** 60n],
+        ["bytes", new Uint8Array([1, 2])],
+        ["user_id", 42],
+      ]),
+    );
+    const [claimed] = await client.claim("email");
+    expect(claimed?.jobId).toBe(inserted.jobId);
+    const done = await client.complete(inserted.jobId, { sent: true }, { attempt: 1 });
+    expect(done.state).toBe("completed");
+    expect((await client.job(inserted.jobId))?.result?.value).toEqual(new Map([["sent", true]]));
+    await client.close();
+  });
+
+  it("rejects a late complete with the engine's StaleAttempt and appends nothing", async () => {
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "fenced", worker: "W", args: null });
+    await client.claim("fenced");
+    await client.fail(job.jobId, "first", {
+      attempt: 1,
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+    });
+    const before = await client.status();
+    const refused = await client.complete(job.jobId, null, { attempt: 1 }).catch((error) => error);
+    expect(refused._tag).toBe("Rejected");
+    expect(refused.rejection?._tag).toBe("StaleAttempt");
+    expect((await client.status()).lastSequence).toBe(before.lastSequence);
+    await client.close();
+  });
+
+  it("refuses a value that is none before sending, naming its path", async () => {
+    const client = await Client.connect(directory);
+    const refused = await client
+      .insert({ queue: "q", worker: "W", args: { when: new Date(0) } as never })
+      .catch((error) => error);
+    expect(refused._tag).toBe("InvalidValue");
+    expect(refused.message).toContain("job.args.when");
+    await client.close();
+  });
+
+  it("fails an attempt whose lease ran out with 'lease expired'", async () => {
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "leased", worker: "W", args: null });
+    const [claimed] = await client.nextJobs([{ queue: "leased", limit: 1 }], { leaseMs: 1_000 });
+    expect(claimed?.jobId).toBe(job.jobId);
+    await until(async () => (await client.job(job.jobId))?.state !== "executing");
+    const after = await client.job(job.jobId);
+    expect(after?.errors.map((error) => error.error)).toEqual(["lease expired"]);
+    const late = await client.complete(job.jobId, null, { attempt: 1 }).catch((error) => error);
+    expect(late.rejection?._tag).toBe("StaleAttempt");
+    await client.close();
+  });
+
+  it("fails a session's attempts at once when its connection drops", async () => {
+    const holder = await Client.connect(directory);
+    await holder.openSession();
+    const job = await holder.insert({ queue: "dropped", worker: "W", args: null });
+    await holder.nextJobs([{ queue: "dropped", limit: 1 }]);
+    await holder.close();
+    const observer = await Client.connect(directory);
+    await until(async () => (await observer.job(job.jobId))?.state !== "executing");
+    expect((await observer.job(job.jobId))?.errors[0]?.error).toBe(
+      "lease expired: the client's connection dropped",
+    );
+    await observer.close();
+  });
+
+  it("streams committed events from a sequence", async () => {
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "streamed", worker: "W", args: null });
+    const status = await client.status();
+    const subscription = client.subscribe({ from: Number(status.lastSequence) });
+    const first = await subscription.next();
+    subscription.close();
+    expect(first.value?.event).toMatchObject({ _tag: "JobInserted", jobId: job.jobId });
+    await client.close();
+  });
+});

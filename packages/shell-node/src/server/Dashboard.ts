@@ -1,0 +1,170 @@
+/**
+ * The dashboard at `GET /`: one self-contained page (no build step, no
+ * framework, nothing fetched from elsewhere) over the protocol's own
+ * routes: queues with live counts (refetched when the committed event
+ * stream says something committed), the job list with filters (queue,
+ * state, id), one job's history, schedules with their next due times, the
+ * store's status, and the actions cancel job and cancel schedule, whose
+ * typed refusals it shows. Over TCP it sends the token given to it as
+ * `?token=` (as a bearer header, and as `?token=` for its event stream).
+ */
+
+const style = `
+body { font: 14px/1.4 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f6f7f9; }
+header { background: #1d2330; color: #fff; padding: 10px 16px; display: flex; gap: 16px; align-items: baseline; }
+header h1 { font-size: 16px; margin: 0; }
+main { display: grid; grid-template-columns: 1fr 1fr; gap: 12px; padding: 12px; }
+section { background: #fff; border: 1px solid #d8dce3; border-radius: 6px; padding: 10px; overflow: auto; }
+section.wide { grid-column: 1 / 3; }
+h2 { font-size: 14px; margin: 0 0 8px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: 3px 6px; border-bottom: 1px solid #eceef2; white-space: nowrap; }
+td.n { text-align: right; font-variant-numeric: tabular-nums; }
+#message { min-height: 1.4em; padding: 4px 16px; }
+#message.error { background: #fde8e8; color: #8a1c1c; }
+#message.ok { background: #e6f6ea; color: #1c6b34; }
+button { font-size: 12px; }
+form { display: flex; gap: 6px; margin-bottom: 8px; flex-wrap: wrap; }
+`;
+
+const script = `
+const token = new URLSearchParams(location.search).get("token");
+const headers = token ? { authorization: "Bearer " + token } : {};
+const $ = (id) => document.getElementById(id);
+const text = (value) => document.createTextNode(value === null || value === undefined ? "-" : String(value));
+const time = (ms) => (ms === null || ms === undefined ? "-" : new Date(ms).toISOString());
+const row = (cells) => {
+  const tr = document.createElement("tr");
+  for (const cell of cells) {
+    const td = document.createElement("td");
+    if (cell instanceof Node) td.appendChild(cell);
+    else { td.appendChild(text(cell)); if (typeof cell === "number") td.className = "n"; }
+    tr.appendChild(td);
+  }
+  return tr;
+};
+const fill = (id, rows) => { const body = $(id); body.replaceChildren(...rows); };
+const say = (kind, line) => { const m = $("message"); m.className = kind; m.textContent = line; };
+async function call(method, path, body) {
+  const response = await fetch(path, {
+    method,
+    headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = await response.json();
+  if (!response.ok) throw answer.error;
+  return answer;
+}
+const button = (label, action) => {
+  const b = document.createElement("button");
+  b.textContent = label;
+  b.addEventListener("click", action);
+  return b;
+};
+async function cancelJob(jobId) {
+  try { await call("POST", "/v1/cancel", { jobId, reason: "cancelled from the dashboard" }); say("ok", "cancelled job " + jobId); }
+  catch (error) { say("error", error._tag + ": " + error.message); }
+  refresh();
+}
+async function cancelSchedule(scheduleId) {
+  try { await call("POST", "/v1/cancel-schedule", { scheduleId }); say("ok", "cancelled schedule " + scheduleId); }
+  catch (error) { say("error", error._tag + ": " + error.message); }
+  refresh();
+}
+async function showHistory(jobId) {
+  try {
+    const { events } = await call("GET", "/v1/jobs/" + jobId + "/history");
+    $("history-title").textContent = "Job " + jobId + " history";
+    fill("history", events.map((e) => row([e.sequence, e.member, e.event, JSON.stringify(e.fields)])));
+  } catch (error) { say("error", error._tag + ": " + error.message); }
+}
+async function loadCounts() {
+  const { counts } = await call("GET", "/v1/counts");
+  fill("queues", Object.entries(counts).map(([queue, c]) =>
+    row([queue, c.available, c.scheduled, c.executing, c.retryable, c.completed, c.discarded, c.cancelled])));
+}
+async function loadJobs() {
+  const id = $("filter-id").value.trim();
+  let jobs;
+  if (id !== "") {
+    const { job } = await call("GET", "/v1/jobs/" + encodeURIComponent(id));
+    jobs = job === null ? [] : [job];
+  } else {
+    const query = new URLSearchParams({ limit: "200" });
+    if ($("filter-queue").value) query.set("queue", $("filter-queue").value);
+    if ($("filter-state").value) query.set("state", $("filter-state").value);
+    jobs = (await call("GET", "/v1/jobs?" + query)).jobs;
+  }
+  fill("jobs", jobs.map((job) => row([
+    job.jobId, job.state, job.queue, job.worker, job.attempt + "/" + job.maxAttempts, time(job.scheduledAt),
+    button("history", () => showHistory(job.jobId)),
+    button("cancel", () => cancelJob(job.jobId)),
+  ])));
+}
+async function loadSchedules() {
+  const { schedules } = await call("GET", "/v1/schedules");
+  fill("schedules", schedules.map((s) => row([
+    s.scheduleId, s.definition.queue, s.definition.cron ?? (s.definition.everyMs + " ms"),
+    s.cancelledAt === null ? time(s.nextDueAt) : "cancelled",
+    button("cancel", () => cancelSchedule(s.scheduleId)),
+  ])));
+}
+async function loadStatus() {
+  const status = await call("GET", "/v1/status");
+  fill("status", ["storeId", "epoch", "segments", "firstSequence", "lastSequence", "records", "bytes",
+    "pressure", "jobs", "schedules", "leases", "sessions"].map((key) => row([key, status[key]]))
+    .concat([row(["orphanedGenerations", status.orphanedGenerations.map((o) => o.epoch).join(", ") || "-"])]));
+}
+async function refresh() {
+  try { await Promise.all([loadCounts(), loadJobs(), loadSchedules(), loadStatus()]); }
+  catch (error) { say("error", (error._tag ?? "Error") + ": " + (error.message ?? String(error))); }
+  document.body.dataset.loaded = String(Number(document.body.dataset.loaded ?? "0") + 1);
+}
+let pending = false;
+function live() {
+  const events = new EventSource("/v1/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  events.addEventListener("committed", () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => { pending = false; loadCounts(); loadStatus(); }, 100);
+  });
+}
+$("filters").addEventListener("submit", (event) => { event.preventDefault(); loadJobs(); });
+refresh();
+live();
+`;
+
+const states = [
+  "",
+  "scheduled",
+  "available",
+  "executing",
+  "retryable",
+  "completed",
+  "discarded",
+  "cancelled",
+];
+
+/** The page. */
+export const page = (): string => `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Tay</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"><style>${style}</style></head>
+<body>
+<header><h1>Tay</h1><span>one store, served</span></header>
+<div id="message"></div>
+<main>
+<section><h2>Queues (live)</h2><table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th></tr></thead><tbody id="queues"></tbody></table></section>
+<section><h2>Store</h2><table><tbody id="status"></tbody></table></section>
+<section class="wide"><h2>Jobs</h2>
+<form id="filters"><input id="filter-queue" placeholder="queue"><select id="filter-state">${states
+  .map((state) => `<option value="${state}">${state === "" ? "any state" : state}</option>`)
+  .join(
+    "",
+  )}</select><input id="filter-id" placeholder="job id" size="8"><button type="submit">filter</button></form>
+<table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table></section>
+<section><h2 id="history-title">Job history</h2><table><thead><tr><th>sequence</th><th>member</th><th>event</th><th>fields</th></tr></thead><tbody id="history"></tbody></table></section>
+<section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>
+</main>
+<script>${script}</script>
+</body></html>
+`;

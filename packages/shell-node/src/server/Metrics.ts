@@ -1,0 +1,174 @@
+/**
+ * `GET /metrics`: the served engine in Prometheus' text format, through
+ * prom-client on a registry of its own (nothing global, so two servers in
+ * one process do not mix). Counters and the batch histogram are fed by
+ * the engine's commit watch (what is durable, whoever issued it: in
+ * process or remote); gauges are read when scraped.
+ */
+import type { Event } from "@tay/core";
+import { Effect } from "effect";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type * as Engine from "../engine/Engine.js";
+import type * as Projection from "../log/Projection.js";
+
+/** What a scrape reads besides the engine: the server's leases and sessions. */
+export interface ServerGauges {
+  readonly leases: () => number;
+  readonly sessions: () => number;
+  readonly leasesExpired: () => number;
+}
+
+/** The metrics of one served engine. */
+export interface Metrics {
+  readonly registry: Registry;
+  /** Observes one answered request: its route and how long it took (seconds). */
+  readonly observeRequest: (route: string, status: number, seconds: number) => void;
+  /** Stops watching the engine. */
+  readonly stop: () => void;
+}
+
+const eventCounters = (registry: Registry) => {
+  return {
+    inserts: new Counter({
+      name: "tay_inserts_total",
+      help: "Jobs inserted (committed)",
+      registers: [registry],
+    }),
+    claims: new Counter({
+      name: "tay_claims_total",
+      help: "Attempts started (committed)",
+      registers: [registry],
+    }),
+    completions: new Counter({
+      name: "tay_completions_total",
+      help: "Jobs completed",
+      registers: [registry],
+    }),
+    failures: new Counter({
+      name: "tay_failures_total",
+      help: "Attempts failed (retried or discarded)",
+      registers: [registry],
+    }),
+    retries: new Counter({
+      name: "tay_retries_total",
+      help: "Failed attempts scheduled for a retry",
+      registers: [registry],
+    }),
+    cancellations: new Counter({
+      name: "tay_cancellations_total",
+      help: "Jobs cancelled",
+      registers: [registry],
+    }),
+  };
+};
+
+const count = (counters: ReturnType<typeof eventCounters>, event: Event.DomainEvent) => {
+  switch (event._tag) {
+    case "JobInserted":
+      return counters.inserts.inc();
+    case "JobStarted":
+      return counters.claims.inc();
+    case "JobRetried":
+      counters.failures.inc();
+      return counters.retries.inc();
+    case "JobFinished":
+      if (event.outcome === "completed") return counters.completions.inc();
+      return counters.failures.inc();
+    case "JobCancelled":
+      return counters.cancellations.inc();
+    default:
+      return undefined;
+  }
+};
+
+const stateGauges = (registry: Registry, engine: Engine.EngineService, server: ServerGauges) => {
+  new Gauge({
+    name: "tay_jobs",
+    help: "Committed jobs by queue and state",
+    labelNames: ["queue", "state"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [queue, counts] of engine.promises.counts()) {
+        for (const [state, value] of Object.entries(counts)) this.set({ queue, state }, value);
+      }
+    },
+  });
+  const gauge = (name: string, help: string, read: () => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  gauge("tay_store_pressure", "Generation bytes over storeBytesMax (0..1)", () =>
+    Effect.runSync(engine.log.storePressure()),
+  );
+  gauge(
+    "tay_segments",
+    "Segment files of the current generation",
+    () => Effect.runSync(engine.log.segmentSizeStats()).count,
+  );
+  gauge(
+    "tay_last_sequence",
+    "Last appended sequence",
+    () => Effect.runSync(engine.log.stats()).lastSequence,
+  );
+  gauge(
+    "tay_pending_records",
+    "Records appended, not yet durable",
+    () => Effect.runSync(engine.log.stats()).pendingRecords,
+  );
+  gauge(
+    "tay_subscribers",
+    "Subscribers of the committed event stream",
+    () => engine.promises.subscriberStats().subscribers,
+  );
+  gauge(
+    "tay_subscriber_lag_records",
+    "Records the furthest-behind subscriber has not taken",
+    () => engine.promises.subscriberStats().behind,
+  );
+  gauge("tay_leases", "Leases of remote claims held", server.leases);
+  gauge("tay_sessions", "Open worker sessions", server.sessions);
+  gauge(
+    "tay_leases_expired",
+    "Leases that expired or dropped with their session (since start)",
+    server.leasesExpired,
+  );
+};
+
+/** The metrics of `engine` served with `server`'s leases and sessions. */
+export const make = (engine: Engine.EngineService, server: ServerGauges): Metrics => {
+  const registry = new Registry();
+  const counters = eventCounters(registry);
+  const batches = new Histogram({
+    name: "tay_batch_records",
+    help: "Records per committed batch (one durable write each)",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096],
+    registers: [registry],
+  });
+  const requests = new Histogram({
+    name: "tay_request_seconds",
+    help: "Requests from arrival to answer (a command's includes its durable write)",
+    labelNames: ["route", "status"] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2],
+    registers: [registry],
+  });
+  stateGauges(registry, engine, server);
+  const stop = engine.watch((records: ReadonlyArray<Projection.Entry>) => {
+    batches.observe(records.length);
+    for (const { event } of records) {
+      const members = event._tag === "Mutation" ? event.events : [event];
+      for (const member of members) if (member._tag !== "SnapshotPart") count(counters, member);
+    }
+  });
+  return {
+    registry,
+    observeRequest: (route, status, seconds) =>
+      requests.observe({ route, status: String(status) }, seconds),
+    stop,
+  };
+};

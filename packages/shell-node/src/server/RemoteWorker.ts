@@ -1,0 +1,127 @@
+/**
+ * The worker runtime over a client (`@tay/client`): the same `Worker`,
+ * its jobs claimed from a server in another process. A thin adapter gives
+ * the worker what it needs of an engine (`Worker.WorkerEngine`):
+ *
+ * - the waiting claim is the client's `nextJobs` (a long poll), its jobs
+ *   leased to the client's session; a connection that fails is retried
+ *   after a pause instead of ending the worker's claim loop;
+ * - the commit watch is the session's stream of the ends of the attempts
+ *   it holds (a cancel, a rescue, an expired lease abort the handler);
+ * - complete and fail go through the client, fenced by the attempt;
+ * - while a job runs, its lease is extended by a heartbeat every third of
+ *   the lease, so a live handler keeps its job however long it runs, and a
+ *   worker that dies or loses its connection loses it (the attempt fails
+ *   with "lease expired" and is retried by the usual rules).
+ */
+import type { Client } from "@tay/client";
+import type { Job } from "@tay/core";
+import { Effect, Exit, Scope } from "effect";
+import type * as Engine from "../engine/Engine.js";
+import type * as Log from "../log/Log.js";
+import * as Worker from "../worker/Worker.js";
+import { leaseMsDefault } from "./internal/leases.js";
+
+/** What the adapter needs of a client (`@tay/client`'s `Client` has it). */
+export type RemoteClient = Pick<
+  Client.Client,
+  "nextJobs" | "complete" | "fail" | "heartbeat" | "openSession" | "onEnded"
+>;
+
+/** How long a failed claim waits before it asks again. */
+export const reconnectMsDefault = 1_000;
+
+/** How a remote worker runs: the worker's options, and its leases. */
+export interface RemoteOptions<Registry> extends Worker.StartOptions<Registry> {
+  /** Each claimed job's lease (default 30 s), extended every third of it while it runs. */
+  readonly leaseMs?: number;
+}
+
+type Lanes = Parameters<Engine.EngineService["nextJobs"]>[0];
+type Claiming = NonNullable<Parameters<Engine.EngineService["nextJobs"]>[1]>;
+
+/** Asks until the server answers (or the signal gives up): the claim loop never ends on a drop. */
+const claimed = async (
+  client: RemoteClient,
+  lanes: Lanes,
+  options: Claiming,
+  leaseMs: number,
+): Promise<ReadonlyArray<Job.Job>> => {
+  for (;;) {
+    try {
+      await client.openSession();
+      return await client.nextJobs(lanes, { ...options, leaseMs });
+    } catch {
+      if (options.signal?.aborted === true) return [];
+      await new Promise((resolve) => setTimeout(resolve, reconnectMsDefault));
+    }
+  }
+};
+
+/** The heartbeats of the running jobs' leases. */
+const heartbeats = (client: RemoteClient, leaseMs: number) => {
+  const running = new Map<number, number>();
+  const timer = setInterval(
+    () => {
+      for (const [jobId, attempt] of running) {
+        client.heartbeat(jobId, attempt, leaseMs).catch(() => undefined);
+      }
+    },
+    Math.max(1, Math.floor(leaseMs / 3)),
+  );
+  timer.unref();
+  return { running, stop: () => clearInterval(timer) };
+};
+
+/** The engine the worker runs on, made of `client`. */
+export const engineOf = <K extends Log.Kind>(client: RemoteClient, leaseMs: number) => {
+  const beats = heartbeats(client, leaseMs);
+  const ended = (jobId: number) => beats.running.delete(jobId);
+  const engine: Worker.WorkerEngine<K> = {
+    watch: (listener) =>
+      client.onEnded((committed) => {
+        if ("jobId" in committed.event) ended(committed.event.jobId);
+        listener([{ sequence: committed.sequence, event: committed.event }]);
+      }),
+    promises: {
+      nextJobs: async (lanes, options = {}) => {
+        const jobs = await claimed(client, lanes, options, leaseMs);
+        for (const job of jobs) beats.running.set(job.jobId, job.attempt);
+        return jobs;
+      },
+      complete: (jobId, result, options) =>
+        client.complete(jobId, result, options).finally(() => ended(jobId)),
+      fail: (jobId, error, options) =>
+        client.fail(jobId, error, options).finally(() => ended(jobId)),
+    },
+  };
+  return { engine, stop: beats.stop };
+};
+
+/**
+ * Starts a worker whose jobs come from the server `client` is connected
+ * to: what `Worker.start` does on an embedded engine. Rejects with
+ * `InvalidWorkerOption` before anything starts.
+ */
+export const start = async <Registry = Record<string, Worker.Plain>>(
+  client: RemoteClient,
+  options: RemoteOptions<Registry>,
+): Promise<Worker.StartedWorker> => {
+  const { leaseMs = leaseMsDefault, ...workerOptions } = options;
+  const { engine, stop } = engineOf(client, leaseMs);
+  const scope = Effect.runSync(Scope.make());
+  const exit = await Effect.runPromiseExit(Scope.extend(Worker.run(engine, workerOptions), scope));
+  if (Exit.isFailure(exit)) {
+    stop();
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    throw exit.cause._tag === "Fail" ? exit.cause.error : new Error("the worker did not start");
+  }
+  const worker = exit.value;
+  const close = async (closeOptions?: Worker.CloseOptions) => {
+    const report = await Effect.runPromise(worker.close(closeOptions));
+    stop();
+    await Effect.runPromise(Scope.close(scope, Exit.void));
+    return report;
+  };
+  return { close, running: worker.running };
+};

@@ -1,0 +1,389 @@
+/**
+ * Serving a store to other processes: the store stays single-writer, and
+ * its owner answers everyone else over HTTP/1.1 with JSON bodies
+ * (docs/protocol.md, docs/server.md). `serve(engine, options)` serves an
+ * engine the caller opened, for the scope (the application that owns its
+ * store keeps using it in-process); `start(opened, options)` does the
+ * same for a program not written with Effect; `tay serve DIR` opens the
+ * store and serves it.
+ *
+ * It listens on a Unix socket (inside the data directory, or in a private
+ * fallback directory when that path would be too long for a socket
+ * address; mode 0600) whose path it records in LOCK's holder description,
+ * where clients and the CLI find it, and optionally on a TCP address,
+ * which requires the bearer token of `DATA_DIR/server-token`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { Locate } from "@tay/client";
+import { Effect, Either, Exit, type Layer, type Scope, Scope as ScopeModule } from "effect";
+import { Disk } from "../disk/Disk.js";
+import * as Files from "../disk/Files.js";
+import * as LockDescription from "../disk/LockDescription.js";
+import * as NodeDisk from "../disk/NodeDisk.js";
+import type * as Engine from "../engine/Engine.js";
+import type * as EnginePromises from "../engine/EnginePromises.js";
+import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
+import { errorJson, readBody, sendError, sendJson } from "./internal/http.js";
+import { Leases } from "./internal/leases.js";
+import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
+import { Sessions } from "./internal/sessions.js";
+import { streams } from "./internal/streams.js";
+import * as Dashboard from "./Dashboard.js";
+import * as Metrics from "./Metrics.js";
+import * as OpenApi from "./OpenApi.js";
+import {
+  type InvalidListen,
+  type ListenFailed,
+  MethodNotAllowed,
+  Unauthorized,
+  UnknownRoute,
+} from "./ServerError.js";
+import * as Token from "./Token.js";
+
+/** Bytes a request body may have by default (a batch of a few thousand jobs). */
+export const bodyBytesMaxDefault = 4 * 1024 * 1024;
+
+/** How long a client may take to send a whole request (headers and body). */
+export const requestTimeoutMsDefault = 30_000;
+
+/** How to serve. */
+export interface ServeOptions {
+  /** The data directory (where the socket, LOCK and the token file are). */
+  readonly directory: string;
+  /** The socket path (default: `Locate.socketPathFor(directory)`). */
+  readonly socket?: string;
+  /** Also listen on TCP: `PORT` (loopback) or `HOST:PORT` (as named); requires the token. */
+  readonly listen?: string;
+  /** Bytes a request body may have (default 4 MiB). */
+  readonly bodyBytesMax?: number;
+  /** How long a client may take to send a request (default 30 s). */
+  readonly requestTimeoutMs?: number;
+}
+
+/** A running server. */
+export interface Serving {
+  readonly socket: string;
+  /** `host:port` when listening on TCP, else null. */
+  readonly listen: string | null;
+  /** The TCP listener's token (null without one). */
+  readonly token: string | null;
+  /** The leases of remote claims held now. */
+  readonly leases: () => number;
+}
+
+const allRoutes: ReadonlyArray<Route> = [...routes, ...streams];
+const openApi = OpenApi.document(allRoutes);
+
+/** The route matching `path`, its parameters, or why none does. */
+const match = (method: string, path: string) => {
+  const segments = path.split("/");
+  let allowed: Array<string> = [];
+  for (const route of allRoutes) {
+    const pattern = route.path.split("/");
+    if (pattern.length !== segments.length) continue;
+    const params: Array<string> = [];
+    const fits = pattern.every((part, index) => {
+      const segment = segments[index] ?? "";
+      if (part.startsWith(":")) {
+        params.push(segment);
+        return segment.length > 0;
+      }
+      return part === segment;
+    });
+    if (!fits) continue;
+    if (route.method === method) return { route, params };
+    allowed = [...allowed, route.method];
+  }
+  if (allowed.length > 0) throw new MethodNotAllowed({ method, path, allowed: allowed.join(", ") });
+  throw new UnknownRoute({ method, path });
+};
+
+/** Over TCP, the bearer token (a header, or `?token=` for browsers' event streams). */
+const authorize = async (
+  request: IncomingMessage,
+  url: URL,
+  route: string,
+  token: Token.Current,
+): Promise<void> => {
+  const header = request.headers.authorization;
+  const offered =
+    header?.startsWith("Bearer ") === true ? header.slice(7).trim() : url.searchParams.get("token");
+  if (offered === null || offered === undefined || offered.length === 0) {
+    throw new Unauthorized({ route, reason: "MissingToken" });
+  }
+  const current = await token.get();
+  if (current === null || !Token.matches(offered, current)) {
+    throw new Unauthorized({ route, reason: "WrongToken" });
+  }
+};
+
+/** The request's URL; a target that is no path (`//`, `http:`) is an unknown route. */
+const urlOf = (method: string, target: string): URL => {
+  try {
+    return new URL(`http://tay${target.startsWith("/") ? target : `/${target}`}`);
+  } catch {
+    throw new UnknownRoute({ method, path: target.slice(0, 200) });
+  }
+};
+
+const dashboard = Dashboard.page();
+
+const sendText = (response: ServerResponse, type: string, text: string): void => {
+  response.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(text) });
+  response.end(text);
+};
+
+interface Handling {
+  readonly metrics: Metrics.Metrics;
+  readonly served: Served;
+  readonly options: ServeOptions;
+  readonly token: Token.Current | null;
+}
+
+const answer = async (
+  request: IncomingMessage,
+  response: ServerResponse,
+  handling: Handling,
+  tcp: boolean,
+) => {
+  const method = request.method ?? "GET";
+  const url = urlOf(method, request.url ?? "/");
+  const route = url.pathname;
+  if (tcp && handling.token !== null) {
+    await authorize(request, url, route, handling.token);
+  }
+  if (method === "GET" && route === "/openapi.json") return sendJson(response, 200, openApi);
+  if (method === "GET" && route === "/metrics")
+    return sendText(
+      response,
+      handling.metrics.registry.contentType,
+      await handling.metrics.registry.metrics(),
+    );
+  if (method === "GET" && route === "/")
+    return sendText(response, "text/html; charset=utf-8", dashboard);
+  const found = match(method, route);
+  const body =
+    method === "POST"
+      ? await readBody(request, route, handling.options.bodyBytesMax ?? bodyBytesMaxDefault)
+      : { ok: true as const, value: null };
+  if (!body.ok) {
+    response.setHeader("connection", "close");
+    throw body.error;
+  }
+  // Made only for the routes that look at it: an AbortSignal costs more than a small request.
+  let controller: AbortController | undefined;
+  response.on("close", () => {
+    if (!response.writableFinished) controller?.abort();
+  });
+  const call: Call = {
+    route,
+    body: body.value,
+    query: url.searchParams,
+    params: found.params,
+    request,
+    response,
+    get signal() {
+      controller ??= new AbortController();
+      if (response.destroyed && !response.writableFinished) controller.abort();
+      return controller.signal;
+    },
+  };
+  const result: Answer = await found.route.handle(call, handling.served);
+  if (
+    typeof result === "object" &&
+    result !== null &&
+    "streamed" in result &&
+    result.streamed === true
+  )
+    return;
+  sendJson(response, 200, result as Exclude<Answer, { readonly streamed: true }>);
+};
+
+const handler =
+  (handling: Handling, tcp: boolean) => (request: IncomingMessage, response: ServerResponse) => {
+    const startedAt = process.hrtime.bigint();
+    response.on("finish", () => {
+      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
+      handling.metrics.observeRequest(routeLabel(request), response.statusCode, seconds);
+    });
+    answer(request, response, handling, tcp).catch((error: unknown) => sendError(response, error));
+  };
+
+const patterns = allRoutes.map(
+  (route) => [route.path, new RegExp(`^${route.path.replace(/:[A-Za-z]+/g, "[^/]+")}$`)] as const,
+);
+
+/** A route's label for the metrics: its pattern, so ids do not multiply the series. */
+const routeLabel = (request: IncomingMessage): string => {
+  const path = (request.url ?? "/").split("?")[0] ?? "/";
+  for (const [route, pattern] of patterns) if (pattern.test(path)) return route;
+  return ["/", "/metrics", "/openapi.json"].includes(path) ? path : "other";
+};
+
+const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Server => {
+  const server = createServer(
+    {
+      requestTimeout: options.requestTimeoutMs ?? requestTimeoutMsDefault,
+      headersTimeout: Math.min(10_000, options.requestTimeoutMs ?? requestTimeoutMsDefault),
+      keepAliveTimeout: 5_000,
+    },
+    handler(handling, tcp),
+  );
+  // A client that sends garbage instead of HTTP gets a 400 and its connection closed.
+  server.on("clientError", (error, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const { body } = errorJson({
+      _tag: "MalformedRequest",
+      message: `MalformedRequest: ${error.message}`,
+    });
+    const text = `${JSON.stringify(body)}\n`;
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
+  });
+  return server;
+};
+
+const closeServer = (server: Server): Promise<void> =>
+  new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+
+/** Rewrites LOCK's holder description with (or without) `server`: in place, under our flock. */
+const describeLock = (directory: string, server: LockDescription.LockServer | undefined) =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const path = `${directory}/LOCK`;
+    const current = LockDescription.decode(yield* disk.readFile(path));
+    if (Either.isLeft(current) || current.right.pid !== process.pid) return;
+    const { server: _old, ...holder } = current.right;
+    const bytes = LockDescription.encode(server === undefined ? holder : { ...holder, server });
+    yield* Files.withFile(path, "readWrite", (handle) =>
+      Effect.zipRight(handle.truncate(0), Files.writeAll(handle, 0, bytes)),
+    );
+  });
+
+/** The parts of a server, started. */
+const started = async (engine: Engine.EngineService, options: ServeOptions) => {
+  const leases = new Leases((jobId, attempt, why) => {
+    engine.promises.fail(jobId, why, { attempt }).catch(() => undefined);
+  });
+  const sessions = new Sessions((session) => leases.dropSession(session));
+  const tcpAddress = options.listen === undefined ? undefined : parseListen(options.listen);
+  if (tcpAddress !== undefined && !("host" in tcpAddress)) throw tcpAddress;
+  const token = tcpAddress === undefined ? null : await Token.ensure(options.directory);
+  const metrics = Metrics.make(engine, {
+    leases: () => leases.size,
+    sessions: () => sessions.size,
+    leasesExpired: () => leases.expired,
+  });
+  const current = token === null ? null : new Token.Current(options.directory, token);
+  const handling: Handling = {
+    metrics,
+    served: { engine, leases, sessions },
+    options,
+    token: current,
+  };
+  const socket = options.socket ?? Locate.socketPathFor(options.directory);
+  const servers: Array<Server> = [];
+  const stop = async () => {
+    metrics.stop();
+    sessions.closeAll();
+    leases.stop();
+    await Promise.all(servers.map(closeServer));
+    await removeSocket(socket);
+  };
+  try {
+    const local = makeServer(handling, false, options);
+    servers.push(local);
+    await listenSocket(local, socket);
+    let listen: string | null = null;
+    if (tcpAddress !== undefined) {
+      const remote = makeServer(handling, true, options);
+      servers.push(remote);
+      listen = `${tcpAddress.host}:${await listenTcp(remote, tcpAddress)}`;
+    }
+    return { serving: { socket, listen, token, leases: () => leases.size }, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};
+
+/** Why serving could not start. */
+export type ServeError = ListenFailed | InvalidListen;
+
+const isServeError = (error: unknown): error is ServeError =>
+  typeof error === "object" &&
+  error !== null &&
+  "_tag" in error &&
+  (error._tag === "ListenFailed" || error._tag === "InvalidListen");
+
+/**
+ * Serves `engine` for the scope: listens, records the socket in LOCK, and
+ * at the scope's end stops listening, ends open streams and leases (their
+ * jobs stay executing until the engine's next open rescues them, or the
+ * engine fails them itself), takes the record out of LOCK and removes the
+ * socket. Fails with `ListenFailed` or `InvalidListen` before serving.
+ */
+export const serve = (
+  engine: Engine.EngineService,
+  options: ServeOptions,
+): Effect.Effect<Serving, ServeError, Disk | Scope.Scope> =>
+  Effect.gen(function* () {
+    const starting = Effect.tryPromise({
+      try: () => started(engine, options),
+      catch: (error) => error,
+    }).pipe(
+      Effect.catchAll((error) => (isServeError(error) ? Effect.fail(error) : Effect.die(error))),
+    );
+    const { serving } = yield* Effect.acquireRelease(starting, ({ stop }) =>
+      Effect.zipRight(
+        Effect.ignore(describeLock(options.directory, undefined)),
+        Effect.promise(stop),
+      ),
+    );
+    const server: LockDescription.LockServer =
+      serving.listen === null
+        ? { socket: serving.socket }
+        : { socket: serving.socket, listen: serving.listen };
+    yield* Effect.ignore(describeLock(options.directory, server));
+    return serving;
+  });
+
+/** A server started from a program not written with Effect. */
+export interface StartedServer extends Serving {
+  /** Stops serving (the engine stays open). Idempotent. */
+  readonly close: () => Promise<void>;
+}
+
+/**
+ * Serves an engine opened with `EnginePromises.open` (`serve`, for a
+ * program not written with Effect). Rejects with `ListenFailed` or
+ * `InvalidListen`.
+ */
+export const start = async (
+  opened: Pick<EnginePromises.OpenedEngine, "engine">,
+  options: ServeOptions & { readonly disk?: Layer.Layer<Disk> },
+): Promise<StartedServer> => {
+  const { disk, ...serveOptions } = options;
+  const scope = Effect.runSync(ScopeModule.make());
+  const layer = disk ?? NodeDisk.layer;
+  const exit = await Effect.runPromiseExit(
+    Effect.provide(ScopeModule.extend(serve(opened.engine, serveOptions), scope), layer),
+  );
+  if (Exit.isFailure(exit)) {
+    await Effect.runPromise(ScopeModule.close(scope, Exit.void));
+    throw exit.cause._tag === "Fail" ? exit.cause.error : new Error("the server did not start");
+  }
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= Effect.runPromise(ScopeModule.close(scope, Exit.void));
+    return closing;
+  };
+  return { ...exit.value, close };
+};

@@ -1,0 +1,153 @@
+/**
+ * HTTP plumbing of the server: reading a bounded JSON body, writing one
+ * JSON answer, and the answer for every error (a refusal of the request,
+ * an engine refusal, a failure of the store, a defect), always one line of
+ * JSON: `{"error": {"_tag", "message", ...}}`.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Json, JsonObject } from "@tay/client";
+import * as Described from "../../disk/Described.js";
+import { BodyTooLarge, MalformedJson, type RequestError } from "../ServerError.js";
+
+/** A body read and parsed, or why not. */
+export type Body =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: MalformedJson | BodyTooLarge };
+
+/**
+ * Reads the body up to `limit` bytes and parses it as JSON (an empty body
+ * is `null`). Over the limit, the rest is not read: the answer closes the
+ * connection.
+ */
+export const readBody = (request: IncomingMessage, route: string, limit: number): Promise<Body> =>
+  new Promise((resolve) => {
+    const chunks: Array<Buffer> = [];
+    let length = 0;
+    let done = false;
+    const finish = (body: Body) => {
+      if (done) return;
+      done = true;
+      resolve(body);
+    };
+    request.on("data", (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limit) {
+        finish({ ok: false, error: new BodyTooLarge({ route, limit }) });
+        request.pause();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on("error", () =>
+      finish({ ok: false, error: new MalformedJson({ route, detail: "the body was cut off" }) }),
+    );
+    request.on("end", () => {
+      if (done) return;
+      finish(parse(Buffer.concat(chunks), route));
+    });
+  });
+
+const parse = (bytes: Buffer, route: string): Body => {
+  if (bytes.length === 0) return { ok: true, value: null };
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    return { ok: false, error: new MalformedJson({ route, detail: "it is not UTF-8" }) };
+  }
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : "unparseable";
+    return { ok: false, error: new MalformedJson({ route, detail }) };
+  }
+};
+
+/** Writes `body` as the whole answer, one line of JSON. */
+export const sendJson = (response: ServerResponse, status: number, body: Json): void => {
+  if (response.headersSent || response.destroyed) return;
+  const text = `${JSON.stringify(body)}\n`;
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+  });
+  response.end(text);
+};
+
+/** An error's JSON: its tag, its one-line message, and the fields a program switches on. */
+export const errorJson = (
+  error: unknown,
+): { readonly status: number; readonly body: JsonObject } => {
+  if (isRequestError(error)) {
+    const field = error._tag === "InvalidRequest" ? { field: error.field } : {};
+    return {
+      status: error.status,
+      body: { error: { _tag: error._tag, message: error.message, ...field } },
+    };
+  }
+  if (isTagged(error)) {
+    const message = Described.describes(error) ? Described.message(error) : String(error.message);
+    const rejection = rejectionOf(error);
+    return {
+      status: statusOf(error._tag),
+      body: {
+        error: { _tag: error._tag, message, ...(rejection === undefined ? {} : { rejection }) },
+      },
+    };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    status: 500,
+    body: { error: { _tag: "Defect", message: `Defect: ${Described.oneLine(message)}` } },
+  };
+};
+
+const requestTags = new Set([
+  "MalformedJson",
+  "BodyTooLarge",
+  "UnknownRoute",
+  "MethodNotAllowed",
+  "InvalidRequest",
+  "Unauthorized",
+]);
+
+const isRequestError = (error: unknown): error is RequestError =>
+  isTagged(error) && requestTags.has(error._tag) && "status" in error;
+
+const isTagged = (error: unknown): error is { readonly _tag: string; readonly message: unknown } =>
+  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string";
+
+/** A `Rejected`'s rejection as JSON (core's rejections hold strings and numbers only). */
+const rejectionOf = (error: object): JsonObject | undefined => {
+  if (!("rejection" in error) || typeof error.rejection !== "object" || error.rejection === null) {
+    return undefined;
+  }
+  const fields: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(error.rejection)) {
+    if (typeof value === "string" || typeof value === "number") fields[key] = value;
+  }
+  return fields;
+};
+
+/** The status of an engine error: refusals are the caller's, the rest the server's. */
+const statusOf = (tag: string): number => {
+  switch (tag) {
+    case "Rejected":
+      return 409;
+    case "InvalidArgument":
+      return 400;
+    case "PendingFull":
+    case "StoreClosed":
+    case "WriterFailed":
+    case "Overloaded":
+      return 503;
+    default:
+      return 500;
+  }
+};
+
+/** Answers `error` as its JSON. */
+export const sendError = (response: ServerResponse, error: unknown): void => {
+  const { status, body } = errorJson(error);
+  sendJson(response, status, body);
+};

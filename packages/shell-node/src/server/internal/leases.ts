@@ -1,0 +1,123 @@
+/**
+ * Leases of the jobs a remote caller claimed (docs/server.md): each such
+ * attempt is held for `leaseMs` (default 30 s), extended by heartbeats;
+ * when it lapses, or when the session that claimed it loses its
+ * connection, the server fails the attempt with "lease expired" (retried
+ * by the usual rules). The fail names the attempt, so if the job has moved
+ * on meanwhile (completed, cancelled, claimed again) nothing is appended,
+ * and a late complete from the old holder is refused as `StaleAttempt` by
+ * the same fencing.
+ *
+ * One timer at the earliest expiry, on the process's clock: leases are
+ * between processes, and the engine's clock (a `TestClock` in tests) is
+ * not theirs.
+ */
+
+/** How long a remote claim holds its job without a heartbeat. */
+export const leaseMsDefault = 30_000;
+
+/** The error an expired lease's attempt records. */
+export const leaseExpiredError = "lease expired";
+
+/** One leased attempt. */
+interface Lease {
+  readonly jobId: number;
+  readonly attempt: number;
+  expiresAt: number;
+  readonly session: string | undefined;
+}
+
+/** What a lease's expiry does: fail that attempt. */
+export type Expire = (jobId: number, attempt: number, why: string) => void;
+
+export class Leases {
+  private readonly held = new Map<number, Lease>();
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = Number.POSITIVE_INFINITY;
+  /** Leases expired, for the metrics. */
+  expired = 0;
+
+  constructor(
+    private readonly expire: Expire,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Leases `attempt` of `jobId` for `leaseMs`, held by `session` when given. */
+  take(jobId: number, attempt: number, leaseMs: number, session: string | undefined): number {
+    const expiresAt = this.now() + leaseMs;
+    this.held.set(jobId, { jobId, attempt, expiresAt, session });
+    this.arm(expiresAt);
+    return expiresAt;
+  }
+
+  /** Extends a held lease; undefined when that attempt holds none (expired, ended). */
+  extend(jobId: number, attempt: number, leaseMs: number): number | undefined {
+    const lease = this.held.get(jobId);
+    if (lease === undefined || lease.attempt !== attempt) return undefined;
+    lease.expiresAt = this.now() + leaseMs;
+    return lease.expiresAt;
+  }
+
+  /** The attempt ended through the server (complete, fail): no lease to run out. */
+  release(jobId: number, attempt: number | undefined): void {
+    const lease = this.held.get(jobId);
+    if (lease !== undefined && (attempt === undefined || lease.attempt === attempt)) {
+      this.held.delete(jobId);
+    }
+  }
+
+  /** The session's connection dropped: every attempt it holds fails now. */
+  dropSession(session: string): void {
+    for (const lease of [...this.held.values()]) {
+      if (lease.session !== session) continue;
+      this.held.delete(lease.jobId);
+      this.expired += 1;
+      this.expire(
+        lease.jobId,
+        lease.attempt,
+        `${leaseExpiredError}: the client's connection dropped`,
+      );
+    }
+  }
+
+  /** The session holding `jobId`'s lease, when one does. */
+  heldBy(jobId: number): string | undefined {
+    return this.held.get(jobId)?.session;
+  }
+
+  /** Leases held now. */
+  get size(): number {
+    return this.held.size;
+  }
+
+  /** Stops the timer (the server closes; the leases' jobs are the next open's rescue). */
+  stop(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    this.held.clear();
+  }
+
+  private arm(at: number): void {
+    if (at >= this.timerAt) return;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.sweep(), Math.max(0, at - this.now()));
+    this.timer.unref();
+  }
+
+  private sweep(): void {
+    this.timer = undefined;
+    this.timerAt = Number.POSITIVE_INFINITY;
+    const now = this.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const lease of [...this.held.values()]) {
+      if (lease.expiresAt <= now) {
+        this.held.delete(lease.jobId);
+        this.expired += 1;
+        this.expire(lease.jobId, lease.attempt, leaseExpiredError);
+      } else if (lease.expiresAt < next) next = lease.expiresAt;
+    }
+    if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
+}

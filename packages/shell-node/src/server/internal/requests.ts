@@ -1,0 +1,165 @@
+/**
+ * The request bodies of the protocol, checked (docs/protocol.md): each
+ * decoder names the field path of the first wrong or missing field. Values
+ * (args, results) arrive in the wire's JSON form and become core's values;
+ * their contents (sizes, names) are the deciders' to check, which refuse
+ * with `InvalidField` and append nothing.
+ */
+import { Shape, Wire } from "@tay/client";
+import type { Backoff, Commands, Job, Value } from "@tay/core";
+import { Limits } from "@tay/core";
+
+/** Jobs one request may insert. */
+export const jobsPerRequestMax = 10_000;
+
+const priority = Shape.integer(Limits.priorityMin, Limits.priorityMax);
+const maxAttempts = Shape.integer(Limits.maxAttemptsMin, Limits.maxAttemptsMax);
+const time = Shape.integer();
+const jobId = Shape.integer(Limits.idMin, Limits.idMax);
+const attempt = Shape.integer(1);
+
+const newJobShape = Shape.struct({
+  queue: Shape.string,
+  worker: Shape.string,
+  args: Shape.optional(Wire.value),
+  priority: Shape.optional(priority),
+  maxAttempts: Shape.optional(maxAttempts),
+  scheduledAt: Shape.optional(time),
+});
+
+/** A job to insert; absent args are null. */
+export const newJob: Shape.Decoder<Commands.NewJob> = (input, path) => {
+  const fields = newJobShape(input, path);
+  return {
+    queue: fields.queue,
+    worker: fields.worker,
+    args: fields.args ?? null,
+    ...(fields.priority === undefined ? {} : { priority: fields.priority }),
+    ...(fields.maxAttempts === undefined ? {} : { maxAttempts: fields.maxAttempts }),
+    ...(fields.scheduledAt === undefined ? {} : { scheduledAt: fields.scheduledAt }),
+  };
+};
+
+export const insert = Shape.struct({ job: newJob });
+export const insertMany = Shape.struct({ jobs: Shape.array(newJob, jobsPerRequestMax) });
+
+export const claim = Shape.struct({
+  queue: Shape.string,
+  limit: Shape.optional(Shape.integer(1, Limits.decisionRecordsMax)),
+  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+});
+
+const lane = Shape.struct({
+  queue: Shape.string,
+  limit: Shape.integer(1, Limits.decisionRecordsMax),
+});
+
+export const nextJobs = Shape.struct({
+  lanes: Shape.array(lane, 1_000),
+  limit: Shape.optional(Shape.integer(1, Limits.decisionRecordsMax)),
+  /** How long to wait for a job before answering with none (default 25 s). */
+  waitMs: Shape.optional(Shape.integer(0, 300_000)),
+  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+});
+
+export const complete = Shape.struct({
+  jobId,
+  result: Shape.optional(Wire.value),
+  attempt: Shape.optional(attempt),
+});
+
+const backoff: Shape.Decoder<Backoff.Policy> = Shape.struct({
+  baseMs: Shape.integer(),
+  factor: Shape.number,
+  capMs: Shape.integer(),
+});
+
+export const fail = Shape.struct({
+  jobId,
+  error: Shape.string,
+  attempt: Shape.optional(attempt),
+  discard: Shape.optional(Shape.boolean),
+  backoff: Shape.optional(backoff),
+});
+
+export const cancel = Shape.struct({ jobId, reason: Shape.optional(Shape.string) });
+
+const definitionShape = Shape.struct({
+  queue: Shape.string,
+  worker: Shape.string,
+  args: Shape.optional(Wire.value),
+  priority: Shape.optional(priority),
+  maxAttempts: Shape.optional(maxAttempts),
+  everyMs: Shape.optional(Shape.integer(1)),
+  cron: Shape.optional(Shape.string),
+  overlap: Shape.optional(Shape.literal("allow", "skip")),
+});
+
+/** A schedule's definition; defaults as the CLI's (priority 0, 20 attempts, overlap allow). */
+export const definition: Shape.Decoder<Commands.ScheduleDefinitionInput & { args: Value.Value }> = (
+  input,
+  path,
+) => {
+  const fields = definitionShape(input, path);
+  return {
+    queue: fields.queue,
+    worker: fields.worker,
+    args: fields.args ?? null,
+    priority: fields.priority ?? 0,
+    maxAttempts: fields.maxAttempts ?? 20,
+    everyMs: fields.everyMs ?? null,
+    cron: fields.cron ?? null,
+    overlap: fields.overlap ?? "allow",
+  };
+};
+
+const revision = Shape.optional(Shape.integer());
+
+export const registerSchedule = Shape.struct({
+  scheduleId: Shape.string,
+  definition,
+  expectedRevision: revision,
+});
+
+export const cancelSchedule = Shape.struct({
+  scheduleId: Shape.string,
+  expectedRevision: revision,
+});
+
+export const rescue = Shape.struct({ startedBefore: time, error: Shape.string });
+
+export const compact = Shape.struct({ retentionMs: Shape.integer() });
+
+export const heartbeat = Shape.struct({
+  jobId,
+  attempt,
+  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+});
+
+const filterShape = Shape.struct({
+  queue: Shape.optional(Shape.string),
+  state: Shape.optional(Wire.jobState),
+  limit: Shape.optional(Shape.integer()),
+});
+
+/** The query of `GET /v1/jobs` (`?queue=&state=&limit=`). */
+export const jobFilter: Shape.Decoder<{
+  readonly queue: string | undefined;
+  readonly state: Job.Job["state"] | undefined;
+  readonly limit: number | undefined;
+}> = (input, path) => {
+  if (!(input instanceof URLSearchParams)) return Shape.mismatch(path, "a query", input);
+  const limit = input.get("limit");
+  return filterShape(
+    {
+      queue: input.get("queue") ?? undefined,
+      state: input.get("state") ?? undefined,
+      limit: limit === null ? undefined : integerText(limit),
+    },
+    path,
+  );
+};
+
+/** A decimal text as a number when it is one (else the text, for the error to name). */
+export const integerText = (text: string): number | string =>
+  /^(0|[1-9][0-9]{0,15})$/.test(text) ? Number(text) : text;

@@ -1,0 +1,426 @@
+/**
+ * The routes of the protocol (docs/protocol.md), one table: each a method,
+ * a path pattern, its summary (the OpenAPI document is built from the
+ * table) and its handler. A command's handler checks its body, issues the
+ * command on the engine's promise face and answers once it is durable;
+ * a refusal appends nothing.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
+import { type Job, State } from "@tay/core";
+import { Effect } from "effect";
+import type * as Engine from "../../engine/Engine.js";
+import { InvalidRequest } from "../ServerError.js";
+import { type Leases, leaseMsDefault } from "./leases.js";
+import * as Requests from "./requests.js";
+import type { Sessions } from "./sessions.js";
+
+/** What every handler may use. */
+export interface Served {
+  readonly engine: Engine.EngineService;
+  readonly leases: Leases;
+  readonly sessions: Sessions;
+}
+
+/** One request as a handler sees it. */
+export interface Call {
+  readonly route: string;
+  readonly body: unknown;
+  readonly query: URLSearchParams;
+  readonly params: ReadonlyArray<string>;
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  /** Aborted when the caller's connection closes before its answer. */
+  readonly signal: AbortSignal;
+}
+
+/** A handler's answer: a JSON body, or a stream it wrote itself. */
+export type Answer = Json | { readonly streamed: true };
+
+export interface Route {
+  readonly method: "GET" | "POST";
+  /** `/v1/jobs/:id`: `:name` segments are the handler's `params`, in order. */
+  readonly path: string;
+  readonly summary: string;
+  /** Whether the body is a JSON document (commands) or absent (queries). */
+  readonly body?: string;
+  readonly handle: (call: Call, served: Served) => Promise<Answer>;
+}
+
+/** Checks `input` with `decoder`, or refuses the request naming the field. */
+export const checked = <A>(
+  call: Call,
+  decoder: Shape.Decoder<A>,
+  input: unknown,
+  path: string,
+): A => {
+  const decoded = Shape.decode(decoder, input, path);
+  if (decoded.ok) return decoded.value;
+  throw new InvalidRequest({
+    route: call.route,
+    field: decoded.error.path,
+    expected: decoded.error.expected,
+    found: decoded.error.found,
+  });
+};
+
+const body = <A>(call: Call, decoder: Shape.Decoder<A>): A =>
+  checked(call, decoder, call.body, "body");
+
+const jobIdParam = (call: Call): number =>
+  checked(call, Shape.integer(1), Requests.integerText(call.params[0] ?? ""), "path.jobId");
+
+/** Leases every job a remote claim started, or fails them at once if the caller has gone. */
+const leased = (
+  call: Call,
+  served: Served,
+  jobs: ReadonlyArray<Job.Job>,
+  leaseMs: number | undefined,
+): JsonObject => {
+  const session = call.request.headers["x-tay-session"];
+  const holder = typeof session === "string" && served.sessions.has(session) ? session : undefined;
+  const ms = leaseMs ?? leaseMsDefault;
+  const leases = jobs.map((job) => ({
+    jobId: job.jobId,
+    attempt: job.attempt,
+    expiresAt: served.leases.take(job.jobId, job.attempt, ms, holder),
+  }));
+  // The answer cannot reach a caller that has gone: its jobs are failed now, not in 30 s.
+  if (call.signal.aborted && holder !== undefined) served.sessions.dropped(holder);
+  return { jobs: jobs.map(Wire.jobJson), leaseMs: ms, leases };
+};
+
+const commands: ReadonlyArray<Route> = [
+  {
+    method: "POST",
+    path: "/v1/insert",
+    summary: "insert one job; answers it once durable",
+    body: "{ job: { queue, worker, args?, priority?, maxAttempts?, scheduledAt? } }",
+    handle: async (call, { engine }) => ({
+      job: Wire.jobJson(await engine.promises.insert(body(call, Requests.insert).job)),
+    }),
+  },
+  {
+    method: "POST",
+    path: "/v1/insert-many",
+    summary: "insert jobs atomically (one record, all or none)",
+    body: "{ jobs: [NewJob] }",
+    handle: async (call, { engine }) => ({
+      jobs: (await engine.promises.insertMany(body(call, Requests.insertMany).jobs)).map(
+        Wire.jobJson,
+      ),
+    }),
+  },
+  {
+    method: "POST",
+    path: "/v1/insert-batch",
+    summary: "insert jobs each on its own (each accepted or refused alone), one durability wait",
+    body: "{ jobs: [NewJob] }",
+    handle: async (call, { engine }) => {
+      const { jobs } = body(call, Requests.insertMany);
+      // Issued in one turn, the inserts share one drain: one batch, one write.
+      const settled = await Promise.allSettled(jobs.map((job) => engine.promises.insert(job)));
+      return {
+        results: settled.map((outcome) =>
+          outcome.status === "fulfilled"
+            ? { job: Wire.jobJson(outcome.value) }
+            : { error: errorOf(outcome.reason) },
+        ),
+      };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/claim",
+    summary: "start up to limit available jobs of a queue now (may be none); each carries a lease",
+    body: "{ queue, limit?, leaseMs? }",
+    handle: async (call, served) => {
+      const { queue, limit, leaseMs } = body(call, Requests.claim);
+      return leased(call, served, await served.engine.promises.claim(queue, limit), leaseMs);
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/next-jobs",
+    summary:
+      "wait until jobs of the lanes can start (up to waitMs), start them; each carries a lease",
+    body: "{ lanes: [{ queue, limit }], limit?, waitMs?, leaseMs? }",
+    handle: async (call, served) => {
+      const { lanes, limit, waitMs, leaseMs } = body(call, Requests.nextJobs);
+      const gaveUp = AbortSignal.any([call.signal, AbortSignal.timeout(waitMs ?? 25_000)]);
+      const jobs = await served.engine.promises.nextJobs(lanes, {
+        signal: gaveUp,
+        ...(limit === undefined ? {} : { limit }),
+      });
+      return leased(call, served, jobs, leaseMs);
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/heartbeat",
+    summary: "extend the lease of a remotely claimed attempt",
+    body: "{ jobId, attempt, leaseMs? }",
+    handle: async (call, { leases }) => {
+      const { jobId, attempt, leaseMs } = body(call, Requests.heartbeat);
+      const expiresAt = leases.extend(jobId, attempt, leaseMs ?? leaseMsDefault);
+      return { held: expiresAt !== undefined, expiresAt: expiresAt ?? null };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/complete",
+    summary: "complete an executing job (only that attempt, with attempt)",
+    body: "{ jobId, result?, attempt? }",
+    handle: async (call, { engine, leases }) => {
+      const { jobId, result, attempt } = body(call, Requests.complete);
+      const job = await engine.promises.complete(
+        jobId,
+        result,
+        attempt === undefined ? {} : { attempt },
+      );
+      leases.release(jobId, attempt);
+      return { job: Wire.jobJson(job) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/fail",
+    summary: "fail an executing job's attempt: retried after the backoff, or discarded",
+    body: "{ jobId, error, attempt?, discard?, backoff? }",
+    handle: async (call, { engine, leases }) => {
+      const { jobId, error, ...options } = body(call, Requests.fail);
+      const job = await engine.promises.fail(jobId, error, definedOnly(options));
+      leases.release(jobId, options.attempt);
+      return { job: Wire.jobJson(job) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/cancel",
+    summary: "cancel a job that is not terminal",
+    body: "{ jobId, reason? }",
+    handle: async (call, { engine }) => {
+      const { jobId, reason } = body(call, Requests.cancel);
+      return { job: Wire.jobJson(await engine.promises.cancel(jobId, reason)) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/register-schedule",
+    summary: "register or re-register a schedule (expectedRevision 0: must be new)",
+    body: "{ scheduleId, definition, expectedRevision? }",
+    handle: async (call, { engine }) => {
+      const { scheduleId, definition, expectedRevision } = body(call, Requests.registerSchedule);
+      const schedule = await engine.promises.registerSchedule(
+        scheduleId,
+        definition,
+        expectedRevision,
+      );
+      return { schedule: Wire.scheduleJson(schedule) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/cancel-schedule",
+    summary: "cancel a schedule",
+    body: "{ scheduleId, expectedRevision? }",
+    handle: async (call, { engine }) => {
+      const { scheduleId, expectedRevision } = body(call, Requests.cancelSchedule);
+      const schedule = await engine.promises.cancelSchedule(scheduleId, expectedRevision);
+      return { schedule: Wire.scheduleJson(schedule) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/rescue",
+    summary: "fail every job executing since before startedBefore",
+    body: "{ startedBefore, error }",
+    handle: async (call, { engine }) => {
+      const { startedBefore, error } = body(call, Requests.rescue);
+      return { rescued: await engine.promises.rescue(startedBefore, error) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/tick",
+    summary: "make due jobs available, deliver due schedule occurrences",
+    handle: async (_call, { engine }) => ({ ...(await engine.promises.tick()) }),
+  },
+  {
+    method: "POST",
+    path: "/v1/flush",
+    summary: "write what is appended now and wait until durable",
+    handle: async (_call, { engine }) => {
+      await engine.promises.flush();
+      return { flushed: true };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/compact",
+    summary: "write a new generation without terminal jobs finished before now - retentionMs",
+    body: "{ retentionMs }",
+    handle: async (call, { engine }) => {
+      const report = await engine.promises.compact(body(call, Requests.compact).retentionMs);
+      return {
+        epoch: report.epoch,
+        parentEpoch: report.parentEpoch,
+        firstSequence: report.firstSequence,
+        baseRecordCount: report.baseRecordCount,
+        removedEpochs: [...report.removedEpochs],
+        pauseMs: report.pauseMs,
+      };
+    },
+  },
+];
+
+/** Options without their undefined members (exact optional properties). */
+const definedOnly = <A extends object>(options: A): { [K in keyof A]: Exclude<A[K], undefined> } =>
+  // Only the members whose value is defined are kept.
+  Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as {
+    [K in keyof A]: Exclude<A[K], undefined>;
+  };
+
+/** An error as a batch result names it: its tag, its message, its rejection. */
+const errorOf = (error: unknown): JsonObject => {
+  const tag =
+    typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
+  const message = error instanceof Error ? error.message : String(error);
+  const rejection =
+    typeof error === "object" && error !== null && "rejection" in error
+      ? { rejection: primitiveFields(error.rejection) }
+      : {};
+  return { _tag: tag, message, ...rejection };
+};
+
+const primitiveFields = (input: unknown): JsonObject => {
+  const fields: Record<string, Json> = {};
+  if (typeof input !== "object" || input === null) return fields;
+  for (const [key, value] of Object.entries(input)) {
+    if (typeof value === "string" || typeof value === "number") fields[key] = value;
+  }
+  return fields;
+};
+
+const queries: ReadonlyArray<Route> = [
+  {
+    method: "GET",
+    path: "/v1/jobs",
+    summary: "committed jobs, ascending by id (?queue=&state=&limit=)",
+    handle: async (call, { engine }) => {
+      const filter = checked(call, Requests.jobFilter, call.query, "query");
+      return { jobs: engine.promises.jobs(definedOnly(filter)).map(Wire.jobJson) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/jobs/:jobId",
+    summary: "one committed job, or null",
+    handle: async (call, { engine }) => {
+      const job = engine.promises.job(jobIdParam(call));
+      return { job: job === undefined ? null : Wire.jobJson(job) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/jobs/:jobId/history",
+    summary: "every committed event of one job in this generation, in log order",
+    handle: async (call, { engine }) => ({ events: await history(engine, jobIdParam(call)) }),
+  },
+  {
+    method: "GET",
+    path: "/v1/schedules",
+    summary: "every committed schedule",
+    handle: async (_call, { engine }) => ({
+      schedules: engine.promises.schedules().map(Wire.scheduleJson),
+    }),
+  },
+  {
+    method: "GET",
+    path: "/v1/schedules/:scheduleId",
+    summary: "one committed schedule, or null",
+    handle: async (call, { engine }) => {
+      const schedule = engine.promises.schedule(decodeURIComponent(call.params[0] ?? ""));
+      return { schedule: schedule === undefined ? null : Wire.scheduleJson(schedule) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/counts",
+    summary: "job counts per queue and state",
+    handle: async (_call, { engine }) => ({ counts: Wire.countsJson(engine.promises.counts()) }),
+  },
+  {
+    method: "GET",
+    path: "/v1/next-wake-at",
+    summary: "the earliest time a tick has work, or null",
+    handle: async (_call, { engine }) => ({ nextWakeAt: engine.promises.nextWakeAt() }),
+  },
+  {
+    method: "GET",
+    path: "/v1/subscriber-stats",
+    summary: "the engine's subscribers, how far behind the furthest is",
+    handle: async (_call, { engine }) => ({ ...engine.promises.subscriberStats() }),
+  },
+  {
+    method: "GET",
+    path: "/v1/status",
+    summary: "the store: id, epoch, sequences, records, bytes, pending, orphaned generations",
+    handle: async (_call, served) => status(served),
+  },
+];
+
+const historyPage = 4_096;
+
+/** One job's events in the current generation (what `tay job` shows), from the log. */
+const history = async (engine: Engine.EngineService, jobId: number): Promise<Array<Json>> => {
+  const generation = await Effect.runPromise(engine.log.generation());
+  const events: Array<Json> = [];
+  for (let sequence = generation.firstSequence; ; ) {
+    const page = await Effect.runPromise(engine.log.readFrom(sequence, historyPage));
+    for (const { sequence: at, event } of page) {
+      const members = event._tag === "Mutation" ? event.events : [event];
+      members.forEach((member, index) => {
+        if (member._tag !== "SnapshotPart" && "jobId" in member && member.jobId === jobId) {
+          events.push(Wire.committedJson({ sequence: at, member: index, event: member }));
+        }
+      });
+    }
+    const last = page.at(-1);
+    if (last === undefined || page.length < historyPage) return events;
+    sequence = last.sequence + 1;
+  }
+};
+
+const status = async ({ engine, leases, sessions }: Served): Promise<JsonObject> => {
+  const stats = await Effect.runPromise(engine.log.stats());
+  const generation = await Effect.runPromise(engine.log.generation());
+  const { report } = engine;
+  const state = engine.promises.state();
+  return {
+    path: engine.log.path,
+    storeId: engine.log.storeId,
+    epoch: generation.epoch,
+    firstSequence: stats.firstSequence,
+    lastSequence: stats.lastSequence,
+    records: stats.records,
+    bytes: stats.bytes,
+    pendingRecords: stats.pendingRecords,
+    pendingBytes: stats.pendingBytes,
+    pressure: await Effect.runPromise(engine.log.storePressure()),
+    segments: (await Effect.runPromise(engine.log.segmentSizeStats())).count,
+    orphanedGenerations: report.orphanedGenerations.map((orphan) => ({
+      epoch: orphan.epoch,
+      kind: orphan.kind,
+    })),
+    jobs: State.jobCount(state),
+    schedules: state.schedules.size,
+    lastJobId: state.lastJobId,
+    leases: leases.size,
+    sessions: sessions.size,
+    pid: process.pid,
+  };
+};
+
+/** Every route of the protocol but the streams (server/internal/streams.ts). */
+export const routes: ReadonlyArray<Route> = [...commands, ...queries];

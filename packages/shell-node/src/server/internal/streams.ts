@@ -1,0 +1,120 @@
+/**
+ * The Server-Sent Events routes: the committed event stream
+ * (`/v1/events`), a worker session's stream (`/v1/session`: its id, then
+ * the ends of the attempts it holds), and worker wake-ups
+ * (`/v1/wakeups`: a queue's available count whenever a commit changes it).
+ * A reader that falls behind makes its own stream wait; the engine's
+ * subscription then reads what it missed from the log, so a stalled
+ * client costs bounded memory and stalls nobody else.
+ */
+import { Wire } from "@tay/client";
+import type { Event } from "@tay/core";
+import type * as Projection from "../../log/Projection.js";
+import { type Call, checked, type Route, type Served } from "./routes.js";
+import { EventStream } from "./sse.js";
+import * as Requests from "./requests.js";
+import { Shape } from "@tay/client";
+
+const streamed = { streamed: true } as const;
+
+/** Committed events from `?from=` (default: the next commit), until the reader leaves. */
+const events = async (call: Call, { engine }: Served) => {
+  const fromText = call.query.get("from");
+  const from =
+    fromText === null
+      ? undefined
+      : checked(call, Shape.integer(1), Requests.integerText(fromText), "query.from");
+  const subscription = engine.promises.subscribe(from === undefined ? {} : { from });
+  const stream = new EventStream(call.response);
+  call.response.on("close", () => subscription.close());
+  void (async () => {
+    try {
+      for await (const committed of subscription) {
+        if (!stream.send("committed", Wire.committedJson(committed), committed.sequence)) break;
+        await stream.drained();
+      }
+    } catch (error) {
+      stream.send("error", {
+        _tag: tagOf(error),
+        message: error instanceof Error ? error.message : String(error),
+      });
+    }
+    stream.close();
+  })();
+  return streamed;
+};
+
+const tagOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
+
+const endsAnAttempt = (
+  event: Event.Event,
+): event is Event.DomainEvent & { readonly jobId: number } =>
+  event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
+
+/** A worker session: its id first, then `ended` for each attempt of its leases that ends. */
+const session = async (call: Call, served: Served) => {
+  const stream = new EventStream(call.response);
+  const id = served.sessions.start(stream);
+  const unwatch = served.engine.watch((records: ReadonlyArray<Projection.Entry>) => {
+    for (const { sequence, event } of records) {
+      const members = event._tag === "Mutation" ? event.events : [event];
+      members.forEach((member, index) => {
+        if (endsAnAttempt(member) && served.leases.heldBy(member.jobId) === id) {
+          stream.send(
+            "ended",
+            Wire.committedJson({ sequence, member: index, event: member }),
+            sequence,
+          );
+        }
+      });
+    }
+  });
+  call.response.on("close", () => {
+    unwatch();
+    served.sessions.dropped(id);
+  });
+  stream.send("session", { session: id });
+  return streamed;
+};
+
+/** Wake-ups: the available count of each named queue, sent whenever a commit changes it. */
+const wakeups = async (call: Call, { engine }: Served) => {
+  const queues = call.query.getAll("queue");
+  const stream = new EventStream(call.response);
+  const last = new Map<string, number>();
+  const tell = () => {
+    const counts = engine.promises.counts();
+    for (const queue of queues.length === 0 ? [...counts.keys()] : queues) {
+      const available = counts.get(queue)?.available ?? 0;
+      if (last.get(queue) === available) continue;
+      last.set(queue, available);
+      stream.send("available", { queue, available });
+    }
+  };
+  const unwatch = engine.watch(tell);
+  call.response.on("close", unwatch);
+  tell();
+  return streamed;
+};
+
+export const streams: ReadonlyArray<Route> = [
+  {
+    method: "GET",
+    path: "/v1/events",
+    summary: "SSE: committed events from ?from= (event: committed)",
+    handle: events,
+  },
+  {
+    method: "GET",
+    path: "/v1/session",
+    summary: "SSE: a worker session (event: session, then ended); claims naming it drop with it",
+    handle: session,
+  },
+  {
+    method: "GET",
+    path: "/v1/wakeups",
+    summary: "SSE: available counts of ?queue= (event: available) whenever a commit changes them",
+    handle: wakeups,
+  },
+];

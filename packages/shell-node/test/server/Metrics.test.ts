@@ -1,0 +1,65 @@
+// `/metrics` of an in-process server: Prometheus text through prom-client whose job gauges, event
+// counters and batch histogram follow what committed (in process and through the socket alike).
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as Server from "../../src/server/Server.js";
+
+let directory = "";
+let opened: EnginePromises.OpenedEngine;
+let served: Server.StartedServer;
+
+const get = (path: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    request({ socketPath: served.socket, path }, (response) => {
+      const chunks: Array<Buffer> = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve(Buffer.concat(chunks).toString()));
+    })
+      .on("error", reject)
+      .end();
+  });
+
+beforeAll(async () => {
+  directory = join(mkdtempSync(join(tmpdir(), "tay-metrics-")), "data");
+  opened = await EnginePromises.open(directory, { createIfMissing: true });
+  served = await Server.start(opened, { directory });
+});
+
+afterAll(async () => {
+  await served.close();
+  await opened.close();
+  rmSync(join(directory, ".."), { recursive: true, force: true });
+});
+
+describe("metrics", () => {
+  it("counts what committed and reads the state when scraped", async () => {
+    await opened.insertMany([
+      { queue: "email", worker: "W", args: null },
+      { queue: "email", worker: "W", args: null },
+    ]);
+    const [claimed] = await opened.claim("email");
+    if (claimed !== undefined) await opened.complete(claimed.jobId);
+    await get("/v1/counts");
+    const text = await get("/metrics");
+    expect(text).toContain('tay_jobs{queue="email",state="available"} 1');
+    expect(text).toContain('tay_jobs{queue="email",state="completed"} 1');
+    expect(text).toMatch(/^tay_inserts_total 2$/m);
+    expect(text).toMatch(/^tay_claims_total 1$/m);
+    expect(text).toMatch(/^tay_completions_total 1$/m);
+    expect(text).toMatch(/^tay_batch_records_count 3$/m);
+    expect(text).toMatch(/^tay_last_sequence 3$/m);
+    expect(text).toContain("tay_request_seconds_bucket");
+  });
+
+  it("serves its OpenAPI document listing every route", async () => {
+    const document = JSON.parse(await get("/openapi.json"));
+    expect(document.openapi).toBe("3.1.0");
+    for (const path of ["/v1/insert", "/v1/next-jobs", "/v1/jobs/{jobId}", "/v1/events"]) {
+      expect(Object.keys(document.paths)).toContain(path);
+    }
+  });
+});

@@ -1,0 +1,99 @@
+// The worker runtime over a client: `tay serve` runs in a child process, the worker here runs
+// handlers on jobs it claims through the socket (completions, a throw retried by the usual rules,
+// a cancel that aborts a running handler), and the CLI's `tay insert` goes through the same server.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { Client, Locate } from "@tay/client";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as RemoteWorker from "../../src/server/RemoteWorker.js";
+
+const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
+let directory = "";
+let server: ChildProcess | undefined;
+
+const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+};
+
+beforeAll(async () => {
+  directory = join(mkdtempSync(join(tmpdir(), "tay-remote-")), "data");
+  server = spawn(process.execPath, [tay, "serve", directory, "--create"], { stdio: "ignore" });
+  await until(() => Locate.servedAt(directory) !== null && existsSync(Locate.socketOf(directory)));
+}, 60_000);
+
+afterAll(async () => {
+  server?.kill("SIGTERM");
+  await new Promise((resolve) => server?.once("exit", resolve));
+  rmSync(join(directory, ".."), { recursive: true, force: true });
+});
+
+describe("RemoteWorker", () => {
+  it("runs jobs claimed through the server, retries a throw, aborts a cancelled handler", async () => {
+    const client = await Client.connect(directory);
+    const producer = await Client.connect(directory);
+    let thrown = false;
+    let aborted = false;
+    const worker = await RemoteWorker.start<{
+      Add: { readonly a: number; readonly b: number };
+      Flaky: null;
+      Slow: null;
+    }>(client, {
+      queues: { math: 2 },
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+      handlers: {
+        Add: async (job) => job.args.a + job.args.b,
+        Flaky: async () => {
+          if (!thrown) {
+            thrown = true;
+            throw new Error("once");
+          }
+          return "second time";
+        },
+        Slow: (_job, context) =>
+          new Promise((_resolve, reject) =>
+            context.signal.addEventListener("abort", () => {
+              aborted = true;
+              reject(new Error("aborted"));
+            }),
+          ),
+      },
+    });
+    const add = await producer.insert({ queue: "math", worker: "Add", args: { a: 2, b: 3 } });
+    const flaky = await producer.insert({ queue: "math", worker: "Flaky", args: null });
+    const slow = await producer.insert({ queue: "math", worker: "Slow", args: null });
+    await until(async () => (await producer.job(add.jobId))?.state === "completed");
+    expect((await producer.job(add.jobId))?.result?.value).toBe(5);
+    await until(async () => (await producer.job(flaky.jobId))?.state === "completed");
+    expect((await producer.job(flaky.jobId))?.errors.map((error) => error.error)).toEqual(["once"]);
+    await until(async () => (await producer.job(slow.jobId))?.state === "executing");
+    await producer.cancel(slow.jobId);
+    await until(() => aborted);
+    const report = await worker.close();
+    expect(report.interrupted).toBe(0);
+    expect((await producer.jobs({ state: "executing" })).length).toBe(0);
+    await client.close();
+    await producer.close();
+  }, 60_000);
+
+  it("routes tay insert through the server that holds the store", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      tay,
+      "insert",
+      directory,
+      "--queue",
+      "cli",
+      "--worker",
+      "W",
+      "--args",
+      '{"from":"cli"}',
+      "--json",
+    ]);
+    const printed = JSON.parse(stdout);
+    const client = await Client.connect(directory);
+    expect((await client.job(printed.job_id))?.queue).toBe("cli");
+    await client.close();
+  }, 60_000);
+});
