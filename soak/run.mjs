@@ -5,7 +5,8 @@
 // when the command queue answers Overloaded) and two workers from the worker runtime on two queues
 // (handlers that take a few milliseconds, one attempt in twenty failing and retried), and compacts
 // every minute (retention one minute). Every S seconds it samples the resident memory and the open
-// file descriptors; after the warm-up (the first fifth of the run, at most five minutes) it compares the mean of the last quarter of the samples with the mean of the first
+// file descriptors; after the warm-up (the first fifth of the run, at most five minutes, and at
+// least until the second compaction has made the retained state steady) it compares the mean of the last quarter of the samples with the mean of the first
 // quarter: growth above 10% fails the run. At the end it stops the producers, closes the workers and
 // the engine, runs `tay verify` on the store, reopens it and checks that every acknowledged insert
 // is there. Prints the curve (one row per sample) and a summary; exit 0 only if all held.
@@ -44,8 +45,12 @@ const rate = positive("rate", values.rate);
 const sampleSeconds = positive("sample-seconds", values["sample-seconds"]);
 const directory = values.dir ?? join(mkdtempSync(join(tmpdir(), "tay-soak-")), "data");
 const durationMs = minutes * 60_000;
-// The warm-up: the first fifth of the run, at most five minutes (JIT, pools, the first segments).
-const warmUpMs = Math.min(durationMs / 5, 300_000);
+// The warm-up: the first fifth of the run (at most five minutes: JIT, pools, the first segments),
+// and at least until just after the second compaction: only that one drops the jobs finished in
+// the first minute, so the retained state reaches its steady size (one to two minutes of jobs)
+// there.
+const compactEveryMs = 60_000;
+const warmUpMs = Math.max(Math.min(durationMs / 5, 300_000), 2 * compactEveryMs + 5_000);
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const openFds = () => readdirSync("/proc/self/fd").length;
@@ -152,7 +157,7 @@ const compactor = setInterval(() => {
     },
     (error) => console.error(`soak: compaction failed: ${error}`),
   );
-}, 60_000);
+}, compactEveryMs);
 
 const samples = [];
 const started = Date.now();
