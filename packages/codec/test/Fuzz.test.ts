@@ -14,9 +14,9 @@ describe("fuzz", () => {
     for (const target of targets()) expect(target.seeds.length, target.name).toBeGreaterThan(0);
   });
 
-  it(`${inputsPerTarget} random and mutated inputs per decoder: a value or a typed refusal each`, () => {
+  it(`${inputsPerTarget} random and mutated inputs per decoder: a value or a typed refusal each`, async () => {
     const started = performance.now();
-    const reports = fuzz(inputsPerTarget, seed);
+    const reports = await fuzz(inputsPerTarget, seed);
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     const total = reports.reduce((sum, report) => sum + report.inputs, 0);
     console.log(

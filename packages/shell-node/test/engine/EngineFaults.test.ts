@@ -1,6 +1,8 @@
 // Proves the engine's answer to I/O errors: every disk operation N of the crash workloads (init,
 // opens, appends, rotations with the staging, compactions, closes) is failed in turn with EIO,
-// ENOSPC, EACCES and EROFS on the fault disk, the process going on. The step that meets the fault
+// ENOSPC, EACCES and EROFS on the fault disk, every write is also cut short by a full disk (half
+// stored, then ENOSPC) and every sync meets fsyncgate (dirty pages dropped, EIO), the process
+// going on. The step that meets the fault
 // must fail with a typed error whose message names the code (never a defect), every later write of
 // that engine must be refused, and a reopen of the same disk once the fault is gone must succeed
 // with every step answered before the fault and none of the refused one (the writer rolled back
@@ -136,43 +138,90 @@ const counts = {
 };
 
 /** Transitions the replay allows after the workload stopped at `step`. */
-const allowed = (expected: Replay, workload: Workload, stopped: Stopped | undefined) => {
+const allowed = (
+  expected: Replay,
+  workload: Workload,
+  stopped: Stopped | undefined,
+  plan: FaultPlan,
+) => {
   const last = workload.steps.length - 1;
   if (stopped === undefined)
     return { low: expected.after[last] ?? 0, high: expected.after[last] ?? 0 };
-  const before = stopped.step <= 0 ? 0 : (expected.after[stopped.step - 1] ?? 0);
+  const answered = stopped.step <= 0 ? 0 : (expected.after[stopped.step - 1] ?? 0);
+  // Under Segment or Throughput an answered append is in the page cache only until a close
+  // syncs it: fsyncgate drops it as a power loss would, so only what the last close made
+  // durable must survive that fault.
+  const maximal = (workload.options.durability ?? "Maximal") === "Maximal";
+  const lastClose = workload.steps.findLastIndex(
+    (step, index) => index < stopped.step && step._tag === "Reopen",
+  );
+  const durable = lastClose < 0 ? 0 : (expected.after[lastClose] ?? 0);
+  const before = !maximal && plan.kind === "LoseDirtyPages" ? durable : answered;
   const step = workload.steps[stopped.step];
   const through = expected.after[Math.min(stopped.step, last)] ?? 0;
   // A refused append is absent (a tick is two commands: the first may have committed); a
   // compaction or a reopen that failed may have finished its work before the fault.
   const whole = step === undefined || step._tag === "Compact" || step._tag === "Reopen";
-  return { low: before, high: whole ? through : Math.max(before, through - 1) };
+  return { low: before, high: whole ? through : Math.max(answered, through - 1) };
 };
 
-/** Faults the run must check: every (operation, code), or a seeded sample. */
-const chooseFaults = (operations: number, seed: number) => {
-  const all = Array.from({ length: operations * codes.length }, (_, index) => index);
+/**
+ * One fault to inject: a code failing operation `index` of the counting run,
+ * a write cut short by a full disk (half its bytes stored, then ENOSPC), or
+ * fsyncgate on a sync (the dirty pages dropped, EIO).
+ */
+interface FaultPlan {
+  readonly index: number;
+  readonly code: Disk.DiskErrorCode;
+  readonly kind: "Fail" | "FullDisk" | "LoseDirtyPages";
+}
+
+/** Every plan for the operations of `log`. */
+const plansOf = (log: ReadonlyArray<FaultDisk.Operation>): ReadonlyArray<FaultPlan> =>
+  log.flatMap(
+    (operation, index): ReadonlyArray<FaultPlan> => [
+      ...codes.map((code) => ({ index, code, kind: "Fail" as const })),
+      ...(operation.kind === "write" && (operation.length ?? 0) > 1
+        ? [{ index, code: "ENOSPC" as const, kind: "FullDisk" as const }]
+        : []),
+      ...(operation.kind === "sync"
+        ? [{ index, code: "EIO" as const, kind: "LoseDirtyPages" as const }]
+        : []),
+    ],
+  );
+
+/** Faults the run must check: every plan, or a seeded sample. */
+const chooseFaults = (plans: ReadonlyArray<FaultPlan>, seed: number) => {
+  const all = [...plans];
   if (full || all.length <= sampledFaults) return all;
   const random = makeRandom(seed);
   for (let index = 0; index < sampledFaults; index += 1) {
     const chosen = index + random.below(all.length - index);
-    const swapped = all[index] ?? 0;
-    all[index] = all[chosen] ?? 0;
+    const swapped = all[index];
+    const picked = all[chosen];
+    if (swapped === undefined || picked === undefined) break;
+    all[index] = picked;
     all[chosen] = swapped;
   }
-  return all.slice(0, sampledFaults).sort((left, right) => left - right);
+  return all.slice(0, sampledFaults).sort((left, right) => left.index - right.index);
 };
 
-/** The fault striking operation `index` of the counting run: its kind, the how-manieth of it. */
-const faultAt = (
-  log: ReadonlyArray<FaultDisk.Operation>,
-  index: number,
-  code: Disk.DiskErrorCode,
-) => {
-  const operation = log[index];
-  if (operation === undefined) throw new Error(`no operation ${index}`);
-  const nth = log.slice(0, index + 1).filter((entry) => entry.kind === operation.kind).length;
-  return { operation, fault: FaultDisk.fail(operation.kind, code, { nth }) };
+/** The faults of `plan`, striking the how-manieth operation of its kind it names. */
+const faultsOf = (log: ReadonlyArray<FaultDisk.Operation>, plan: FaultPlan) => {
+  const operation = log[plan.index];
+  if (operation === undefined) throw new Error(`no operation ${plan.index}`);
+  const nth = log.slice(0, plan.index + 1).filter((entry) => entry.kind === operation.kind).length;
+  const faults: ReadonlyArray<FaultDisk.Fault> =
+    plan.kind === "Fail"
+      ? [FaultDisk.fail(operation.kind, plan.code, { nth })]
+      : plan.kind === "FullDisk"
+        ? [
+            FaultDisk.shortWrite(Math.floor((operation.length ?? 2) / 2), { nth }),
+            // The write of the rest meets the full disk.
+            FaultDisk.fail("write", "ENOSPC", { nth: nth + 1 }),
+          ]
+        : [FaultDisk.loseDirtyPages({ nth })];
+  return { operation, faults };
 };
 
 const exploreFaults = (workload: Workload) =>
@@ -184,12 +233,14 @@ const exploreFaults = (workload: Workload) =>
     expect(yield* faultedRun(workload, counting)).toBeUndefined();
     const log = counting.operations();
     counts.operations += log.length;
-    for (const choice of chooseFaults(log.length, log.length)) {
-      const code = codes[choice % codes.length] ?? "EIO";
-      const { operation, fault } = faultAt(log, Math.floor(choice / codes.length), code);
-      const where = `${workload.name}: ${code} at operation ${operation.index} (${operation.kind} ${operation.path})`;
+    for (const plan of chooseFaults(plansOf(log), log.length)) {
+      // A macrotask turn per run: a long exploration must not starve vitest's own messages.
+      yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+      const { code } = plan;
+      const { operation, faults } = faultsOf(log, plan);
+      const where = `${workload.name}: ${plan.kind} ${code} at operation ${operation.index} (${operation.kind} ${operation.path})`;
       const disk = initial.crash();
-      disk.inject(fault);
+      for (const fault of faults) disk.inject(fault);
       const stopped = yield* faultedRun(workload, disk);
       counts.faults += 1;
       if (stopped === undefined) counts.tolerated += 1;
@@ -207,7 +258,7 @@ const exploreFaults = (workload: Workload) =>
         expect.fail(`${where}: the reopen failed: ${String(reopened.left)}`);
         continue;
       }
-      const { low, high } = allowed(expected, workload, stopped);
+      const { low, high } = allowed(expected, workload, stopped, plan);
       const matching = expected.states
         .map((state, transitions) => ({ state, transitions }))
         .filter(({ transitions }) => transitions >= low && transitions <= high)
@@ -228,7 +279,7 @@ describe("engine I/O faults", () => {
 
   it("reports the counts", () => {
     console.log(
-      `engine I/O faults: ${counts.faults} runs (${full ? "every operation x EIO, ENOSPC, EACCES, EROFS: TAY_FAULT_FULL=1" : "a seeded sample; TAY_FAULT_FULL=1 runs every operation x code"}) over ${counts.operations} operations of ${workloads.length} workloads: ${counts.stopped} stopped with a typed error naming the code (${counts.laterWritesRefused} of them checked: a later write refused), ${counts.tolerated} tolerated, ${counts.reopened} reopened with every answered step and none refused`,
+      `engine I/O faults: ${counts.faults} runs (${full ? "every operation x EIO, ENOSPC, EACCES, EROFS, every write cut short by a full disk, every sync losing its dirty pages: TAY_FAULT_FULL=1" : "a seeded sample; TAY_FAULT_FULL=1 runs every operation x fault"}) over ${counts.operations} operations of ${workloads.length} workloads: ${counts.stopped} stopped with a typed error naming the code (${counts.laterWritesRefused} of them checked: a later write refused), ${counts.tolerated} tolerated, ${counts.reopened} reopened with every answered step and none refused`,
     );
     expect(counts.faults).toBeGreaterThan(0);
   });

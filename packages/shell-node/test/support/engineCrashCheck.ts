@@ -73,6 +73,8 @@ export const crashCheck =
   (disk, acknowledged) =>
     deterministic(
       Effect.gen(function* () {
+        // A macrotask turn per crash: a long exploration must not starve vitest's own messages.
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
         const initialized = acknowledged.some((label) => label._tag === "Initialized");
         const compacting = acknowledged[acknowledged.length - 1]?._tag === "Compacting";
         const done = lastDone(acknowledged);
