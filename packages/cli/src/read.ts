@@ -272,15 +272,19 @@ const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
     case "JobCancelled":
     case "JobRetried":
     case "ResultRecorded":
+    case "JobInsertedV3":
+    case "JobRedriven":
       return event.jobId === jobId;
     case "OccurrenceAdvanced":
     case "ScheduleHistoricalCheckpoint":
       return event.activeJobId === jobId;
     case "ScheduleCheckpoint":
+    case "ScheduleCheckpointV3":
       return event.activeJobIds.includes(jobId);
     case "ScheduleRegistered":
     case "ScheduleAdvanced":
     case "ScheduleCancelled":
+    case "QueueStateSet":
       return false;
     default: {
       const unknown: never = event;
@@ -298,6 +302,10 @@ export const historyEntries = (entry: Projection.Entry, jobId: number): Array<Hi
         concerns(inner, jobId) ? [{ sequence, member, event: inner }] : [],
       );
     case "SnapshotPart": {
+      const jobs = event.jobs.filter((job) => job.jobId === jobId);
+      return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
+    }
+    case "SnapshotPartV3": {
       const jobs = event.jobs.filter((job) => job.jobId === jobId);
       return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
     }

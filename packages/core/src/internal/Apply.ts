@@ -202,7 +202,12 @@ const occurrence = (store: Store, event: OccurrenceAdvanced): HistoryReason | un
 
 const scheduleStep = (
   store: Store,
-  event: Exclude<DomainEvent, Job.JobTransitionEvent | JobInserted>,
+  event: Exclude<
+    DomainEvent,
+    | Job.JobTransitionEvent
+    | JobInserted
+    | { readonly _tag: "JobInsertedV3" | "JobRedriven" | "QueueStateSet" | "ScheduleCheckpointV3" }
+  >,
 ): HistoryReason | undefined => {
   if (event._tag === "ScheduleHistoricalCheckpoint" || event._tag === "ScheduleCheckpoint") {
     return checkpoint(store, event, false);
@@ -253,6 +258,11 @@ export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | u
     case "ScheduleHistoricalCheckpoint":
     case "ScheduleCheckpoint":
       return scheduleStep(store, event);
+    case "JobInsertedV3":
+    case "JobRedriven":
+    case "QueueStateSet":
+    case "ScheduleCheckpointV3":
+      return { _tag: "UnknownEvent", found: event._tag };
     default:
       return { _tag: "UnknownEvent", found: tagName(event) };
   }
@@ -295,6 +305,7 @@ export interface Refusal {
 export const applyTailRecord = (store: Store, event: Event): Refusal | undefined => {
   switch (event._tag) {
     case "SnapshotPart":
+    case "SnapshotPartV3":
       return { reason: { _tag: "SnapshotOutOfPlace" }, memberIndex: null };
     case "Mutation": {
       if (event.events.length === 0)
@@ -303,7 +314,7 @@ export const applyTailRecord = (store: Store, event: Event): Refusal | undefined
         const member = event.events[index];
         if (member === undefined) continue;
         const tag: string = member._tag;
-        if (tag === "SnapshotPart" || tag === "Mutation") {
+        if (tag === "SnapshotPart" || tag === "SnapshotPartV3" || tag === "Mutation") {
           return { reason: { _tag: "NestedRecord", found: tag }, memberIndex: index };
         }
         const reason = applyDomain(store, member);

@@ -9,7 +9,7 @@ import {
   type Backoff,
   Commands,
   type Decide,
-  type Event,
+  Event,
   type Job,
   Query,
   type Schedule,
@@ -255,7 +255,7 @@ const countMembers = (
   let total = 0;
   for (const event of events) {
     if (event._tag === "Mutation") total += event.events.filter(predicate).length;
-    else if (event._tag !== "SnapshotPart" && predicate(event)) total += 1;
+    else if (!Event.isSnapshotPart(event) && predicate(event)) total += 1;
   }
   return total;
 };
