@@ -11,6 +11,7 @@ import { jobStates, type JobState } from "./Event.js";
 import { type Job, equals as jobEquals } from "./Job.js";
 import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
+import { type QueueState, equals as queueEquals } from "./Queue.js";
 import { type Schedule, equals as scheduleEquals } from "./Schedule.js";
 
 /** Number of jobs per state, indexed like `Event.jobStates`. */
@@ -28,6 +29,17 @@ export interface Indexes {
   readonly due: SortedMap<Schedule, null>;
   /** Per queue: job counts by state. */
   readonly counts: SortedMap<string, StateCounts>;
+  /**
+   * Per (queue, unique key) (`uniqueIndexKey`): the ids of the jobs holding
+   * the key, ascending. Only jobs with a unique key are listed.
+   */
+  readonly unique: SortedMap<string, ReadonlyArray<number>>;
+  /**
+   * Per rate-limited queue: the `at` of its latest starts (at most its
+   * limit's count), ascending. Derived from this generation's tail only:
+   * compaction does not carry the window (EVENTS-V3.md).
+   */
+  readonly starts: SortedMap<string, ReadonlyArray<number>>;
 }
 
 /** The folded state. Readonly: every change goes through `evolve`. */
@@ -38,8 +50,17 @@ export interface State {
   readonly jobs: IdMap<Job>;
   /** Every schedule by id. */
   readonly schedules: SortedMap<string, Schedule>;
+  /** Every queue whose state is not the default (EVENTS-V3.md), by name. */
+  readonly queues: SortedMap<string, QueueState>;
   readonly indexes: Indexes;
 }
+
+/**
+ * The key of the `unique` index for a queue and a unique key: the queue's
+ * length first, so that no two (queue, key) pairs share a key.
+ */
+export const uniqueIndexKey = (queue: string, uniqueKey: string): string =>
+  `${queue.length}:${queue}${uniqueKey}`;
 
 /** Claim order: priority (0 first), then scheduled_at, then job_id. */
 export const compareClaimOrder = (left: Job, right: Job): number =>
@@ -78,14 +99,20 @@ export const initialState: State = {
   lastJobId: 0,
   jobs: IdMap.empty(),
   schedules: SortedMap.empty(compareStrings),
+  queues: SortedMap.empty(compareStrings),
   indexes: {
     available: SortedMap.empty(compareStrings),
     pending: SortedMap.empty(comparePendingOrder),
     executing: SortedMap.empty(compareExecutingOrder),
     due: SortedMap.empty(compareDueOrder),
     counts: SortedMap.empty(compareStrings),
+    unique: SortedMap.empty(compareStrings),
+    starts: SortedMap.empty(compareStrings),
   },
 };
+
+/** The state of a queue (undefined for the default: unpaused, no limits). */
+export const queue = (state: State, name: string): QueueState | undefined => state.queues.get(name);
 
 /** The job with this id, or undefined. */
 export const job = (state: State, jobId: number): Job | undefined => state.jobs.get(jobId);
@@ -130,4 +157,5 @@ export const equals = (left: State, right: State): boolean =>
   left === right ||
   (left.lastJobId === right.lastJobId &&
     sameEntries(left.jobs, right.jobs, jobEquals) &&
-    sameEntries(left.schedules, right.schedules, scheduleEquals));
+    sameEntries(left.schedules, right.schedules, scheduleEquals) &&
+    sameEntries(left.queues, right.queues, queueEquals));
