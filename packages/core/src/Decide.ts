@@ -28,10 +28,15 @@ import {
   jobFinished,
   jobInserted,
   type JobInserted,
+  jobInsertedV3,
+  type JobInsertedV3,
+  jobRedriven,
   jobRetried,
   jobStarted,
   mutation,
   occurrenceAdvanced,
+  queueStateSet,
+  type RateLimit,
   resultRecorded,
   scheduleCancelled,
   type ScheduleDefinition,
@@ -42,9 +47,11 @@ import * as Fields from "./internal/Fields.js";
 import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
+import * as Queue from "./Queue.js";
+import { uniqueHolder } from "./internal/Apply.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
-import type { State } from "./State.js";
+import { type State, stateIndex, uniqueIndexKey } from "./State.js";
 import * as Value from "./Value.js";
 import { keptError } from "./internal/ErrorBudget.js";
 
@@ -180,7 +187,7 @@ const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined
 const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided => {
   const now = Fields.canonicalNumber(command.now);
   // Of its final size, as `map` would make it (growing it by `push` measured slower).
-  const events = new Array<JobInserted>(command.jobs.length);
+  const events = new Array<JobInserted | JobInsertedV3>(command.jobs.length);
   // Several jobs are one mutation, which adds its own overhead.
   let bytes = command.jobs.length === 1 ? 0 : eventOverheadBytes;
   for (let index = 0; index < command.jobs.length; index++) {
@@ -190,6 +197,18 @@ const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided
     if (refusal !== undefined) return Either.left(refusal);
     const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
+    if (isV3Job(job)) {
+      // A timeout alone (unique keys need the state: `needsState`).
+      const v3 = checkV3Job(job, index);
+      if (v3 !== undefined) return Either.left(v3);
+      events[index] = insertedV3(lastJobId + index + 1, job, args.value, now);
+      bytes +=
+        eventOverheadBytes +
+        Fields.utf8Length(job.queue) +
+        Fields.utf8Length(job.worker) +
+        args.bytes;
+      continue;
+    }
     events[index] = jobInserted({
       jobId: lastJobId + index + 1,
       queue: job.queue,
@@ -230,6 +249,7 @@ const nextIds = (lastJobId: number, count: number): Rejection | undefined =>
 export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs): Decided => {
   const rejection =
     checkTime("now", command.now) ??
+    needsState(command) ??
     (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
@@ -237,9 +257,150 @@ export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs)
   return rejection === undefined ? newJobsRecord(lastJobId, command) : Either.left(rejection);
 };
 
-/** InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`. */
-export const insertJobs = (state: State, command: Commands.InsertJobs): Decided =>
-  insertJobsAfter(state.lastJobId, command);
+/**
+ * InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`,
+ * or, when a job has a v3 field, `insertJobsAnswered`'s records.
+ */
+export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
+  if (!command.jobs.some(isV3Job)) return insertJobsAfter(state.lastJobId, command);
+  const answered = insertJobsAnswered(state, command);
+  return Either.isLeft(answered) ? answered : Either.right(answered.right.records);
+};
+
+const isV3Job = (job: Commands.NewJob | undefined): boolean =>
+  typeof job === "object" &&
+  job !== null &&
+  (job.uniqueKey !== undefined || job.uniquePeriodMs !== undefined || job.timeoutMs !== undefined);
+
+const needsState = (command: Commands.InsertJobs): Rejection | undefined => {
+  const index = command.jobs.findIndex((job) => isV3Job(job) && job.uniqueKey !== undefined);
+  return index < 0
+    ? undefined
+    : invalid(jobField(index, "uniqueKey"), "needs the state: decide with insertJobsAnswered");
+};
+
+/** How one job of an `InsertJobs` was answered. */
+export interface InsertAnswer {
+  /** The new job's id, or the existing job's for a duplicate. */
+  readonly jobId: number;
+  /** True when the unique key collided: nothing was appended for this job. */
+  readonly duplicate: boolean;
+}
+
+/** The records of an `InsertJobs` and each job's answer, in the order of its jobs. */
+export interface AnsweredInsert {
+  readonly records: Decision;
+  readonly answers: ReadonlyArray<InsertAnswer>;
+}
+
+const checkV3Job = (job: Commands.NewJob, index: number): Rejection | undefined => {
+  if (job.uniqueKey !== undefined && !Fields.isName(job.uniqueKey)) {
+    return invalid(jobField(index, "uniqueKey"), nameDetail);
+  }
+  if (job.uniquePeriodMs !== undefined && !Fields.isId(job.uniquePeriodMs)) {
+    return invalid(jobField(index, "uniquePeriodMs"), "must be an integer 1..2^53-1");
+  }
+  if (job.uniquePeriodMs !== undefined && job.uniqueKey === undefined) {
+    return invalid(jobField(index, "uniquePeriodMs"), "needs a uniqueKey");
+  }
+  if (job.timeoutMs !== undefined && !Fields.isId(job.timeoutMs)) {
+    return invalid(jobField(index, "timeoutMs"), "must be an integer 1..2^53-1");
+  }
+  return undefined;
+};
+
+/** The job of the state, or of this batch, that a new job's unique key collides with. */
+const duplicateOf = (
+  state: State,
+  job: Commands.NewJob,
+  now: number,
+  batch: ReadonlyMap<string, number>,
+): number | undefined => {
+  if (job.uniqueKey === undefined) return undefined;
+  const store = {
+    getJob: (jobId: number) => state.jobs.get(jobId),
+    uniqueHolders: (queue: string, key: string) =>
+      state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+  };
+  const period = job.uniquePeriodMs ?? null;
+  return (
+    uniqueHolder(store, job.queue, job.uniqueKey, 0, now, period) ??
+    batch.get(uniqueIndexKey(job.queue, job.uniqueKey))
+  );
+};
+
+const insertedV3 = (
+  jobId: number,
+  job: Commands.NewJob,
+  args: Value.Value,
+  now: number,
+): JobInsertedV3 | JobInserted => {
+  const fields = {
+    jobId,
+    queue: job.queue,
+    worker: job.worker,
+    args,
+    priority: Fields.canonicalNumber(job.priority ?? Commands.priorityDefault),
+    maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
+    scheduledAt: Fields.canonicalNumber(job.scheduledAt ?? now),
+    insertedAt: now,
+  };
+  // Schema 3 only when the job uses a v3 field.
+  return isV3Job(job)
+    ? jobInsertedV3({
+        ...fields,
+        uniqueKey: job.uniqueKey ?? null,
+        uniquePeriodMs: job.uniquePeriodMs ?? null,
+        timeoutMs: job.timeoutMs ?? null,
+      })
+    : jobInserted(fields);
+};
+
+/**
+ * InsertJobs with unique keys and timeouts (EVENTS-V3.md): each job is
+ * answered on its own. A job whose unique key a job of its queue holds (not
+ * terminal, or finished at or after `now - uniquePeriodMs`), or an earlier
+ * job of the same command holds, appends nothing and is answered with that
+ * job's id, marked as a duplicate; the others are inserted in one record
+ * (one mutation for several), ids in command order. Exact: the fold
+ * refuses a (1,3) that this would answer as a duplicate.
+ */
+export const insertJobsAnswered = (
+  state: State,
+  command: Commands.InsertJobs,
+): Either.Either<Rejection, AnsweredInsert> => {
+  const rejection =
+    checkTime("now", command.now) ??
+    (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
+      ? undefined
+      : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
+    nextIds(state.lastJobId, command.jobs.length);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const events: Array<JobInserted | JobInsertedV3> = [];
+  const answers: Array<InsertAnswer> = [];
+  const batch = new Map<string, number>();
+  for (let index = 0; index < command.jobs.length; index++) {
+    const job = command.jobs[index];
+    if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
+    const refusal = checkNewJob(job, index) ?? checkV3Job(job, index);
+    if (refusal !== undefined) return Either.left(refusal);
+    const args = Value.canonical(job.args);
+    if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
+    const existing = duplicateOf(state, job, now, batch);
+    if (existing !== undefined) {
+      answers.push({ jobId: existing, duplicate: true });
+      continue;
+    }
+    const jobId = state.lastJobId + events.length + 1;
+    if (job.uniqueKey !== undefined) batch.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
+    events.push(insertedV3(jobId, job, args.value, now));
+    answers.push({ jobId, duplicate: false });
+  }
+  const records = events.length === 0 ? [] : [asRecord(events)];
+  const sized = decided(records);
+  return Either.isLeft(sized) ? sized : Either.right({ records, answers });
+};
 
 /**
  * ClaimJobs: a (3,1) for each of the first `limit` available jobs of the
@@ -256,12 +417,33 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
   if (rejection !== undefined) return Either.left(rejection);
   const now = Fields.canonicalNumber(command.now);
   const records: Array<Event> = [];
+  const limit = Math.min(command.limit, claimsAllowed(state, command.queue, now));
+  if (limit <= 0) return Either.right(records);
   const queue = state.indexes.available.get(command.queue);
   queue?.forEachWhile((_, job) => {
     records.push(jobStarted({ jobId: job.jobId, at: now, attempt: job.attempt + 1 }));
-    return records.length < command.limit;
+    return records.length < limit;
   });
   return Either.right(records);
+};
+
+/**
+ * How many jobs a claim on `queue` may start at `now` (EVENTS-V3.md):
+ * none from a paused queue, at most `concurrency - executing`, and at most
+ * what the rate limit leaves in the window ending now. Infinity for a
+ * queue in the default state.
+ */
+export const claimsAllowed = (state: State, queue: string, now: number): number => {
+  const queueState = state.queues.get(queue);
+  if (queueState === undefined) return Number.POSITIVE_INFINITY;
+  if (queueState.paused) return 0;
+  const executing = state.indexes.counts.get(queue)?.[stateIndex.executing] ?? 0;
+  const byConcurrency =
+    queueState.concurrency === null
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, queueState.concurrency - executing);
+  const starts = state.indexes.starts.get(queue) ?? [];
+  return Math.min(byConcurrency, Queue.startsAllowed(queueState, starts, now));
 };
 
 /** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
@@ -596,6 +778,145 @@ export const tick = (state: State, command: Commands.Tick): Decided => {
   return decided(records);
 };
 
+const isRedrivable = (job: Job): boolean => job.state === "discarded" || job.state === "cancelled";
+
+/** The max_attempts a redrive gives when the command leaves it out. */
+const redriveAttempts = (job: Job): number =>
+  job.maxAttempts > job.attempt ? job.maxAttempts : job.attempt + 1;
+
+/**
+ * RedriveJob (EVENTS-V3.md (20,3)): a discarded or cancelled job becomes
+ * available at `now`, keeping its attempt and errors, with `maxAttempts`
+ * (which must exceed its attempt). Refused with `UniqueKeyTaken` while
+ * another non-terminal job of its queue holds its unique key.
+ */
+export const redriveJob = (state: State, command: Commands.RedriveJob): Decided => {
+  const rejection = checkTime("now", command.now) ?? checkText("reason", command.reason);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const job = findJob(state, command.jobId, command._tag, isRedrivable);
+  if (isRejection(job)) return Either.left(job);
+  const maxAttempts = command.maxAttempts ?? redriveAttempts(job);
+  if (!Fields.isIntegerIn(maxAttempts, job.attempt + 1, Limits.maxAttemptsMax)) {
+    const detail = `must be an integer ${job.attempt + 1}..${Limits.maxAttemptsMax} (above the job's attempt ${job.attempt})`;
+    return Either.left(invalid("maxAttempts", detail));
+  }
+  if (job.uniqueKey !== null) {
+    const store = {
+      getJob: (jobId: number) => state.jobs.get(jobId),
+      uniqueHolders: (queue: string, key: string) =>
+        state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+    };
+    const heldBy = uniqueHolder(store, job.queue, job.uniqueKey, job.jobId, now, null);
+    if (heldBy !== undefined) {
+      return Either.left({
+        _tag: "UniqueKeyTaken",
+        jobId: job.jobId,
+        queue: job.queue,
+        uniqueKey: job.uniqueKey,
+        heldBy,
+      });
+    }
+  }
+  return decided([jobRedriven({ jobId: job.jobId, at: now, maxAttempts, reason: command.reason })]);
+};
+
+const checkRateLimit = (rate: RateLimit | null | undefined): Rejection | undefined => {
+  if (rate === undefined || rate === null) return undefined;
+  if (!Fields.isIntegerIn(rate.count, Limits.rateCountMin, Limits.rateCountMax)) {
+    return invalid("rateLimit.count", `must be an integer 1..${Limits.rateCountMax}`);
+  }
+  if (!Fields.isIntegerIn(rate.perMs, Limits.ratePerMsMin, Limits.ratePerMsMax)) {
+    return invalid("rateLimit.perMs", `must be an integer 1..${Limits.ratePerMsMax}`);
+  }
+  return undefined;
+};
+
+const sameQueueState = (
+  current: Queue.QueueState | undefined,
+  paused: boolean,
+  concurrency: number | null,
+  rate: RateLimit | null,
+): boolean => {
+  const before = current ?? { paused: false, concurrency: null, rateLimit: null };
+  return (
+    before.paused === paused &&
+    before.concurrency === concurrency &&
+    (before.rateLimit === null || rate === null
+      ? before.rateLimit === rate
+      : before.rateLimit.count === rate.count && before.rateLimit.perMs === rate.perMs)
+  );
+};
+
+/**
+ * SetQueueState (EVENTS-V3.md (24,3)): the queue's whole new state, its
+ * fields given replacing the current ones. A state equal to the current one
+ * decides nothing, so pausing a paused queue (or resuming a queue never
+ * paused) appends no record, and a store that never limits a queue holds
+ * no (24,3).
+ */
+export const setQueueState = (state: State, command: Commands.SetQueueState): Decided => {
+  const rejection =
+    checkTime("now", command.now) ??
+    checkName("queue", command.queue) ??
+    (command.paused === undefined || typeof command.paused === "boolean"
+      ? undefined
+      : invalid("paused", "must be a boolean")) ??
+    (command.concurrency === undefined ||
+    command.concurrency === null ||
+    Fields.isId(command.concurrency)
+      ? undefined
+      : invalid("concurrency", "must be an integer 1..2^53-1, or null")) ??
+    checkRateLimit(command.rateLimit);
+  if (rejection !== undefined) return Either.left(rejection);
+  const current = state.queues.get(command.queue);
+  const paused = command.paused ?? current?.paused ?? false;
+  const concurrency =
+    command.concurrency === undefined ? (current?.concurrency ?? null) : command.concurrency;
+  const given = command.rateLimit;
+  const rateLimit =
+    given === undefined
+      ? (current?.rateLimit ?? null)
+      : given === null
+        ? null
+        : { count: given.count, perMs: given.perMs };
+  if (sameQueueState(current, paused, concurrency, rateLimit)) return Either.right([]);
+  const at = Fields.canonicalNumber(command.now);
+  return Either.right([
+    queueStateSet({ queue: command.queue, at, paused, concurrency, rateLimit }),
+  ]);
+};
+
+/** The error a timed-out attempt fails with (EVENTS-V3.md). */
+export const timeoutError = "timeout";
+
+/**
+ * TimeoutJobs (EVENTS-V3.md): every executing job with a `timeout_ms` whose
+ * attempt started at or before `now - timeout_ms - graceMs` fails with
+ * error "timeout" (retried while attempts remain, else discarded), oldest
+ * start first, at most `limit` records.
+ */
+export const timeoutJobs = (state: State, command: Commands.TimeoutJobs): Decided => {
+  const rejection =
+    checkTime("now", command.now) ??
+    (Fields.isTime(command.graceMs) ? undefined : invalid("graceMs", timeDetail)) ??
+    checkLimit(command.limit);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const limit = command.limit ?? Limits.decisionRecordsMax;
+  const policy = command.backoff ?? Backoff.defaultPolicy;
+  const records: Array<Event> = [];
+  state.indexes.executing.forEachWhile((_, job) => {
+    if (records.length >= limit) return false;
+    const started = job.attemptedAt ?? 0;
+    if (job.timeoutMs !== null && started + job.timeoutMs + command.graceMs <= now) {
+      records.push(failure(job, now, timeoutError, false, policy));
+    }
+    return true;
+  });
+  return decided(records);
+};
+
 /** Decides any command (dispatch on `_tag`). */
 export const decide = (state: State, command: Commands.Command): Decided => {
   switch (command._tag) {
@@ -619,6 +940,12 @@ export const decide = (state: State, command: Commands.Command): Decided => {
       return cancelSchedule(state, command);
     case "Tick":
       return tick(state, command);
+    case "RedriveJob":
+      return redriveJob(state, command);
+    case "SetQueueState":
+      return setQueueState(state, command);
+    case "TimeoutJobs":
+      return timeoutJobs(state, command);
     default:
       return absurd(command);
   }
