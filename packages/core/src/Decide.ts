@@ -267,6 +267,54 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
   return Either.isLeft(answered) ? answered : Either.right(answered.right.records);
 };
 
+/**
+ * True when an InsertJobs uses a schema-3 field: it is then decided against
+ * the state (`insertJobs`), not from last_job_id alone (`insertJobsAfter`,
+ * `Evolve.checkInserts`).
+ */
+export const insertUsesV3 = (command: Commands.InsertJobs): boolean => command.jobs.some(isV3Job);
+
+/**
+ * How each job of an InsertJobs was answered, read back from the state
+ * right after its decided `records` (a runtime answers its caller from
+ * there): a keyed job is a duplicate exactly when no inserted event of the
+ * records carries its queue and key in its turn, and its answer is then the
+ * job holding the key in `after`. A job its holder no longer explains is
+ * answered `undefined` (a defect of the caller's bookkeeping).
+ */
+export const insertAnswers = (
+  after: State,
+  command: Commands.InsertJobs,
+  records: Decision,
+): ReadonlyArray<InsertAnswer | undefined> => {
+  const inserted: Array<JobInserted | JobInsertedV3> = [];
+  for (const record of records) {
+    for (const event of record._tag === "Mutation" ? record.events : [record]) {
+      if (event._tag === "JobInserted" || event._tag === "JobInsertedV3") inserted.push(event);
+    }
+  }
+  const store = {
+    getJob: (jobId: number) => after.jobs.get(jobId),
+    uniqueHolders: (queue: string, key: string) =>
+      after.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+  };
+  let next = 0;
+  return command.jobs.map((job) => {
+    const event = inserted[next];
+    const key = job.uniqueKey;
+    const isInserted =
+      key === undefined ||
+      (event?._tag === "JobInsertedV3" && event.queue === job.queue && event.uniqueKey === key);
+    if (isInserted && event !== undefined) {
+      next++;
+      return { jobId: event.jobId, duplicate: false };
+    }
+    if (key === undefined) return undefined;
+    const holder = uniqueHolder(store, job.queue, key, 0, command.now, job.uniquePeriodMs ?? null);
+    return holder === undefined ? undefined : { jobId: holder, duplicate: true };
+  });
+};
+
 const isV3Job = (job: Commands.NewJob | undefined): boolean =>
   typeof job === "object" &&
   job !== null &&

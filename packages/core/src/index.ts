@@ -8,6 +8,7 @@ export * as Limits from "./Limits.js";
 export * as HistoryError from "./HistoryError.js";
 export * as Job from "./Job.js";
 export * as Schedule from "./Schedule.js";
+export * as Queue from "./Queue.js";
 export * as State from "./State.js";
 export * as Evolve from "./Evolve.js";
 export * as Generation from "./Generation.js";
