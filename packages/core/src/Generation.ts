@@ -128,6 +128,7 @@ export class Builder {
           };
         }
         this.#nextPart++;
+        if (event._tag === "SnapshotPartV3") this.#store.schema3 = true;
         return applySnapshotJobs(this.#store, event.jobs, this.#store.lastJobId);
       }
       case "ResultRecorded":

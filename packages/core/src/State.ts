@@ -40,6 +40,11 @@ export interface Indexes {
    * compaction does not carry the window (EVENTS-V3.md).
    */
   readonly starts: SortedMap<string, ReadonlyArray<number>>;
+  /**
+   * Whether the generation folded holds a schema-3 record (EVENTS-V3.md:
+   * `status` reports "event schema 3 in use"). Derived, not compared.
+   */
+  readonly schema3: boolean;
 }
 
 /** The folded state. Readonly: every change goes through `evolve`. */
@@ -108,8 +113,12 @@ export const initialState: State = {
     counts: SortedMap.empty(compareStrings),
     unique: SortedMap.empty(compareStrings),
     starts: SortedMap.empty(compareStrings),
+    schema3: false,
   },
 };
+
+/** True when the folded generation holds a schema-3 record (EVENTS-V3.md). */
+export const usesSchema3 = (state: State): boolean => state.indexes.schema3;
 
 /** The state of a queue (undefined for the default: unpaused, no limits). */
 export const queue = (state: State, name: string): QueueState | undefined => state.queues.get(name);

@@ -365,6 +365,21 @@ const scheduleStep = (
  * member) to the store; the reason to refuse it, or undefined.
  */
 export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | undefined => {
+  const reason = applyDomainEvent(store, event);
+  // Only the four schema-3 domain events have these tags; (7,3) is noted by the base.
+  if (
+    reason === undefined &&
+    (event._tag === "JobInsertedV3" ||
+      event._tag === "JobRedriven" ||
+      event._tag === "QueueStateSet" ||
+      event._tag === "ScheduleCheckpointV3")
+  ) {
+    store.schema3 = true;
+  }
+  return reason;
+};
+
+const applyDomainEvent = (store: Store, event: DomainEvent): HistoryReason | undefined => {
   switch (event._tag) {
     case "JobInserted":
     case "JobInsertedV3":
@@ -396,13 +411,21 @@ export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | u
 export const applyBaseCheckpoint = (
   store: Store,
   event: ScheduleCheckpoint | ScheduleCheckpointV3,
-): HistoryReason | undefined => checkpoint(store, event, true);
+): HistoryReason | undefined => {
+  const reason = checkpoint(store, event, true);
+  if (reason === undefined && event._tag === "ScheduleCheckpointV3") store.schema3 = true;
+  return reason;
+};
 
 /** Applies a (24,3) of a canonical base: each queue once. */
 export const applyBaseQueueState = (
   store: Store,
   event: QueueStateSet,
-): HistoryReason | undefined => queueState(store, event, true);
+): HistoryReason | undefined => {
+  const reason = queueState(store, event, true);
+  if (reason === undefined) store.schema3 = true;
+  return reason;
+};
 
 /** Adds the jobs of a snapshot part (its last_job_id already checked by the caller). */
 export const applySnapshotJobs = (

@@ -53,6 +53,8 @@ export interface Store {
   executingIn(queue: string): number;
   /** The ids of the jobs of `queue` holding `uniqueKey`, ascending. */
   uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number>;
+  /** Set once a schema-3 record is applied. */
+  schema3: boolean;
 }
 
 const noIds: ReadonlyArray<number> = [];
@@ -82,6 +84,7 @@ const denseGapMax = 4096;
  */
 export class BuilderStore implements Store {
   lastJobId = 0;
+  schema3 = false;
   private readonly dense: Array<MutableJob | undefined> = [];
   /** The id at dense[0]. */
   private base = 0;
@@ -203,7 +206,14 @@ export class BuilderStore implements Store {
       this.count - this.sparse.size,
       this.sparse,
     );
-    return buildState(this.lastJobId, jobs, this.schedules.values(), this.queues, this.starts);
+    return buildState(
+      this.lastJobId,
+      jobs,
+      this.schedules.values(),
+      this.queues,
+      this.starts,
+      this.schema3,
+    );
   }
 
   private own(jobId: number): MutableJob | undefined {
@@ -255,6 +265,7 @@ export const buildState = (
   scheduleRecords: Iterable<Schedule>,
   queueStates: ReadonlyMap<string, QueueState> = new Map(),
   starts: ReadonlyMap<string, ReadonlyArray<number>> = new Map(),
+  schema3 = false,
 ): State => {
   const unique = new Map<string, Array<number>>();
   const available = new Map<string, Array<Job>>();
@@ -317,6 +328,7 @@ export const buildState = (
       counts: mapOf<string, StateCounts>(compareStrings, counts),
       unique: mapOf<string, ReadonlyArray<number>>(compareStrings, unique),
       starts: mapOf(compareStrings, new Map(starts)),
+      schema3,
     },
   };
 };
@@ -328,6 +340,7 @@ export const buildState = (
  */
 export class Draft implements Store {
   lastJobId: number;
+  schema3: boolean;
   private jobs: IdMap<Job>;
   private schedules: SortedMap<string, Schedule>;
   private queues: SortedMap<string, QueueState>;
@@ -344,6 +357,7 @@ export class Draft implements Store {
     private readonly edit?: Edit,
   ) {
     this.lastJobId = state.lastJobId;
+    this.schema3 = state.indexes.schema3;
     this.jobs = state.jobs;
     this.schedules = state.schedules;
     this.queues = state.queues;
@@ -445,6 +459,7 @@ export class Draft implements Store {
         counts: this.counts,
         unique: this.unique,
         starts: this.starts,
+        schema3: this.schema3,
       },
     };
   }
