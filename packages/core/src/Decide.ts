@@ -51,7 +51,7 @@ import * as Queue from "./Queue.js";
 import { uniqueHolder } from "./internal/Apply.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
-import { type State, stateIndex, uniqueIndexKey } from "./State.js";
+import { attemptDeadline, type State, stateIndex, uniqueIndexKey } from "./State.js";
 import * as Value from "./Value.js";
 import { keptError } from "./internal/ErrorBudget.js";
 
@@ -941,8 +941,8 @@ export const timeoutError = "timeout";
 /**
  * TimeoutJobs (EVENTS-V3.md): every executing job with a `timeout_ms` whose
  * attempt started at or before `now - timeout_ms - graceMs` fails with
- * error "timeout" (retried while attempts remain, else discarded), oldest
- * start first, at most `limit` records.
+ * error "timeout" (retried while attempts remain, else discarded), earliest
+ * deadline first, at most `limit` records.
  */
 export const timeoutJobs = (state: State, command: Commands.TimeoutJobs): Decided => {
   const rejection =
@@ -954,12 +954,11 @@ export const timeoutJobs = (state: State, command: Commands.TimeoutJobs): Decide
   const limit = command.limit ?? Limits.decisionRecordsMax;
   const policy = command.backoff ?? Backoff.defaultPolicy;
   const records: Array<Event> = [];
-  state.indexes.executing.forEachWhile((_, job) => {
+  // Oldest deadline first: the walk stops at the first attempt still in time.
+  state.indexes.deadlines.forEachWhile((_, job) => {
     if (records.length >= limit) return false;
-    const started = job.attemptedAt ?? 0;
-    if (job.timeoutMs !== null && started + job.timeoutMs + command.graceMs <= now) {
-      records.push(failure(job, now, timeoutError, false, policy));
-    }
+    if (attemptDeadline(job) + command.graceMs > now) return false;
+    records.push(failure(job, now, timeoutError, false, policy));
     return true;
   });
   return decided(records);

@@ -25,6 +25,11 @@ export interface Indexes {
   readonly pending: SortedMap<Job, null>;
   /** Executing jobs by (attempted_at, job_id): the ones a rescue looks at. */
   readonly executing: SortedMap<Job, null>;
+  /**
+   * Executing jobs with a `timeout_ms`, by (attempted_at + timeout_ms,
+   * job_id): the attempts a timeout looks at (EVENTS-V3.md).
+   */
+  readonly deadlines: SortedMap<Job, null>;
   /** Schedules that are not cancelled, by (next_due_at, schedule_id). */
   readonly due: SortedMap<Schedule, null>;
   /** Per queue: job counts by state. */
@@ -81,6 +86,14 @@ export const comparePendingOrder = (left: Job, right: Job): number =>
 export const compareExecutingOrder = (left: Job, right: Job): number =>
   (left.attemptedAt ?? 0) - (right.attemptedAt ?? 0) || left.jobId - right.jobId;
 
+/** The time an executing job's attempt outlives its `timeout_ms` (Infinity without one). */
+export const attemptDeadline = (job: Job): number =>
+  job.timeoutMs === null ? Number.POSITIVE_INFINITY : (job.attemptedAt ?? 0) + job.timeoutMs;
+
+/** Deadline order: attempted_at + timeout_ms, then job_id. */
+export const compareDeadlineOrder = (left: Job, right: Job): number =>
+  attemptDeadline(left) - attemptDeadline(right) || left.jobId - right.jobId;
+
 /** Due order: next_due_at, then schedule_id. */
 export const compareDueOrder = (left: Schedule, right: Schedule): number =>
   left.nextDueAt - right.nextDueAt || compareStrings(left.scheduleId, right.scheduleId);
@@ -109,6 +122,7 @@ export const initialState: State = {
     available: SortedMap.empty(compareStrings),
     pending: SortedMap.empty(comparePendingOrder),
     executing: SortedMap.empty(compareExecutingOrder),
+    deadlines: SortedMap.empty(compareDeadlineOrder),
     due: SortedMap.empty(compareDueOrder),
     counts: SortedMap.empty(compareStrings),
     unique: SortedMap.empty(compareStrings),

@@ -17,6 +17,7 @@ import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
 import {
   compareClaimOrder,
+  compareDeadlineOrder,
   compareDueOrder,
   compareExecutingOrder,
   comparePendingOrder,
@@ -271,6 +272,7 @@ export const buildState = (
   const available = new Map<string, Array<Job>>();
   const pending: Array<Job> = [];
   const executing: Array<Job> = [];
+  const deadlines: Array<Job> = [];
   const counts = new Map<string, Array<number>>();
   jobs.forEachValue((job) => {
     let queueCounts = counts.get(job.queue);
@@ -300,6 +302,7 @@ export const buildState = (
         break;
       case "executing":
         executing.push(job);
+        if (job.timeoutMs !== null) deadlines.push(job);
         break;
       default:
         break;
@@ -324,6 +327,7 @@ export const buildState = (
       available: mapOf(compareStrings, availableIndex),
       pending: setOf(comparePendingOrder, pending),
       executing: setOf(compareExecutingOrder, executing),
+      deadlines: setOf(compareDeadlineOrder, deadlines),
       due: setOf(compareDueOrder, due),
       counts: mapOf<string, StateCounts>(compareStrings, counts),
       unique: mapOf<string, ReadonlyArray<number>>(compareStrings, unique),
@@ -349,6 +353,7 @@ export class Draft implements Store {
   private available: Indexes["available"];
   private pending: Indexes["pending"];
   private executing: Indexes["executing"];
+  private deadlines: Indexes["deadlines"];
   private due: Indexes["due"];
   private counts: Indexes["counts"];
 
@@ -366,6 +371,7 @@ export class Draft implements Store {
     this.available = state.indexes.available;
     this.pending = state.indexes.pending;
     this.executing = state.indexes.executing;
+    this.deadlines = state.indexes.deadlines;
     this.due = state.indexes.due;
     this.counts = state.indexes.counts;
   }
@@ -455,6 +461,7 @@ export class Draft implements Store {
         available: this.available,
         pending: this.pending,
         executing: this.executing,
+        deadlines: this.deadlines,
         due: this.due,
         counts: this.counts,
         unique: this.unique,
@@ -478,6 +485,7 @@ export class Draft implements Store {
         return;
       case "executing":
         this.executing = this.executing.set(job, null, this.edit);
+        if (job.timeoutMs !== null) this.deadlines = this.deadlines.set(job, null, this.edit);
         return;
       default:
         return;
@@ -502,6 +510,7 @@ export class Draft implements Store {
         return;
       case "executing":
         this.executing = this.executing.delete(job, this.edit);
+        if (job.timeoutMs !== null) this.deadlines = this.deadlines.delete(job, this.edit);
         return;
       default:
         return;

@@ -338,8 +338,19 @@ export const commands = {
   }),
 };
 
-/** The two commands of a tick, at one time: due jobs first, then due occurrences. */
+/**
+ * How long after `started.at + timeout_ms` the engine fails an attempt
+ * still executing (EVENTS-V3.md's grace): the worker aborts its handler at
+ * the deadline itself, and this leaves it time to report the failure first.
+ */
+export const timeoutGraceMs = 5_000;
+
+/** The commands of a tick, at one time: due jobs first, then due occurrences, then timeouts. */
 export const tickCommands = {
+  timeOut: (at: number): Issue<Decide.Decision> => ({
+    command: Commands.timeoutJobs({ now: at, graceMs: timeoutGraceMs }),
+    answerOf: theEvents,
+  }),
   makeDueAvailable: (at: number): Issue<Decide.Decision> => ({
     command: Commands.makeDueAvailable({ now: at }),
     answerOf: theEvents,
@@ -355,6 +366,8 @@ export interface TickReport {
   readonly madeAvailable: number;
   readonly delivered: number;
   readonly skipped: number;
+  /** Attempts failed for outliving their `timeout_ms` plus `timeoutGraceMs`. */
+  readonly timedOut: number;
 }
 
 const countMembers = (
@@ -373,7 +386,9 @@ const countMembers = (
 export const tickReport = (
   promoted: Decide.Decision,
   occurrences: Decide.Decision,
+  timedOut: Decide.Decision = [],
 ): TickReport => ({
+  timedOut: timedOut.length,
   madeAvailable: promoted.length,
   delivered: countMembers(
     occurrences,
@@ -429,5 +444,5 @@ export const queries = {
     ...states.committed.queues.values(),
   ],
   /** The earliest time a `tick` has work to do, or null. */
-  nextWakeAt: (states: States): number | null => Query.nextWakeAt(states.decided),
+  nextWakeAt: (states: States): number | null => Query.nextWakeAt(states.decided, timeoutGraceMs),
 };
