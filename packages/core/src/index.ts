@@ -18,5 +18,6 @@ export * as Decide from "./Decide.js";
 export * as Snapshot from "./Snapshot.js";
 export * as Query from "./Query.js";
 export * as Cron from "./Cron.js";
+export * as Zone from "./Zone.js";
 export * as Due from "./Due.js";
 export * as Backoff from "./Backoff.js";
