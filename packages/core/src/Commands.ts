@@ -8,7 +8,7 @@
  * deciders put its canonical form (`Value.canonical`) into their events.
  */
 import type * as Backoff from "./Backoff.js";
-import type { RateLimit, ScheduleDefinition } from "./Event.js";
+import type { CatchUp, RateLimit, ScheduleDefinition } from "./Event.js";
 import type * as Value from "./Value.js";
 
 /** Priority of a new job when the command leaves it out (0 runs first). */
@@ -117,6 +117,14 @@ export interface MakeDueAvailable {
  */
 export interface ScheduleDefinitionInput extends Omit<ScheduleDefinition, "args"> {
   readonly args: Value.Input;
+  /**
+   * EVENTS-V3.md: the zone the cron is read in (an IANA zone, or "UTC").
+   * With any of these three fields the registration is a (13,3), its
+   * missing ones defaulting to "UTC", "once" and null; without them, a (13,2).
+   */
+  readonly timezone?: string;
+  readonly catchUp?: CatchUp;
+  readonly catchUpWindowMs?: number | null;
 }
 
 /**

@@ -39,8 +39,11 @@ import {
   type RateLimit,
   resultRecorded,
   scheduleCancelled,
+  isDefinitionV3,
   type ScheduleDefinition,
+  type ScheduleDefinitionV3,
 } from "./Event.js";
+import * as Zone from "./Zone.js";
 import { definitionEquals } from "./internal/Equality.js";
 import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
@@ -645,7 +648,7 @@ const checkDefinition = (
   // The fields the codec writes, in the order its decoder builds them. The
   // field checks read this; args the codec cannot encode are refused after
   // them, so refusals keep the order of the fields.
-  const canonical: ScheduleDefinition = {
+  const v2: ScheduleDefinition = {
     queue: definition.queue,
     worker: definition.worker,
     args: args._tag === "Canonical" ? args.value : null,
@@ -655,6 +658,21 @@ const checkDefinition = (
     cron: definition.cron,
     overlap: definition.overlap,
   };
+  // Schema 3 only when a v3 field is given.
+  const usesV3 =
+    definition.timezone !== undefined ||
+    definition.catchUp !== undefined ||
+    definition.catchUpWindowMs !== undefined;
+  const v3: ScheduleDefinitionV3 = {
+    ...v2,
+    timezone: definition.timezone ?? "UTC",
+    catchUp: definition.catchUp ?? "once",
+    catchUpWindowMs: definition.catchUpWindowMs ?? null,
+  };
+  const canonical: ScheduleDefinition = usesV3 ? v3 : v2;
+  if (isDefinitionV3(canonical) && !Zone.isKnownZone(canonical.timezone)) {
+    return Either.left(invalid("definition.timezone", "is not a zone this runtime knows"));
+  }
   const fieldRefusal = Schedule.checkDefinitionFields(canonical);
   if (fieldRefusal !== undefined) {
     return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
@@ -737,11 +755,18 @@ const occurrenceRecord = (
   schedule: Schedule.Schedule,
   now: number,
   jobId: number,
+  // The next due time when the caller computed it (catch-up "all"); else coalesced.
+  given?: number | null,
 ): { readonly record: Event; readonly usedId: boolean } => {
   const revision = schedule.revision + 1;
   const dueAt = schedule.nextDueAt;
   const recurrence = Due.recurrence(schedule.definition);
-  const nextDueAt = Either.isRight(recurrence) ? Due.following(recurrence.right, dueAt, now) : null;
+  const nextDueAt =
+    given !== undefined
+      ? given
+      : Either.isRight(recurrence)
+        ? Due.following(recurrence.right, dueAt, now)
+        : null;
   if (nextDueAt === null) {
     // No later occurrence fits the time range: the schedule ends here.
     return {
@@ -789,6 +814,91 @@ const occurrenceRecord = (
   };
 };
 
+/** The records of one schedule's catch-up, and how many job ids they used. */
+interface CaughtUp {
+  readonly records: ReadonlyArray<Event>;
+  readonly usedIds: number;
+}
+
+const onceRecords = (schedule: Schedule.Schedule, now: number, jobId: number): CaughtUp => {
+  const { record, usedId } = occurrenceRecord(schedule, now, jobId);
+  return { records: [record], usedIds: usedId ? 1 : 0 };
+};
+
+/** The schedule after an (11,2) that advanced it to `nextDueAt` (and delivered `jobId`). */
+const advancedTo = (
+  schedule: Schedule.Schedule,
+  nextDueAt: number,
+  jobId: number | null,
+): Schedule.Schedule => ({
+  ...schedule,
+  revision: schedule.revision + 1,
+  lastDueAt: schedule.nextDueAt,
+  nextDueAt,
+  activeJobIds: jobId === null ? schedule.activeJobIds : [...schedule.activeJobIds, jobId],
+});
+
+/**
+ * EVENTS-V3.md's catch-up, for a schedule due at `now`: "once" (and every
+ * v2 definition) is one coalescing (11,2); "skip" and "all" first pass the
+ * occurrences older than `now - W` with one (11,2) skipped, then "skip"
+ * coalesces the recent ones into one, and "all" gives each recent one its
+ * own (11,2), oldest first, at most `Limits.catchUpAllPerTickMax` per tick.
+ * At most `room` records.
+ */
+const catchUpRecords = (
+  schedule: Schedule.Schedule,
+  now: number,
+  firstJobId: number,
+  room: number,
+): CaughtUp => {
+  const { definition } = schedule;
+  const recurrence = Due.recurrence(definition);
+  if (!isDefinitionV3(definition) || definition.catchUp === "once" || Either.isLeft(recurrence)) {
+    return onceRecords(schedule, now, firstJobId);
+  }
+  const rule = recurrence.right;
+  const windowMs =
+    definition.catchUpWindowMs ??
+    (definition.catchUp === "skip" ? 60_000 : Number.POSITIVE_INFINITY);
+  const records: Array<Event> = [];
+  let current = schedule;
+  let jobId = firstJobId;
+  if (current.nextDueAt < now - windowMs) {
+    const recent = Due.atOrAfter(rule, current.nextDueAt, now - windowMs);
+    const next =
+      recent !== null && recent <= now ? recent : Due.following(rule, current.nextDueAt, now);
+    if (next === null) return onceRecords(schedule, now, firstJobId);
+    records.push(
+      occurrenceAdvanced({
+        scheduleId: current.scheduleId,
+        revision: current.revision + 1,
+        dueAt: current.nextDueAt,
+        nextDueAt: next,
+        outcome: "skipped",
+        activeJobId: null,
+      }),
+    );
+    current = advancedTo(current, next, null);
+  }
+  const perTick = definition.catchUp === "skip" ? 1 : Limits.catchUpAllPerTickMax;
+  for (let count = 0; count < perTick && records.length < room; count++) {
+    if (current.nextDueAt > now) break;
+    const given =
+      definition.catchUp === "all"
+        ? Due.after(rule, current.nextDueAt, current.nextDueAt)
+        : undefined;
+    const { record, usedId } = occurrenceRecord(current, now, jobId, given);
+    records.push(record);
+    if (record._tag === "ScheduleCancelled" || given === null) break;
+    const next = given ?? Due.following(rule, current.nextDueAt, now);
+    if (next === null) break;
+    current = advancedTo(current, next, usedId ? jobId : null);
+    if (usedId) jobId++;
+  }
+  return { records, usedIds: jobId - firstJobId };
+};
+
 /**
  * Tick: for every active schedule with next_due_at <= now (earliest
  * first, at most `limit`): one delivery mutation [(1,1), (11,2) delivered],
@@ -811,9 +921,9 @@ export const tick = (state: State, command: Commands.Tick): Decided => {
       exhausted = true;
       return false;
     }
-    const { record, usedId } = occurrenceRecord(schedule, now, nextJobId);
-    records.push(record);
-    if (usedId) nextJobId++;
+    const caught = catchUpRecords(schedule, now, nextJobId, limit - records.length);
+    for (const record of caught.records) records.push(record);
+    nextJobId += caught.usedIds;
     return true;
   });
   if (exhausted) {
