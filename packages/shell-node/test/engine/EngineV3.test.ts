@@ -136,7 +136,23 @@ describe("queue state", () => {
     expect(await reopened.claim("q", 3)).toHaveLength(2);
     expect(await reopened.claim("q", 3)).toEqual([]);
     expect(reopened.queues().map((queue) => queue.queue)).toEqual(["q"]);
+    // Compaction carries the queue state and the unique keys of retained jobs.
+    await reopened.insert({ queue: "q", worker: "W", args: null, uniqueKey: "kept" });
+    await reopened.compact(0);
     await reopened.close();
+    const compacted = await EnginePromises.open(dir);
+    expect(compacted.queue("q")).toMatchObject({ paused: false, concurrency: 2 });
+    const again = await compacted.insert({
+      queue: "q",
+      worker: "W",
+      args: null,
+      uniqueKey: "kept",
+    });
+    expect(again.duplicate).toBe(true);
+    // The open rescued the two executing jobs (orphans): concurrency 2 lets two others start.
+    expect(await compacted.claim("q", 3)).toHaveLength(2);
+    expect(await compacted.claim("q", 3)).toEqual([]);
+    await compacted.close();
   });
 
   it("a rate limit bounds the starts in its window", async () => {
