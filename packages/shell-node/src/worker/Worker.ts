@@ -33,6 +33,7 @@ import {
   type WorkerEvent,
   type WorkerJob,
 } from "./internal/attempt.js";
+import { ClaimLoop } from "./internal/claimLoop.js";
 import { Deadlines } from "./internal/deadlines.js";
 import type { Plain } from "./internal/plain.js";
 import { Slots } from "./internal/slots.js";
@@ -189,7 +190,6 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
   Effect.gen(function* () {
     const { slots, attempts } = worker;
     // A claim in progress starts its jobs first (they fail as interrupted, unrun).
-    slots.wake();
     yield* Effect.promise(() => worker.claiming);
     const running = slots.busy;
     // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
@@ -220,8 +220,6 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const slots = new Slots(queues, concurrency);
     const attempts = new Map<number, Attempt>();
     const unrun = new Set<number>();
-    // The claim in progress, and the queues it takes from.
-    let claim: { readonly controller: AbortController; readonly queues: Set<string> } | undefined;
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const settings = {
@@ -249,35 +247,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         slots.release(job.queue);
       });
     };
-    // The parked claim's controller, kept until it is used to give a claim up.
-    let controller = new AbortController();
-    // A queue that had no room has some again: a parked claim without it is
-    // given up (answered with nothing) and claimed again with every lane.
-    slots.onRelease = (queue) => {
-      if (claim !== undefined && !claim.queues.has(queue)) claim.controller.abort();
-    };
-    // A promise loop, not a fiber: a claim costs the engine's command, nothing more. Once a
-    // claim is decided its jobs are started (to run, or to fail as interrupted when the worker
-    // closes meanwhile): a close waits for the loop to end rather than cutting it short.
-    const claimLoop = async (): Promise<void> => {
-      while (!closing) {
-        await slots.roomOrWake();
-        if (closing) return;
-        if (controller.signal.aborted) controller = new AbortController();
-        const lanes = slots.lanes();
-        claim = { controller, queues: new Set(lanes.map((lane) => lane.queue)) };
-        const jobs = await engine.promises.nextJobs(lanes, {
-          limit: slots.free(),
-          signal: controller.signal,
-        });
-        claim = undefined;
-        for (const job of jobs) start(job);
-      }
-    };
-    // A claim the engine refuses (its log failed or closed) ends the loop: nothing more can start.
-    const claiming = claimLoop().catch(() => {
-      claim = undefined;
-    });
+    const claims = new ClaimLoop(slots, engine.promises.nextJobs, start);
     const unwatch = engine.watch(watchEndings(attempts));
     const timing = yield* Effect.forkScoped(deadlines.run);
     const stop = Effect.zipRight(Effect.sync(unwatch), Fiber.interrupt(timing));
@@ -286,11 +256,14 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       Effect.suspend(() => {
         if (report !== undefined) return Effect.succeed(report);
         closing = true;
-        claim?.controller.abort();
+        claims.stop();
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
-        return Effect.tap(closed({ slots, attempts, unrun, claiming, stop }, timeoutMs), (done) => {
-          report = done;
-        });
+        return Effect.tap(
+          closed({ slots, attempts, unrun, claiming: claims.done, stop }, timeoutMs),
+          (done) => {
+            report = done;
+          },
+        );
       });
     yield* Effect.addFinalizer(() => close());
     return { close, running: () => slots.busy };
