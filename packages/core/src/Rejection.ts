@@ -82,18 +82,6 @@ export interface StaleAttempt {
   readonly state: JobState;
 }
 
-/**
- * A redrive of a job whose unique key another non-terminal job of its queue
- * holds now (EVENTS-V3.md): the job cannot run again until that one ends.
- */
-export interface UniqueKeyTaken {
-  readonly _tag: "UniqueKeyTaken";
-  readonly jobId: number;
-  readonly queue: string;
-  readonly uniqueKey: string;
-  readonly heldBy: number;
-}
-
 /** Every reason a decider refuses a command. */
 export type Rejection =
   | JobNotFound
@@ -105,8 +93,7 @@ export type Rejection =
   | InvalidField
   | TooLarge
   | IdsExhausted
-  | StaleAttempt
-  | UniqueKeyTaken;
+  | StaleAttempt;
 
 /** The name of a rejection. */
 export type RejectionTag = Rejection["_tag"];

@@ -46,13 +46,7 @@ import {
   type PromiseQueries,
   queryFace,
 } from "./internal/faces.js";
-import {
-  type States,
-  type TickReport,
-  tickCommands,
-  tickReport,
-  timeoutGraceMs,
-} from "./internal/operations.js";
+import { type States, type TickReport, tickCommands, tickReport } from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
 import {
   type Committed,
@@ -408,7 +402,7 @@ export const fromLog = <K extends Log.Kind>(
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const { decider, queue, refuseParked } = yield* deciding(recovered, now, queuedCommandsMax);
-    const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
+    const timers = new Timers(() => Query.nextWakeAt(decider.decided));
     const { subscriptions, rebased } = subscriptionsOf(
       recovered,
       decider,
@@ -486,8 +480,7 @@ const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => St
     Effect.gen(function* () {
       const time = yield* Clock.currentTimeMillis;
       const promoted = yield* queue.execute(tickCommands.makeDueAvailable(time));
-      const occurrences = yield* queue.execute(tickCommands.deliverDue(time));
-      return tickReport(promoted, occurrences, yield* queue.execute(tickCommands.timeOut(time)));
+      return tickReport(promoted, yield* queue.execute(tickCommands.deliverDue(time)));
     });
   // The tables' entries have the mapped types' shapes by construction (faces.ts).
   return { ...commands, ...reads, tick } as unknown as EffectCommands<Failure<K> | Overloaded> &
