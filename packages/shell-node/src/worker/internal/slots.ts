@@ -54,9 +54,7 @@ export class Slots {
   release(queue: string): void {
     this.running.set(queue, Math.max(0, (this.running.get(queue) ?? 0) - 1));
     this.total = Math.max(0, this.total - 1);
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const waiter of waiters) waiter();
+    this.wakeWaiters();
     this.onRelease(queue);
   }
 
@@ -74,10 +72,10 @@ export class Slots {
    * called: a promise, for the claim loop, which runs without a fiber.
    */
   roomOrWake(): Promise<void> {
-    if (this.lanes().length > 0) return Promise.resolve();
+    if (this.woken || this.lanes().length > 0) return Promise.resolve();
     return new Promise<void>((resolve) => {
       this.waiters.push(resolve);
-    }).then(() => (this.woken ? undefined : this.roomOrWake()));
+    }).then(() => this.roomOrWake());
   }
 
   // Set by `wake`: waits for room end at once from then on.
@@ -86,15 +84,15 @@ export class Slots {
   /** Ends every wait of `roomOrWake`, now and later (the worker closes). */
   wake(): void {
     this.woken = true;
+    this.wakeWaiters();
+  }
+
+  // Every release (and the close's wake) wakes every wait to look again.
+  private wakeWaiters(): void {
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter();
   }
-
-  /** Resolves once some queue has room (at once if one has). */
-  readonly room: Effect.Effect<void> = Effect.suspend(() =>
-    this.lanes().length > 0 ? Effect.void : Effect.zipRight(this.released, this.room),
-  );
 
   /** Resolves once no handler runs. */
   readonly idle: Effect.Effect<void> = Effect.suspend(() =>
