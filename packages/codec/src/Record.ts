@@ -8,6 +8,7 @@
  * tail), `Corrupt` with a closed reason, or `BeyondSafeInteger` (a valid
  * record whose sequence this implementation cannot represent).
  */
+import { Limits } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { crc32c } from "./Crc32c.js";
 import { isIntegerIn } from "./internal/bytes.js";
@@ -19,8 +20,8 @@ export const recordHeaderBytes = 24;
 /** Header plus the trailing record CRC: a record is this plus its payload. */
 export const recordOverheadBytes = 28;
 
-/** Largest payload a record may carry (FORMAT.md). */
-export const payloadBytesMax = 16_777_216;
+/** Largest payload a record may carry (FORMAT.md): core's one limit, re-exported where the framing needs it. */
+export const payloadBytesMax = Limits.payloadBytesMax;
 
 /** The only record format version. */
 export const recordVersion = 1;
