@@ -103,7 +103,12 @@ describe("EnginePromises", () => {
     const schedule = await engine.registerSchedule("hourly", definition, 0);
     expect(schedule.revision).toBe(1);
     // The first occurrence is a minute away: nothing is due yet.
-    expect(await engine.tick()).toEqual({ madeAvailable: 0, delivered: 0, skipped: 0 });
+    expect(await engine.tick()).toEqual({
+      madeAvailable: 0,
+      delivered: 0,
+      skipped: 0,
+      timedOut: 0,
+    });
     expect(engine.nextWakeAt()).toBe(schedule.nextDueAt);
     expect((await engine.cancelSchedule("hourly")).cancelledAt).not.toBeNull();
     expect(await engine.rescue(Number.MAX_SAFE_INTEGER, "stuck")).toBe(0);

@@ -142,13 +142,15 @@ class Drain<K extends Log.Kind> {
     const { command } = request;
     // Only inserts decide from last_job_id alone; anything else sees the
     // inserts before it folded.
-    if (command._tag !== "InsertJobs" && this.backlog.length > 0) this.foldBacklog();
+    // Inserts with schema-3 fields decide against the state (unique keys).
+    const fromLastId = command._tag === "InsertJobs" && !Decide.insertUsesV3(command);
+    if (!fromLastId && this.backlog.length > 0) this.foldBacklog();
     try {
       if (request.waiting !== undefined) {
         if (!this.claimWaiting(request, request.waiting, command.now, true)) {
           this.parking.push(request);
         }
-      } else if (command._tag === "InsertJobs") this.insert(request, command);
+      } else if (command._tag === "InsertJobs" && fromLastId) this.insert(request, command);
       else this.decideAndFold(request, command);
     } catch (defect) {
       // A throwing decider or fold is a bug: its caller dies, the drain
