@@ -49,7 +49,7 @@ import {
 import {
   type States,
   type TickReport,
-  tickCommands,
+  tickIssues,
   tickReport,
   timeoutGraceMs,
 } from "./internal/operations.js";
@@ -485,9 +485,10 @@ const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => St
   const tick = () =>
     Effect.gen(function* () {
       const time = yield* Clock.currentTimeMillis;
-      const promoted = yield* queue.execute(tickCommands.makeDueAvailable(time));
-      const occurrences = yield* queue.execute(tickCommands.deliverDue(time));
-      return tickReport(promoted, occurrences, yield* queue.execute(tickCommands.timeOut(time)));
+      const [dueJobs, dueOccurrences, timeouts] = tickIssues(time);
+      const promoted = yield* queue.execute(dueJobs);
+      const occurrences = yield* queue.execute(dueOccurrences);
+      return tickReport(promoted, occurrences, yield* queue.execute(timeouts));
     });
   // The tables' entries have the mapped types' shapes by construction (faces.ts).
   return { ...commands, ...reads, tick } as unknown as EffectCommands<Failure<K> | Overloaded> &

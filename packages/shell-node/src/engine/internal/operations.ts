@@ -345,21 +345,19 @@ export const commands = {
  */
 export const timeoutGraceMs = 5_000;
 
-/** The commands of a tick, at one time: due jobs first, then due occurrences, then timeouts. */
-export const tickCommands = {
-  timeOut: (at: number): Issue<Decide.Decision> => ({
-    command: Commands.timeoutJobs({ now: at, graceMs: timeoutGraceMs }),
-    answerOf: theEvents,
-  }),
-  makeDueAvailable: (at: number): Issue<Decide.Decision> => ({
-    command: Commands.makeDueAvailable({ now: at }),
-    answerOf: theEvents,
-  }),
-  deliverDue: (at: number): Issue<Decide.Decision> => ({
-    command: Commands.tick({ now: at }),
-    answerOf: theEvents,
-  }),
-};
+/**
+ * The commands of a tick, at one time, in the order it issues them: due
+ * jobs first, then due occurrences, then timeouts. Each is its own batch, so
+ * a tick that fails may have committed the ones before (the crash and fault
+ * workloads replay this very list).
+ */
+export const tickIssues = (
+  at: number,
+): readonly [Issue<Decide.Decision>, Issue<Decide.Decision>, Issue<Decide.Decision>] => [
+  { command: Commands.makeDueAvailable({ now: at }), answerOf: theEvents },
+  { command: Commands.tick({ now: at }), answerOf: theEvents },
+  { command: Commands.timeoutJobs({ now: at, graceMs: timeoutGraceMs }), answerOf: theEvents },
+];
 
 /** What a `tick` did. */
 export interface TickReport {
@@ -382,11 +380,11 @@ const countMembers = (
   return total;
 };
 
-/** What a tick's two commands did. */
+/** What a tick's commands did (the decisions of `tickIssues`, in order). */
 export const tickReport = (
   promoted: Decide.Decision,
   occurrences: Decide.Decision,
-  timedOut: Decide.Decision = [],
+  timedOut: Decide.Decision,
 ): TickReport => ({
   timedOut: timedOut.length,
   madeAvailable: promoted.length,
