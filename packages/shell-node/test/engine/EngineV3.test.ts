@@ -11,8 +11,13 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Event } from "@tay/core";
+import { Effect } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as Init from "../../src/store/Init.js";
+import { holdingSyncs } from "../support/heldSyncs.js";
 
 let scratch = "";
 let dir = "";
@@ -94,6 +99,85 @@ describe("unique inserts", () => {
     expect(keyed.timeoutMs).toBe(500);
     expect(Event.schema3Tags).toContain("JobInsertedV3");
     await engine.close();
+  });
+});
+
+/** Tracks whether `promise` has settled, and how. */
+const watched = <A>(promise: Promise<A>) => {
+  const seen: { settled: boolean } = { settled: false };
+  const settled = promise.then(
+    (value) => {
+      seen.settled = true;
+      return value;
+    },
+    (error: unknown) => {
+      seen.settled = true;
+      throw error;
+    },
+  );
+  return { seen, settled };
+};
+
+/** A few turns of the event loop: time for anything not held to be answered. */
+const turns = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+describe("a duplicate's answer waits for the existing job to be durable", () => {
+  const keyed = (args: number) => ({ queue: "q", worker: "W", args, uniqueKey: "k" });
+
+  it("issued while the holder's batch is written but not synced: answered only after its sync", async () => {
+    await Effect.runPromise(Effect.provide(Init.init(dir), NodeDisk.layer));
+    const disk = holdingSyncs();
+    const engine = await EnginePromises.open(dir, { disk: disk.layer });
+    disk.hold();
+    const first = watched(engine.insert(keyed(1)));
+    while (disk.state.waiting === 0) await turns();
+    // A later drain: the duplicate appends nothing and must not name job 1 yet.
+    const duplicate = watched(engine.insert(keyed(2)));
+    await turns();
+    expect(duplicate.seen.settled).toBe(false);
+    expect(first.seen.settled).toBe(false);
+    expect(engine.job(1)).toBeUndefined();
+    disk.release();
+    expect(await duplicate.settled).toMatchObject({ jobId: 1, duplicate: true });
+    expect((await first.settled).duplicate).toBeUndefined();
+    expect(engine.job(1)?.uniqueKey).toBe("k");
+    await engine.close();
+  });
+
+  it("issued in the holder's own drain: answered with that drain's batch", async () => {
+    await Effect.runPromise(Effect.provide(Init.init(dir), NodeDisk.layer));
+    const disk = holdingSyncs();
+    const engine = await EnginePromises.open(dir, { disk: disk.layer });
+    disk.hold();
+    const first = watched(engine.insert(keyed(1)));
+    const duplicate = watched(engine.insert(keyed(2)));
+    while (disk.state.waiting === 0) await turns();
+    await turns();
+    expect(duplicate.seen.settled).toBe(false);
+    disk.release();
+    expect(await duplicate.settled).toMatchObject({ jobId: 1, duplicate: true });
+    expect((await first.settled).jobId).toBe(1);
+    await engine.close();
+  });
+
+  it("whose holder's batch fails: refused with the failure, never answered with the lost job", async () => {
+    const disk = FaultDisk.make();
+    disk.seedDirectory("/data");
+    const layer = FaultDisk.layer(disk);
+    await Effect.runPromise(Effect.provide(Init.init("/data"), layer));
+    const engine = await EnginePromises.open("/data", { disk: layer });
+    disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
+    const outcomes = await Promise.allSettled([engine.insert(keyed(1)), engine.insert(keyed(2))]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected")
+        expect(outcome.reason).toMatchObject({ _tag: "WriterFailed" });
+    }
+    await engine.close();
+    disk.clearFaults();
+    const reopened = await EnginePromises.open("/data", { disk: layer });
+    expect(reopened.job(1)).toBeUndefined();
+    await reopened.close();
   });
 });
 
