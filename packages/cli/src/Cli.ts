@@ -1,7 +1,7 @@
 /**
  * The `tay` command line: `init`, `status`, `verify`, `dump`, `jobs`,
- * `job`, `schedules`, `compact`, `insert`, `schedule`, `cancel`,
- * `cancel-schedule`, `copy-prefix`, `demo` and `serve` (docs/cli.md has them all).
+ * `job`, `schedules`, `queues`, `compact`, `insert`, `schedule`, `cancel`,
+ * `retry`, `cancel-schedule`, `copy-prefix`, `demo` and `serve` (docs/cli.md has them all).
  *
  * `run` parses an argument vector with `node:util`'s `parseArgs`, runs the
  * command's program and returns the exit status: 0 success, 1 a refusal
@@ -40,10 +40,12 @@ export const commands: ReadonlyArray<Command> = [
   Read.jobs,
   Read.job,
   Read.schedules,
+  Read.queues,
   Write.compact,
   Write.insert,
   Write.schedule,
   Write.cancel,
+  Write.retry,
   Write.cancelSchedule,
   copyPrefix,
   demo,
@@ -70,7 +72,15 @@ const commandNamed = (name: string | undefined): Command | undefined =>
  */
 export type InterruptPolicy = "graceful" | "deferred" | "immediate";
 
-const readOnly: ReadonlyArray<string> = ["status", "verify", "dump", "jobs", "job", "schedules"];
+const readOnly: ReadonlyArray<string> = [
+  "status",
+  "verify",
+  "dump",
+  "jobs",
+  "job",
+  "schedules",
+  "queues",
+];
 
 /** The interrupt policy of the command `argv` names (see `InterruptPolicy`). */
 export const interruptPolicy = (argv: ReadonlyArray<string>): InterruptPolicy => {

@@ -3,7 +3,7 @@
  * `schedules`. Each inspects the store read-only (no lock, no writer), so
  * it works while another process holds the store, and none writes a byte.
  */
-import { Event, type Job, type Schedule, State } from "@tay/core";
+import { Event, type Job, Query, type Schedule, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import { Limits } from "@tay/core";
 import { type Projection, Recovery, type StoreError } from "@tay/shell-node";
@@ -21,7 +21,7 @@ import {
 import { errorJson } from "./describe.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
-import { statusJson, statusLines } from "./status.js";
+import { queueStateJson, statusJson, statusLines } from "./status.js";
 import { line, lines } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseInteger } from "./values.js";
@@ -272,15 +272,19 @@ const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
     case "JobCancelled":
     case "JobRetried":
     case "ResultRecorded":
+    case "JobInsertedV3":
+    case "JobRedriven":
       return event.jobId === jobId;
     case "OccurrenceAdvanced":
     case "ScheduleHistoricalCheckpoint":
       return event.activeJobId === jobId;
     case "ScheduleCheckpoint":
+    case "ScheduleCheckpointV3":
       return event.activeJobIds.includes(jobId);
     case "ScheduleRegistered":
     case "ScheduleAdvanced":
     case "ScheduleCancelled":
+    case "QueueStateSet":
       return false;
     default: {
       const unknown: never = event;
@@ -298,6 +302,10 @@ export const historyEntries = (entry: Projection.Entry, jobId: number): Array<Hi
         concerns(inner, jobId) ? [{ sequence, member, event: inner }] : [],
       );
     case "SnapshotPart": {
+      const jobs = event.jobs.filter((job) => job.jobId === jobId);
+      return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
+    }
+    case "SnapshotPartV3": {
       const jobs = event.jobs.filter((job) => job.jobId === jobId);
       return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
     }
@@ -469,6 +477,58 @@ export const schedules: Command = {
           ],
           rows,
         ),
+      );
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay queues DIR`: every queue with jobs or a state (EVENTS-V3.md), its counts and its state. */
+export const queues: Command = {
+  name: "queues",
+  synopsis: "DIR [--json]",
+  summary: "list queues: job counts, paused or running, concurrency and rate limit",
+  arguments: dirArgument,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const { state } = yield* inspect(argument(input, 0));
+      const counts = Query.counts(state);
+      const names = [...new Set([...counts.keys(), ...state.queues.keys()])].sort();
+      const none = { paused: false, concurrency: null, rateLimit: null };
+      if (input.json) {
+        const rows = names.map((name) => ({
+          ...queueStateJson({ queue: name, at: 0, ...none, ...State.queue(state, name) }),
+          at: State.queue(state, name)?.at ?? null,
+          jobs: Object.fromEntries(
+            Event.jobStates.map((jobState) => [jobState, counts.get(name)?.[jobState] ?? 0]),
+          ),
+        }));
+        yield* line(Json.line(rows));
+        return exitCodes.ok;
+      }
+      const rows = names.map((name) => {
+        const queueCounts = counts.get(name);
+        const queueState = State.queue(state, name) ?? none;
+        return [
+          Text.printable(name),
+          queueState.paused ? "paused" : "running",
+          queueState.concurrency === null ? "-" : `${queueState.concurrency}`,
+          queueState.rateLimit === null
+            ? "-"
+            : `${queueState.rateLimit.count}/${queueState.rateLimit.perMs}ms`,
+          `${queueCounts?.available ?? 0}`,
+          `${queueCounts?.executing ?? 0}`,
+        ];
+      });
+      yield* lines(
+        Text.table(["QUEUE", "STATE", "CONCURRENCY", "RATE", "AVAILABLE", "EXECUTING"], rows, [
+          "left",
+          "left",
+          "right",
+          "right",
+          "right",
+          "right",
+        ]),
       );
       return exitCodes.ok;
     }),

@@ -3,7 +3,7 @@
  * recovery report (store id, epoch, segments, sequences, bytes), store
  * pressure, jobs by state overall and by queue, and schedules.
  */
-import { Event, Query, type State } from "@tay/core";
+import { Event, Query, State } from "@tay/core";
 import { type Recovery, Stats, StoreOptions } from "@tay/shell-node";
 import type { JsonObject } from "./json.js";
 import * as Text from "./text.js";
@@ -72,7 +72,41 @@ export const statusJson = (files: StatusFiles, state: State.State): JsonObject =
     ),
     schedules: { total: state.schedules.size, ...schedules },
     next_wake_at: Query.nextWakeAt(state),
+    event_schema_3: State.usesSchema3(state),
+    queue_states: [...state.queues.values()].map(queueStateJson),
   };
+};
+
+/** A queue's state (EVENTS-V3.md) as JSON. */
+export const queueStateJson = (queue: {
+  readonly queue: string;
+  readonly at: number;
+  readonly paused: boolean;
+  readonly concurrency: number | null;
+  readonly rateLimit: { readonly count: number; readonly perMs: number } | null;
+}): JsonObject => ({
+  queue: queue.queue,
+  at: queue.at,
+  paused: queue.paused,
+  concurrency: queue.concurrency,
+  rate_limit:
+    queue.rateLimit === null
+      ? null
+      : { count: queue.rateLimit.count, per_ms: queue.rateLimit.perMs },
+});
+
+/** A queue's state on one line: "paused, concurrency 4, 10 per 1000 ms", or "running". */
+export const queueStateText = (queue: {
+  readonly paused: boolean;
+  readonly concurrency: number | null;
+  readonly rateLimit: { readonly count: number; readonly perMs: number } | null;
+}): string => {
+  const parts = [queue.paused ? "paused" : "running"];
+  if (queue.concurrency !== null) parts.push(`concurrency ${queue.concurrency}`);
+  if (queue.rateLimit !== null) {
+    parts.push(`${queue.rateLimit.count} per ${queue.rateLimit.perMs} ms`);
+  }
+  return parts.join(", ");
 };
 
 /** The status as aligned text. */
@@ -101,6 +135,11 @@ export const statusLines = (files: StatusFiles, state: State.State): Array<strin
     ],
     ["next wake", Text.time(Query.nextWakeAt(state))],
   ]);
+  // EVENTS-V3.md: status says when the store can no longer be read by Event v1/v2 readers.
+  if (State.usesSchema3(state)) lines.push("event schema 3 in use");
+  for (const queue of state.queues.values()) {
+    lines.push(`queue ${Text.printable(queue.queue)}: ${queueStateText(queue)}`);
+  }
   for (const orphan of files.orphanedGenerations) {
     lines.push(`orphaned generation ${orphan.epoch} (${orphan.kind}): ${orphan.path}`);
   }

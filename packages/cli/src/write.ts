@@ -1,6 +1,6 @@
 /**
  * The commands that change a store, for scripting: `init`, `insert`,
- * `schedule`, `cancel`, `cancel-schedule`, `compact`. Each (but `init`)
+ * `schedule`, `cancel`, `retry`, `cancel-schedule`, `compact`. Each (but `init`)
  * opens the engine — taking the lock, so a store another process holds is
  * `Locked` — runs one command, prints what it produced, and closes the
  * store (flushed and synced) before exiting.
@@ -236,6 +236,37 @@ export const cancel: Command = {
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
       const reason = text(input, "reason");
       const job = yield* withWriter(input, (engine) => engine.cancel(jobId, reason));
+      yield* printJob(input, job);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay retry DIR ID [--max-attempts N] [--reason TEXT]`: EVENTS-V3.md's redrive. */
+export const retry: Command = {
+  name: "retry",
+  synopsis: "DIR ID [--max-attempts N] [--reason TEXT] [--json]",
+  summary: "run a discarded or cancelled job again, keeping its history, and print it",
+  arguments: ["DIR", "ID"],
+  options: [
+    {
+      name: "max-attempts",
+      type: "string",
+      value: "N",
+      help: "above the job's attempt (default: its own, or attempt + 1 when used up)",
+    },
+    { name: "reason", type: "string", value: "TEXT", help: "why (kept with the event)" },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
+      const maxAttempts = yield* parsed(input, "max-attempts", maxAttemptsOf);
+      const reason = text(input, "reason");
+      const job = yield* withEngine(input, (engine) =>
+        engine.redrive(jobId, {
+          ...(maxAttempts === undefined ? {} : { maxAttempts }),
+          ...(reason === undefined ? {} : { reason }),
+        }),
+      );
       yield* printJob(input, job);
       return exitCodes.ok;
     }),

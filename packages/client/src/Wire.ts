@@ -168,6 +168,9 @@ export const jobJson = (job: Job.Job): JsonObject => ({
   errors: job.errors.map((error) => ({ attempt: error.attempt, at: error.at, error: error.error })),
   result: job.result === null ? null : { value: valueJson(job.result.value), at: job.result.at },
   scheduleId: job.scheduleId,
+  uniqueKey: job.uniqueKey,
+  uniquePeriodMs: job.uniquePeriodMs,
+  timeoutMs: job.timeoutMs,
 });
 
 const count = Shape.integer();
@@ -194,6 +197,9 @@ export const job: Shape.Decoder<Job.Job> = Shape.struct({
   errors: Shape.array(jobError),
   result: Shape.nullable(jobResult),
   scheduleId: Shape.nullable(Shape.string),
+  uniqueKey: Shape.nullable(Shape.string),
+  uniquePeriodMs: Shape.nullable(count),
+  timeoutMs: Shape.nullable(count),
 });
 
 export const jobs = Shape.array(job);
@@ -338,7 +344,11 @@ export const committed: Shape.Decoder<CommittedEvent> = (input, path) => {
     return Shape.mismatch(`${path}.payload`, "a canonical event payload", decoded.left._tag);
   }
   const event = decoded.right;
-  if (event._tag === "Mutation" || event._tag === "SnapshotPart") {
+  if (
+    event._tag === "Mutation" ||
+    event._tag === "SnapshotPart" ||
+    event._tag === "SnapshotPartV3"
+  ) {
     return Shape.mismatch(`${path}.payload`, "a domain event", event._tag);
   }
   return { sequence: fields.sequence, member: fields.member, event };

@@ -143,6 +143,33 @@ export const scheduleDefinitionPayload: PayloadKind<CoreEvent.ScheduleDefinition
     { exactlyOneOf: ["everyMs", "cron"] },
   );
 
+/** The schema-3 definition: the v2 one plus its zone and catch-up policy (EVENTS-V3.md). */
+export const scheduleDefinitionV3Payload: PayloadKind<CoreEvent.ScheduleDefinitionV3, ValueMap> =
+  payloadMap<CoreEvent.ScheduleDefinitionV3>(
+    "ScheduleDefinitionV3",
+    {
+      queue: ["queue", name],
+      worker: ["worker", name],
+      args: ["args", payloadValue],
+      priority: ["priority", priority],
+      maxAttempts: ["max_attempts", maxAttempts],
+      everyMs: ["every_ms", payloadNullable(id)],
+      cron: ["cron", payloadNullable(text)],
+      overlap: ["overlap", payloadEnum("overlap", ["allow", "skip"])],
+      timezone: ["timezone", name],
+      catchUp: ["catch_up", payloadEnum("catch_up", CoreEvent.catchUpPolicies)],
+      catchUpWindowMs: ["catch_up_window_ms", payloadNullable(id)],
+    },
+    { exactlyOneOf: ["everyMs", "cron"] },
+  );
+
+/** A queue's rate limit, (24,3)'s `rate_limit`. */
+export const rateLimitPayload: PayloadKind<CoreEvent.RateLimit, ValueMap> =
+  payloadMap<CoreEvent.RateLimit>("RateLimit", {
+    count: ["count", payloadInteger("count", Limits.rateCountMin, Limits.rateCountMax)],
+    perMs: ["per_ms", payloadInteger("per_ms", Limits.ratePerMsMin, Limits.ratePerMsMax)],
+  });
+
 /** One failed attempt kept with its job. */
 export const jobErrorPayload: PayloadKind<CoreEvent.JobError, ValueMap> =
   payloadMap<CoreEvent.JobError>("JobError", {
@@ -167,6 +194,27 @@ export const jobSnapshotPayload: PayloadKind<CoreEvent.JobSnapshot, ValueMap> =
     attemptedAt: ["attempted_at", payloadNullable(time)],
     finishedAt: ["finished_at", payloadNullable(time)],
     errors: ["errors", payloadList(jobErrorPayload)],
+  });
+
+/** A job as a (7,3) snapshot part carries it: the (7,1) job plus the three schema-3 fields. */
+export const jobSnapshotV3Payload: PayloadKind<CoreEvent.JobSnapshotV3, ValueMap> =
+  payloadMap<CoreEvent.JobSnapshotV3>("JobSnapshotV3", {
+    jobId: ["job_id", id],
+    queue: ["queue", name],
+    worker: ["worker", name],
+    args: ["args", payloadValue],
+    priority: ["priority", priority],
+    maxAttempts: ["max_attempts", maxAttempts],
+    attempt: ["attempt", attemptCount],
+    state: ["state", payloadEnum("state", CoreEvent.jobStates)],
+    insertedAt: ["inserted_at", time],
+    scheduledAt: ["scheduled_at", time],
+    attemptedAt: ["attempted_at", payloadNullable(time)],
+    finishedAt: ["finished_at", payloadNullable(time)],
+    errors: ["errors", payloadList(jobErrorPayload)],
+    uniqueKey: ["unique_key", payloadNullable(name)],
+    uniquePeriodMs: ["unique_period_ms", payloadNullable(id)],
+    timeoutMs: ["timeout_ms", payloadNullable(id)],
   });
 
 // ---------------------------------------------------------------------------
@@ -196,10 +244,15 @@ const pairKey = (type: number, schema: number): number => type * 256 + schema;
 
 const renderPair = (type: number, schema: number): string => `(${type},${schema})`;
 
-/** True for the pairs a mutation may carry: the 13 domain events. */
+/** True for the pairs a mutation may carry: the 17 domain events. */
 const isDomainPair = (type: number, schema: number): boolean => {
   const tag = tagsByPair.get(pairKey(type, schema));
-  return tag !== undefined && tag !== "SnapshotPart" && tag !== "MutationPayload";
+  return (
+    tag !== undefined &&
+    tag !== "SnapshotPart" &&
+    tag !== "SnapshotPartV3" &&
+    tag !== "MutationPayload"
+  );
 };
 
 const mutationEntryPayload = payloadMap<MutationPayloadEntry>(
@@ -220,7 +273,7 @@ const mutationEntryPayload = payloadMap<MutationPayloadEntry>(
 );
 
 // ---------------------------------------------------------------------------
-// The 15 pairs
+// The 20 pairs
 
 type Tagged<Tag extends PayloadEventTag> = Extract<PayloadEvent, { readonly _tag: Tag }>;
 
@@ -334,6 +387,49 @@ export const eventPayloadKinds: {
     cancelledAt: ["cancelled_at", payloadNullable(time)],
     activeJobIds: ["active_job_ids", payloadAscendingList(id)],
     membershipComplete: ["membership_complete", payloadBool],
+  }),
+  JobInsertedV3: payloadTagged<CoreEvent.JobInsertedV3>("JobInsertedV3", {
+    jobId: ["job_id", id],
+    queue: ["queue", name],
+    worker: ["worker", name],
+    args: ["args", payloadValue],
+    priority: ["priority", priority],
+    maxAttempts: ["max_attempts", maxAttempts],
+    scheduledAt: ["scheduled_at", time],
+    insertedAt: ["inserted_at", time],
+    uniqueKey: ["unique_key", payloadNullable(name)],
+    uniquePeriodMs: ["unique_period_ms", payloadNullable(id)],
+    timeoutMs: ["timeout_ms", payloadNullable(id)],
+  }),
+  JobRedriven: payloadTagged<CoreEvent.JobRedriven>("JobRedriven", {
+    jobId: ["job_id", id],
+    at: ["at", time],
+    maxAttempts: ["max_attempts", maxAttempts],
+    reason: ["reason", payloadNullable(text)],
+  }),
+  QueueStateSet: payloadTagged<CoreEvent.QueueStateSet>("QueueStateSet", {
+    queue: ["queue", name],
+    at: ["at", time],
+    paused: ["paused", payloadBool],
+    concurrency: ["concurrency", payloadNullable(id)],
+    rateLimit: ["rate_limit", payloadNullable(rateLimitPayload)],
+  }),
+  ScheduleCheckpointV3: payloadTagged<CoreEvent.ScheduleCheckpointV3>("ScheduleCheckpointV3", {
+    scheduleId: ["schedule_id", name],
+    definition: ["definition", scheduleDefinitionV3Payload],
+    definitionRevision: ["definition_revision", revision],
+    revision: ["revision", revision],
+    registeredAt: ["registered_at", time],
+    nextDueAt: ["next_due_at", time],
+    lastDueAt: ["last_due_at", payloadNullable(time)],
+    cancelledAt: ["cancelled_at", payloadNullable(time)],
+    activeJobIds: ["active_job_ids", payloadAscendingList(id)],
+    membershipComplete: ["membership_complete", payloadBool],
+  }),
+  SnapshotPartV3: payloadTagged<CoreEvent.SnapshotPartV3>("SnapshotPartV3", {
+    part: ["part", count],
+    lastJobId: ["last_job_id", count],
+    jobs: ["jobs", payloadList(jobSnapshotV3Payload)],
   }),
 };
 

@@ -392,9 +392,11 @@ describe("event fixtures", () => {
     expect([...Object.keys(accepted), ...Object.keys(refused)].sort()).toEqual(files);
   });
 
-  it("hold one event of each of the 15 pairs", () => {
+  it("hold one event of each of the 15 pairs of schemas 1 and 2", () => {
+    // Schema 3's pairs have their own fixtures (Fixtures.events-v3.test.ts).
     const tags = new Set(Object.values(accepted).map(({ event }) => event._tag));
-    expect([...tags].sort()).toEqual([...Event.eventTags].sort());
+    const v1v2 = Event.eventTags.filter((tag) => !Event.schema3Tags.includes(tag));
+    expect([...tags].sort()).toEqual([...v1v2].sort());
   });
 
   it.each(Object.keys(accepted))("%s decodes to its event and re-encodes byte for byte", (name) => {

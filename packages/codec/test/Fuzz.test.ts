@@ -14,6 +14,11 @@ describe("fuzz", () => {
     for (const target of targets()) expect(target.seeds.length, target.name).toBeGreaterThan(0);
   });
 
+  it("every event pair is seeded with fixtures of its own pair (another pair's payloads rarely decode)", () => {
+    const borrowing = targets().filter((target) => target.borrowedSeeds === true);
+    expect(borrowing.map((target) => target.name)).toEqual([]);
+  });
+
   it(`${inputsPerTarget} random and mutated inputs per decoder: a value or a typed refusal each`, async () => {
     const started = performance.now();
     const reports = await fuzz(inputsPerTarget, seed);

@@ -148,6 +148,45 @@ const samples: { readonly [Tag in PlainTag]: Extract<PayloadEvent, { _tag: Tag }
     activeJobIds: [1004, 1007],
     membershipComplete: true,
   }),
+  JobInsertedV3: Event.jobInsertedV3({
+    jobId: 2001,
+    queue: "billing",
+    worker: "SendInvoice",
+    args,
+    priority: 3,
+    maxAttempts: 5,
+    scheduledAt: time,
+    insertedAt: time,
+    uniqueKey: "invoice:9120",
+    uniquePeriodMs: 86_400_000,
+    timeoutMs: 30_000,
+  }),
+  JobRedriven: Event.jobRedriven({ jobId: 2001, at: time, maxAttempts: 10, reason: null }),
+  QueueStateSet: Event.queueStateSet({
+    queue: "billing",
+    at: time,
+    paused: true,
+    concurrency: 4,
+    rateLimit: { count: 10, perMs: 1000 },
+  }),
+  ScheduleCheckpointV3: Event.scheduleCheckpointV3({
+    scheduleId: "nightly-digest-berlin",
+    definition: {
+      ...definition,
+      timezone: "Europe/Berlin",
+      catchUp: "skip",
+      catchUpWindowMs: null,
+    },
+    definitionRevision: 1,
+    revision: 1,
+    registeredAt: time,
+    nextDueAt: time + 5_400_000,
+    lastDueAt: null,
+    cancelledAt: null,
+    activeJobIds: [],
+    membershipComplete: true,
+  }),
+  SnapshotPartV3: Event.snapshotPartV3({ part: 0, lastJobId: 0, jobs: [] }),
 };
 
 const plainTags: ReadonlyArray<PlainTag> = [
@@ -165,6 +204,11 @@ const plainTags: ReadonlyArray<PlainTag> = [
   "OccurrenceAdvanced",
   "ScheduleHistoricalCheckpoint",
   "ScheduleCheckpoint",
+  "JobInsertedV3",
+  "JobRedriven",
+  "QueueStateSet",
+  "ScheduleCheckpointV3",
+  "SnapshotPartV3",
 ];
 
 const decodeAs = (tag: PayloadEventTag, value: AnyValue) =>
@@ -257,7 +301,7 @@ describe("declarations, encoder and arbitraries agree", () => {
         if (payloadTagOf(type, schema) !== undefined) known += 1;
       }
     }
-    expect(known).toBe(15);
+    expect(known).toBe(20);
     // Tags are looked up as own keys only: no prototype member is a tag.
     expect(payloadPairOf("MutationPayload")).toEqual({ type: 8, schema: 1 });
     for (const tag of ["Mutation", "toString", "__proto__", "constructor"]) {
@@ -694,7 +738,11 @@ describe("pairs", () => {
       [14, 2],
       [1, 2],
       [9, 1],
-      [7, 3],
+      [7, 4],
+      [2, 3],
+      [14, 3],
+      [24, 2],
+      [20, 1],
       [255, 255],
       [1, 0],
       [-1, 1],

@@ -8,7 +8,7 @@
  * deciders put its canonical form (`Value.canonical`) into their events.
  */
 import type * as Backoff from "./Backoff.js";
-import type { ScheduleDefinition } from "./Event.js";
+import type { CatchUp, RateLimit, ScheduleDefinition } from "./Event.js";
 import type * as Value from "./Value.js";
 
 /** Priority of a new job when the command leaves it out (0 runs first). */
@@ -28,6 +28,15 @@ export interface NewJob {
   readonly priority?: number;
   readonly maxAttempts?: number;
   readonly scheduledAt?: number;
+  /**
+   * EVENTS-V3.md: while a job of the same queue with this key is not
+   * terminal (or finished within `uniquePeriodMs`), the insert appends
+   * nothing and answers that job, marked as a duplicate.
+   */
+  readonly uniqueKey?: string;
+  readonly uniquePeriodMs?: number;
+  /** The bound of one attempt, in ms (EVENTS-V3.md). */
+  readonly timeoutMs?: number;
 }
 
 /** Insert one or more jobs; several are inserted atomically (one mutation). */
@@ -108,6 +117,14 @@ export interface MakeDueAvailable {
  */
 export interface ScheduleDefinitionInput extends Omit<ScheduleDefinition, "args"> {
   readonly args: Value.Input;
+  /**
+   * EVENTS-V3.md: the zone the cron is read in (an IANA zone, or "UTC").
+   * With any of these three fields the registration is a (13,3), its
+   * missing ones defaulting to "UTC", "once" and null; without them, a (13,2).
+   */
+  readonly timezone?: string;
+  readonly catchUp?: CatchUp;
+  readonly catchUpWindowMs?: number | null;
 }
 
 /**
@@ -137,6 +154,45 @@ export interface Tick {
   readonly limit?: number;
 }
 
+/**
+ * Run a discarded or cancelled job again (EVENTS-V3.md (20,3)), keeping its
+ * attempt and errors. `maxAttempts` must exceed the job's attempt; absent,
+ * it is the job's max_attempts, or attempt + 1 when that is used up.
+ */
+export interface RedriveJob {
+  readonly _tag: "RedriveJob";
+  readonly now: number;
+  readonly jobId: number;
+  readonly maxAttempts?: number;
+  readonly reason: string | null;
+}
+
+/**
+ * Set a queue's state (EVENTS-V3.md (24,3)): each field given replaces the
+ * queue's current one, each left out is kept (null removes a limit).
+ */
+export interface SetQueueState {
+  readonly _tag: "SetQueueState";
+  readonly now: number;
+  readonly queue: string;
+  readonly paused?: boolean;
+  readonly concurrency?: number | null;
+  readonly rateLimit?: RateLimit | null;
+}
+
+/**
+ * Fail, with error "timeout", every executing job with a `timeout_ms` whose
+ * attempt started at or before `now - timeout_ms - graceMs` (EVENTS-V3.md),
+ * by the usual retry rules; at most `limit` records.
+ */
+export interface TimeoutJobs {
+  readonly _tag: "TimeoutJobs";
+  readonly now: number;
+  readonly graceMs: number;
+  readonly limit?: number;
+  readonly backoff?: Backoff.Policy;
+}
+
 /** Every command a decider accepts. */
 export type Command =
   | InsertJobs
@@ -148,7 +204,10 @@ export type Command =
   | MakeDueAvailable
   | RegisterSchedule
   | CancelSchedule
-  | Tick;
+  | Tick
+  | RedriveJob
+  | SetQueueState
+  | TimeoutJobs;
 
 /** The name of a command. */
 export type CommandTag = Command["_tag"];
@@ -199,3 +258,18 @@ export const cancelSchedule = (fields: Fields<CancelSchedule>): CancelSchedule =
 });
 /** Builds a `Tick` command. */
 export const tick = (fields: Fields<Tick>): Tick => ({ _tag: "Tick", ...fields });
+/** Builds a `RedriveJob` command. */
+export const redriveJob = (fields: Fields<RedriveJob>): RedriveJob => ({
+  _tag: "RedriveJob",
+  ...fields,
+});
+/** Builds a `SetQueueState` command. */
+export const setQueueState = (fields: Fields<SetQueueState>): SetQueueState => ({
+  _tag: "SetQueueState",
+  ...fields,
+});
+/** Builds a `TimeoutJobs` command. */
+export const timeoutJobs = (fields: Fields<TimeoutJobs>): TimeoutJobs => ({
+  _tag: "TimeoutJobs",
+  ...fields,
+});

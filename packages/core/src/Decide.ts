@@ -28,23 +28,33 @@ import {
   jobFinished,
   jobInserted,
   type JobInserted,
+  jobInsertedV3,
+  type JobInsertedV3,
+  jobRedriven,
   jobRetried,
   jobStarted,
   mutation,
   occurrenceAdvanced,
+  queueStateSet,
+  type RateLimit,
   resultRecorded,
   scheduleCancelled,
+  isDefinitionV3,
   type ScheduleDefinition,
+  type ScheduleDefinitionV3,
 } from "./Event.js";
+import * as Zone from "./Zone.js";
 import { definitionEquals } from "./internal/Equality.js";
 import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
 import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
+import * as Queue from "./Queue.js";
+import { uniqueHolder } from "./internal/Apply.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
-import type { State } from "./State.js";
+import { attemptDeadline, type State, stateIndex, uniqueIndexKey } from "./State.js";
 import * as Value from "./Value.js";
 import { keptError } from "./internal/ErrorBudget.js";
 
@@ -180,7 +190,7 @@ const checkNewJob = (job: Commands.NewJob, index: number): Rejection | undefined
 const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided => {
   const now = Fields.canonicalNumber(command.now);
   // Of its final size, as `map` would make it (growing it by `push` measured slower).
-  const events = new Array<JobInserted>(command.jobs.length);
+  const events = new Array<JobInserted | JobInsertedV3>(command.jobs.length);
   // Several jobs are one mutation, which adds its own overhead.
   let bytes = command.jobs.length === 1 ? 0 : eventOverheadBytes;
   for (let index = 0; index < command.jobs.length; index++) {
@@ -190,6 +200,18 @@ const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided
     if (refusal !== undefined) return Either.left(refusal);
     const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
+    if (isV3Job(job)) {
+      // A timeout alone (unique keys need the state: `needsState`).
+      const v3 = checkV3Job(job, index);
+      if (v3 !== undefined) return Either.left(v3);
+      events[index] = insertedV3(lastJobId + index + 1, job, args.value, now);
+      bytes +=
+        eventOverheadBytes +
+        Fields.utf8Length(job.queue) +
+        Fields.utf8Length(job.worker) +
+        args.bytes;
+      continue;
+    }
     events[index] = jobInserted({
       jobId: lastJobId + index + 1,
       queue: job.queue,
@@ -230,6 +252,7 @@ const nextIds = (lastJobId: number, count: number): Rejection | undefined =>
 export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs): Decided => {
   const rejection =
     checkTime("now", command.now) ??
+    needsState(command) ??
     (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
@@ -237,9 +260,198 @@ export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs)
   return rejection === undefined ? newJobsRecord(lastJobId, command) : Either.left(rejection);
 };
 
-/** InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`. */
-export const insertJobs = (state: State, command: Commands.InsertJobs): Decided =>
-  insertJobsAfter(state.lastJobId, command);
+/**
+ * InsertJobs against `state`: `insertJobsAfter(state.lastJobId, command)`,
+ * or, when a job has a v3 field, `insertJobsAnswered`'s records.
+ */
+export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
+  if (!command.jobs.some(isV3Job)) return insertJobsAfter(state.lastJobId, command);
+  const answered = insertJobsAnswered(state, command);
+  return Either.isLeft(answered) ? answered : Either.right(answered.right.records);
+};
+
+/**
+ * True when an InsertJobs uses a schema-3 field: it is then decided against
+ * the state (`insertJobs`), not from last_job_id alone (`insertJobsAfter`,
+ * `Evolve.checkInserts`).
+ */
+export const insertUsesV3 = (command: Commands.InsertJobs): boolean => command.jobs.some(isV3Job);
+
+/**
+ * How each job of an InsertJobs was answered, read back from the state
+ * right after its decided `records` (a runtime answers its caller from
+ * there): a keyed job is a duplicate exactly when no inserted event of the
+ * records carries its queue and key in its turn, and its answer is then the
+ * job holding the key in `after`. A job its holder no longer explains is
+ * answered `undefined` (a defect of the caller's bookkeeping).
+ */
+export const insertAnswers = (
+  after: State,
+  command: Commands.InsertJobs,
+  records: Decision,
+): ReadonlyArray<InsertAnswer | undefined> => {
+  const inserted: Array<JobInserted | JobInsertedV3> = [];
+  for (const record of records) {
+    for (const event of record._tag === "Mutation" ? record.events : [record]) {
+      if (event._tag === "JobInserted" || event._tag === "JobInsertedV3") inserted.push(event);
+    }
+  }
+  const store = {
+    getJob: (jobId: number) => after.jobs.get(jobId),
+    uniqueHolders: (queue: string, key: string) =>
+      after.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+  };
+  let next = 0;
+  return command.jobs.map((job) => {
+    const event = inserted[next];
+    const key = job.uniqueKey;
+    const isInserted =
+      key === undefined ||
+      (event?._tag === "JobInsertedV3" && event.queue === job.queue && event.uniqueKey === key);
+    if (isInserted && event !== undefined) {
+      next++;
+      return { jobId: event.jobId, duplicate: false };
+    }
+    if (key === undefined) return undefined;
+    const holder = uniqueHolder(store, job.queue, key, 0, command.now, job.uniquePeriodMs ?? null);
+    return holder === undefined ? undefined : { jobId: holder, duplicate: true };
+  });
+};
+
+const isV3Job = (job: Commands.NewJob | undefined): boolean =>
+  typeof job === "object" &&
+  job !== null &&
+  (job.uniqueKey !== undefined || job.uniquePeriodMs !== undefined || job.timeoutMs !== undefined);
+
+const needsState = (command: Commands.InsertJobs): Rejection | undefined => {
+  const index = command.jobs.findIndex((job) => isV3Job(job) && job.uniqueKey !== undefined);
+  return index < 0
+    ? undefined
+    : invalid(jobField(index, "uniqueKey"), "needs the state: decide with insertJobsAnswered");
+};
+
+/** How one job of an `InsertJobs` was answered. */
+export interface InsertAnswer {
+  /** The new job's id, or the existing job's for a duplicate. */
+  readonly jobId: number;
+  /** True when the unique key collided: nothing was appended for this job. */
+  readonly duplicate: boolean;
+}
+
+/** The records of an `InsertJobs` and each job's answer, in the order of its jobs. */
+export interface AnsweredInsert {
+  readonly records: Decision;
+  readonly answers: ReadonlyArray<InsertAnswer>;
+}
+
+const checkV3Job = (job: Commands.NewJob, index: number): Rejection | undefined => {
+  if (job.uniqueKey !== undefined && !Fields.isName(job.uniqueKey)) {
+    return invalid(jobField(index, "uniqueKey"), nameDetail);
+  }
+  if (job.uniquePeriodMs !== undefined && !Fields.isId(job.uniquePeriodMs)) {
+    return invalid(jobField(index, "uniquePeriodMs"), "must be an integer 1..2^53-1");
+  }
+  if (job.uniquePeriodMs !== undefined && job.uniqueKey === undefined) {
+    return invalid(jobField(index, "uniquePeriodMs"), "needs a uniqueKey");
+  }
+  if (job.timeoutMs !== undefined && !Fields.isId(job.timeoutMs)) {
+    return invalid(jobField(index, "timeoutMs"), "must be an integer 1..2^53-1");
+  }
+  return undefined;
+};
+
+/** The job of the state, or of this batch, that a new job's unique key collides with. */
+const duplicateOf = (
+  state: State,
+  job: Commands.NewJob,
+  now: number,
+  batch: ReadonlyMap<string, number>,
+): number | undefined => {
+  if (job.uniqueKey === undefined) return undefined;
+  const store = {
+    getJob: (jobId: number) => state.jobs.get(jobId),
+    uniqueHolders: (queue: string, key: string) =>
+      state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+  };
+  const period = job.uniquePeriodMs ?? null;
+  return (
+    uniqueHolder(store, job.queue, job.uniqueKey, 0, now, period) ??
+    batch.get(uniqueIndexKey(job.queue, job.uniqueKey))
+  );
+};
+
+const insertedV3 = (
+  jobId: number,
+  job: Commands.NewJob,
+  args: Value.Value,
+  now: number,
+): JobInsertedV3 | JobInserted => {
+  const fields = {
+    jobId,
+    queue: job.queue,
+    worker: job.worker,
+    args,
+    priority: Fields.canonicalNumber(job.priority ?? Commands.priorityDefault),
+    maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
+    scheduledAt: Fields.canonicalNumber(job.scheduledAt ?? now),
+    insertedAt: now,
+  };
+  // Schema 3 only when the job uses a v3 field.
+  return isV3Job(job)
+    ? jobInsertedV3({
+        ...fields,
+        uniqueKey: job.uniqueKey ?? null,
+        uniquePeriodMs: job.uniquePeriodMs ?? null,
+        timeoutMs: job.timeoutMs ?? null,
+      })
+    : jobInserted(fields);
+};
+
+/**
+ * InsertJobs with unique keys and timeouts (EVENTS-V3.md): each job is
+ * answered on its own. A job whose unique key a job of its queue holds (not
+ * terminal, or finished at or after `now - uniquePeriodMs`), or an earlier
+ * job of the same command holds, appends nothing and is answered with that
+ * job's id, marked as a duplicate; the others are inserted in one record
+ * (one mutation for several), ids in command order. Exact: the fold
+ * refuses a (1,3) that this would answer as a duplicate.
+ */
+export const insertJobsAnswered = (
+  state: State,
+  command: Commands.InsertJobs,
+): Either.Either<Rejection, AnsweredInsert> => {
+  const rejection =
+    checkTime("now", command.now) ??
+    (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
+      ? undefined
+      : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
+    nextIds(state.lastJobId, command.jobs.length);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const events: Array<JobInserted | JobInsertedV3> = [];
+  const answers: Array<InsertAnswer> = [];
+  const batch = new Map<string, number>();
+  for (let index = 0; index < command.jobs.length; index++) {
+    const job = command.jobs[index];
+    if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
+    const refusal = checkNewJob(job, index) ?? checkV3Job(job, index);
+    if (refusal !== undefined) return Either.left(refusal);
+    const args = Value.canonical(job.args);
+    if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
+    const existing = duplicateOf(state, job, now, batch);
+    if (existing !== undefined) {
+      answers.push({ jobId: existing, duplicate: true });
+      continue;
+    }
+    const jobId = state.lastJobId + events.length + 1;
+    if (job.uniqueKey !== undefined) batch.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
+    events.push(insertedV3(jobId, job, args.value, now));
+    answers.push({ jobId, duplicate: false });
+  }
+  const records = events.length === 0 ? [] : [asRecord(events)];
+  const sized = decided(records);
+  return Either.isLeft(sized) ? sized : Either.right({ records, answers });
+};
 
 /**
  * ClaimJobs: a (3,1) for each of the first `limit` available jobs of the
@@ -256,12 +468,33 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
   if (rejection !== undefined) return Either.left(rejection);
   const now = Fields.canonicalNumber(command.now);
   const records: Array<Event> = [];
+  const limit = Math.min(command.limit, claimsAllowed(state, command.queue, now));
+  if (limit <= 0) return Either.right(records);
   const queue = state.indexes.available.get(command.queue);
   queue?.forEachWhile((_, job) => {
     records.push(jobStarted({ jobId: job.jobId, at: now, attempt: job.attempt + 1 }));
-    return records.length < command.limit;
+    return records.length < limit;
   });
   return Either.right(records);
+};
+
+/**
+ * How many jobs a claim on `queue` may start at `now` (EVENTS-V3.md):
+ * none from a paused queue, at most `concurrency - executing`, and at most
+ * what the rate limit leaves in the window ending now. Infinity for a
+ * queue in the default state.
+ */
+export const claimsAllowed = (state: State, queue: string, now: number): number => {
+  const queueState = state.queues.get(queue);
+  if (queueState === undefined) return Number.POSITIVE_INFINITY;
+  if (queueState.paused) return 0;
+  const executing = state.indexes.counts.get(queue)?.[stateIndex.executing] ?? 0;
+  const byConcurrency =
+    queueState.concurrency === null
+      ? Number.POSITIVE_INFINITY
+      : Math.max(0, queueState.concurrency - executing);
+  const starts = state.indexes.starts.get(queue) ?? [];
+  return Math.min(byConcurrency, Queue.startsAllowed(queueState, starts, now));
 };
 
 /** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
@@ -415,7 +648,7 @@ const checkDefinition = (
   // The fields the codec writes, in the order its decoder builds them. The
   // field checks read this; args the codec cannot encode are refused after
   // them, so refusals keep the order of the fields.
-  const canonical: ScheduleDefinition = {
+  const v2: ScheduleDefinition = {
     queue: definition.queue,
     worker: definition.worker,
     args: args._tag === "Canonical" ? args.value : null,
@@ -425,6 +658,21 @@ const checkDefinition = (
     cron: definition.cron,
     overlap: definition.overlap,
   };
+  // Schema 3 only when a v3 field is given.
+  const usesV3 =
+    definition.timezone !== undefined ||
+    definition.catchUp !== undefined ||
+    definition.catchUpWindowMs !== undefined;
+  const v3: ScheduleDefinitionV3 = {
+    ...v2,
+    timezone: definition.timezone ?? "UTC",
+    catchUp: definition.catchUp ?? "once",
+    catchUpWindowMs: definition.catchUpWindowMs ?? null,
+  };
+  const canonical: ScheduleDefinition = usesV3 ? v3 : v2;
+  if (isDefinitionV3(canonical) && !Zone.isKnownZone(canonical.timezone)) {
+    return Either.left(invalid("definition.timezone", "is not a zone this runtime knows"));
+  }
   const fieldRefusal = Schedule.checkDefinitionFields(canonical);
   if (fieldRefusal !== undefined) {
     return Either.left(invalid(fieldRefusal.field, "is outside its kind"));
@@ -507,11 +755,18 @@ const occurrenceRecord = (
   schedule: Schedule.Schedule,
   now: number,
   jobId: number,
+  // The next due time when the caller computed it (catch-up "all"); else coalesced.
+  given?: number | null,
 ): { readonly record: Event; readonly usedId: boolean } => {
   const revision = schedule.revision + 1;
   const dueAt = schedule.nextDueAt;
   const recurrence = Due.recurrence(schedule.definition);
-  const nextDueAt = Either.isRight(recurrence) ? Due.following(recurrence.right, dueAt, now) : null;
+  const nextDueAt =
+    given !== undefined
+      ? given
+      : Either.isRight(recurrence)
+        ? Due.following(recurrence.right, dueAt, now)
+        : null;
   if (nextDueAt === null) {
     // No later occurrence fits the time range: the schedule ends here.
     return {
@@ -559,6 +814,91 @@ const occurrenceRecord = (
   };
 };
 
+/** The records of one schedule's catch-up, and how many job ids they used. */
+interface CaughtUp {
+  readonly records: ReadonlyArray<Event>;
+  readonly usedIds: number;
+}
+
+const onceRecords = (schedule: Schedule.Schedule, now: number, jobId: number): CaughtUp => {
+  const { record, usedId } = occurrenceRecord(schedule, now, jobId);
+  return { records: [record], usedIds: usedId ? 1 : 0 };
+};
+
+/** The schedule after an (11,2) that advanced it to `nextDueAt` (and delivered `jobId`). */
+const advancedTo = (
+  schedule: Schedule.Schedule,
+  nextDueAt: number,
+  jobId: number | null,
+): Schedule.Schedule => ({
+  ...schedule,
+  revision: schedule.revision + 1,
+  lastDueAt: schedule.nextDueAt,
+  nextDueAt,
+  activeJobIds: jobId === null ? schedule.activeJobIds : [...schedule.activeJobIds, jobId],
+});
+
+/**
+ * EVENTS-V3.md's catch-up, for a schedule due at `now`: "once" (and every
+ * v2 definition) is one coalescing (11,2); "skip" and "all" first pass the
+ * occurrences older than `now - W` with one (11,2) skipped, then "skip"
+ * coalesces the recent ones into one, and "all" gives each recent one its
+ * own (11,2), oldest first, at most `Limits.catchUpAllPerTickMax` per tick.
+ * At most `room` records.
+ */
+const catchUpRecords = (
+  schedule: Schedule.Schedule,
+  now: number,
+  firstJobId: number,
+  room: number,
+): CaughtUp => {
+  const { definition } = schedule;
+  const recurrence = Due.recurrence(definition);
+  if (!isDefinitionV3(definition) || definition.catchUp === "once" || Either.isLeft(recurrence)) {
+    return onceRecords(schedule, now, firstJobId);
+  }
+  const rule = recurrence.right;
+  const windowMs =
+    definition.catchUpWindowMs ??
+    (definition.catchUp === "skip" ? 60_000 : Number.POSITIVE_INFINITY);
+  const records: Array<Event> = [];
+  let current = schedule;
+  let jobId = firstJobId;
+  if (current.nextDueAt < now - windowMs) {
+    const recent = Due.atOrAfter(rule, current.nextDueAt, now - windowMs);
+    const next =
+      recent !== null && recent <= now ? recent : Due.following(rule, current.nextDueAt, now);
+    if (next === null) return onceRecords(schedule, now, firstJobId);
+    records.push(
+      occurrenceAdvanced({
+        scheduleId: current.scheduleId,
+        revision: current.revision + 1,
+        dueAt: current.nextDueAt,
+        nextDueAt: next,
+        outcome: "skipped",
+        activeJobId: null,
+      }),
+    );
+    current = advancedTo(current, next, null);
+  }
+  const perTick = definition.catchUp === "skip" ? 1 : Limits.catchUpAllPerTickMax;
+  for (let count = 0; count < perTick && records.length < room; count++) {
+    if (current.nextDueAt > now) break;
+    const given =
+      definition.catchUp === "all"
+        ? Due.after(rule, current.nextDueAt, current.nextDueAt)
+        : undefined;
+    const { record, usedId } = occurrenceRecord(current, now, jobId, given);
+    records.push(record);
+    if (record._tag === "ScheduleCancelled" || given === null) break;
+    const next = given ?? Due.following(rule, current.nextDueAt, now);
+    if (next === null) break;
+    current = advancedTo(current, next, usedId ? jobId : null);
+    if (usedId) jobId++;
+  }
+  return { records, usedIds: jobId - firstJobId };
+};
+
 /**
  * Tick: for every active schedule with next_due_at <= now (earliest
  * first, at most `limit`): one delivery mutation [(1,1), (11,2) delivered],
@@ -581,9 +921,9 @@ export const tick = (state: State, command: Commands.Tick): Decided => {
       exhausted = true;
       return false;
     }
-    const { record, usedId } = occurrenceRecord(schedule, now, nextJobId);
-    records.push(record);
-    if (usedId) nextJobId++;
+    const caught = catchUpRecords(schedule, now, nextJobId, limit - records.length);
+    for (const record of caught.records) records.push(record);
+    nextJobId += caught.usedIds;
     return true;
   });
   if (exhausted) {
@@ -593,6 +933,144 @@ export const tick = (state: State, command: Commands.Tick): Decided => {
       requested: records.length + 1,
     });
   }
+  return decided(records);
+};
+
+const isRedrivable = (job: Job): boolean => job.state === "discarded" || job.state === "cancelled";
+
+/** The max_attempts a redrive gives when the command leaves it out. */
+const redriveAttempts = (job: Job): number =>
+  job.maxAttempts > job.attempt ? job.maxAttempts : job.attempt + 1;
+
+/**
+ * RedriveJob (EVENTS-V3.md (20,3)): a discarded or cancelled job becomes
+ * available at `now`, keeping its attempt and errors, with `maxAttempts`
+ * (which must exceed its attempt). Refused with `UniqueKeyTaken` while
+ * another non-terminal job of its queue holds its unique key.
+ */
+export const redriveJob = (state: State, command: Commands.RedriveJob): Decided => {
+  const rejection = checkTime("now", command.now) ?? checkText("reason", command.reason);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const job = findJob(state, command.jobId, command._tag, isRedrivable);
+  if (isRejection(job)) return Either.left(job);
+  const maxAttempts = command.maxAttempts ?? redriveAttempts(job);
+  if (!Fields.isIntegerIn(maxAttempts, job.attempt + 1, Limits.maxAttemptsMax)) {
+    const detail = `must be an integer ${job.attempt + 1}..${Limits.maxAttemptsMax} (above the job's attempt ${job.attempt})`;
+    return Either.left(invalid("maxAttempts", detail));
+  }
+  if (job.uniqueKey !== null) {
+    const store = {
+      getJob: (jobId: number) => state.jobs.get(jobId),
+      uniqueHolders: (queue: string, key: string) =>
+        state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+    };
+    const heldBy = uniqueHolder(store, job.queue, job.uniqueKey, job.jobId, now, null);
+    if (heldBy !== undefined) {
+      return Either.left({
+        _tag: "UniqueKeyTaken",
+        jobId: job.jobId,
+        queue: job.queue,
+        uniqueKey: job.uniqueKey,
+        heldBy,
+      });
+    }
+  }
+  return decided([jobRedriven({ jobId: job.jobId, at: now, maxAttempts, reason: command.reason })]);
+};
+
+const checkRateLimit = (rate: RateLimit | null | undefined): Rejection | undefined => {
+  if (rate === undefined || rate === null) return undefined;
+  if (!Fields.isIntegerIn(rate.count, Limits.rateCountMin, Limits.rateCountMax)) {
+    return invalid("rateLimit.count", `must be an integer 1..${Limits.rateCountMax}`);
+  }
+  if (!Fields.isIntegerIn(rate.perMs, Limits.ratePerMsMin, Limits.ratePerMsMax)) {
+    return invalid("rateLimit.perMs", `must be an integer 1..${Limits.ratePerMsMax}`);
+  }
+  return undefined;
+};
+
+const sameQueueState = (
+  current: Queue.QueueState | undefined,
+  paused: boolean,
+  concurrency: number | null,
+  rate: RateLimit | null,
+): boolean => {
+  const before = current ?? { paused: false, concurrency: null, rateLimit: null };
+  return (
+    before.paused === paused &&
+    before.concurrency === concurrency &&
+    (before.rateLimit === null || rate === null
+      ? before.rateLimit === rate
+      : before.rateLimit.count === rate.count && before.rateLimit.perMs === rate.perMs)
+  );
+};
+
+/**
+ * SetQueueState (EVENTS-V3.md (24,3)): the queue's whole new state, its
+ * fields given replacing the current ones. A state equal to the current one
+ * decides nothing, so pausing a paused queue (or resuming a queue never
+ * paused) appends no record, and a store that never limits a queue holds
+ * no (24,3).
+ */
+export const setQueueState = (state: State, command: Commands.SetQueueState): Decided => {
+  const rejection =
+    checkTime("now", command.now) ??
+    checkName("queue", command.queue) ??
+    (command.paused === undefined || typeof command.paused === "boolean"
+      ? undefined
+      : invalid("paused", "must be a boolean")) ??
+    (command.concurrency === undefined ||
+    command.concurrency === null ||
+    Fields.isId(command.concurrency)
+      ? undefined
+      : invalid("concurrency", "must be an integer 1..2^53-1, or null")) ??
+    checkRateLimit(command.rateLimit);
+  if (rejection !== undefined) return Either.left(rejection);
+  const current = state.queues.get(command.queue);
+  const paused = command.paused ?? current?.paused ?? false;
+  const concurrency =
+    command.concurrency === undefined ? (current?.concurrency ?? null) : command.concurrency;
+  const given = command.rateLimit;
+  const rateLimit =
+    given === undefined
+      ? (current?.rateLimit ?? null)
+      : given === null
+        ? null
+        : { count: given.count, perMs: given.perMs };
+  if (sameQueueState(current, paused, concurrency, rateLimit)) return Either.right([]);
+  const at = Fields.canonicalNumber(command.now);
+  return Either.right([
+    queueStateSet({ queue: command.queue, at, paused, concurrency, rateLimit }),
+  ]);
+};
+
+/** The error a timed-out attempt fails with (EVENTS-V3.md). */
+export const timeoutError = "timeout";
+
+/**
+ * TimeoutJobs (EVENTS-V3.md): every executing job with a `timeout_ms` whose
+ * attempt started at or before `now - timeout_ms - graceMs` fails with
+ * error "timeout" (retried while attempts remain, else discarded), earliest
+ * deadline first, at most `limit` records.
+ */
+export const timeoutJobs = (state: State, command: Commands.TimeoutJobs): Decided => {
+  const rejection =
+    checkTime("now", command.now) ??
+    (Fields.isTime(command.graceMs) ? undefined : invalid("graceMs", timeDetail)) ??
+    checkLimit(command.limit);
+  if (rejection !== undefined) return Either.left(rejection);
+  const now = Fields.canonicalNumber(command.now);
+  const limit = command.limit ?? Limits.decisionRecordsMax;
+  const policy = command.backoff ?? Backoff.defaultPolicy;
+  const records: Array<Event> = [];
+  // Oldest deadline first: the walk stops at the first attempt still in time.
+  state.indexes.deadlines.forEachWhile((_, job) => {
+    if (records.length >= limit) return false;
+    if (attemptDeadline(job) + command.graceMs > now) return false;
+    records.push(failure(job, now, timeoutError, false, policy));
+    return true;
+  });
   return decided(records);
 };
 
@@ -619,6 +1097,12 @@ export const decide = (state: State, command: Commands.Command): Decided => {
       return cancelSchedule(state, command);
     case "Tick":
       return tick(state, command);
+    case "RedriveJob":
+      return redriveJob(state, command);
+    case "SetQueueState":
+      return setQueueState(state, command);
+    case "TimeoutJobs":
+      return timeoutJobs(state, command);
     default:
       return absurd(command);
   }

@@ -9,13 +9,17 @@
  */
 import * as Either from "fp-ts/lib/Either.js";
 import * as Cron from "./Cron.js";
-import type { ScheduleDefinition } from "./Event.js";
+import { isDefinitionV3, type ScheduleDefinition } from "./Event.js";
 import * as Limits from "./Limits.js";
+import * as Zone from "./Zone.js";
 
-/** How a definition recurs, once validated. */
+/**
+ * How a definition recurs, once validated. A cron is read in `zone` ("UTC"
+ * for v2 definitions; a v3 definition's `timezone`); intervals ignore zones.
+ */
 export type Recurrence =
   | { readonly _tag: "Interval"; readonly everyMs: number }
-  | { readonly _tag: "Cron"; readonly cron: Cron.Cron };
+  | { readonly _tag: "Cron"; readonly cron: Cron.Cron; readonly zone: string };
 
 /**
  * The recurrence of a definition: `Left(detail)` unless exactly one of
@@ -34,12 +38,30 @@ export const recurrence = (definition: ScheduleDefinition): Either.Either<string
   const parsed = Cron.parse(cron ?? "");
   return Either.isLeft(parsed)
     ? Either.left(`cron ${parsed.left.field}: ${parsed.left.detail}`)
-    : Either.right({ _tag: "Cron", cron: parsed.right });
+    : Either.right({
+        _tag: "Cron",
+        cron: parsed.right,
+        // The zone is not checked here: the fold calls this too, and never
+        // consults a zone database (an unknown zone has no occurrence).
+        zone: isDefinitionV3(definition) ? definition.timezone : "UTC",
+      });
 };
+
+/** The first occurrence strictly after `after`: for an interval, on the grid of `dueAt`. */
+export const after = (recurrence: Recurrence, dueAt: number, after: number): number | null => {
+  if (recurrence._tag === "Cron") return Zone.next(recurrence.cron, recurrence.zone, after);
+  const steps = Math.max(1, Math.floor((after - dueAt) / recurrence.everyMs) + 1);
+  const due = dueAt + steps * recurrence.everyMs;
+  return due <= Limits.timeMax ? due : null;
+};
+
+/** The first occurrence at or after `at`, on the grid of `dueAt` for an interval (`dueAt` itself when `at <= dueAt`). */
+export const atOrAfter = (recurrence: Recurrence, dueAt: number, at: number): number | null =>
+  at <= dueAt ? dueAt : after(recurrence, dueAt, at - 1);
 
 /** The first due time of a schedule registered at `now`: now + every_ms, or the next cron minute after now; null when beyond the time range. */
 export const first = (recurrence: Recurrence, now: number): number | null => {
-  if (recurrence._tag === "Cron") return Cron.next(recurrence.cron, now);
+  if (recurrence._tag === "Cron") return Zone.next(recurrence.cron, recurrence.zone, now);
   const due = now + recurrence.everyMs;
   return due <= Limits.timeMax ? due : null;
 };
@@ -52,7 +74,7 @@ export const first = (recurrence: Recurrence, now: number): number | null => {
  */
 export const following = (recurrence: Recurrence, dueAt: number, now: number): number | null => {
   const after = Math.max(now, dueAt);
-  if (recurrence._tag === "Cron") return Cron.next(recurrence.cron, after);
+  if (recurrence._tag === "Cron") return Zone.next(recurrence.cron, recurrence.zone, after);
   const steps = Math.floor((after - dueAt) / recurrence.everyMs) + 1;
   const due = dueAt + steps * recurrence.everyMs;
   return due <= Limits.timeMax && due > after ? due : null;

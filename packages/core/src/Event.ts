@@ -1,6 +1,8 @@
 /**
- * The typed events of EVENTS.md: 13 domain events and the two Store-v2
- * records (snapshot part and mutation), each with its (type, schema) pair.
+ * The typed events of EVENTS.md and EVENTS-V3.md: 17 domain events and the
+ * store's own records (snapshot parts of schemas 1 and 3, and the mutation),
+ * each with its (type, schema) pair. The schema-3 events are separate tags
+ * (`JobInsertedV3`, ...) because a tag names exactly one pair.
  *
  * Field names are the wire names in camelCase (`job_id` is `jobId`). These
  * are plain readonly data; validity against the state machine is the fold's
@@ -48,6 +50,33 @@ export interface ScheduleDefinition {
   readonly overlap: Overlap;
 }
 
+/** How a schedule of schema 3 catches up with occurrences it missed (EVENTS-V3.md). */
+export type CatchUp = "once" | "skip" | "all";
+
+export const catchUpPolicies: ReadonlyArray<CatchUp> = ["once", "skip", "all"];
+
+/**
+ * A schema-3 definition: the v2 definition plus the zone its cron is read
+ * in and its catch-up policy. Carried only by (13,3).
+ */
+export interface ScheduleDefinitionV3 extends ScheduleDefinition {
+  /** An IANA zone ("Europe/Berlin") or "UTC". */
+  readonly timezone: string;
+  readonly catchUp: CatchUp;
+  readonly catchUpWindowMs: number | null;
+}
+
+/** True for a schema-3 definition (one that carries a zone and a catch-up policy). */
+export const isDefinitionV3 = (
+  definition: ScheduleDefinition | ScheduleDefinitionV3,
+): definition is ScheduleDefinitionV3 => "timezone" in definition;
+
+/** A queue's rate limit: at most `count` starts in any window of `perMs` milliseconds. */
+export interface RateLimit {
+  readonly count: number;
+  readonly perMs: number;
+}
+
 /** One failed attempt kept with its job. */
 export interface JobError {
   readonly attempt: number;
@@ -71,6 +100,16 @@ export interface JobSnapshot {
   readonly finishedAt: number | null;
   readonly errors: ReadonlyArray<JobError>;
 }
+
+/** The three fields a schema-3 job adds (null when unused). */
+export interface JobV3Fields {
+  readonly uniqueKey: string | null;
+  readonly uniquePeriodMs: number | null;
+  readonly timeoutMs: number | null;
+}
+
+/** A job as a (7,3) snapshot part carries it. */
+export interface JobSnapshotV3 extends JobSnapshot, JobV3Fields {}
 
 /** (1,1) */
 export interface JobInserted {
@@ -124,6 +163,38 @@ export interface JobRetried {
   readonly at: number;
   readonly retryAt: number;
   readonly error: string;
+}
+
+/** (1,3): an insertion with the schema-3 fields. */
+export interface JobInsertedV3 extends JobV3Fields {
+  readonly _tag: "JobInsertedV3";
+  readonly jobId: number;
+  readonly queue: string;
+  readonly worker: string;
+  readonly args: Value;
+  readonly priority: number;
+  readonly maxAttempts: number;
+  readonly scheduledAt: number;
+  readonly insertedAt: number;
+}
+
+/** (20,3): a discarded or cancelled job runs again, keeping its history. */
+export interface JobRedriven {
+  readonly _tag: "JobRedriven";
+  readonly jobId: number;
+  readonly at: number;
+  readonly maxAttempts: number;
+  readonly reason: string | null;
+}
+
+/** (24,3): a queue's whole state. */
+export interface QueueStateSet {
+  readonly _tag: "QueueStateSet";
+  readonly queue: string;
+  readonly at: number;
+  readonly paused: boolean;
+  readonly concurrency: number | null;
+  readonly rateLimit: RateLimit | null;
 }
 
 /** (7,2) legacy, read only. */
@@ -202,6 +273,30 @@ export interface ScheduleCheckpoint {
   readonly membershipComplete: boolean;
 }
 
+/** (13,3) registration / state / checkpoint with a schema-3 definition. */
+export interface ScheduleCheckpointV3 {
+  readonly _tag: "ScheduleCheckpointV3";
+  readonly scheduleId: string;
+  readonly definition: ScheduleDefinitionV3;
+  readonly definitionRevision: number;
+  readonly revision: number;
+  readonly registeredAt: number;
+  readonly nextDueAt: number;
+  readonly lastDueAt: number | null;
+  readonly cancelledAt: number | null;
+  /** Strictly ascending. */
+  readonly activeJobIds: ReadonlyArray<number>;
+  readonly membershipComplete: boolean;
+}
+
+/** (7,3) snapshot part whose jobs carry the schema-3 fields: only in a canonical base. */
+export interface SnapshotPartV3 {
+  readonly _tag: "SnapshotPartV3";
+  readonly part: number;
+  readonly lastJobId: number;
+  readonly jobs: ReadonlyArray<JobSnapshotV3>;
+}
+
 /** (7,1) Store-v2 snapshot part: only in a canonical base. */
 export interface SnapshotPart {
   readonly _tag: "SnapshotPart";
@@ -218,11 +313,13 @@ export interface Mutation {
 
 export type JobEvent =
   | JobInserted
+  | JobInsertedV3
   | JobAvailable
   | JobStarted
   | JobFinished
   | JobCancelled
-  | JobRetried;
+  | JobRetried
+  | JobRedriven;
 
 export type ScheduleEvent =
   | ScheduleRegistered
@@ -230,13 +327,24 @@ export type ScheduleEvent =
   | ScheduleCancelled
   | OccurrenceAdvanced
   | ScheduleHistoricalCheckpoint
-  | ScheduleCheckpoint;
+  | ScheduleCheckpoint
+  | ScheduleCheckpointV3;
 
-/** The 13 events of the two tables of EVENTS.md. */
-export type DomainEvent = JobEvent | ScheduleEvent | ResultRecorded;
+/**
+ * The events a mutation may carry: the 13 of the two tables of EVENTS.md
+ * and the four of EVENTS-V3.md.
+ */
+export type DomainEvent = JobEvent | ScheduleEvent | ResultRecorded | QueueStateSet;
 
-/** Everything a record of the log can hold: the 15 pairs. */
-export type Event = DomainEvent | SnapshotPart | Mutation;
+/** A snapshot part of either schema. */
+export type AnySnapshotPart = SnapshotPart | SnapshotPartV3;
+
+/** Everything a record of the log can hold: the 20 pairs. */
+export type Event = DomainEvent | AnySnapshotPart | Mutation;
+
+/** True for a snapshot part of either schema ((7,1) or (7,3)). */
+export const isSnapshotPart = (event: Event): event is AnySnapshotPart =>
+  event._tag === "SnapshotPart" || event._tag === "SnapshotPartV3";
 
 export type EventTag = Event["_tag"];
 
@@ -263,6 +371,11 @@ export const pairs: { readonly [Tag in EventTag]: Pair } = {
   OccurrenceAdvanced: { type: 11, schema: 2 },
   ScheduleHistoricalCheckpoint: { type: 12, schema: 2 },
   ScheduleCheckpoint: { type: 13, schema: 2 },
+  JobInsertedV3: { type: 1, schema: 3 },
+  JobRedriven: { type: 20, schema: 3 },
+  QueueStateSet: { type: 24, schema: 3 },
+  ScheduleCheckpointV3: { type: 13, schema: 3 },
+  SnapshotPartV3: { type: 7, schema: 3 },
 };
 
 export const eventTags: ReadonlyArray<EventTag> = [
@@ -281,6 +394,20 @@ export const eventTags: ReadonlyArray<EventTag> = [
   "OccurrenceAdvanced",
   "ScheduleHistoricalCheckpoint",
   "ScheduleCheckpoint",
+  "JobInsertedV3",
+  "JobRedriven",
+  "QueueStateSet",
+  "ScheduleCheckpointV3",
+  "SnapshotPartV3",
+];
+
+/** The tags of schema 3 (EVENTS-V3.md): writers emit them only when a v3 feature is used. */
+export const schema3Tags: ReadonlyArray<EventTag> = [
+  "JobInsertedV3",
+  "JobRedriven",
+  "QueueStateSet",
+  "ScheduleCheckpointV3",
+  "SnapshotPartV3",
 ];
 
 /** Tags that writers never emit (read from older stores only). */
@@ -368,6 +495,35 @@ export const scheduleCheckpoint = (fields: Fields<ScheduleCheckpoint>): Schedule
 });
 export const snapshotPart = (fields: Fields<SnapshotPart>): SnapshotPart => ({
   _tag: "SnapshotPart",
+  ...fields,
+});
+export const jobInsertedV3 = (fields: Fields<JobInsertedV3>): JobInsertedV3 => ({
+  _tag: "JobInsertedV3",
+  jobId: fields.jobId,
+  queue: fields.queue,
+  worker: fields.worker,
+  args: fields.args,
+  priority: fields.priority,
+  maxAttempts: fields.maxAttempts,
+  scheduledAt: fields.scheduledAt,
+  insertedAt: fields.insertedAt,
+  uniqueKey: fields.uniqueKey,
+  uniquePeriodMs: fields.uniquePeriodMs,
+  timeoutMs: fields.timeoutMs,
+});
+export const jobRedriven = (fields: Fields<JobRedriven>): JobRedriven => ({
+  _tag: "JobRedriven",
+  ...fields,
+});
+export const queueStateSet = (fields: Fields<QueueStateSet>): QueueStateSet => ({
+  _tag: "QueueStateSet",
+  ...fields,
+});
+export const scheduleCheckpointV3 = (
+  fields: Fields<ScheduleCheckpointV3>,
+): ScheduleCheckpointV3 => ({ _tag: "ScheduleCheckpointV3", ...fields });
+export const snapshotPartV3 = (fields: Fields<SnapshotPartV3>): SnapshotPartV3 => ({
+  _tag: "SnapshotPartV3",
   ...fields,
 });
 export const mutation = (events: ReadonlyArray<DomainEvent>): Mutation => ({

@@ -22,6 +22,7 @@ import type { Event } from "./Event.js";
 import { type HistoryError, type HistoryReason, historyError } from "./HistoryError.js";
 import {
   applyBaseCheckpoint,
+  applyBaseQueueState,
   applyDomain,
   applySnapshotJobs,
   applyTailRecord,
@@ -32,7 +33,7 @@ import { BuilderStore } from "./internal/Store.js";
 import * as Limits from "./Limits.js";
 import type { State } from "./State.js";
 
-type Phase = "parts" | "results" | "checkpoints";
+type Phase = "parts" | "results" | "checkpoints" | "queues";
 
 // One shared success value: `apply` runs once per record at open.
 const applied: Either.Either<HistoryError, void> = Either.right(undefined);
@@ -44,6 +45,8 @@ export class Builder {
   #index = 0;
   #phase: Phase = "parts";
   #nextPart = 0;
+  /** The tag of part 0: every later part must be of the same schema. */
+  #partTag: "SnapshotPart" | "SnapshotPartV3" | undefined = undefined;
   #failure: HistoryError | undefined = undefined;
 
   /** Use `start`. */
@@ -101,8 +104,14 @@ export class Builder {
 
   #baseReason(event: Event): HistoryReason | undefined {
     switch (event._tag) {
-      case "SnapshotPart": {
+      case "SnapshotPart":
+      case "SnapshotPartV3": {
         if (this.#phase !== "parts") return { _tag: "SnapshotOutOfPlace" };
+        // (7,1) parts or (7,3) parts, never both (EVENTS-V3.md).
+        if (this.#partTag !== undefined && event._tag !== this.#partTag) {
+          return { _tag: "BaseOutOfOrder", expected: this.#partTag, found: event._tag };
+        }
+        this.#partTag = event._tag;
         if (event.part !== this.#nextPart) {
           return { _tag: "PartOutOfOrder", expected: this.#nextPart, actual: event.part };
         }
@@ -119,17 +128,25 @@ export class Builder {
           };
         }
         this.#nextPart++;
+        if (event._tag === "SnapshotPartV3") this.#store.schema3 = true;
         return applySnapshotJobs(this.#store, event.jobs, this.#store.lastJobId);
       }
       case "ResultRecorded":
         if (this.#nextPart === 0) return this.#outOfOrder(event);
-        if (this.#phase === "checkpoints") return this.#outOfOrder(event);
+        if (this.#phase === "checkpoints" || this.#phase === "queues") {
+          return this.#outOfOrder(event);
+        }
         this.#phase = "results";
         return applyDomain(this.#store, event);
       case "ScheduleCheckpoint":
-        if (this.#nextPart === 0) return this.#outOfOrder(event);
+      case "ScheduleCheckpointV3":
+        if (this.#nextPart === 0 || this.#phase === "queues") return this.#outOfOrder(event);
         this.#phase = "checkpoints";
         return applyBaseCheckpoint(this.#store, event);
+      case "QueueStateSet":
+        if (this.#nextPart === 0) return this.#outOfOrder(event);
+        this.#phase = "queues";
+        return applyBaseQueueState(this.#store, event);
       default:
         return this.#outOfOrder(event);
     }
@@ -140,10 +157,14 @@ export class Builder {
       this.#nextPart === 0
         ? "SnapshotPart"
         : this.#phase === "parts"
-          ? "SnapshotPart, ResultRecorded or ScheduleCheckpoint"
+          ? this.#partTag === "SnapshotPartV3"
+            ? "SnapshotPartV3, ResultRecorded or ScheduleCheckpoint"
+            : "SnapshotPart, ResultRecorded or ScheduleCheckpoint"
           : this.#phase === "results"
             ? "ResultRecorded or ScheduleCheckpoint"
-            : "ScheduleCheckpoint";
+            : this.#phase === "checkpoints"
+              ? "ScheduleCheckpoint or QueueStateSet"
+              : "QueueStateSet";
     return { _tag: "BaseOutOfOrder", expected, found: event._tag };
   }
 }

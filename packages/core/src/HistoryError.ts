@@ -159,9 +159,12 @@ export interface BaseOutOfOrder {
   readonly _tag: "BaseOutOfOrder";
   readonly expected:
     | "SnapshotPart"
+    | "SnapshotPartV3"
     | "SnapshotPart, ResultRecorded or ScheduleCheckpoint"
+    | "SnapshotPartV3, ResultRecorded or ScheduleCheckpoint"
     | "ResultRecorded or ScheduleCheckpoint"
-    | "ScheduleCheckpoint";
+    | "ScheduleCheckpoint or QueueStateSet"
+    | "QueueStateSet";
   readonly found: EventTag;
 }
 
@@ -210,10 +213,43 @@ export interface BaseIncomplete {
   readonly actual: number;
 }
 
-/** A value whose tag is none of the 15 events (only reachable from untyped input). */
+/** A value whose tag is none of the 20 events (only reachable from untyped input). */
 export interface UnknownEvent {
   readonly _tag: "UnknownEvent";
   readonly found: string;
+}
+
+/** A (3,1) start of a job whose queue is paused (EVENTS-V3.md "Queue state"). */
+export interface QueuePaused {
+  readonly _tag: "QueuePaused";
+  readonly jobId: number;
+  readonly queue: string;
+}
+
+/** A (3,1) start on a queue whose executing jobs already number its concurrency. */
+export interface ConcurrencyExceeded {
+  readonly _tag: "ConcurrencyExceeded";
+  readonly jobId: number;
+  readonly queue: string;
+  readonly concurrency: number;
+}
+
+/**
+ * A (1,3) insert or a (20,3) redrive whose unique key another job of the
+ * queue still holds (non-terminal, or finished within the insert's period).
+ */
+export interface UniqueKeyTaken {
+  readonly _tag: "UniqueKeyTaken";
+  readonly jobId: number;
+  readonly queue: string;
+  readonly uniqueKey: string;
+  readonly heldBy: number;
+}
+
+/** A second (24,3) for the same queue in a canonical base. */
+export interface DuplicateQueueState {
+  readonly _tag: "DuplicateQueueState";
+  readonly queue: string;
 }
 
 /** The closed set of reasons a history is refused. */
@@ -246,7 +282,11 @@ export type HistoryReason =
   | EmptyMutation
   | NestedRecord
   | BaseIncomplete
-  | UnknownEvent;
+  | UnknownEvent
+  | QueuePaused
+  | ConcurrencyExceeded
+  | UniqueKeyTaken
+  | DuplicateQueueState;
 
 /** The name of a reason. */
 export type HistoryReasonTag = HistoryReason["_tag"];
@@ -282,6 +322,10 @@ export const reasonTags: ReadonlyArray<HistoryReasonTag> = [
   "NestedRecord",
   "BaseIncomplete",
   "UnknownEvent",
+  "QueuePaused",
+  "ConcurrencyExceeded",
+  "UniqueKeyTaken",
+  "DuplicateQueueState",
 ];
 
 /**

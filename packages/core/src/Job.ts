@@ -13,8 +13,11 @@ import {
   type JobError,
   type JobFinished,
   type JobInserted,
+  type JobInsertedV3,
+  type JobRedriven,
   type JobRetried,
   type JobSnapshot,
+  type JobSnapshotV3,
   type JobStarted,
   type ResultRecorded,
 } from "./Event.js";
@@ -36,10 +39,22 @@ import * as Value from "./Value.js";
 export type { Job, JobResult, JobTransitionEvent } from "./internal/JobRecord.js";
 
 /** The job an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
-export const fromInserted = (event: JobInserted): Job => inserted(event);
+export const fromInserted = (event: JobInserted | JobInsertedV3): Job => inserted(event);
 
 /** The job a snapshot part restores (its result and schedule come from later base records). */
-export const fromSnapshot = (snapshot: JobSnapshot): Job => restored(snapshot);
+export const fromSnapshot = (snapshot: JobSnapshot | JobSnapshotV3): Job => restored(snapshot);
+
+/** True when the job uses a schema-3 field: only a (7,3) snapshot part can carry it. */
+export const hasV3Fields = (job: Job): boolean =>
+  job.uniqueKey !== null || job.uniquePeriodMs !== null || job.timeoutMs !== null;
+
+/** The (7,3) snapshot-part form of a job. */
+export const toSnapshotV3 = (job: Job): JobSnapshotV3 => ({
+  ...toSnapshot(job),
+  uniqueKey: job.uniqueKey,
+  uniquePeriodMs: job.uniquePeriodMs,
+  timeoutMs: job.timeoutMs,
+});
 
 /** The snapshot-part form of a job (without result and schedule). */
 export const toSnapshot = (job: Job): JobSnapshot => ({
@@ -105,11 +120,30 @@ const stateField = (snapshot: JobSnapshot): string | undefined => {
   }
 };
 
+const v3Field = (snapshot: JobSnapshot | JobSnapshotV3): string | undefined => {
+  if (!("uniqueKey" in snapshot)) return undefined;
+  if (snapshot.uniqueKey !== null && !Fields.isNameKind(snapshot.uniqueKey)) return "unique_key";
+  if (snapshot.uniquePeriodMs !== null && !Fields.isId(snapshot.uniquePeriodMs)) {
+    return "unique_period_ms";
+  }
+  if (snapshot.timeoutMs !== null && !Fields.isId(snapshot.timeoutMs)) return "timeout_ms";
+  return undefined;
+};
+
 /**
  * Checks a snapshot job against the field kinds and the shapes a legal
  * history produces; returns the reason to refuse it, or undefined.
  */
 export const checkSnapshot = (
+  snapshot: JobSnapshot | JobSnapshotV3,
+  lastJobId: number,
+): InvalidSnapshotJob | LastJobIdConflict | undefined => {
+  const extra = v3Field(snapshot);
+  if (extra !== undefined) return invalid(snapshot.jobId, extra);
+  return checkSnapshotV1(snapshot, lastJobId);
+};
+
+const checkSnapshotV1 = (
   snapshot: JobSnapshot,
   lastJobId: number,
 ): InvalidSnapshotJob | LastJobIdConflict | undefined => {
@@ -208,6 +242,20 @@ const checkRetried = (job: Job, event: JobRetried): HistoryReason | undefined =>
   return undefined;
 };
 
+/** (20,3): discarded or cancelled; the new max_attempts above the attempt. */
+const checkRedriven = (job: Job, event: JobRedriven): HistoryReason | undefined => {
+  if (job.state !== "discarded" && job.state !== "cancelled") return illegal(job, event);
+  if (event.maxAttempts <= job.attempt) {
+    return {
+      _tag: "AttemptsExhausted",
+      jobId: job.jobId,
+      attempt: job.attempt,
+      maxAttempts: event.maxAttempts,
+    };
+  }
+  return undefined;
+};
+
 /** (10,2): completed, no result yet. */
 const checkResult = (job: Job, event: ResultRecorded): HistoryReason | undefined => {
   if (job.state !== "completed") return illegal(job, event);
@@ -233,6 +281,8 @@ export const check = (job: Job, event: JobTransitionEvent): HistoryReason | unde
       return checkRetried(job, event);
     case "ResultRecorded":
       return checkResult(job, event);
+    case "JobRedriven":
+      return checkRedriven(job, event);
     default:
       return absurd(event);
   }
@@ -304,6 +354,9 @@ export const equals = (left: Job, right: Job): boolean =>
     left.attemptedAt === right.attemptedAt &&
     left.finishedAt === right.finishedAt &&
     left.scheduleId === right.scheduleId &&
+    left.uniqueKey === right.uniqueKey &&
+    left.uniquePeriodMs === right.uniquePeriodMs &&
+    left.timeoutMs === right.timeoutMs &&
     errorsEqual(left.errors, right.errors) &&
     resultsEqual(left.result, right.result) &&
     Value.equals(left.args, right.args));

@@ -31,3 +31,14 @@ export const payloadBytesMax = 16_777_216;
 
 /** Most records one decision emits (claims, rescues, promotions, ticks); callers loop for more. */
 export const decisionRecordsMax = 10_000;
+
+/** A (24,3) rate limit's `count`: 1..10,000 starts per window (EVENTS-V3.md). */
+export const rateCountMin = 1;
+export const rateCountMax = 10_000;
+
+/** A (24,3) rate limit's `per_ms`: a window of 1 ms .. one day. */
+export const ratePerMsMin = 1;
+export const ratePerMsMax = 86_400_000;
+
+/** Most (11,2) occurrences one tick delivers for a schedule under catch-up "all" (EVENTS-V3.md). */
+export const catchUpAllPerTickMax = 1_000;

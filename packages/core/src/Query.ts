@@ -6,7 +6,7 @@
 import { isTerminal, type JobState, jobStates } from "./Event.js";
 import type { Job } from "./Job.js";
 import type { Schedule } from "./Schedule.js";
-import { type State, stateIndex, zeroCounts } from "./State.js";
+import { attemptDeadline, type State, stateIndex, zeroCounts } from "./State.js";
 
 /** Job counts by state. */
 export type Counts = { readonly [S in JobState]: number };
@@ -90,17 +90,30 @@ export const jobsIn = (state: State, jobState: JobState, queue?: string): Readon
 
 /**
  * The next time something becomes due without a command: the earliest
- * scheduled_at of a scheduled or retryable job, or next_due_at of an active
- * schedule; null when nothing is pending. O(log n).
+ * scheduled_at of a scheduled or retryable job, next_due_at of an active
+ * schedule, or the deadline plus `timeoutGraceMs` of an executing attempt
+ * with a `timeout_ms` (EVENTS-V3.md); null when nothing is pending. O(log n).
  */
-export const nextWakeAt = (state: State): number | null => {
+export const nextWakeAt = (state: State, timeoutGraceMs = 0): number | null => {
   const job = state.indexes.pending.first();
   const schedule = state.indexes.due.first();
   const jobAt = job === undefined ? null : job[0].scheduledAt;
   const scheduleAt = schedule === undefined ? null : schedule[0].nextDueAt;
-  if (jobAt === null) return scheduleAt;
-  if (scheduleAt === null) return jobAt;
-  return Math.min(jobAt, scheduleAt);
+  const timeoutAt = nextTimeoutAt(state, timeoutGraceMs);
+  const first = earlier(jobAt, scheduleAt);
+  return earlier(first, timeoutAt);
+};
+
+const earlier = (left: number | null, right: number | null): number | null =>
+  left === null ? right : right === null ? left : Math.min(left, right);
+
+/**
+ * When the earliest executing attempt with a `timeout_ms` outlives it plus
+ * `graceMs` (what `TimeoutJobs` would fail then), or null.
+ */
+export const nextTimeoutAt = (state: State, graceMs: number): number | null => {
+  const first = state.indexes.deadlines.first();
+  return first === undefined ? null : attemptDeadline(first[0]) + graceMs;
 };
 
 /** Active schedules with next_due_at <= now, earliest first (what `Tick` would advance). */

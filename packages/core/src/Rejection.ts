@@ -82,6 +82,18 @@ export interface StaleAttempt {
   readonly state: JobState;
 }
 
+/**
+ * A redrive of a job whose unique key another non-terminal job of its queue
+ * holds now (EVENTS-V3.md): the job cannot run again until that one ends.
+ */
+export interface UniqueKeyTaken {
+  readonly _tag: "UniqueKeyTaken";
+  readonly jobId: number;
+  readonly queue: string;
+  readonly uniqueKey: string;
+  readonly heldBy: number;
+}
+
 /** Every reason a decider refuses a command. */
 export type Rejection =
   | JobNotFound
@@ -93,7 +105,8 @@ export type Rejection =
   | InvalidField
   | TooLarge
   | IdsExhausted
-  | StaleAttempt;
+  | StaleAttempt
+  | UniqueKeyTaken;
 
 /** The name of a rejection. */
 export type RejectionTag = Rejection["_tag"];

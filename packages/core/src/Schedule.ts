@@ -9,15 +9,17 @@
  */
 import * as Either from "fp-ts/lib/Either.js";
 import * as Due from "./Due.js";
-import type {
-  OccurrenceAdvanced,
-  ScheduleAdvanced,
-  ScheduleCancelled,
-  ScheduleCheckpoint,
-  ScheduleDefinition,
-  ScheduleEvent,
-  ScheduleHistoricalCheckpoint,
-  ScheduleRegistered,
+import {
+  isDefinitionV3,
+  type OccurrenceAdvanced,
+  type ScheduleAdvanced,
+  type ScheduleCancelled,
+  type ScheduleCheckpoint,
+  type ScheduleCheckpointV3,
+  type ScheduleDefinition,
+  type ScheduleEvent,
+  type ScheduleHistoricalCheckpoint,
+  type ScheduleRegistered,
 } from "./Event.js";
 import type { HistoryReason, InvalidDefinition, InvalidField } from "./HistoryError.js";
 import { definitionEquals } from "./internal/Equality.js";
@@ -27,6 +29,7 @@ import * as Limits from "./Limits.js";
 /** A schedule as the state holds it. */
 export interface Schedule {
   readonly scheduleId: string;
+  /** A v2 definition, or a v3 one (`Event.isDefinitionV3`) registered by a (13,3). */
   readonly definition: ScheduleDefinition;
   /** The CAS token: every schedule event carries revision + 1. */
   readonly revision: number;
@@ -68,6 +71,13 @@ export const checkDefinitionFields = (definition: ScheduleDefinition): InvalidFi
     return field("definition.cron");
   if (definition.overlap !== "allow" && definition.overlap !== "skip") {
     return field("definition.overlap");
+  }
+  if (!isDefinitionV3(definition)) return undefined;
+  // The zone is only a name here: the fold never consults a zone database.
+  if (!Fields.isNameKind(definition.timezone)) return field("definition.timezone");
+  if (!["once", "skip", "all"].includes(definition.catchUp)) return field("definition.catch_up");
+  if (definition.catchUpWindowMs !== null && !Fields.isId(definition.catchUpWindowMs)) {
+    return field("definition.catch_up_window_ms");
   }
   return undefined;
 };
@@ -116,6 +126,7 @@ export const checkFields = (event: ScheduleEvent): InvalidField | undefined => {
       return Fields.isTime(event.at) ? undefined : field("at");
     case "ScheduleHistoricalCheckpoint":
     case "ScheduleCheckpoint":
+    case "ScheduleCheckpointV3":
       if (!Fields.isId(event.definitionRevision) || event.definitionRevision > event.revision) {
         return field("definition_revision");
       }
@@ -268,8 +279,8 @@ export const fromHistoricalCheckpoint = (event: ScheduleHistoricalCheckpoint): S
   membershipComplete: false,
 });
 
-/** The whole schedule a (13,2) sets, as given. */
-export const fromCheckpoint = (event: ScheduleCheckpoint): Schedule => ({
+/** The whole schedule a (13,2) or (13,3) sets, as given. */
+export const fromCheckpoint = (event: ScheduleCheckpoint | ScheduleCheckpointV3): Schedule => ({
   scheduleId: event.scheduleId,
   definition: event.definition,
   revision: event.revision,
@@ -282,8 +293,19 @@ export const fromCheckpoint = (event: ScheduleCheckpoint): Schedule => ({
   membershipComplete: event.membershipComplete,
 });
 
-/** The (13,2) that restores this schedule exactly (used by snapshots and registrations). */
-export const toCheckpoint = (schedule: Schedule): ScheduleCheckpoint => ({
+/**
+ * The checkpoint that restores this schedule exactly (used by snapshots and
+ * registrations): a (13,3) when its definition is a v3 one, else a (13,2),
+ * so a store that uses no v3 feature never holds a (13,3).
+ */
+export const toCheckpoint = (schedule: Schedule): ScheduleCheckpoint | ScheduleCheckpointV3 => {
+  const definition = schedule.definition;
+  return isDefinitionV3(definition)
+    ? { ...toCheckpointV2(schedule), _tag: "ScheduleCheckpointV3", definition }
+    : toCheckpointV2(schedule);
+};
+
+const toCheckpointV2 = (schedule: Schedule): ScheduleCheckpoint => ({
   _tag: "ScheduleCheckpoint",
   scheduleId: schedule.scheduleId,
   definition: schedule.definition,

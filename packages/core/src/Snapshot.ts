@@ -2,15 +2,26 @@
  * Compaction's canonical base: the records that restore a state, minus the
  * terminal jobs that finished before `now - retentionMs` (and their results).
  *
- * Order (EVENTS.md "Store-v2 records"): snapshot parts 0, 1, ... all with
- * the state's last_job_id, then one (10,2) per kept result, then one (13,2)
- * per schedule. `foldGeneration(snapshot(s, o), [])` equals `s` without the
+ * Order (EVENTS.md "Store-v2 records", EVENTS-V3.md "The canonical base"):
+ * snapshot parts 0, 1, ... all with the state's last_job_id ((7,3) parts
+ * when any kept job has a v3 field set, else (7,1)), then one (10,2) per
+ * kept result, then one (13,2) or (13,3) per schedule, then one (24,3) per
+ * queue whose state is not the default. `foldGeneration(snapshot(s, o), [])` equals `s` without the
  * dropped jobs. Active jobs are never dropped; every schedule is kept.
  */
-import { type Event, isTerminal, type JobSnapshot, resultRecorded, snapshotPart } from "./Event.js";
+import {
+  type Event,
+  isTerminal,
+  type JobSnapshot,
+  type JobSnapshotV3,
+  resultRecorded,
+  snapshotPart,
+  snapshotPartV3,
+} from "./Event.js";
 import * as Job from "./Job.js";
 import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Limits from "./Limits.js";
+import * as Queue from "./Queue.js";
 import * as Schedule from "./Schedule.js";
 import type { State } from "./State.js";
 
@@ -34,8 +45,15 @@ export const drops = (job: Job.Job, options: Options): boolean =>
   job.finishedAt !== null &&
   job.finishedAt < options.now - options.retentionMs;
 
-const jobBytes = (job: JobSnapshot): number =>
+const jobBytes = (job: JobSnapshot | JobSnapshotV3): number =>
   recordBytes(snapshotPart({ part: 0, lastJobId: 0, jobs: [job] })) - eventOverheadBytes;
+
+const usesV3Fields = (state: State, options: Options): boolean => {
+  for (const job of state.jobs.values()) {
+    if (Job.hasV3Fields(job) && !drops(job, options)) return true;
+  }
+  return false;
+};
 
 /**
  * The canonical base records of `state` at `options` (always at least part
@@ -45,19 +63,29 @@ const jobBytes = (job: JobSnapshot): number =>
 export const snapshot = (state: State, options: Options): ReadonlyArray<Event> => {
   const parts: Array<Event> = [];
   const results: Array<Event> = [];
+  // (7,3) only when a kept job needs it: a store using no v3 feature keeps
+  // its base readable by Event v1/v2 readers.
+  const v3 = usesV3Fields(state, options);
   let jobs: Array<JobSnapshot> = [];
+  let jobsV3: Array<JobSnapshotV3> = [];
   let bytes = eventOverheadBytes;
   const flush = () => {
-    parts.push(snapshotPart({ part: parts.length, lastJobId: state.lastJobId, jobs }));
+    const fields = { part: parts.length, lastJobId: state.lastJobId };
+    parts.push(
+      v3 ? snapshotPartV3({ ...fields, jobs: jobsV3 }) : snapshotPart({ ...fields, jobs }),
+    );
     jobs = [];
+    jobsV3 = [];
     bytes = eventOverheadBytes;
   };
   for (const job of state.jobs.values()) {
     if (drops(job, options)) continue;
-    const snapshotJob = Job.toSnapshot(job);
+    const snapshotJob = v3 ? Job.toSnapshotV3(job) : Job.toSnapshot(job);
     const size = jobBytes(snapshotJob);
-    if (jobs.length > 0 && (jobs.length >= partJobsMax || bytes + size > partBytesTarget)) flush();
-    jobs.push(snapshotJob);
+    const held = jobs.length + jobsV3.length;
+    if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) flush();
+    if (v3) jobsV3.push(Job.toSnapshotV3(job));
+    else jobs.push(snapshotJob);
     bytes += size;
     if (job.result !== null) {
       results.push(
@@ -67,5 +95,6 @@ export const snapshot = (state: State, options: Options): ReadonlyArray<Event> =
   }
   if (jobs.length > 0 || parts.length === 0) flush();
   const checkpoints = [...state.schedules.values()].map(Schedule.toCheckpoint);
-  return [...parts, ...results, ...checkpoints];
+  const queues = [...state.queues.values()].map(Queue.toEvent);
+  return [...parts, ...results, ...checkpoints, ...queues];
 };

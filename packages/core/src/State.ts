@@ -11,6 +11,7 @@ import { jobStates, type JobState } from "./Event.js";
 import { type Job, equals as jobEquals } from "./Job.js";
 import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
+import { type QueueState, equals as queueEquals } from "./Queue.js";
 import { type Schedule, equals as scheduleEquals } from "./Schedule.js";
 
 /** Number of jobs per state, indexed like `Event.jobStates`. */
@@ -24,10 +25,31 @@ export interface Indexes {
   readonly pending: SortedMap<Job, null>;
   /** Executing jobs by (attempted_at, job_id): the ones a rescue looks at. */
   readonly executing: SortedMap<Job, null>;
+  /**
+   * Executing jobs with a `timeout_ms`, by (attempted_at + timeout_ms,
+   * job_id): the attempts a timeout looks at (EVENTS-V3.md).
+   */
+  readonly deadlines: SortedMap<Job, null>;
   /** Schedules that are not cancelled, by (next_due_at, schedule_id). */
   readonly due: SortedMap<Schedule, null>;
   /** Per queue: job counts by state. */
   readonly counts: SortedMap<string, StateCounts>;
+  /**
+   * Per (queue, unique key) (`uniqueIndexKey`): the ids of the jobs holding
+   * the key, ascending. Only jobs with a unique key are listed.
+   */
+  readonly unique: SortedMap<string, ReadonlyArray<number>>;
+  /**
+   * Per rate-limited queue: the `at` of its latest starts (at most its
+   * limit's count), ascending. Derived from this generation's tail only:
+   * compaction does not carry the window (EVENTS-V3.md).
+   */
+  readonly starts: SortedMap<string, ReadonlyArray<number>>;
+  /**
+   * Whether the generation folded holds a schema-3 record (EVENTS-V3.md:
+   * `status` reports "event schema 3 in use"). Derived, not compared.
+   */
+  readonly schema3: boolean;
 }
 
 /** The folded state. Readonly: every change goes through `evolve`. */
@@ -38,8 +60,17 @@ export interface State {
   readonly jobs: IdMap<Job>;
   /** Every schedule by id. */
   readonly schedules: SortedMap<string, Schedule>;
+  /** Every queue whose state is not the default (EVENTS-V3.md), by name. */
+  readonly queues: SortedMap<string, QueueState>;
   readonly indexes: Indexes;
 }
+
+/**
+ * The key of the `unique` index for a queue and a unique key: the queue's
+ * length first, so that no two (queue, key) pairs share a key.
+ */
+export const uniqueIndexKey = (queue: string, uniqueKey: string): string =>
+  `${queue.length}:${queue}${uniqueKey}`;
 
 /** Claim order: priority (0 first), then scheduled_at, then job_id. */
 export const compareClaimOrder = (left: Job, right: Job): number =>
@@ -54,6 +85,14 @@ export const comparePendingOrder = (left: Job, right: Job): number =>
 /** Executing order: attempted_at, then job_id. */
 export const compareExecutingOrder = (left: Job, right: Job): number =>
   (left.attemptedAt ?? 0) - (right.attemptedAt ?? 0) || left.jobId - right.jobId;
+
+/** The time an executing job's attempt outlives its `timeout_ms` (Infinity without one). */
+export const attemptDeadline = (job: Job): number =>
+  job.timeoutMs === null ? Number.POSITIVE_INFINITY : (job.attemptedAt ?? 0) + job.timeoutMs;
+
+/** Deadline order: attempted_at + timeout_ms, then job_id. */
+export const compareDeadlineOrder = (left: Job, right: Job): number =>
+  attemptDeadline(left) - attemptDeadline(right) || left.jobId - right.jobId;
 
 /** Due order: next_due_at, then schedule_id. */
 export const compareDueOrder = (left: Schedule, right: Schedule): number =>
@@ -78,14 +117,25 @@ export const initialState: State = {
   lastJobId: 0,
   jobs: IdMap.empty(),
   schedules: SortedMap.empty(compareStrings),
+  queues: SortedMap.empty(compareStrings),
   indexes: {
     available: SortedMap.empty(compareStrings),
     pending: SortedMap.empty(comparePendingOrder),
     executing: SortedMap.empty(compareExecutingOrder),
+    deadlines: SortedMap.empty(compareDeadlineOrder),
     due: SortedMap.empty(compareDueOrder),
     counts: SortedMap.empty(compareStrings),
+    unique: SortedMap.empty(compareStrings),
+    starts: SortedMap.empty(compareStrings),
+    schema3: false,
   },
 };
+
+/** True when the folded generation holds a schema-3 record (EVENTS-V3.md). */
+export const usesSchema3 = (state: State): boolean => state.indexes.schema3;
+
+/** The state of a queue (undefined for the default: unpaused, no limits). */
+export const queue = (state: State, name: string): QueueState | undefined => state.queues.get(name);
 
 /** The job with this id, or undefined. */
 export const job = (state: State, jobId: number): Job | undefined => state.jobs.get(jobId);
@@ -130,4 +180,5 @@ export const equals = (left: State, right: State): boolean =>
   left === right ||
   (left.lastJobId === right.lastJobId &&
     sameEntries(left.jobs, right.jobs, jobEquals) &&
-    sameEntries(left.schedules, right.schedules, scheduleEquals));
+    sameEntries(left.schedules, right.schedules, scheduleEquals) &&
+    sameEntries(left.queues, right.queues, queueEquals));

@@ -165,7 +165,10 @@ describe("a canonical base", () => {
 
   it("results come after the parts and before the checkpoints", () => {
     const error = refusal([part(0, 2, [completedJob(2)]), checkpoint("s"), result(2)]);
-    expect(error.reason).toMatchObject({ _tag: "BaseOutOfOrder", expected: "ScheduleCheckpoint" });
+    expect(error.reason).toMatchObject({
+      _tag: "BaseOutOfOrder",
+      expected: "ScheduleCheckpoint or QueueStateSet",
+    });
     expect(error.index).toBe(2);
   });
 

@@ -3,7 +3,9 @@
 // naive reference model (plain arrays, no events, no indexes) written here;
 // after every step the two states must agree and the invariants hold, and at
 // the end `fold` of every decided record and every kept old state must still
-// agree with the model.
+// agree with the model. The model knows the schema-3 commands too (unique
+// inserts, redrive, queue state with pause, concurrency and a rate limit,
+// timeouts).
 import {
   Cron,
   Decide,
@@ -19,7 +21,7 @@ import type { Commands } from "@tay/core";
 import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
-import { type Plan, step } from "./support/Plans.js";
+import { type Plan, stepV3 as step } from "./support/Plans.js";
 
 // ---- the reference model -------------------------------------------------
 
@@ -39,6 +41,17 @@ interface ModelJob {
   errors: Array<{ attempt: number; at: number; error: string }>;
   result: { value: Event.ResultRecorded["result"]; at: number } | null;
   scheduleId: string | null;
+  uniqueKey: string | null;
+  uniquePeriodMs: number | null;
+  timeoutMs: number | null;
+}
+
+interface ModelQueue {
+  queue: string;
+  at: number;
+  paused: boolean;
+  concurrency: number | null;
+  rateLimit: { count: number; perMs: number } | null;
 }
 
 interface ModelSchedule {
@@ -58,6 +71,10 @@ interface Model {
   lastJobId: number;
   jobs: Array<ModelJob>;
   schedules: Array<ModelSchedule>;
+  /** Queues not in the default state. */
+  queues: Array<ModelQueue>;
+  /** Every start of a queue while it had a rate limit (forgotten when the limit is removed). */
+  starts: Array<{ queue: string; at: number }>;
 }
 
 type Outcome = { readonly rejected: string } | { readonly model: Model };
@@ -101,7 +118,11 @@ const insertJob = (
     | "errors"
     | "result"
     | "scheduleId"
-  >,
+    | "uniqueKey"
+    | "uniquePeriodMs"
+    | "timeoutMs"
+  > &
+    Partial<Pick<ModelJob, "uniqueKey" | "uniquePeriodMs" | "timeoutMs">>,
 ) => {
   model.lastJobId += 1;
   const job: ModelJob = {
@@ -114,6 +135,9 @@ const insertJob = (
     errors: [],
     result: null,
     scheduleId: null,
+    uniqueKey: fields.uniqueKey ?? null,
+    uniquePeriodMs: fields.uniquePeriodMs ?? null,
+    timeoutMs: fields.timeoutMs ?? null,
   };
   model.jobs.push(job);
   return job;
@@ -163,6 +187,18 @@ const insertJobs = (model: Model, command: Commands.InsertJobs): Outcome => {
     return { rejected: "InvalidField" };
   }
   for (const job of command.jobs) {
+    // A key another job of the queue holds: nothing inserted (a duplicate).
+    const key = job.uniqueKey;
+    const period = job.uniquePeriodMs ?? null;
+    const held = model.jobs.some(
+      (other) =>
+        key !== undefined &&
+        other.queue === job.queue &&
+        other.uniqueKey === key &&
+        (!terminal(other.state) ||
+          (period !== null && other.finishedAt !== null && other.finishedAt >= now - period)),
+    );
+    if (held) continue;
     insertJob(model, {
       queue: job.queue,
       worker: job.worker,
@@ -171,9 +207,30 @@ const insertJobs = (model: Model, command: Commands.InsertJobs): Outcome => {
       maxAttempts: job.maxAttempts ?? 20,
       insertedAt: now,
       scheduledAt: job.scheduledAt ?? now,
+      uniqueKey: key ?? null,
+      uniquePeriodMs: period,
+      timeoutMs: job.timeoutMs ?? null,
     });
   }
   return { model };
+};
+
+const queueOf = (model: Model, queue: string) => model.queues.find((q) => q.queue === queue);
+
+/** How many starts the queue's state allows now: the naive reading of EVENTS-V3.md. */
+const startsAllowed = (model: Model, queue: string, now: number): number => {
+  const state = queueOf(model, queue);
+  if (state === undefined) return Number.POSITIVE_INFINITY;
+  if (state.paused) return 0;
+  const executing = model.jobs.filter((job) => job.queue === queue && job.state === "executing");
+  let allowed =
+    state.concurrency === null ? Number.POSITIVE_INFINITY : state.concurrency - executing.length;
+  if (state.rateLimit !== null) {
+    const { count, perMs } = state.rateLimit;
+    const recent = model.starts.filter((start) => start.queue === queue && start.at > now - perMs);
+    allowed = Math.min(allowed, count - recent.length);
+  }
+  return Math.max(0, allowed);
 };
 
 const claimJobs = (model: Model, command: Commands.ClaimJobs): Outcome => {
@@ -181,12 +238,84 @@ const claimJobs = (model: Model, command: Commands.ClaimJobs): Outcome => {
   const claimed = model.jobs
     .filter((job) => job.queue === command.queue && job.state === "available")
     .sort((a, b) => a.priority - b.priority || a.scheduledAt - b.scheduledAt || a.jobId - b.jobId)
-    .slice(0, command.limit);
+    .slice(0, Math.min(command.limit, startsAllowed(model, command.queue, now)));
+  const limited = queueOf(model, command.queue)?.rateLimit != null;
   for (const job of claimed) {
     job.state = "executing";
     job.attempt += 1;
     job.attemptedAt = now;
+    if (limited) model.starts.push({ queue: job.queue, at: now });
   }
+  return { model };
+};
+
+const redriveJob = (model: Model, command: Commands.RedriveJob): Outcome => {
+  const job = find(model, command.jobId);
+  if (job === undefined) return { rejected: "JobNotFound" };
+  if (job.state !== "discarded" && job.state !== "cancelled") {
+    return { rejected: "InvalidTransition" };
+  }
+  const maxAttempts =
+    command.maxAttempts ?? (job.maxAttempts > job.attempt ? job.maxAttempts : job.attempt + 1);
+  if (maxAttempts <= job.attempt || maxAttempts > 1000) return { rejected: "InvalidField" };
+  const taken = model.jobs.some(
+    (other) =>
+      other !== job &&
+      job.uniqueKey !== null &&
+      other.queue === job.queue &&
+      other.uniqueKey === job.uniqueKey &&
+      !terminal(other.state),
+  );
+  if (taken) return { rejected: "UniqueKeyTaken" };
+  job.state = "available";
+  job.scheduledAt = command.now;
+  job.finishedAt = null;
+  job.maxAttempts = maxAttempts;
+  return { model };
+};
+
+const setQueueState = (model: Model, command: Commands.SetQueueState): Outcome => {
+  const before = queueOf(model, command.queue);
+  const after: ModelQueue = {
+    queue: command.queue,
+    at: command.now,
+    paused: command.paused ?? before?.paused ?? false,
+    concurrency:
+      command.concurrency === undefined ? (before?.concurrency ?? null) : command.concurrency,
+    rateLimit:
+      command.rateLimit === undefined
+        ? (before?.rateLimit ?? null)
+        : command.rateLimit === null
+          ? null
+          : { ...command.rateLimit },
+  };
+  const same =
+    (before?.paused ?? false) === after.paused &&
+    (before?.concurrency ?? null) === after.concurrency &&
+    JSON.stringify(before?.rateLimit ?? null) === JSON.stringify(after.rateLimit);
+  if (same) return { model };
+  model.queues = model.queues.filter((queue) => queue !== before);
+  if (after.paused || after.concurrency !== null || after.rateLimit !== null) {
+    model.queues.push(after);
+  }
+  if (after.rateLimit === null) {
+    model.starts = model.starts.filter((start) => start.queue !== command.queue);
+  }
+  return { model };
+};
+
+const timeoutJobs = (model: Model, command: Commands.TimeoutJobs): Outcome => {
+  const now = command.now;
+  const late = model.jobs
+    .filter(
+      (job) =>
+        job.state === "executing" &&
+        job.timeoutMs !== null &&
+        (job.attemptedAt ?? 0) + job.timeoutMs + command.graceMs <= now,
+    )
+    .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
+    .slice(0, command.limit ?? 10_000);
+  for (const job of late) fail(model, job, now, "timeout", false);
   return { model };
 };
 
@@ -346,6 +475,12 @@ const run = (before: Model, command: Commands.Command): Outcome => {
       return cancelSchedule(model, command);
     case "Tick":
       return tick(model, command);
+    case "RedriveJob":
+      return redriveJob(model, command);
+    case "SetQueueState":
+      return setQueueState(model, command);
+    case "TimeoutJobs":
+      return timeoutJobs(model, command);
   }
 };
 
@@ -367,6 +502,9 @@ const viewOfJob = (job: Job.Job): ModelJob => ({
   errors: job.errors.map((error) => ({ ...error })),
   result: job.result === null ? null : { ...job.result },
   scheduleId: job.scheduleId,
+  uniqueKey: job.uniqueKey,
+  uniquePeriodMs: job.uniquePeriodMs,
+  timeoutMs: job.timeoutMs,
 });
 
 const viewOfSchedule = (schedule: Schedule.Schedule): ModelSchedule => ({
@@ -374,14 +512,20 @@ const viewOfSchedule = (schedule: Schedule.Schedule): ModelSchedule => ({
   activeJobIds: [...schedule.activeJobIds],
 });
 
-const viewOf = (state: State.State): Model => ({
+/** The state as the model sees it; the start log is the model's own and is not compared. */
+const viewOf = (state: State.State): Omit<Model, "starts"> => ({
   lastJobId: state.lastJobId,
   jobs: [...State.jobs(state)].map(viewOfJob),
   schedules: [...State.schedules(state)].map(viewOfSchedule),
+  queues: [...state.queues.values()].map((queue) => ({
+    ...queue,
+    rateLimit: queue.rateLimit === null ? null : { ...queue.rateLimit },
+  })),
 });
 
-const sorted = (model: Model): Model => ({
+const sorted = ({ starts: _starts, ...model }: Model): Omit<Model, "starts"> => ({
   ...model,
+  queues: [...model.queues].sort((a, b) => (a.queue < b.queue ? -1 : a.queue > b.queue ? 1 : 0)),
   jobs: [...model.jobs].sort((a, b) => a.jobId - b.jobId),
   schedules: [...model.schedules].sort((a, b) =>
     a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0,
@@ -500,7 +644,10 @@ describe("deciders + evolve against a naive model", () => {
   it("agree after every step (fast-check commands)", () => {
     fc.assert(
       fc.property(fc.commands([stepCommand], { maxCommands: 60, size: "max" }), (commands) => {
-        const side: ModelSide = { model: { lastJobId: 0, jobs: [], schedules: [] }, now: 1_000 };
+        const side: ModelSide = {
+          model: { lastJobId: 0, jobs: [], schedules: [], queues: [], starts: [] },
+          now: 1_000,
+        };
         const real: RealSide = { state: State.initialState, records: [], kept: [] };
         fc.modelRun(() => ({ model: side, real }), commands);
         // The whole history folds to the same state.

@@ -415,7 +415,7 @@ export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefi
     if (event._tag === "Mutation") {
       pair = CoreEvent.pairs.Mutation;
       written = mutation(event);
-    } else if (event._tag !== "SnapshotPart") {
+    } else if (event._tag !== "SnapshotPart" && event._tag !== "SnapshotPartV3") {
       pair = directPairOf(event._tag);
       written = pair !== undefined && domainEvent(event);
     }

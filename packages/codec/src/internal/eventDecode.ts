@@ -40,7 +40,9 @@ const shapeWithinMutation = (error: EventShapeError, index: number): EventShapeE
   error._tag === "Defect" ? error : withinMutation(error, index);
 
 const isDomainEvent = (event: PayloadEvent): event is DomainEvent =>
-  event._tag !== "SnapshotPart" && event._tag !== "MutationPayload";
+  event._tag !== "SnapshotPart" &&
+  event._tag !== "SnapshotPartV3" &&
+  event._tag !== "MutationPayload";
 
 const decodeInner = (
   entry: MutationPayloadEntry,

@@ -56,8 +56,13 @@ const encodeMutation = (mutation: CoreEvent.Mutation): E.Either<EventEncodeError
     if (inner === undefined) continue;
     // The type forbids these, but a mutation may come from untyped code.
     const innerTag: string = inner._tag;
-    if (innerTag === "SnapshotPart" || innerTag === "Mutation") {
-      const nested = innerTag === "Mutation" ? mutationPair : CoreEvent.pairs.SnapshotPart;
+    if (innerTag === "SnapshotPart" || innerTag === "SnapshotPartV3" || innerTag === "Mutation") {
+      const nested =
+        innerTag === "Mutation"
+          ? mutationPair
+          : innerTag === "SnapshotPart"
+            ? CoreEvent.pairs.SnapshotPart
+            : CoreEvent.pairs.SnapshotPartV3;
       return E.left({
         _tag: "SchemaMismatch",
         type: mutationPair.type,

@@ -65,6 +65,8 @@ export interface Target {
   readonly decode: (bytes: Uint8Array) => Verdict;
   /** Re-seals a mutated input's checksums so it gets past them (or leaves it). */
   readonly reseal?: (bytes: Uint8Array) => Uint8Array;
+  /** An event pair with no fixture of its own, seeded with every other pair's payloads. */
+  readonly borrowedSeeds?: true;
 }
 
 const fixtures = new URL("../fixtures/", import.meta.url);
@@ -83,8 +85,14 @@ const resealTrailing = (bytes: Uint8Array): Uint8Array => {
   return sealed;
 };
 
+/** The event fixtures' files: Event v1/v2 and Event v3 (EVENTS-V3.md), each folder's own. */
+const eventFiles = [
+  ...readAll("events/", (name) => name.endsWith(".bin")),
+  ...readAll("events-v3/", (name) => name.endsWith(".bin")),
+];
+
 /** The decoded records of the event fixtures: each pair's seed payloads. */
-const eventRecords = readAll("events/", (name) => name.endsWith(".bin")).flatMap((bytes) => {
+const eventRecords = eventFiles.flatMap((bytes) => {
   const decoded = decodeRecord(bytes, 0);
   return decoded._tag === "Record" ? [decoded.record] : [];
 });
@@ -119,6 +127,7 @@ export const targets = (): ReadonlyArray<Target> => {
       name: `event ${tag} (${pair.type},${pair.schema})`,
       seeds,
       decode: (payload) => ofEither(decodeEvent(pair.type, pair.schema, payload)),
+      ...(own.length > 0 ? {} : { borrowedSeeds: true as const }),
     };
   });
   return [
@@ -129,7 +138,7 @@ export const targets = (): ReadonlyArray<Target> => {
     },
     {
       name: "record",
-      seeds: [...bytesFixtures("record-"), ...readAll("events/", (name) => name.endsWith(".bin"))],
+      seeds: [...bytesFixtures("record-"), ...eventFiles],
       decode: (bytes) => {
         const decoded = decodeRecord(bytes, 0);
         if (decoded._tag === "Record") return "valid";

@@ -6,18 +6,27 @@
  * to refuse the event or undefined. Callers decide what a refusal does to
  * the store (a `Draft` is dropped; a generation fold stops).
  */
-import type {
-  DomainEvent,
-  Event,
-  JobInserted,
-  JobSnapshot,
-  OccurrenceAdvanced,
-  ScheduleCheckpoint,
-  ScheduleHistoricalCheckpoint,
+import {
+  type DomainEvent,
+  type Event,
+  isSnapshotPart,
+  isTerminal,
+  type JobInserted,
+  type JobInsertedV3,
+  type JobRedriven,
+  type JobSnapshot,
+  type JobSnapshotV3,
+  type JobStarted,
+  type OccurrenceAdvanced,
+  type QueueStateSet,
+  type ScheduleCheckpoint,
+  type ScheduleCheckpointV3,
+  type ScheduleHistoricalCheckpoint,
 } from "../Event.js";
 import type { HistoryReason, InvalidField } from "../HistoryError.js";
 import * as Job from "../Job.js";
 import * as Limits from "../Limits.js";
+import * as Queue from "../Queue.js";
 import * as Schedule from "../Schedule.js";
 import * as Fields from "./Fields.js";
 import * as JobRecord from "./JobRecord.js";
@@ -26,7 +35,7 @@ import { tagName } from "./Tag.js";
 
 const field = (name: string): InvalidField => ({ _tag: "InvalidField", field: name });
 
-const checkInsertedFields = (event: JobInserted): InvalidField | undefined => {
+const checkInsertedFields = (event: JobInserted | JobInsertedV3): InvalidField | undefined => {
   if (!Fields.isId(event.jobId)) return field("job_id");
   if (!Fields.isNameKind(event.queue)) return field("queue");
   if (!Fields.isNameKind(event.worker)) return field("worker");
@@ -38,6 +47,13 @@ const checkInsertedFields = (event: JobInserted): InvalidField | undefined => {
   }
   if (!Fields.isTime(event.scheduledAt)) return field("scheduled_at");
   if (!Fields.isTime(event.insertedAt)) return field("inserted_at");
+  if (event._tag === "JobInsertedV3") {
+    if (event.uniqueKey !== null && !Fields.isNameKind(event.uniqueKey)) return field("unique_key");
+    if (event.uniquePeriodMs !== null && !Fields.isId(event.uniquePeriodMs)) {
+      return field("unique_period_ms");
+    }
+    if (event.timeoutMs !== null && !Fields.isId(event.timeoutMs)) return field("timeout_ms");
+  }
   return undefined;
 };
 
@@ -55,13 +71,21 @@ const checkJobEventFields = (event: Job.JobTransitionEvent): InvalidField | unde
     case "JobRetried":
       if (!Fields.isTime(event.retryAt)) return field("retry_at");
       return Fields.isTextKind(event.error) ? undefined : field("error");
+    case "JobRedriven":
+      if (!Fields.isIntegerIn(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax)) {
+        return field("max_attempts");
+      }
+      return Fields.isTextKindOrNull(event.reason) ? undefined : field("reason");
     default:
       return undefined;
   }
 };
 
 // Ids only grow: a (1,1) must name an id above every id seen so far.
-const orderRefusal = (lastJobId: number, event: JobInserted): HistoryReason | undefined =>
+const orderRefusal = (
+  lastJobId: number,
+  event: JobInserted | JobInsertedV3,
+): HistoryReason | undefined =>
   event.jobId <= lastJobId
     ? { _tag: "JobIdNotIncreasing", jobId: event.jobId, lastJobId }
     : undefined;
@@ -77,11 +101,55 @@ const orderRefusal = (lastJobId: number, event: JobInserted): HistoryReason | un
 export const insertRefusal = (lastJobId: number, event: JobInserted): HistoryReason | undefined =>
   checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
 
-const inserted = (store: Store, event: JobInserted): HistoryReason | undefined => {
+/**
+ * The job of `queue` other than `jobId` that holds `uniqueKey` against a job
+ * inserted or redriven at `at`: one not terminal, or, with a period, one
+ * that finished at or after `at - periodMs` (EVENTS-V3.md). Undefined when
+ * the key is free.
+ */
+export const uniqueHolder = (
+  store: Pick<Store, "getJob" | "uniqueHolders">,
+  queue: string,
+  uniqueKey: string,
+  jobId: number,
+  at: number,
+  periodMs: number | null,
+): number | undefined => {
+  for (const holderId of store.uniqueHolders(queue, uniqueKey)) {
+    const holder = store.getJob(holderId);
+    if (holder === undefined || holderId === jobId) continue;
+    if (!isTerminal(holder.state)) return holderId;
+    if (periodMs !== null && holder.finishedAt !== null && holder.finishedAt >= at - periodMs) {
+      return holderId;
+    }
+  }
+  return undefined;
+};
+
+const uniqueRefusal = (
+  store: Store,
+  event: JobInserted | JobInsertedV3,
+): HistoryReason | undefined => {
+  if (event._tag !== "JobInsertedV3" || event.uniqueKey === null) return undefined;
+  const { queue, uniqueKey, jobId } = event;
+  const heldBy = uniqueHolder(
+    store,
+    queue,
+    uniqueKey,
+    jobId,
+    event.insertedAt,
+    event.uniquePeriodMs,
+  );
+  return heldBy === undefined
+    ? undefined
+    : { _tag: "UniqueKeyTaken", jobId, queue, uniqueKey, heldBy };
+};
+
+const inserted = (store: Store, event: JobInserted | JobInsertedV3): HistoryReason | undefined => {
   const refusal = checkInsertedFields(event);
   if (refusal !== undefined) return refusal;
   if (store.getJob(event.jobId) !== undefined) return { _tag: "DuplicateJob", jobId: event.jobId };
-  const order = orderRefusal(store.lastJobId, event);
+  const order = orderRefusal(store.lastJobId, event) ?? uniqueRefusal(store, event);
   if (order !== undefined) return order;
   store.addJob(JobRecord.inserted(event));
   store.lastJobId = event.jobId;
@@ -93,7 +161,7 @@ const jobStep = (store: Store, event: Job.JobTransitionEvent): HistoryReason | u
   if (refusal !== undefined) return refusal;
   const job = store.getJob(event.jobId);
   if (job === undefined) return { _tag: "UnknownJob", jobId: event.jobId };
-  const illegal = Job.check(job, event);
+  const illegal = Job.check(job, event) ?? queueRefusal(store, job, event);
   if (illegal !== undefined) return illegal;
   // Read before the change: the builder's store updates `job` in place.
   const memberOf = job.scheduleId;
@@ -106,6 +174,63 @@ const jobStep = (store: Store, event: Job.JobTransitionEvent): HistoryReason | u
       store.putSchedule(schedule, Schedule.withoutMember(schedule, job.jobId));
     }
   }
+  return undefined;
+};
+
+/** EVENTS-V3.md: no start on a paused queue or beyond its concurrency. */
+const startRefusal = (store: Store, job: Job.Job, event: JobStarted): HistoryReason | undefined => {
+  const state = store.getQueue(job.queue);
+  if (state === undefined) return undefined;
+  if (state.paused) return { _tag: "QueuePaused", jobId: event.jobId, queue: job.queue };
+  const concurrency = state.concurrency;
+  if (concurrency !== null && store.executingIn(job.queue) >= concurrency) {
+    return { _tag: "ConcurrencyExceeded", jobId: event.jobId, queue: job.queue, concurrency };
+  }
+  return undefined;
+};
+
+/** EVENTS-V3.md: a redriven job's unique key must be free of other non-terminal jobs. */
+const redriveRefusal = (
+  store: Store,
+  job: Job.Job,
+  event: JobRedriven,
+): HistoryReason | undefined => {
+  if (job.uniqueKey === null) return undefined;
+  // "No other non-terminal job": the period does not apply to a redrive.
+  const heldBy = uniqueHolder(store, job.queue, job.uniqueKey, job.jobId, event.at, null);
+  return heldBy === undefined
+    ? undefined
+    : {
+        _tag: "UniqueKeyTaken",
+        jobId: job.jobId,
+        queue: job.queue,
+        uniqueKey: job.uniqueKey,
+        heldBy,
+      };
+};
+
+const queueRefusal = (
+  store: Store,
+  job: Job.Job,
+  event: Job.JobTransitionEvent,
+): HistoryReason | undefined => {
+  if (event._tag === "JobStarted") return startRefusal(store, job, event);
+  if (event._tag === "JobRedriven") return redriveRefusal(store, job, event);
+  return undefined;
+};
+
+/** (24,3): the queue's whole state replaced (the default is kept as no entry). */
+const queueState = (
+  store: Store,
+  event: QueueStateSet,
+  inBase: boolean,
+): HistoryReason | undefined => {
+  const refusal = Queue.checkFields(event);
+  if (refusal !== undefined) return refusal;
+  if (inBase && store.getQueue(event.queue) !== undefined) {
+    return { _tag: "DuplicateQueueState", queue: event.queue };
+  }
+  store.putQueue(event.queue, Queue.isDefault(event) ? undefined : Queue.fromEvent(event));
   return undefined;
 };
 
@@ -152,7 +277,7 @@ const setSchedule = (
 
 const checkpoint = (
   store: Store,
-  event: ScheduleCheckpoint | ScheduleHistoricalCheckpoint,
+  event: ScheduleCheckpoint | ScheduleCheckpointV3 | ScheduleHistoricalCheckpoint,
   inBase: boolean,
 ): HistoryReason | undefined => {
   const refusal = Schedule.checkFields(event);
@@ -165,9 +290,9 @@ const checkpoint = (
     if (conflict !== undefined) return conflict;
   }
   const next =
-    event._tag === "ScheduleCheckpoint"
-      ? Schedule.fromCheckpoint(event)
-      : Schedule.fromHistoricalCheckpoint(event);
+    event._tag === "ScheduleHistoricalCheckpoint"
+      ? Schedule.fromHistoricalCheckpoint(event)
+      : Schedule.fromCheckpoint(event);
   const invalid =
     Schedule.checkRecurrence(event.scheduleId, event.definition) ??
     checkMembers(store, event.scheduleId, next.activeJobIds);
@@ -202,9 +327,13 @@ const occurrence = (store: Store, event: OccurrenceAdvanced): HistoryReason | un
 
 const scheduleStep = (
   store: Store,
-  event: Exclude<DomainEvent, Job.JobTransitionEvent | JobInserted>,
+  event: Exclude<DomainEvent, Job.JobTransitionEvent | JobInserted | JobInsertedV3 | QueueStateSet>,
 ): HistoryReason | undefined => {
-  if (event._tag === "ScheduleHistoricalCheckpoint" || event._tag === "ScheduleCheckpoint") {
+  if (
+    event._tag === "ScheduleHistoricalCheckpoint" ||
+    event._tag === "ScheduleCheckpoint" ||
+    event._tag === "ScheduleCheckpointV3"
+  ) {
     return checkpoint(store, event, false);
   }
   const refusal = Schedule.checkFields(event);
@@ -236,9 +365,26 @@ const scheduleStep = (
  * member) to the store; the reason to refuse it, or undefined.
  */
 export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | undefined => {
+  const reason = applyDomainEvent(store, event);
+  // Only the four schema-3 domain events have these tags; (7,3) is noted by the base.
+  if (
+    reason === undefined &&
+    (event._tag === "JobInsertedV3" ||
+      event._tag === "JobRedriven" ||
+      event._tag === "QueueStateSet" ||
+      event._tag === "ScheduleCheckpointV3")
+  ) {
+    store.schema3 = true;
+  }
+  return reason;
+};
+
+const applyDomainEvent = (store: Store, event: DomainEvent): HistoryReason | undefined => {
   switch (event._tag) {
     case "JobInserted":
+    case "JobInsertedV3":
       return inserted(store, event);
+    case "JobRedriven":
     case "JobAvailable":
     case "JobStarted":
     case "JobFinished":
@@ -252,22 +398,39 @@ export const applyDomain = (store: Store, event: DomainEvent): HistoryReason | u
     case "OccurrenceAdvanced":
     case "ScheduleHistoricalCheckpoint":
     case "ScheduleCheckpoint":
+    case "ScheduleCheckpointV3":
       return scheduleStep(store, event);
+    case "QueueStateSet":
+      return queueState(store, event, false);
     default:
       return { _tag: "UnknownEvent", found: tagName(event) };
   }
 };
 
-/** Applies a (13,2) of a canonical base: any revision, each schedule once, membership checked. */
+/** Applies a (13,2) or (13,3) of a canonical base: any revision, each schedule once, membership checked. */
 export const applyBaseCheckpoint = (
   store: Store,
-  event: ScheduleCheckpoint,
-): HistoryReason | undefined => checkpoint(store, event, true);
+  event: ScheduleCheckpoint | ScheduleCheckpointV3,
+): HistoryReason | undefined => {
+  const reason = checkpoint(store, event, true);
+  if (reason === undefined && event._tag === "ScheduleCheckpointV3") store.schema3 = true;
+  return reason;
+};
+
+/** Applies a (24,3) of a canonical base: each queue once. */
+export const applyBaseQueueState = (
+  store: Store,
+  event: QueueStateSet,
+): HistoryReason | undefined => {
+  const reason = queueState(store, event, true);
+  if (reason === undefined) store.schema3 = true;
+  return reason;
+};
 
 /** Adds the jobs of a snapshot part (its last_job_id already checked by the caller). */
 export const applySnapshotJobs = (
   store: Store,
-  jobs: ReadonlyArray<JobSnapshot>,
+  jobs: ReadonlyArray<JobSnapshot | JobSnapshotV3>,
   lastJobId: number,
 ): HistoryReason | undefined => {
   for (const snapshot of jobs) {
@@ -276,7 +439,14 @@ export const applySnapshotJobs = (
     if (store.getJob(snapshot.jobId) !== undefined) {
       return { _tag: "DuplicateJob", jobId: snapshot.jobId };
     }
-    store.addJob(JobRecord.restored(snapshot));
+    const restored = JobRecord.restored(snapshot);
+    // Uniqueness holds in a base too: the jobs restored so far are the generation's.
+    if (restored.uniqueKey !== null && !isTerminal(restored.state)) {
+      const { queue, uniqueKey, jobId } = restored;
+      const heldBy = uniqueHolder(store, queue, uniqueKey, jobId, 0, null);
+      if (heldBy !== undefined) return { _tag: "UniqueKeyTaken", jobId, queue, uniqueKey, heldBy };
+    }
+    store.addJob(restored);
   }
   return undefined;
 };
@@ -295,6 +465,7 @@ export interface Refusal {
 export const applyTailRecord = (store: Store, event: Event): Refusal | undefined => {
   switch (event._tag) {
     case "SnapshotPart":
+    case "SnapshotPartV3":
       return { reason: { _tag: "SnapshotOutOfPlace" }, memberIndex: null };
     case "Mutation": {
       if (event.events.length === 0)
@@ -303,7 +474,7 @@ export const applyTailRecord = (store: Store, event: Event): Refusal | undefined
         const member = event.events[index];
         if (member === undefined) continue;
         const tag: string = member._tag;
-        if (tag === "SnapshotPart" || tag === "Mutation") {
+        if (isSnapshotPart(member) || tag === "Mutation") {
           return { reason: { _tag: "NestedRecord", found: tag }, memberIndex: index };
         }
         const reason = applyDomain(store, member);

@@ -37,6 +37,14 @@ const domainEventBytes = (event: DomainEvent): number => {
   switch (event._tag) {
     case "JobInserted":
       return text(event.queue) + text(event.worker) + fixedValue(event.args);
+    case "JobInsertedV3":
+      return (
+        text(event.queue) + text(event.worker) + text(event.uniqueKey) + fixedValue(event.args)
+      );
+    case "JobRedriven":
+      return text(event.reason);
+    case "QueueStateSet":
+      return text(event.queue);
     case "JobFinished":
       return text(event.error);
     case "JobCancelled":
@@ -47,11 +55,17 @@ const domainEventBytes = (event: DomainEvent): number => {
       return fixedValue(event.result);
     case "ScheduleRegistered":
     case "ScheduleHistoricalCheckpoint":
-    case "ScheduleCheckpoint": {
+    case "ScheduleCheckpoint":
+    case "ScheduleCheckpointV3": {
       const definition = event.definition;
-      const members = event._tag === "ScheduleCheckpoint" ? event.activeJobIds.length * 9 : 0;
+      const members =
+        event._tag === "ScheduleCheckpoint" || event._tag === "ScheduleCheckpointV3"
+          ? event.activeJobIds.length * 9
+          : 0;
+      const zone = event._tag === "ScheduleCheckpointV3" ? text(event.definition.timezone) : 0;
       return (
         text(event.scheduleId) +
+        zone +
         text(definition.queue) +
         text(definition.worker) +
         text(definition.cron) +
@@ -77,12 +91,14 @@ export const recordBytes = (event: Event): number => {
         eventOverheadBytes,
       );
     case "SnapshotPart":
+    case "SnapshotPartV3":
       return event.jobs.reduce(
         (total, job) =>
           total +
           eventOverheadBytes +
           text(job.queue) +
           text(job.worker) +
+          ("uniqueKey" in job ? text(job.uniqueKey) : 0) +
           fixedValue(job.args) +
           job.errors.reduce((sum, error) => sum + 64 + text(error.error), 0),
         eventOverheadBytes,

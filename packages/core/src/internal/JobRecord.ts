@@ -12,8 +12,11 @@ import type {
   JobError,
   JobFinished,
   JobInserted,
+  JobInsertedV3,
+  JobRedriven,
   JobRetried,
   JobSnapshot,
+  JobSnapshotV3,
   JobStarted,
   JobState,
   ResultRecorded,
@@ -49,6 +52,12 @@ export interface Job {
   readonly result: JobResult | null;
   /** The schedule whose active_job_ids hold this job, or null. */
   readonly scheduleId: string | null;
+  /** EVENTS-V3.md's unique key (scoped to the queue), or null. */
+  readonly uniqueKey: string | null;
+  /** How long after it finishes the job still blocks its key, or null (only while non-terminal). */
+  readonly uniquePeriodMs: number | null;
+  /** The bound of one attempt, or null. */
+  readonly timeoutMs: number | null;
 }
 
 /** The events that change an existing job. */
@@ -58,6 +67,7 @@ export type JobTransitionEvent =
   | JobFinished
   | JobCancelled
   | JobRetried
+  | JobRedriven
   | ResultRecorded;
 
 /** A job record its owner may update. */
@@ -66,7 +76,7 @@ export type MutableJob = { -readonly [Field in keyof Job]: Job[Field] };
 const noErrors: ReadonlyArray<JobError> = [];
 
 /** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
-export const inserted = (event: JobInserted): MutableJob => ({
+export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => ({
   jobId: event.jobId,
   queue: event.queue,
   worker: event.worker,
@@ -82,10 +92,13 @@ export const inserted = (event: JobInserted): MutableJob => ({
   errors: noErrors,
   result: null,
   scheduleId: null,
+  uniqueKey: event._tag === "JobInsertedV3" ? event.uniqueKey : null,
+  uniquePeriodMs: event._tag === "JobInsertedV3" ? event.uniquePeriodMs : null,
+  timeoutMs: event._tag === "JobInsertedV3" ? event.timeoutMs : null,
 });
 
 /** The record a snapshot part restores (result and schedule come from later base records). */
-export const restored = (snapshot: JobSnapshot): MutableJob => ({
+export const restored = (snapshot: JobSnapshot | JobSnapshotV3): MutableJob => ({
   jobId: snapshot.jobId,
   queue: snapshot.queue,
   worker: snapshot.worker,
@@ -101,6 +114,9 @@ export const restored = (snapshot: JobSnapshot): MutableJob => ({
   errors: snapshot.errors.length === 0 ? noErrors : snapshot.errors,
   result: null,
   scheduleId: null,
+  uniqueKey: "uniqueKey" in snapshot ? snapshot.uniqueKey : null,
+  uniquePeriodMs: "uniquePeriodMs" in snapshot ? snapshot.uniquePeriodMs : null,
+  timeoutMs: "timeoutMs" in snapshot ? snapshot.timeoutMs : null,
 });
 
 /** A fresh record with the same fields. */
@@ -120,6 +136,9 @@ export const copy = (job: Job): MutableJob => ({
   errors: job.errors,
   result: job.result,
   scheduleId: job.scheduleId,
+  uniqueKey: job.uniqueKey,
+  uniquePeriodMs: job.uniquePeriodMs,
+  timeoutMs: job.timeoutMs,
 });
 
 /**
@@ -156,6 +175,13 @@ export const applyInPlace = (job: MutableJob, event: JobTransitionEvent): void =
       return;
     case "ResultRecorded":
       job.result = { value: event.result, at: event.at };
+      return;
+    case "JobRedriven":
+      // Attempt and errors are kept; schedule membership is not restored.
+      job.state = "available";
+      job.scheduledAt = event.at;
+      job.finishedAt = null;
+      job.maxAttempts = event.maxAttempts;
       return;
     default:
       return;

@@ -13,9 +13,11 @@
  */
 import { isTerminal } from "../Event.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
+import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
 import {
   compareClaimOrder,
+  compareDeadlineOrder,
   compareDueOrder,
   compareExecutingOrder,
   comparePendingOrder,
@@ -24,6 +26,7 @@ import {
   type State,
   type StateCounts,
   stateIndex,
+  uniqueIndexKey,
   zeroCounts,
 } from "../State.js";
 import type { Edit } from "./Edit.js";
@@ -43,7 +46,30 @@ export interface Store {
   setMembership(job: Job, scheduleId: string | null): void;
   getSchedule(scheduleId: string): Schedule | undefined;
   putSchedule(before: Schedule | undefined, after: Schedule): void;
+  /** The queue's state, or undefined for the default (unpaused, no limits). */
+  getQueue(queue: string): QueueState | undefined;
+  /** Sets a queue's state; undefined sets it back to the default. */
+  putQueue(queue: string, state: QueueState | undefined): void;
+  /** How many jobs of the queue are executing. */
+  executingIn(queue: string): number;
+  /** The ids of the jobs of `queue` holding `uniqueKey`, ascending. */
+  uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number>;
+  /** Set once a schema-3 record is applied. */
+  schema3: boolean;
 }
+
+const noIds: ReadonlyArray<number> = [];
+
+/** The start times a rate-limited queue keeps after a start at `at`: its latest `count`. */
+const withStart = (
+  starts: ReadonlyArray<number> | undefined,
+  at: number,
+  count: number,
+): ReadonlyArray<number> => {
+  const kept = starts === undefined ? [] : starts.slice(Math.max(0, starts.length - count + 1));
+  kept.push(at);
+  return kept;
+};
 
 /** Ids this far beyond the dense array's end (or below its start) go to the sparse map. */
 const denseGapMax = 4096;
@@ -59,12 +85,20 @@ const denseGapMax = 4096;
  */
 export class BuilderStore implements Store {
   lastJobId = 0;
+  schema3 = false;
   private readonly dense: Array<MutableJob | undefined> = [];
   /** The id at dense[0]. */
   private base = 0;
   private readonly sparse = new Map<number, MutableJob>();
   private count = 0;
   readonly schedules = new Map<string, Schedule>();
+  readonly queues = new Map<string, QueueState>();
+  private readonly unique = new Map<string, Array<number>>();
+  private readonly starts = new Map<string, ReadonlyArray<number>>();
+  // Executing counts of the queues a concurrency check asked about: counted
+  // once when first asked, then kept up to date, so a fold of a store with
+  // no concurrency limit never pays for them.
+  private readonly executing = new Map<string, number>();
   // Records created or copied since the last `toState`; only consulted
   // once sealed, so the fold at open never pays for it.
   private sealed = false;
@@ -91,11 +125,63 @@ export class BuilderStore implements Store {
     }
     this.count++;
     if (this.sealed) this.owned.add(jobId);
+    if (job.uniqueKey !== null) {
+      const key = uniqueIndexKey(job.queue, job.uniqueKey);
+      const holders = this.unique.get(key);
+      if (holders === undefined) this.unique.set(key, [jobId]);
+      else holders.push(jobId);
+    }
+    if (job.state === "executing") this.countExecuting(job.queue, 1);
   }
 
   changeJob(job: Job, event: JobTransitionEvent): void {
     const owned = this.own(job.jobId);
-    if (owned !== undefined) applyInPlace(owned, event);
+    if (owned === undefined) return;
+    const from = owned.state;
+    applyInPlace(owned, event);
+    if (from !== owned.state) {
+      if (from === "executing") this.countExecuting(owned.queue, -1);
+      else if (owned.state === "executing") this.countExecuting(owned.queue, 1);
+    }
+    if (event._tag === "JobStarted" && this.queues.size > 0) {
+      const rate = this.queues.get(owned.queue)?.rateLimit ?? null;
+      if (rate !== null) {
+        this.starts.set(owned.queue, withStart(this.starts.get(owned.queue), event.at, rate.count));
+      }
+    }
+  }
+
+  private countExecuting(queue: string, delta: number): void {
+    if (this.executing.size === 0) return;
+    const current = this.executing.get(queue);
+    if (current !== undefined) this.executing.set(queue, current + delta);
+  }
+
+  getQueue(queue: string): QueueState | undefined {
+    return this.queues.get(queue);
+  }
+
+  putQueue(queue: string, state: QueueState | undefined): void {
+    if (state === undefined) this.queues.delete(queue);
+    else this.queues.set(queue, state);
+    if (state?.rateLimit === null || state === undefined) this.starts.delete(queue);
+  }
+
+  executingIn(queue: string): number {
+    const known = this.executing.get(queue);
+    if (known !== undefined) return known;
+    let total = 0;
+    const visit = (job: MutableJob | undefined): void => {
+      if (job !== undefined && job.queue === queue && job.state === "executing") total++;
+    };
+    for (const job of this.dense) visit(job);
+    for (const job of this.sparse.values()) visit(job);
+    this.executing.set(queue, total);
+    return total;
+  }
+
+  uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number> {
+    return this.unique.get(uniqueIndexKey(queue, uniqueKey)) ?? noIds;
   }
 
   setMembership(job: Job, scheduleId: string | null): void {
@@ -121,7 +207,14 @@ export class BuilderStore implements Store {
       this.count - this.sparse.size,
       this.sparse,
     );
-    return buildState(this.lastJobId, jobs, this.schedules.values());
+    return buildState(
+      this.lastJobId,
+      jobs,
+      this.schedules.values(),
+      this.queues,
+      this.starts,
+      this.schema3,
+    );
   }
 
   private own(jobId: number): MutableJob | undefined {
@@ -171,10 +264,15 @@ export const buildState = (
   lastJobId: number,
   jobs: IdMap<Job>,
   scheduleRecords: Iterable<Schedule>,
+  queueStates: ReadonlyMap<string, QueueState> = new Map(),
+  starts: ReadonlyMap<string, ReadonlyArray<number>> = new Map(),
+  schema3 = false,
 ): State => {
+  const unique = new Map<string, Array<number>>();
   const available = new Map<string, Array<Job>>();
   const pending: Array<Job> = [];
   const executing: Array<Job> = [];
+  const deadlines: Array<Job> = [];
   const counts = new Map<string, Array<number>>();
   jobs.forEachValue((job) => {
     let queueCounts = counts.get(job.queue);
@@ -184,6 +282,13 @@ export const buildState = (
     }
     const index = stateIndex[job.state];
     queueCounts[index] = (queueCounts[index] ?? 0) + 1;
+    if (job.uniqueKey !== null) {
+      // Visited in ascending id order, so each list is ascending.
+      const key = uniqueIndexKey(job.queue, job.uniqueKey);
+      const holders = unique.get(key);
+      if (holders === undefined) unique.set(key, [job.jobId]);
+      else holders.push(job.jobId);
+    }
     switch (job.state) {
       case "available": {
         const queue = available.get(job.queue);
@@ -197,6 +302,7 @@ export const buildState = (
         break;
       case "executing":
         executing.push(job);
+        if (job.timeoutMs !== null) deadlines.push(job);
         break;
       default:
         break;
@@ -216,12 +322,17 @@ export const buildState = (
     lastJobId,
     jobs,
     schedules: mapOf(compareStrings, scheduleMap),
+    queues: mapOf(compareStrings, new Map(queueStates)),
     indexes: {
       available: mapOf(compareStrings, availableIndex),
       pending: setOf(comparePendingOrder, pending),
       executing: setOf(compareExecutingOrder, executing),
+      deadlines: setOf(compareDeadlineOrder, deadlines),
       due: setOf(compareDueOrder, due),
       counts: mapOf<string, StateCounts>(compareStrings, counts),
+      unique: mapOf<string, ReadonlyArray<number>>(compareStrings, unique),
+      starts: mapOf(compareStrings, new Map(starts)),
+      schema3,
     },
   };
 };
@@ -233,11 +344,16 @@ export const buildState = (
  */
 export class Draft implements Store {
   lastJobId: number;
+  schema3: boolean;
   private jobs: IdMap<Job>;
   private schedules: SortedMap<string, Schedule>;
+  private queues: SortedMap<string, QueueState>;
+  private unique: Indexes["unique"];
+  private starts: Indexes["starts"];
   private available: Indexes["available"];
   private pending: Indexes["pending"];
   private executing: Indexes["executing"];
+  private deadlines: Indexes["deadlines"];
   private due: Indexes["due"];
   private counts: Indexes["counts"];
 
@@ -246,11 +362,16 @@ export class Draft implements Store {
     private readonly edit?: Edit,
   ) {
     this.lastJobId = state.lastJobId;
+    this.schema3 = state.indexes.schema3;
     this.jobs = state.jobs;
     this.schedules = state.schedules;
+    this.queues = state.queues;
+    this.unique = state.indexes.unique;
+    this.starts = state.indexes.starts;
     this.available = state.indexes.available;
     this.pending = state.indexes.pending;
     this.executing = state.indexes.executing;
+    this.deadlines = state.indexes.deadlines;
     this.due = state.indexes.due;
     this.counts = state.indexes.counts;
   }
@@ -265,6 +386,35 @@ export class Draft implements Store {
 
   changeJob(job: Job, event: JobTransitionEvent): void {
     this.putJob(job, applied(job, event));
+    if (event._tag === "JobStarted" && this.queues.size > 0) {
+      const rate = this.queues.get(job.queue)?.rateLimit ?? null;
+      if (rate !== null) {
+        const next = withStart(this.starts.get(job.queue), event.at, rate.count);
+        this.starts = this.starts.set(job.queue, next, this.edit);
+      }
+    }
+  }
+
+  getQueue(queue: string): QueueState | undefined {
+    return this.queues.get(queue);
+  }
+
+  putQueue(queue: string, state: QueueState | undefined): void {
+    this.queues =
+      state === undefined
+        ? this.queues.delete(queue, this.edit)
+        : this.queues.set(queue, state, this.edit);
+    if ((state?.rateLimit ?? null) === null && this.starts.has(queue)) {
+      this.starts = this.starts.delete(queue, this.edit);
+    }
+  }
+
+  executingIn(queue: string): number {
+    return this.counts.get(queue)?.[stateIndex.executing] ?? 0;
+  }
+
+  uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number> {
+    return this.unique.get(uniqueIndexKey(queue, uniqueKey)) ?? noIds;
   }
 
   setMembership(job: Job, scheduleId: string | null): void {
@@ -273,6 +423,15 @@ export class Draft implements Store {
 
   private putJob(before: Job | undefined, after: Job): void {
     this.jobs = this.jobs.set(after.jobId, after, this.edit);
+    if (before === undefined && after.uniqueKey !== null) {
+      const key = uniqueIndexKey(after.queue, after.uniqueKey);
+      // Ids only grow, so appending keeps the list ascending.
+      this.unique = this.unique.set(
+        key,
+        [...(this.unique.get(key) ?? noIds), after.jobId],
+        this.edit,
+      );
+    }
     if (before !== undefined) this.unindex(before);
     this.index(after);
     if (before === undefined || before.state !== after.state) {
@@ -297,12 +456,17 @@ export class Draft implements Store {
       lastJobId: this.lastJobId,
       jobs: this.jobs,
       schedules: this.schedules,
+      queues: this.queues,
       indexes: {
         available: this.available,
         pending: this.pending,
         executing: this.executing,
+        deadlines: this.deadlines,
         due: this.due,
         counts: this.counts,
+        unique: this.unique,
+        starts: this.starts,
+        schema3: this.schema3,
       },
     };
   }
@@ -321,6 +485,7 @@ export class Draft implements Store {
         return;
       case "executing":
         this.executing = this.executing.set(job, null, this.edit);
+        if (job.timeoutMs !== null) this.deadlines = this.deadlines.set(job, null, this.edit);
         return;
       default:
         return;
@@ -345,6 +510,7 @@ export class Draft implements Store {
         return;
       case "executing":
         this.executing = this.executing.delete(job, this.edit);
+        if (job.timeoutMs !== null) this.deadlines = this.deadlines.delete(job, this.edit);
         return;
       default:
         return;

@@ -205,3 +205,98 @@ export const step = fc.record({
 
 /** A sequence of steps. */
 export const steps = (maxLength: number) => fc.array(step, { maxLength, size: "max" });
+
+/** The unique keys schema-3 plans use: few, so that they collide. */
+export const uniqueKeys = ["u1", "u2"] as const;
+
+/** The one rate limit plans set (a single value keeps the reference model naive). */
+export const planRateLimit: Event.RateLimit = { count: 2, perMs: 100 };
+
+/** Plans of the schema-3 commands (EVENTS-V3.md), some of them to be rejected. */
+export const planV3: fc.Arbitrary<Plan> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc
+      .array(
+        fc.record({
+          queue: fc.constantFrom(...queues),
+          uniqueKey: fc.option(fc.constantFrom(...uniqueKeys), { nil: undefined }),
+          uniquePeriodMs: fc.option(fc.constantFrom(20, 200), { nil: undefined }),
+          timeoutMs: fc.option(fc.constantFrom(10, 40), { nil: undefined }),
+          maxAttempts: fc.integer({ min: 1, max: 3 }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map(
+        (jobs): Plan =>
+          (_, now) =>
+            Commands.insertJobs({
+              now,
+              jobs: jobs.map((job) => ({
+                queue: job.queue,
+                worker: "Unique",
+                args: null,
+                maxAttempts: job.maxAttempts,
+                ...(job.uniqueKey === undefined ? {} : { uniqueKey: job.uniqueKey }),
+                ...(job.uniqueKey === undefined || job.uniquePeriodMs === undefined
+                  ? {}
+                  : { uniquePeriodMs: job.uniquePeriodMs }),
+                ...(job.timeoutMs === undefined ? {} : { timeoutMs: job.timeoutMs }),
+              })),
+            }),
+      ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        at: index,
+        maxAttempts: fc.option(fc.integer({ min: 1, max: 6 }), { nil: undefined }),
+      })
+      .map(
+        ({ at, maxAttempts }): Plan =>
+          (world, now) =>
+            Commands.redriveJob({
+              now,
+              jobId: jobIn(world, ["discarded", "cancelled", "available"], at),
+              reason: "again",
+              ...(maxAttempts === undefined ? {} : { maxAttempts }),
+            }),
+      ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc
+      .record({
+        queue: fc.constantFrom(...queues),
+        paused: fc.option(fc.boolean(), { nil: undefined }),
+        concurrency: fc.option(fc.constantFrom(null, 1, 2), { nil: undefined }),
+        rateLimit: fc.option(fc.constantFrom(null, planRateLimit), { nil: undefined }),
+      })
+      .map(
+        ({ queue, paused, concurrency, rateLimit }): Plan =>
+          (_, now) =>
+            Commands.setQueueState({
+              now,
+              queue,
+              ...(paused === undefined ? {} : { paused }),
+              ...(concurrency === undefined ? {} : { concurrency }),
+              ...(rateLimit === undefined ? {} : { rateLimit }),
+            }),
+      ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.integer({ min: 0, max: 20 }).map(
+      (graceMs): Plan =>
+        (_, now) =>
+          Commands.timeoutJobs({ now, graceMs, limit: 5 }),
+    ),
+  },
+);
+
+/** A step whose plan is of any command, schema 3 included. */
+export const stepV3 = fc.record({
+  plan: fc.oneof({ weight: 3, arbitrary: plan }, { weight: 1, arbitrary: planV3 }),
+  elapsedMs: fc.oneof(fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 120_000 })),
+});

@@ -46,7 +46,13 @@ import {
   type PromiseQueries,
   queryFace,
 } from "./internal/faces.js";
-import { type States, type TickReport, tickCommands, tickReport } from "./internal/operations.js";
+import {
+  type States,
+  type TickReport,
+  tickIssues,
+  tickReport,
+  timeoutGraceMs,
+} from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
 import {
   type Committed,
@@ -402,7 +408,7 @@ export const fromLog = <K extends Log.Kind>(
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const { decider, queue, refuseParked } = yield* deciding(recovered, now, queuedCommandsMax);
-    const timers = new Timers(() => Query.nextWakeAt(decider.decided));
+    const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
     const { subscriptions, rebased } = subscriptionsOf(
       recovered,
       decider,
@@ -479,8 +485,10 @@ const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => St
   const tick = () =>
     Effect.gen(function* () {
       const time = yield* Clock.currentTimeMillis;
-      const promoted = yield* queue.execute(tickCommands.makeDueAvailable(time));
-      return tickReport(promoted, yield* queue.execute(tickCommands.deliverDue(time)));
+      const [dueJobs, dueOccurrences, timeouts] = tickIssues(time);
+      const promoted = yield* queue.execute(dueJobs);
+      const occurrences = yield* queue.execute(dueOccurrences);
+      return tickReport(promoted, occurrences, yield* queue.execute(timeouts));
     });
   // The tables' entries have the mapped types' shapes by construction (faces.ts).
   return { ...commands, ...reads, tick } as unknown as EffectCommands<Failure<K> | Overloaded> &

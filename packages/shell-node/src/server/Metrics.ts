@@ -162,7 +162,10 @@ export const make = (engine: Engine.EngineService, server: ServerGauges): Metric
     batches.observe(records.length);
     for (const { event } of records) {
       const members = event._tag === "Mutation" ? event.events : [event];
-      for (const member of members) if (member._tag !== "SnapshotPart") count(counters, member);
+      for (const member of members)
+        if (member._tag !== "SnapshotPart" && member._tag !== "SnapshotPartV3") {
+          count(counters, member);
+        }
     }
   });
   return {

@@ -228,8 +228,8 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       emit: options.onEvent ?? (() => {}),
       now,
     };
-    const deadlines =
-      options.timeoutMs === undefined ? undefined : new Deadlines(options.timeoutMs, now);
+    // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
+    const deadlines = new Deadlines(options.timeoutMs, now);
     let closing = false;
     const start = (job: Job.Job) => {
       const attempt = new Attempt(job);
@@ -240,7 +240,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         unrun.add(job.jobId);
         attempt.abort("interrupted");
       }
-      deadlines?.add(attempt);
+      deadlines.add(attempt, job.timeoutMs);
       // A promise, not a fiber: the attempt's cost is its handler and two commands.
       void runAttempt(engine.promises, attempt, settings).finally(() => {
         attempts.delete(job.jobId);
@@ -249,11 +249,8 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     };
     const claims = new ClaimLoop(slots, engine.promises.nextJobs, start);
     const unwatch = engine.watch(watchEndings(attempts));
-    const timing = deadlines === undefined ? undefined : yield* Effect.forkScoped(deadlines.run);
-    const stop = Effect.zipRight(
-      Effect.sync(unwatch),
-      timing === undefined ? Effect.void : Fiber.interrupt(timing),
-    );
+    const timing = yield* Effect.forkScoped(deadlines.run);
+    const stop = Effect.zipRight(Effect.sync(unwatch), Fiber.interrupt(timing));
     let report: CloseReport | undefined;
     const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
       Effect.suspend(() => {

@@ -7,6 +7,8 @@
 // that engine must be refused, and a reopen of the same disk once the fault is gone must succeed
 // with every step answered before the fault and none of the refused one (the writer rolled back
 // the bytes nobody was told about). CI runs a seeded sample of (N, code); TAY_FAULT_FULL=1 all.
+// Every operation inside a tick (several batches, so a refused tick may leave its first commands
+// committed) is also checked in CI, one code per operation, whatever the sample draws.
 import { describe, expect, it } from "@effect/vitest";
 import { State } from "@tay/core";
 import { Cause, Effect, Exit, Option } from "effect";
@@ -42,8 +44,16 @@ interface Stopped {
   readonly laterWriteRefused: boolean | undefined;
 }
 
+/** Where each step began in a disk's operation log (the counting run records it). */
+type StepStarts = Array<number>;
+
 /** Runs one engine's share of the steps; answers where the next engine starts, or where it stopped. */
-const runEngine = (workload: Workload, start: number) =>
+const runEngine = (
+  workload: Workload,
+  start: number,
+  disk: FaultDisk.FaultDisk,
+  starts: StepStarts,
+) =>
   Effect.scoped(
     Effect.gen(function* () {
       const opened = yield* Effect.exit(
@@ -56,6 +66,7 @@ const runEngine = (workload: Workload, start: number) =>
       for (let index = start; index < workload.steps.length; index += 1) {
         const step = workload.steps[index];
         if (step === undefined) break;
+        starts[index] = disk.operations().length;
         yield* setTime(step.now);
         const ran = yield* Effect.exit(
           step._tag === "Reopen"
@@ -78,7 +89,7 @@ const runEngine = (workload: Workload, start: number) =>
   );
 
 /** The workload with the disk's faults armed: where it stopped, if it did. */
-const faultedRun = (workload: Workload, disk: FaultDisk.FaultDisk) =>
+const faultedRun = (workload: Workload, disk: FaultDisk.FaultDisk, starts: StepStarts = []) =>
   deterministic(
     Effect.gen(function* () {
       yield* setTime(t0);
@@ -88,10 +99,11 @@ const faultedRun = (workload: Workload, disk: FaultDisk.FaultDisk) =>
       }
       let next = 0;
       while (next < workload.steps.length) {
-        const outcome: number | Stopped = yield* runEngine(workload, next);
+        const outcome: number | Stopped = yield* runEngine(workload, next, disk, starts);
         if (typeof outcome !== "number") return outcome;
         next = outcome;
       }
+      starts[workload.steps.length] = disk.operations().length;
       return undefined;
     }).pipe(Effect.provide(FaultDisk.layer(disk))),
   );
@@ -159,7 +171,8 @@ const allowed = (
   const before = !maximal && plan.kind === "LoseDirtyPages" ? durable : answered;
   const step = workload.steps[stopped.step];
   const through = expected.after[Math.min(stopped.step, last)] ?? 0;
-  // A refused append is absent (a tick is two commands: the first may have committed); a
+  // A refused append is absent (a tick is three commands, each its own batch: those before the
+  // refused one may have committed, the writer's rollback keeps what was acknowledged); a
   // compaction or a reopen that failed may have finished its work before the fault.
   const whole = step === undefined || step._tag === "Compact" || step._tag === "Reopen";
   return { low: before, high: whole ? through : Math.max(answered, through - 1) };
@@ -224,16 +237,43 @@ const faultsOf = (log: ReadonlyArray<FaultDisk.Operation>, plan: FaultPlan) => {
   return { operation, faults };
 };
 
-const exploreFaults = (workload: Workload) =>
+/** Which plans of a counting run of `operations` operations to check. */
+type Choose = (
+  workload: Workload,
+  starts: StepStarts,
+  plans: ReadonlyArray<FaultPlan>,
+  operations: number,
+) => ReadonlyArray<FaultPlan>;
+
+/**
+ * The plans of the operations of every tick step (`starts` from the counting run); one error
+ * code per operation (they take the same path), rotating through the four.
+ */
+const insideTicks: Choose = (workload, starts, plans) =>
+  plans.filter(
+    (plan) =>
+      (plan.kind !== "Fail" || plan.code === codes[plan.index % codes.length]) &&
+      workload.steps.some(
+        (step, index) =>
+          step._tag === "Tick" &&
+          plan.index >= (starts[index] ?? 0) &&
+          plan.index < (starts[index + 1] ?? Number.MAX_SAFE_INTEGER),
+      ),
+  );
+
+const sampled: Choose = (_workload, _starts, plans, operations) => chooseFaults(plans, operations);
+
+const exploreFaults = (workload: Workload, choose: Choose = sampled) =>
   Effect.gen(function* () {
     const expected = replay(workload.steps);
     const initial = FaultDisk.make();
     initial.seedDirectory(directory);
     const counting = initial.crash();
-    expect(yield* faultedRun(workload, counting)).toBeUndefined();
+    const starts: StepStarts = [];
+    expect(yield* faultedRun(workload, counting, starts)).toBeUndefined();
     const log = counting.operations();
     counts.operations += log.length;
-    for (const plan of chooseFaults(plansOf(log), log.length)) {
+    for (const plan of choose(workload, starts, plansOf(log), log.length)) {
       // A macrotask turn per run: a long exploration must not starve vitest's own messages.
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
       const { code } = plan;
@@ -273,6 +313,16 @@ describe("engine I/O faults", () => {
     it.effect(
       `${workload.name}: a fault at any operation is typed, stops the writes, loses nothing answered`,
       () => exploreFaults(workload),
+      full ? 30 * 60_000 : 60_000,
+    );
+  }
+
+  // A tick is several batches: a fault after the first is durable must find the reopen within
+  // the replay's window whatever the fault strikes (the seeded sample may miss every such point).
+  for (const workload of workloads.filter((each) => each.steps.some((s) => s._tag === "Tick"))) {
+    it.effect(
+      `${workload.name}: every fault inside a tick reopens to a prefix of the tick's commands`,
+      () => exploreFaults(workload, insideTicks),
       full ? 30 * 60_000 : 60_000,
     );
   }

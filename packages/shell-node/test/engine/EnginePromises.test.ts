@@ -8,13 +8,13 @@
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Effect, Layer } from "effect";
+import { Effect } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
-import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Init from "../../src/store/Init.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import { holdingSyncs } from "../support/heldSyncs.js";
 import { scheduleDefinition as definition } from "../support/store.js";
 
 let scratch = "";
@@ -39,50 +39,6 @@ const rejection = async (promise: Promise<unknown>): Promise<{ readonly _tag?: u
   throw new Error("resolved; a rejection was expected");
 };
 
-/**
- * The Node disk with every segment sync held until `release` is called:
- * a batch is written but not durable for as long as the test wants.
- */
-const holdingSyncs = () => {
-  let release: () => void = () => undefined;
-  let held: Promise<void> | undefined;
-  const state = { waiting: 0 };
-  const inner = NodeDisk.make;
-  const wrap = (handle: FileHandle): FileHandle => ({
-    ...handle,
-    sync: () =>
-      Effect.suspend(() => {
-        const gate = held;
-        if (gate === undefined || !handle.path.endsWith(".tay")) return handle.sync();
-        state.waiting += 1;
-        return Effect.zipRight(
-          Effect.promise(() => gate),
-          handle.sync(),
-        );
-      }),
-  });
-  const service: DiskService = {
-    ...inner,
-    // Options are dropped on purpose: without O_DSYNC every batch has a
-    // separate sync, which is what this wrapper holds or counts.
-    open: (file, mode) => Effect.map(inner.open(file, mode), wrap),
-    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
-  };
-  return {
-    layer: Layer.succeed(Disk, service),
-    state,
-    hold: () => {
-      held = new Promise((resolve) => {
-        release = () => {
-          held = undefined;
-          resolve();
-        };
-      });
-    },
-    release: () => release(),
-  };
-};
-
 describe("EnginePromises", () => {
   it("runs every command as a promise, and a reopen folds what the promises answered", async () => {
     const engine = await EnginePromises.open(dir, { createIfMissing: true });
@@ -103,7 +59,12 @@ describe("EnginePromises", () => {
     const schedule = await engine.registerSchedule("hourly", definition, 0);
     expect(schedule.revision).toBe(1);
     // The first occurrence is a minute away: nothing is due yet.
-    expect(await engine.tick()).toEqual({ madeAvailable: 0, delivered: 0, skipped: 0 });
+    expect(await engine.tick()).toEqual({
+      madeAvailable: 0,
+      delivered: 0,
+      skipped: 0,
+      timedOut: 0,
+    });
     expect(engine.nextWakeAt()).toBe(schedule.nextDueAt);
     expect((await engine.cancelSchedule("hourly")).cancelledAt).not.toBeNull();
     expect(await engine.rescue(Number.MAX_SAFE_INTEGER, "stuck")).toBe(0);

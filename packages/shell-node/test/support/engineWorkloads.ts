@@ -14,6 +14,7 @@ import type * as Crash from "../../src/disk/Crash.js";
 import * as Entropy from "../../src/disk/Entropy.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Engine from "../../src/engine/Engine.js";
+import { tickIssues } from "../../src/engine/internal/operations.js";
 import * as Init from "../../src/store/Init.js";
 
 export const directory = "/data";
@@ -94,7 +95,10 @@ export const schedule = (
   overlap: "allow",
 });
 
-/** The core commands an engine call decides, in order (a tick is two, a reopen a rescue). */
+/**
+ * The core commands an engine call decides, in order (a tick is the engine's own `tickIssues`,
+ * each its own batch; a reopen a rescue).
+ */
 const commandsOf = (step: Step, state: State.State): ReadonlyArray<Commands.Command> => {
   const { now } = step;
   switch (step._tag) {
@@ -128,7 +132,7 @@ const commandsOf = (step: Step, state: State.State): ReadonlyArray<Commands.Comm
         Commands.rescueJobs({ now, startedBefore: step.startedBefore, error: "stuck worker" }),
       ];
     case "Tick":
-      return [Commands.makeDueAvailable({ now }), Commands.tick({ now })];
+      return tickIssues(now).map((issue) => issue.command);
     case "Reopen":
       // Engine.open rescues orphans only when some job is executing.
       return [...State.jobs(state)].some((held) => held.state === "executing")

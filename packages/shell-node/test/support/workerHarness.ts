@@ -5,7 +5,7 @@
  * worker passes its concurrency, and an audit of the log that every job's records start its
  * attempts in order, end each attempt at most once and end the job at most once.
  */
-import type { Event } from "@tay/core";
+import { Event } from "@tay/core";
 import { Chunk, Effect, Stream } from "effect";
 import type * as Disk from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
@@ -207,7 +207,7 @@ export interface JobRecords {
 }
 
 const memberEvents = (event: Event.Event): ReadonlyArray<Event.DomainEvent> =>
-  event._tag === "Mutation" ? event.events : event._tag === "SnapshotPart" ? [] : [event];
+  event._tag === "Mutation" ? event.events : Event.isSnapshotPart(event) ? [] : [event];
 
 const tagOf = (event: Event.DomainEvent): string =>
   event._tag === "JobFinished" ? `JobFinished:${event.outcome}` : event._tag;

@@ -185,6 +185,37 @@ describe("Worker.run", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive(
+    "aborts a handler at its job's own timeoutMs (EVENTS-V3.md), with no worker timeout",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const aborted = yield* Deferred.make<string>();
+        yield* Worker.run(engine, {
+          queues: { q: 1 },
+          handlers: {
+            Slow: (_job, { signal }) =>
+              new Promise((resolve) => {
+                signal.addEventListener("abort", () => {
+                  Deferred.unsafeDone(aborted, Effect.succeed(String(signal.reason)));
+                  resolve("too late");
+                });
+              }),
+          },
+        });
+        const job = yield* engine.insert({
+          queue: "q",
+          worker: "Slow",
+          args: null,
+          maxAttempts: 1,
+          timeoutMs: 50,
+        });
+        const state = yield* until(engine, (current) => statesOf(current)[0] === "discarded");
+        expect(State.job(state, job.jobId)?.errors[0]?.error).toBe("timeout");
+        expect(yield* Deferred.await(aborted)).toContain("timeout");
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("aborts a running handler whose job is cancelled; its late result is refused", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

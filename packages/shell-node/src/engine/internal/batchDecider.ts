@@ -106,6 +106,12 @@ class Drain<K extends Log.Kind> {
   // The last id handed out: `state`'s, plus the inserts not folded yet.
   private lastJobId: number;
   readonly accepted: Array<Pending<Failure<K>>> = [];
+  /**
+   * Accepted commands that append nothing (a unique insert answered with the
+   * existing job, a claim that found none): their answers were read from
+   * `decided`, so they are answered with the batch that makes it durable.
+   */
+  readonly riders: Array<Pending<Failure<K>>> = [];
   // The records of accepted commands already in `run` (for a replay)...
   private readonly folded: Array<Decide.Decision> = [];
   // ...and those of accepted inserts that are not, in order.
@@ -142,13 +148,15 @@ class Drain<K extends Log.Kind> {
     const { command } = request;
     // Only inserts decide from last_job_id alone; anything else sees the
     // inserts before it folded.
-    if (command._tag !== "InsertJobs" && this.backlog.length > 0) this.foldBacklog();
+    // Inserts with schema-3 fields decide against the state (unique keys).
+    const fromLastId = command._tag === "InsertJobs" && !Decide.insertUsesV3(command);
+    if (!fromLastId && this.backlog.length > 0) this.foldBacklog();
     try {
       if (request.waiting !== undefined) {
         if (!this.claimWaiting(request, request.waiting, command.now, true)) {
           this.parking.push(request);
         }
-      } else if (command._tag === "InsertJobs") this.insert(request, command);
+      } else if (command._tag === "InsertJobs" && fromLastId) this.insert(request, command);
       else this.decideAndFold(request, command);
     } catch (defect) {
       // A throwing decider or fold is a bug: its caller dies, the drain
@@ -196,7 +204,7 @@ class Drain<K extends Log.Kind> {
     if (events === undefined) return;
     if (events.length === 0) {
       request.accept(this.state, events);
-      request.settle(undefined);
+      this.riders.push(request);
       return;
     }
     // A decided record that the fold refuses is a bug in the deciders, not
@@ -318,6 +326,8 @@ export class BatchDecider<K extends Log.Kind> {
   private committedState: { readonly state: State.State; readonly lastSequence: number };
   // The drain whose late fold has not run yet.
   private unfolded: Drain<K> | undefined;
+  // The ticket of the last append: everything decided is durable once it settles.
+  private lastAppend: Ticket.Ticket<Failure<K>> | undefined;
   // A late fold that threw: `decided` lacks records that were queued, so
   // nothing may decide any more; every later command dies with it.
   private stopped: { readonly defect: unknown } | undefined;
@@ -382,7 +392,10 @@ export class BatchDecider<K extends Log.Kind> {
     for (const request of requests) drain.add(request);
     for (const request of drain.parking) this.parked.push(request);
     if (drain.madeAvailable && this.parked.length > 0) this.wakeParked(drain);
-    if (drain.accepted.length === 0) return;
+    if (drain.accepted.length === 0) {
+      this.answerRiders(drain.riders);
+      return;
+    }
     const appended = this.log.append(
       { records: drain.records, bytes: drain.bytes },
       this.decidedLastSequence,
@@ -390,9 +403,10 @@ export class BatchDecider<K extends Log.Kind> {
     if (appended instanceof AppendConflict) {
       // Nothing was appended: the drain's state is dropped (its base is
       // untouched) and its callers learn why.
-      for (const request of drain.accepted) request.refuse(appended);
+      for (const request of [...drain.accepted, ...drain.riders]) request.refuse(appended);
       return;
     }
+    this.lastAppend = appended;
     const lastSequence = appended.lastSequence;
     this.decidedLastSequence = lastSequence;
     if (drain.unfolded) {
@@ -405,6 +419,21 @@ export class BatchDecider<K extends Log.Kind> {
       this.decidedState = drain.state;
     }
     Ticket.onSettled(appended, (failure) => this.settle(drain, lastSequence, failure));
+  }
+
+  /**
+   * Answers the riders of a drain that appended nothing once the last
+   * append settles (at once if it has): an answer never shows a record
+   * (the existing job a duplicate insert names) that is not durable yet.
+   */
+  private answerRiders(riders: ReadonlyArray<Pending<Failure<K>>>): void {
+    if (riders.length === 0) return;
+    const settleAll = (failure: Failure<K> | undefined) => {
+      for (const request of riders) request.settle(failure);
+    };
+    const last = this.lastAppend;
+    if (last === undefined) settleAll(undefined);
+    else Ticket.onSettled(last, settleAll);
   }
 
   /** Parked waiting claims, oldest first. */
@@ -459,7 +488,7 @@ export class BatchDecider<K extends Log.Kind> {
   private settle(drain: Drain<K>, lastSequence: number, failure: Failure<K> | undefined): void {
     this.foldPending();
     if (drain.defect !== undefined) {
-      for (const request of drain.accepted) request.die(drain.defect.defect);
+      for (const request of [...drain.accepted, ...drain.riders]) request.die(drain.defect.defect);
       return;
     }
     // Tickets settle in sequence order; the guard keeps `committed`
@@ -468,6 +497,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.committedState = { state: drain.state, lastSequence };
     }
     for (const request of drain.accepted) request.settle(failure);
+    for (const request of drain.riders) request.settle(failure);
     if (failure === undefined) this.afterCommit(drain.records);
     // A log that failed for good takes no more appends: nothing parked would ever wake.
     const admitted = failure === undefined ? undefined : this.log.admission();

@@ -31,6 +31,8 @@ const explain = (rejected: Rejection.Rejection): string => {
       return `job ids would pass 2^53-1 (last ${rejected.lastJobId}, ${rejected.requested} requested)`;
     case "StaleAttempt":
       return `job ${rejected.jobId}'s attempt ${rejected.attempt} is no longer current (the job is ${rejected.state} at attempt ${rejected.currentAttempt})`;
+    case "UniqueKeyTaken":
+      return `job ${rejected.jobId}'s unique key ${JSON.stringify(rejected.uniqueKey)} in queue ${JSON.stringify(rejected.queue)} is held by job ${rejected.heldBy}, which is not terminal`;
     default: {
       const unknown: never = rejected;
       return String(unknown);

@@ -8,10 +8,11 @@
 import {
   type Backoff,
   Commands,
-  type Decide,
-  type Event,
+  Decide,
+  Event,
   type Job,
   Query,
+  type Queue,
   type Schedule,
   State,
   type Value,
@@ -64,6 +65,26 @@ export interface JobFilter {
   readonly limit?: number;
 }
 
+/**
+ * A job as an insert answers it. A job whose unique key collided
+ * (EVENTS-V3.md) is the existing job, with `duplicate: true`: nothing was
+ * appended for it. A job actually inserted has no `duplicate` field.
+ */
+export type InsertedJob = Job.Job & { readonly duplicate?: true };
+
+/** How `redrive` runs a discarded or cancelled job again. */
+export interface RedriveOptions {
+  /** Must exceed the job's attempt (default: its max_attempts, or attempt + 1 when used up). */
+  readonly maxAttempts?: number;
+  readonly reason?: string;
+}
+
+/** A queue's limits (EVENTS-V3.md (24,3)); a field left out is kept, null removes it. */
+export interface QueueLimits {
+  readonly concurrency?: number | null;
+  readonly rateLimit?: { readonly count: number; readonly perMs: number } | null;
+}
+
 const claimLimitDefault = 1;
 
 // The assertion for the job or schedule a command has just touched.
@@ -98,6 +119,52 @@ const insertedJob: AnswerOf<Job.Job> = (state, events) => {
     ? jobOf(state, event.jobId)
     : new Missing("insert decided no job");
 };
+
+/** The answers of an insert using schema-3 fields: duplicates marked (`Decide.insertAnswers`). */
+const answeredJobs =
+  (command: Commands.InsertJobs): AnswerOf<ReadonlyArray<InsertedJob>> =>
+  (state, events) => {
+    const jobs: Array<InsertedJob> = [];
+    for (const answer of Decide.insertAnswers(state, command, events)) {
+      if (answer === undefined) return new Missing("an inserted job has no answer");
+      const job = jobOf(state, answer.jobId);
+      if (job instanceof Missing) return job;
+      jobs.push(answer.duplicate ? { ...job, duplicate: true } : job);
+    }
+    return jobs;
+  };
+
+const firstOf =
+  (answer: AnswerOf<ReadonlyArray<InsertedJob>>): AnswerOf<InsertedJob> =>
+  (state, events) => {
+    const jobs = answer(state, events);
+    if (jobs instanceof Missing) return jobs;
+    return jobs[0] ?? new Missing("insert decided no job");
+  };
+
+const insertIssue = (at: number, job: Commands.NewJob): Issue<InsertedJob> => {
+  const command = Commands.insertJobs({ now: at, jobs: [job] });
+  return {
+    command,
+    answerOf: Decide.insertUsesV3(command) ? firstOf(answeredJobs(command)) : insertedJob,
+  };
+};
+
+const insertManyIssue = (
+  at: number,
+  jobs: ReadonlyArray<Commands.NewJob>,
+): Issue<ReadonlyArray<InsertedJob>> => {
+  const command = Commands.insertJobs({ now: at, jobs });
+  return {
+    command,
+    answerOf: Decide.insertUsesV3(command) ? answeredJobs(command) : insertedJobs,
+  };
+};
+
+const queueStateOf =
+  (queue: string): AnswerOf<Queue.QueueState | undefined> =>
+  (state) =>
+    State.queue(state, queue);
 const insertedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
   jobsTouched(state, events, "JobInserted");
 const startedJobs: AnswerOf<ReadonlyArray<Job.Job>> = (state, events) =>
@@ -120,18 +187,60 @@ const jobById =
  * a promise; both resolve once the command's records are durable.
  */
 export const commands = {
-  /** Inserts one job; answers it as inserted. */
-  insert: (at: number, job: Commands.NewJob): Issue<Job.Job> => ({
-    command: Commands.insertJobs({ now: at, jobs: [job] }),
-    answerOf: insertedJob,
-  }),
-  /** Inserts several jobs atomically (one mutation); answers them in order. */
+  /**
+   * Inserts one job; answers it as inserted. With a `uniqueKey` that a job
+   * of the queue holds (not terminal, or finished within `uniquePeriodMs`),
+   * appends nothing and answers that job with `duplicate: true`.
+   */
+  insert: (at: number, job: Commands.NewJob): Issue<InsertedJob> => insertIssue(at, job),
+  /**
+   * Inserts several jobs atomically (one mutation); answers them in order,
+   * each duplicate on its own (the others are inserted together).
+   */
   insertMany: (
     at: number,
     jobs: ReadonlyArray<Commands.NewJob>,
-  ): Issue<ReadonlyArray<Job.Job>> => ({
-    command: Commands.insertJobs({ now: at, jobs }),
-    answerOf: insertedJobs,
+  ): Issue<ReadonlyArray<InsertedJob>> => insertManyIssue(at, jobs),
+  /** Runs a discarded or cancelled job again, keeping its history (EVENTS-V3.md (20,3)). */
+  redrive: (at: number, jobId: number, options: RedriveOptions = {}): Issue<Job.Job> => ({
+    command: Commands.redriveJob({
+      now: at,
+      jobId,
+      reason: options.reason ?? null,
+      ...(options.maxAttempts === undefined ? {} : { maxAttempts: options.maxAttempts }),
+    }),
+    answerOf: jobById(jobId),
+  }),
+  /** Pauses a queue: claims start nothing from it (running jobs go on). Answers its state. */
+  pauseQueue: (at: number, queue: string): Issue<Queue.QueueState | undefined> => ({
+    command: Commands.setQueueState({ now: at, queue, paused: true }),
+    answerOf: queueStateOf(queue),
+  }),
+  /** Resumes a paused queue, keeping its limits; answers its state (undefined: the default). */
+  resumeQueue: (at: number, queue: string): Issue<Queue.QueueState | undefined> => ({
+    command: Commands.setQueueState({ now: at, queue, paused: false }),
+    answerOf: queueStateOf(queue),
+  }),
+  /** Sets a queue's concurrency and rate limit; answers its state. */
+  setQueueLimits: (
+    at: number,
+    queue: string,
+    limits: QueueLimits,
+  ): Issue<Queue.QueueState | undefined> => ({
+    command: Commands.setQueueState({
+      now: at,
+      queue,
+      ...(limits.concurrency === undefined ? {} : { concurrency: limits.concurrency }),
+      ...(limits.rateLimit === undefined
+        ? {}
+        : {
+            rateLimit:
+              limits.rateLimit === null
+                ? null
+                : { count: limits.rateLimit.count, perMs: limits.rateLimit.perMs },
+          }),
+    }),
+    answerOf: queueStateOf(queue),
   }),
   /** Starts up to `limit` (default 1) available jobs of `queue` in claim order; may be none. */
   claim: (at: number, queue: string, limit = claimLimitDefault): Issue<ReadonlyArray<Job.Job>> => ({
@@ -229,23 +338,34 @@ export const commands = {
   }),
 };
 
-/** The two commands of a tick, at one time: due jobs first, then due occurrences. */
-export const tickCommands = {
-  makeDueAvailable: (at: number): Issue<Decide.Decision> => ({
-    command: Commands.makeDueAvailable({ now: at }),
-    answerOf: theEvents,
-  }),
-  deliverDue: (at: number): Issue<Decide.Decision> => ({
-    command: Commands.tick({ now: at }),
-    answerOf: theEvents,
-  }),
-};
+/**
+ * How long after `started.at + timeout_ms` the engine fails an attempt
+ * still executing (EVENTS-V3.md's grace): the worker aborts its handler at
+ * the deadline itself, and this leaves it time to report the failure first.
+ */
+export const timeoutGraceMs = 5_000;
+
+/**
+ * The commands of a tick, at one time, in the order it issues them: due
+ * jobs first, then due occurrences, then timeouts. Each is its own batch, so
+ * a tick that fails may have committed the ones before (the crash and fault
+ * workloads replay this very list).
+ */
+export const tickIssues = (
+  at: number,
+): readonly [Issue<Decide.Decision>, Issue<Decide.Decision>, Issue<Decide.Decision>] => [
+  { command: Commands.makeDueAvailable({ now: at }), answerOf: theEvents },
+  { command: Commands.tick({ now: at }), answerOf: theEvents },
+  { command: Commands.timeoutJobs({ now: at, graceMs: timeoutGraceMs }), answerOf: theEvents },
+];
 
 /** What a `tick` did. */
 export interface TickReport {
   readonly madeAvailable: number;
   readonly delivered: number;
   readonly skipped: number;
+  /** Attempts failed for outliving their `timeout_ms` plus `timeoutGraceMs`. */
+  readonly timedOut: number;
 }
 
 const countMembers = (
@@ -255,16 +375,18 @@ const countMembers = (
   let total = 0;
   for (const event of events) {
     if (event._tag === "Mutation") total += event.events.filter(predicate).length;
-    else if (event._tag !== "SnapshotPart" && predicate(event)) total += 1;
+    else if (!Event.isSnapshotPart(event) && predicate(event)) total += 1;
   }
   return total;
 };
 
-/** What a tick's two commands did. */
+/** What a tick's commands did (the decisions of `tickIssues`, in order). */
 export const tickReport = (
   promoted: Decide.Decision,
   occurrences: Decide.Decision,
+  timedOut: Decide.Decision,
 ): TickReport => ({
+  timedOut: timedOut.length,
   madeAvailable: promoted.length,
   delivered: countMembers(
     occurrences,
@@ -312,6 +434,13 @@ export const queries = {
   ],
   /** Job counts per queue and state. */
   counts: (states: States): ReadonlyMap<string, Query.Counts> => Query.counts(states.committed),
+  /** A queue's committed state (EVENTS-V3.md), or undefined for the default: unpaused, no limits. */
+  queue: (states: States, queue: string): Queue.QueueState | undefined =>
+    State.queue(states.committed, queue),
+  /** Every queue whose committed state is not the default. */
+  queues: (states: States): ReadonlyArray<Queue.QueueState> => [
+    ...states.committed.queues.values(),
+  ],
   /** The earliest time a `tick` has work to do, or null. */
-  nextWakeAt: (states: States): number | null => Query.nextWakeAt(states.decided),
+  nextWakeAt: (states: States): number | null => Query.nextWakeAt(states.decided, timeoutGraceMs),
 };

@@ -11,7 +11,7 @@
  * A compaction's base records are not events (they restate the state), so
  * subscribers skip them.
  */
-import type { Event } from "@tay/core";
+import { Event } from "@tay/core";
 import { Chunk, Effect, Option, Stream } from "effect";
 import type * as Log from "../../log/Log.js";
 
@@ -37,7 +37,7 @@ export const catchUpPageRecords = 1024;
 
 /** The domain events of a record (a mutation's members, a base record none). */
 const eventsOf = (sequence: number, event: Event.Event, into: Array<Committed>): void => {
-  if (event._tag === "SnapshotPart") return;
+  if (Event.isSnapshotPart(event)) return;
   if (event._tag === "Mutation") {
     event.events.forEach((member, index) => {
       into.push({ sequence, member: index, event: member });

@@ -13,6 +13,7 @@ import { Deferred, Duration, Effect, FiberId } from "effect";
 /** What a tick moved (the engine's `TickReport`). */
 export interface Progress {
   readonly madeAvailable: number;
+  readonly timedOut: number;
   readonly delivered: number;
   readonly skipped: number;
 }
@@ -48,7 +49,9 @@ export class Timers {
       if (next !== null && next <= now) {
         const progress = yield* tick;
         // Something is due and the tick moved nothing: a bug, not a reason to spin.
-        if (progress.madeAvailable + progress.delivered + progress.skipped === 0) {
+        const moved =
+          progress.madeAvailable + progress.delivered + progress.skipped + progress.timedOut;
+        if (moved === 0) {
           yield* Effect.sleep(stuckRetryMs);
         }
         return;

@@ -1,8 +1,10 @@
 /**
  * Timeouts without a timer per attempt: every attempt of a worker gets the
- * same `timeoutMs`, and attempts start in time order, so their deadlines
- * come in order too; one fiber sleeps until the earliest and aborts what
- * has run past it. It sleeps on Effect's `Clock`, so `TestClock` drives it.
+ * same `timeoutMs`, or its job's own (EVENTS-V3.md `timeout_ms`) when that
+ * is shorter; attempts start in time order, so their deadlines mostly come
+ * in order too (a job's own shorter one is inserted in its place); one
+ * fiber sleeps until the earliest and aborts what has run past it. It
+ * sleeps on Effect's `Clock`, so `TestClock` drives it.
  */
 import { Duration, Effect } from "effect";
 import type { Attempt } from "./attempt.js";
@@ -14,13 +16,25 @@ export class Deadlines {
   private wake: (() => void) | undefined;
 
   constructor(
-    private readonly timeoutMs: number,
+    private readonly timeoutMs: number | undefined,
     private readonly now: () => number,
   ) {}
 
-  /** `attempt` started now: aborted with "timeout" once it runs `timeoutMs`. */
-  add(attempt: Attempt): void {
-    this.queue.push({ at: this.now() + this.timeoutMs, attempt });
+  /**
+   * `attempt` started now: aborted with "timeout" once it runs the worker's
+   * `timeoutMs` or `jobTimeoutMs`, whichever is shorter (never, with neither).
+   */
+  add(attempt: Attempt, jobTimeoutMs: number | null = null): void {
+    const timeoutMs = Math.min(
+      this.timeoutMs ?? Number.POSITIVE_INFINITY,
+      jobTimeoutMs ?? Number.POSITIVE_INFINITY,
+    );
+    if (timeoutMs === Number.POSITIVE_INFINITY) return;
+    const at = this.now() + timeoutMs;
+    // Usually last; a job's own shorter timeout may go before later ones.
+    let index = this.queue.length;
+    while (index > this.head && (this.queue[index - 1]?.at ?? 0) > at) index--;
+    this.queue.splice(index, 0, { at, attempt });
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
