@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `pnpm fuzz [--inputs N] [--seed S]`: runs the codec's fuzzer (packages/codec/test/support/fuzz.ts)
+// `pnpm fuzz [--inputs N | --per-decoder N] [--seed S]`: runs the codec's fuzzer (packages/codec/test/support/fuzz.ts)
 // through its vitest suite on N random and mutated inputs in all (default 1,000,000), spread
 // evenly over every decoder (value, record, segment header and footer, STORE-V2, MANIFEST,
 // CURRENT, store id, every event payload), and prints each decoder's counts. Fails if any input
@@ -11,7 +11,9 @@ const { values } = parseArgs({
   options: {
     inputs: { type: "string", default: "1000000" },
     seed: { type: "string", default: String(Date.now() % 1_000_000) },
-    decoders: { type: "string", default: "23" },
+    decoders: { type: "string", default: "28" },
+    // Inputs to each decoder, instead of --inputs spread over them.
+    "per-decoder": { type: "string" },
   },
 });
 const inputs = Number(values.inputs);
@@ -20,9 +22,14 @@ if (!Number.isSafeInteger(inputs) || inputs < 1) {
   console.error(`fuzz: --inputs must be a positive integer, not ${values.inputs}`);
   process.exit(2);
 }
-const perDecoder = Math.ceil(inputs / decoders);
+const perDecoder =
+  values["per-decoder"] === undefined ? Math.ceil(inputs / decoders) : Number(values["per-decoder"]);
+if (!Number.isSafeInteger(perDecoder) || perDecoder < 1) {
+  console.error(`fuzz: --per-decoder must be a positive integer, not ${values["per-decoder"]}`);
+  process.exit(2);
+}
 console.log(
-  `fuzz: ${perDecoder} inputs to each of ${decoders} decoders (at least ${inputs}), seed ${values.seed}`,
+  `fuzz: ${perDecoder} inputs to each decoder (${decoders} decoders expected), seed ${values.seed}`,
 );
 const run = spawnSync("npx", ["vitest", "run", "packages/codec/test/Fuzz.test.ts"], {
   stdio: "inherit",

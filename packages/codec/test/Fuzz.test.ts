@@ -39,5 +39,6 @@ describe("fuzz", () => {
         expect(report.valid, report.name).toBeGreaterThan(0);
       }
     }
-  }, 600_000);
+  // Ten minutes, or more for long runs (`pnpm fuzz --per-decoder 1000000` on a loaded machine).
+  }, Math.max(600_000, inputsPerTarget * 3));
 });
