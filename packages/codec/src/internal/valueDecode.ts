@@ -222,6 +222,28 @@ const readKey = (
   return undefined;
 };
 
+/**
+ * Where the next item's tag is, from `position`: past the entry's key when
+ * the innermost open container is a map (read into `top`), or the refusal
+ * of the key or of an item there.
+ */
+const itemStart = (
+  bytes: Uint8Array,
+  position: number,
+  end: number,
+  top: Frame | undefined,
+  openCount: number,
+  depthMax: number,
+): number | Decoded => {
+  let start = position;
+  if (top?.map !== undefined) {
+    const refusal = readKey(bytes, position, end, top);
+    if (refusal !== undefined) return refusal;
+    start = top.keyEnd;
+  }
+  return itemRefusal(start, end, openCount, depthMax) ?? start;
+};
+
 /** What `handUp` returns while a container stays open. */
 const stillOpen: unique symbol = Symbol("stillOpen");
 
@@ -268,14 +290,12 @@ export const decodeValueWithin = (
   // The innermost open container (the top of `stack`), kept at hand.
   let top: Frame | undefined;
   let position = cursor.at;
+  // Containers that may still open, counted from the payload's root.
+  const depthMax = valueDepthMax - enclosingDepth;
   for (;;) {
-    if (top?.map !== undefined) {
-      const refusal = readKey(bytes, position, end, top);
-      if (refusal !== undefined) return refusal;
-      position = top.keyEnd;
-    }
-    const refusal = itemRefusal(position, end, stack.length, valueDepthMax - enclosingDepth);
-    if (refusal !== undefined) return refusal;
+    const start = itemStart(bytes, position, end, top, stack.length, depthMax);
+    if (typeof start !== "number") return start;
+    position = start;
     const tag = bytes[position] ?? -1;
     let value: Value;
     switch (tag) {

@@ -138,6 +138,71 @@ const writeInline = (
   }
 };
 
+/**
+ * `pwrite` on libuv's thread pool. Writes and syncs are the store's hot path
+ * (one of each per batch): the call is one step, without intermediate effects.
+ */
+const writeAsync = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<number, DiskError> =>
+  Effect.async<number, DiskError>((resume) => {
+    fs.write(fd, bytes, 0, bytes.length, position, (error, written) =>
+      resume(
+        failed(error) ? Effect.fail(toDiskError("write", path, error)) : Effect.succeed(written),
+      ),
+    );
+  });
+
+/** `fdatasync` on libuv's thread pool, one step like `writeAsync`. */
+const syncAsync = (path: string, fd: number): Effect.Effect<void, DiskError> =>
+  Effect.async<void, DiskError>((resume) => {
+    fs.fdatasync(fd, (error) =>
+      resume(failed(error) ? Effect.fail(toDiskError("sync", path, error)) : Effect.void),
+    );
+  });
+
+/** An open descriptor and whether it was closed. */
+interface Descriptor {
+  readonly path: string;
+  readonly fd: number;
+  closed: boolean;
+}
+
+/**
+ * After close the descriptor number may be reused by another open file, so
+ * every operation checks the flag before touching `fd`.
+ */
+const guarded = <A>(
+  descriptor: Descriptor,
+  operation: "read" | "write" | "sync" | "stat" | "truncate",
+  run: () => Effect.Effect<A, DiskError>,
+): Effect.Effect<A, DiskError> =>
+  Effect.suspend(() =>
+    descriptor.closed ? Effect.fail(closedHandle(operation, descriptor.path)) : run(),
+  );
+
+/** A write: checked, then on the caller's thread when `inline` allows it, else on the pool. */
+const writeAt = (
+  descriptor: Descriptor,
+  inline: boolean,
+  position: number,
+  bytes: Uint8Array,
+): Effect.Effect<number, DiskError> =>
+  Effect.suspend(() => {
+    const { path, fd } = descriptor;
+    if (!isByteCount(position) || !isByteCount(bytes.length)) {
+      return invalidByteCounts(path, position, bytes.length);
+    }
+    if (descriptor.closed) return Effect.fail(closedHandle("write", path));
+    if (inline && bytes.length <= inlineWriteBytesMax) {
+      return writeInline(path, fd, position, bytes);
+    }
+    return writeAsync(path, fd, position, bytes);
+  });
+
 const makeFileHandle = (
   path: string,
   fd: number,
@@ -146,65 +211,30 @@ const makeFileHandle = (
 ): FileHandle => {
   // An O_DSYNC write waits for the device: never on the caller's thread.
   const inline = inlineWrites && !dataSync;
-  // After close the descriptor number may be reused by another open file, so
-  // every operation checks this flag before touching `fd`.
-  let closed = false;
-  const guarded = <A>(
-    operation: "read" | "write" | "sync" | "stat" | "truncate",
-    run: () => Effect.Effect<A, DiskError>,
-  ): Effect.Effect<A, DiskError> =>
-    Effect.suspend(() => (closed ? Effect.fail(closedHandle(operation, path)) : run()));
-  // Writes and syncs are the store's hot path (one of each per batch): the
-  // checks and the call are one step each, without intermediate effects.
-  const onWritten =
-    (resume: (effect: Effect.Effect<number, DiskError>) => void) =>
-    (error: NodeJS.ErrnoException | null | undefined, written: number) =>
-      resume(
-        failed(error) ? Effect.fail(toDiskError("write", path, error)) : Effect.succeed(written),
-      );
-  const onSynced =
-    (resume: (effect: Effect.Effect<void, DiskError>) => void) =>
-    (error: NodeJS.ErrnoException | null | undefined) =>
-      resume(failed(error) ? Effect.fail(toDiskError("sync", path, error)) : Effect.void);
+  const descriptor: Descriptor = { path, fd, closed: false };
   return {
     path,
     dataSync,
     read: (position, length) =>
       Effect.zipRight(
         checkByteCounts(path, position, length),
-        guarded("read", () => readAt(path, fd, position, length)),
+        guarded(descriptor, "read", () => readAt(path, fd, position, length)),
       ),
-    write: (position, bytes) =>
-      Effect.suspend(() => {
-        if (!isByteCount(position) || !isByteCount(bytes.length)) {
-          return invalidByteCounts(path, position, bytes.length);
-        }
-        if (closed) return Effect.fail(closedHandle("write", path));
-        if (inline && bytes.length <= inlineWriteBytesMax)
-          return writeInline(path, fd, position, bytes);
-        return Effect.async<number, DiskError>((resume) => {
-          fs.write(fd, bytes, 0, bytes.length, position, onWritten(resume));
-        });
-      }),
-    sync: () =>
-      Effect.suspend(() => {
-        if (closed) return Effect.fail(closedHandle("sync", path));
-        return Effect.async<void, DiskError>((resume) => {
-          fs.fdatasync(fd, onSynced(resume));
-        });
-      }),
+    write: (position, bytes) => writeAt(descriptor, inline, position, bytes),
+    sync: () => guarded(descriptor, "sync", () => syncAsync(path, fd)),
     truncate: (size) =>
       Effect.zipRight(
         checkByteCounts(path, size, 0),
-        guarded("truncate", () =>
+        guarded(descriptor, "truncate", () =>
           callVoid("truncate", path, (callback) => fs.ftruncate(fd, size, callback)),
         ),
       ),
-    size: () => guarded("stat", () => Effect.map(fileStat(path, fd), (stats) => stats.size)),
+    size: () =>
+      guarded(descriptor, "stat", () => Effect.map(fileStat(path, fd), (stats) => stats.size)),
     close: () =>
       Effect.suspend(() => {
-        if (closed) return Effect.void;
-        closed = true;
+        if (descriptor.closed) return Effect.void;
+        descriptor.closed = true;
         return closeDescriptor(path, fd);
       }),
   };

@@ -14,9 +14,11 @@
  * an attempt names the attempt (fencing): a late handler's complete or fail
  * is refused as `StaleAttempt` and appends nothing. A timeout aborts the
  * handler's signal and fails the attempt ("timeout"). `close` stops
- * claiming, waits for running handlers, then aborts the rest and fails them
- * ("interrupted", retried by the usual rules): after a clean close no job
- * is left executing; after a crash, the engine's rescue at open ends them.
+ * claiming; a job once claimed runs (one whose claim was in flight as the
+ * close began too): the close waits for running handlers up to its timeout,
+ * then aborts the rest and fails them ("interrupted", retried by the usual
+ * rules). After a clean close no job is left executing; after a crash, the
+ * engine's rescue at open ends them.
  */
 import type { Backoff, Event, Job } from "@tay/core";
 import { Data, Effect, Exit, Fiber, Scope } from "effect";
@@ -174,8 +176,6 @@ const watchEndings =
 interface Closing {
   readonly slots: Slots;
   readonly attempts: ReadonlyMap<number, Attempt>;
-  /** Jobs claimed as the worker closed (their claims decided before): failed, never run. */
-  readonly unrun: ReadonlySet<number>;
   /** The claim loop, ending once the close stopped it (never rejects). */
   readonly claiming: Promise<void>;
   /** Stops what runs beside the claim loop: the watch of commits, the timeouts. */
@@ -189,7 +189,7 @@ interface Closing {
 const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> =>
   Effect.gen(function* () {
     const { slots, attempts } = worker;
-    // A claim in progress starts its jobs first (they fail as interrupted, unrun).
+    // A claim in flight starts its jobs first: claimed, they run like the others.
     yield* Effect.promise(() => worker.claiming);
     const running = slots.busy;
     // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
@@ -198,12 +198,11 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
       Effect.interruptible(slots.idle),
       `${timeoutMs} millis`,
     ).pipe(Effect.option);
-    const interrupted = new Set(worker.unrun);
-    if (drained._tag === "None") for (const jobId of attempts.keys()) interrupted.add(jobId);
+    const interrupted = drained._tag === "None" ? attempts.size : 0;
     for (const attempt of attempts.values()) attempt.abort("interrupted");
     yield* slots.idle;
     yield* worker.stop;
-    return { finished: running - interrupted.size, interrupted: interrupted.size };
+    return { finished: running - interrupted, interrupted };
   });
 
 /**
@@ -219,7 +218,6 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const { queues, concurrency } = yield* checked(options);
     const slots = new Slots(queues, concurrency);
     const attempts = new Map<number, Attempt>();
-    const unrun = new Set<number>();
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const settings = {
@@ -230,16 +228,10 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     };
     // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
     const deadlines = new Deadlines(options.timeoutMs, now);
-    let closing = false;
     const start = (job: Job.Job) => {
       const attempt = new Attempt(job);
       slots.take(job.queue);
       attempts.set(job.jobId, attempt);
-      // Claimed while closing (its claim was decided before the close): not run.
-      if (closing) {
-        unrun.add(job.jobId);
-        attempt.abort("interrupted");
-      }
       deadlines.add(attempt, job.timeoutMs);
       // A promise, not a fiber: the attempt's cost is its handler and two commands.
       void runAttempt(engine.promises, attempt, settings).finally(() => {
@@ -255,11 +247,10 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
       Effect.suspend(() => {
         if (report !== undefined) return Effect.succeed(report);
-        closing = true;
         claims.stop();
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
         return Effect.tap(
-          closed({ slots, attempts, unrun, claiming: claims.done, stop }, timeoutMs),
+          closed({ slots, attempts, claiming: claims.done, stop }, timeoutMs),
           (done) => {
             report = done;
           },

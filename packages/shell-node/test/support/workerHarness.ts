@@ -181,6 +181,11 @@ export class Ledger {
     }
   }
 
+  /** Whether the handler of `attempt` of `jobId` was called. */
+  called(jobId: number, attempt: number): boolean {
+    return this.invocations.has(`${jobId}.${attempt}`);
+  }
+
   /** The live attempt of `jobId`, if any. */
   liveAttempt(jobId: number): number | undefined {
     return this.live.get(jobId)?.attempt;

@@ -1,10 +1,10 @@
 /**
- * Closing a worker ends what it aborted as the worker decided: a job whose claim was decided just
- * before the close is failed as interrupted (and counted so) without its handler ever being
- * called, the end of its scope waits `closeTimeoutMs` and then aborts the rest even though a
- * scope's finalizers run uninterruptibly, and an attempt aborted at close is failed with
- * "interrupted" whatever its handler does once its signal is aborted (returns a value, rejects
- * with the signal's reason, or never settles). The closes run as promises raced against a real
+ * Closing a worker lets every job it claimed run within the close's timeout: a job whose claim was
+ * in flight as the close began runs and completes (and is counted finished), or is aborted and
+ * failed as interrupted at the timeout; the end of its scope waits `closeTimeoutMs` and then
+ * aborts the rest even though a scope's finalizers run uninterruptibly, and an attempt aborted at
+ * close is failed with "interrupted" whatever its handler does once its signal is aborted
+ * (returns a value, rejects with the signal's reason, or never settles). The closes run as promises raced against a real
  * timer, so a close that would wait for ever fails the test instead of hanging it, and a disk
  * whose writes finish a turn later holds the claim's batch in flight while the close begins.
  */
@@ -56,14 +56,15 @@ const endsOf = (state: State.State) =>
   );
 
 describe("closing a worker", () => {
-  it("fails a job claimed as it closes as interrupted, leaving nothing executing", async () => {
+  it("runs a job whose claim was in flight as it closes, and waits for it", async () => {
     const program = Effect.gen(function* () {
       // The claim's batch is then still being written when the close begins.
       const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
-      const called: Array<number> = [];
+      const order: Array<string> = [];
       const worker = yield* Worker.run(engine, {
         queues: { q: 1 },
-        handlers: { Quick: (job) => void called.push(job.jobId) },
+        handlers: { Quick: (job) => void order.push(`handler ${job.jobId}`) },
+        onEvent: (event) => order.push(event._tag),
       });
       // The worker's claim is parked; the insert's drain starts the job for it.
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
@@ -74,33 +75,45 @@ describe("closing a worker", () => {
         maxAttempts: 2,
       });
       yield* Effect.yieldNow();
+      order.push("close");
       const closing = yield* Effect.fork(worker.close({ timeoutMs: 50 }));
       expect(yield* endsInTime(Fiber.join(closing))).toBe("ended");
-      expect(yield* Fiber.join(closing)).toEqual({ finished: 0, interrupted: 1 });
+      expect(yield* Fiber.join(closing)).toEqual({ finished: 1, interrupted: 0 });
       yield* Effect.promise(() => inserting);
-      expect(endsOf(yield* engine.state())).toEqual({ Quick: ["retryable", ["interrupted"]] });
+      // Claimed after the close began (its claim in flight), it ran and completed.
+      expect(order).toEqual(["close", "Started", "handler 1", "Completed"]);
+      expect(endsOf(yield* engine.state())).toEqual({ Quick: ["completed", []] });
+      expect(worker.running()).toBe(0);
     });
     await Effect.runPromise(Effect.scoped(program));
   });
 
-  it("never calls the handler of a job claimed as it closes", async () => {
+  it("interrupts a job claimed as it closes once the close's timeout passes", async () => {
     const program = Effect.gen(function* () {
       const { engine } = yield* engineOnFaultDisk({ writesOnNextTurn: true });
-      const called: Array<number> = [];
+      const running = yield* Deferred.make<void>();
       const events: Array<string> = [];
       const worker = yield* Worker.run(engine, {
         queues: { q: 1 },
-        handlers: { Quick: (job) => void called.push(job.jobId) },
+        handlers: { Stuck: onAbort(running, () => undefined) },
         onEvent: (event) => events.push(event._tag),
       });
       yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
-      const inserting = engine.promises.insert({ queue: "q", worker: "Quick", args: null });
+      const inserting = engine.promises.insert({
+        queue: "q",
+        worker: "Stuck",
+        args: null,
+        maxAttempts: 2,
+      });
       yield* Effect.yieldNow();
-      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      const closing = yield* Effect.fork(worker.close({ timeoutMs: 50 }));
+      expect(yield* endsInTime(Fiber.join(closing))).toBe("ended");
+      expect(yield* Fiber.join(closing)).toEqual({ finished: 0, interrupted: 1 });
       yield* Effect.promise(() => inserting);
-      // Give a handler called late every chance to show up.
-      yield* Effect.promise(() => realSleep(20));
-      expect([called, events]).toEqual([[], ["Started", "Retried"]]);
+      // Its handler was called (it ran), then aborted at the timeout.
+      expect(yield* Deferred.isDone(running)).toBe(true);
+      expect(events).toEqual(["Started", "Retried"]);
+      expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
     });
     await Effect.runPromise(Effect.scoped(program));
   });

@@ -212,8 +212,8 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Promise<Outcome
     attempt.whenAborted((reason) => resolve({ _tag: "Aborted", reason }));
     // A handler that throws synchronously fails like one that rejects. The registry's argument
     // types are its owner's promise about the args the jobs carry: the runtime hands over what
-    // the job holds. An attempt aborted before its handler is called (claimed as the worker
-    // closed, or ended by someone else in the turns until the call) never calls it.
+    // the job holds. An attempt aborted before its handler is called (ended by someone else,
+    // or interrupted at a close's timeout, in the turns until the call) never calls it.
     Promise.resolve()
       .then(() =>
         attempt.reason === undefined

@@ -2,10 +2,10 @@
  * The worker's claim loop: parks one waiting claim (`nextJobs`) with the
  * lanes that have room, starts what it answers, and claims again. A
  * promise loop, not a fiber: a claim costs the engine's command, nothing
- * more. Once a claim is decided its jobs are started (to run, or to fail as
- * interrupted when the worker closes meanwhile): `stop` gives up a parked
- * claim, and the close waits for the loop to end rather than cutting it
- * short.
+ * more. Once a claim is decided its jobs are started and run, even when the
+ * worker closes meanwhile: `stop` gives up a parked claim, and the close
+ * waits for the loop to end (its last jobs started) rather than cutting it
+ * short, then gives them its timeout like any running job.
  */
 import type { Job } from "@tay/core";
 import type * as Engine from "../../engine/Engine.js";
