@@ -23,7 +23,9 @@ if (!Number.isSafeInteger(inputs) || inputs < 1) {
   process.exit(2);
 }
 const perDecoder =
-  values["per-decoder"] === undefined ? Math.ceil(inputs / decoders) : Number(values["per-decoder"]);
+  values["per-decoder"] === undefined
+    ? Math.ceil(inputs / decoders)
+    : Number(values["per-decoder"]);
 if (!Number.isSafeInteger(perDecoder) || perDecoder < 1) {
   console.error(`fuzz: --per-decoder must be a positive integer, not ${values["per-decoder"]}`);
   process.exit(2);

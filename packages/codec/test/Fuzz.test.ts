@@ -19,26 +19,30 @@ describe("fuzz", () => {
     expect(borrowing.map((target) => target.name)).toEqual([]);
   });
 
-  it(`${inputsPerTarget} random and mutated inputs per decoder: a value or a typed refusal each`, async () => {
-    const started = performance.now();
-    const reports = await fuzz(inputsPerTarget, seed);
-    const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    const total = reports.reduce((sum, report) => sum + report.inputs, 0);
-    console.log(
-      `fuzz (seed ${seed}): ${total} inputs to ${reports.length} decoders in ${seconds} s, no throw, every result typed:\n${reports
-        .map(
-          (report) =>
-            `  ${report.name}: ${report.inputs} inputs, ${report.valid} decoded, ${report.inputs - report.valid - report.failures.length} refused`,
-        )
-        .join("\n")}`,
-    );
-    for (const report of reports) expect(report.failures, report.name).toEqual([]);
-    // The mutations reach past the checksums: some inputs of every fixed layout still decode.
-    for (const report of reports) {
-      if (!report.name.startsWith("store id")) {
-        expect(report.valid, report.name).toBeGreaterThan(0);
+  it(
+    `${inputsPerTarget} random and mutated inputs per decoder: a value or a typed refusal each`,
+    async () => {
+      const started = performance.now();
+      const reports = await fuzz(inputsPerTarget, seed);
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      const total = reports.reduce((sum, report) => sum + report.inputs, 0);
+      console.log(
+        `fuzz (seed ${seed}): ${total} inputs to ${reports.length} decoders in ${seconds} s, no throw, every result typed:\n${reports
+          .map(
+            (report) =>
+              `  ${report.name}: ${report.inputs} inputs, ${report.valid} decoded, ${report.inputs - report.valid - report.failures.length} refused`,
+          )
+          .join("\n")}`,
+      );
+      for (const report of reports) expect(report.failures, report.name).toEqual([]);
+      // The mutations reach past the checksums: some inputs of every fixed layout still decode.
+      for (const report of reports) {
+        if (!report.name.startsWith("store id")) {
+          expect(report.valid, report.name).toBeGreaterThan(0);
+        }
       }
-    }
-  // Ten minutes, or more for long runs (`pnpm fuzz --per-decoder 1000000` on a loaded machine).
-  }, Math.max(600_000, inputsPerTarget * 3));
+      // Ten minutes, or more for long runs (`pnpm fuzz --per-decoder 1000000` on a loaded machine).
+    },
+    Math.max(600_000, inputsPerTarget * 3),
+  );
 });
