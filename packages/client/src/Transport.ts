@@ -116,7 +116,7 @@ export class Transport {
   }
 
   /** A JSON request and its checked answer; an error answer rejects with its `ServerError`. */
-  async json<A>(
+  json<A>(
     method: string,
     path: string,
     body: Wire.Json | undefined,
@@ -124,6 +124,17 @@ export class Transport {
     options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
   ): Promise<A> {
     const text = body === undefined ? undefined : JSON.stringify(body);
+    return this.jsonText(method, path, text, decoder, options);
+  }
+
+  /** `json` with the body already serialized (a batch laid out from its jobs' texts). */
+  async jsonText<A>(
+    method: string,
+    path: string,
+    text: string | undefined,
+    decoder: Shape.Decoder<A>,
+    options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
+  ): Promise<A> {
     const response = await this.open(method, path, text, options.headers, options.signal);
     const answer = await readAll(response);
     const parsed = parseJson(answer, path);
@@ -156,7 +167,8 @@ const parseJson = (text: string, path: string): unknown => {
   }
 };
 
-const serverError = (parsed: unknown, path: string, status: number): Error => {
+/** The `ServerError` of an error answer's body (`BadResponse` when it is not one). */
+export const serverError = (parsed: unknown, path: string, status: number): Error => {
   const decoded = Shape.decode(Wire.errorBody, parsed, "answer");
   if (!decoded.ok)
     return new BadResponse(path, `status ${status}: ${Shape.explain(decoded.error)}`);

@@ -138,7 +138,7 @@ const rejectionOf = (error: object): JsonObject | undefined => {
 };
 
 /** The status of an engine error: refusals are the caller's, the rest the server's. */
-const statusOf = (tag: string): number => {
+export const statusOf = (tag: string): number => {
   switch (tag) {
     case "Rejected":
       return 409;

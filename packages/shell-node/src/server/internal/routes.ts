@@ -11,6 +11,7 @@ import { type Job, State } from "@tay/core";
 import { Effect } from "effect";
 import type * as Engine from "../../engine/Engine.js";
 import { InvalidRequest } from "../ServerError.js";
+import { statusOf } from "./http.js";
 import { type Leases, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
 import type { Sessions } from "./sessions.js";
@@ -290,7 +291,8 @@ const errorOf = (error: unknown): JsonObject => {
     typeof error === "object" && error !== null && "rejection" in error
       ? { rejection: primitiveFields(error.rejection) }
       : {};
-  return { _tag: tag, message, ...rejection };
+  // The status `/v1/insert` would have answered: a client that batched its inserts reports it.
+  return { _tag: tag, message, status: statusOf(tag), ...rejection };
 };
 
 const primitiveFields = (input: unknown): JsonObject => {
