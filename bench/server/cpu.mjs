@@ -78,5 +78,6 @@ const measure = async (bin, label) => {
 // `--tay=A,B` compares servers built from two trees, alternating, `--rounds` times.
 const bins = argument("tay", tay).split(",");
 for (let round = 0; round < rounds; round += 1) {
-  for (const [index, bin] of bins.entries()) await measure(bin, bins.length > 1 ? `[${index}]` : "");
+  for (const [index, bin] of bins.entries())
+    await measure(bin, bins.length > 1 ? `[${index}]` : "");
 }

@@ -265,9 +265,13 @@ export class Client {
     await this.post("/v1/flush", null, Shape.record);
   }
 
-  /** Compacts; answers the new generation's epoch and what it removed. */
-  async compact(retentionMs: number): Promise<Readonly<Record<string, unknown>>> {
-    return this.post("/v1/compact", { retentionMs }, Shape.record);
+  /**
+   * Compacts (terminal jobs finished more than `retentionMs` ago are
+   * dropped); answers the new generation, what it removed, and the jobs
+   * kept and dropped.
+   */
+  async compact(retentionMs: number): Promise<Wire.Compaction> {
+    return this.post("/v1/compact", { retentionMs }, Wire.compaction);
   }
 
   async job(jobId: number): Promise<Job.Job | undefined> {

@@ -109,7 +109,10 @@ export class Transport {
       });
       if (signal !== undefined) {
         if (signal.aborted) sent.destroy();
-        signal.addEventListener("abort", () => sent.destroy(), { once: true });
+        const abort = () => sent.destroy();
+        signal.addEventListener("abort", abort, { once: true });
+        // A signal outlives many requests (a worker's claims): each takes its listener away.
+        sent.once("close", () => signal.removeEventListener("abort", abort));
       }
       sent.end(body);
     });

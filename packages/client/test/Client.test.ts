@@ -2,6 +2,7 @@
 // store; every answer is checked as the embedded engine would give it, refusals by their tags.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { getEventListeners } from "node:events";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -186,6 +187,22 @@ describe("Client over the socket", () => {
     ]);
     const refused = settled[1]?.status === "rejected" ? settled[1].reason : undefined;
     expect(refused).toMatchObject({ _tag: "InvalidRequest", field: "body.job.priority" });
+    await client.close();
+  });
+
+  it("leaves no abort listener behind on a signal shared by many claims", async () => {
+    const client = await Client.connect(directory);
+    const signal = new AbortController().signal;
+    for (let n = 0; n < 12; n += 1) {
+      await client.insert({ queue: "signalled", worker: "W", args: null });
+      const [job] = await client.nextJobs([{ queue: "signalled", limit: 1 }], { signal });
+      if (job !== undefined) await client.complete(job.jobId, null, { attempt: job.attempt });
+    }
+    // A request's listener goes once its connection is released (just after its answer).
+    for (let wait = 0; wait < 100 && getEventListeners(signal, "abort").length > 0; wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
     await client.close();
   });
 

@@ -262,14 +262,25 @@ const commands: ReadonlyArray<Route> = [
     summary: "write a new generation without terminal jobs finished before now - retentionMs",
     body: "{ retentionMs }",
     handle: async (call, { engine }) => {
-      const report = await engine.promises.compact(body(call, Requests.compact).retentionMs);
+      const { retentionMs } = body(call, Requests.compact);
+      // Counted around the compaction as `tay compact` does in process (commands between count too).
+      const before = State.jobCount(engine.promises.state());
+      const report = await engine.promises.compact(retentionMs);
+      const kept = State.jobCount(engine.promises.state());
       return {
         epoch: report.epoch,
         parentEpoch: report.parentEpoch,
         firstSequence: report.firstSequence,
         baseRecordCount: report.baseRecordCount,
+        baseSegments: report.baseSegments,
         removedEpochs: [...report.removedEpochs],
+        notRemoved: report.notRemoved.map((failure) => ({
+          epoch: failure.epoch,
+          error: failure.error.message,
+        })),
         pauseMs: report.pauseMs,
+        jobsKept: kept,
+        jobsDropped: before - kept,
       };
     },
   },
