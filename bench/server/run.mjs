@@ -14,7 +14,7 @@
  *
  *   pnpm build && node bench/server/run.mjs [--jobs=N] [--out=FILE]
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -197,11 +197,14 @@ const runBullmq = async () => {
   return rows;
 };
 
+const uptime = () => execFileSync("uptime", { encoding: "utf8" }).trim();
+const uptimeLineBefore = uptime();
 const loadBefore = load();
 const uptimeBefore = readFileSync("/proc/uptime", "utf8");
 const tayRows = await runTay();
 const bullRows = await runBullmq();
 const loadAfter = load();
+const uptimeLineAfter = uptime();
 
 const sameShape = (left, right) =>
   left.processes === right.processes &&
@@ -224,6 +227,9 @@ const lines = [
   "| --- | ---: | --- | --- |",
   targetRow("1 producer", 1, inserting(1)),
   targetRow("256 producers", 2, inserting(256)),
+  "",
+  `\`uptime\` before: \`${uptimeLineBefore}\`  `,
+  `\`uptime\` after: \`${uptimeLineAfter}\``,
   "",
   `\`node bench/server/run.mjs --jobs=${jobsPerCase}\`: ${jobsPerCase} jobs per case, producers (and workers) in 1 or 4 processes of their own beside the server's, each server in its own process; load average ${loadBefore} before and ${loadAfter} after (2 shared cores; uptime ${uptimeBefore.split(" ")[0]} s at the start). Each process warms up with 300 inserts on another queue first. A processing case (workers > 0) ends when every job inserted is completed; its p50/p99 are the inserts'. Server CPU is the server process's utime+stime (Redis's for BullMQ) over the case.`,
   "",

@@ -39,4 +39,6 @@ const first = await subscription.next();
 subscription.close();
 check(first.value?.sequence === Number(status.lastSequence), "the event stream from a sequence");
 await tay.close();
-console.log(`client: inserted 21 (20 in one batch), completed 1, refused a late complete, streamed`);
+console.log(
+  `client: inserted 21 (20 in one batch), completed 1, refused a late complete, streamed`,
+);
