@@ -4,9 +4,10 @@
  * socket, `insert`, `schedule`, `cancel` and `cancel-schedule` go through
  * that server (`@tay/client`) instead of failing. The answer is the same
  * job or schedule the engine would have printed; a refusal is the
- * server's line (`ServedFailure`, exit 1).
+ * server's line (`ServedFailure`, exit 1). `compact` goes through it the
+ * same way: the holder compacts its own store.
  */
-import { Client } from "@tay/client";
+import { Client, type Wire } from "@tay/client";
 import type { Commands, Job, Schedule } from "@tay/core";
 import { Effect, type Scope } from "effect";
 import { ServedFailure } from "./CliError.js";
@@ -34,14 +35,30 @@ const failureOf = (socket: string) => (error: unknown) => {
   return new ServedFailure({ reason, socket, detail });
 };
 
+/** A client of the server on `socket`, closed with the scope. */
+const clientOf = (socket: string) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => Promise.resolve(new Client.Client({ socket })),
+      catch: failureOf(socket),
+    }),
+    (opened) => Effect.promise(() => opened.close()),
+  );
+
+/** Compacts the store the server on `socket` holds: what it did, and the jobs kept and dropped. */
+export const servedCompaction = (
+  socket: string,
+  retentionMs: number,
+): Effect.Effect<Wire.Compaction, Failure, Scope.Scope> =>
+  Effect.flatMap(clientOf(socket), (client) =>
+    Effect.tryPromise({ try: () => client.compact(retentionMs), catch: failureOf(socket) }),
+  );
+
 /** The writer of the server on `socket`, for the scope. */
 export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Scope.Scope> =>
   Effect.gen(function* () {
     const fail = failureOf(socket);
-    const client = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => Promise.resolve(new Client.Client({ socket })), catch: fail }),
-      (opened) => Effect.promise(() => opened.close()),
-    );
+    const client = yield* clientOf(socket);
     const call = <A>(run: () => Promise<A>) => Effect.tryPromise({ try: run, catch: fail });
     return {
       insert: (job) => call(() => client.insert(job)),

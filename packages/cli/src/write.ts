@@ -3,8 +3,11 @@
  * `schedule`, `cancel`, `retry`, `cancel-schedule`, `compact`. Each (but `init`)
  * opens the engine — taking the lock, so a store another process holds is
  * `Locked` — runs one command, prints what it produced, and closes the
- * store (flushed and synced) before exiting.
+ * store (flushed and synced) before exiting. When the process holding the
+ * store serves it (LOCK names its socket), each goes through that server
+ * instead (`served.ts`) and prints the same.
  */
+import type { Wire } from "@tay/client";
 import { Commands, type Event, Limits, State } from "@tay/core";
 import { Effect, type Scope } from "effect";
 import { type Disk, Engine, Init } from "@tay/shell-node";
@@ -23,7 +26,7 @@ import {
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { printJob, printSchedule } from "./read.js";
-import { servedWriter, type Writer } from "./served.js";
+import { servedCompaction, servedWriter, type Writer } from "./served.js";
 import { line, lines, type Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
@@ -63,6 +66,21 @@ const withEngine = <A>(
   );
 
 /**
+ * `inProcess`, or, when another process holds the store and serves it
+ * (LOCK names its socket), `served` on its server's socket.
+ */
+const orServed = <A>(
+  inProcess: Effect.Effect<A, Failure, Disk.Disk | Terminal>,
+  served: (socket: string) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
+): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
+  inProcess.pipe(
+    Effect.catchTag("Locked", (locked) => {
+      const server = locked.holder?.server;
+      return server === undefined ? Effect.fail(locked) : Effect.scoped(served(server.socket));
+    }),
+  );
+
+/**
  * Runs `use` on the store's engine, or, when another process holds the
  * store and serves it (LOCK names its socket), on its server
  * (`served.ts`).
@@ -71,14 +89,7 @@ const withWriter = <A>(
   input: Input,
   use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
-  withEngine(input, use).pipe(
-    Effect.catchTag("Locked", (locked) => {
-      const server = locked.holder?.server;
-      return server === undefined
-        ? Effect.fail(locked)
-        : Effect.scoped(Effect.flatMap(servedWriter(server.socket), use));
-    }),
-  );
+  orServed(withEngine(input, use), (socket) => Effect.flatMap(servedWriter(socket), use));
 
 /** `tay init DIR`. */
 export const init: Command = {
@@ -298,6 +309,32 @@ export const cancelSchedule: Command = {
     }),
 };
 
+/** Compacts the store in this process (it takes the lock): the report and the jobs kept and dropped. */
+const compactInProcess = (input: Input, retentionMs: number) =>
+  withEngine(input, (engine) =>
+    Effect.gen(function* () {
+      const before = State.jobCount(yield* engine.state());
+      const report = yield* engine.compact(retentionMs);
+      const kept = State.jobCount(yield* engine.state());
+      const compaction: Wire.Compaction = {
+        epoch: report.epoch,
+        parentEpoch: report.parentEpoch,
+        firstSequence: report.firstSequence,
+        baseRecordCount: report.baseRecordCount,
+        baseSegments: report.baseSegments,
+        removedEpochs: report.removedEpochs,
+        notRemoved: report.notRemoved.map((failure) => ({
+          epoch: failure.epoch,
+          error: failure.error.message,
+        })),
+        pauseMs: report.pauseMs,
+        jobsKept: kept,
+        jobsDropped: before - kept,
+      };
+      return compaction;
+    }),
+  );
+
 /** `tay compact DIR --retention DURATION`. */
 export const compact: Command = {
   name: "compact",
@@ -315,15 +352,10 @@ export const compact: Command = {
   run: (input) =>
     Effect.gen(function* () {
       const retentionMs = yield* requiredParsed(input, "retention", parseDuration);
-      const outcome = yield* withEngine(input, (engine) =>
-        Effect.gen(function* () {
-          const before = State.jobCount(yield* engine.state());
-          const report = yield* engine.compact(retentionMs);
-          const after = State.jobCount(yield* engine.state());
-          return { report, dropped: before - after, kept: after };
-        }),
+      const report = yield* orServed(compactInProcess(input, retentionMs), (socket) =>
+        servedCompaction(socket, retentionMs),
       );
-      const { report, dropped, kept } = outcome;
+      const { jobsDropped: dropped, jobsKept: kept } = report;
       if (input.json) {
         yield* line(
           Json.line({
@@ -335,10 +367,7 @@ export const compact: Command = {
             jobs_kept: kept,
             jobs_dropped: dropped,
             removed_epochs: [...report.removedEpochs],
-            not_removed: report.notRemoved.map((failure) => ({
-              epoch: failure.epoch,
-              error: failure.error.message,
-            })),
+            not_removed: report.notRemoved,
             pause_ms: report.pauseMs,
           }),
         );
@@ -356,7 +385,7 @@ export const compact: Command = {
         ]),
         ...report.notRemoved.map(
           (failure) =>
-            `not removed: epoch ${failure.epoch} (${failure.error.message}); the next compaction removes it`,
+            `not removed: epoch ${failure.epoch} (${failure.error}); the next compaction removes it`,
         ),
       ]);
       return exitCodes.ok;

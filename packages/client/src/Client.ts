@@ -16,6 +16,7 @@
  */
 import type { Backoff, Commands, Job, Query, Schedule, Value } from "@tay/core";
 
+import { batchable, Inserts } from "./internal/inserts.js";
 import * as Locate from "./Locate.js";
 import * as Shape from "./Shape.js";
 import { type Address, events, InvalidValue, Transport } from "./Transport.js";
@@ -110,12 +111,14 @@ const present = <A>(members: Record<string, A | undefined>): Record<string, A> =
 /** A client of one server. */
 export class Client {
   private readonly transport: Transport;
+  private readonly inserts: Inserts;
   private session: Promise<string> | undefined;
   private sessionClose: (() => void) | undefined;
   private readonly ended = new Set<(committed: Committed) => void>();
 
   constructor(address: Address) {
     this.transport = new Transport(address);
+    this.inserts = new Inserts(this.transport);
   }
 
   private post<A>(path: string, body: Wire.Json, decoder: Shape.Decoder<A>, signal?: AbortSignal) {
@@ -126,9 +129,15 @@ export class Client {
     return this.transport.json("GET", path, undefined, decoder);
   }
 
-  /** Inserts one job; answers it as inserted, once durable. */
+  /**
+   * Inserts one job; answers it as inserted, once durable. Inserts issued
+   * together share one request (`internal/inserts.ts`); each still gets
+   * its own job or its own error.
+   */
   async insert(job: Commands.NewJob): Promise<Job.Job> {
-    return (await this.post("/v1/insert", { job: newJobJson(job, "job") }, jobAnswer)).job;
+    const json = newJobJson(job, "job");
+    if (!batchable(job)) return (await this.post("/v1/insert", { job: json }, jobAnswer)).job;
+    return this.inserts.add(JSON.stringify(json));
   }
 
   /** Inserts several jobs atomically (one record); answers them in order. */
@@ -256,9 +265,13 @@ export class Client {
     await this.post("/v1/flush", null, Shape.record);
   }
 
-  /** Compacts; answers the new generation's epoch and what it removed. */
-  async compact(retentionMs: number): Promise<Readonly<Record<string, unknown>>> {
-    return this.post("/v1/compact", { retentionMs }, Shape.record);
+  /**
+   * Compacts (terminal jobs finished more than `retentionMs` ago are
+   * dropped); answers the new generation, what it removed, and the jobs
+   * kept and dropped.
+   */
+  async compact(retentionMs: number): Promise<Wire.Compaction> {
+    return this.post("/v1/compact", { retentionMs }, Wire.compaction);
   }
 
   async job(jobId: number): Promise<Job.Job | undefined> {

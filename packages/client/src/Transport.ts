@@ -109,14 +109,17 @@ export class Transport {
       });
       if (signal !== undefined) {
         if (signal.aborted) sent.destroy();
-        signal.addEventListener("abort", () => sent.destroy(), { once: true });
+        const abort = () => sent.destroy();
+        signal.addEventListener("abort", abort, { once: true });
+        // A signal outlives many requests (a worker's claims): each takes its listener away.
+        sent.once("close", () => signal.removeEventListener("abort", abort));
       }
       sent.end(body);
     });
   }
 
   /** A JSON request and its checked answer; an error answer rejects with its `ServerError`. */
-  async json<A>(
+  json<A>(
     method: string,
     path: string,
     body: Wire.Json | undefined,
@@ -124,6 +127,17 @@ export class Transport {
     options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
   ): Promise<A> {
     const text = body === undefined ? undefined : JSON.stringify(body);
+    return this.jsonText(method, path, text, decoder, options);
+  }
+
+  /** `json` with the body already serialized (a batch laid out from its jobs' texts). */
+  async jsonText<A>(
+    method: string,
+    path: string,
+    text: string | undefined,
+    decoder: Shape.Decoder<A>,
+    options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
+  ): Promise<A> {
     const response = await this.open(method, path, text, options.headers, options.signal);
     const answer = await readAll(response);
     const parsed = parseJson(answer, path);
@@ -156,7 +170,8 @@ const parseJson = (text: string, path: string): unknown => {
   }
 };
 
-const serverError = (parsed: unknown, path: string, status: number): Error => {
+/** The `ServerError` of an error answer's body (`BadResponse` when it is not one). */
+export const serverError = (parsed: unknown, path: string, status: number): Error => {
   const decoded = Shape.decode(Wire.errorBody, parsed, "answer");
   if (!decoded.ok)
     return new BadResponse(path, `status ${status}: ${Shape.explain(decoded.error)}`);

@@ -415,3 +415,20 @@ export interface NewJobJson extends JsonObject {
   readonly worker: string;
   readonly args: Json;
 }
+
+/** What a compaction did (`/v1/compact`'s answer). */
+export const compaction = Shape.struct({
+  epoch: Shape.integer(),
+  parentEpoch: Shape.integer(),
+  firstSequence: Shape.integer(),
+  baseRecordCount: Shape.integer(),
+  baseSegments: Shape.integer(),
+  removedEpochs: Shape.array(Shape.integer()),
+  notRemoved: Shape.array(Shape.struct({ epoch: Shape.integer(), error: Shape.string })),
+  pauseMs: Shape.number,
+  jobsKept: Shape.integer(),
+  jobsDropped: Shape.integer(),
+});
+
+/** What a compaction did, as the client gives it. */
+export type Compaction = Shape.Decoded<typeof compaction>;

@@ -2,6 +2,8 @@
 // store; every answer is checked as the embedded engine would give it, refusals by their tags.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { getEventListeners } from "node:events";
+import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -26,6 +28,28 @@ afterAll(async () => {
   await new Promise((resolve) => server?.once("exit", resolve));
   rmSync(join(directory, ".."), { recursive: true, force: true });
 });
+
+/** How many `/v1/insert` and `/v1/insert-batch` requests the server has answered (its metrics). */
+const requestCounts = async (): Promise<{ single: number; batch: number }> => {
+  const text = await new Promise<string>((resolve, reject) => {
+    request({ socketPath: Locate.socketOf(directory), path: "/metrics" }, (response) => {
+      const chunks: Array<Buffer> = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => resolve(Buffer.concat(chunks).toString()));
+    })
+      .on("error", reject)
+      .end();
+  });
+  const count = (route: string) =>
+    [
+      ...text.matchAll(
+        new RegExp(`^tay_request_seconds_count\\{route="${route}",[^}]*\\} (\\d+)$`, "gm"),
+      ),
+    ]
+      .map((found) => Number(found[1]))
+      .reduce((sum, value) => sum + value, 0);
+  return { single: count("/v1/insert"), batch: count("/v1/insert-batch") };
+};
 
 describe("Client over the socket", () => {
   it("inserts, claims and completes, with values as the engine gives them", async () => {
@@ -100,6 +124,86 @@ describe("Client over the socket", () => {
       "lease expired: the client's connection dropped",
     );
     await observer.close();
+  });
+
+  it("sends inserts issued together as one batch request, each answered as if alone", async () => {
+    const client = await Client.connect(directory);
+    const before = await requestCounts();
+    const jobs = await Promise.all(
+      Array.from({ length: 50 }, (_, n) =>
+        client.insert({ queue: "batched", worker: "W", args: { n } }),
+      ),
+    );
+    const after = await requestCounts();
+    expect(jobs.map((job) => job.args)).toEqual(
+      Array.from({ length: 50 }, (_, n) => new Map([["n", n]])),
+    );
+    // Ids in the order the inserts were issued, as one drain decides them.
+    expect(jobs.map((job) => job.jobId)).toEqual(
+      Array.from({ length: 50 }, (_, n) => (jobs[0]?.jobId ?? 0) + n),
+    );
+    expect(after.batch - before.batch).toBe(1);
+    expect(after.single - before.single).toBe(0);
+    await client.close();
+  });
+
+  it("refuses one job of a batch with its own error, the status and rejection of a lone insert", async () => {
+    const client = await Client.connect(directory);
+    const alone = await client
+      .insert({ queue: "", worker: "W", args: null })
+      .catch((error) => error);
+    const settled = await Promise.allSettled([
+      client.insert({ queue: "mixed", worker: "W", args: null }),
+      client.insert({ queue: "", worker: "W", args: null }),
+      client.insert({ queue: "mixed", worker: "W", args: null }),
+    ]);
+    expect(settled.map((outcome) => outcome.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    const refused = settled[1]?.status === "rejected" ? settled[1].reason : undefined;
+    expect(alone._tag).toBe("Rejected");
+    expect(refused).toMatchObject({
+      _tag: alone._tag,
+      status: 409,
+      message: alone.message,
+      rejection: alone.rejection,
+    });
+    await client.close();
+  });
+
+  it("sends a job the server would refuse as a request alone, so the others of its turn go on", async () => {
+    const client = await Client.connect(directory);
+    const settled = await Promise.allSettled([
+      client.insert({ queue: "shape", worker: "W", args: null }),
+      client.insert({ queue: "shape", worker: "W", args: null, priority: 99 }),
+      client.insert({ queue: "shape", worker: "W", args: null }),
+    ]);
+    expect(settled.map((outcome) => outcome.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+    ]);
+    const refused = settled[1]?.status === "rejected" ? settled[1].reason : undefined;
+    expect(refused).toMatchObject({ _tag: "InvalidRequest", field: "body.job.priority" });
+    await client.close();
+  });
+
+  it("leaves no abort listener behind on a signal shared by many claims", async () => {
+    const client = await Client.connect(directory);
+    const signal = new AbortController().signal;
+    for (let n = 0; n < 12; n += 1) {
+      await client.insert({ queue: "signalled", worker: "W", args: null });
+      const [job] = await client.nextJobs([{ queue: "signalled", limit: 1 }], { signal });
+      if (job !== undefined) await client.complete(job.jobId, null, { attempt: job.attempt });
+    }
+    // A request's listener goes once its connection is released (just after its answer).
+    for (let wait = 0; wait < 100 && getEventListeners(signal, "abort").length > 0; wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(getEventListeners(signal, "abort")).toHaveLength(0);
+    await client.close();
   });
 
   it("streams committed events from a sequence", async () => {

@@ -23,6 +23,7 @@ import * as NodeDisk from "../disk/NodeDisk.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
 import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
+import { gathered } from "./internal/gather.js";
 import { errorJson, readBody, sendError, sendJson } from "./internal/http.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
@@ -74,8 +75,21 @@ export interface Serving {
 const allRoutes: ReadonlyArray<Route> = [...routes, ...streams];
 const openApi = OpenApi.document(allRoutes);
 
+/** Routes without parameters, by path then method: most requests are found in one lookup. */
+const fixedRoutes = new Map<string, ReadonlyMap<string, Route>>();
+for (const route of allRoutes) {
+  if (route.path.includes(":")) continue;
+  const methods = new Map(fixedRoutes.get(route.path));
+  if (!methods.has(route.method)) methods.set(route.method, route);
+  fixedRoutes.set(route.path, methods);
+}
+
+const noParams: ReadonlyArray<string> = [];
+
 /** The route matching `path`, its parameters, or why none does. */
 const match = (method: string, path: string) => {
+  const fixed = fixedRoutes.get(path)?.get(method);
+  if (fixed !== undefined) return { route: fixed, params: noParams };
   const segments = path.split("/");
   let allowed: Array<string> = [];
   for (const route of allRoutes) {
@@ -101,13 +115,13 @@ const match = (method: string, path: string) => {
 /** Over TCP, the bearer token (a header, or `?token=` for browsers' event streams). */
 const authorize = async (
   request: IncomingMessage,
-  url: URL,
+  query: URLSearchParams,
   route: string,
   token: Token.Current,
 ): Promise<void> => {
   const header = request.headers.authorization;
   const offered =
-    header?.startsWith("Bearer ") === true ? header.slice(7).trim() : url.searchParams.get("token");
+    header?.startsWith("Bearer ") === true ? header.slice(7).trim() : query.get("token");
   if (offered === null || offered === undefined || offered.length === 0) {
     throw new Unauthorized({ route, reason: "MissingToken" });
   }
@@ -126,6 +140,21 @@ const urlOf = (method: string, target: string): URL => {
   }
 };
 
+// A target of these characters only is its own pathname (no dot segment,
+// escape, query or fragment for the URL parser to rewrite): it skips the parser.
+const plainTarget = /^\/[A-Za-z0-9_\-/]*$/;
+const noQuery = new URLSearchParams();
+
+/** The request's path and query. */
+const targetOf = (
+  method: string,
+  target: string,
+): { readonly path: string; readonly query: URLSearchParams; readonly url: URL | undefined } => {
+  if (plainTarget.test(target)) return { path: target, query: noQuery, url: undefined };
+  const url = urlOf(method, target);
+  return { path: url.pathname, query: url.searchParams, url };
+};
+
 const dashboard = Dashboard.page();
 
 const sendText = (response: ServerResponse, type: string, text: string): void => {
@@ -140,28 +169,29 @@ interface Handling {
   readonly token: Token.Current | null;
 }
 
+/** What the metrics learn of a request while it is answered: its route's label. */
+interface Seen {
+  label: string | undefined;
+}
+
 const answer = async (
   request: IncomingMessage,
   response: ServerResponse,
   handling: Handling,
   tcp: boolean,
+  seen: Seen,
 ) => {
   const method = request.method ?? "GET";
-  const url = urlOf(method, request.url ?? "/");
-  const route = url.pathname;
+  const { path: route, query } = targetOf(method, request.url ?? "/");
   if (tcp && handling.token !== null) {
-    await authorize(request, url, route, handling.token);
+    await authorize(request, query, route, handling.token);
   }
-  if (method === "GET" && route === "/openapi.json") return sendJson(response, 200, openApi);
-  if (method === "GET" && route === "/metrics")
-    return sendText(
-      response,
-      handling.metrics.registry.contentType,
-      await handling.metrics.registry.metrics(),
-    );
-  if (method === "GET" && route === "/")
-    return sendText(response, "text/html; charset=utf-8", dashboard);
+  if (method === "GET" && (route === "/openapi.json" || route === "/metrics" || route === "/")) {
+    seen.label = route;
+    return answerDocument(response, handling, route);
+  }
   const found = match(method, route);
+  seen.label = found.route.path;
   const body =
     method === "POST"
       ? await readBody(request, route, handling.options.bodyBytesMax ?? bodyBytesMaxDefault)
@@ -170,22 +200,17 @@ const answer = async (
     response.setHeader("connection", "close");
     throw body.error;
   }
-  // Made only for the routes that look at it: an AbortSignal costs more than a small request.
-  let controller: AbortController | undefined;
-  response.on("close", () => {
-    if (!response.writableFinished) controller?.abort();
-  });
+  // Commands of this poll phase's requests join one drain (internal/gather.ts).
+  if (method === "POST") await gathered();
   const call: Call = {
     route,
     body: body.value,
-    query: url.searchParams,
+    query,
     params: found.params,
     request,
     response,
     get signal() {
-      controller ??= new AbortController();
-      if (response.destroyed && !response.writableFinished) controller.abort();
-      return controller.signal;
+      return signalOf(response);
     },
   };
   const result: Answer = await found.route.handle(call, handling.served);
@@ -199,21 +224,56 @@ const answer = async (
   sendJson(response, 200, result as Exclude<Answer, { readonly streamed: true }>);
 };
 
+const answerDocument = async (response: ServerResponse, handling: Handling, route: string) => {
+  if (route === "/openapi.json") return sendJson(response, 200, openApi);
+  if (route === "/metrics")
+    return sendText(
+      response,
+      handling.metrics.registry.contentType,
+      await handling.metrics.registry.metrics(),
+    );
+  return sendText(response, "text/html; charset=utf-8", dashboard);
+};
+
+const signals = new WeakMap<ServerResponse, AbortController>();
+
+/**
+ * Aborted when the caller's connection closes before its answer. Made only
+ * for the routes that look at it: an AbortSignal and a close listener
+ * cost more than a small request's whole answer.
+ */
+const signalOf = (response: ServerResponse): AbortSignal => {
+  const made = signals.get(response);
+  if (made !== undefined) return made.signal;
+  const controller = new AbortController();
+  signals.set(response, controller);
+  if (response.destroyed && !response.writableFinished) controller.abort();
+  else
+    response.on("close", () => {
+      if (!response.writableFinished) controller.abort();
+    });
+  return controller.signal;
+};
+
 const handler =
   (handling: Handling, tcp: boolean) => (request: IncomingMessage, response: ServerResponse) => {
-    const startedAt = process.hrtime.bigint();
+    const startedAt = performance.now();
+    const seen: Seen = { label: undefined };
     response.on("finish", () => {
-      const seconds = Number(process.hrtime.bigint() - startedAt) / 1e9;
-      handling.metrics.observeRequest(routeLabel(request), response.statusCode, seconds);
+      const seconds = (performance.now() - startedAt) / 1000;
+      const label = seen.label ?? routeLabel(request);
+      handling.metrics.observeRequest(label, response.statusCode, seconds);
     });
-    answer(request, response, handling, tcp).catch((error: unknown) => sendError(response, error));
+    answer(request, response, handling, tcp, seen).catch((error: unknown) =>
+      sendError(response, error),
+    );
   };
 
 const patterns = allRoutes.map(
   (route) => [route.path, new RegExp(`^${route.path.replace(/:[A-Za-z]+/g, "[^/]+")}$`)] as const,
 );
 
-/** A route's label for the metrics: its pattern, so ids do not multiply the series. */
+/** The label of a request no route took: a pattern its path fits, so ids do not multiply the series. */
 const routeLabel = (request: IncomingMessage): string => {
   const path = (request.url ?? "/").split("?")[0] ?? "/";
   for (const [route, pattern] of patterns) if (pattern.test(path)) return route;

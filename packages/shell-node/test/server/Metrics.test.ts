@@ -55,6 +55,19 @@ describe("metrics", () => {
     expect(text).toContain("tay_request_seconds_bucket");
   });
 
+  it("labels requests by their route's pattern, so ids do not multiply the series", async () => {
+    await get("/v1/jobs/1");
+    await get("/v1/jobs/2");
+    await get("/v1/no-such-route/3");
+    const text = await get("/metrics");
+    expect(text).toMatch(
+      /^tay_request_seconds_count\{route="\/v1\/jobs\/:jobId",status="200"\} 2$/m,
+    );
+    expect(text).toMatch(/^tay_request_seconds_count\{route="\/v1\/counts",status="200"\} 1$/m);
+    expect(text).toMatch(/^tay_request_seconds_count\{route="other",status="404"\} 1$/m);
+    expect(text).not.toMatch(/route="\/v1\/jobs\/[0-9]/);
+  });
+
   it("serves its OpenAPI document listing every route", async () => {
     const document = JSON.parse(await get("/openapi.json"));
     expect(document.openapi).toBe("3.1.0");

@@ -43,15 +43,23 @@ export const readBody = (request: IncomingMessage, route: string, limit: number)
     );
     request.on("end", () => {
       if (done) return;
-      finish(parse(Buffer.concat(chunks), route));
+      finish(
+        parse(
+          chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks),
+          route,
+        ),
+      );
     });
   });
+
+// One decoder for every body: a decode without `stream` starts afresh.
+const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 const parse = (bytes: Buffer, route: string): Body => {
   if (bytes.length === 0) return { ok: true, value: null };
   let text: string;
   try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    text = utf8.decode(bytes);
   } catch {
     return { ok: false, error: new MalformedJson({ route, detail: "it is not UTF-8" }) };
   }
@@ -130,7 +138,7 @@ const rejectionOf = (error: object): JsonObject | undefined => {
 };
 
 /** The status of an engine error: refusals are the caller's, the rest the server's. */
-const statusOf = (tag: string): number => {
+export const statusOf = (tag: string): number => {
   switch (tag) {
     case "Rejected":
       return 409;

@@ -11,6 +11,7 @@ import { type Job, State } from "@tay/core";
 import { Effect } from "effect";
 import type * as Engine from "../../engine/Engine.js";
 import { InvalidRequest } from "../ServerError.js";
+import { statusOf } from "./http.js";
 import { type Leases, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
 import type { Sessions } from "./sessions.js";
@@ -261,14 +262,25 @@ const commands: ReadonlyArray<Route> = [
     summary: "write a new generation without terminal jobs finished before now - retentionMs",
     body: "{ retentionMs }",
     handle: async (call, { engine }) => {
-      const report = await engine.promises.compact(body(call, Requests.compact).retentionMs);
+      const { retentionMs } = body(call, Requests.compact);
+      // Counted around the compaction as `tay compact` does in process (commands between count too).
+      const before = State.jobCount(engine.promises.state());
+      const report = await engine.promises.compact(retentionMs);
+      const kept = State.jobCount(engine.promises.state());
       return {
         epoch: report.epoch,
         parentEpoch: report.parentEpoch,
         firstSequence: report.firstSequence,
         baseRecordCount: report.baseRecordCount,
+        baseSegments: report.baseSegments,
         removedEpochs: [...report.removedEpochs],
+        notRemoved: report.notRemoved.map((failure) => ({
+          epoch: failure.epoch,
+          error: failure.error.message,
+        })),
         pauseMs: report.pauseMs,
+        jobsKept: kept,
+        jobsDropped: before - kept,
       };
     },
   },
@@ -290,7 +302,8 @@ const errorOf = (error: unknown): JsonObject => {
     typeof error === "object" && error !== null && "rejection" in error
       ? { rejection: primitiveFields(error.rejection) }
       : {};
-  return { _tag: tag, message, ...rejection };
+  // The status `/v1/insert` would have answered: a client that batched its inserts reports it.
+  return { _tag: tag, message, status: statusOf(tag), ...rejection };
 };
 
 const primitiveFields = (input: unknown): JsonObject => {

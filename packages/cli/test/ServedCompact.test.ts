@@ -1,0 +1,64 @@
+// `tay compact` on a store another process holds and serves: the holder compacts through its
+// server and the CLI prints what the in-process command prints; without a server the lock
+// still refuses it. The holder here is this test process (engine and server in process).
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EnginePromises, Server } from "@tay/shell-node";
+import {
+  expectFailure,
+  json,
+  ok,
+  removeTemporary,
+  requireBuild,
+  tay,
+  temporaryDirectory,
+} from "./support/cli.js";
+
+let root = "";
+let directory = "";
+let opened: EnginePromises.OpenedEngine;
+let served: Server.StartedServer | undefined;
+
+beforeAll(async () => {
+  requireBuild();
+  root = await temporaryDirectory();
+  directory = path.join(root, "data");
+  opened = await EnginePromises.open(directory, { createIfMissing: true });
+  const done = await opened.insert({ queue: "mail", worker: "W", args: null });
+  await opened.insert({ queue: "mail", worker: "W", args: null });
+  await opened.claim("mail");
+  await opened.complete(done.jobId);
+  served = await Server.start(opened, { directory });
+});
+
+afterAll(async () => {
+  await served?.close();
+  await opened.close();
+  await removeTemporary(root);
+});
+
+describe("tay compact on a served store", () => {
+  it("compacts through the holder's server and prints the in-process report", async () => {
+    const report = await json(["compact", directory, "--retention", "0ms"]);
+    expect(report).toMatchObject({
+      epoch: 2,
+      parent_epoch: 1,
+      jobs_dropped: 1,
+      jobs_kept: 1,
+      removed_epochs: [1],
+      not_removed: [],
+    });
+    // The holder's own engine compacted: the completed job is gone, the other kept.
+    expect(opened.job(1)).toBeUndefined();
+    expect(opened.job(2)?.state).toBe("available");
+    const text = await ok(["compact", directory, "--retention", "0ms"]);
+    expect(text).toContain("compacted into epoch 3 (parent 2)");
+    expect(text).toMatch(/jobs kept\s+1/);
+  }, 60_000);
+
+  it("is refused as Locked once the holder stops serving", async () => {
+    await served?.close();
+    served = undefined;
+    expectFailure(await tay(["compact", directory, "--retention", "0ms"]), "Locked");
+  }, 60_000);
+});
