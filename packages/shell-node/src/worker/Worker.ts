@@ -21,7 +21,7 @@
  * engine's rescue at open ends them.
  */
 import type { Backoff, Event, Job } from "@tay/core";
-import { Data, Effect, Exit, Fiber, Scope } from "effect";
+import { Data, Deferred, Effect, Exit, Fiber, FiberId, Scope } from "effect";
 import * as Described from "../disk/Described.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
@@ -243,17 +243,22 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const unwatch = engine.watch(watchEndings(attempts));
     const timing = yield* Effect.forkScoped(deadlines.run);
     const stop = Effect.zipRight(Effect.sync(unwatch), Fiber.interrupt(timing));
-    let report: CloseReport | undefined;
+    // The first close's outcome, shared: a second close (concurrent or later)
+    // waits for the same report instead of running the close again.
+    let closing: Deferred.Deferred<CloseReport> | undefined;
     const close = (closeOptions: CloseOptions = {}): Effect.Effect<CloseReport> =>
       Effect.suspend(() => {
-        if (report !== undefined) return Effect.succeed(report);
+        if (closing !== undefined) return Deferred.await(closing);
+        const outcome = Deferred.unsafeMake<CloseReport>(FiberId.none);
+        closing = outcome;
         claims.stop();
         const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
-        return Effect.tap(
-          closed({ slots, attempts, claiming: claims.done, stop }, timeoutMs),
-          (done) => {
-            report = done;
-          },
+        return Effect.zipRight(
+          Effect.intoDeferred(
+            closed({ slots, attempts, claiming: claims.done, stop }, timeoutMs),
+            outcome,
+          ),
+          Deferred.await(outcome),
         );
       });
     yield* Effect.addFinalizer(() => close());

@@ -5,7 +5,8 @@
  * aborts the rest even though a scope's finalizers run uninterruptibly, and an attempt aborted at
  * close is failed with "interrupted" whatever its handler does once its signal is aborted
  * (returns a value, rejects with the signal's reason, or never settles). The closes run as promises raced against a real
- * timer, so a close that would wait for ever fails the test instead of hanging it, and a disk
+ * timer, so a close that would wait for ever fails the test instead of hanging it; two closes at
+ * once share the first one's report; and a disk
  * whose writes finish a turn later holds the claim's batch in flight while the close begins.
  */
 import { type Job, State } from "@tay/core";
@@ -175,6 +176,38 @@ describe("closing a worker", () => {
         "Retried Rejects",
         "Retried Returns",
       ]);
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
+  it("answers two concurrent closes with the one report of a single close", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const running = yield* Deferred.make<void>();
+      const release = yield* Deferred.make<void>();
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        handlers: {
+          Slow: () => {
+            Deferred.unsafeDone(running, Effect.void);
+            return Effect.runPromise(Deferred.await(release));
+          },
+        },
+      });
+      yield* engine.insert({ queue: "q", worker: "Slow", args: null, maxAttempts: 2 });
+      yield* Deferred.await(running);
+      // The first waits for the running handler; the second, with a shorter timeout, must not
+      // start a close of its own (it would interrupt the handler and report another outcome).
+      const first = yield* Effect.fork(worker.close({ timeoutMs: 2_000 }));
+      const second = yield* Effect.fork(worker.close({ timeoutMs: 1 }));
+      yield* Effect.promise(() => realSleep(50));
+      yield* Deferred.succeed(release, undefined);
+      const reports = [yield* Fiber.join(first), yield* Fiber.join(second)];
+      expect(reports).toEqual([
+        { finished: 1, interrupted: 0 },
+        { finished: 1, interrupted: 0 },
+      ]);
+      expect(endsOf(yield* engine.state())).toEqual({ Slow: ["completed", []] });
     });
     await Effect.runPromise(Effect.scoped(program));
   });
