@@ -24,6 +24,8 @@ import {
   type OpenMode,
   type OpenOptions,
   type Stat,
+  type Write,
+  type WriteDone,
 } from "./Disk.js";
 import * as DenoLock from "./internal/denoLock.js";
 import { lockWith } from "./internal/descriptorLock.js";
@@ -125,17 +127,28 @@ const readAt = (
  */
 export const inlineWriteBytesMax = 64 * 1024;
 
+/** `pwrite` on the caller's thread: the count written, or the error. */
+const writeSyncOrError = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): number | DiskError => {
+  try {
+    return fs.writeSync(fd, bytes, 0, bytes.length, position);
+  } catch (error) {
+    return toDiskError("write", path, asErrno(error));
+  }
+};
+
 const writeInline = (
   path: string,
   fd: number,
   position: number,
   bytes: Uint8Array,
 ): Effect.Effect<number, DiskError> => {
-  try {
-    return Effect.succeed(fs.writeSync(fd, bytes, 0, bytes.length, position));
-  } catch (error) {
-    return Effect.fail(toDiskError("write", path, asErrno(error)));
-  }
+  const written = writeSyncOrError(path, fd, position, bytes);
+  return typeof written === "number" ? Effect.succeed(written) : Effect.fail(written);
 };
 
 const makeFileHandle = (
@@ -166,15 +179,8 @@ const makeFileHandle = (
     (resume: (effect: Effect.Effect<void, DiskError>) => void) =>
     (error: NodeJS.ErrnoException | null | undefined) =>
       resume(failed(error) ? Effect.fail(toDiskError("sync", path, error)) : Effect.void);
-  return {
-    path,
-    dataSync,
-    read: (position, length) =>
-      Effect.zipRight(
-        checkByteCounts(path, position, length),
-        guarded("read", () => readAt(path, fd, position, length)),
-      ),
-    write: (position, bytes) =>
+  const write: Write = Object.assign(
+    (position: number, bytes: Uint8Array) =>
       Effect.suspend(() => {
         if (!isByteCount(position) || !isByteCount(bytes.length)) {
           return invalidByteCounts(path, position, bytes.length);
@@ -186,6 +192,38 @@ const makeFileHandle = (
           fs.write(fd, bytes, 0, bytes.length, position, onWritten(resume));
         });
       }),
+    {
+      now: (position: number, bytes: Uint8Array, done: WriteDone) => {
+        if (!isByteCount(position) || !isByteCount(bytes.length)) {
+          throw new Error(
+            `${path}: position ${position} and length ${bytes.length} must be byte counts`,
+          );
+        }
+        if (closed) {
+          done(closedHandle("write", path), 0);
+          return;
+        }
+        if (!inline || bytes.length > inlineWriteBytesMax) {
+          fs.write(fd, bytes, 0, bytes.length, position, (error, written) =>
+            done(failed(error) ? toDiskError("write", path, error) : undefined, written),
+          );
+          return;
+        }
+        const written = writeSyncOrError(path, fd, position, bytes);
+        if (typeof written === "number") done(undefined, written);
+        else done(written, 0);
+      },
+    },
+  );
+  return {
+    path,
+    dataSync,
+    read: (position, length) =>
+      Effect.zipRight(
+        checkByteCounts(path, position, length),
+        guarded("read", () => readAt(path, fd, position, length)),
+      ),
+    write,
     sync: () =>
       Effect.suspend(() => {
         if (closed) return Effect.fail(closedHandle("sync", path));
