@@ -19,11 +19,13 @@ interface WriteCounts {
   nowWrites: number;
   /** While set, `write.now` fails with EIO and writes nothing. */
   failNow: boolean;
+  /** While set, `write.now` throws (a bug below the writer). */
+  throwNow: boolean;
 }
 
 /** NodeDisk whose segment handles count Effect writes and callback writes apart. */
 const splitCounting = (): { readonly service: DiskService; readonly counts: WriteCounts } => {
-  const counts: WriteCounts = { effectWrites: 0, nowWrites: 0, failNow: false };
+  const counts: WriteCounts = { effectWrites: 0, nowWrites: 0, failNow: false, throwNow: false };
   const wrap = (handle: FileHandle): FileHandle => {
     const inner = handle.write;
     const now = inner.now;
@@ -38,6 +40,7 @@ const splitCounting = (): { readonly service: DiskService; readonly counts: Writ
         : {
             now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
               counts.nowWrites += 1;
+              if (counts.throwNow) throw new Error("planted defect");
               if (counts.failNow) {
                 done(
                   new DiskError({
@@ -164,6 +167,26 @@ describe("the direct path", () => {
           counts.failNow = false;
           const refused = yield* Effect.flip(store.append([inserted(3)]));
           expect(refused._tag).toBe("WriterFailed");
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      expect(yield* reopenedCount(directory)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a defect in a step stops the writer instead of holding its turn for ever", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = splitCounting();
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          yield* store.append([inserted(1)]);
+          counts.throwNow = true;
+          const failed = yield* Effect.flip(store.append([inserted(2)]));
+          expect(failed._tag).toBe("WriterFailed");
+          expect(failed.message).toContain("the writer's step died: Error: planted defect");
+          counts.throwNow = false;
+          expect((yield* Effect.flip(store.append([inserted(3)])))._tag).toBe("WriterFailed");
         }).pipe(Effect.provide(diskLayer(service))),
       );
       expect(yield* reopenedCount(directory)).toBe(1);

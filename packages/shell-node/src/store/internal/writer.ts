@@ -132,7 +132,13 @@ export const make = (
     now,
     scratch: new Uint8Array(4096),
     writeDirect: () => writeDirect(writer),
-    onWritten: (error, count) => onDirectWritten(writer, error, count),
+    onWritten: (error, count) => {
+      try {
+        onDirectWritten(writer, error, count);
+      } catch (defect) {
+        stopOnDefect(writer, defect);
+      }
+    },
   };
   return writer;
 };
@@ -640,7 +646,11 @@ const writeDirect = (writer: Writer): void => {
     return;
   }
   writer.phase = "Writing";
-  directBatch(writer);
+  try {
+    directBatch(writer);
+  } catch (defect) {
+    stopOnDefect(writer, defect);
+  }
 };
 
 /** Ends a direct batch: the turn is handed over, and what arrived meanwhile is written next. */
@@ -766,22 +776,29 @@ const runRare = <A>(
 ): void => {
   Effect.runCallback(Effect.provide(effect, writer.context), {
     onExit: (exit) => {
-      if (Exit.isSuccess(exit)) {
-        done(exit.value);
-        return;
-      }
-      const { state } = writer;
-      const [reason = "defect"] = Cause.pretty(exit.cause).split("\n");
-      const cause = new DiskError({
-        operation: "write",
-        path: state.generation.active.segment.path,
-        code: "Other",
-        detail: `the writer's step died: ${reason}`,
-      });
-      failAll(state, new WriterFailed({ cause }));
-      directDone(writer);
+      if (Exit.isSuccess(exit)) done(exit.value);
+      else stopOnDefect(writer, Cause.squash(exit.cause));
     },
   });
+};
+
+/**
+ * A step of the direct path threw or died: a bug. The writer stops as after
+ * a disk error (every outstanding append fails with `WriterFailed`, the
+ * defect named on its one line) and the turn is handed over, so nothing
+ * waits for ever on a writer that will not write again.
+ */
+const stopOnDefect = (writer: Writer, defect: unknown): void => {
+  const { state } = writer;
+  const [reason = "defect"] = String(defect).split("\n");
+  const cause = new DiskError({
+    operation: "write",
+    path: state.generation.active.segment.path,
+    code: "Other",
+    detail: `the writer's step died: ${reason}`,
+  });
+  failAll(state, new WriterFailed({ cause }));
+  directDone(writer);
 };
 
 /**
