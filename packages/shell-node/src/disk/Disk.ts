@@ -116,6 +116,26 @@ export interface Stat {
   readonly size: number;
 }
 
+/** How `Write.now` answers: the error, or the bytes written (a short count is legal). */
+export type WriteDone = (error: DiskError | undefined, written: number) => void;
+
+/**
+ * Writes `bytes` at `position` and returns how many were written. A short
+ * count is legal (the caller loops); the store treats any error as fatal.
+ */
+export interface Write {
+  (position: number, bytes: Uint8Array): Effect.Effect<number, DiskError>;
+  /**
+   * The same write, answered by a callback: the store's writer writes a
+   * batch this way, so a batch costs no fiber (docs/benchmarks.md, "One
+   * awaited insert"). `done` is called exactly once, perhaps before `now`
+   * returns (a write made on the caller's thread). Optional, and carried by
+   * the write function itself: a wrapper that replaces `write` (to count or
+   * fail writes) drops it, and its writes then go through the wrapper.
+   */
+  readonly now?: (position: number, bytes: Uint8Array, done: WriteDone) => void;
+}
+
 /** An open file. Positions are byte offsets from the start of the file. */
 export interface FileHandle {
   readonly path: string;
@@ -127,7 +147,7 @@ export interface FileHandle {
    * Writes `bytes` at `position` and returns how many were written. A short
    * count is legal (the caller loops); the store treats any error as fatal.
    */
-  readonly write: (position: number, bytes: Uint8Array) => Effect.Effect<number, DiskError>;
+  readonly write: Write;
   /** Makes the file's data durable (fdatasync). */
   readonly sync: () => Effect.Effect<void, DiskError>;
   /**

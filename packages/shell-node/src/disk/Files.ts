@@ -36,12 +36,13 @@ const writeFrom = (
   if (written >= bytes.length) return Effect.void;
   const rest = written === 0 ? bytes : bytes.subarray(written);
   return Effect.flatMap(handle.write(position + written, rest), (count) => {
-    if (!(count > 0)) return Effect.fail(stalled(handle.path));
+    if (!(count > 0)) return Effect.fail(stalledWrite(handle.path));
     return writeFrom(handle, position, bytes, written + count);
   });
 };
 
-const stalled = (path: string): DiskError =>
+/** A write that reported no byte written: the loop would spin, so it fails as EIO. */
+export const stalledWrite = (path: string): DiskError =>
   new DiskError({ operation: "write", path, code: "EIO", detail: "write made no progress" });
 
 /**

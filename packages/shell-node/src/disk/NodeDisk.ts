@@ -24,6 +24,8 @@ import {
   type OpenMode,
   type OpenOptions,
   type Stat,
+  type Write,
+  type WriteDone,
 } from "./Disk.js";
 import * as DenoLock from "./internal/denoLock.js";
 import { lockWith } from "./internal/descriptorLock.js";
@@ -125,17 +127,28 @@ const readAt = (
  */
 export const inlineWriteBytesMax = 64 * 1024;
 
+/** `pwrite` on the caller's thread: the count written, or the error. */
+const writeSyncOrError = (
+  path: string,
+  fd: number,
+  position: number,
+  bytes: Uint8Array,
+): number | DiskError => {
+  try {
+    return fs.writeSync(fd, bytes, 0, bytes.length, position);
+  } catch (error) {
+    return toDiskError("write", path, asErrno(error));
+  }
+};
+
 const writeInline = (
   path: string,
   fd: number,
   position: number,
   bytes: Uint8Array,
 ): Effect.Effect<number, DiskError> => {
-  try {
-    return Effect.succeed(fs.writeSync(fd, bytes, 0, bytes.length, position));
-  } catch (error) {
-    return Effect.fail(toDiskError("write", path, asErrno(error)));
-  }
+  const written = writeSyncOrError(path, fd, position, bytes);
+  return typeof written === "number" ? Effect.succeed(written) : Effect.fail(written);
 };
 
 /**
@@ -203,6 +216,35 @@ const writeAt = (
     return writeAsync(path, fd, position, bytes);
   });
 
+/**
+ * The callback form of `writeAt` (`Write.now`): the store's direct path
+ * writes a batch without an Effect. A position or length that is not a
+ * byte count is a programmer error and throws (the writer's guard stops
+ * the writer with it).
+ */
+const writeNow = (
+  descriptor: Descriptor,
+  inline: boolean,
+  position: number,
+  bytes: Uint8Array,
+  done: WriteDone,
+): void => {
+  const { path, fd } = descriptor;
+  if (!isByteCount(position) || !isByteCount(bytes.length)) {
+    throw new Error(`${path}: position ${position} and length ${bytes.length} must be byte counts`);
+  }
+  if (descriptor.closed) return done(closedHandle("write", path), 0);
+  if (!inline || bytes.length > inlineWriteBytesMax) {
+    fs.write(fd, bytes, 0, bytes.length, position, (error, written) =>
+      done(failed(error) ? toDiskError("write", path, error) : undefined, written),
+    );
+    return;
+  }
+  const written = writeSyncOrError(path, fd, position, bytes);
+  if (typeof written === "number") done(undefined, written);
+  else done(written, 0);
+};
+
 const makeFileHandle = (
   path: string,
   fd: number,
@@ -212,6 +254,15 @@ const makeFileHandle = (
   // An O_DSYNC write waits for the device: never on the caller's thread.
   const inline = inlineWrites && !dataSync;
   const descriptor: Descriptor = { path, fd, closed: false };
+  // `now` hangs off the write itself: a wrapper that replaces `write` (a
+  // counting test double) drops it, and the store falls back to the Effect.
+  const write: Write = Object.assign(
+    (position: number, bytes: Uint8Array) => writeAt(descriptor, inline, position, bytes),
+    {
+      now: (position: number, bytes: Uint8Array, done: WriteDone) =>
+        writeNow(descriptor, inline, position, bytes, done),
+    },
+  );
   return {
     path,
     dataSync,
@@ -220,7 +271,7 @@ const makeFileHandle = (
         checkByteCounts(path, position, length),
         guarded(descriptor, "read", () => readAt(path, fd, position, length)),
       ),
-    write: (position, bytes) => writeAt(descriptor, inline, position, bytes),
+    write,
     sync: () => guarded(descriptor, "sync", () => syncAsync(path, fd)),
     truncate: (size) =>
       Effect.zipRight(

@@ -63,6 +63,9 @@ export class Missing {
   constructor(readonly message: string) {}
 }
 
+// Until `accept`: one shared value, not an object per command.
+const noAnswer = new Missing("an accepted command has no answer");
+
 /**
  * Reads a command's answer from the state right after its records. It runs
  * at once, while that state is current: the next command of the same batch
@@ -118,7 +121,7 @@ export interface Pending<X> {
  * the two callers (a fiber, a promise) supply how an outcome reaches them.
  */
 abstract class Request<A, X> implements Pending<X> {
-  private answer: A | Missing = new Missing("an accepted command has no answer");
+  private answer: A | Missing = noAnswer;
   cancelled = false;
   onAnswered: (() => void) | undefined = undefined;
 

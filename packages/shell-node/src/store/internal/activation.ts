@@ -11,7 +11,6 @@ import * as Layout from "../Layout.js";
 import { ActiveSegmentChanged } from "../StoreError.js";
 import { appendOptions, type StoreOptions } from "../StoreOptions.js";
 import { crc32c, encodeSegmentHeader } from "./codec.js";
-import { Exclusive } from "./exclusive.js";
 import type { Validated } from "./recovery.js";
 import { createSegment, probeHardLinks } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
@@ -152,11 +151,10 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
       lastFlushAt: yield* Clock.currentTimeMillis,
       orphans: [...validated.orphans],
     };
-    const writer: Writer.Writer = {
-      state,
-      wake: Writer.makeWake(),
-      exclusive: new Exclusive(),
-    };
+    const clock = yield* Effect.clock;
+    const writer = Writer.make(state, yield* Effect.context<Disk>(), () =>
+      clock.unsafeCurrentTimeMillis(),
+    );
     // Activation runs inside acquireRelease's uninterruptible acquire, and a
     // fork inherits that: the flusher must be interruptible for its timed waits.
     const flusherFiber = yield* Effect.forkDaemon(Effect.interruptible(Writer.flusher(writer)));

@@ -19,8 +19,18 @@ export class Exclusive {
   private held = false;
   private readonly waiters: Array<Turn> = [];
 
+  /**
+   * Takes the turn if nobody holds it, outside any fiber (the writer's
+   * direct path); the taker ends it with `release` on every path.
+   */
+  tryTake(): boolean {
+    if (this.held) return false;
+    this.held = true;
+    return true;
+  }
+
   /** Ends the current turn: hands it to the first waiter, or frees it. */
-  private readonly release: Effect.Effect<void> = Effect.sync(() => {
+  readonly handOver = (): void => {
     const next = this.waiters.shift();
     if (next === undefined) {
       this.held = false;
@@ -28,7 +38,9 @@ export class Exclusive {
     }
     next.owned = true;
     next.resume();
-  });
+  };
+
+  private readonly release: Effect.Effect<void> = Effect.sync(this.handOver);
 
   // Waits until the holder hands the turn over. Interrupted while queued, it leaves the queue.
   private waitFor(turn: { current: Turn | undefined }): Effect.Effect<void> {

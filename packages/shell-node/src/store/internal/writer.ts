@@ -20,9 +20,19 @@
  * `admission`, `overBudget`, `enqueue`, and the ticket's `onSettled`.
  */
 import type { Event } from "@tay/core";
-import { Clock, Deferred, Duration, Effect, Either, Fiber } from "effect";
-import type { Disk, DiskError } from "../../disk/Disk.js";
-import { writeAll } from "../../disk/Files.js";
+import {
+  Cause,
+  Clock,
+  type Context,
+  Deferred,
+  Duration,
+  Effect,
+  Either,
+  Exit,
+  Fiber,
+} from "effect";
+import { type Disk, DiskError } from "../../disk/Disk.js";
+import { stalledWrite, writeAll } from "../../disk/Files.js";
 import * as Batch from "../../log/Batch.js";
 import type { PendingRecord } from "../../log/Batch.js";
 import * as Ticket from "../../log/Ticket.js";
@@ -37,7 +47,7 @@ import {
   segmentFileBytesMax,
   segmentFooterBytes,
 } from "./codec.js";
-import type { Exclusive } from "./exclusive.js";
+import { Exclusive } from "./exclusive.js";
 import { rollBack } from "./rollback.js";
 import { createSegment } from "./segmentCreate.js";
 import { decide } from "./flushDecision.js";
@@ -59,13 +69,79 @@ export interface Wake {
   resume: (() => void) | undefined;
 }
 
+/**
+ * The direct path's phase: `Idle`, `Scheduled` (a microtask will write what
+ * is pending) or `Writing` (a batch holds the writer's turn; what is
+ * queued meanwhile is written when it ends).
+ */
+export type DirectPhase = "Idle" | "Scheduled" | "Writing";
+
+/** The batch the direct path is writing: one at a time, since it holds the writer's turn. */
+interface DirectWrite {
+  records: ReadonlyArray<PendingRecord>;
+  buffer: Uint8Array;
+  active: ActiveSegment | undefined;
+  /** Bytes of `buffer` written so far (a short write continues from here). */
+  written: number;
+}
+
 /** The writer's machinery around the shared state. */
 export interface Writer {
   readonly state: StoreState;
   readonly wake: Wake;
   /** One holder at a time: a batch, a rotation, a compaction, a close. */
   readonly exclusive: Exclusive;
+  /** Whether the direct path writes batches (flush policy `Immediate`), or only the flusher fiber. */
+  readonly direct: boolean;
+  phase: DirectPhase;
+  readonly current: DirectWrite;
+  /** The store's `Disk`, for the direct path's rare steps (`runRare`). */
+  readonly context: Context.Context<Disk>;
+  /** The store's clock, read synchronously by the direct path. */
+  readonly now: () => number;
+  /**
+   * Where batches are laid out: reused (a batch is done with its buffer
+   * once its write returned), so a small batch allocates no buffer.
+   * Grows up to `scratchBytesMax`; a larger batch gets its own.
+   */
+  scratch: Uint8Array;
+  // Bound once: the direct path schedules and answers without a closure per batch.
+  readonly writeDirect: () => void;
+  readonly onWritten: (error: DiskError | undefined, count: number) => void;
 }
+
+const resolved = Promise.resolve();
+
+/** The largest batch laid out in the writer's reused buffer. */
+export const scratchBytesMax = 1024 * 1024;
+
+/** A writer over `state`, idle, with the store's `Disk` and clock. */
+export const make = (
+  state: StoreState,
+  context: Context.Context<Disk>,
+  now: () => number,
+): Writer => {
+  const writer: Writer = {
+    state,
+    wake: makeWake(),
+    exclusive: new Exclusive(),
+    direct: state.options.flush._tag === "Immediate",
+    phase: "Idle",
+    current: { records: noRecords, buffer: noBytes, active: undefined, written: 0 },
+    context,
+    now,
+    scratch: new Uint8Array(4096),
+    writeDirect: () => writeDirect(writer),
+    onWritten: (error, count) => {
+      try {
+        onDirectWritten(writer, error, count);
+      } catch (defect) {
+        stopOnDefect(writer, defect);
+      }
+    },
+  };
+  return writer;
+};
 
 /** A wake with nothing held and nobody waiting. */
 export const makeWake = (): Wake => ({ pending: false, resume: undefined });
@@ -175,7 +251,7 @@ export const enqueue = (
   state.nextSequence = sequence;
   const ticket = Ticket.make<StoreError>(sequence - 1);
   state.tickets.push(ticket);
-  wakeUp(writer.wake);
+  signal(writer);
   return ticket;
 };
 
@@ -298,15 +374,35 @@ const takePending = (
   return state.pending.splice(0, count);
 };
 
-/** Lays `records` back to back into one buffer of `bytes` bytes. */
-const layOut = (records: ReadonlyArray<PendingRecord>, bytes: number): Uint8Array => {
-  const buffer = new Uint8Array(bytes);
+/**
+ * Lays `records` back to back into `bytes` bytes of the writer's reused
+ * buffer (grown as needed up to `scratchBytesMax`), or of a new one for a
+ * larger batch. Every byte is written (header, payload, CRC), so nothing
+ * of an earlier batch remains in the view.
+ */
+const layOut = (
+  writer: Writer,
+  records: ReadonlyArray<PendingRecord>,
+  bytes: number,
+): Uint8Array => {
+  const buffer = bytes > scratchBytesMax ? new Uint8Array(bytes) : scratchOf(writer, bytes);
   let offset = 0;
   for (const record of records) {
     offset += encodeRecordInto(buffer, offset, record);
   }
   return buffer;
 };
+
+const scratchOf = (writer: Writer, bytes: number): Uint8Array => {
+  if (writer.scratch.length < bytes) {
+    let length = writer.scratch.length * 2;
+    while (length < bytes) length *= 2;
+    writer.scratch = new Uint8Array(Math.min(length, scratchBytesMax));
+  }
+  return writer.scratch.subarray(0, bytes);
+};
+
+const noBytes = new Uint8Array(0);
 
 /** Settles, in order, every submission whose last record is at or below `sequence`. */
 const resolveThrough = (state: StoreState, sequence: number): void => {
@@ -428,32 +524,58 @@ const written = (
 ): Effect.Effect<void, never, Disk> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => {
     const { state } = writer;
-    const segment = active.segment;
-    let offset = segment.size;
-    for (const record of records) {
-      SegmentIndex.note(segment.index, segment.recordCount, record.sequence, offset);
-      segment.recordCount += 1;
-      offset += record.size;
-    }
-    segment.size = offset;
-    active.crc = crc32c(buffer, active.crc);
-    state.inFlight = noRecords;
-    state.lastFlushAt = now;
-    if (state.pending.length === 0) state.forced = false;
-    const lastWritten = segment.firstSequence + segment.recordCount - 1;
-    if (segment.size < state.options.rotationTargetBytes) {
+    const lastWritten = account(state, active, records, buffer, now);
+    if (lastWritten !== undefined) {
       resolveThrough(state, lastWritten);
       return Effect.void;
     }
-    // Rotation before resolving: once an append resolves, no write of its
-    // batch (nor the rotation it caused) is still in flight.
-    return Effect.flatMap(sealAndStartNext(writer), (rotationFailure) =>
-      Effect.sync(() => {
-        resolveThrough(state, lastWritten);
-        if (rotationFailure !== undefined) failAll(state, rotationFailure);
-      }),
-    );
+    return rotateThenResolve(writer);
   });
+
+/**
+ * Notes a written batch in the segment (index, size, running CRC) at
+ * `now`. Returns the last sequence written, to resolve through, or
+ * undefined when the segment reached its target and must rotate first.
+ */
+const account = (
+  state: StoreState,
+  active: ActiveSegment,
+  records: ReadonlyArray<PendingRecord>,
+  buffer: Uint8Array,
+  now: number,
+): number | undefined => {
+  const segment = active.segment;
+  let offset = segment.size;
+  for (const record of records) {
+    SegmentIndex.note(segment.index, segment.recordCount, record.sequence, offset);
+    segment.recordCount += 1;
+    offset += record.size;
+  }
+  segment.size = offset;
+  active.crc = crc32c(buffer, active.crc);
+  state.inFlight = noRecords;
+  state.lastFlushAt = now;
+  if (state.pending.length === 0) state.forced = false;
+  return segment.size < state.options.rotationTargetBytes
+    ? segment.firstSequence + segment.recordCount - 1
+    : undefined;
+};
+
+/**
+ * Rotation before resolving: once an append resolves, no write of its
+ * batch (nor the rotation it caused) is still in flight.
+ */
+const rotateThenResolve = (writer: Writer): Effect.Effect<void, never, Disk> => {
+  const { state } = writer;
+  const { segment } = state.generation.active;
+  const lastWritten = segment.firstSequence + segment.recordCount - 1;
+  return Effect.flatMap(sealAndStartNext(writer), (rotationFailure) =>
+    Effect.sync(() => {
+      resolveThrough(state, lastWritten);
+      if (rotationFailure !== undefined) failAll(state, rotationFailure);
+    }),
+  );
+};
 
 /**
  * Writes one batch of what is pending (and rotates when the segment is
@@ -473,7 +595,7 @@ export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
     const records = takePending(state, count, bytes);
     state.inFlight = records;
     const active = state.generation.active;
-    const buffer = layOut(records, bytes);
+    const buffer = layOut(writer, records, bytes);
     const write = writeAll(active.handle, active.segment.size, buffer);
     return Effect.matchEffect(
       // A handle opened with O_DSYNC (Maximal) is durable when the write returns.
@@ -486,6 +608,198 @@ export const writeBatch = (writer: Writer): Effect.Effect<void, never, Disk> =>
       },
     );
   });
+
+/**
+ * Tells the writer that records are pending. Under `Immediate` the direct
+ * path writes them from a microtask (records queued in the same turn join
+ * one batch, and a batch in flight takes what arrives meanwhile as the
+ * next); under the other policies the flusher fiber decides.
+ */
+const signal = (writer: Writer): void => {
+  if (!writer.direct) {
+    wakeUp(writer.wake);
+    return;
+  }
+  if (writer.phase !== "Idle") return;
+  writer.phase = "Scheduled";
+  // A resolved promise's reaction: `queueMicrotask` makes an AsyncResource per call.
+  resolved.then(writer.writeDirect);
+};
+
+/**
+ * The direct path: writes what is pending holding the writer's turn, with
+ * no fiber (a fiber's resume and steps cost more than the write of a small
+ * batch, docs/benchmarks.md "One awaited insert"). When another holds the
+ * turn (a compaction, a close, the flusher serving `flush()`), it wakes
+ * the flusher instead, which waits for the turn as before. The steps and
+ * their order are `writeBatch`'s.
+ */
+const writeDirect = (writer: Writer): void => {
+  const { state } = writer;
+  if (state.failure !== undefined || state.pending.length === 0) {
+    writer.phase = "Idle";
+    return;
+  }
+  if (!writer.exclusive.tryTake()) {
+    writer.phase = "Idle";
+    wakeUp(writer.wake);
+    return;
+  }
+  writer.phase = "Writing";
+  try {
+    directBatch(writer);
+  } catch (defect) {
+    stopOnDefect(writer, defect);
+  }
+};
+
+/** Ends a direct batch: the turn is handed over, and what arrived meanwhile is written next. */
+const directDone = (writer: Writer): void => {
+  writer.exclusive.handOver();
+  writer.phase = "Idle";
+  if (writer.state.pending.length > 0 && writer.state.failure === undefined) signal(writer);
+};
+
+/** One batch of the direct path, holding the writer's turn (`writeBatch` without a fiber). */
+const directBatch = (writer: Writer): void => {
+  const { state } = writer;
+  const { count, bytes } = batchLength(state);
+  if (count === 0) {
+    // The next record would push the file past 1 GiB: seal first.
+    runRare(writer, rotate(writer), () => directDone(writer));
+    return;
+  }
+  const records = takePending(state, count, bytes);
+  state.inFlight = records;
+  const active = state.generation.active;
+  const { current } = writer;
+  current.records = records;
+  current.buffer = layOut(writer, records, bytes);
+  current.active = active;
+  current.written = 0;
+  writeRest(writer);
+};
+
+/**
+ * Writes what is left of the current batch: through the handle's
+ * `write.now` (answered by `onWritten`, perhaps before it returns), or its
+ * `write` run by `runRare` for a handle without one.
+ */
+const writeRest = (writer: Writer): void => {
+  const { buffer, active, written } = writer.current;
+  if (active === undefined) return;
+  const { handle } = active;
+  const rest = written === 0 ? buffer : buffer.subarray(written);
+  const position = active.segment.size + written;
+  const now = handle.write.now;
+  if (now !== undefined) {
+    now(position, rest, writer.onWritten);
+    return;
+  }
+  runRare(writer, Effect.either(handle.write(position, rest)), (outcome) =>
+    Either.isRight(outcome)
+      ? writer.onWritten(undefined, outcome.right)
+      : writer.onWritten(outcome.left, 0),
+  );
+};
+
+/** A write of the current batch returned: the next part, the failure, or the batch's end. */
+const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
+  const { current } = writer;
+  const { active } = current;
+  if (active === undefined) return;
+  const failure = error ?? (count > 0 ? undefined : stalledWrite(active.handle.path));
+  if (failure !== undefined) {
+    endDirectWrite(writer);
+    runRare(writer, failAfterRollback(writer, active, failure), () => directDone(writer));
+    return;
+  }
+  current.written += count;
+  if (current.written < current.buffer.length) {
+    writeRest(writer);
+    return;
+  }
+  const { records, buffer } = current;
+  endDirectWrite(writer);
+  directWritten(writer, active, records, buffer);
+};
+
+// The current batch is over: nothing of it stays reachable from the writer.
+const endDirectWrite = (writer: Writer): void => {
+  const { current } = writer;
+  current.records = noRecords;
+  current.buffer = noBytes;
+  current.active = undefined;
+  current.written = 0;
+};
+
+/** The batch is written: sync it if the policy asks and the handle cannot, account, resolve. */
+const directWritten = (
+  writer: Writer,
+  active: ActiveSegment,
+  records: ReadonlyArray<PendingRecord>,
+  buffer: Uint8Array,
+): void => {
+  const { state } = writer;
+  if (state.options.durability === "Maximal" && !active.handle.dataSync) {
+    // A disk without O_DSYNC: the sync after the write, as `writeBatch` does.
+    runRare(
+      writer,
+      Effect.matchEffect(active.handle.sync(), {
+        onFailure: (syncError) => failAfterRollback(writer, active, syncError),
+        onSuccess: () => written(writer, active, records, buffer),
+      }),
+      () => directDone(writer),
+    );
+    return;
+  }
+  const lastWritten = account(state, active, records, buffer, writer.now());
+  if (lastWritten === undefined) {
+    runRare(writer, rotateThenResolve(writer), () => directDone(writer));
+    return;
+  }
+  resolveThrough(state, lastWritten);
+  directDone(writer);
+};
+
+/**
+ * Runs one of the direct path's rare steps (a rotation, a rollback, a
+ * write through a handle without `write.now`) to its end on its own fiber,
+ * with the store's `Disk`, then `done` with its value. A defect is a bug:
+ * the writer stops as after a disk error (every outstanding append fails)
+ * and the turn is handed over.
+ */
+const runRare = <A>(
+  writer: Writer,
+  effect: Effect.Effect<A, never, Disk>,
+  done: (value: A) => void,
+): void => {
+  Effect.runCallback(Effect.provide(effect, writer.context), {
+    onExit: (exit) => {
+      if (Exit.isSuccess(exit)) done(exit.value);
+      else stopOnDefect(writer, Cause.squash(exit.cause));
+    },
+  });
+};
+
+/**
+ * A step of the direct path threw or died: a bug. The writer stops as after
+ * a disk error (every outstanding append fails with `WriterFailed`, the
+ * defect named on its one line) and the turn is handed over, so nothing
+ * waits for ever on a writer that will not write again.
+ */
+const stopOnDefect = (writer: Writer, defect: unknown): void => {
+  const { state } = writer;
+  const [reason = "defect"] = String(defect).split("\n");
+  const cause = new DiskError({
+    operation: "write",
+    path: state.generation.active.segment.path,
+    code: "Other",
+    detail: `the writer's step died: ${reason}`,
+  });
+  failAll(state, new WriterFailed({ cause }));
+  directDone(writer);
+};
 
 /**
  * The flusher fiber: waits as the flush policy says, writes batches, stops

@@ -2,7 +2,9 @@
 // and no turn lost whatever ends a holder or a waiter (success, failure, interruption while
 // waiting or while holding, interruption racing the hand-over). A property over random
 // schedules of fibers that hold for a random number of yields, some failing, some interrupted
-// after a random number of yields; after each schedule the turn is free at once.
+// after a random number of yields, some taking the turn as the writer's direct path does
+// (`tryTake`, then `handOver`, skipping their work when it is held); after each schedule the
+// turn is free at once.
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Exit, Fiber } from "effect";
 import fc from "fast-check";
@@ -16,6 +18,8 @@ interface Task {
   readonly fails: boolean;
   /** Interrupted this many yields after it started, if at all. */
   readonly interruptAfter: number | undefined;
+  /** Takes the turn with `tryTake` (no fiber waits), as the writer's direct path does. */
+  readonly direct: boolean;
 }
 
 const task = fc.record({
@@ -23,6 +27,7 @@ const task = fc.record({
   hold: fc.nat({ max: 4 }),
   fails: fc.boolean(),
   interruptAfter: fc.option(fc.nat({ max: 8 }), { nil: undefined }),
+  direct: fc.boolean(),
 });
 
 const yields = (count: number) => Effect.repeatN(Effect.yieldNow(), Math.max(0, count - 1));
@@ -32,23 +37,41 @@ const run = (tasks: ReadonlyArray<Task>) =>
     const exclusive = new Exclusive();
     let holders = 0;
     let most = 0;
+    // The direct path is no fiber: nothing interrupts it once it holds the turn.
+    const direct = (each: Task) =>
+      Effect.uninterruptible(
+        Effect.suspend(() => {
+          if (!exclusive.tryTake()) return Effect.void;
+          holders += 1;
+          most = Math.max(most, holders);
+          return Effect.ensuring(
+            each.hold === 0 ? Effect.void : yields(each.hold),
+            Effect.sync(() => {
+              holders -= 1;
+              exclusive.handOver();
+            }),
+          );
+        }),
+      );
     const fibers = yield* Effect.forEach(tasks, (each) =>
       Effect.fork(
         Effect.zipRight(
           each.before === 0 ? Effect.void : yields(each.before),
-          exclusive.holding(
-            Effect.gen(function* () {
-              holders += 1;
-              most = Math.max(most, holders);
-              yield* Effect.ensuring(
-                each.hold === 0 ? Effect.void : yields(each.hold),
-                Effect.sync(() => {
-                  holders -= 1;
+          each.direct
+            ? direct(each)
+            : exclusive.holding(
+                Effect.gen(function* () {
+                  holders += 1;
+                  most = Math.max(most, holders);
+                  yield* Effect.ensuring(
+                    each.hold === 0 ? Effect.void : yields(each.hold),
+                    Effect.sync(() => {
+                      holders -= 1;
+                    }),
+                  );
+                  if (each.fails) return yield* Effect.fail("failed on purpose");
                 }),
-              );
-              if (each.fails) return yield* Effect.fail("failed on purpose");
-            }),
-          ),
+              ),
         ),
       ),
     );

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+/**
+ * Producers awaiting each insert on the promise face: inserts/s and CPU µs
+ * per insert (`process.cpuUsage`, the figure that survives a loaded
+ * machine), after a warm-up; with `RAW=1`, a raw loop of `O_DSYNC` appends
+ * of the same record size first (the floor one awaited `Maximal` insert
+ * waits for). For A/B runs of two builds in one session, point `ROOT` at a
+ * copy of the other build's repository tree (its `packages/shell-node/dist`).
+ * docs/benchmarks.md, "One awaited insert", has the results and commands.
+ *
+ *   DUR=Throughput N=40000 node packages/shell-node/bench/awaited.mjs
+ *   DUR=Maximal N=3000 RAW=1 node packages/shell-node/bench/awaited.mjs
+ *   DUR=Throughput P=256 N=100000 node packages/shell-node/bench/awaited.mjs
+ *
+ * Data goes to a fresh directory under bench/tmp (not /tmp: it may be tmpfs).
+ */
+import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const here = new URL(".", import.meta.url).pathname;
+const root = process.env.ROOT ?? resolve(here, "../../..");
+const durability = process.env.DUR ?? "Throughput";
+const inserts = Number(process.env.N ?? 20_000);
+const producers = Number(process.env.P ?? 1);
+const warmUp = Number(process.env.WARMUP ?? 2_000);
+const recordBytes = 130;
+
+const tmp = resolve(here, "../../../bench/tmp");
+mkdirSync(tmp, { recursive: true });
+const scratch = mkdtempSync(join(tmp, "awaited-"));
+
+if (process.env.RAW === "1") {
+  const path = join(scratch, "raw.dat");
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_DSYNC);
+  const bytes = Buffer.alloc(recordBytes, 0x5a);
+  const started = performance.now();
+  for (let index = 0; index < inserts; index++)
+    writeSync(fd, bytes, 0, recordBytes, index * recordBytes);
+  const seconds = (performance.now() - started) / 1000;
+  closeSync(fd);
+  console.log(
+    `raw O_DSYNC ${recordBytes}-byte appends: ${(inserts / seconds).toFixed(0)} writes/s`,
+  );
+}
+
+const { EnginePromises } = await import(`${root}/packages/shell-node/dist/index.js`);
+const engine = await EnginePromises.open(join(scratch, "data"), {
+  createIfMissing: true,
+  durability,
+});
+const run = async (count) => {
+  let left = count;
+  await Promise.all(
+    Array.from({ length: producers }, async () => {
+      while (left-- > 0) await engine.insert({ worker: "W", queue: "q", args: { i: left } });
+    }),
+  );
+};
+await run(warmUp);
+const cpu = process.cpuUsage();
+const started = performance.now();
+await run(inserts);
+const seconds = (performance.now() - started) / 1000;
+const used = process.cpuUsage(cpu);
+await engine.close();
+rmSync(scratch, { recursive: true, force: true });
+console.log(
+  `${durability}, ${producers} producer(s): ${(inserts / seconds).toFixed(0)} inserts/s, CPU ${((used.user + used.system) / inserts).toFixed(1)} µs/insert (user ${(used.user / inserts).toFixed(1)}, system ${(used.system / inserts).toFixed(1)})`,
+);

@@ -1,0 +1,195 @@
+// Proves the writer's direct path (docs/store.md, "the direct path writes a batch without a
+// fiber"): under `Immediate` every batch goes through the handle's callback write (`write.now`)
+// and concurrent appends still share writes; other flush policies keep the flusher's Effect
+// write; the reused layout buffer leaves no byte of an earlier batch in a later one, across sizes
+// past its 1 MiB bound; a failed `write.now` takes the batch back and stops the writer. It runs
+// NodeDisk under a wrapper that counts the two kinds of write, and fails `write.now` on demand.
+import { describe, expect, it } from "@effect/vitest";
+import { Effect } from "effect";
+import { DiskError, type DiskService, type FileHandle, type Write } from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as Init from "../../src/store/Init.js";
+import * as Projection from "../../src/log/Projection.js";
+import * as Store from "../../src/store/Store.js";
+import * as StoreOptions from "../../src/store/StoreOptions.js";
+import { dataDirectory, diskLayer, inserted, nodeDisk } from "../support/store.js";
+
+interface WriteCounts {
+  effectWrites: number;
+  nowWrites: number;
+  /** While set, `write.now` fails with EIO and writes nothing. */
+  failNow: boolean;
+  /** While set, `write.now` throws (a bug below the writer). */
+  throwNow: boolean;
+}
+
+/** NodeDisk whose segment handles count Effect writes and callback writes apart. */
+const splitCounting = (): { readonly service: DiskService; readonly counts: WriteCounts } => {
+  const counts: WriteCounts = { effectWrites: 0, nowWrites: 0, failNow: false, throwNow: false };
+  const wrap = (handle: FileHandle): FileHandle => {
+    const inner = handle.write;
+    const now = inner.now;
+    const write: Write = Object.assign(
+      (position: number, bytes: Uint8Array) =>
+        Effect.suspend(() => {
+          counts.effectWrites += 1;
+          return inner(position, bytes);
+        }),
+      now === undefined
+        ? {}
+        : {
+            now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
+              counts.nowWrites += 1;
+              if (counts.throwNow) throw new Error("planted defect");
+              if (counts.failNow) {
+                done(
+                  new DiskError({
+                    operation: "write",
+                    path: handle.path,
+                    code: "EIO",
+                    detail: "planted",
+                  }),
+                  0,
+                );
+                return;
+              }
+              now(position, bytes, done);
+            },
+          },
+    );
+    return { ...handle, write };
+  };
+  const service: DiskService = {
+    ...NodeDisk.make,
+    open: (file, mode, options) => Effect.map(NodeDisk.make.open(file, mode, options), wrap),
+  };
+  return { service, counts };
+};
+
+const range = (from: number, to: number): Array<number> =>
+  Array.from({ length: to - from + 1 }, (_, index) => from + index);
+
+const initialized = Effect.gen(function* () {
+  const directory = yield* dataDirectory;
+  yield* Init.init(directory);
+  return directory;
+});
+
+const reopenedCount = (directory: string) =>
+  Effect.scoped(Effect.map(Store.open(directory, {}, Projection.count), (opened) => opened.state));
+
+describe("the direct path", () => {
+  it.scopedLive(
+    "writes every Immediate batch through write.now; concurrent appends share them",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const { service, counts } = splitCounting();
+        const appends = 64;
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(directory, {}, Projection.count);
+            yield* Effect.forEach(range(1, appends), (jobId) => store.append([inserted(jobId)]), {
+              concurrency: "unbounded",
+            });
+          }).pipe(Effect.provide(diskLayer(service))),
+        );
+        expect(counts.effectWrites).toBe(0);
+        expect(counts.nowWrites).toBeGreaterThan(0);
+        expect(counts.nowWrites).toBeLessThan(appends / 4);
+        expect(yield* reopenedCount(directory)).toBe(appends);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("leaves other flush policies to the flusher's Effect write", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = splitCounting();
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(
+            directory,
+            { flush: StoreOptions.Batch(2) },
+            Projection.count,
+          );
+          yield* store.append([inserted(1), inserted(2)]);
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      expect(counts.nowWrites).toBe(0);
+      expect(counts.effectWrites).toBeGreaterThan(0);
+      expect(yield* reopenedCount(directory)).toBe(2);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("reuses its layout buffer without a stale byte, past its 1 MiB bound", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      // Large, small, larger than the reused buffer's bound, small again: every
+      // record must read back with its CRC.
+      const sizes = [200_000, 10, 300_000, 50, 1_200_000, 5, 70_000];
+      let jobId = 0;
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(
+            directory,
+            { durability: "Throughput" },
+            Projection.count,
+          );
+          for (const bytes of sizes) {
+            const records = bytes > 100_000 ? 4 : 1;
+            const events = range(1, records).map(() => {
+              jobId += 1;
+              return inserted(jobId, Math.floor(bytes / records));
+            });
+            yield* store.append(events);
+          }
+        }),
+      );
+      expect(yield* reopenedCount(directory)).toBe(jobId);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a failed write.now takes the batch back and stops the writer", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = splitCounting();
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          yield* store.append([inserted(1)]);
+          counts.failNow = true;
+          const failed = yield* Effect.flip(store.append([inserted(2)]));
+          expect(failed).toMatchObject({
+            _tag: "WriterFailed",
+            cause: { _tag: "DiskError", code: "EIO" },
+            rollback: { _tag: "RolledBack" },
+          });
+          counts.failNow = false;
+          const refused = yield* Effect.flip(store.append([inserted(3)]));
+          expect(refused._tag).toBe("WriterFailed");
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      expect(yield* reopenedCount(directory)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a defect in a step stops the writer instead of holding its turn for ever", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = splitCounting();
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, {}, Projection.count);
+          yield* store.append([inserted(1)]);
+          counts.throwNow = true;
+          const failed = yield* Effect.flip(store.append([inserted(2)]));
+          expect(failed._tag).toBe("WriterFailed");
+          expect(failed.message).toContain("the writer's step died: Error: planted defect");
+          counts.throwNow = false;
+          expect((yield* Effect.flip(store.append([inserted(3)])))._tag).toBe("WriterFailed");
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      expect(yield* reopenedCount(directory)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
