@@ -33,8 +33,10 @@ export default defineConfig({
   },
   test: {
     include: ["packages/*/test/**/*.test.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // A hang guard, not a speed claim: the CLI tests spawn `tay` processes, each
+    // seconds long on a loaded 2-core machine (several took 58-74 s at load 17-20).
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     pool: "forks",
     reporters:
       jsonReport === undefined ? ["default"] : ["default", ["json", { outputFile: jsonReport }]],
