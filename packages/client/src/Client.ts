@@ -14,7 +14,7 @@
  * await tay.close();
  * ```
  */
-import type { Backoff, Commands, Job, Query, Schedule, Value } from "@tay/core";
+import type { Backoff, Commands, Job, Query, Queue, Schedule, Value } from "@tay/core";
 
 import { batchable, Inserts } from "./internal/inserts.js";
 import * as Locate from "./Locate.js";
@@ -59,7 +59,25 @@ export interface TickReport {
   readonly madeAvailable: number;
   readonly delivered: number;
   readonly skipped: number;
+  /** Attempts failed for outliving their `timeoutMs` plus the engine's grace. */
+  readonly timedOut: number;
 }
+
+/** How `redrive` runs a discarded or cancelled job again. */
+export interface RedriveOptions {
+  /** Must exceed the job's attempt (default: the engine's). */
+  readonly maxAttempts?: number;
+  readonly reason?: string;
+}
+
+/** A queue's limits (EVENTS-V3.md (24,3)); a field left out is kept, null removes it. */
+export interface QueueLimits {
+  readonly concurrency?: number | null;
+  readonly rateLimit?: { readonly count: number; readonly perMs: number } | null;
+}
+
+/** A job as an insert answers it: `duplicate: true` when its unique key named an existing job. */
+export type InsertedJob = Wire.InsertedJob;
 
 /** A committed event, as the engine's subscriptions give it. */
 export type Committed = Wire.CommittedEvent;
@@ -76,6 +94,9 @@ export interface ConnectOptions {
 }
 
 const jobAnswer = Shape.struct({ job: Wire.job });
+const insertedAnswer = Shape.struct({ job: Wire.insertedJob });
+const insertedManyAnswer = Shape.struct({ jobs: Wire.insertedJobs });
+const queueAnswer = Shape.struct({ queue: Shape.nullable(Wire.queueState) });
 const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
 const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
@@ -84,6 +105,7 @@ const tickAnswer = Shape.struct({
   madeAvailable: Shape.integer(),
   delivered: Shape.integer(),
   skipped: Shape.integer(),
+  timedOut: Shape.integer(),
 });
 
 /** A value as the wire carries it, or `InvalidValue` naming the path that is none. */
@@ -100,6 +122,11 @@ const newJobJson = (job: Commands.NewJob, path: string): Wire.JsonObject => ({
   ...(job.priority === undefined ? {} : { priority: job.priority }),
   ...(job.maxAttempts === undefined ? {} : { maxAttempts: job.maxAttempts }),
   ...(job.scheduledAt === undefined ? {} : { scheduledAt: job.scheduledAt }),
+  ...present({
+    uniqueKey: job.uniqueKey,
+    uniquePeriodMs: job.uniquePeriodMs,
+    timeoutMs: job.timeoutMs,
+  }),
 });
 
 const present = <A>(members: Record<string, A | undefined>): Record<string, A> => {
@@ -132,18 +159,57 @@ export class Client {
   /**
    * Inserts one job; answers it as inserted, once durable. Inserts issued
    * together share one request (`internal/inserts.ts`); each still gets
-   * its own job or its own error.
+   * its own job or its own error. With a `uniqueKey` that a job of the
+   * queue holds, appends nothing and answers that job with
+   * `duplicate: true` (such inserts go alone, so the marker is never lost).
    */
-  async insert(job: Commands.NewJob): Promise<Job.Job> {
+  async insert(job: Commands.NewJob): Promise<InsertedJob> {
     const json = newJobJson(job, "job");
-    if (!batchable(job)) return (await this.post("/v1/insert", { job: json }, jobAnswer)).job;
+    if (!batchable(job)) return (await this.post("/v1/insert", { job: json }, insertedAnswer)).job;
     return this.inserts.add(JSON.stringify(json));
   }
 
-  /** Inserts several jobs atomically (one record); answers them in order. */
-  async insertMany(jobs: ReadonlyArray<Commands.NewJob>): Promise<ReadonlyArray<Job.Job>> {
+  /** Inserts several jobs atomically (one record); answers them in order, duplicates marked. */
+  async insertMany(jobs: ReadonlyArray<Commands.NewJob>): Promise<ReadonlyArray<InsertedJob>> {
     const body = { jobs: jobs.map((job, index) => newJobJson(job, `jobs[${index}]`)) };
-    return (await this.post("/v1/insert-many", body, jobsAnswer)).jobs;
+    return (await this.post("/v1/insert-many", body, insertedManyAnswer)).jobs;
+  }
+
+  /** Runs a discarded or cancelled job again, keeping its history. */
+  async redrive(jobId: number, options: RedriveOptions = {}): Promise<Job.Job> {
+    const body = present<string | number>({
+      jobId,
+      maxAttempts: options.maxAttempts,
+      reason: options.reason,
+    });
+    return (await this.post("/v1/redrive", body, jobAnswer)).job;
+  }
+
+  /** Pauses a queue; answers its state. */
+  async pauseQueue(queue: string): Promise<Queue.QueueState | undefined> {
+    return (await this.post("/v1/pause-queue", { queue }, queueAnswer)).queue ?? undefined;
+  }
+
+  /** Resumes a paused queue, keeping its limits; answers its state (undefined: the default). */
+  async resumeQueue(queue: string): Promise<Queue.QueueState | undefined> {
+    return (await this.post("/v1/resume-queue", { queue }, queueAnswer)).queue ?? undefined;
+  }
+
+  /** Sets a queue's concurrency and rate limit; answers its state. */
+  async setQueueLimits(queue: string, limits: QueueLimits): Promise<Queue.QueueState | undefined> {
+    const body: Wire.JsonObject = {
+      queue,
+      ...(limits.concurrency === undefined ? {} : { concurrency: limits.concurrency }),
+      ...(limits.rateLimit === undefined
+        ? {}
+        : {
+            rateLimit:
+              limits.rateLimit === null
+                ? null
+                : { count: limits.rateLimit.count, perMs: limits.rateLimit.perMs },
+          }),
+    };
+    return (await this.post("/v1/set-queue-limits", body, queueAnswer)).queue ?? undefined;
   }
 
   /** Starts up to `limit` (default 1) available jobs of `queue` now; each carries a lease. */
@@ -292,6 +358,18 @@ export class Client {
 
   async schedules(): Promise<ReadonlyArray<Schedule.Schedule>> {
     return (await this.get("/v1/schedules", Shape.struct({ schedules: Wire.schedules }))).schedules;
+  }
+
+  /** A queue's committed state, or undefined for the default (unpaused, no limits). */
+  async queue(name: string): Promise<Queue.QueueState | undefined> {
+    const path = `/v1/queues/${encodeURIComponent(name)}`;
+    return (await this.get(path, queueAnswer)).queue ?? undefined;
+  }
+
+  /** Every queue whose committed state is not the default. */
+  async queues(): Promise<ReadonlyArray<Queue.QueueState>> {
+    const answer = Shape.struct({ queues: Shape.array(Wire.queueState) });
+    return (await this.get("/v1/queues", answer)).queues;
   }
 
   async counts(): Promise<ReadonlyMap<string, Query.Counts>> {

@@ -14,7 +14,16 @@
  */
 import { Buffer } from "node:buffer";
 import { decodeEvent, encodeEvent } from "@tay/codec";
-import { Event, type Job, type Query, type Rejection, type Schedule, Value } from "@tay/core";
+import {
+  Event,
+  type Job,
+  Limits,
+  type Query,
+  type Queue,
+  type Rejection,
+  type Schedule,
+  Value,
+} from "@tay/core";
 import * as Shape from "./Shape.js";
 
 /** A JSON document. */
@@ -203,6 +212,56 @@ export const job: Shape.Decoder<Job.Job> = Shape.struct({
 });
 
 export const jobs = Shape.array(job);
+
+/**
+ * A job as an insert answers it (EVENTS-V3.md): when its unique key named
+ * a job of the queue that holds it, that existing job with `duplicate:
+ * true` (nothing was appended); a job actually inserted has no marker.
+ */
+export type InsertedJob = Job.Job & { readonly duplicate?: true };
+
+/** An insert's answer as JSON: the job, and `"duplicate": true` only on a duplicate. */
+export const insertedJobJson = (inserted: InsertedJob): JsonObject =>
+  inserted.duplicate === true ? { ...jobJson(inserted), duplicate: true } : jobJson(inserted);
+
+const duplicateMarker = Shape.struct({ duplicate: Shape.optional(Shape.boolean) });
+
+/** An insert's answer from its JSON. */
+export const insertedJob: Shape.Decoder<InsertedJob> = (input, path) => {
+  const decoded = job(input, path);
+  return duplicateMarker(input, path).duplicate === true
+    ? { ...decoded, duplicate: true }
+    : decoded;
+};
+
+export const insertedJobs = Shape.array(insertedJob);
+
+/** A queue's state (EVENTS-V3.md (24,3)) as JSON. */
+export const queueStateJson = (state: Queue.QueueState): JsonObject => ({
+  queue: state.queue,
+  at: state.at,
+  paused: state.paused,
+  concurrency: state.concurrency,
+  rateLimit:
+    state.rateLimit === null
+      ? null
+      : { count: state.rateLimit.count, perMs: state.rateLimit.perMs },
+});
+
+/** A rate limit: at most `count` starts in any window of `perMs`. */
+export const rateLimit = Shape.struct({
+  count: Shape.integer(Limits.rateCountMin, Limits.rateCountMax),
+  perMs: Shape.integer(Limits.ratePerMsMin, Limits.ratePerMsMax),
+});
+
+/** A queue's state from its JSON. */
+export const queueState: Shape.Decoder<Queue.QueueState> = Shape.struct({
+  queue: Shape.string,
+  at: time,
+  paused: Shape.boolean,
+  concurrency: Shape.nullable(Shape.integer(1)),
+  rateLimit: Shape.nullable(rateLimit),
+});
 
 /** A schedule definition as JSON. */
 export const definitionJson = (definition: Event.ScheduleDefinition): JsonObject => ({

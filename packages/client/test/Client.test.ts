@@ -217,3 +217,97 @@ describe("Client over the socket", () => {
     await client.close();
   });
 });
+
+describe("Event v3 over the socket (EVENTS-V3.md)", () => {
+  it("answers a unique insert's duplicate with the existing job and the marker, appending nothing", async () => {
+    const client = await Client.connect(directory);
+    const first = await client.insert({
+      queue: "unique",
+      worker: "W",
+      args: null,
+      uniqueKey: "user-42",
+      uniquePeriodMs: 60_000,
+      timeoutMs: 5_000,
+    });
+    expect(first).toMatchObject({ uniqueKey: "user-42", uniquePeriodMs: 60_000, timeoutMs: 5_000 });
+    expect(first.duplicate).toBeUndefined();
+    const before = (await client.status()).lastSequence;
+    const again = await client.insert({
+      queue: "unique",
+      worker: "W",
+      args: 1,
+      uniqueKey: "user-42",
+    });
+    expect(again).toMatchObject({ jobId: first.jobId, duplicate: true });
+    expect((await client.status()).lastSequence).toBe(before);
+    // Issued in one turn, plain inserts would share a batch; unique ones go alone, marker kept.
+    const together = await Promise.all([
+      client.insert({ queue: "unique", worker: "W", args: null, uniqueKey: "user-44" }),
+      client.insert({ queue: "unique", worker: "W", args: null, uniqueKey: "user-44" }),
+    ]);
+    expect(together.map((job) => job.duplicate ?? false).sort()).toEqual([false, true]);
+    expect(new Set(together.map((job) => job.jobId)).size).toBe(1);
+    const many = await client.insertMany([
+      { queue: "unique", worker: "W", args: null, uniqueKey: "user-42" },
+      { queue: "unique", worker: "W", args: null, uniqueKey: "user-43" },
+    ]);
+    expect(many.map((job) => [job.jobId, job.duplicate ?? false])).toEqual([
+      [first.jobId, true],
+      [first.jobId + 2, false],
+    ]);
+    await client.close();
+  });
+
+  it("redrives a discarded job, keeping its history", async () => {
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "redriven", worker: "W", args: null, maxAttempts: 1 });
+    await client.claim("redriven");
+    await client.fail(job.jobId, "boom", { attempt: 1 });
+    expect((await client.job(job.jobId))?.state).toBe("discarded");
+    const redriven = await client.redrive(job.jobId, { maxAttempts: 3, reason: "fixed" });
+    expect(redriven).toMatchObject({ state: "available", attempt: 1, maxAttempts: 3 });
+    expect(redriven.errors).toHaveLength(1);
+    const refused = await client.redrive(job.jobId).catch((error) => error);
+    expect(refused._tag).toBe("Rejected");
+    await client.close();
+  });
+
+  it("pauses, limits and resumes a queue; claims obey it; the reads show it", async () => {
+    const client = await Client.connect(directory);
+    await client.insertMany([1, 2, 3].map((args) => ({ queue: "limited", worker: "W", args })));
+    expect(await client.pauseQueue("limited")).toMatchObject({ queue: "limited", paused: true });
+    expect(await client.claim("limited", 3)).toEqual([]);
+    const limited = await client.setQueueLimits("limited", {
+      concurrency: 2,
+      rateLimit: { count: 10, perMs: 1_000 },
+    });
+    expect(limited).toMatchObject({
+      paused: true,
+      concurrency: 2,
+      rateLimit: { count: 10, perMs: 1_000 },
+    });
+    expect(await client.resumeQueue("limited")).toMatchObject({ paused: false, concurrency: 2 });
+    expect(await client.claim("limited", 3)).toHaveLength(2);
+    expect((await client.queue("limited"))?.concurrency).toBe(2);
+    expect((await client.queues()).map((queue) => queue.queue)).toContain("limited");
+    // Null removes a limit; the default state reads as undefined.
+    expect(await client.setQueueLimits("limited", { concurrency: null, rateLimit: null })).toBe(
+      undefined,
+    );
+    expect(await client.queue("limited")).toBeUndefined();
+    expect(await client.queue("never-set")).toBeUndefined();
+    await client.close();
+  });
+
+  it("refuses a limit out of range with InvalidRequest naming the field, appending nothing", async () => {
+    const client = await Client.connect(directory);
+    const before = (await client.status()).lastSequence;
+    const refused = await client
+      .setQueueLimits("q", { rateLimit: { count: 0, perMs: 1_000 } })
+      .catch((error) => error);
+    expect(refused._tag).toBe("InvalidRequest");
+    expect(refused.message).toContain("body.rateLimit.count");
+    expect((await client.status()).lastSequence).toBe(before);
+    await client.close();
+  });
+});

@@ -44,8 +44,13 @@ const integerIn = (value: unknown, min: number, max: number): boolean =>
   value === undefined ||
   (typeof value === "number" && Number.isSafeInteger(value) && value >= min && value <= max);
 
-/** Whether the server's request check passes `job` (its args were checked when encoded). */
+/**
+ * Whether `job` may share a batch: the server's request check passes it (its
+ * args were checked when encoded), and it has no unique key (a batch's
+ * answers carry plain jobs, not the `duplicate` marker).
+ */
 export const batchable = (job: Commands.NewJob): boolean =>
+  job.uniqueKey === undefined &&
   typeof job.queue === "string" &&
   typeof job.worker === "string" &&
   integerIn(job.priority, Limits.priorityMin, Limits.priorityMax) &&

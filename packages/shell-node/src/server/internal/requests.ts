@@ -25,9 +25,12 @@ const newJobShape = Shape.struct({
   priority: Shape.optional(priority),
   maxAttempts: Shape.optional(maxAttempts),
   scheduledAt: Shape.optional(time),
+  uniqueKey: Shape.optional(Shape.string),
+  uniquePeriodMs: Shape.optional(Shape.integer(1)),
+  timeoutMs: Shape.optional(Shape.integer(1)),
 });
 
-/** A job to insert; absent args are null. */
+/** A job to insert; absent args are null; the v3 fields (EVENTS-V3.md) only when given. */
 export const newJob: Shape.Decoder<Commands.NewJob> = (input, path) => {
   const fields = newJobShape(input, path);
   return {
@@ -37,6 +40,9 @@ export const newJob: Shape.Decoder<Commands.NewJob> = (input, path) => {
     ...(fields.priority === undefined ? {} : { priority: fields.priority }),
     ...(fields.maxAttempts === undefined ? {} : { maxAttempts: fields.maxAttempts }),
     ...(fields.scheduledAt === undefined ? {} : { scheduledAt: fields.scheduledAt }),
+    ...(fields.uniqueKey === undefined ? {} : { uniqueKey: fields.uniqueKey }),
+    ...(fields.uniquePeriodMs === undefined ? {} : { uniquePeriodMs: fields.uniquePeriodMs }),
+    ...(fields.timeoutMs === undefined ? {} : { timeoutMs: fields.timeoutMs }),
   };
 };
 
@@ -125,6 +131,32 @@ export const cancelSchedule = Shape.struct({
   scheduleId: Shape.string,
   expectedRevision: revision,
 });
+
+export const redrive = Shape.struct({
+  jobId,
+  maxAttempts: Shape.optional(maxAttempts),
+  reason: Shape.optional(Shape.string),
+});
+
+export const queue = Shape.struct({ queue: Shape.string });
+
+/** A member that may be absent (kept), null (removed) or a value (set). */
+const settable =
+  <A>(decoder: Shape.Decoder<A>): Shape.Decoder<A | null | undefined> =>
+  (input, path) =>
+    input === undefined ? undefined : input === null ? null : decoder(input, path);
+
+/** `setQueueLimits`: a limit left out is kept, null removes it. */
+export const queueLimits = (input: unknown, path: string) => {
+  const members = Shape.record(input, path);
+  const field = <A>(name: string, decoder: Shape.Decoder<A>) =>
+    settable(decoder)(Object.hasOwn(members, name) ? members[name] : undefined, `${path}.${name}`);
+  return {
+    queue: Shape.field(members, "queue", Shape.string, path),
+    concurrency: field("concurrency", Shape.integer(1)),
+    rateLimit: field("rateLimit", Wire.rateLimit),
+  };
+};
 
 export const rescue = Shape.struct({ startedBefore: time, error: Shape.string });
 

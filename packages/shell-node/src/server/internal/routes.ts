@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
-import { type Job, State } from "@tay/core";
+import { type Job, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
 import type * as Engine from "../../engine/Engine.js";
 import { InvalidRequest } from "../ServerError.js";
@@ -95,10 +95,11 @@ const commands: ReadonlyArray<Route> = [
   {
     method: "POST",
     path: "/v1/insert",
-    summary: "insert one job; answers it once durable",
-    body: "{ job: { queue, worker, args?, priority?, maxAttempts?, scheduledAt? } }",
+    summary:
+      "insert one job; answers it once durable (a unique key held by a job of the queue: that job, duplicate: true)",
+    body: "{ job: { queue, worker, args?, priority?, maxAttempts?, scheduledAt?, uniqueKey?, uniquePeriodMs?, timeoutMs? } }",
     handle: async (call, { engine }) => ({
-      job: Wire.jobJson(await engine.promises.insert(body(call, Requests.insert).job)),
+      job: Wire.insertedJobJson(await engine.promises.insert(body(call, Requests.insert).job)),
     }),
   },
   {
@@ -108,7 +109,7 @@ const commands: ReadonlyArray<Route> = [
     body: "{ jobs: [NewJob] }",
     handle: async (call, { engine }) => ({
       jobs: (await engine.promises.insertMany(body(call, Requests.insertMany).jobs)).map(
-        Wire.jobJson,
+        Wire.insertedJobJson,
       ),
     }),
   },
@@ -124,7 +125,7 @@ const commands: ReadonlyArray<Route> = [
       return {
         results: settled.map((outcome) =>
           outcome.status === "fulfilled"
-            ? { job: Wire.jobJson(outcome.value) }
+            ? { job: Wire.insertedJobJson(outcome.value) }
             : { error: errorOf(outcome.reason) },
         ),
       };
@@ -207,6 +208,42 @@ const commands: ReadonlyArray<Route> = [
   },
   {
     method: "POST",
+    path: "/v1/redrive",
+    summary: "run a discarded or cancelled job again, keeping its history",
+    body: "{ jobId, maxAttempts?, reason? }",
+    handle: async (call, { engine }) => {
+      const { jobId, ...options } = body(call, Requests.redrive);
+      return { job: Wire.jobJson(await engine.promises.redrive(jobId, definedOnly(options))) };
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/pause-queue",
+    summary: "pause a queue: claims start nothing from it (running jobs go on)",
+    body: "{ queue }",
+    handle: async (call, { engine }) =>
+      queueAnswer(await engine.promises.pauseQueue(body(call, Requests.queue).queue)),
+  },
+  {
+    method: "POST",
+    path: "/v1/resume-queue",
+    summary: "resume a paused queue, keeping its limits",
+    body: "{ queue }",
+    handle: async (call, { engine }) =>
+      queueAnswer(await engine.promises.resumeQueue(body(call, Requests.queue).queue)),
+  },
+  {
+    method: "POST",
+    path: "/v1/set-queue-limits",
+    summary: "set a queue's concurrency and rate limit (a field left out is kept, null removes it)",
+    body: "{ queue, concurrency?: integer | null, rateLimit?: { count, perMs } | null }",
+    handle: async (call, { engine }) => {
+      const { queue, ...limits } = body(call, Requests.queueLimits);
+      return queueAnswer(await engine.promises.setQueueLimits(queue, definedOnly(limits)));
+    },
+  },
+  {
+    method: "POST",
     path: "/v1/register-schedule",
     summary: "register or re-register a schedule (expectedRevision 0: must be new)",
     body: "{ scheduleId, definition, expectedRevision? }",
@@ -244,7 +281,7 @@ const commands: ReadonlyArray<Route> = [
   {
     method: "POST",
     path: "/v1/tick",
-    summary: "make due jobs available, deliver due schedule occurrences",
+    summary: "make due jobs available, deliver due schedule occurrences, time out attempts",
     handle: async (_call, { engine }) => ({ ...(await engine.promises.tick()) }),
   },
   {
@@ -285,6 +322,11 @@ const commands: ReadonlyArray<Route> = [
     },
   },
 ];
+
+/** A queue's state as answered: null for the default (unpaused, no limits). */
+const queueAnswer = (state: Queue.QueueState | undefined): JsonObject => ({
+  queue: state === undefined ? null : Wire.queueStateJson(state),
+});
 
 /** Options without their undefined members (exact optional properties). */
 const definedOnly = <A extends object>(options: A): { [K in keyof A]: Exclude<A[K], undefined> } =>
@@ -356,6 +398,21 @@ const queries: ReadonlyArray<Route> = [
       const schedule = engine.promises.schedule(decodeURIComponent(call.params[0] ?? ""));
       return { schedule: schedule === undefined ? null : Wire.scheduleJson(schedule) };
     },
+  },
+  {
+    method: "GET",
+    path: "/v1/queues",
+    summary: "every queue whose committed state is not the default (paused, or limited)",
+    handle: async (_call, { engine }) => ({
+      queues: engine.promises.queues().map(Wire.queueStateJson),
+    }),
+  },
+  {
+    method: "GET",
+    path: "/v1/queues/:queue",
+    summary: "one queue's committed state, or null for the default (unpaused, no limits)",
+    handle: async (call, { engine }) =>
+      queueAnswer(engine.promises.queue(decodeURIComponent(call.params[0] ?? ""))),
   },
   {
     method: "GET",
