@@ -179,8 +179,10 @@ export const batch = (state: State): Batch => {
  * Folds a history without a canonical base (a first generation): the
  * state, or the first refusal with the record's index.
  */
-export const fold = (events: Iterable<Event>): Either.Either<HistoryError, State> =>
-  foldGeneration([], events);
+export const fold = (
+  events: Iterable<Event>,
+  options: Generation.Options = {},
+): Either.Either<HistoryError, State> => foldGeneration([], events, options);
 
 /**
  * Folds a generation: `base` is its canonical base (parts in order, then
@@ -190,8 +192,9 @@ export const fold = (events: Iterable<Event>): Either.Either<HistoryError, State
 export const foldGeneration = (
   base: ReadonlyArray<Event>,
   tail: Iterable<Event>,
+  options: Generation.Options = {},
 ): Either.Either<HistoryError, State> => {
-  const builder = Generation.start(base.length);
+  const builder = Generation.start(base.length, options);
   for (const event of base) {
     const applied = Generation.apply(builder, undefined, event);
     if (Either.isLeft(applied)) return applied;

@@ -40,7 +40,7 @@ const applied: Either.Either<HistoryError, void> = Either.right(undefined);
 
 /** An in-progress generation fold. Opaque: use `apply` and `finish`. */
 export class Builder {
-  readonly #store = new BuilderStore();
+  readonly #store: BuilderStore;
   readonly #baseRecordCount: number;
   #index = 0;
   #phase: Phase = "parts";
@@ -50,8 +50,9 @@ export class Builder {
   #failure: HistoryError | undefined = undefined;
 
   /** Use `start`. */
-  constructor(baseRecordCount: number) {
+  constructor(baseRecordCount: number, options: Options = {}) {
     this.#baseRecordCount = baseRecordCount;
+    this.#store = new BuilderStore(options.lean === true);
   }
 
   /** Records applied so far (base and tail). */
@@ -169,11 +170,22 @@ export class Builder {
   }
 }
 
+/** How a generation is folded. */
+export interface Options {
+  /**
+   * Fold into a lean state (`State.leanInitialState`): completed jobs
+   * without a unique key are kept as their facts only (`Terminal.Fact`).
+   * Every verdict is the full fold's. Default false.
+   */
+  readonly lean?: boolean;
+}
+
 /**
  * Starts folding a generation whose canonical base is the first
  * `baseRecordCount` records (MANIFEST's base record count; 0 for none).
  */
-export const start = (baseRecordCount: number): Builder => new Builder(baseRecordCount);
+export const start = (baseRecordCount: number, options: Options = {}): Builder =>
+  new Builder(baseRecordCount, options);
 
 /**
  * Applies the next record. `Left(HistoryError)` names the record's index,
