@@ -29,7 +29,7 @@ import {
   type Refusal,
 } from "./internal/Apply.js";
 import * as Fields from "./internal/Fields.js";
-import { BuilderStore } from "./internal/Store.js";
+import { BuilderStore, type Left } from "./internal/Store.js";
 import * as Limits from "./Limits.js";
 import type { State } from "./State.js";
 
@@ -52,7 +52,12 @@ export class Builder {
   /** Use `start`. */
   constructor(baseRecordCount: number, options: Options = {}) {
     this.#baseRecordCount = baseRecordCount;
-    this.#store = new BuilderStore(options.lean === true);
+    this.#store = new BuilderStore(options.lean === true, options.collectLeft === true);
+  }
+
+  /** @internal */
+  takeLeft(): Left {
+    return this.#store.takeLeft();
   }
 
   /** Records applied so far (base and tail). */
@@ -178,7 +183,23 @@ export interface Options {
    * Every verdict is the full fold's. Default false.
    */
   readonly lean?: boolean;
+  /**
+   * With `lean`: keep the whole records of the jobs that leave memory until
+   * `takeLeft` hands them over (what the shell writes its terminal index
+   * from). A caller that sets it takes them regularly. Default false.
+   */
+  readonly collectLeft?: boolean;
 }
+
+/** What `takeLeft` hands over: whole records, and results of records handed over before. */
+export type { Left } from "./internal/Store.js";
+
+/**
+ * The whole records of the jobs that left memory since the last call (a
+ * collecting lean fold only; empty otherwise), each with what happened to
+ * it until the call, and the (10,2) events of jobs handed over before.
+ */
+export const takeLeft = (builder: Builder): Left => builder.takeLeft();
 
 /**
  * Starts folding a generation whose canonical base is the first

@@ -10,6 +10,7 @@ import {
   Decide,
   Event,
   Evolve,
+  Generation,
   type HistoryError,
   Job,
   Query,
@@ -169,6 +170,42 @@ describe("a lean state against the full state", () => {
         },
       ),
       { numRuns: 200 },
+    );
+  });
+
+  it("hands over, in pieces, exactly the whole records that left memory", () => {
+    const handedOver = (
+      generation: ReadonlyArray<Event.Event>,
+      baseRecordCount: number,
+      every: number,
+    ): ReadonlyArray<Job.Job> => {
+      const builder = Generation.start(baseRecordCount, { lean: true, collectLeft: true });
+      const whole = new Map<number, Job.Job>();
+      const take = () => {
+        const left = Generation.takeLeft(builder);
+        for (const job of left.jobs) whole.set(job.jobId, job);
+        for (const result of left.results) {
+          const job = whole.get(result.jobId);
+          if (job !== undefined) whole.set(job.jobId, Job.applied(job, result));
+        }
+      };
+      for (const [index, record] of generation.entries()) {
+        expect(Either.isRight(Generation.apply(builder, index + 1, record))).toBe(true);
+        if (index % (every + 1) === 0) take();
+      }
+      take();
+      expect(Either.isRight(Generation.finish(builder))).toBe(true);
+      return [...whole.values()].sort((left, right) => left.jobId - right.jobId);
+    };
+    fc.assert(
+      fc.property(decidedHistory, fc.nat({ max: 7 }), ({ records, full }, every) => {
+        const expected = [...State.jobs(full)].filter(Terminal.leavesMemory);
+        expect(handedOver(records, 0, every)).toEqual(expected);
+        // A canonical base restores completed jobs, and hands them over too.
+        const base = Snapshot.snapshot(full, { now: 1_000, retentionMs: 1e12 });
+        expect(handedOver(base, base.length, every)).toEqual(expected);
+      }),
+      { numRuns: 60 },
     );
   });
 

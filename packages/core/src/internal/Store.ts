@@ -11,7 +11,7 @@
  *   `Edit` token, it updates the nodes it created itself in place (a
  *   transient run): only the state it publishes last is meant to be kept.
  */
-import { isTerminal } from "../Event.js";
+import { isTerminal, type ResultRecorded } from "../Event.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
 import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
@@ -34,6 +34,17 @@ import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
 import { IdMap } from "./IdMap.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
+
+/**
+ * What a collecting lean fold hands over (`Generation.takeLeft`): the whole
+ * records of the jobs that left memory, each as it was when it left (with a
+ * result recorded before the hand-over), and the (10,2) events of jobs
+ * handed over earlier.
+ */
+export interface Left {
+  readonly jobs: ReadonlyArray<Job>;
+  readonly results: ReadonlyArray<ResultRecorded>;
+}
 
 /** What the transition rules read and write. */
 export interface Store {
@@ -143,8 +154,42 @@ export class BuilderStore implements Store {
   private sealed = false;
   private readonly owned = new Set<number>();
 
-  /** `lean`: completed jobs without a unique key are kept as facts only. */
-  constructor(private readonly lean = false) {}
+  // With `collect`: the whole records of the jobs that left memory, and the
+  // (10,2) results of jobs already handed over, until `takeLeft`.
+  private leftJobs: Array<Job> = [];
+  private readonly leftAt = new Map<number, number>();
+  private leftResults: Array<ResultRecorded> = [];
+
+  /**
+   * `lean`: completed jobs without a unique key are kept as facts only.
+   * `collect`: their whole records are kept until `takeLeft` hands them over.
+   */
+  constructor(
+    private readonly lean = false,
+    private readonly collect = false,
+  ) {}
+
+  /** The whole records that left memory since the last call, and later results for them. */
+  takeLeft(): Left {
+    const left = { jobs: this.leftJobs, results: this.leftResults };
+    this.leftJobs = [];
+    this.leftResults = [];
+    this.leftAt.clear();
+    return left;
+  }
+
+  private noteLeft(job: Job, event: JobTransitionEvent | undefined): void {
+    if (!this.collect) return;
+    if (event?._tag !== "ResultRecorded") {
+      this.leftAt.set(job.jobId, this.leftJobs.length);
+      this.leftJobs.push(job);
+      return;
+    }
+    const at = this.leftAt.get(job.jobId);
+    const whole = at === undefined ? undefined : this.leftJobs[at];
+    if (at === undefined || whole === undefined) this.leftResults.push(event);
+    else this.leftJobs[at] = applied(whole, event);
+  }
 
   getJob(jobId: number): MutableJob | undefined {
     const job = this.wholeJob(jobId);
@@ -208,7 +253,10 @@ export class BuilderStore implements Store {
       else holders.push(jobId);
     }
     if (job.state === "executing") this.countExecuting(job.queue, 1);
-    if (this.lean && leavesMemory(job)) this.keepFact(jobId, factOf(job));
+    if (this.lean && leavesMemory(job)) {
+      this.keepFact(jobId, factOf(job));
+      this.noteLeft(job, undefined);
+    }
   }
 
   changeJob(job: Job, event: JobTransitionEvent): void {
@@ -217,12 +265,16 @@ export class BuilderStore implements Store {
       // A job kept as facts: (10,2) is the one event its rules let through.
       if (this.lean && event._tag === "ResultRecorded" && this.getFact(job.jobId) !== undefined) {
         this.keepFact(job.jobId, { ...factOf(job), hasResult: true });
+        this.noteLeft(job, event);
       }
       return;
     }
     const from = owned.state;
     applyInPlace(owned, event);
-    if (this.lean && leavesMemory(owned)) this.keepFact(owned.jobId, factOf(owned));
+    if (this.lean && leavesMemory(owned)) {
+      this.keepFact(owned.jobId, factOf(owned));
+      this.noteLeft(owned, event);
+    }
     if (from !== owned.state) {
       if (from === "executing") this.countExecuting(owned.queue, -1);
       else if (owned.state === "executing") this.countExecuting(owned.queue, 1);
