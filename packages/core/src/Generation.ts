@@ -29,7 +29,8 @@ import {
   type Refusal,
 } from "./internal/Apply.js";
 import * as Fields from "./internal/Fields.js";
-import { BuilderStore, type Left } from "./internal/Store.js";
+import { BuilderStore } from "./internal/Store.js";
+import type { Left } from "./Terminal.js";
 import * as Limits from "./Limits.js";
 import type { State } from "./State.js";
 
@@ -192,7 +193,7 @@ export interface Options {
 }
 
 /** What `takeLeft` hands over: whole records, and results of records handed over before. */
-export type { Left } from "./internal/Store.js";
+export type { Left } from "./Terminal.js";
 
 /**
  * The whole records of the jobs that left memory since the last call (a

@@ -14,7 +14,19 @@
  * `MembershipConflict` with `terminal: true` (a completed job is in no
  * schedule's active set).
  */
+import type { ResultRecorded } from "./Event.js";
 import type { Job } from "./Job.js";
+
+/**
+ * The whole records of jobs that left a lean state's memory, each as it was
+ * when handed over, and the (10,2) events of jobs handed over before: what
+ * the shell's terminal index is written from (`Generation.takeLeft`,
+ * `Evolve.leaving`).
+ */
+export interface Left {
+  readonly jobs: ReadonlyArray<Job>;
+  readonly results: ReadonlyArray<ResultRecorded>;
+}
 
 /** The facts a lean state keeps of a completed job without a unique key. */
 export interface Fact {

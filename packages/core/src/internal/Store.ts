@@ -15,7 +15,7 @@ import { isTerminal, type ResultRecorded } from "../Event.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
 import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
-import { type Fact, factOf, leavesMemory } from "../Terminal.js";
+import { type Fact, factOf, type Left, leavesMemory } from "../Terminal.js";
 import {
   compareClaimOrder,
   compareDeadlineOrder,
@@ -34,17 +34,6 @@ import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
 import { IdMap } from "./IdMap.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
-
-/**
- * What a collecting lean fold hands over (`Generation.takeLeft`): the whole
- * records of the jobs that left memory, each as it was when it left (with a
- * result recorded before the hand-over), and the (10,2) events of jobs
- * handed over earlier.
- */
-export interface Left {
-  readonly jobs: ReadonlyArray<Job>;
-  readonly results: ReadonlyArray<ResultRecorded>;
-}
 
 /** What the transition rules read and write. */
 export interface Store {

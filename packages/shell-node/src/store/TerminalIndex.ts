@@ -23,7 +23,6 @@ import { Data, Effect, Either } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk, type DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
-import { formatStoreId } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import {
   decodeEntry,
@@ -48,7 +47,8 @@ export const indexPath = (directory: string): string => Path.join(directory, dir
 
 /** Which store, generation and log position an index reflects. */
 export interface Identity {
-  readonly storeId: Uint8Array;
+  /** The printed STORE_ID (`Log.View.storeId`). */
+  readonly storeId: string;
   readonly epoch: number;
   readonly lastSequence: number;
 }
@@ -133,13 +133,8 @@ const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk
     return typeof head === "string" ? { _tag: "Unreadable", reason: head } : head;
   });
 
-const sameBytes = (left: Uint8Array, right: Uint8Array): boolean =>
-  left.length === right.length && left.every((byte, index) => byte === right[index]);
-
 const staleness = (head: Head, identity: Identity): Staleness | undefined => {
-  if (!sameBytes(head.storeId, identity.storeId)) {
-    return { _tag: "OtherStore", found: formatStoreId(head.storeId) };
-  }
+  if (head.storeId !== identity.storeId) return { _tag: "OtherStore", found: head.storeId };
   if (head.epoch !== identity.epoch) return { _tag: "OtherEpoch", found: head.epoch };
   if (head.lastSequence !== identity.lastSequence) {
     return { _tag: "OtherSequence", found: head.lastSequence };

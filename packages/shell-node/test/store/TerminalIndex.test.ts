@@ -12,7 +12,7 @@ import * as fc from "fast-check";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 import { nodeDisk, temporaryDirectory } from "../support/store.js";
 
-const storeId = new Uint8Array(16).fill(7);
+const storeId = "07070707-0707-0707-0707-070707070707";
 const identity: TerminalIndex.Identity = { storeId, epoch: 3, lastSequence: 42 };
 
 /** A job's life: inserted, started, completed (with a result in the same mutation, or later). */
@@ -114,7 +114,7 @@ describe("TerminalIndex", () => {
             yield* TerminalIndex.close(opened.index);
             return { stale: opened.stale, found };
           });
-        const other = new Uint8Array(16).fill(8);
+        const other = "08080808-0808-0808-0808-080808080808";
         const foreign = yield* reopen({ ...identity, storeId: other });
         expect(foreign.stale?._tag).toBe("OtherStore");
         expect(foreign.found).toBeUndefined();

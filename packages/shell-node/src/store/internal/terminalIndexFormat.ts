@@ -8,7 +8,7 @@
  *   (7,3) snapshot part whose `last_job_id` and record sequence are the
  *   job's id, and a result as its (10,2).
  * - HEAD is one record of type `headType` whose payload is a value map:
- *   `format`, `store` (the marker's STORE_ID bytes), `epoch`, `sequence`
+ *   `format`, `store` (the printed STORE_ID), `epoch`, `sequence`
  *   (the last log sequence the index reflects) and `bytes` (the length of
  *   the entries file it vouches for).
  */
@@ -24,7 +24,8 @@ export const formatVersion = 1;
 
 /** What HEAD says the index reflects. */
 export interface Head {
-  readonly storeId: Uint8Array;
+  /** The printed STORE_ID of the store. */
+  readonly storeId: string;
   readonly epoch: number;
   readonly lastSequence: number;
   /** Bytes of the entries file HEAD vouches for; bytes past them are ignored. */
@@ -66,7 +67,7 @@ export const decodeHead = (bytes: Uint8Array): Head | string => {
   const epoch = naturalIn(map, "epoch");
   const lastSequence = naturalIn(map, "sequence");
   const entriesBytes = naturalIn(map, "bytes");
-  if (!(storeId instanceof Uint8Array) || epoch === undefined) return "no store or epoch";
+  if (typeof storeId !== "string" || epoch === undefined) return "no store or epoch";
   if (lastSequence === undefined || entriesBytes === undefined) return "no sequence or length";
   return { storeId, epoch, lastSequence, entriesBytes };
 };
