@@ -255,10 +255,10 @@ const openCurrent = (
   });
 
 /**
- * Appends what a lean fold handed over. The first append after an open
+ * Adds what a lean fold handed over at the end of the entries. The first addition after an open
  * removes HEAD: from then on the index is current only once `publish`ed.
  */
-export const append = (
+export const add = (
   index: TerminalIndex,
   left: Generation.Left,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>

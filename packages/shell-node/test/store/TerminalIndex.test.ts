@@ -63,9 +63,9 @@ const indexed = (
     const builder = Generation.start(0, { lean: true, collectLeft: true });
     for (const [at, record] of records.entries()) {
       Generation.apply(builder, at + 1, record);
-      if (at % every === 0) yield* TerminalIndex.append(index, Generation.takeLeft(builder));
+      if (at % every === 0) yield* TerminalIndex.add(index, Generation.takeLeft(builder));
     }
-    yield* TerminalIndex.append(index, Generation.takeLeft(builder));
+    yield* TerminalIndex.add(index, Generation.takeLeft(builder));
     const full = Evolve.fold(records);
     if (full._tag === "Left") return expect.unreachable("the history folds");
     return [...State.jobs(full.right)].filter(Terminal.leavesMemory);
@@ -143,7 +143,7 @@ describe("TerminalIndex", () => {
         });
       // Appending after an open takes HEAD away until the next publish.
       const index = yield* published(lifeOf(1, "none"));
-      yield* TerminalIndex.append(index, {
+      yield* TerminalIndex.add(index, {
         jobs: [],
         results: [Event.resultRecorded({ jobId: 1, result: 1, at: 5 })],
       });
