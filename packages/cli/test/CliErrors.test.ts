@@ -7,7 +7,7 @@ import { Event, HistoryError } from "@tay/core";
 import { describe, expect, it } from "vitest";
 import { UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
-import { CopyPrefix, Disk, Engine, ServerError, StoreError } from "@tay/shell-node";
+import { CopyPrefix, Disk, Engine, ServerError, StoreError, TerminalIndex } from "@tay/shell-node";
 
 const { CopyVerificationFailed, PrefixUnavailable } = CopyPrefix;
 const { DiskError } = Disk;
@@ -37,6 +37,11 @@ const corrupt = new StoreError.CorruptRecord({
 });
 
 const samples: Samples = {
+  TerminalIndexCorrupt: new TerminalIndex.TerminalIndexCorrupt({
+    path: "/data/terminal-index/entries",
+    offset: 96,
+    reason: "RecordChecksum",
+  }),
   UsageError: new UsageError({ command: "jobs", detail: "Unknown option '--bogus'" }),
   JobNotFound: new JobNotFound({ path: "/data", jobId: 5 }),
   NotEmpty: new StoreError.NotEmpty({ path: "/data", entries: ["a", "b"] }),

@@ -52,6 +52,7 @@ import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
 import * as Queue from "./Queue.js";
 import { uniqueHolder } from "./internal/Apply.js";
+import { ruleJob } from "./internal/Store.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
 import { attemptDeadline, type State, stateIndex, uniqueIndexKey } from "./State.js";
@@ -118,7 +119,7 @@ const findJob = (
   command: Commands.CommandTag,
   allowed: (job: Job) => boolean,
 ): Job | Rejection => {
-  const job = Fields.isId(jobId) ? state.jobs.get(jobId) : undefined;
+  const job = Fields.isId(jobId) ? ruleJob(state, jobId) : undefined;
   if (job === undefined) return { _tag: "JobNotFound", jobId };
   return allowed(job) ? job : { _tag: "InvalidTransition", jobId, from: job.state, command };
 };
@@ -144,7 +145,7 @@ const findAttempt = (
       detail: `must be an integer 1..${Limits.maxAttemptsMax}`,
     };
   }
-  const job = Fields.isId(jobId) ? state.jobs.get(jobId) : undefined;
+  const job = Fields.isId(jobId) ? ruleJob(state, jobId) : undefined;
   if (job === undefined) return { _tag: "JobNotFound", jobId };
   return isExecuting(job) && job.attempt === attempt
     ? job
@@ -297,7 +298,7 @@ export const insertAnswers = (
     }
   }
   const store = {
-    getJob: (jobId: number) => after.jobs.get(jobId),
+    getJob: (jobId: number) => ruleJob(after, jobId),
     uniqueHolders: (queue: string, key: string) =>
       after.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
   };
@@ -369,7 +370,7 @@ const duplicateOf = (
 ): number | undefined => {
   if (job.uniqueKey === undefined) return undefined;
   const store = {
-    getJob: (jobId: number) => state.jobs.get(jobId),
+    getJob: (jobId: number) => ruleJob(state, jobId),
     uniqueHolders: (queue: string, key: string) =>
       state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
   };
@@ -961,7 +962,7 @@ export const redriveJob = (state: State, command: Commands.RedriveJob): Decided 
   }
   if (job.uniqueKey !== null) {
     const store = {
-      getJob: (jobId: number) => state.jobs.get(jobId),
+      getJob: (jobId: number) => ruleJob(state, jobId),
       uniqueHolders: (queue: string, key: string) =>
         state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
     };

@@ -8,7 +8,9 @@
  * given state untouched, so callers may keep old states.
  */
 import * as Either from "fp-ts/lib/Either.js";
-import type { Event } from "./Event.js";
+import { type DomainEvent, type Event, isSnapshotPart, type ResultRecorded } from "./Event.js";
+import * as Job from "./Job.js";
+import * as Terminal from "./Terminal.js";
 import * as Generation from "./Generation.js";
 import { type HistoryError, type HistoryReason, historyError } from "./HistoryError.js";
 import { applyTailRecord, insertRefusal } from "./internal/Apply.js";
@@ -179,8 +181,10 @@ export const batch = (state: State): Batch => {
  * Folds a history without a canonical base (a first generation): the
  * state, or the first refusal with the record's index.
  */
-export const fold = (events: Iterable<Event>): Either.Either<HistoryError, State> =>
-  foldGeneration([], events);
+export const fold = (
+  events: Iterable<Event>,
+  options: Generation.Options = {},
+): Either.Either<HistoryError, State> => foldGeneration([], events, options);
 
 /**
  * Folds a generation: `base` is its canonical base (parts in order, then
@@ -190,8 +194,9 @@ export const fold = (events: Iterable<Event>): Either.Either<HistoryError, State
 export const foldGeneration = (
   base: ReadonlyArray<Event>,
   tail: Iterable<Event>,
+  options: Generation.Options = {},
 ): Either.Either<HistoryError, State> => {
-  const builder = Generation.start(base.length);
+  const builder = Generation.start(base.length, options);
   for (const event of base) {
     const applied = Generation.apply(builder, undefined, event);
     if (Either.isLeft(applied)) return applied;
@@ -201,4 +206,57 @@ export const foldGeneration = (
     if (Either.isLeft(applied)) return applied;
   }
   return Generation.finish(builder);
+};
+
+const isJobTransition = (event: DomainEvent): event is Job.JobTransitionEvent =>
+  event._tag === "JobAvailable" ||
+  event._tag === "JobStarted" ||
+  event._tag === "JobFinished" ||
+  event._tag === "JobCancelled" ||
+  event._tag === "JobRetried" ||
+  event._tag === "JobRedriven" ||
+  event._tag === "ResultRecorded";
+
+/**
+ * What committing `records` on the lean state `before` lets go of: the
+ * whole records of the jobs that leave memory (as they are after the
+ * records) and the (10,2) events of jobs `before` already holds as facts;
+ * nothing for a full state. The records must be ones `evolve` accepts on
+ * `before` (a runtime calls it on what it committed); it does not check them.
+ */
+export const leaving = (before: State, records: Iterable<Event>): Terminal.Left => {
+  const jobs: Array<Job.Job> = [];
+  const results: Array<ResultRecorded> = [];
+  if (!before.lean) return { jobs, results };
+  const touched = new Map<number, Job.Job>();
+  const handedOver = new Map<number, number>();
+  const step = (event: DomainEvent): void => {
+    if (event._tag === "JobInserted" || event._tag === "JobInsertedV3") {
+      touched.set(event.jobId, Job.fromInserted(event));
+      return;
+    }
+    if (!isJobTransition(event)) return;
+    const at = handedOver.get(event.jobId);
+    const whole = at === undefined ? undefined : jobs[at];
+    if (at !== undefined && whole !== undefined) {
+      jobs[at] = Job.applied(whole, event);
+      return;
+    }
+    const job = touched.get(event.jobId) ?? before.jobs.get(event.jobId);
+    if (job === undefined) {
+      if (event._tag === "ResultRecorded" && before.terminal.has(event.jobId)) results.push(event);
+      return;
+    }
+    const next = Job.applied(job, event);
+    touched.set(next.jobId, next);
+    if (Terminal.leavesMemory(next)) {
+      handedOver.set(next.jobId, jobs.length);
+      jobs.push(next);
+    }
+  };
+  for (const record of records) {
+    if (record._tag === "Mutation") for (const member of record.events) step(member);
+    else if (!isSnapshotPart(record)) step(record);
+  }
+  return { jobs, results };
 };

@@ -30,6 +30,7 @@ import {
 } from "./internal/Apply.js";
 import * as Fields from "./internal/Fields.js";
 import { BuilderStore } from "./internal/Store.js";
+import type { Left } from "./Terminal.js";
 import * as Limits from "./Limits.js";
 import type { State } from "./State.js";
 
@@ -40,7 +41,7 @@ const applied: Either.Either<HistoryError, void> = Either.right(undefined);
 
 /** An in-progress generation fold. Opaque: use `apply` and `finish`. */
 export class Builder {
-  readonly #store = new BuilderStore();
+  readonly #store: BuilderStore;
   readonly #baseRecordCount: number;
   #index = 0;
   #phase: Phase = "parts";
@@ -50,8 +51,14 @@ export class Builder {
   #failure: HistoryError | undefined = undefined;
 
   /** Use `start`. */
-  constructor(baseRecordCount: number) {
+  constructor(baseRecordCount: number, options: Options = {}) {
     this.#baseRecordCount = baseRecordCount;
+    this.#store = new BuilderStore(options.lean === true, options.collectLeft === true);
+  }
+
+  /** @internal */
+  takeLeft(): Left {
+    return this.#store.takeLeft();
   }
 
   /** Records applied so far (base and tail). */
@@ -169,11 +176,38 @@ export class Builder {
   }
 }
 
+/** How a generation is folded. */
+export interface Options {
+  /**
+   * Fold into a lean state (`State.leanInitialState`): completed jobs
+   * without a unique key are kept as their facts only (`Terminal.Fact`).
+   * Every verdict is the full fold's. Default false.
+   */
+  readonly lean?: boolean;
+  /**
+   * With `lean`: keep the whole records of the jobs that leave memory until
+   * `takeLeft` hands them over (what the shell writes its terminal index
+   * from). A caller that sets it takes them regularly. Default false.
+   */
+  readonly collectLeft?: boolean;
+}
+
+/** What `takeLeft` hands over: whole records, and results of records handed over before. */
+export type { Left } from "./Terminal.js";
+
+/**
+ * The whole records of the jobs that left memory since the last call (a
+ * collecting lean fold only; empty otherwise), each with what happened to
+ * it until the call, and the (10,2) events of jobs handed over before.
+ */
+export const takeLeft = (builder: Builder): Left => builder.takeLeft();
+
 /**
  * Starts folding a generation whose canonical base is the first
  * `baseRecordCount` records (MANIFEST's base record count; 0 for none).
  */
-export const start = (baseRecordCount: number): Builder => new Builder(baseRecordCount);
+export const start = (baseRecordCount: number, options: Options = {}): Builder =>
+  new Builder(baseRecordCount, options);
 
 /**
  * Applies the next record. `Left(HistoryError)` names the record's index,

@@ -48,8 +48,8 @@ export const drops = (job: Job.Job, options: Options): boolean =>
 const jobBytes = (job: JobSnapshot | JobSnapshotV3): number =>
   recordBytes(snapshotPart({ part: 0, lastJobId: 0, jobs: [job] })) - eventOverheadBytes;
 
-const usesV3Fields = (state: State, options: Options): boolean => {
-  for (const job of state.jobs.values()) {
+const usesV3Fields = (jobs: ReadonlyArray<Job.Job>, options: Options): boolean => {
+  for (const job of jobs) {
     if (Job.hasV3Fields(job) && !drops(job, options)) return true;
   }
   return false;
@@ -58,14 +58,22 @@ const usesV3Fields = (state: State, options: Options): boolean => {
 /**
  * The canonical base records of `state` at `options` (always at least part
  * 0, so the base is never empty). A single job larger than the part target
- * gets a part of its own.
+ * gets a part of its own. A lean state holds its completed jobs as facts
+ * only: `terminal` gives their whole records (the shell's terminal index),
+ * in any order; those a retention keeps are written after the state's own.
  */
-export const snapshot = (state: State, options: Options): ReadonlyArray<Event> => {
+export const snapshot = (
+  state: State,
+  options: Options,
+  terminal: Iterable<Job.Job> = [],
+): ReadonlyArray<Event> => {
+  const all = [...state.jobs.values()];
+  for (const job of terminal) if (state.terminal.has(job.jobId)) all.push(job);
   const parts: Array<Event> = [];
   const results: Array<Event> = [];
   // (7,3) only when a kept job needs it: a store using no v3 feature keeps
   // its base readable by Event v1/v2 readers.
-  const v3 = usesV3Fields(state, options);
+  const v3 = usesV3Fields(all, options);
   let jobs: Array<JobSnapshot> = [];
   let jobsV3: Array<JobSnapshotV3> = [];
   let bytes = eventOverheadBytes;
@@ -78,7 +86,7 @@ export const snapshot = (state: State, options: Options): ReadonlyArray<Event> =
     jobsV3 = [];
     bytes = eventOverheadBytes;
   };
-  for (const job of state.jobs.values()) {
+  for (const job of all) {
     if (drops(job, options)) continue;
     const snapshotJob = v3 ? Job.toSnapshotV3(job) : Job.toSnapshot(job);
     const size = jobBytes(snapshotJob);

@@ -13,6 +13,7 @@ import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
 import { type QueueState, equals as queueEquals } from "./Queue.js";
 import { type Schedule, equals as scheduleEquals } from "./Schedule.js";
+import { type Fact, equals as factEquals } from "./Terminal.js";
 
 /** Number of jobs per state, indexed like `Event.jobStates`. */
 export type StateCounts = ReadonlyArray<number>;
@@ -56,8 +57,19 @@ export interface Indexes {
 export interface State {
   /** The largest job id ever inserted (0 when none), kept across compaction. */
   readonly lastJobId: number;
-  /** Every job by id. */
+  /**
+   * Every job held whole, by id: every job of a full state; in a lean
+   * state, every job but the completed ones whose facts alone are kept.
+   */
   readonly jobs: IdMap<Job>;
+  /**
+   * Lean states only (empty otherwise): the completed jobs without a unique
+   * key, as the facts a rule still needs (`Terminal.Fact`). Their whole
+   * records live in the shell's terminal index (docs/core.md).
+   */
+  readonly terminal: IdMap<Fact>;
+  /** True when completed jobs leave `jobs` for `terminal` as they complete. */
+  readonly lean: boolean;
   /** Every schedule by id. */
   readonly schedules: SortedMap<string, Schedule>;
   /** Every queue whose state is not the default (EVENTS-V3.md), by name. */
@@ -116,6 +128,8 @@ export const zeroCounts: StateCounts = jobStates.map(() => 0);
 export const initialState: State = {
   lastJobId: 0,
   jobs: IdMap.empty(),
+  terminal: IdMap.empty(),
+  lean: false,
   schedules: SortedMap.empty(compareStrings),
   queues: SortedMap.empty(compareStrings),
   indexes: {
@@ -131,27 +145,47 @@ export const initialState: State = {
   },
 };
 
+/**
+ * The lean state of the empty history: folding into it keeps completed jobs
+ * without a unique key as facts only (docs/core.md, "Memory bounded by
+ * active jobs"). Every history it refuses, the full state refuses alike.
+ */
+export const leanInitialState: State = { ...initialState, lean: true };
+
 /** True when the folded generation holds a schema-3 record (EVENTS-V3.md). */
 export const usesSchema3 = (state: State): boolean => state.indexes.schema3;
 
 /** The state of a queue (undefined for the default: unpaused, no limits). */
 export const queue = (state: State, name: string): QueueState | undefined => state.queues.get(name);
 
-/** The job with this id, or undefined. */
+/**
+ * The job with this id held whole, or undefined (in a lean state, a
+ * completed job whose facts alone are held is undefined here: see `fact`).
+ */
 export const job = (state: State, jobId: number): Job | undefined => state.jobs.get(jobId);
+
+/** The facts a lean state keeps of this completed job, or undefined. */
+export const fact = (state: State, jobId: number): Fact | undefined => state.terminal.get(jobId);
+
+/** True when the state holds the job, whole or as facts. */
+export const hasJob = (state: State, jobId: number): boolean =>
+  state.jobs.has(jobId) || state.terminal.has(jobId);
 
 /** The schedule with this id, or undefined. */
 export const schedule = (state: State, scheduleId: string): Schedule | undefined =>
   state.schedules.get(scheduleId);
 
-/** Every job, ascending by id. */
+/** Every job held whole, ascending by id. */
 export const jobs = (state: State): IterableIterator<Job> => state.jobs.values();
 
 /** Every schedule, ascending by id (UTF-16 order). */
 export const schedules = (state: State): IterableIterator<Schedule> => state.schedules.values();
 
-/** Number of jobs held (terminal ones included until compaction drops them). */
-export const jobCount = (state: State): number => state.jobs.size;
+/**
+ * Number of jobs held, whole or as facts (terminal ones included until
+ * compaction drops them).
+ */
+export const jobCount = (state: State): number => state.jobs.size + state.terminal.size;
 
 interface Entries<V> {
   readonly size: number;
@@ -172,13 +206,30 @@ const sameEntries = <V>(
   return true;
 };
 
+const sameIdEntries = <V>(
+  left: IdMap<V>,
+  right: IdMap<V>,
+  equal: (left: V, right: V) => boolean,
+): boolean => {
+  if (left.size !== right.size) return false;
+  const others = right.entries();
+  for (const [id, value] of left.entries()) {
+    const other = others.next();
+    if (other.done === true || other.value[0] !== id || !equal(value, other.value[1])) return false;
+  }
+  return true;
+};
+
 /**
- * Equality of what a history determines: last_job_id, every job and every
- * schedule field by field (indexes are derived and not compared).
+ * Equality of what a history determines: last_job_id, every job, fact and
+ * schedule field by field (indexes are derived and not compared). A lean
+ * state equals only a lean state.
  */
 export const equals = (left: State, right: State): boolean =>
   left === right ||
   (left.lastJobId === right.lastJobId &&
+    left.lean === right.lean &&
     sameEntries(left.jobs, right.jobs, jobEquals) &&
+    sameIdEntries(left.terminal, right.terminal, factEquals) &&
     sameEntries(left.schedules, right.schedules, scheduleEquals) &&
     sameEntries(left.queues, right.queues, queueEquals));

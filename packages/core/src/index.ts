@@ -21,3 +21,4 @@ export * as Cron from "./Cron.js";
 export * as Zone from "./Zone.js";
 export * as Due from "./Due.js";
 export * as Backoff from "./Backoff.js";
+export * as Terminal from "./Terminal.js";

@@ -37,6 +37,7 @@ export * as StateProjection from "./store/StateProjection.js";
 export * as Stats from "./store/Stats.js";
 export * as StoreError from "./store/StoreError.js";
 export * as StoreOptions from "./store/StoreOptions.js";
+export * as TerminalIndex from "./store/TerminalIndex.js";
 export * as Engine from "./engine/Engine.js";
 export * as EnginePromises from "./engine/EnginePromises.js";
 export * as Worker from "./worker/Worker.js";

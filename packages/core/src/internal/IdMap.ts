@@ -138,6 +138,15 @@ export class IdMap<V> {
     return new IdMap(setIn(root, height, id, value, edit), height, this.count + (added ? 1 : 0));
   }
 
+  /**
+   * A map without `id` (this map when it is absent). A node left empty is
+   * dropped, so a map whose ids all left holds no nodes for them.
+   */
+  delete(id: number, edit?: Edit): IdMap<V> {
+    if (this.get(id) === undefined) return this;
+    return new IdMap(removeIn(this.root, this.height, id, edit), this.height, this.count - 1);
+  }
+
   /** Calls `visit` on every value in ascending id order, without allocating per entry. */
   forEachValue(visit: (value: V) => void): void {
     if (this.root !== undefined) visitNode(this.root, visit);
@@ -212,4 +221,25 @@ const setIn = <V>(
   const children = node !== undefined && node.kind === "branch" ? [...node.children] : [];
   children[index] = setIn(children[index], level - 1, id, value, edit);
   return { kind: "branch", children, edit };
+};
+
+const isEmpty = <T>(slots: ReadonlyArray<T | undefined>): boolean => {
+  for (const slot of slots) if (slot !== undefined) return false;
+  return true;
+};
+
+// The caller checked that `id` is present, so every node on its path exists.
+const removeIn = <V>(node: Slot<V>, level: number, id: number, edit: Edit | undefined): Slot<V> => {
+  if (node === undefined) return undefined;
+  if (node.kind === "leaf") {
+    const values = owns(edit, node.edit) ? node.values : [...node.values];
+    values[digit(id, 0)] = undefined;
+    if (isEmpty(values)) return undefined;
+    return values === node.values ? node : { kind: "leaf", values, edit };
+  }
+  const index = digit(id, level);
+  const children = owns(edit, node.edit) ? node.children : [...node.children];
+  children[index] = removeIn(children[index], level - 1, id, edit);
+  if (isEmpty(children)) return undefined;
+  return children === node.children ? node : { kind: "branch", children, edit };
 };

@@ -73,7 +73,8 @@ export type JobTransitionEvent =
 /** A job record its owner may update. */
 export type MutableJob = { -readonly [Field in keyof Job]: Job[Field] };
 
-const noErrors: ReadonlyArray<JobError> = [];
+/** The errors of a job that has none (shared). */
+export const noErrors: ReadonlyArray<JobError> = [];
 
 /** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
 export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => ({

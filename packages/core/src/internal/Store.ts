@@ -11,10 +11,11 @@
  *   `Edit` token, it updates the nodes it created itself in place (a
  *   transient run): only the state it publishes last is meant to be kept.
  */
-import { isTerminal } from "../Event.js";
+import { isTerminal, type ResultRecorded } from "../Event.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
 import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
+import { type Fact, factOf, type Left, leavesMemory } from "../Terminal.js";
 import {
   compareClaimOrder,
   compareDeadlineOrder,
@@ -30,7 +31,7 @@ import {
   zeroCounts,
 } from "../State.js";
 import type { Edit } from "./Edit.js";
-import { applyInPlace, copy, type MutableJob } from "./JobRecord.js";
+import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
 import { IdMap } from "./IdMap.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
 
@@ -57,6 +58,37 @@ export interface Store {
   /** Set once a schema-3 record is applied. */
   schema3: boolean;
 }
+
+// The result a stand-in shows when its job's result was recorded: the
+// rules read only whether there is one.
+const recordedResult: JobResult = { value: null, at: 0 };
+
+/**
+ * The record the rules read for a job a lean state keeps as facts: the
+ * job's id, state, queue and attempt, and a result exactly when one was
+ * recorded. Its other fields are placeholders no rule reads for a
+ * completed job; it never leaves a store (no state publishes it).
+ */
+const standIn = (jobId: number, fact: Fact): MutableJob => ({
+  jobId,
+  queue: fact.queue,
+  worker: "",
+  args: null,
+  priority: 0,
+  maxAttempts: fact.attempt,
+  attempt: fact.attempt,
+  state: "completed",
+  insertedAt: 0,
+  scheduledAt: 0,
+  attemptedAt: null,
+  finishedAt: null,
+  errors: noErrors,
+  result: fact.hasResult ? recordedResult : null,
+  scheduleId: null,
+  uniqueKey: null,
+  uniquePeriodMs: null,
+  timeoutMs: null,
+});
 
 const noIds: ReadonlyArray<number> = [];
 
@@ -91,6 +123,13 @@ export class BuilderStore implements Store {
   private base = 0;
   private readonly sparse = new Map<number, MutableJob>();
   private count = 0;
+  // Lean folds only: the facts of completed jobs, beside `dense` at the same
+  // offsets (a job's slot moves from one array to the other as it
+  // completes), far outliers in `sparseFacts`. Facts are immutable, so a
+  // published one is replaced, never changed.
+  private readonly facts: Array<Fact | undefined> = [];
+  private readonly sparseFacts = new Map<number, Fact>();
+  private factCount = 0;
   readonly schedules = new Map<string, Schedule>();
   readonly queues = new Map<string, QueueState>();
   private readonly unique = new Map<string, Array<number>>();
@@ -104,7 +143,51 @@ export class BuilderStore implements Store {
   private sealed = false;
   private readonly owned = new Set<number>();
 
+  // With `collect`: the whole records of the jobs that left memory, and the
+  // (10,2) results of jobs already handed over, until `takeLeft`.
+  private leftJobs: Array<Job> = [];
+  private readonly leftAt = new Map<number, number>();
+  private leftResults: Array<ResultRecorded> = [];
+
+  /**
+   * `lean`: completed jobs without a unique key are kept as facts only.
+   * `collect`: their whole records are kept until `takeLeft` hands them over.
+   */
+  constructor(
+    private readonly lean = false,
+    private readonly collect = false,
+  ) {}
+
+  /** The whole records that left memory since the last call, and later results for them. */
+  takeLeft(): Left {
+    const left = { jobs: this.leftJobs, results: this.leftResults };
+    this.leftJobs = [];
+    this.leftResults = [];
+    this.leftAt.clear();
+    return left;
+  }
+
+  private noteLeft(job: Job, event: JobTransitionEvent | undefined): void {
+    if (!this.collect) return;
+    if (event?._tag !== "ResultRecorded") {
+      this.leftAt.set(job.jobId, this.leftJobs.length);
+      this.leftJobs.push(job);
+      return;
+    }
+    const at = this.leftAt.get(job.jobId);
+    const whole = at === undefined ? undefined : this.leftJobs[at];
+    if (at === undefined || whole === undefined) this.leftResults.push(event);
+    else this.leftJobs[at] = applied(whole, event);
+  }
+
   getJob(jobId: number): MutableJob | undefined {
+    const job = this.wholeJob(jobId);
+    if (job !== undefined || this.factCount === 0) return job;
+    const fact = this.getFact(jobId);
+    return fact === undefined ? undefined : standIn(jobId, fact);
+  }
+
+  private wholeJob(jobId: number): MutableJob | undefined {
     const offset = jobId - this.base;
     const job = offset >= 0 && offset < this.dense.length ? this.dense[offset] : undefined;
     // An id can sit in the sparse map even inside the dense range (the
@@ -112,9 +195,36 @@ export class BuilderStore implements Store {
     return job !== undefined || this.sparse.size === 0 ? job : this.sparse.get(jobId);
   }
 
+  private getFact(jobId: number): Fact | undefined {
+    const offset = jobId - this.base;
+    const fact = offset >= 0 && offset < this.facts.length ? this.facts[offset] : undefined;
+    return fact !== undefined || this.sparseFacts.size === 0 ? fact : this.sparseFacts.get(jobId);
+  }
+
+  /** Moves a job that left memory out of `dense`/`sparse` into the facts, or updates its facts. */
+  private keepFact(jobId: number, fact: Fact): void {
+    const offset = jobId - this.base;
+    if (offset >= 0 && offset < this.dense.length && this.dense[offset] !== undefined) {
+      this.dense[offset] = undefined;
+      this.count--;
+    } else if (this.sparse.delete(jobId)) {
+      this.count--;
+    }
+    const known = this.getFact(jobId) !== undefined;
+    if (offset >= 0 && offset < this.dense.length && !this.sparseFacts.has(jobId)) {
+      while (this.facts.length < offset) this.facts.push(undefined);
+      this.facts[offset] = fact;
+    } else {
+      this.sparseFacts.set(jobId, fact);
+    }
+    if (!known) this.factCount++;
+  }
+
   addJob(job: MutableJob): void {
     const jobId = job.jobId;
-    if (this.dense.length === 0 && this.sparse.size === 0) this.base = jobId;
+    if (this.dense.length === 0 && this.sparse.size === 0 && this.factCount === 0) {
+      this.base = jobId;
+    }
     const offset = jobId - this.base;
     if (offset >= 0 && offset < this.dense.length + denseGapMax) {
       // Filling a gap; `undefined` marks an absent id.
@@ -132,13 +242,28 @@ export class BuilderStore implements Store {
       else holders.push(jobId);
     }
     if (job.state === "executing") this.countExecuting(job.queue, 1);
+    if (this.lean && leavesMemory(job)) {
+      this.keepFact(jobId, factOf(job));
+      this.noteLeft(job, undefined);
+    }
   }
 
   changeJob(job: Job, event: JobTransitionEvent): void {
     const owned = this.own(job.jobId);
-    if (owned === undefined) return;
+    if (owned === undefined) {
+      // A job kept as facts: (10,2) is the one event its rules let through.
+      if (this.lean && event._tag === "ResultRecorded" && this.getFact(job.jobId) !== undefined) {
+        this.keepFact(job.jobId, { ...factOf(job), hasResult: true });
+        this.noteLeft(job, event);
+      }
+      return;
+    }
     const from = owned.state;
     applyInPlace(owned, event);
+    if (this.lean && leavesMemory(owned)) {
+      this.keepFact(owned.jobId, factOf(owned));
+      this.noteLeft(owned, event);
+    }
     if (from !== owned.state) {
       if (from === "executing") this.countExecuting(owned.queue, -1);
       else if (owned.state === "executing") this.countExecuting(owned.queue, 1);
@@ -207,6 +332,12 @@ export class BuilderStore implements Store {
       this.count - this.sparse.size,
       this.sparse,
     );
+    const terminal = IdMap.fromDense<Fact>(
+      this.facts,
+      this.base,
+      this.factCount - this.sparseFacts.size,
+      this.sparseFacts,
+    );
     return buildState(
       this.lastJobId,
       jobs,
@@ -214,11 +345,12 @@ export class BuilderStore implements Store {
       this.queues,
       this.starts,
       this.schema3,
+      { terminal, lean: this.lean },
     );
   }
 
   private own(jobId: number): MutableJob | undefined {
-    const job = this.getJob(jobId);
+    const job = this.wholeJob(jobId);
     if (job === undefined || !this.sealed || this.owned.has(jobId)) return job;
     const owned = copy(job);
     const offset = jobId - this.base;
@@ -259,6 +391,23 @@ const mapOf = <K, V>(compare: Compare<K>, entries: Map<K, V>): SortedMap<K, V> =
   return SortedMap.fromSorted(compare, keys, values);
 };
 
+/** The facts of a lean state's completed jobs, and whether the state is lean. */
+interface Terminal {
+  readonly terminal: IdMap<Fact>;
+  readonly lean: boolean;
+}
+
+const fullTerminal: Terminal = { terminal: IdMap.empty(), lean: false };
+
+const countIn = (counts: Map<string, Array<number>>, queue: string, index: number): void => {
+  let queueCounts = counts.get(queue);
+  if (queueCounts === undefined) {
+    queueCounts = [...zeroCounts];
+    counts.set(queue, queueCounts);
+  }
+  queueCounts[index] = (queueCounts[index] ?? 0) + 1;
+};
+
 /** Builds a state and all its indexes from its records, in O(n + k log k) for k live jobs. */
 export const buildState = (
   lastJobId: number,
@@ -267,6 +416,7 @@ export const buildState = (
   queueStates: ReadonlyMap<string, QueueState> = new Map(),
   starts: ReadonlyMap<string, ReadonlyArray<number>> = new Map(),
   schema3 = false,
+  { terminal, lean }: Terminal = fullTerminal,
 ): State => {
   const unique = new Map<string, Array<number>>();
   const available = new Map<string, Array<Job>>();
@@ -274,14 +424,9 @@ export const buildState = (
   const executing: Array<Job> = [];
   const deadlines: Array<Job> = [];
   const counts = new Map<string, Array<number>>();
+  terminal.forEachValue((fact) => countIn(counts, fact.queue, stateIndex.completed));
   jobs.forEachValue((job) => {
-    let queueCounts = counts.get(job.queue);
-    if (queueCounts === undefined) {
-      queueCounts = [...zeroCounts];
-      counts.set(job.queue, queueCounts);
-    }
-    const index = stateIndex[job.state];
-    queueCounts[index] = (queueCounts[index] ?? 0) + 1;
+    countIn(counts, job.queue, stateIndex[job.state]);
     if (job.uniqueKey !== null) {
       // Visited in ascending id order, so each list is ascending.
       const key = uniqueIndexKey(job.queue, job.uniqueKey);
@@ -321,6 +466,8 @@ export const buildState = (
   return {
     lastJobId,
     jobs,
+    terminal,
+    lean,
     schedules: mapOf(compareStrings, scheduleMap),
     queues: mapOf(compareStrings, new Map(queueStates)),
     indexes: {
@@ -346,6 +493,8 @@ export class Draft implements Store {
   lastJobId: number;
   schema3: boolean;
   private jobs: IdMap<Job>;
+  private terminal: IdMap<Fact>;
+  private readonly lean: boolean;
   private schedules: SortedMap<string, Schedule>;
   private queues: SortedMap<string, QueueState>;
   private unique: Indexes["unique"];
@@ -364,6 +513,8 @@ export class Draft implements Store {
     this.lastJobId = state.lastJobId;
     this.schema3 = state.indexes.schema3;
     this.jobs = state.jobs;
+    this.terminal = state.terminal;
+    this.lean = state.lean;
     this.schedules = state.schedules;
     this.queues = state.queues;
     this.unique = state.indexes.unique;
@@ -377,7 +528,10 @@ export class Draft implements Store {
   }
 
   getJob(jobId: number): Job | undefined {
-    return this.jobs.get(jobId);
+    const job = this.jobs.get(jobId);
+    if (job !== undefined || this.terminal.size === 0) return job;
+    const fact = this.terminal.get(jobId);
+    return fact === undefined ? undefined : standIn(jobId, fact);
   }
 
   addJob(job: MutableJob): void {
@@ -422,7 +576,12 @@ export class Draft implements Store {
   }
 
   private putJob(before: Job | undefined, after: Job): void {
-    this.jobs = this.jobs.set(after.jobId, after, this.edit);
+    if (this.lean && leavesMemory(after)) {
+      this.jobs = this.jobs.delete(after.jobId, this.edit);
+      this.terminal = this.terminal.set(after.jobId, factOf(after), this.edit);
+    } else {
+      this.jobs = this.jobs.set(after.jobId, after, this.edit);
+    }
     if (before === undefined && after.uniqueKey !== null) {
       const key = uniqueIndexKey(after.queue, after.uniqueKey);
       // Ids only grow, so appending keeps the list ascending.
@@ -455,6 +614,8 @@ export class Draft implements Store {
     return {
       lastJobId: this.lastJobId,
       jobs: this.jobs,
+      terminal: this.terminal,
+      lean: this.lean,
       schedules: this.schedules,
       queues: this.queues,
       indexes: {
@@ -524,6 +685,17 @@ export class Draft implements Store {
     this.counts = this.counts.set(queue, counts, this.edit);
   }
 }
+
+/**
+ * The job the rules and deciders read for `jobId`: the whole record, or for
+ * a job a lean state keeps as facts, its stand-in (`JobRecord.standIn`).
+ */
+export const ruleJob = (state: State, jobId: number): Job | undefined => {
+  const job = state.jobs.get(jobId);
+  if (job !== undefined || state.terminal.size === 0) return job;
+  const fact = state.terminal.get(jobId);
+  return fact === undefined ? undefined : standIn(jobId, fact);
+};
 
 /** A fresh draft of the empty state. */
 export const emptyDraft = (): Draft => new Draft(initialState);

@@ -233,7 +233,10 @@ const writeNow = (
   if (!isByteCount(position) || !isByteCount(bytes.length)) {
     throw new Error(`${path}: position ${position} and length ${bytes.length} must be byte counts`);
   }
-  if (descriptor.closed) return done(closedHandle("write", path), 0);
+  if (descriptor.closed) {
+    done(closedHandle("write", path), 0);
+    return;
+  }
   if (!inline || bytes.length > inlineWriteBytesMax) {
     fs.write(fd, bytes, 0, bytes.length, position, (error, written) =>
       done(failed(error) ? toDiskError("write", path, error) : undefined, written),

@@ -21,7 +21,15 @@
  * takes an opened log. Its users see the log only through a read-only view
  * (`engine.log`): every record appended is one its deciders produced.
  */
-import { Evolve, Generation, type HistoryError, Query, Snapshot, type State } from "@tay/core";
+import {
+  Evolve,
+  Generation,
+  type HistoryError,
+  type Job,
+  Query,
+  Snapshot,
+  type State,
+} from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
@@ -31,7 +39,8 @@ import * as FileLog from "../store/FileLog.js";
 import type { FileLogKind } from "../store/FileLog.js";
 import * as Init from "../store/Init.js";
 import * as Layout from "../store/Layout.js";
-import { foldProjection } from "../store/StateProjection.js";
+import { foldProjection, leanFoldProjection } from "../store/StateProjection.js";
+import type { TerminalIndexCorrupt, TerminalIndexError } from "../store/TerminalIndex.js";
 import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
 import type { StoreOptionsInput } from "../store/StoreOptions.js";
@@ -47,6 +56,7 @@ import {
   queryFace,
 } from "./internal/faces.js";
 import {
+  queries,
   type States,
   type TickReport,
   tickIssues,
@@ -54,6 +64,14 @@ import {
   timeoutGraceMs,
 } from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
+import {
+  type IndexReport,
+  type Indexing,
+  type JobsFilter,
+  jobOf,
+  jobsOf,
+  openIndexing,
+} from "./internal/terminalIndexing.js";
 import {
   type Committed,
   iterator,
@@ -107,7 +125,8 @@ export type OpenError =
   | RecoveryError
   | InitError
   | HistoryRejected<HistoryError.HistoryError>
-  | InvalidArgument;
+  | InvalidArgument
+  | TerminalIndexCorrupt;
 
 /** How the engine treats what it finds at open, and time. */
 export interface StartOptions {
@@ -147,6 +166,15 @@ export interface EngineOptions extends StoreOptionsInput, StartOptions {
    * Default false.
    */
   readonly createIfMissing?: boolean;
+  /**
+   * Keep completed jobs out of memory (issue 19): the state is lean (a
+   * completed job without a unique key is held as its facts only) and their
+   * whole records live in the disk-backed terminal index beside the store,
+   * `DATA_DIR/terminal-index/`, rebuilt from the log at open when it is
+   * missing or stale. Read them with `inspectJob` and `inspectJobs`.
+   * Default false.
+   */
+  readonly terminalIndex?: boolean;
 }
 
 /** Recovery report plus what the fold found. */
@@ -156,6 +184,8 @@ export type EngineReport<K extends Log.Kind = FileLogKind> = K["report"] & {
   readonly lastJobId: number;
   /** Jobs found executing at open and failed by the rescue. */
   readonly rescued: number;
+  /** The terminal index, when the engine keeps one: why it was rebuilt at open, if it was. */
+  readonly terminalIndex: IndexReport | null;
 };
 
 /** The engine's operations answered as promises (see `EnginePromises`). */
@@ -175,6 +205,10 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly watch: (listener: Watcher) => () => void;
     /** Resolves once the command queue has room (see `EngineService.room`). */
     readonly room: () => Promise<void>;
+    /** See `EngineService.inspectJob`. */
+    readonly inspectJob: (jobId: number) => Promise<Job.Job | undefined>;
+    /** See `EngineService.inspectJobs`. */
+    readonly inspectJobs: (filter?: JobsFilter) => Promise<ReadonlyArray<Job.Job>>;
   };
 
 /** The engine as an Effect service: its commands, queries, report and log view. */
@@ -225,6 +259,16 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
      * waits on before issuing again. Room is not reserved, so loop.
      */
     readonly room: () => Effect.Effect<void>;
+    /**
+     * One committed job, terminal ones included: what `job` answers on an
+     * engine without a terminal index; with one, a completed job is read
+     * from the index. Fails only on the index's disk or bytes.
+     */
+    readonly inspectJob: (jobId: number) => Effect.Effect<Job.Job | undefined, TerminalIndexError>;
+    /** Committed jobs as `jobs` lists them on an engine without a terminal index. */
+    readonly inspectJobs: (
+      filter?: JobsFilter,
+    ) => Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError>;
     /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
@@ -306,6 +350,7 @@ const compactor = <K extends Log.Kind>(
   queue: CommandQueue<K>,
   decider: BatchDecider<K>,
   rebased: (firstSequence: number) => void,
+  indexing: Indexing | undefined,
 ) =>
   Effect.map(
     Effect.makeSemaphore(1),
@@ -316,15 +361,19 @@ const compactor = <K extends Log.Kind>(
           const at = yield* Clock.currentTimeMillis;
           yield* Effect.sync(() => queue.pause());
           return yield* Effect.gen(function* () {
-            const base = Snapshot.snapshot(decider.decided, { now: at, retentionMs });
+            // A lean state's completed jobs are whole only in the index.
+            const terminal = indexing === undefined ? [] : yield* indexing.jobs();
+            const base = Snapshot.snapshot(decider.decided, { now: at, retentionMs }, terminal);
             const lastBefore = log.lastSequence();
             const compacted = yield* log.compact(base, lastBefore);
-            const folded = Evolve.foldGeneration(base, []);
+            const folded = Evolve.foldGeneration(base, [], { lean: decider.decided.lean });
             if (folded._tag === "Left") {
               return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
             }
             decider.rebase(folded.right);
             rebased(lastBefore + 1);
+            // The new base keeps what the retention keeps: so does the index.
+            if (indexing !== undefined) yield* indexing.rebased(log, base);
             return compacted;
           }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),
@@ -387,6 +436,35 @@ const deciding = <K extends Log.Kind>(
   });
 
 /**
+ * What runs after each commit, in order: the terminal index takes the jobs
+ * that leave memory, subscribers and watchers see the records, the timer
+ * re-reads the next wake time. Answers `watch`.
+ */
+const listenToCommits = <K extends Log.Kind>(
+  decider: BatchDecider<K>,
+  subscriptions: Subscriptions<K["error"]>,
+  timers: Timers,
+  indexing: Indexing | undefined,
+): ((listener: Watcher) => () => void) => {
+  const watchers = new Set<Watcher>();
+  decider.afterCommit = (records, before) => {
+    indexing?.committed(
+      before,
+      records.map((record) => record.event),
+    );
+    subscriptions.publish(records);
+    for (const watcher of watchers) watcher(records);
+    timers.poke();
+  };
+  return (listener) => {
+    watchers.add(listener);
+    return () => {
+      watchers.delete(listener);
+    };
+  };
+};
+
+/**
  * Runs the engine over a recovered log for the scope: the optional rescue
  * of orphaned jobs, then service. The log's state must be core's fold
  * (`foldProjection`) of its current generation.
@@ -394,6 +472,7 @@ const deciding = <K extends Log.Kind>(
 export const fromLog = <K extends Log.Kind>(
   recovered: Log.Recovered<Generation.Builder, K>,
   options: StartOptions = {},
+  indexing?: Indexing,
 ): Effect.Effect<
   EngineService<K>,
   HistoryRejected<HistoryError.HistoryError> | EngineError<K> | InvalidArgument,
@@ -416,23 +495,19 @@ export const fromLog = <K extends Log.Kind>(
     );
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
-    const watchers = new Set<Watcher>();
-    const watch = (listener: Watcher) => {
-      watchers.add(listener);
-      return () => {
-        watchers.delete(listener);
-      };
-    };
-    decider.afterCommit = (records) => {
-      subscriptions.publish(records);
-      for (const watcher of watchers) watcher(records);
-      timers.poke();
-    };
+    const watch = listenToCommits(decider, subscriptions, timers, indexing);
     const states = (): States => ({ committed: decider.committed, decided: decider.decided });
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
-    const compact = yield* compactor(log, queue, decider, rebased);
+    const compact = yield* compactor(log, queue, decider, rebased, indexing);
+    const inspectJob = (jobId: number) => jobOf(indexing, decider.committed, jobId);
+    const inspectJobs = (filter: JobsFilter = {}) => {
+      const state = decider.committed;
+      const { limit: _, ...unlimited } = filter;
+      const whole = queries.jobs({ committed: state, decided: state }, unlimited);
+      return jobsOf(indexing, state, whole, filter);
+    };
     if (options.timers !== false) {
       // Interrupted when the engine's scope closes; ends on its own once the log is closed.
       // A full queue defers the timer's tick until there is room; it does not end the timer.
@@ -453,10 +528,17 @@ export const fromLog = <K extends Log.Kind>(
       subscriberStats: () => subscriptions.stats(),
       watch,
       room: queue.roomPromise,
+      inspectJob: (jobId) => run(inspectJob(jobId)),
+      inspectJobs: (filter) => run(inspectJobs(filter)),
     });
     return {
       ...effects,
-      report: { ...recovered.report, ...reportOf(decider.committed), rescued },
+      report: {
+        ...recovered.report,
+        ...reportOf(decider.committed),
+        rescued,
+        terminalIndex: indexing?.report ?? null,
+      },
       log: log.view,
       promises,
       compact,
@@ -465,6 +547,8 @@ export const fromLog = <K extends Log.Kind>(
       subscriberStats: () => Effect.sync(() => subscriptions.stats()),
       watch,
       room: queue.room,
+      inspectJob,
+      inspectJobs,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
@@ -502,7 +586,15 @@ const promiseFace = <K extends Log.Kind>(
   now: () => number,
   programs: Pick<
     PromiseFace<K>,
-    "tick" | "compact" | "flush" | "subscribe" | "subscriberStats" | "watch" | "room"
+    | "tick"
+    | "compact"
+    | "flush"
+    | "subscribe"
+    | "subscriberStats"
+    | "watch"
+    | "room"
+    | "inspectJob"
+    | "inspectJobs"
   >,
 ): PromiseFace<K> => {
   const commands = commandFace((at) => queue.submit(at(now())));
@@ -521,8 +613,18 @@ export const open = (
 ): Effect.Effect<EngineService, OpenError | EngineError, Disk | Scope.Scope> =>
   Effect.gen(function* () {
     if (options.createIfMissing === true) yield* initIfMissing(directory);
-    const recovered = yield* FileLog.open(directory, options, foldProjection);
-    return yield* fromLog(recovered, options);
+    if (options.terminalIndex !== true) {
+      return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
+    }
+    const recovered = yield* FileLog.open(directory, options, leanFoldProjection);
+    const { log, report } = recovered;
+    const indexing = yield* openIndexing(directory, log, report.baseRecordCount);
+    // Added after the log's own finalizer, so it runs first: the log is closed
+    // (every append settled) before HEAD names its last sequence.
+    yield* Effect.addFinalizer(() =>
+      Effect.ignore(Effect.zipRight(Effect.ignore(log.close()), indexing.close(log))),
+    );
+    return yield* fromLog(recovered, options, indexing);
   });
 
 /** A scoped layer providing `Engine` for the store in `directory`. */

@@ -18,3 +18,13 @@ export const foldProjection: Projection<Generation.Builder, HistoryError.History
     return applied._tag === "Left" ? Either.left(applied.left) : Either.right(builder);
   },
 };
+
+/**
+ * The same fold into a lean state (`Generation.start(n, { lean: true })`):
+ * completed jobs without a unique key are held as facts only, their whole
+ * records being the terminal index's (`TerminalIndex`).
+ */
+export const leanFoldProjection: Projection<Generation.Builder, HistoryError.HistoryError> = {
+  start: (manifest) => Generation.start(manifest.baseRecordCount, { lean: true }),
+  apply: foldProjection.apply,
+};

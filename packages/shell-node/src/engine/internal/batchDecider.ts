@@ -275,6 +275,9 @@ class Drain<K extends Log.Kind> {
   private foldAccepted(request: Pending<Failure<K>>, events: Decide.Decision): void {
     const prepared = this.admitted(request, events);
     if (prepared === undefined) return;
+    // Read before the fold, which may update the draft's nodes in place:
+    // a job the events complete is only a fact in a lean state after them.
+    const left = this.state.lean ? Evolve.leaving(this.state, events) : undefined;
     const next = this.run.evolveAll(events);
     if (next._tag === "Left") {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
@@ -283,7 +286,7 @@ class Drain<K extends Log.Kind> {
     }
     this.state = next.right;
     this.lastJobId = this.state.lastJobId;
-    request.accept(this.state, events);
+    request.accept(this.state, events, left);
     this.take(request, prepared);
     this.folded.push(events);
   }
@@ -336,8 +339,12 @@ export class BatchDecider<K extends Log.Kind> {
   private stopped: { readonly defect: unknown } | undefined;
   // Waiting claims that found nothing to start, oldest first.
   private parked: Array<Pending<Failure<K>>> = [];
-  /** Told each batch's records once they are committed (subscribers, timers). */
-  afterCommit: (records: ReadonlyArray<Batch.PendingRecord>) => void = () => {};
+  /**
+   * Told each batch's records once they are committed (subscribers, timers),
+   * with the committed state they were decided on.
+   */
+  afterCommit: (records: ReadonlyArray<Batch.PendingRecord>, before: State.State) => void =
+    () => {};
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -496,12 +503,13 @@ export class BatchDecider<K extends Log.Kind> {
     }
     // Tickets settle in sequence order; the guard keeps `committed`
     // monotonic even so.
+    const before = this.committedState.state;
     if (failure === undefined && lastSequence > this.committedState.lastSequence) {
       this.committedState = { state: drain.state, lastSequence };
     }
     for (const request of drain.accepted) request.settle(failure);
     for (const request of drain.riders) request.settle(failure);
-    if (failure === undefined) this.afterCommit(drain.records);
+    if (failure === undefined) this.afterCommit(drain.records, before);
     // A log that failed for good takes no more appends: nothing parked would ever wake.
     const admitted = failure === undefined ? undefined : this.log.admission();
     if (admitted?._tag === "Refused") {

@@ -4,7 +4,7 @@
  * its records, and how an outcome reaches a fiber or a promise. Also the
  * engine's own refusal, `Rejected`, which `Engine` re-exports.
  */
-import type { Commands, Decide, Rejection, State } from "@tay/core";
+import type { Commands, Decide, Rejection, State, Terminal } from "@tay/core";
 import { Data, Effect } from "effect";
 import * as Described from "../../disk/Described.js";
 
@@ -73,7 +73,12 @@ const noAnswer = new Missing("an accepted command has no answer");
  * immutable, so what it returns stays valid. A `Missing` answer is a bug
  * (the command's own job is not in the state): its caller dies.
  */
-export type AnswerOf<A> = (state: State.State, events: Decide.Decision) => A | Missing;
+export type AnswerOf<A> = (
+  state: State.State,
+  events: Decide.Decision,
+  /** On a lean state: the whole records the events let go of (they are facts in `state`). */
+  left?: Terminal.Left,
+) => A | Missing;
 
 /** One queue a waiting claim takes from, and at most how many of its jobs. */
 export interface Lane {
@@ -107,7 +112,7 @@ export interface Pending<X> {
   /** Run once, when the request is answered (a waiting claim drops its signal's listener). */
   onAnswered: (() => void) | undefined;
   /** Records the answer: the command is in the batch. */
-  accept(state: State.State, events: Decide.Decision): void;
+  accept(state: State.State, events: Decide.Decision, left?: Terminal.Left): void;
   /** Answers at once with a refusal. */
   refuse(error: Rejected | X): void;
   /** Answers at once with a defect (a bug in a decider, the fold or the engine). */
@@ -142,8 +147,8 @@ abstract class Request<A, X> implements Pending<X> {
   abstract refuse(error: Rejected | X): void;
   abstract die(defect: unknown): void;
 
-  accept(state: State.State, events: Decide.Decision): void {
-    this.answer = this.answerOf(state, events);
+  accept(state: State.State, events: Decide.Decision, left?: Terminal.Left): void {
+    this.answer = this.answerOf(state, events, left);
   }
 
   settle(failure: X | undefined): void {

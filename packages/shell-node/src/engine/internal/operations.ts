@@ -178,8 +178,11 @@ const scheduleOf =
     present(State.schedule(state, scheduleId), `schedule ${scheduleId}`);
 const jobById =
   (jobId: number): AnswerOf<Job.Job> =>
-  (state) =>
-    jobOf(state, jobId);
+  (state, _, left) =>
+    present(
+      State.job(state, jobId) ?? left?.jobs.find((job) => job.jobId === jobId),
+      `job ${jobId}`,
+    );
 
 /**
  * Every engine command, issued at time `at`. A face gives each to its

@@ -1,0 +1,378 @@
+/**
+ * The disk-backed terminal inspection index (issue 19; docs/store.md, "The
+ * terminal inspection index"): the whole records of the completed jobs a
+ * lean state keeps only as facts, in `DATA_DIR/terminal-index/`, beside the
+ * store and never inside `epochs/`.
+ *
+ * A disposable projection, never a source of truth: no decision, no
+ * activation and no fold reads it. Its HEAD names the store, the epoch and
+ * the last log sequence it reflects; an index that is missing, of another
+ * store or epoch, at another sequence, or whose bytes fail a check is
+ * `Stale`, and `open` empties it so that the caller rebuilds it from the
+ * log (a collecting lean fold's `Generation.takeLeft`) and reports why.
+ * Deleting the directory loses nothing.
+ *
+ * Writes append entries and are not synced one by one: HEAD is removed
+ * before the first append after an open and published again (entries
+ * synced first) by `publish`, so an index that a crash interrupted has no
+ * HEAD and is rebuilt.
+ */
+import * as Path from "node:path";
+import type { Generation, Job } from "@tay/core";
+import { Data, Effect, Either } from "effect";
+import * as Described from "../disk/Described.js";
+import { Disk, type DiskError, type FileHandle } from "../disk/Disk.js";
+import * as Files from "../disk/Files.js";
+import { OffsetTable } from "./internal/offsetTable.js";
+import {
+  decodeEntry,
+  decodeHead,
+  encodeEntries,
+  encodeHead,
+  type Head,
+} from "./internal/terminalIndexFormat.js";
+
+/** `DATA_DIR/terminal-index`. */
+export const directoryName = "terminal-index";
+/** What the index reflects, `terminal-index/HEAD`. */
+export const headName = "HEAD";
+/** The entries, `terminal-index/entries`. */
+export const entriesName = "entries";
+
+/** Bytes read at a time while scanning the entries. */
+export const scanChunkBytes = 4 * 1024 * 1024;
+
+/** `DATA_DIR/terminal-index`. */
+export const indexPath = (directory: string): string => Path.join(directory, directoryName);
+
+/** Which store, generation and log position an index reflects. */
+export interface Identity {
+  /** The printed STORE_ID (`Log.View.storeId`). */
+  readonly storeId: string;
+  readonly epoch: number;
+  readonly lastSequence: number;
+}
+
+/** Why an index found at open is not used (it is emptied, to be rebuilt). */
+export type Staleness =
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Unreadable"; readonly reason: string }
+  | { readonly _tag: "OtherStore"; readonly found: string }
+  | { readonly _tag: "OtherEpoch"; readonly found: number }
+  | { readonly _tag: "OtherSequence"; readonly found: number }
+  | { readonly _tag: "Corrupt"; readonly offset: number; readonly reason: string };
+
+/** The one line a report gives for a stale index. */
+export const describeStaleness = (staleness: Staleness): string => {
+  switch (staleness._tag) {
+    case "Missing":
+      return "no HEAD (new, deleted, or not closed cleanly)";
+    case "Unreadable":
+      return `HEAD unreadable: ${staleness.reason}`;
+    case "OtherStore":
+      return `HEAD names store ${staleness.found}`;
+    case "OtherEpoch":
+      return `HEAD names epoch ${staleness.found}`;
+    case "OtherSequence":
+      return `HEAD reflects sequence ${staleness.found}`;
+    case "Corrupt":
+      return `entry at offset ${staleness.offset}: ${staleness.reason}`;
+  }
+};
+
+/** An entry that fails its checks after the index was opened (the file changed underneath). */
+export class TerminalIndexCorrupt extends Data.TaggedError("TerminalIndexCorrupt")<{
+  readonly path: string;
+  readonly offset: number;
+  readonly reason: string;
+}> {
+  get description(): Described.Description {
+    return Described.describe("TerminalIndexCorrupt", this.path, this.reason, {
+      offset: this.offset,
+    });
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** What the index failed with: the disk, or bytes that no longer check. */
+export type TerminalIndexError = DiskError | TerminalIndexCorrupt;
+
+/** An open index: its entries file and where each job's entries are. */
+export interface TerminalIndex {
+  readonly path: string;
+  /** The entries file, open for reading and appending. */
+  readonly handle: FileHandle;
+  readonly offsets: OffsetTable;
+  /** Bytes of entries written. */
+  end: number;
+  /** Whether HEAD still vouches for the entries (false from the first append on). */
+  headed: boolean;
+}
+
+/** What `open` found: the index (empty when stale) and why it was stale. */
+export interface Opened {
+  readonly index: TerminalIndex;
+  /** Undefined when the index is current for the identity given. */
+  readonly stale: Staleness | undefined;
+}
+
+const entriesPath = (index: { readonly path: string }) => Path.join(index.path, entriesName);
+const headPath = (index: { readonly path: string }) => Path.join(index.path, headName);
+
+const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const bytes = yield* Effect.either(disk.readFile(path));
+    if (bytes._tag === "Left") {
+      if (bytes.left.code === "ENOENT") return { _tag: "Missing" } as const;
+      return yield* bytes.left;
+    }
+    const head = decodeHead(bytes.right);
+    return typeof head === "string" ? { _tag: "Unreadable", reason: head } : head;
+  });
+
+const staleness = (head: Head, identity: Identity): Staleness | undefined => {
+  if (head.storeId !== identity.storeId) return { _tag: "OtherStore", found: head.storeId };
+  if (head.epoch !== identity.epoch) return { _tag: "OtherEpoch", found: head.epoch };
+  if (head.lastSequence !== identity.lastSequence) {
+    return { _tag: "OtherSequence", found: head.lastSequence };
+  }
+  return undefined;
+};
+
+/**
+ * Reads the entries from `from` to `to`, handing each to `visit` with its
+ * offset; the first bytes that are not an entry end the scan with where
+ * and why (bytes past `to` are never read).
+ */
+const scanEntries = (
+  handle: FileHandle,
+  from: number,
+  to: number,
+  visit: (entry: ReturnType<typeof decodeEntry>, offset: number) => void,
+): Effect.Effect<{ readonly offset: number; readonly reason: string } | undefined, DiskError> =>
+  Effect.gen(function* () {
+    let carry: Uint8Array = new Uint8Array(0);
+    let carryStart = from;
+    let position = from;
+    while (position < to) {
+      const chunk = yield* Files.readUpTo(
+        handle,
+        position,
+        Math.min(scanChunkBytes, to - position),
+      );
+      if (chunk.length === 0) return { offset: position, reason: "the file ends early" };
+      position += chunk.length;
+      const buffer = carry.length === 0 ? chunk : concat(carry, chunk);
+      let offset = 0;
+      for (;;) {
+        if (offset === buffer.length) break;
+        const entry = decodeEntry(buffer, offset);
+        if (entry._tag === "Incomplete") break;
+        if (entry._tag === "Corrupt") return { offset: carryStart + offset, reason: entry.reason };
+        visit(entry, carryStart + offset);
+        offset += entry.size;
+      }
+      carry = buffer.subarray(offset);
+      carryStart += offset;
+    }
+    return carry.length === 0 ? undefined : { offset: carryStart, reason: "a torn last entry" };
+  });
+
+const concat = (left: Uint8Array, right: Uint8Array): Uint8Array => {
+  const joined = new Uint8Array(left.length + right.length);
+  joined.set(left, 0);
+  joined.set(right, left.length);
+  return joined;
+};
+
+const noteEntry = (offsets: OffsetTable, entry: ReturnType<typeof decodeEntry>, at: number) => {
+  if (entry._tag === "Job") offsets.setJob(entry.job.jobId, at);
+  else if (entry._tag === "Result") offsets.setResult(entry.event.jobId, at);
+};
+
+/** Empties the index directory (creating it when missing) and opens an empty entries file. */
+const emptied = (path: string): Effect.Effect<FileHandle, DiskError, Disk> =>
+  Effect.gen(function* () {
+    yield* Files.removeIfPresent(path, true);
+    yield* Files.makeDirectoryDurable(path);
+    return yield* Files.createFile(Path.join(path, entriesName), new Uint8Array(0), false);
+  });
+
+/**
+ * Opens the index of the store in `directory` for the scope: current for
+ * `identity` (every entry it vouches for checked, their offsets noted), or
+ * stale, then emptied, with the reason. Fails only on the disk.
+ */
+export const open = (
+  directory: string,
+  identity: Identity,
+): Effect.Effect<Opened, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const path = indexPath(directory);
+    const head = yield* readHead(headPath({ path }));
+    const found = "_tag" in head ? head : staleness(head, identity);
+    if (found === undefined && !("_tag" in head)) {
+      const current = yield* openCurrent(path, head.entriesBytes);
+      if (!("_tag" in current)) return { index: current, stale: undefined };
+      return { index: yield* openEmpty(path), stale: current };
+    }
+    return { index: yield* openEmpty(path), stale: found };
+  });
+
+const openEmpty = (path: string): Effect.Effect<TerminalIndex, DiskError, Disk> =>
+  Effect.map(emptied(path), (handle) => ({
+    path,
+    handle,
+    offsets: new OffsetTable(),
+    end: 0,
+    headed: false,
+  }));
+
+const openCurrent = (
+  path: string,
+  entriesBytes: number,
+): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const opened = yield* Effect.either(disk.open(entriesPath({ path }), "readWrite"));
+    if (opened._tag === "Left") {
+      if (opened.left.code === "ENOENT") return { _tag: "Missing" } as const;
+      return yield* opened.left;
+    }
+    const handle = opened.right;
+    const offsets = new OffsetTable();
+    const size = yield* handle.size();
+    const corrupt =
+      size < entriesBytes
+        ? { offset: size, reason: `the file ends early (HEAD vouches for ${entriesBytes} bytes)` }
+        : yield* scanEntries(handle, 0, entriesBytes, (entry, at) => noteEntry(offsets, entry, at));
+    if (corrupt === undefined) return { path, handle, offsets, end: entriesBytes, headed: true };
+    yield* Effect.ignore(handle.close());
+    return { _tag: "Corrupt", ...corrupt } as const;
+  });
+
+/**
+ * Adds what a lean fold handed over at the end of the entries. The first addition after an open
+ * removes HEAD: from then on the index is current only once `publish`ed.
+ */
+export const add = (
+  index: TerminalIndex,
+  left: Generation.Left,
+): Effect.Effect<void, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    if (left.jobs.length === 0 && left.results.length === 0) return;
+    const entries = encodeEntries(left);
+    if (Either.isLeft(entries)) {
+      return yield* new TerminalIndexCorrupt({
+        path: entriesPath(index),
+        offset: index.end,
+        reason: entries.left,
+      });
+    }
+    if (index.headed) {
+      yield* Files.removeIfPresent(headPath(index), false);
+      index.headed = false;
+    }
+    yield* Files.writeAll(index.handle, index.end, entries.right.bytes);
+    for (const { jobId, kind, offset } of entries.right.placed) {
+      if (kind === "job") index.offsets.setJob(jobId, index.end + offset);
+      else index.offsets.setResult(jobId, index.end + offset);
+    }
+    index.end += entries.right.bytes.length;
+  });
+
+/** Syncs the entries and publishes HEAD for `identity`: the index is current for it. */
+export const publish = (
+  index: TerminalIndex,
+  identity: Identity,
+): Effect.Effect<void, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    yield* index.handle.sync();
+    const head = encodeHead({ ...identity, entriesBytes: index.end });
+    if (Either.isLeft(head)) {
+      return yield* new TerminalIndexCorrupt({
+        path: headPath(index),
+        offset: 0,
+        reason: head.left,
+      });
+    }
+    yield* Files.publishSmallFile(headPath(index), head.right);
+    index.headed = true;
+  });
+
+/** Closes the entries file (HEAD is left as it is). */
+export const close = (index: TerminalIndex): Effect.Effect<void, DiskError> => index.handle.close();
+
+const readEntry = (
+  index: TerminalIndex,
+  offset: number,
+): Effect.Effect<ReturnType<typeof decodeEntry>, TerminalIndexError> =>
+  Effect.gen(function* () {
+    // A job entry is at least a header; read a page and more if the record says so.
+    let length = 4096;
+    for (;;) {
+      const bytes = yield* Files.readUpTo(
+        index.handle,
+        offset,
+        Math.min(length, index.end - offset),
+      );
+      const entry = decodeEntry(bytes, 0);
+      if (entry._tag !== "Incomplete") {
+        if (entry._tag !== "Corrupt") return entry;
+        return yield* new TerminalIndexCorrupt({
+          path: entriesPath(index),
+          offset,
+          reason: entry.reason,
+        });
+      }
+      if (offset + length >= index.end) {
+        return yield* new TerminalIndexCorrupt({
+          path: entriesPath(index),
+          offset,
+          reason: "a torn entry",
+        });
+      }
+      length *= 4;
+    }
+  });
+
+/** The whole record of a job the index holds (with its result), or undefined. */
+export const lookup = (
+  index: TerminalIndex,
+  jobId: number,
+): Effect.Effect<Job.Job | undefined, TerminalIndexError> =>
+  Effect.gen(function* () {
+    const offsets = index.offsets.get(jobId);
+    if (offsets === undefined) return undefined;
+    const entry = yield* readEntry(index, offsets.job);
+    if (entry._tag !== "Job") return yield* mismatch(index, offsets.job, "a job entry");
+    if (offsets.result < 0) return entry.job;
+    const result = yield* readEntry(index, offsets.result);
+    if (result._tag !== "Result") return yield* mismatch(index, offsets.result, "a result entry");
+    return { ...entry.job, result: { value: result.event.result, at: result.event.at } };
+  });
+
+const mismatch = (index: TerminalIndex, offset: number, expected: string) =>
+  new TerminalIndexCorrupt({ path: entriesPath(index), offset, reason: `expected ${expected}` });
+
+/** Every job the index holds, ascending by id, with its result: what `jobs --state completed` lists. */
+export const scan = (
+  index: TerminalIndex,
+): Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError> =>
+  Effect.gen(function* () {
+    const jobs = new Map<number, Job.Job>();
+    const corrupt = yield* scanEntries(index.handle, 0, index.end, (entry) => {
+      if (entry._tag === "Job") jobs.set(entry.job.jobId, entry.job);
+      if (entry._tag !== "Result") return;
+      const job = jobs.get(entry.event.jobId);
+      const { result, at } = entry.event;
+      if (job !== undefined) jobs.set(job.jobId, { ...job, result: { value: result, at } });
+    });
+    if (corrupt !== undefined) {
+      return yield* new TerminalIndexCorrupt({ path: entriesPath(index), ...corrupt });
+    }
+    return [...jobs.values()].sort((left, right) => left.jobId - right.jobId);
+  });

@@ -1,0 +1,169 @@
+/**
+ * The bytes of the terminal inspection index (docs/store.md, "The terminal
+ * inspection index"): its HEAD and its entries, each a Record v1 of the
+ * codec (header CRC, record CRC), so a torn or flipped byte is caught by
+ * the same checks as in a segment. Pure: no disk here.
+ *
+ * - An entry is an event the log itself could hold: a job as a one-job
+ *   (7,3) snapshot part whose `last_job_id` and record sequence are the
+ *   job's id, and a result as its (10,2).
+ * - HEAD is one record of type `headType` whose payload is a value map:
+ *   `format`, `store` (the printed STORE_ID), `epoch`, `sequence`
+ *   (the last log sequence the index reflects) and `bytes` (the length of
+ *   the entries file it vouches for).
+ */
+import { Event, type Generation, Job, type Value } from "@tay/core";
+import { decodeValue, encodeValue } from "@tay/codec";
+import { Either } from "effect";
+import { decodeEvent, decodeRecord, encodeEvent, encodeRecordInto, recordSize } from "./codec.js";
+
+/** The record type of HEAD: outside every event type the log uses. */
+export const headType = 200;
+/** The index format HEAD names; another one is rebuilt. */
+export const formatVersion = 1;
+
+/** What HEAD says the index reflects. */
+export interface Head {
+  /** The printed STORE_ID of the store. */
+  readonly storeId: string;
+  readonly epoch: number;
+  readonly lastSequence: number;
+  /** Bytes of the entries file HEAD vouches for; bytes past them are ignored. */
+  readonly entriesBytes: number;
+}
+
+/** The bytes of HEAD (a Left only for fields no store has: a length past 2^53-1). */
+export const encodeHead = (head: Head): Either.Either<Uint8Array, string> => {
+  const value = new Map<string, Value.Value>([
+    ["format", formatVersion],
+    ["store", head.storeId],
+    ["epoch", head.epoch],
+    ["sequence", head.lastSequence],
+    ["bytes", head.entriesBytes],
+  ]);
+  const payload = encodeValue(value);
+  if (payload._tag === "Left") return Either.left(`HEAD does not encode: ${payload.left._tag}`);
+  const bytes = new Uint8Array(recordSize(payload.right.length));
+  encodeRecordInto(bytes, 0, { type: headType, schema: 1, sequence: 1, payload: payload.right });
+  return Either.right(bytes);
+};
+
+const naturalIn = (value: Map<string, Value.Value>, key: string): number | undefined => {
+  const found = value.get(key);
+  return typeof found === "number" && Number.isSafeInteger(found) && found >= 0 ? found : undefined;
+};
+
+/** HEAD's fields, or the one-line reason its bytes are not a HEAD of this format. */
+export const decodeHead = (bytes: Uint8Array): Head | string => {
+  const decoded = decodeRecord(bytes, 0);
+  if (decoded._tag !== "Record") return `not a record (${decoded._tag})`;
+  if (decoded.record.type !== headType || decoded.size !== bytes.length) return "not a HEAD";
+  const value = decodeValue(decoded.record.payload);
+  if (value._tag === "Left" || !(value.right instanceof Map)) return "not a HEAD value";
+  const map = value.right;
+  const format = naturalIn(map, "format");
+  if (format !== formatVersion) return `format ${String(format)}, expected ${formatVersion}`;
+  const storeId = map.get("store");
+  const epoch = naturalIn(map, "epoch");
+  const lastSequence = naturalIn(map, "sequence");
+  const entriesBytes = naturalIn(map, "bytes");
+  if (typeof storeId !== "string" || epoch === undefined) return "no store or epoch";
+  if (lastSequence === undefined || entriesBytes === undefined) return "no sequence or length";
+  return { storeId, epoch, lastSequence, entriesBytes };
+};
+
+/** Where an entry of `encodeEntries` starts, relative to the bytes returned. */
+export interface Placed {
+  readonly jobId: number;
+  readonly kind: "job" | "result";
+  readonly offset: number;
+}
+
+const entryEvents = (left: Generation.Left): ReadonlyArray<Event.Event> => {
+  const events: Array<Event.Event> = [];
+  for (const job of left.jobs) {
+    events.push(
+      Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [Job.toSnapshotV3(job)] }),
+    );
+    if (job.result !== null) {
+      events.push(
+        Event.resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at }),
+      );
+    }
+  }
+  events.push(...left.results);
+  return events;
+};
+
+const jobIdOf = (event: Event.Event): number =>
+  event._tag === "SnapshotPartV3" || event._tag === "SnapshotPart"
+    ? event.lastJobId
+    : "jobId" in event
+      ? event.jobId
+      : 0;
+
+/**
+ * The entries of what a lean fold handed over, laid out one after another,
+ * and where each starts. Fails only on a value the log itself could not
+ * hold (every job here was folded from decoded or decided records).
+ */
+export const encodeEntries = (
+  left: Generation.Left,
+): Either.Either<
+  { readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> },
+  string
+> => {
+  const records: Array<{
+    readonly jobId: number;
+    readonly kind: Placed["kind"];
+    readonly type: number;
+    readonly schema: number;
+    readonly payload: Uint8Array;
+  }> = [];
+  let total = 0;
+  for (const event of entryEvents(left)) {
+    const result = encodeEvent(event);
+    if (result._tag === "Left") return Either.left(`job ${jobIdOf(event)}: ${result.left._tag}`);
+    const kind = event._tag === "ResultRecorded" ? "result" : "job";
+    records.push({ jobId: jobIdOf(event), kind, ...result.right });
+    total += recordSize(result.right.payload.length);
+  }
+  const bytes = new Uint8Array(total);
+  const placed: Array<Placed> = [];
+  let offset = 0;
+  for (const { jobId, kind, type, schema, payload } of records) {
+    placed.push({ jobId, kind, offset });
+    offset += encodeRecordInto(bytes, offset, { type, schema, sequence: jobId, payload });
+  }
+  return Either.right({ bytes, placed });
+};
+
+/** One decoded entry, or why the bytes at an offset are not one. */
+export type Entry =
+  | { readonly _tag: "Job"; readonly job: Job.Job; readonly size: number }
+  | { readonly _tag: "Result"; readonly event: Event.ResultRecorded; readonly size: number }
+  | { readonly _tag: "Incomplete" }
+  | { readonly _tag: "Corrupt"; readonly reason: string };
+
+/** The entry at `offset` of `bytes`. */
+export const decodeEntry = (bytes: Uint8Array, offset: number): Entry => {
+  const decoded = decodeRecord(bytes, offset);
+  if (decoded._tag === "Incomplete") return { _tag: "Incomplete" };
+  if (decoded._tag !== "Record") return { _tag: "Corrupt", reason: decoded._tag };
+  const { type, schema, payload, sequence } = decoded.record;
+  const event = decodeEvent(type, schema, payload);
+  if (event._tag === "Left") return { _tag: "Corrupt", reason: event.left._tag };
+  const value = event.right;
+  if (value._tag === "ResultRecorded" && value.jobId === sequence) {
+    return { _tag: "Result", event: value, size: decoded.size };
+  }
+  const snapshot = value._tag === "SnapshotPartV3" ? value.jobs[0] : undefined;
+  if (
+    snapshot === undefined ||
+    snapshot.jobId !== sequence ||
+    Job.checkSnapshot(snapshot, sequence) !== undefined
+  ) {
+    return { _tag: "Corrupt", reason: `not an entry (${value._tag})` };
+  }
+  return { _tag: "Job", job: Job.fromSnapshot(snapshot), size: decoded.size };
+};

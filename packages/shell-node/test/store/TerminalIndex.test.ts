@@ -1,0 +1,173 @@
+// Proves the terminal inspection index gives back exactly the whole records a lean fold let go
+// (by id and by scan, results included, whether a result came with the job or after it was
+// handed over), is current only for the store, epoch and sequence its HEAD names, and is emptied
+// with the reason when it is missing, foreign, behind, torn or flipped. It runs on real temporary
+// directories through NodeDisk, the records folded by core from random completion orders.
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { describe, expect, it } from "@effect/vitest";
+import { Event, Evolve, Generation, type Job, State, Terminal } from "@tay/core";
+import { Effect } from "effect";
+import * as fc from "fast-check";
+import * as TerminalIndex from "../../src/store/TerminalIndex.js";
+import { nodeDisk, temporaryDirectory } from "../support/store.js";
+
+const storeId = "07070707-0707-0707-0707-070707070707";
+const identity: TerminalIndex.Identity = { storeId, epoch: 3, lastSequence: 42 };
+
+/** A job's life: inserted, started, completed (with a result in the same mutation, or later). */
+const lifeOf = (jobId: number, result: "none" | "with" | "later"): ReadonlyArray<Event.Event> => [
+  Event.jobInserted({
+    jobId,
+    queue: jobId % 2 === 0 ? "even" : "odd",
+    worker: "W",
+    args: new Map([["n", jobId]]),
+    priority: 0,
+    maxAttempts: 3,
+    scheduledAt: 0,
+    insertedAt: 0,
+  }),
+  Event.jobStarted({ jobId, attempt: 1, at: jobId }),
+  result === "with"
+    ? Event.mutation([
+        Event.jobFinished({ jobId, outcome: "completed", error: null, at: jobId + 1 }),
+        Event.resultRecorded({ jobId, result: `r${jobId}`, at: jobId + 1 }),
+      ])
+    : Event.jobFinished({ jobId, outcome: "completed", error: null, at: jobId + 1 }),
+];
+
+const history = fc
+  .array(fc.constantFrom<"none" | "with" | "later">("none", "with", "later"), {
+    minLength: 1,
+    maxLength: 40,
+  })
+  .map((results) => {
+    const records: Array<Event.Event> = results.flatMap((result, index) =>
+      lifeOf(index + 1, result),
+    );
+    results.forEach((result, index) => {
+      if (result === "later") {
+        records.push(Event.resultRecorded({ jobId: index + 1, result: "late", at: 999 }));
+      }
+    });
+    return records;
+  });
+
+/** Folds lean, appending what leaves memory every `every` records; the full state to compare. */
+const indexed = (
+  index: TerminalIndex.TerminalIndex,
+  records: ReadonlyArray<Event.Event>,
+  every: number,
+) =>
+  Effect.gen(function* () {
+    const builder = Generation.start(0, { lean: true, collectLeft: true });
+    for (const [at, record] of records.entries()) {
+      Generation.apply(builder, at + 1, record);
+      if (at % every === 0) yield* TerminalIndex.add(index, Generation.takeLeft(builder));
+    }
+    yield* TerminalIndex.add(index, Generation.takeLeft(builder));
+    const full = Evolve.fold(records);
+    if (full._tag === "Left") return expect.unreachable("the history folds");
+    return [...State.jobs(full.right)].filter(Terminal.leavesMemory);
+  });
+
+const lookups = (index: TerminalIndex.TerminalIndex, jobs: ReadonlyArray<Job.Job>) =>
+  Effect.forEach(jobs, (job) => TerminalIndex.lookup(index, job.jobId));
+
+describe("TerminalIndex", () => {
+  it.scopedLive("gives back every record that left memory, by id and by scan", () =>
+    Effect.gen(function* () {
+      const samples = fc.sample(fc.tuple(history, fc.integer({ min: 1, max: 9 })), 20);
+      for (const [records, every] of samples) {
+        const directory = yield* temporaryDirectory;
+        const { index, stale } = yield* TerminalIndex.open(directory, identity);
+        expect(stale).toEqual({ _tag: "Missing" });
+        const expected = yield* indexed(index, records, every);
+        expect(yield* lookups(index, expected)).toEqual(expected);
+        expect(yield* TerminalIndex.scan(index)).toEqual(expected);
+        expect(yield* TerminalIndex.lookup(index, 10_000)).toBeUndefined();
+        yield* TerminalIndex.publish(index, identity);
+        yield* TerminalIndex.close(index);
+        // Reopened current: the same answers, from the offsets the open noted.
+        const again = yield* TerminalIndex.open(directory, identity);
+        expect(again.stale).toBeUndefined();
+        expect(yield* lookups(again.index, expected)).toEqual(expected);
+        yield* TerminalIndex.close(again.index);
+      }
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "is emptied, with the reason, unless HEAD names this store, epoch and sequence",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const records = lifeOf(1, "with");
+        const reopen = (other: TerminalIndex.Identity) =>
+          Effect.gen(function* () {
+            const first = yield* TerminalIndex.open(directory, identity);
+            yield* indexed(first.index, records, 1);
+            yield* TerminalIndex.publish(first.index, identity);
+            yield* TerminalIndex.close(first.index);
+            const opened = yield* TerminalIndex.open(directory, other);
+            const found = yield* TerminalIndex.lookup(opened.index, 1);
+            yield* TerminalIndex.close(opened.index);
+            return { stale: opened.stale, found };
+          });
+        const other = "08080808-0808-0808-0808-080808080808";
+        const foreign = yield* reopen({ ...identity, storeId: other });
+        expect(foreign.stale?._tag).toBe("OtherStore");
+        expect(foreign.found).toBeUndefined();
+        expect((yield* reopen({ ...identity, epoch: 4 })).stale).toEqual({
+          _tag: "OtherEpoch",
+          found: 3,
+        });
+        expect((yield* reopen({ ...identity, lastSequence: 43 })).stale).toEqual({
+          _tag: "OtherSequence",
+          found: 42,
+        });
+        expect((yield* reopen(identity)).stale).toBeUndefined();
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("is rebuilt after an append without publish, a flipped byte or a torn file", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const entries = path.join(TerminalIndex.indexPath(directory), TerminalIndex.entriesName);
+      const published = (records: ReadonlyArray<Event.Event>) =>
+        Effect.gen(function* () {
+          const { index } = yield* TerminalIndex.open(directory, identity);
+          yield* indexed(index, records, 1);
+          yield* TerminalIndex.publish(index, identity);
+          return index;
+        });
+      // Appending after an open takes HEAD away until the next publish.
+      const index = yield* published(lifeOf(1, "none"));
+      yield* TerminalIndex.add(index, {
+        jobs: [],
+        results: [Event.resultRecorded({ jobId: 1, result: 1, at: 5 })],
+      });
+      yield* TerminalIndex.close(index);
+      expect((yield* TerminalIndex.open(directory, identity)).stale).toEqual({ _tag: "Missing" });
+      for (const damage of ["flip", "truncate"] as const) {
+        yield* TerminalIndex.close(yield* published(lifeOf(1, "with")));
+        yield* Effect.promise(async () => {
+          const bytes = await fs.readFile(entries);
+          if (damage === "flip") {
+            bytes[40] = (bytes[40] ?? 0) ^ 1;
+            await fs.writeFile(entries, bytes);
+          } else {
+            await fs.writeFile(entries, bytes.subarray(0, bytes.length - 3));
+          }
+        });
+        const opened = yield* TerminalIndex.open(directory, identity);
+        expect(opened.stale?._tag).toBe("Corrupt");
+        expect(TerminalIndex.describeStaleness(opened.stale ?? { _tag: "Missing" })).toMatch(
+          /^entry at offset \d+: /,
+        );
+        expect(yield* TerminalIndex.lookup(opened.index, 1)).toBeUndefined();
+        yield* TerminalIndex.close(opened.index);
+      }
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
