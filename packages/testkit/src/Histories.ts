@@ -199,6 +199,11 @@ const jobActions = (queues: ReadonlyArray<string>): ReadonlyArray<Action> => [
       knob,
     ),
   ],
+  ...jobLifecycleActions,
+];
+
+// What happens to a job once inserted: due, started, finished, retried, cancelled, its result.
+const jobLifecycleActions: ReadonlyArray<Action> = [
   (sim, pick) => {
     const job = of(jobsIn(sim, ["scheduled", "retryable"]), pick);
     if (job === undefined) return [];
@@ -275,165 +280,179 @@ const jobActions = (queues: ReadonlyArray<string>): ReadonlyArray<Action> => [
   },
 ];
 
+/** The schedules not cancelled. */
+const activeSchedules = (sim: Sim) =>
+  [...sim.schedules.values()].filter((s) => s.cancelledAt === null);
+
+/** Registers (or re-registers) a schedule: a checkpoint (13,2), or a legacy (7,2). */
+const registerSchedule = (
+  sim: Sim,
+  choices: { readonly queues: ReadonlyArray<string>; readonly scheduleIds: ReadonlyArray<string> },
+  pick: number,
+  knob: number,
+  tag: "new" | "legacy",
+) => {
+  const { queues, scheduleIds } = choices;
+  const scheduleId = of(scheduleIds, pick);
+  if (scheduleId === undefined) return undefined;
+  const current = sim.schedules.get(scheduleId);
+  const revision = (current?.revision ?? 0) + 1;
+  const schedule: SimSchedule = {
+    scheduleId,
+    definition: definitionOf(of(queues, knob) ?? "default", knob),
+    revision,
+    definitionRevision: revision,
+    registeredAt: sim.now,
+    nextDueAt: sim.now + 1 + (knob % 50),
+    lastDueAt: current?.lastDueAt ?? null,
+    cancelledAt: null,
+    active: current?.active ?? [],
+    complete: current?.complete ?? true,
+  };
+  sim.schedules.set(scheduleId, schedule);
+  if (tag === "legacy") {
+    const event: Event.ScheduleRegistered = {
+      _tag: "ScheduleRegistered",
+      scheduleId,
+      revision,
+      definition: schedule.definition,
+      registeredAt: schedule.registeredAt,
+      nextDueAt: schedule.nextDueAt,
+    };
+    return event;
+  }
+  return checkpointOf(schedule);
+};
+
+// A schedule's life once registered: delivered, skipped, cancelled, checkpointed.
+const scheduleSteps: ReadonlyArray<Action> = [
+  (sim, pick, knob) => {
+    const schedule = of(activeSchedules(sim), pick);
+    if (schedule === undefined) return [];
+    const inserted = insert(sim, schedule.definition.queue, schedule.nextDueAt, knob);
+    const job = sim.jobs.get(inserted.jobId);
+    if (job !== undefined) job.scheduleId = schedule.scheduleId;
+    schedule.revision += 1;
+    schedule.active = [...schedule.active, inserted.jobId];
+    const dueAt = schedule.nextDueAt;
+    schedule.lastDueAt = dueAt;
+    schedule.nextDueAt = dueAt + everyMs;
+    return [
+      inserted,
+      {
+        _tag: "OccurrenceAdvanced",
+        scheduleId: schedule.scheduleId,
+        revision: schedule.revision,
+        dueAt,
+        nextDueAt: schedule.nextDueAt,
+        outcome: "delivered",
+        activeJobId: inserted.jobId,
+      },
+    ];
+  },
+  (sim, pick) => {
+    const schedule = of(activeSchedules(sim), pick);
+    if (schedule === undefined) return [];
+    schedule.revision += 1;
+    const dueAt = schedule.nextDueAt;
+    schedule.lastDueAt = dueAt;
+    schedule.nextDueAt = dueAt + everyMs;
+    return [
+      {
+        _tag: "OccurrenceAdvanced",
+        scheduleId: schedule.scheduleId,
+        revision: schedule.revision,
+        dueAt,
+        nextDueAt: schedule.nextDueAt,
+        outcome: "skipped",
+        activeJobId: null,
+      },
+    ];
+  },
+  (sim, pick) => {
+    const schedule = of(activeSchedules(sim), pick);
+    if (schedule === undefined) return [];
+    schedule.revision += 1;
+    schedule.cancelledAt = sim.now;
+    return [
+      {
+        _tag: "ScheduleCancelled",
+        scheduleId: schedule.scheduleId,
+        revision: schedule.revision,
+        at: sim.now,
+      },
+    ];
+  },
+  (sim, pick, knob) => {
+    // A state checkpoint (13,2) of an existing schedule, sometimes with fewer members.
+    const schedule = of([...sim.schedules.values()], pick);
+    if (schedule === undefined) return [];
+    schedule.revision += 1;
+    if (knob % 3 === 0 && schedule.active.length > 0) {
+      setMembers(sim, schedule, schedule.active.slice(1));
+      schedule.complete = false;
+    }
+    return [checkpointOf(schedule)];
+  },
+];
+
+// The legacy pairs (7,2), (8,2) and (12,2) of Event v2's first writers.
+const legacyScheduleSteps: ReadonlyArray<Action> = [
+  (sim, pick) => {
+    const schedule = of(activeSchedules(sim), pick);
+    if (schedule === undefined) return [];
+    schedule.revision += 1;
+    const dueAt = schedule.nextDueAt;
+    schedule.lastDueAt = dueAt;
+    schedule.nextDueAt = dueAt + everyMs;
+    schedule.complete = false;
+    return [
+      {
+        _tag: "ScheduleAdvanced",
+        scheduleId: schedule.scheduleId,
+        revision: schedule.revision,
+        dueAt,
+        nextDueAt: schedule.nextDueAt,
+      },
+    ];
+  },
+  (sim, pick) => {
+    const schedule = of([...sim.schedules.values()], pick);
+    if (schedule === undefined) return [];
+    schedule.revision += 1;
+    const activeJobId = schedule.active[0] ?? null;
+    setMembers(sim, schedule, activeJobId === null ? [] : [activeJobId]);
+    schedule.complete = false;
+    return [
+      {
+        _tag: "ScheduleHistoricalCheckpoint",
+        scheduleId: schedule.scheduleId,
+        definition: schedule.definition,
+        definitionRevision: schedule.definitionRevision,
+        revision: schedule.revision,
+        registeredAt: schedule.registeredAt,
+        nextDueAt: schedule.nextDueAt,
+        lastDueAt: schedule.lastDueAt,
+        cancelledAt: schedule.cancelledAt,
+        activeJobId,
+      },
+    ];
+  },
+];
+
 const scheduleActions = (
   queues: ReadonlyArray<string>,
   scheduleIds: ReadonlyArray<string>,
   legacy: boolean,
 ): ReadonlyArray<Action> => {
-  const active = (sim: Sim) => [...sim.schedules.values()].filter((s) => s.cancelledAt === null);
-  const register = (sim: Sim, pick: number, knob: number, tag: "new" | "legacy") => {
-    const scheduleId = of(scheduleIds, pick);
-    if (scheduleId === undefined) return undefined;
-    const current = sim.schedules.get(scheduleId);
-    const revision = (current?.revision ?? 0) + 1;
-    const schedule: SimSchedule = {
-      scheduleId,
-      definition: definitionOf(of(queues, knob) ?? "default", knob),
-      revision,
-      definitionRevision: revision,
-      registeredAt: sim.now,
-      nextDueAt: sim.now + 1 + (knob % 50),
-      lastDueAt: current?.lastDueAt ?? null,
-      cancelledAt: null,
-      active: current?.active ?? [],
-      complete: current?.complete ?? true,
+  const register =
+    (tag: "new" | "legacy"): Action =>
+    (sim, pick, knob) => {
+      const event = registerSchedule(sim, { queues, scheduleIds }, pick, knob, tag);
+      return event === undefined ? [] : [event];
     };
-    sim.schedules.set(scheduleId, schedule);
-    if (tag === "legacy") {
-      const event: Event.ScheduleRegistered = {
-        _tag: "ScheduleRegistered",
-        scheduleId,
-        revision,
-        definition: schedule.definition,
-        registeredAt: schedule.registeredAt,
-        nextDueAt: schedule.nextDueAt,
-      };
-      return event;
-    }
-    return checkpointOf(schedule);
-  };
-  const actions: Array<Action> = [
-    (sim, pick, knob) => {
-      const event = register(sim, pick, knob, "new");
-      return event === undefined ? [] : [event];
-    },
-    (sim, pick, knob) => {
-      const schedule = of(active(sim), pick);
-      if (schedule === undefined) return [];
-      const inserted = insert(sim, schedule.definition.queue, schedule.nextDueAt, knob);
-      const job = sim.jobs.get(inserted.jobId);
-      if (job !== undefined) job.scheduleId = schedule.scheduleId;
-      schedule.revision += 1;
-      schedule.active = [...schedule.active, inserted.jobId];
-      const dueAt = schedule.nextDueAt;
-      schedule.lastDueAt = dueAt;
-      schedule.nextDueAt = dueAt + everyMs;
-      return [
-        inserted,
-        {
-          _tag: "OccurrenceAdvanced",
-          scheduleId: schedule.scheduleId,
-          revision: schedule.revision,
-          dueAt,
-          nextDueAt: schedule.nextDueAt,
-          outcome: "delivered",
-          activeJobId: inserted.jobId,
-        },
-      ];
-    },
-    (sim, pick) => {
-      const schedule = of(active(sim), pick);
-      if (schedule === undefined) return [];
-      schedule.revision += 1;
-      const dueAt = schedule.nextDueAt;
-      schedule.lastDueAt = dueAt;
-      schedule.nextDueAt = dueAt + everyMs;
-      return [
-        {
-          _tag: "OccurrenceAdvanced",
-          scheduleId: schedule.scheduleId,
-          revision: schedule.revision,
-          dueAt,
-          nextDueAt: schedule.nextDueAt,
-          outcome: "skipped",
-          activeJobId: null,
-        },
-      ];
-    },
-    (sim, pick) => {
-      const schedule = of(active(sim), pick);
-      if (schedule === undefined) return [];
-      schedule.revision += 1;
-      schedule.cancelledAt = sim.now;
-      return [
-        {
-          _tag: "ScheduleCancelled",
-          scheduleId: schedule.scheduleId,
-          revision: schedule.revision,
-          at: sim.now,
-        },
-      ];
-    },
-    (sim, pick, knob) => {
-      // A state checkpoint (13,2) of an existing schedule, sometimes with fewer members.
-      const schedule = of([...sim.schedules.values()], pick);
-      if (schedule === undefined) return [];
-      schedule.revision += 1;
-      if (knob % 3 === 0 && schedule.active.length > 0) {
-        setMembers(sim, schedule, schedule.active.slice(1));
-        schedule.complete = false;
-      }
-      return [checkpointOf(schedule)];
-    },
-  ];
-  if (!legacy) return actions;
-  return [
-    ...actions,
-    (sim, pick, knob) => {
-      const event = register(sim, pick, knob, "legacy");
-      return event === undefined ? [] : [event];
-    },
-    (sim, pick) => {
-      const schedule = of(active(sim), pick);
-      if (schedule === undefined) return [];
-      schedule.revision += 1;
-      const dueAt = schedule.nextDueAt;
-      schedule.lastDueAt = dueAt;
-      schedule.nextDueAt = dueAt + everyMs;
-      schedule.complete = false;
-      return [
-        {
-          _tag: "ScheduleAdvanced",
-          scheduleId: schedule.scheduleId,
-          revision: schedule.revision,
-          dueAt,
-          nextDueAt: schedule.nextDueAt,
-        },
-      ];
-    },
-    (sim, pick) => {
-      const schedule = of([...sim.schedules.values()], pick);
-      if (schedule === undefined) return [];
-      schedule.revision += 1;
-      const activeJobId = schedule.active[0] ?? null;
-      setMembers(sim, schedule, activeJobId === null ? [] : [activeJobId]);
-      schedule.complete = false;
-      return [
-        {
-          _tag: "ScheduleHistoricalCheckpoint",
-          scheduleId: schedule.scheduleId,
-          definition: schedule.definition,
-          definitionRevision: schedule.definitionRevision,
-          revision: schedule.revision,
-          registeredAt: schedule.registeredAt,
-          nextDueAt: schedule.nextDueAt,
-          lastDueAt: schedule.lastDueAt,
-          cancelledAt: schedule.cancelledAt,
-          activeJobId,
-        },
-      ];
-    },
-  ];
+  const actions = [register("new"), ...scheduleSteps];
+  return legacy ? [...actions, register("legacy"), ...legacyScheduleSteps] : actions;
 };
 
 // Plays choices into records: one record per step, except that with
