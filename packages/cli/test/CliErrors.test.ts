@@ -144,6 +144,11 @@ const samples: Samples = {
     expected: "an integer number of milliseconds, 0 to 2^53-1",
   }),
   Overloaded: new Engine.Overloaded({ queuedCommandsMax: 100_000 }),
+  ContentionExhausted: new Engine.ContentionExhausted({
+    path: "postgres://db/app#tay.default",
+    attempts: 64,
+    lastSequence: 90,
+  }),
   DiskError: disk,
   Rejected: new Rejected({
     command: "RegisterSchedule",

@@ -241,6 +241,7 @@ const settle = (
   outcome: Outcome | PgLogError,
 ): void => {
   if (outcome._tag === "Committed") {
+    state.writes.committed += 1;
     state.inFlight = [];
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
@@ -249,6 +250,7 @@ const settle = (
     return;
   }
   if (outcome._tag === "Conflict") {
+    state.writes.conflicted += 1;
     const { head } = outcome;
     const conflict = (expectedLastSequence: number) =>
       new LogError.AppendConflict({

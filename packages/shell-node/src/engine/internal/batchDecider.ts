@@ -20,7 +20,9 @@ import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError } from "../../log/LogError.js";
+import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
+import { CatchUp, type ContentionExhausted, conflictRetriesMaxDefault } from "./catchUp.js";
 import { type Pending, Rejected, type Waiting } from "./engineRequest.js";
 
 /** An accepted insert whose records are queued but not folded yet. */
@@ -308,7 +310,7 @@ class Drain<K extends Log.Kind> {
 }
 
 /** What a command decided by this engine can fail with besides its refusal: its log's failures. */
-export type Failure<K extends Log.Kind> = K["error"] | LogError;
+export type Failure<K extends Log.Kind> = K["error"] | LogError | ContentionExhausted;
 
 /** The running states and the drains that move them. */
 export class BatchDecider<K extends Log.Kind> {
@@ -323,8 +325,10 @@ export class BatchDecider<K extends Log.Kind> {
   private stopped: { readonly defect: unknown } | undefined;
   // Waiting claims that found nothing to start, oldest first.
   private parked: Array<Pending<Failure<K>>> = [];
-  /** Told each batch's records once they are committed (subscribers, timers). */
-  afterCommit: (records: ReadonlyArray<Batch.PendingRecord>) => void = () => {};
+  /** Told each batch's records once they are committed (subscribers, timers), other writers' too. */
+  afterCommit: (records: ReadonlyArray<Entry>) => void = () => {};
+  /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
+  readonly catchUp: CatchUp<K, Failure<K>>;
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -332,10 +336,27 @@ export class BatchDecider<K extends Log.Kind> {
     lastSequence: number,
     // The time a parked claim is decided again at (the engine's clock).
     private readonly now: () => number,
+    conflictRetriesMax: number = conflictRetriesMaxDefault,
   ) {
     this.decidedState = state;
     this.decidedLastSequence = lastSequence;
     this.committedState = { state, lastSequence };
+    this.catchUp = new CatchUp<K, Failure<K>>(
+      log,
+      {
+        committed: () => this.committedState,
+        caughtUp: (caught, last, entries) => {
+          this.rebase(caught);
+          this.decidedLastSequence = last;
+          this.committedState = { state: caught, lastSequence: last };
+          if (entries.length > 0) this.afterCommit(entries);
+        },
+        takeParked: () => this.takeParked(),
+        decide: (requests) => this.decide(requests),
+      },
+      conflictRetriesMax,
+      (error) => error,
+    );
   }
 
   /** Everything queued, folded (a pending late fold runs first). */
@@ -378,6 +399,11 @@ export class BatchDecider<K extends Log.Kind> {
       for (const request of requests) request.die(stopped.defect);
       return;
     }
+    // Catching up with another writer: decided once the state holds its records.
+    if (this.catchUp.active) {
+      this.catchUp.hold(requests);
+      return;
+    }
     const drain = new Drain(this.log, this.decidedState);
     for (const request of requests) drain.add(request);
     for (const request of drain.parking) this.parked.push(request);
@@ -389,8 +415,8 @@ export class BatchDecider<K extends Log.Kind> {
     );
     if (appended instanceof AppendConflict) {
       // Nothing was appended: the drain's state is dropped (its base is
-      // untouched) and its callers learn why.
-      for (const request of drain.accepted) request.refuse(appended);
+      // untouched) and its commands are decided again once caught up.
+      this.catchUp.conflicted(drain.accepted);
       return;
     }
     const lastSequence = appended.lastSequence;
@@ -415,7 +441,7 @@ export class BatchDecider<K extends Log.Kind> {
   /** Drops a parked waiting claim; false when it is not parked (decided, or never was). */
   unpark(request: Pending<Failure<K>>): boolean {
     const position = this.parked.indexOf(request);
-    if (position < 0) return false;
+    if (position < 0) return this.catchUp.drop(request);
     this.parked.splice(position, 1);
     return true;
   }
@@ -460,6 +486,11 @@ export class BatchDecider<K extends Log.Kind> {
     this.foldPending();
     if (drain.defect !== undefined) {
       for (const request of drain.accepted) request.die(drain.defect.defect);
+      return;
+    }
+    // Another writer appended first: nothing of the drain was written.
+    if (failure instanceof AppendConflict) {
+      this.catchUp.conflicted(drain.accepted);
       return;
     }
     // Tickets settle in sequence order; the guard keeps `committed`
