@@ -25,7 +25,13 @@ import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
 import { iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
-import { refresh } from "./internal/others.js";
+import {
+  follower,
+  notifyCommitted,
+  refresh,
+  stopFollowing,
+  watchOthers,
+} from "./internal/others.js";
 import { type OrphanedGeneration, type Recovery, recover } from "./internal/recovery.js";
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
@@ -183,7 +189,10 @@ export const open = <S, E>(
       wake: undefined,
       idle: [],
       writes: { committed: 0, conflicted: 0 },
+      committed: () => {},
     };
+    const follow = follower(state);
+    state.committed = notifyCommitted(state, follow);
     const reader: ReaderSession = { session: undefined, lock: yield* Effect.makeSemaphore(1) };
     const writerFiber = yield* Effect.forkScoped(writer(state));
     const close = () =>
@@ -193,6 +202,7 @@ export const open = <S, E>(
         state.wake = undefined;
         wake?.();
         yield* Fiber.await(writerFiber);
+        stopFollowing(follow);
         // A reconnection may have replaced the session acquired above.
         if (state.session !== undefined && state.session !== session) {
           yield* closeSession(state.session);
@@ -216,6 +226,7 @@ export const open = <S, E>(
       append: appendTo(state),
       compact: (base, expectedLastSequence) => compact(state, base, expectedLastSequence),
       refresh: () => refresh(state, reader),
+      watchOthers: watchOthers(state, follow),
       flush: () => {
         const last = state.pending.at(-1) ?? state.inFlight.at(-1);
         return last === undefined ? Effect.void : Ticket.wait(last.ticket);

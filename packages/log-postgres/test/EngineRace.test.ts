@@ -120,4 +120,28 @@ describe.skipIf(!("url" in server))("several engines on one PostgreSQL store", (
       }),
     120_000,
   );
+
+  // The cost of conflicts as engines are added (TAY_PG_SWEEP=1; about a minute): each engine
+  // process runs the same rounds; retries per batch = commands decided again / transactions.
+  it.scoped.skipIf(process.env.TAY_PG_SWEEP !== "1")(
+    "sweep: conflicts and retries per committed transaction with 1, 2, 3 and 4 engines",
+    () =>
+      Effect.gen(function* () {
+        for (const engines of [1, 2, 3, 4]) {
+          const made = yield* Effect.promise(() => Server.freshDatabase(serverUrl));
+          yield* PgSchema.init(made.url);
+          const started = Date.now();
+          const runs = yield* Effect.promise(() => race(made.url, engines, 25));
+          const seconds = (Date.now() - started - 1500) / 1000;
+          yield* Effect.promise(() => made.drop());
+          const sum = (key: string) =>
+            runs.reduce((total, run) => total + (run.stats[key] ?? 0), 0);
+          console.info(
+            `${engines} engine(s): ${sum("committed")} transactions, ${sum("conflicted")} conflicted, ${sum("retried")} commands decided again, ${(sum("retried") / sum("committed")).toFixed(2)} retries per committed transaction, ${(sum("conflicted") / (sum("committed") + sum("conflicted"))).toFixed(2)} of transactions conflicted, ${seconds.toFixed(1)} s`,
+          );
+          expect(sum("exhausted")).toBe(0);
+        }
+      }),
+    600_000,
+  );
 });

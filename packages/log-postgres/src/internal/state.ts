@@ -58,6 +58,8 @@ export interface LogState {
   idle: Array<() => void>;
   /** Transactions committed and refused by the guard (another writer moved the head). */
   readonly writes: { committed: number; conflicted: number };
+  /** Told the last sequence after each commit (the notification to other writers). */
+  committed: (last: number) => void;
 }
 
 /** Whether the log takes an append now, as `Log.admission` says. */

@@ -247,6 +247,7 @@ const settle = (
     state.committedBytes += laid.bytes;
     state.pendingBytes -= laid.bytes;
     for (const queued of group) Ticket.settle(queued.ticket, undefined);
+    state.committed(laid.last);
     return;
   }
   if (outcome._tag === "Conflict") {
