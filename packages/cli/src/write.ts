@@ -7,6 +7,7 @@
  */
 import { Commands, type Event, Limits, State } from "@tay/core";
 import { Effect, type Scope } from "effect";
+import { PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Init } from "@tay/shell-node";
 import {
   argument,
@@ -22,6 +23,7 @@ import {
 } from "./command.js";
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
+import { isUrl, pgEngine } from "./postgres.js";
 import { printJob, printSchedule } from "./read.js";
 import { servedWriter, type Writer } from "./served.js";
 import { line, lines, type Terminal } from "./Terminal.js";
@@ -71,14 +73,16 @@ const withWriter = <A>(
   input: Input,
   use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
-  withEngine(input, use).pipe(
-    Effect.catchTag("Locked", (locked) => {
-      const server = locked.holder?.server;
-      return server === undefined
-        ? Effect.fail(locked)
-        : Effect.scoped(Effect.flatMap(servedWriter(server.socket), use));
-    }),
-  );
+  isUrl(argument(input, 0))
+    ? Effect.scoped(Effect.flatMap(pgEngine(argument(input, 0)), use))
+    : withEngine(input, use).pipe(
+        Effect.catchTag("Locked", (locked) => {
+          const server = locked.holder?.server;
+          return server === undefined
+            ? Effect.fail(locked)
+            : Effect.scoped(Effect.flatMap(servedWriter(server.socket), use));
+        }),
+      );
 
 /** `tay init DIR`. */
 export const init: Command = {
@@ -89,10 +93,17 @@ export const init: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const made = yield* Init.init(argument(input, 0));
+      const target = argument(input, 0);
+      const made = isUrl(target)
+        ? { ...(yield* PgSchema.init(target)), createdAt: undefined }
+        : yield* Init.init(target);
       if (input.json) {
         yield* line(
-          Json.line({ path: made.path, store_id: made.storeId, created_at: made.createdAt }),
+          Json.line({
+            path: made.path,
+            store_id: made.storeId,
+            ...(made.createdAt === undefined ? {} : { created_at: made.createdAt }),
+          }),
         );
       } else {
         yield* line(`initialized ${made.path} (store ${made.storeId})`);

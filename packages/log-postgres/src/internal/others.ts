@@ -62,6 +62,8 @@ export interface Follower {
   sending: boolean;
   /** The last sequence to tell the others next, if any. */
   latest: number | undefined;
+  /** Stopped: a session still connecting is closed as soon as it connects. */
+  stopped: boolean;
 }
 
 /** A follower of `state`'s store, not started. */
@@ -74,6 +76,7 @@ export const follower = (state: LogState): Follower => ({
   notifying: state.options.notifications,
   sending: false,
   latest: undefined,
+  stopped: false,
 });
 
 const tell = (follow: Follower): void => {
@@ -90,8 +93,17 @@ const heard = (state: LogState, follow: Follower, payload: string): void => {
 /** Connects the follower's session and LISTENs on it where the database allows. */
 const listen = (state: LogState, follow: Follower) =>
   Effect.gen(function* () {
-    const session = yield* connect(state.driver);
-    follow.session = session;
+    // Not interrupted mid-connect: a connection made after the stop is
+    // closed in the same uninterruptible step, or it would leak (and keep
+    // the process alive).
+    const session = yield* Effect.uninterruptible(
+      Effect.flatMap(connect(state.driver), (connected) => {
+        if (follow.stopped) return Effect.as(close(connected), undefined);
+        follow.session = connected;
+        return Effect.succeed(connected);
+      }),
+    );
+    if (session === undefined) return;
     follow.listening = false;
     if (!state.options.notifications || session.onNotification === undefined) return;
     session.onNotification((_, payload) => heard(state, follow, payload));
@@ -140,7 +152,10 @@ const following = (state: LogState, follow: Follower): Effect.Effect<void> =>
  */
 export const watchOthers = (state: LogState, follow: Follower) => (listener: () => void) => {
   follow.listeners.add(listener);
-  if (follow.fiber === undefined) follow.fiber = Effect.runFork(following(state, follow));
+  if (follow.fiber === undefined) {
+    follow.stopped = false;
+    follow.fiber = Effect.runFork(following(state, follow));
+  }
   return () => {
     follow.listeners.delete(listener);
     if (follow.listeners.size === 0) stopFollowing(follow);
@@ -151,6 +166,7 @@ export const watchOthers = (state: LogState, follow: Follower) => (listener: () 
 export const stopFollowing = (follow: Follower): void => {
   const fiber = follow.fiber;
   follow.fiber = undefined;
+  follow.stopped = true;
   const session = follow.session;
   follow.session = undefined;
   follow.listening = false;
