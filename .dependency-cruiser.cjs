@@ -38,8 +38,9 @@ const packages = {
   client: ["core", "codec"],
   "shell-node": ["core", "codec", "client"],
   testkit: ["core", "codec", "shell-node"],
-  cli: ["core", "codec", "shell-node", "client"],
   "log-postgres": ["core", "codec", "shell-node"],
+  // A store named by a postgres:// URL (docs/postgres.md, "The CLI").
+  cli: ["core", "codec", "shell-node", "client", "log-postgres"],
 };
 
 /** The layers of packages/shell-node/src, lowest first. */

@@ -1,7 +1,8 @@
 /**
  * The `tay` command line: `init`, `status`, `verify`, `dump`, `jobs`,
  * `job`, `schedules`, `queues`, `compact`, `insert`, `schedule`, `cancel`,
- * `retry`, `cancel-schedule`, `copy-prefix`, `demo` and `serve` (docs/cli.md has them all).
+ * `retry`, `cancel-schedule`, `copy-prefix`, `copy`, `demo` and `serve` (docs/cli.md has
+ * them all); most take a `postgres://` URL in place of DIR (`takesUrl`).
  *
  * `run` parses an argument vector with `node:util`'s `parseArgs`, runs the
  * command's program and returns the exit status: 0 success, 1 a refusal
@@ -20,6 +21,8 @@ import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
 import * as Read from "./read.js";
+import { copy } from "./copy.js";
+import { isUrl } from "./postgres.js";
 import { copyPrefix } from "./repair.js";
 import { serve } from "./serve.js";
 import { Terminal } from "./Terminal.js";
@@ -48,9 +51,26 @@ export const commands: ReadonlyArray<Command> = [
   Write.retry,
   Write.cancelSchedule,
   copyPrefix,
+  copy,
   demo,
   serve,
 ];
+
+/** The commands that take a `postgres://` URL where they take DIR (docs/postgres.md, "The CLI"). */
+export const takesUrl: ReadonlySet<string> = new Set([
+  "init",
+  "status",
+  "verify",
+  "dump",
+  "jobs",
+  "job",
+  "schedules",
+  "insert",
+  "schedule",
+  "cancel",
+  "cancel-schedule",
+  "copy",
+]);
 
 /** Options every command accepts. */
 const commonOptions = {
@@ -189,6 +209,13 @@ const dispatch = (
           positionals.length < command.arguments.length
             ? `missing ${command.arguments.slice(positionals.length).join(" ")} (expected ${expected})`
             : `unexpected argument ${JSON.stringify(positionals[command.arguments.length])} (expected ${expected})`,
+      });
+    }
+    const first = positionals[0] ?? "";
+    if (isUrl(first) && !takesUrl.has(command.name)) {
+      return yield* new UsageError({
+        command: command.name,
+        detail: `${command.name} takes a directory, not a PostgreSQL URL (${[...takesUrl].join(", ")} take one)`,
       });
     }
     // The first argument names the store for failures that carry no path.

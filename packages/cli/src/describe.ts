@@ -12,7 +12,9 @@ import {
   type Server,
   type StoreError,
 } from "@tay/shell-node";
+import type { PgError } from "@tay/log-postgres";
 import type { CliError } from "./CliError.js";
+import type { CopyError } from "./postgres.js";
 
 /** Everything a command can fail with. */
 export type Failure =
@@ -24,7 +26,12 @@ export type Failure =
   | Engine.EngineError
   | Engine.InvalidArgument
   | CopyPrefix.CopyPrefixError
-  | Server.ServeError;
+  | Server.ServeError
+  | PgError.PgOpenError
+  | PgError.PgLogError
+  | PgError.StoreExists
+  | PgError.HistoryRejected<unknown>
+  | CopyError;
 
 /** Exit status: 1 for a refusal or an invalid store, 2 for a usage error. */
 export type FailureExit = 1 | 2;

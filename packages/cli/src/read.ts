@@ -6,7 +6,8 @@
 import { Event, type Job, Query, type Schedule, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import { Limits } from "@tay/core";
-import { type Projection, Recovery, type StoreError } from "@tay/shell-node";
+import { PgLog } from "@tay/log-postgres";
+import { type Disk, type Projection, Recovery } from "@tay/shell-node";
 import { JobNotFound } from "./CliError.js";
 import {
   argument,
@@ -18,7 +19,8 @@ import {
   text,
   usage,
 } from "./command.js";
-import { errorJson } from "./describe.js";
+import { errorJson, type Failure } from "./describe.js";
+import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
 import { queueStateJson, statusJson, statusLines } from "./status.js";
@@ -32,6 +34,30 @@ const sequenceOf = (text: string) => parseInteger(text, 1, Number.MAX_SAFE_INTEG
 const limitOf = (text: string) => parseInteger(text, 0, Number.MAX_SAFE_INTEGER);
 const jobIdOf = (text: string) => parseInteger(text, Limits.idMin, Limits.idMax);
 
+/**
+ * `status` and `verify` of a PostgreSQL store: open it (every row checked
+ * and folded) and print the report; `verify --json` says `valid: false`
+ * with the error before failing, as for a directory.
+ */
+const pgReport = (input: Input, heading: "store" | "valid") =>
+  Effect.gen(function* () {
+    const result = yield* Effect.either(inspectPg(argument(input, 0)));
+    if (Either.isLeft(result)) {
+      if (input.json && heading === "valid") {
+        yield* line(Json.line({ valid: false, error: errorJson(result.left) }));
+      }
+      return yield* Effect.fail(result.left);
+    }
+    const { report, state } = result.right;
+    if (input.json) {
+      const json = reportJson(report, state);
+      yield* line(Json.line(heading === "valid" ? { valid: true, ...json } : json));
+    } else {
+      yield* lines([`${heading}: ${report.path}`, ...Text.fields(reportFields(report, state))]);
+    }
+    return exitCodes.ok;
+  });
+
 /** `tay status DIR`. */
 export const status: Command = {
   name: "status",
@@ -41,6 +67,7 @@ export const status: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
+      if (isUrl(argument(input, 0))) return yield* pgReport(input, "store");
       const { state, report } = yield* inspect(argument(input, 0));
       if (input.json) yield* line(Json.line(statusJson(report, state)));
       else yield* lines(statusLines(report, state));
@@ -79,6 +106,7 @@ export const verify: Command = {
   run: (input) =>
     Effect.gen(function* () {
       const directory = argument(input, 0);
+      if (isUrl(directory)) return yield* pgReport(input, "valid");
       const result = yield* Effect.either(inspect(directory));
       if (Either.isLeft(result)) {
         if (input.json) {
@@ -171,14 +199,23 @@ export const dump: Command = {
       const from = (yield* parsed(input, "from", sequenceOf)) ?? 1;
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
       const collected: Array<string> = [];
-      const result = yield* Effect.either(
-        retryTransient(Recovery.inspect(directory, {}, dumpProjection(from, limit, collected))),
-      );
+      const projection = dumpProjection(from, limit, collected);
+      // The projection's own stop (`Enough`) is the only HistoryRejected it gives.
+      const enough = () => Effect.void;
+      const read: Effect.Effect<void, Failure, Disk.Disk> = isUrl(directory)
+        ? Effect.catchTag(
+            Effect.asVoid(Effect.scoped(PgLog.open(directory, {}, projection))),
+            "HistoryRejected",
+            enough,
+          )
+        : Effect.catchTag(
+            Effect.asVoid(retryTransient(Recovery.inspect(directory, {}, projection))),
+            "HistoryRejected",
+            enough,
+          );
+      const result = yield* Effect.either(read);
       yield* lines(collected);
-      if (Either.isLeft(result)) {
-        const error: StoreError.RecoveryError | StoreError.HistoryRejected<Enough> = result.left;
-        if (error._tag !== "HistoryRejected") return yield* Effect.fail(error);
-      }
+      if (Either.isLeft(result)) return yield* Effect.fail(result.left);
       return exitCodes.ok;
     }),
 };
@@ -240,7 +277,7 @@ export const jobs: Command = {
       const queue = text(input, "queue");
       const jobState = yield* stateOf(input, text(input, "state"));
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
-      const { state } = yield* inspect(argument(input, 0));
+      const { state } = yield* inspectState(argument(input, 0));
       const selected: Array<Job.Job> = [];
       for (const job of State.jobs(state)) {
         if (selected.length >= limit) break;
@@ -374,7 +411,7 @@ export const job: Command = {
       const directory = argument(input, 0);
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
       const history: Array<HistoryEntry> = [];
-      const { state } = yield* inspect(
+      const { state } = yield* inspectState(
         directory,
         tapped(
           () => {
@@ -443,7 +480,7 @@ export const schedules: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const { state } = yield* inspect(argument(input, 0));
+      const { state } = yield* inspectState(argument(input, 0));
       const all = [...State.schedules(state)];
       if (input.json) {
         yield* line(Json.line(all.map(Json.schedule)));

@@ -10,6 +10,7 @@
 import type { Wire } from "@tay/client";
 import { Commands, type Event, Limits, State } from "@tay/core";
 import { Effect, type Scope } from "effect";
+import { PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Init } from "@tay/shell-node";
 import {
   argument,
@@ -25,6 +26,7 @@ import {
 } from "./command.js";
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
+import { isUrl, pgEngine } from "./postgres.js";
 import { printJob, printSchedule } from "./read.js";
 import { servedCompaction, servedWriter, type Writer } from "./served.js";
 import { line, lines, type Terminal } from "./Terminal.js";
@@ -89,7 +91,9 @@ const withWriter = <A>(
   input: Input,
   use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
-  orServed(withEngine(input, use), (socket) => Effect.flatMap(servedWriter(socket), use));
+  isUrl(argument(input, 0))
+    ? Effect.scoped(Effect.flatMap(pgEngine(argument(input, 0)), use))
+    : orServed(withEngine(input, use), (socket) => Effect.flatMap(servedWriter(socket), use));
 
 /** `tay init DIR`. */
 export const init: Command = {
@@ -100,10 +104,17 @@ export const init: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const made = yield* Init.init(argument(input, 0));
+      const target = argument(input, 0);
+      const made = isUrl(target)
+        ? { ...(yield* PgSchema.init(target)), createdAt: undefined }
+        : yield* Init.init(target);
       if (input.json) {
         yield* line(
-          Json.line({ path: made.path, store_id: made.storeId, created_at: made.createdAt }),
+          Json.line({
+            path: made.path,
+            store_id: made.storeId,
+            ...(made.createdAt === undefined ? {} : { created_at: made.createdAt }),
+          }),
         );
       } else {
         yield* line(`initialized ${made.path} (store ${made.storeId})`);

@@ -7,6 +7,8 @@ import { Event, HistoryError } from "@tay/core";
 import { describe, expect, it } from "vitest";
 import { UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
+import { CopyMismatch } from "../src/postgres.js";
+import { PgError } from "@tay/log-postgres";
 import { CopyPrefix, Disk, Engine, ServerError, StoreError, TerminalIndex } from "@tay/shell-node";
 
 const { CopyVerificationFailed, PrefixUnavailable } = CopyPrefix;
@@ -149,6 +151,51 @@ const samples: Samples = {
     expected: "an integer number of milliseconds, 0 to 2^53-1",
   }),
   Overloaded: new Engine.Overloaded({ queuedCommandsMax: 100_000 }),
+  InvalidUrl: new PgError.InvalidUrl({ url: "postgres://db", reason: "no database named" }),
+  SchemaVersionMismatch: new PgError.SchemaVersionMismatch({
+    path: "postgres://tay@db:5432/app#tay.default",
+    found: 0,
+    expected: 1,
+  }),
+  StoreExists: new PgError.StoreExists({
+    path: "postgres://tay@db:5432/app#tay.default",
+    store: "default",
+  }),
+  MissingRow: new PgError.MissingRow({
+    path: "postgres://tay@db:5432/app#tay.default",
+    table: "tay_current",
+    epoch: undefined,
+  }),
+  MalformedRow: new PgError.MalformedRow({
+    path: "postgres://tay@db:5432/app#tay.default",
+    table: "tay_current",
+    column: "epoch",
+    found: "-1",
+    epoch: undefined,
+    sequence: undefined,
+  }),
+  DatabaseError: new PgError.DatabaseError({
+    path: "postgres://tay@db:5432/app#tay.default",
+    operation: "append",
+    code: "42P01",
+    detail: "relation does not exist",
+  }),
+  ConnectionLost: new PgError.ConnectionLost({
+    path: "postgres://tay@db:5432/app#tay.default",
+    operation: "append",
+    lastSequence: 7,
+    attempts: 5,
+    detail: "Connection terminated unexpectedly",
+  }),
+  CopyMismatch: new CopyMismatch({
+    path: "postgres://tay@db:5432/app#tay.default",
+    detail: "the copy ends at sequence 4, the source at 5",
+  }),
+  ContentionExhausted: new Engine.ContentionExhausted({
+    path: "postgres://db/app#tay.default",
+    attempts: 64,
+    lastSequence: 90,
+  }),
   DiskError: disk,
   Rejected: new Rejected({
     command: "RegisterSchedule",

@@ -40,6 +40,11 @@ export interface Session {
   readonly query: (text: string, parameters: ReadonlyArray<Parameter>) => Promise<Result | Failure>;
   /** Ends the connection. Never rejects; a second call does nothing. */
   readonly close: () => Promise<void>;
+  /**
+   * Tells `handler` each notification this session receives after a
+   * `LISTEN` (PostgreSQL only; absent where the driver has none).
+   */
+  readonly onNotification?: (handler: (channel: string, payload: string) => void) => void;
 }
 
 /** Makes sessions to one database. */
@@ -143,6 +148,9 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
         if (closed) return;
         closed = true;
         await client.end().catch(() => undefined);
+      },
+      onNotification: (handler) => {
+        client.on("notification", (message) => handler(message.channel, message.payload ?? ""));
       },
     };
   },

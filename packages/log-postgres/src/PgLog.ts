@@ -25,6 +25,13 @@ import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
 import { iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
+import {
+  follower,
+  notifyCommitted,
+  refresh,
+  stopFollowing,
+  watchOthers,
+} from "./internal/others.js";
 import { type OrphanedGeneration, type Recovery, recover } from "./internal/recovery.js";
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
@@ -46,6 +53,11 @@ export interface PgView extends Log.View<PgLogError> {
   /** The schema and the store's name in it. */
   readonly schema: string;
   readonly store: string;
+  /**
+   * This log's transactions so far: committed, and refused by the guard
+   * because another writer moved the head first (several engines, one store).
+   */
+  readonly writes: () => { readonly committed: number; readonly conflicted: number };
 }
 
 /** What open reports. */
@@ -96,6 +108,7 @@ const viewOf = (state: LogState, reader: ReaderSession): PgView => ({
       };
     }),
   generation: () => Effect.sync(() => ({ epoch: state.epoch, firstSequence: state.firstSequence })),
+  writes: () => ({ ...state.writes }),
 });
 
 /** `append`: the conflict check, then the queue (a refused log fails the ticket at once). */
@@ -175,7 +188,11 @@ export const open = <S, E>(
       session,
       wake: undefined,
       idle: [],
+      writes: { committed: 0, conflicted: 0 },
+      committed: () => {},
     };
+    const follow = follower(state);
+    state.committed = notifyCommitted(state, follow);
     const reader: ReaderSession = { session: undefined, lock: yield* Effect.makeSemaphore(1) };
     const writerFiber = yield* Effect.forkScoped(writer(state));
     const close = () =>
@@ -185,6 +202,7 @@ export const open = <S, E>(
         state.wake = undefined;
         wake?.();
         yield* Fiber.await(writerFiber);
+        stopFollowing(follow);
         // A reconnection may have replaced the session acquired above.
         if (state.session !== undefined && state.session !== session) {
           yield* closeSession(state.session);
@@ -207,6 +225,8 @@ export const open = <S, E>(
       },
       append: appendTo(state),
       compact: (base, expectedLastSequence) => compact(state, base, expectedLastSequence),
+      refresh: () => refresh(state, reader),
+      watchOthers: watchOthers(state, follow),
       flush: () => {
         const last = state.pending.at(-1) ?? state.inFlight.at(-1);
         return last === undefined ? Effect.void : Ticket.wait(last.ticket);

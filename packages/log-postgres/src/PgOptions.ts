@@ -46,6 +46,17 @@ export interface PgLogOptions extends LocationOptions {
   readonly queryTimeoutMs?: number;
   /** Records open folds at most (`BudgetExceeded` past it). Default 10^9. */
   readonly historyRecordsMax?: number;
+  /**
+   * Several engines, one store: tell the others after each commit and hear
+   * them with LISTEN/NOTIFY (PostgreSQL). Where LISTEN is refused
+   * (CockroachDB) the log polls the head instead. Default true.
+   */
+  readonly notifications?: boolean;
+  /**
+   * How often the head is polled for other writers' appends without
+   * LISTEN; with it, every `pollIntervalMs` × 10 as a safety net. Default 1,000 ms.
+   */
+  readonly pollIntervalMs?: number;
 }
 
 /** Options with every default filled in and every limit checked. */
@@ -62,6 +73,8 @@ export interface Resolved {
   readonly reconnectDelayMs: number;
   readonly queryTimeoutMs: number;
   readonly historyRecordsMax: number;
+  readonly notifications: boolean;
+  readonly pollIntervalMs: number;
 }
 
 /** Rows one INSERT may carry: 2 parameters a row and 2 shared under PostgreSQL's 65,535. */
@@ -80,6 +93,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["reconnectDelayMs", 200, 0, 3_600_000],
   ["queryTimeoutMs", 30_000, 1, 2_147_483_647],
   ["historyRecordsMax", 1_000_000_000, 0, Number.MAX_SAFE_INTEGER],
+  ["pollIntervalMs", 1000, 1, 3_600_000],
 ];
 
 /** Fills in the defaults, or names the first option out of range. */
@@ -132,5 +146,7 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     reconnectDelayMs: number("reconnectDelayMs"),
     queryTimeoutMs,
     historyRecordsMax: number("historyRecordsMax"),
+    notifications: options.notifications ?? true,
+    pollIntervalMs: number("pollIntervalMs"),
   };
 };

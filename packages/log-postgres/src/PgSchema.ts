@@ -8,7 +8,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { Clock, Effect } from "effect";
-import type { Failure, Session } from "./Driver.js";
+import type { Batch } from "@tay/shell-node";
+import type { Failure, Parameter, Session } from "./Driver.js";
+import { layout } from "./internal/writer.js";
 import { redact, storePath } from "./internal/location.js";
 import * as Rows from "./internal/rows.js";
 import { close, connect, databaseError, run } from "./internal/session.js";
@@ -138,6 +140,9 @@ export const migrate = (
     );
   });
 
+/** Record rows per INSERT while `init` writes a copied generation. */
+const copyRowsMax = 1024;
+
 /**
  * Migrates, then creates the store named in `options` (default "default"):
  * its marker (a new STORE_ID, created now), generation 1 (parent 0, first
@@ -145,10 +150,21 @@ export const migrate = (
  * one transaction. Returns the store's path and printed STORE_ID. Fails
  * with `StoreExists` when the name is taken (nothing changed), or as
  * `migrate` does.
+ *
+ * `generation` makes generation 1 start where another store's current
+ * generation starts (its first sequence and base record count) and holds
+ * its `records` (sequences assigned, from the first sequence on), written
+ * in the same transaction: how `tay copy` moves a store with every record
+ * under its own sequence. The head is then at the last record.
  */
 export const init = (
   url: string,
   options: LocationOptions = {},
+  generation: {
+    readonly firstSequence: number;
+    readonly baseRecordCount: number;
+    readonly records: ReadonlyArray<Batch.PendingRecord>;
+  } = { firstSequence: 1, baseRecordCount: 0, records: [] },
 ): Effect.Effect<
   { readonly path: string; readonly storeId: string },
   InvalidUrl | InvalidOption | SchemaVersionMismatch | MalformedRow | StoreExists | DatabaseError
@@ -168,8 +184,25 @@ export const init = (
           Effect.gen(function* () {
             yield* run(session, sql.begin);
             yield* run(session, sql.insertStore, [store, storeId, now]);
-            yield* run(session, sql.insertGeneration, [storeId, 1, 0, 1, 0, now]);
-            yield* run(session, sql.insertCurrent, [storeId, 1, 0]);
+            const { firstSequence, baseRecordCount, records } = generation;
+            yield* run(session, sql.insertGeneration, [
+              storeId,
+              1,
+              0,
+              firstSequence,
+              baseRecordCount,
+              now,
+            ]);
+            const laid = layout(firstSequence - 1, records);
+            yield* run(session, sql.insertCurrent, [storeId, 1, laid.last]);
+            for (let start = 0; start < laid.rows.length; start += copyRowsMax) {
+              const count = Math.min(copyRowsMax, laid.rows.length - start);
+              const parameters: Array<Parameter> = [storeId, 1];
+              for (let index = start; index < start + count; index++) {
+                parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
+              }
+              yield* run(session, sql.insertRecords(count), parameters);
+            }
             yield* run(session, sql.commit);
           }),
         );

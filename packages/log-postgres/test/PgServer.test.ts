@@ -5,7 +5,8 @@
  * written, compaction through the engine and a reopen, a corrupt row
  * refused by epoch and sequence, the rows byte for byte the file store's
  * records for the same commands, and dropped connections (before and
- * after COMMIT, and for good). Skipped, with the reason printed, when no
+ * after COMMIT, and for good), and a claim parked on one engine woken by
+ * another engine's insert (NOTIFY, and polling without it). Skipped, with the reason printed, when no
  * server answers (see test/support/server.ts).
  */
 import * as fs from "node:fs/promises";
@@ -14,7 +15,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "@effect/vitest";
 import { decodeRecord, encodeRecord } from "@tay/codec";
 import { Event, State } from "@tay/core";
-import { Driver, PgLog, PgSchema } from "@tay/log-postgres";
+import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import {
   Batch,
   Engine,
@@ -378,5 +379,59 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
         expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2]);
       }),
     ),
+  );
+});
+
+describe.skipIf(!("url" in server))("wake-ups across engines", () => {
+  /** Two engines on one store: `waiting` parks a claim, `inserting` inserts; how long the claim took. */
+  const wakeAcross = (url: string, waitingOptions: PgOptions.PgLogOptions, waitMs: number) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const open = (logOptions: PgOptions.PgLogOptions) =>
+          Effect.flatMap(PgLog.open(url, logOptions, StateProjection.foldProjection), (recovered) =>
+            Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+          );
+        const waiting = yield* open(waitingOptions);
+        const inserting = yield* open({});
+        const controller = new AbortController();
+        const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }], {
+          signal: controller.signal,
+        });
+        // The follower connects and LISTENs before the insert.
+        yield* Effect.sleep("300 millis");
+        const started = Date.now();
+        const job = yield* inserting.insert({ queue: "q", worker: "W", args: "across" });
+        const timeout = setTimeout(() => controller.abort(), waitMs);
+        const jobs = yield* Effect.promise(() => claim);
+        clearTimeout(timeout);
+        return { jobs, jobId: job.jobId, ms: Date.now() - started };
+      }),
+    );
+
+  it.live("a claim parked on one engine wakes by NOTIFY when another engine inserts", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      // Polling every minute: only the notification can wake it within the test.
+      const woke = yield* wakeAcross(url, { pollIntervalMs: 60_000 }, 10_000);
+      expect(woke.jobs.map((job) => job.jobId)).toEqual([woke.jobId]);
+      expect(woke.ms).toBeLessThan(10_000);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("without LISTEN (notifications off) the head is polled and the claim still wakes", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const woke = yield* wakeAcross(url, { notifications: false, pollIntervalMs: 50 }, 10_000);
+      expect(woke.jobs.map((job) => job.jobId)).toEqual([woke.jobId]);
+      // The control: neither notified nor polled in time, the claim is aborted with nothing.
+      const missed = yield* wakeAcross(
+        url,
+        { notifications: false, pollIntervalMs: 60_000 },
+        1_000,
+      );
+      expect(missed.jobs).toEqual([]);
+    }).pipe(Effect.scoped),
   );
 });

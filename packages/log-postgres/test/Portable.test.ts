@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { violations } from "../src/internal/portable.js";
-import { diagnostics, everyStatement } from "../src/internal/sql.js";
+import { channel, diagnostics, everyStatement, notifications } from "../src/internal/sql.js";
 
 const sources = path.join(import.meta.dirname, "..", "src");
 
@@ -34,6 +34,17 @@ describe("the portable subset", () => {
     expect(Object.values(diagnostics).map(violations)).toEqual([
       ['starts with "SHOW synchronous_commit", not a portable statement'],
     ]);
+  });
+
+  it("the notifications are outside it, and none of them is a statement of the log path", () => {
+    const listen = notifications.listen(channel("6f9619ff-8b86-d011-b42d-00c04fc964ff"));
+    expect(listen).toBe("LISTEN tay_6f9619ff8b86d011b42d00c04fc964ff");
+    expect([listen, notifications.notify].map(violations)).toEqual([
+      ['starts with "LISTEN tay_6f9619ff8b86d", not a portable statement', "LISTEN/NOTIFY"],
+      ["LISTEN/NOTIFY"],
+    ]);
+    const path = everyStatement("tay");
+    expect(path.filter((text) => /LISTEN|pg_notify/i.test(text))).toEqual([]);
   });
 
   it.each([

@@ -25,7 +25,7 @@ import type { Parameter, Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
 import * as Rows from "./rows.js";
 import { run } from "./session.js";
-import type { LogState } from "./state.js";
+import { type LogState, whenIdle } from "./state.js";
 import * as Tables from "./tables.js";
 import { layout, readHead, rollbackOnError, withReconnect } from "./writer.js";
 
@@ -46,14 +46,6 @@ export interface CompactionReport {
 
 /** Rows one DELETE removes at most, so no transaction grows with the history. */
 export const deleteRowsMax = 10_000;
-
-/** Waits until nothing is queued or in flight. */
-const idle = (state: LogState): Effect.Effect<void> =>
-  state.pending.length === 0 && state.inFlight.length === 0
-    ? Effect.void
-    : Effect.async<void>((resume) => {
-        state.idle.push(() => resume(Effect.void));
-      });
 
 /** Deletes one generation that is not current: its records in ranges, then its row. */
 const removeGeneration = (state: LogState, session: Session, epoch: number) =>
@@ -149,7 +141,7 @@ const switchTo = (state: LogState, session: Session, epoch: number, last: number
 /** Steps 3 to 6 under the gate: returns the new generation's layout and what was removed. */
 const publish = (state: LogState, base: Batch.Batch, expectedLastSequence: number) =>
   Effect.gen(function* () {
-    yield* idle(state);
+    yield* whenIdle(state);
     if (state.failure !== undefined) return yield* Effect.fail(state.failure);
     const { path } = state;
     if (expectedLastSequence !== state.assignedLast) {

@@ -9,7 +9,8 @@
 import { decodeEvent } from "@tay/codec";
 import { LogError, type Projection } from "@tay/shell-node";
 import { Chunk, Effect, Option, Stream } from "effect";
-import type { Session } from "../Driver.js";
+import type { Failure, Session } from "../Driver.js";
+import { isFailure } from "./writer.js";
 import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";
 import { close, connect, databaseError, run } from "./session.js";
 import type { LogState } from "./state.js";
@@ -44,6 +45,30 @@ const entriesOf = (
   return entries;
 };
 
+/**
+ * Runs `body` on the reader's session (connected on first use, dropped
+ * after its connection failed), one at a time.
+ */
+export const onReader = <A, E>(
+  state: LogState,
+  reader: ReaderSession,
+  body: (session: Session) => Effect.Effect<A, E | Failure>,
+): Effect.Effect<A, E | Failure> =>
+  reader.lock.withPermits(1)(
+    Effect.gen(function* () {
+      const session = reader.session ?? (yield* connect(state.driver));
+      reader.session = session;
+      const result = yield* Effect.either(body(session));
+      if (result._tag === "Right") return result.right;
+      const error = result.left;
+      if (isFailure(error) && error.connection) {
+        reader.session = undefined;
+        yield* close(session);
+      }
+      return yield* Effect.fail(error);
+    }),
+  );
+
 /** Up to `limit` committed rows from `from` to `through`, on the reader's session. */
 const committedRows = (
   state: LogState,
@@ -53,20 +78,11 @@ const committedRows = (
   through: number,
   limit: number,
 ) =>
-  reader.lock.withPermits(1)(
-    Effect.gen(function* () {
-      const session = reader.session ?? (yield* connect(state.driver));
-      reader.session = session;
-      const result = yield* Effect.either(
-        run(session, state.sql.recordsFrom, [state.storeId, epoch, from, through, limit]),
-      );
-      if (result._tag === "Right") return result.right.rows;
-      if (result.left.connection) {
-        reader.session = undefined;
-        yield* close(session);
-      }
-      return yield* Effect.fail(result.left);
-    }),
+  Effect.map(
+    onReader(state, reader, (session) =>
+      run(session, state.sql.recordsFrom, [state.storeId, epoch, from, through, limit]),
+    ),
+    (result) => result.rows,
   );
 
 /**

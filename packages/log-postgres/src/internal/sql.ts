@@ -105,6 +105,22 @@ export const diagnostics = {
   synchronousCommit: "SHOW synchronous_commit",
 };
 
+/**
+ * Wake-ups across engines (docs/postgres.md, "Wake-ups across engines"):
+ * PostgreSQL only and optional, outside the log path. A database that
+ * refuses LISTEN gets the head polled instead; one that refuses
+ * `pg_notify` is simply not told (its listeners poll).
+ */
+export const notifications = {
+  /** The channel is `channel(storeId)`: an identifier made of hex digits, never a value. */
+  listen: (channel: string): string => `LISTEN ${channel}`,
+  notify: "SELECT pg_notify($1, $2)",
+};
+
+/** The store's notification channel: `tay_` and its STORE_ID's 32 hex digits. */
+export const channel = (storeId: string): string =>
+  `tay_${storeId.replace(/[^0-9a-f]/gi, "").toLowerCase()}`;
+
 /** Every statement of the log path, for the portability checker: the builders at a few sizes. */
 export const everyStatement = (schema: string): ReadonlyArray<string> => {
   const all = statements(schema);

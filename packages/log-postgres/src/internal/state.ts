@@ -5,7 +5,7 @@
  * transactions (never during one), read by the view.
  */
 import type { Batch, Log, LogError, Ticket } from "@tay/shell-node";
-import type { Deferred } from "effect";
+import { type Deferred, Effect } from "effect";
 import type { Driver, Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
 import type { Resolved } from "../PgOptions.js";
@@ -56,6 +56,10 @@ export interface LogState {
   wake: (() => void) | undefined;
   /** Told once nothing is pending or in flight. */
   idle: Array<() => void>;
+  /** Transactions committed and refused by the guard (another writer moved the head). */
+  readonly writes: { committed: number; conflicted: number };
+  /** Told the last sequence after each commit (the notification to other writers). */
+  committed: (last: number) => void;
 }
 
 /** Whether the log takes an append now, as `Log.admission` says. */
@@ -83,3 +87,11 @@ export const notifyIdle = (state: LogState): void => {
   state.idle = [];
   for (const waiter of waiters) waiter();
 };
+
+/** Waits until nothing is queued or in flight. */
+export const whenIdle = (state: LogState): Effect.Effect<void> =>
+  state.pending.length === 0 && state.inFlight.length === 0
+    ? Effect.void
+    : Effect.async<void>((resume) => {
+        state.idle.push(() => resume(Effect.void));
+      });

@@ -241,14 +241,17 @@ const settle = (
   outcome: Outcome | PgLogError,
 ): void => {
   if (outcome._tag === "Committed") {
+    state.writes.committed += 1;
     state.inFlight = [];
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
     state.pendingBytes -= laid.bytes;
     for (const queued of group) Ticket.settle(queued.ticket, undefined);
+    state.committed(laid.last);
     return;
   }
   if (outcome._tag === "Conflict") {
+    state.writes.conflicted += 1;
     const { head } = outcome;
     const conflict = (expectedLastSequence: number) =>
       new LogError.AppendConflict({

@@ -45,6 +45,11 @@ import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
 import type { StoreOptionsInput } from "../store/StoreOptions.js";
 import { BatchDecider, type Failure } from "./internal/batchDecider.js";
+import {
+  type CatchUpStats,
+  ContentionExhausted,
+  conflictRetriesMaxDefault,
+} from "./internal/catchUp.js";
 import { CommandQueue, Overloaded, queuedCommandsMaxDefault } from "./internal/commandQueue.js";
 import { Rejected } from "./internal/engineRequest.js";
 import {
@@ -85,7 +90,14 @@ import {
 export type { Committed, SubscribeOptions, SubscriberStats, Subscription };
 import { Timers } from "./internal/timers.js";
 
-export { Overloaded, queuedCommandsMaxDefault, Rejected };
+export {
+  ContentionExhausted,
+  conflictRetriesMaxDefault,
+  Overloaded,
+  queuedCommandsMaxDefault,
+  Rejected,
+};
+export type { CatchUpStats };
 export type {
   CompleteOptions,
   FailOptions,
@@ -156,6 +168,12 @@ export interface StartOptions {
    * room. A positive integer; default 100,000.
    */
   readonly queuedCommandsMax?: number;
+  /**
+   * A log shared with other engines: how many times one command is decided
+   * again after `AppendConflict` (another engine appended first) before its
+   * caller gets `ContentionExhausted`. A positive integer; default 64.
+   */
+  readonly conflictRetriesMax?: number;
 }
 
 export interface EngineOptions extends StoreOptionsInput, StartOptions {
@@ -270,6 +288,11 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
       filter?: JobsFilter,
     ) => Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError>;
     /**
+     * How often appends met another engine's records on a shared log
+     * (`AppendConflict`) and commands were decided again after catching up.
+     */
+    readonly contention: () => CatchUpStats;
+    /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
      * commands fail with `StoreClosed`. Idempotent.
@@ -329,13 +352,13 @@ const checkRetention = (retentionMs: number): Effect.Effect<void, InvalidArgumen
         }),
       );
 
-/** Refuses a queue bound that is not a positive count. */
-const checkQueuedCommandsMax = (value: number): Effect.Effect<number, InvalidArgument> =>
+/** Refuses a bound (`queuedCommandsMax`, `conflictRetriesMax`) that is not a positive count. */
+const checkCount = (argument: string, value: number): Effect.Effect<number, InvalidArgument> =>
   Number.isSafeInteger(value) && value >= 1
     ? Effect.succeed(value)
     : Effect.fail(
         new InvalidArgument({
-          argument: "queuedCommandsMax",
+          argument,
           value: String(value),
           expected: "an integer count of commands, 1 to 2^53-1",
         }),
@@ -420,11 +443,28 @@ const subscriptionsOf = <K extends Log.Kind>(
 const deciding = <K extends Log.Kind>(
   recovered: Log.Recovered<Generation.Builder, K>,
   now: () => number,
-  queuedCommandsMax: number,
+  options: StartOptions,
 ) =>
   Effect.gen(function* () {
     const { log } = recovered;
-    const decider = new BatchDecider(log, yield* finished(recovered), log.lastSequence(), now);
+    const queuedCommandsMax = yield* checkCount(
+      "queuedCommandsMax",
+      options.queuedCommandsMax ?? queuedCommandsMaxDefault,
+    );
+    const conflictRetriesMax = yield* checkCount(
+      "conflictRetriesMax",
+      options.conflictRetriesMax ?? conflictRetriesMaxDefault,
+    );
+    const decider = new BatchDecider(
+      log,
+      yield* finished(recovered),
+      log.lastSequence(),
+      now,
+      conflictRetriesMax,
+    );
+    // A shared log: another engine's records may feed a claim parked here.
+    const unwatch = log.watchOthers?.(() => decider.catchUp.follow());
+    if (unwatch !== undefined) yield* Effect.addFinalizer(() => Effect.sync(unwatch));
     const queue = new CommandQueue(log, decider, queuedCommandsMax);
     // Once the log no longer takes appends, no parked claim would ever wake.
     const refuseParked = Effect.sync(() => {
@@ -480,13 +520,10 @@ export const fromLog = <K extends Log.Kind>(
 > =>
   Effect.gen(function* () {
     const { log } = recovered;
-    const queuedCommandsMax = yield* checkQueuedCommandsMax(
-      options.queuedCommandsMax ?? queuedCommandsMaxDefault,
-    );
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
-    const { decider, queue, refuseParked } = yield* deciding(recovered, now, queuedCommandsMax);
+    const { decider, queue, refuseParked } = yield* deciding(recovered, now, options);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
     const { subscriptions, rebased } = subscriptionsOf(
       recovered,
@@ -549,6 +586,7 @@ export const fromLog = <K extends Log.Kind>(
       room: queue.room,
       inspectJob,
       inspectJobs,
+      contention: () => decider.catchUp.stats(),
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });

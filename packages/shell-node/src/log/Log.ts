@@ -120,6 +120,19 @@ export interface Log<K extends Kind> {
    * the durability policy says.
    */
   readonly flush: () => Effect.Effect<void, K["error"]>;
+  /**
+   * A log shared by several writers (absent where the log is its only
+   * writer's): waits until this log's own appends have settled, then learns
+   * the last sequence the other writers reached, so `lastSequence` and the
+   * view's reads move up to it.
+   */
+  readonly refresh?: () => Effect.Effect<void, K["error"]>;
+  /**
+   * A log shared by several writers: calls `listener` whenever another
+   * writer may have appended (a notification, or a poll that saw the log
+   * move); returns the function that stops it.
+   */
+  readonly watchOthers?: (listener: () => void) => () => void;
   /** Drains what is pending and closes; later appends are refused. Idempotent. */
   readonly close: () => Effect.Effect<void, K["error"]>;
 }

@@ -20,7 +20,9 @@ import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError } from "../../log/LogError.js";
+import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
+import { CatchUp, type ContentionExhausted, conflictRetriesMaxDefault } from "./catchUp.js";
 import { type Pending, Rejected, type Waiting } from "./engineRequest.js";
 
 // Microtasks as a resolved promise's reactions: cheaper than `queueMicrotask`.
@@ -322,7 +324,7 @@ class Drain<K extends Log.Kind> {
 }
 
 /** What a command decided by this engine can fail with besides its refusal: its log's failures. */
-export type Failure<K extends Log.Kind> = K["error"] | LogError;
+export type Failure<K extends Log.Kind> = K["error"] | LogError | ContentionExhausted;
 
 /** The running states and the drains that move them. */
 export class BatchDecider<K extends Log.Kind> {
@@ -340,11 +342,13 @@ export class BatchDecider<K extends Log.Kind> {
   // Waiting claims that found nothing to start, oldest first.
   private parked: Array<Pending<Failure<K>>> = [];
   /**
-   * Told each batch's records once they are committed (subscribers, timers),
-   * with the committed state they were decided on.
+   * Told each batch's records once they are committed (subscribers, timers,
+   * the terminal index), other writers' too, with the committed state they
+   * were decided on.
    */
-  afterCommit: (records: ReadonlyArray<Batch.PendingRecord>, before: State.State) => void =
-    () => {};
+  afterCommit: (records: ReadonlyArray<Entry>, before: State.State) => void = () => {};
+  /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
+  readonly catchUp: CatchUp<K, Failure<K>>;
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -352,10 +356,28 @@ export class BatchDecider<K extends Log.Kind> {
     lastSequence: number,
     // The time a parked claim is decided again at (the engine's clock).
     private readonly now: () => number,
+    conflictRetriesMax: number = conflictRetriesMaxDefault,
   ) {
     this.decidedState = state;
     this.decidedLastSequence = lastSequence;
     this.committedState = { state, lastSequence };
+    this.catchUp = new CatchUp<K, Failure<K>>(
+      log,
+      {
+        committed: () => this.committedState,
+        caughtUp: (caught, last, entries) => {
+          const before = this.committedState.state;
+          this.rebase(caught);
+          this.decidedLastSequence = last;
+          this.committedState = { state: caught, lastSequence: last };
+          if (entries.length > 0) this.afterCommit(entries, before);
+        },
+        takeParked: () => this.takeParked(),
+        decide: (requests) => this.decide(requests),
+      },
+      conflictRetriesMax,
+      (error) => error,
+    );
   }
 
   /** Everything queued, folded (a pending late fold runs first). */
@@ -398,6 +420,11 @@ export class BatchDecider<K extends Log.Kind> {
       for (const request of requests) request.die(stopped.defect);
       return;
     }
+    // Catching up with another writer: decided once the state holds its records.
+    if (this.catchUp.active) {
+      this.catchUp.hold(requests);
+      return;
+    }
     const drain = new Drain(this.log, this.decidedState);
     for (const request of requests) drain.add(request);
     for (const request of drain.parking) this.parked.push(request);
@@ -412,8 +439,9 @@ export class BatchDecider<K extends Log.Kind> {
     );
     if (appended instanceof AppendConflict) {
       // Nothing was appended: the drain's state is dropped (its base is
-      // untouched) and its callers learn why.
-      for (const request of [...drain.accepted, ...drain.riders]) request.refuse(appended);
+      // untouched) and its commands (riders too: they read that state) are
+      // decided again once caught up.
+      this.catchUp.conflicted([...drain.accepted, ...drain.riders]);
       return;
     }
     this.lastAppend = appended;
@@ -454,7 +482,7 @@ export class BatchDecider<K extends Log.Kind> {
   /** Drops a parked waiting claim; false when it is not parked (decided, or never was). */
   unpark(request: Pending<Failure<K>>): boolean {
     const position = this.parked.indexOf(request);
-    if (position < 0) return false;
+    if (position < 0) return this.catchUp.drop(request);
     this.parked.splice(position, 1);
     return true;
   }
@@ -499,6 +527,11 @@ export class BatchDecider<K extends Log.Kind> {
     this.foldPending();
     if (drain.defect !== undefined) {
       for (const request of [...drain.accepted, ...drain.riders]) request.die(drain.defect.defect);
+      return;
+    }
+    // Another writer appended first: nothing of the drain was written.
+    if (failure instanceof AppendConflict) {
+      this.catchUp.conflicted([...drain.accepted, ...drain.riders]);
       return;
     }
     // Tickets settle in sequence order; the guard keeps `committed`

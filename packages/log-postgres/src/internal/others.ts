@@ -1,0 +1,202 @@
+/**
+ * Other writers of the same store (several engines, one store): learning
+ * how far they appended, and hearing when they did. `refresh` waits until this log's own appends have
+ * settled, reads the head row on the reader's session, and, when the head
+ * is further on in the same generation, takes it as the log's last
+ * sequence: the records between are the others', committed, and the view
+ * reads them from the table. A head in another epoch (another writer
+ * compacted) is left alone: the next append conflicts and stops the log.
+ *
+ * The follower hears the others: a session that LISTENs on the store's
+ * channel (each writer notifies it after a commit, `WRITER:LAST`) and polls
+ * the head row, every `pollIntervalMs` where LISTEN is refused
+ * (CockroachDB) and ten times slower as a safety net where it works (a
+ * writer that died between its COMMIT and its notification).
+ */
+import { randomUUID } from "node:crypto";
+import { Duration, Effect, Fiber } from "effect";
+import type { Session } from "../Driver.js";
+import type { PgLogError } from "../PgError.js";
+import { onReader, type ReaderSession } from "./reader.js";
+import { close, connect, databaseError, run } from "./session.js";
+import { channel, notifications } from "./sql.js";
+import type * as Tables from "./tables.js";
+import { type LogState, whenIdle } from "./state.js";
+import { isFailure, readHead } from "./writer.js";
+
+/** The head row now, read on the reader's session; a driver failure is `DatabaseError`. */
+export const headNow = (
+  state: LogState,
+  reader: ReaderSession,
+  operation: string,
+): Effect.Effect<Tables.Head, PgLogError> =>
+  Effect.catchIf(
+    onReader(state, reader, (session) => readHead(state, session)),
+    isFailure,
+    (failure) => Effect.fail(databaseError(state.path, operation)(failure)),
+  );
+
+/** Moves the log's last sequence up to the head others reached (see the module's comment). */
+export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<void, PgLogError> =>
+  Effect.gen(function* () {
+    yield* whenIdle(state);
+    const head = yield* headNow(state, reader, "refresh");
+    const idle = state.pending.length === 0 && state.inFlight.length === 0;
+    if (idle && head.epoch === state.epoch && head.lastSequence > state.committedLast) {
+      state.committedLast = head.lastSequence;
+      state.assignedLast = head.lastSequence;
+    }
+  });
+
+/** What follows the other writers: one session that listens (or polls) and the listeners it tells. */
+export interface Follower {
+  readonly listeners: Set<() => void>;
+  session: Session | undefined;
+  /** LISTEN worked on the session: polls are only the safety net. */
+  listening: boolean;
+  fiber: Fiber.RuntimeFiber<void> | undefined;
+  /** This log's mark in its notifications, so that it ignores its own. */
+  readonly writerId: string;
+  /** Whether this log tells the others (off once the database refused `pg_notify`). */
+  notifying: boolean;
+  sending: boolean;
+  /** The last sequence to tell the others next, if any. */
+  latest: number | undefined;
+  /** Stopped: a session still connecting is closed as soon as it connects. */
+  stopped: boolean;
+}
+
+/** A follower of `state`'s store, not started. */
+export const follower = (state: LogState): Follower => ({
+  listeners: new Set(),
+  session: undefined,
+  listening: false,
+  fiber: undefined,
+  writerId: randomUUID().slice(0, 8),
+  notifying: state.options.notifications,
+  sending: false,
+  latest: undefined,
+  stopped: false,
+});
+
+const tell = (follow: Follower): void => {
+  for (const listener of [...follow.listeners]) listener();
+};
+
+/** A notification's payload: `WRITER:LAST`; others' past what this log knows wake the listeners. */
+const heard = (state: LogState, follow: Follower, payload: string): void => {
+  const [writer, last] = payload.split(":");
+  if (writer === follow.writerId || last === undefined) return;
+  if (Number(last) > state.committedLast) tell(follow);
+};
+
+/** Connects the follower's session and LISTENs on it where the database allows. */
+const listen = (state: LogState, follow: Follower) =>
+  Effect.gen(function* () {
+    // Not interrupted mid-connect: a connection made after the stop is
+    // closed in the same uninterruptible step, or it would leak (and keep
+    // the process alive).
+    const session = yield* Effect.uninterruptible(
+      Effect.flatMap(connect(state.driver), (connected) => {
+        if (follow.stopped) return Effect.as(close(connected), undefined);
+        follow.session = connected;
+        return Effect.succeed(connected);
+      }),
+    );
+    if (session === undefined) return;
+    follow.listening = false;
+    if (!state.options.notifications || session.onNotification === undefined) return;
+    session.onNotification((_, payload) => heard(state, follow, payload));
+    const listened = yield* Effect.either(
+      run(session, notifications.listen(channel(state.storeId))),
+    );
+    follow.listening = listened._tag === "Right";
+  });
+
+/** One look at the head: the others moved it past what this log knows. */
+const poll = (state: LogState, follow: Follower, session: Session) =>
+  Effect.gen(function* () {
+    const head = yield* Effect.either(readHead(state, session));
+    if (head._tag === "Right") {
+      if (head.right.epoch === state.epoch && head.right.lastSequence > state.committedLast) {
+        tell(follow);
+      }
+      return;
+    }
+    if (isFailure(head.left) && head.left.connection) {
+      follow.session = undefined;
+      follow.listening = false;
+      yield* close(session);
+    }
+  });
+
+/** The follower's loop: (re)connect and listen, poll the head, sleep; until interrupted. */
+const following = (state: LogState, follow: Follower): Effect.Effect<void> =>
+  Effect.forever(
+    Effect.gen(function* () {
+      const interval = state.options.pollIntervalMs;
+      const session = follow.session;
+      if (session === undefined) {
+        const connected = yield* Effect.either(listen(state, follow));
+        if (connected._tag === "Left") yield* Effect.sleep(Duration.millis(interval));
+        return;
+      }
+      yield* poll(state, follow, session);
+      yield* Effect.sleep(Duration.millis(follow.listening ? interval * 10 : interval));
+    }),
+  );
+
+/**
+ * Calls `listener` whenever another writer may have appended (`Log.watchOthers`);
+ * the first listener starts the follower, the last one leaving stops it.
+ */
+export const watchOthers = (state: LogState, follow: Follower) => (listener: () => void) => {
+  follow.listeners.add(listener);
+  if (follow.fiber === undefined) {
+    follow.stopped = false;
+    follow.fiber = Effect.runFork(following(state, follow));
+  }
+  return () => {
+    follow.listeners.delete(listener);
+    if (follow.listeners.size === 0) stopFollowing(follow);
+  };
+};
+
+/** Stops the follower and closes its session. */
+export const stopFollowing = (follow: Follower): void => {
+  const fiber = follow.fiber;
+  follow.fiber = undefined;
+  follow.stopped = true;
+  const session = follow.session;
+  follow.session = undefined;
+  follow.listening = false;
+  if (fiber !== undefined) Effect.runFork(Fiber.interrupt(fiber));
+  if (session !== undefined) void session.close();
+};
+
+/**
+ * Tells the other writers this log committed up to `last` (after COMMIT,
+ * on the follower's session, without holding the writer): one notification
+ * at a time, the latest last sequence sent next.
+ */
+export const notifyCommitted = (state: LogState, follow: Follower) => (last: number) => {
+  follow.latest = last;
+  if (follow.sending) return;
+  const send = (): void => {
+    const session = follow.session;
+    const value = follow.latest;
+    if (session === undefined || value === undefined || !follow.notifying) {
+      follow.sending = false;
+      return;
+    }
+    follow.latest = undefined;
+    follow.sending = true;
+    const payload = `${follow.writerId}:${value}`;
+    void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
+      // A database without pg_notify refuses it: the others poll.
+      if ("_tag" in result && !result.connection) follow.notifying = false;
+      send();
+    });
+  };
+  send();
+};

@@ -1,0 +1,179 @@
+/**
+ * Several engines, one store, on a real server: three engine processes
+ * (children loading the built dist) race inserts, claims and completions
+ * on one PostgreSQL store. Every acknowledged insert is in the store
+ * afterwards, no job was started twice (each started job was started once,
+ * at attempt 1, by one engine), and the store reopens, every row checked
+ * and folded; the same holds when one engine is SIGKILLed while it appends.
+ * Skipped, with the reason printed, when no server answers.
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "@effect/vitest";
+import { Generation } from "@tay/core";
+import { PgLog, PgSchema } from "@tay/log-postgres";
+import { StateProjection } from "@tay/shell-node";
+import { Effect } from "effect";
+import * as Server from "./support/server.js";
+
+const server = await Server.locate();
+const serverUrl = "url" in server ? server.url : "";
+const child = fileURLToPath(new URL("./support/engine-child.mjs", import.meta.url));
+
+/** What one engine process printed, and how it ended. */
+interface Run {
+  readonly inserted: ReadonlyArray<number>;
+  readonly started: ReadonlyArray<{ readonly jobId: number; readonly attempt: number }>;
+  readonly stats: Record<string, number>;
+  readonly code: number | null;
+  readonly stderr: string;
+}
+
+/** Starts one engine process; `go` releases it, `kill` SIGKILLs it, `done` resolves with what it printed. */
+const engineProcess = (url: string, rounds: number) => {
+  const process_ = spawn(process.execPath, [child, url, String(rounds)], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  process_.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  process_.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const done = new Promise<Run>((resolve) => {
+    process_.on("close", (code) => {
+      const lines = stdout.split("\n");
+      const words = lines.map((line) => line.split(" "));
+      resolve({
+        inserted: words.filter(([kind]) => kind === "inserted").map(([, id]) => Number(id)),
+        started: words
+          .filter(([kind]) => kind === "started")
+          .map(([, id, attempt]) => ({ jobId: Number(id), attempt: Number(attempt) })),
+        stats: JSON.parse(
+          lines.find((line) => line.startsWith("stats "))?.slice(6) ?? "{}",
+        ) as Record<string, number>,
+        code,
+        stderr,
+      });
+    });
+  });
+  return { go: () => process_.stdin.end("go\n"), kill: () => process_.kill("SIGKILL"), done };
+};
+
+/**
+ * Runs `engines` engine processes together on the store at `url`; with
+ * `killAfterMs`, the first is SIGKILLed that long after the start (mid-batch,
+ * most likely: it appends all the time).
+ */
+export const race = async (url: string, engines: number, rounds: number, killAfterMs?: number) => {
+  const processes = Array.from({ length: engines }, () => engineProcess(url, rounds));
+  // Node takes a while to load; a head start for everyone evens the race.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  for (const started of processes) started.go();
+  if (killAfterMs !== undefined) setTimeout(() => processes[0]?.kill(), killAfterMs);
+  return Promise.all(processes.map((started) => started.done));
+};
+
+/** Every started job was started once, at attempt 1; every acknowledged insert is in `state`. */
+const checkRace = (runs: ReadonlyArray<Run>, state: import("@tay/core").State.State) => {
+  const starts = new Map<number, number>();
+  for (const run of runs) {
+    for (const { jobId, attempt } of run.started) {
+      expect(attempt).toBe(1);
+      starts.set(jobId, (starts.get(jobId) ?? 0) + 1);
+    }
+  }
+  expect([...starts.values()].filter((count) => count > 1)).toEqual([]);
+  const inserted = runs.flatMap((run) => run.inserted);
+  expect(new Set(inserted).size).toBe(inserted.length);
+  for (const jobId of inserted) expect(state.jobs.has(jobId)).toBe(true);
+  for (const jobId of starts.keys()) {
+    expect(["executing", "completed"]).toContain(state.jobs.get(jobId)?.state);
+  }
+  return inserted;
+};
+
+/** The store's state after a reopen (every row checked and folded). */
+const reopened = (url: string) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
+      const state = Generation.finish(recovered.state);
+      if (state._tag === "Left") return yield* Effect.die(state.left);
+      return state.right;
+    }),
+  );
+
+describe.skipIf(!("url" in server))("several engines on one PostgreSQL store", () => {
+  it.scoped(
+    "three engine processes race: no job started twice, every acknowledged insert present",
+    () =>
+      Effect.gen(function* () {
+        const made = yield* Effect.acquireRelease(
+          Effect.promise(() => Server.freshDatabase(serverUrl)),
+          (database) => Effect.promise(() => database.drop()),
+        );
+        yield* PgSchema.init(made.url);
+        const runs = yield* Effect.promise(() => race(made.url, 3, 12));
+        for (const run of runs) expect(run.stderr).toBe("");
+        expect(runs.map((run) => run.code)).toEqual([0, 0, 0]);
+        const state = yield* reopened(made.url);
+        const inserted = checkRace(runs, state);
+        expect(state.jobs.size).toBe(inserted.length);
+        // The engines did meet each other's records, and caught up.
+        const conflicts = runs.reduce((sum, run) => sum + (run.stats.conflicts ?? 0), 0);
+        const committed = runs.reduce((sum, run) => sum + (run.stats.committed ?? 0), 0);
+        console.info(
+          `3 engines: ${committed} transactions committed, ${conflicts} conflicts, per engine ${JSON.stringify(runs.map((run) => run.stats))}`,
+        );
+        expect(conflicts).toBeGreaterThan(0);
+      }),
+    120_000,
+  );
+
+  it.scoped(
+    "an engine SIGKILLed mid-batch: the others go on, nothing acknowledged is lost, no job twice",
+    () =>
+      Effect.gen(function* () {
+        const made = yield* Effect.acquireRelease(
+          Effect.promise(() => Server.freshDatabase(serverUrl)),
+          (database) => Effect.promise(() => database.drop()),
+        );
+        yield* PgSchema.init(made.url);
+        const runs = yield* Effect.promise(() => race(made.url, 3, 12, 1200));
+        expect(runs.map((run) => run.code)).toEqual([null, 0, 0]);
+        // The killed engine's jobs stay executing (no rescue at open): they are its, not lost.
+        const state = yield* reopened(made.url);
+        const inserted = checkRace(runs, state);
+        // Its unacknowledged inserts may have committed too: at least the acknowledged ones.
+        expect(state.jobs.size).toBeGreaterThanOrEqual(inserted.length);
+      }),
+    120_000,
+  );
+
+  // The cost of conflicts as engines are added (TAY_PG_SWEEP=1; about a minute): each engine
+  // process runs the same rounds; retries per batch = commands decided again / transactions.
+  it.scoped.skipIf(process.env.TAY_PG_SWEEP !== "1")(
+    "sweep: conflicts and retries per committed transaction with 1, 2, 3 and 4 engines",
+    () =>
+      Effect.gen(function* () {
+        for (const engines of [1, 2, 3, 4]) {
+          const made = yield* Effect.promise(() => Server.freshDatabase(serverUrl));
+          yield* PgSchema.init(made.url);
+          const started = Date.now();
+          const runs = yield* Effect.promise(() => race(made.url, engines, 25));
+          const seconds = (Date.now() - started - 1500) / 1000;
+          yield* Effect.promise(() => made.drop());
+          const sum = (key: string) =>
+            runs.reduce((total, run) => total + (run.stats[key] ?? 0), 0);
+          console.info(
+            `${engines} engine(s): ${sum("committed")} transactions, ${sum("conflicted")} conflicted, ${sum("retried")} commands decided again, ${(sum("retried") / sum("committed")).toFixed(2)} retries per committed transaction, ${(sum("conflicted") / (sum("committed") + sum("conflicted"))).toFixed(2)} of transactions conflicted, ${seconds.toFixed(1)} s`,
+          );
+          expect(sum("exhausted")).toBe(0);
+        }
+      }),
+    600_000,
+  );
+});

@@ -1,0 +1,245 @@
+/**
+ * Several engines, one log: what an engine does when another writer
+ * appended. An append whose expected last sequence is no longer the log's
+ * is refused with `AppendConflict` (at once, or through its ticket), and
+ * nothing of it is written. The engine then catches up: it reads the
+ * records it has not seen (from its committed last sequence to the log's),
+ * folds them into its committed state, makes that both states, and decides
+ * the refused commands again, in their order, with the same pure deciders.
+ * Their callers wait meanwhile; commands issued during the catch-up wait
+ * behind them. Each command is decided again at most `conflictRetriesMax`
+ * times; past that its caller gets `ContentionExhausted`.
+ *
+ * No job is started twice: a claim is decided against a state holding every
+ * record up to the sequence its append expects, and the log appends only
+ * after exactly that sequence (docs/postgres.md, "Several engines").
+ *
+ * The same catch-up serves a notice that the log moved (`follow`): with no
+ * command refused, it reads what others appended and decides the parked
+ * waiting claims again, so a job inserted through another engine wakes a
+ * claim parked in this one.
+ */
+import type { State } from "@tay/core";
+import { Evolve } from "@tay/core";
+import { Cause, Data, Deferred, Effect, Option } from "effect";
+import * as Described from "../../disk/Described.js";
+import type * as Log from "../../log/Log.js";
+import type { Entry } from "../../log/Projection.js";
+import type { Pending } from "./engineRequest.js";
+
+/** How many times one command is decided again after conflicts before its caller is told. */
+export const conflictRetriesMaxDefault = 64;
+
+/** Entries read per page while catching up. */
+const pageRecords = 4096;
+
+/**
+ * Other writers kept appending: the command was decided `attempts` times
+ * and met `AppendConflict` every time. Nothing of it
+ * was appended; issue it again (or add fewer engines).
+ */
+export class ContentionExhausted extends Data.TaggedError("ContentionExhausted")<{
+  /** The log. */
+  readonly path: string;
+  readonly attempts: number;
+  /** The log's last sequence when the command gave up. */
+  readonly lastSequence: number;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "ContentionExhausted",
+      this.path,
+      `other writers appended before each of ${this.attempts} attempts (log at sequence ${this.lastSequence}); nothing of this command was appended`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** How the catch-up reads and changes the batch decider it serves. */
+export interface Host<X> {
+  /** The committed state and its last sequence: where the catch-up reads from. */
+  readonly committed: () => { readonly state: State.State; readonly lastSequence: number };
+  /** Makes `state` (at `lastSequence`) both states; `entries` are the records read to reach it. */
+  readonly caughtUp: (
+    state: State.State,
+    lastSequence: number,
+    entries: ReadonlyArray<Entry>,
+  ) => void;
+  /** Every parked waiting claim, unparked, oldest first. */
+  readonly takeParked: () => Array<Pending<X>>;
+  /** Decides `requests` in order as one drain (they are answered by it). */
+  readonly decide: (requests: ReadonlyArray<Pending<X>>) => void;
+}
+
+/** The catch-up's counters: how often appends conflicted and commands were decided again. */
+export interface CatchUpStats {
+  /** Batches refused with `AppendConflict`. */
+  readonly conflicts: number;
+  /** Catch-ups run (reads of what others appended). */
+  readonly catchUps: number;
+  /** Commands decided again. */
+  readonly retried: number;
+  /** Commands answered with `ContentionExhausted`. */
+  readonly exhausted: number;
+  /** Records of other writers folded. */
+  readonly recordsFolded: number;
+}
+
+/** The refused commands of one log and the catch-up that decides them again. */
+export class CatchUp<K extends Log.Kind, X> {
+  private running = false;
+  // Another catch-up was asked for while one ran (a notice that the log moved again).
+  private again = false;
+  private waiting: Array<Pending<X>> = [];
+  private readonly attempts = new WeakMap<Pending<X>, number>();
+  private counters = { conflicts: 0, catchUps: 0, retried: 0, exhausted: 0, recordsFolded: 0 };
+
+  constructor(
+    private readonly log: Log.Log<K>,
+    private readonly host: Host<X>,
+    private readonly retriesMax: number,
+    // The engine's failure type holds both; the caller passes the identity.
+    private readonly refusal: (error: K["error"] | ContentionExhausted) => X,
+  ) {}
+
+  /** Whether commands must wait: a catch-up is under way. */
+  get active(): boolean {
+    return this.running;
+  }
+
+  /** The counters so far. */
+  stats(): CatchUpStats {
+    return { ...this.counters };
+  }
+
+  /**
+   * A batch was refused with `AppendConflict`: its accepted commands are
+   * decided again after the catch-up (those past their retries are told).
+   */
+  conflicted(requests: ReadonlyArray<Pending<X>>): void {
+    this.counters.conflicts += 1;
+    for (const request of requests) {
+      const attempts = (this.attempts.get(request) ?? 0) + 1;
+      if (attempts > this.retriesMax) {
+        this.counters.exhausted += 1;
+        request.refuse(
+          this.refusal(
+            new ContentionExhausted({
+              path: this.log.view.path,
+              attempts,
+              lastSequence: this.log.lastSequence(),
+            }),
+          ),
+        );
+        continue;
+      }
+      this.attempts.set(request, attempts);
+      this.counters.retried += 1;
+      this.waiting.push(request);
+    }
+    this.start();
+  }
+
+  /** Commands issued while a catch-up runs: decided after it, behind the refused ones. */
+  hold(requests: ReadonlyArray<Pending<X>>): void {
+    for (const request of requests) this.waiting.push(request);
+  }
+
+  /** Drops a held command whose caller gave up; false when it is not held. */
+  drop(request: Pending<X>): boolean {
+    const position = this.waiting.indexOf(request);
+    if (position < 0) return false;
+    this.waiting.splice(position, 1);
+    return true;
+  }
+
+  /** The log moved (another writer appended): read it, and decide the parked claims again. */
+  follow(): void {
+    if (this.running) this.again = true;
+    else this.start();
+  }
+
+  private start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.again = false;
+    this.counters.catchUps += 1;
+    Effect.runFork(
+      Effect.matchCause(this.read(), {
+        onSuccess: () => this.finish(undefined),
+        onFailure: (cause) => this.finish(cause),
+      }),
+    );
+  }
+
+  /**
+   * Waits until this engine's own appends have settled (the log's `refresh`,
+   * which also learns the head other writers moved), then reads and folds
+   * everything from the committed last sequence to the log's, and hands it
+   * over. Commands wait meanwhile, so nothing new is appended.
+   */
+  private read(): Effect.Effect<void, K["error"]> {
+    return Effect.gen(this, function* () {
+      yield* this.opened();
+      if (this.log.refresh !== undefined) yield* this.log.refresh();
+      const from = this.host.committed();
+      let state = from.state;
+      let last = from.lastSequence;
+      const entries: Array<Entry> = [];
+      const fold = Evolve.batch(state);
+      while (last < this.log.lastSequence()) {
+        const page = yield* this.log.view.readFrom(last + 1, pageRecords);
+        if (page.length === 0) break;
+        const next = fold.evolveAll(page.map((entry) => entry.event));
+        // Another writer's records that the fold refuses: the log holds a
+        // history this engine cannot follow; nothing may be decided on it.
+        if (next._tag === "Left") {
+          return yield* Effect.die(
+            new Error(`another writer's record refused by the fold: ${next.left.reason._tag}`),
+          );
+        }
+        state = next.right;
+        for (const entry of page) entries.push(entry);
+        last = page[page.length - 1]?.sequence ?? last;
+      }
+      this.counters.recordsFolded += entries.length;
+      this.host.caughtUp(state, last, entries);
+    });
+  }
+
+  /** Waits while the log holds appends (its own compaction); fails when it takes none. */
+  private opened(): Effect.Effect<void, K["error"]> {
+    return Effect.gen(this, function* () {
+      for (;;) {
+        const admitted = this.log.admission();
+        if (admitted._tag === "Open") return;
+        if (admitted._tag === "Refused") return yield* Effect.fail(admitted.error);
+        yield* Deferred.await(admitted.gate);
+      }
+    });
+  }
+
+  // Decides the held commands (and the parked claims, which the records read
+  // may have fed) again; a failed read answers them all with its failure.
+  private finish(cause: Cause.Cause<K["error"]> | undefined): void {
+    this.running = false;
+    const requests = [...this.host.takeParked(), ...this.waiting];
+    this.waiting = [];
+    if (cause !== undefined) {
+      const failure = Cause.failureOption(cause);
+      for (const request of requests) {
+        if (Option.isSome(failure)) request.refuse(this.refusal(failure.value));
+        else request.die(Cause.squash(cause));
+      }
+    } else if (requests.length > 0) {
+      try {
+        this.host.decide(requests);
+      } catch (defect) {
+        for (const request of requests) request.die(defect);
+      }
+    }
+    if (this.again) this.start();
+  }
+}

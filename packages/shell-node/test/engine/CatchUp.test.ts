@@ -1,0 +1,194 @@
+// Proves the engine's catch-up when several engines share one log: three engines in one process
+// race inserts, claims and completions over a shared in-memory log with the PostgreSQL log's
+// conflict rule, under random write delays (fast-check): no job is started twice, every
+// acknowledged insert is in the log, and each engine's state equals the log's fold. A command that
+// loses every race is refused with ContentionExhausted after its retries, nothing appended; a claim
+// parked in one engine wakes when another engine inserts (the log's notice of other writers).
+import { describe, expect, it } from "@effect/vitest";
+import { Event, State } from "@tay/core";
+import { Effect } from "effect";
+import * as fc from "fast-check";
+import * as Engine from "../../src/engine/Engine.js";
+import * as SharedLog from "../support/sharedLog.js";
+
+type SharedEngine = Engine.EngineService<SharedLog.SharedKind>;
+
+const openEngine = (log: SharedLog.Shared, options: SharedLog.WriterOptions = {}, retries = 64) =>
+  Effect.flatMap(SharedLog.open(log, options), (recovered) =>
+    Engine.fromLog(recovered, { timers: false, rescueOnOpen: false, conflictRetriesMax: retries }),
+  );
+
+/** A delay of 0 to 3 macrotask hops, drawn from `draws` in turn. */
+const delays = (draws: ReadonlyArray<number>) => {
+  let next = 0;
+  return async () => {
+    const hops = draws[next++ % draws.length] ?? 0;
+    for (let hop = 0; hop < hops; hop++) await new Promise((resolve) => setImmediate(resolve));
+  };
+};
+
+/** One engine's share of the race: insert, claim, complete, `rounds` times. */
+const racer = async (engine: SharedEngine, rounds: number) => {
+  const inserted: Array<number> = [];
+  const started: Array<number> = [];
+  for (let round = 0; round < rounds; round++) {
+    const jobs = await engine.promises.insertMany([
+      { queue: "q", worker: "W", args: round },
+      { queue: "q", worker: "W", args: -round },
+    ]);
+    for (const job of jobs) inserted.push(job.jobId);
+    const claimed = await engine.promises.claim("q", 2);
+    for (const job of claimed) started.push(job.jobId);
+    const first = claimed[0];
+    if (first !== undefined) await engine.promises.complete(first.jobId, undefined, { attempt: 1 });
+  }
+  return { inserted, started };
+};
+
+describe("several engines on one shared log", () => {
+  it.effect(
+    "racing engines never start a job twice and keep every acknowledged insert",
+    () =>
+      Effect.promise(() =>
+        fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 8 }), {
+              minLength: 3,
+              maxLength: 3,
+            }),
+            async (draws) => {
+              const log = SharedLog.shared();
+              const program = Effect.scoped(
+                Effect.gen(function* () {
+                  const engines: Array<SharedEngine> = [];
+                  for (const draw of draws) {
+                    engines.push(yield* openEngine(log, { delay: delays(draw) }));
+                  }
+                  const runs = yield* Effect.promise(() =>
+                    Promise.all(engines.map((engine) => racer(engine, 6))),
+                  );
+                  // Every engine catches up with the others before its state is compared.
+                  for (const engine of engines)
+                    yield* engine.insert({ queue: "end", worker: "W", args: null });
+                  return {
+                    runs,
+                    engines,
+                    contention: engines.map((engine) => engine.contention()),
+                  };
+                }),
+              );
+              const { runs, contention } = await Effect.runPromise(program);
+              const started = runs.flatMap((run) => run.started);
+              expect(new Set(started).size).toBe(started.length);
+              const state = SharedLog.folded(log);
+              for (const jobId of runs.flatMap((run) => run.inserted)) {
+                expect(state.jobs.has(jobId)).toBe(true);
+              }
+              expect(state.jobs.size).toBe(runs.length * 12 + 3);
+              for (const jobId of started) {
+                expect(["executing", "completed"]).toContain(state.jobs.get(jobId)?.state);
+              }
+              expect(contention.every((stats) => stats.exhausted === 0)).toBe(true);
+            },
+          ),
+          { numRuns: 15 },
+        ),
+      ),
+    60_000,
+  );
+
+  it.effect("each engine's state is the fold of the shared log once it caught up", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const first = yield* openEngine(log);
+        const second = yield* openEngine(log);
+        yield* Effect.promise(() => Promise.all([racer(first, 5), racer(second, 5)]));
+        // A write after the other's makes each engine read what it missed.
+        yield* first.insert({ queue: "end", worker: "W", args: 1 });
+        yield* second.insert({ queue: "end", worker: "W", args: 2 });
+        yield* first.insert({ queue: "end", worker: "W", args: 3 });
+        const folded = SharedLog.folded(log);
+        expect(State.equals(first.promises.state(), folded)).toBe(true);
+        expect(second.contention().conflicts + first.contention().conflicts).toBeGreaterThan(0);
+      }),
+    ),
+  );
+
+  it.effect(
+    "a command that loses every race is ContentionExhausted, and nothing of it is appended",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const other = yield* openEngine(log);
+          yield* other.insert({ queue: "q", worker: "W", args: "first" });
+          // Another writer appends a job right before every write of this engine.
+          let lastJobId = 1;
+          const interloper = () => {
+            lastJobId += 1;
+            const event = Event.jobInserted({
+              jobId: lastJobId,
+              queue: "q",
+              worker: "W",
+              args: null,
+              priority: 0,
+              maxAttempts: 1,
+              scheduledAt: 0,
+              insertedAt: 0,
+            });
+            log.entries.push({ sequence: log.entries.length + 1, event });
+          };
+          const loser = yield* openEngine(log, { interloper }, 2);
+          const refused = yield* Effect.flip(
+            loser.insert({ queue: "q", worker: "W", args: "lost" }),
+          );
+          expect(refused._tag).toBe("ContentionExhausted");
+          expect(refused.message).toBe(
+            `ContentionExhausted memory://shared: other writers appended before each of 3 attempts (log at sequence ${log.entries.length}); nothing of this command was appended`,
+          );
+          expect(loser.contention()).toMatchObject({ conflicts: 3, retried: 2, exhausted: 1 });
+          expect(SharedLog.folded(log).jobs.size).toBe(lastJobId);
+        }),
+      ),
+  );
+
+  it.effect("a claim parked in one engine wakes when another engine inserts", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const waiting = yield* openEngine(log);
+        const inserting = yield* openEngine(log);
+        const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }]);
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+        const job = yield* inserting.insert({ queue: "q", worker: "W", args: "from the other" });
+        const [started] = yield* Effect.promise(() => claim);
+        expect(started?.jobId).toBe(job.jobId);
+        expect(SharedLog.folded(log).jobs.get(job.jobId)?.state).toBe("executing");
+      }),
+    ),
+  );
+
+  it.effect("without notices of other writers, the parked claim waits (the test's control)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const waiting = yield* openEngine(log, { notified: false });
+        const inserting = yield* openEngine(log);
+        let answered = false;
+        const controller = new AbortController();
+        const claim = waiting.promises
+          .nextJobs([{ queue: "q", limit: 1 }], { signal: controller.signal })
+          .then((jobs) => {
+            answered = true;
+            return jobs;
+          });
+        yield* inserting.insert({ queue: "q", worker: "W", args: null });
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)));
+        expect(answered).toBe(false);
+        controller.abort();
+        expect(yield* Effect.promise(() => claim)).toEqual([]);
+      }),
+    ),
+  );
+});
