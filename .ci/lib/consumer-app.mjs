@@ -12,6 +12,9 @@ if (out === undefined) {
   process.exit(1);
 }
 const workspace = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
+const logPostgres = JSON.parse(
+  readFileSync(new URL("../../packages/log-postgres/package.json", import.meta.url), "utf8"),
+);
 const tay = {};
 for (const file of readdirSync(tarballs)) {
   const match = /^tay-(.+)-\d+\.\d+\.\d+\.tgz$/.exec(file);
@@ -28,8 +31,10 @@ const app = {
     "fast-check": fastCheck,
     typescript: workspace.devDependencies.typescript,
     "@types/node": workspace.devDependencies["@types/node"],
-    // Only for typechecking the packages' own sources (shell-node imports fs-ext).
+    // Only for typechecking the packages' own sources (shell-node imports fs-ext,
+    // log-postgres imports pg).
     "@types/fs-ext": workspace.devDependencies["@types/fs-ext"],
+    "@types/pg": logPostgres.devDependencies["@types/pg"],
   },
   overrides: Object.fromEntries(Object.keys(tay).map((name) => [name, `$${name}`])),
 };

@@ -46,6 +46,6 @@ const walk = (directory) => {
   }
 };
 walk("node_modules");
-if (tayCopies.length !== 6)
-  fail(`expected the 6 @tay packages once each, found: ${tayCopies.join(", ")}`);
+if (tayCopies.length !== 7)
+  fail(`expected the 7 @tay packages once each, found: ${tayCopies.join(", ")}`);
 console.log(`peers: one effect ${effect}, one fast-check ${fastCheck}, each @tay package once`);
