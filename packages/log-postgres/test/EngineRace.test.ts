@@ -36,8 +36,11 @@ const engineProcess = (url: string, rounds: number) => {
   });
   let stdout = "";
   let stderr = "";
+  // Called on each chunk with the acknowledged inserts printed so far.
+  let onOutput = (_inserts: number) => {};
   process_.stdout.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
+    onOutput(stdout.match(/^inserted /gm)?.length ?? 0);
   });
   process_.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -59,20 +62,35 @@ const engineProcess = (url: string, rounds: number) => {
       });
     });
   });
-  return { go: () => process_.stdin.end("go\n"), kill: () => process_.kill("SIGKILL"), done };
+  /** SIGKILLs the process once it has printed `count` acknowledged inserts. */
+  const killAfterInserts = (count: number) => {
+    onOutput = (inserts) => {
+      if (inserts >= count) process_.kill("SIGKILL");
+    };
+  };
+  return { go: () => process_.stdin.end("go\n"), killAfterInserts, done };
 };
 
 /**
  * Runs `engines` engine processes together on the store at `url`; with
- * `killAfterMs`, the first is SIGKILLed that long after the start (mid-batch,
- * most likely: it appends all the time).
+ * `killAfterInserts`, the first is given ten times the rounds (so it is
+ * still appending, whatever the machine's speed) and SIGKILLed once it has
+ * acknowledged that many inserts: mid-batch, most likely, as it appends all
+ * the time. (A timer instead let a quick engine finish before the kill.)
  */
-export const race = async (url: string, engines: number, rounds: number, killAfterMs?: number) => {
-  const processes = Array.from({ length: engines }, () => engineProcess(url, rounds));
+export const race = async (
+  url: string,
+  engines: number,
+  rounds: number,
+  killAfterInserts?: number,
+) => {
+  const processes = Array.from({ length: engines }, (_, index) =>
+    engineProcess(url, index === 0 && killAfterInserts !== undefined ? rounds * 10 : rounds),
+  );
   // Node takes a while to load; a head start for everyone evens the race.
   await new Promise((resolve) => setTimeout(resolve, 1500));
   for (const started of processes) started.go();
-  if (killAfterMs !== undefined) setTimeout(() => processes[0]?.kill(), killAfterMs);
+  if (killAfterInserts !== undefined) processes[0]?.killAfterInserts(killAfterInserts);
   return Promise.all(processes.map((started) => started.done));
 };
 
@@ -142,7 +160,7 @@ describe.skipIf(!("url" in server))("several engines on one PostgreSQL store", (
           (database) => Effect.promise(() => database.drop()),
         );
         yield* PgSchema.init(made.url);
-        const runs = yield* Effect.promise(() => race(made.url, 3, 12, 1200));
+        const runs = yield* Effect.promise(() => race(made.url, 3, 12, 20));
         expect(runs.map((run) => run.code)).toEqual([null, 0, 0]);
         // The killed engine's jobs stay executing (no rescue at open): they are its, not lost.
         const state = yield* reopened(made.url);
