@@ -135,7 +135,12 @@ const reference = async (lastJobId: number) => {
 
 describe("an engine with a terminal index", () => {
   it("answers as the all-in-memory engine on random workloads, reopened and rebuilt", async () => {
-    const samples = fc.sample(fc.array(step, { minLength: 5, maxLength: 40 }), 8);
+    // A fixed seed: eight unseeded samples sometimes completed no keyless job with a result,
+    // and the coverage check below then failed (seen once in CI).
+    const samples = fc.sample(fc.array(step, { minLength: 5, maxLength: 40 }), {
+      numRuns: 10,
+      seed: 20261202,
+    });
     let withResults = 0;
     for (const steps of samples) {
       await fs.rm(dir, { recursive: true, force: true });
