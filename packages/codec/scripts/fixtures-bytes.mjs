@@ -10,11 +10,10 @@
  *   node packages/codec/scripts/fixtures-bytes.mjs          # (re)write
  *   node packages/codec/scripts/fixtures-bytes.mjs --check  # compare only
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fastCrc32c from "fast-crc32c";
+import { emitFixtures } from "./lib/fixtureFiles.mjs";
 
 const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "test", "fixtures", "bytes");
 
@@ -262,24 +261,4 @@ const fixtures = {
   }),
 };
 
-const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
-const names = Object.keys(fixtures).sort();
-const sums = names.map((name) => `${sha256(fixtures[name])}  ${name}\n`).join("");
-
-if (process.argv.includes("--check")) {
-  const committed = readFileSync(join(directory, "SHA256SUMS"), "utf8");
-  const files = readdirSync(directory)
-    .filter((name) => name !== "SHA256SUMS")
-    .sort();
-  const same =
-    committed === sums &&
-    files.join("\n") === names.join("\n") &&
-    names.every((name) => sha256(readFileSync(join(directory, name))) === sha256(fixtures[name]));
-  console.log(same ? "fixtures match" : "fixtures differ from the generator");
-  process.exit(same ? 0 : 1);
-}
-
-mkdirSync(directory, { recursive: true });
-for (const name of names) writeFileSync(join(directory, name), fixtures[name]);
-writeFileSync(join(directory, "SHA256SUMS"), sums);
-console.log(`wrote ${names.length} fixtures and SHA256SUMS to ${directory}`);
+emitFixtures(directory, fixtures, process.argv.includes("--check"));

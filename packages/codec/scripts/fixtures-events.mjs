@@ -14,97 +14,12 @@
  *   node packages/codec/scripts/fixtures-events.mjs          # (re)write
  *   node packages/codec/scripts/fixtures-events.mjs --check  # compare only
  */
-import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import fastCrc32c from "fast-crc32c";
+import { emitFixtures } from "./lib/fixtureFiles.mjs";
+import { encode, frame, map } from "./lib/handLayout.mjs";
 
 const directory = join(dirname(fileURLToPath(import.meta.url)), "..", "test", "fixtures", "events");
-
-const crc = (bytes) => fastCrc32c.calculate(bytes, 0) >>> 0;
-const concat = (...parts) => Uint8Array.from(parts.flatMap((part) => Array.from(part)));
-const utf8 = (text) => new TextEncoder().encode(text);
-const u8 = (value) => Uint8Array.of(value);
-const u32 = (value) => {
-  const bytes = new Uint8Array(4);
-  new DataView(bytes.buffer).setUint32(0, value);
-  return bytes;
-};
-const u64 = (value) => {
-  const bytes = new Uint8Array(8);
-  new DataView(bytes.buffer).setBigUint64(0, BigInt(value));
-  return bytes;
-};
-
-// --- Values, by hand (FORMAT.md "Payload value encoding") ------------------
-// JavaScript stands for the value model: null, booleans, safe integers and
-// bigints (integers), other numbers (floats), strings, Uint8Array (bytes),
-// arrays (lists) and Maps (maps; keys sorted here by their UTF-8 bytes).
-
-const compareKeys = (left, right) =>
-  Buffer.compare(Buffer.from(utf8(left)), Buffer.from(utf8(right)));
-
-const encode = (value) => {
-  if (value === null) return u8(0x00);
-  if (value === false) return u8(0x01);
-  if (value === true) return u8(0x02);
-  if (typeof value === "bigint" || (typeof value === "number" && Number.isSafeInteger(value))) {
-    const bytes = new Uint8Array(9);
-    bytes[0] = 0x03;
-    new DataView(bytes.buffer).setBigInt64(1, BigInt(value));
-    return bytes;
-  }
-  if (typeof value === "number") {
-    const bytes = new Uint8Array(9);
-    bytes[0] = 0x04;
-    new DataView(bytes.buffer).setFloat64(1, value);
-    return bytes;
-  }
-  if (typeof value === "string") return concat(u8(0x05), u32(utf8(value).length), utf8(value));
-  if (value instanceof Uint8Array) return concat(u8(0x06), u32(value.length), value);
-  if (Array.isArray(value)) return concat(u8(0x07), u32(value.length), ...value.map(encode));
-  if (value instanceof Map) {
-    const keys = [...value.keys()].sort(compareKeys);
-    return concat(
-      u8(0x08),
-      u32(keys.length),
-      ...keys.flatMap((key) => [u32(utf8(key).length), utf8(key), encode(value.get(key))]),
-    );
-  }
-  throw new Error(`not a value: ${String(value)}`);
-};
-
-/** A map from a plain object literal (none of these keys is `__proto__`). */
-const map = (fields) => new Map(Object.entries(fields));
-
-// --- Records (FORMAT.md "Record v1") ---------------------------------------
-
-const frame = (type, schema, sequence, payload) => {
-  const header = concat(
-    Uint8Array.of(0x54, 0x41, 0x59, 0x00, 1, type, 0, schema),
-    u64(sequence),
-    u32(payload.length),
-  );
-  return concat(header, u32(crc(header)), payload, u32(crc(concat(header, payload))));
-};
-
-// The hand layout must reproduce FORMAT.md's record test vector first.
-const specVector =
-  "54415900010100010000000000000001000000a5d35091c108000000080000000461726773000000000b696e7365727465645f6174030000000000000000000000066a6f625f69640300000000000000010000000c6d61785f617474656d707473030000000000000001000000087072696f72697479030000000000000000000000057175657565050000000764656661756c740000000c7363686564756c65645f617403000000000000000000000006776f726b657205000000015794d8a272";
-const specPayload = new Map([
-  ["job_id", 1],
-  ["queue", "default"],
-  ["worker", "W"],
-  ["args", null],
-  ["priority", 0],
-  ["max_attempts", 1],
-  ["scheduled_at", 0],
-  ["inserted_at", 0],
-]);
-if (Buffer.from(frame(1, 1, 1, encode(specPayload))).toString("hex") !== specVector) {
-  throw new Error("the hand layout does not reproduce FORMAT.md's record vector");
-}
 
 /** Records get sequences 1, 2, 3, ... in the order they are declared below. */
 let sequence = 0;
@@ -450,24 +365,4 @@ const fixtures = {
   "refused-beyond-safe-integer.bin": record(1, 1, new Map(jobInserted).set("job_id", 2n ** 60n)),
 };
 
-const sha256 = (bytes) => createHash("sha256").update(bytes).digest("hex");
-const names = Object.keys(fixtures).sort();
-const sums = names.map((name) => `${sha256(fixtures[name])}  ${name}\n`).join("");
-
-if (process.argv.includes("--check")) {
-  const committed = readFileSync(join(directory, "SHA256SUMS"), "utf8");
-  const files = readdirSync(directory)
-    .filter((name) => name !== "SHA256SUMS")
-    .sort();
-  const same =
-    committed === sums &&
-    files.join("\n") === names.join("\n") &&
-    names.every((name) => sha256(readFileSync(join(directory, name))) === sha256(fixtures[name]));
-  console.log(same ? "fixtures match" : "fixtures differ from the generator");
-  process.exit(same ? 0 : 1);
-}
-
-mkdirSync(directory, { recursive: true });
-for (const name of names) writeFileSync(join(directory, name), fixtures[name]);
-writeFileSync(join(directory, "SHA256SUMS"), sums);
-console.log(`wrote ${names.length} fixtures and SHA256SUMS to ${directory}`);
+emitFixtures(directory, fixtures, process.argv.includes("--check"));
