@@ -22,21 +22,21 @@ export const definition = (
   ...overrides,
 });
 
+/** The fields every fixture insert shares, of every schema. */
+export const insertDefaults = {
+  queue: "default",
+  worker: "W",
+  args: null,
+  priority: 0,
+  maxAttempts: 3,
+  scheduledAt: 0,
+  insertedAt: 0,
+} as const;
+
 export const inserted = (
   jobId: number,
   overrides: Partial<Omit<Event.JobInserted, "_tag" | "jobId">> = {},
-): Event.JobInserted =>
-  Event.jobInserted({
-    jobId,
-    queue: "default",
-    worker: "W",
-    args: null,
-    priority: 0,
-    maxAttempts: 3,
-    scheduledAt: 0,
-    insertedAt: 0,
-    ...overrides,
-  });
+): Event.JobInserted => Event.jobInserted({ jobId, ...insertDefaults, ...overrides });
 
 export const available = (jobId: number, at = 0): Event.JobAvailable =>
   Event.jobAvailable({ jobId, at });
@@ -53,6 +53,18 @@ export const retried = (jobId: number, retryAt = 10, at = 0, error = "boom"): Ev
 export const result = (jobId: number, value: Event.ResultRecorded["result"] = 42, at = 0) =>
   Event.resultRecorded({ jobId, result: value, at });
 
+/** The fields every fixture checkpoint shares, of every schema. */
+export const checkpointDefaults = {
+  definitionRevision: 1,
+  revision: 1,
+  registeredAt: 0,
+  nextDueAt: 60_000,
+  lastDueAt: null,
+  cancelledAt: null,
+  activeJobIds: [],
+  membershipComplete: true,
+} as const;
+
 export const checkpoint = (
   scheduleId: string,
   overrides: Partial<Omit<Event.ScheduleCheckpoint, "_tag" | "scheduleId">> = {},
@@ -60,14 +72,7 @@ export const checkpoint = (
   Event.scheduleCheckpoint({
     scheduleId,
     definition: definition(),
-    definitionRevision: 1,
-    revision: 1,
-    registeredAt: 0,
-    nextDueAt: 60_000,
-    lastDueAt: null,
-    cancelledAt: null,
-    activeJobIds: [],
-    membershipComplete: true,
+    ...checkpointDefaults,
     ...overrides,
   });
 

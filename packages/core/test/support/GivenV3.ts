@@ -3,7 +3,7 @@
  * its table rows, beside `Given.ts`'s for schemas 1 and 2.
  */
 import { Event } from "@tay/core";
-import { definition } from "./Given.js";
+import { checkpointDefaults, definition, insertDefaults } from "./Given.js";
 
 export const insertedV3 = (
   jobId: number,
@@ -11,13 +11,7 @@ export const insertedV3 = (
 ): Event.JobInsertedV3 =>
   Event.jobInsertedV3({
     jobId,
-    queue: "default",
-    worker: "W",
-    args: null,
-    priority: 0,
-    maxAttempts: 3,
-    scheduledAt: 0,
-    insertedAt: 0,
+    ...insertDefaults,
     uniqueKey: null,
     uniquePeriodMs: null,
     timeoutMs: null,
@@ -67,13 +61,6 @@ export const checkpointV3 = (
   Event.scheduleCheckpointV3({
     scheduleId,
     definition: definitionV3(),
-    definitionRevision: 1,
-    revision: 1,
-    registeredAt: 0,
-    nextDueAt: 60_000,
-    lastDueAt: null,
-    cancelledAt: null,
-    activeJobIds: [],
-    membershipComplete: true,
+    ...checkpointDefaults,
     ...overrides,
   });
