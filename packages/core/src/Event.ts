@@ -443,7 +443,8 @@ export const jobInserted = (fields: Fields<JobInserted>): JobInserted => ({
 });
 export const jobAvailable = (fields: Fields<JobAvailable>): JobAvailable => ({
   _tag: "JobAvailable",
-  ...fields,
+  jobId: fields.jobId,
+  at: fields.at,
 });
 export const jobStarted = (fields: Fields<JobStarted>): JobStarted => ({
   _tag: "JobStarted",
@@ -460,11 +461,16 @@ export const jobFinished = (fields: Fields<JobFinished>): JobFinished => ({
 });
 export const jobCancelled = (fields: Fields<JobCancelled>): JobCancelled => ({
   _tag: "JobCancelled",
-  ...fields,
+  jobId: fields.jobId,
+  at: fields.at,
+  reason: fields.reason,
 });
 export const jobRetried = (fields: Fields<JobRetried>): JobRetried => ({
   _tag: "JobRetried",
-  ...fields,
+  jobId: fields.jobId,
+  at: fields.at,
+  retryAt: fields.retryAt,
+  error: fields.error,
 });
 export const scheduleRegistered = (fields: Fields<ScheduleRegistered>): ScheduleRegistered => ({
   _tag: "ScheduleRegistered",
@@ -480,7 +486,9 @@ export const scheduleCancelled = (fields: Fields<ScheduleCancelled>): ScheduleCa
 });
 export const resultRecorded = (fields: Fields<ResultRecorded>): ResultRecorded => ({
   _tag: "ResultRecorded",
-  ...fields,
+  jobId: fields.jobId,
+  result: fields.result,
+  at: fields.at,
 });
 export const occurrenceAdvanced = (fields: Fields<OccurrenceAdvanced>): OccurrenceAdvanced => ({
   _tag: "OccurrenceAdvanced",

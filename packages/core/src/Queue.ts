@@ -8,6 +8,7 @@
 import type { QueueStateSet, RateLimit } from "./Event.js";
 import type { InvalidField } from "./HistoryError.js";
 import * as Fields from "./internal/Fields.js";
+import { countAfter } from "./internal/Starts.js";
 import * as Limits from "./Limits.js";
 
 /** What the state keeps of a queue's last (24,3). */
@@ -96,7 +97,5 @@ export const startsAllowed = (
   const rate = state?.rateLimit ?? null;
   if (rate === null) return Number.POSITIVE_INFINITY;
   // The window ending now: (now - per_ms, now].
-  let inWindow = 0;
-  for (const at of starts) if (at > now - rate.perMs) inWindow++;
-  return Math.max(0, rate.count - inWindow);
+  return Math.max(0, rate.count - countAfter(starts, now - rate.perMs));
 };

@@ -413,3 +413,43 @@ describe("schema-3 events stay out of ordinary histories", () => {
     });
   });
 });
+
+describe("a rate-limited queue's start times", () => {
+  // Starts append in place to the lists a batch or a builder created
+  // (internal/Starts.ts): a state published before must never change.
+  const limited = queueState("q", { rateLimit: { count: 3, perMs: 1_000 } });
+  const jobs = [1, 2, 3, 4, 5, 6].map((jobId) => inserted(jobId, { queue: "q" }));
+  const startsOf = (state: State.State) => [...(state.indexes.starts.get("q") ?? [])];
+
+  it("are never changed in a state a batch started from or published before", () => {
+    const start = stateOf([limited, ...jobs, started(1, 1, 10)]);
+    expect(startsOf(start)).toEqual([10]);
+    const first = Evolve.batch(start);
+    const published = first.evolveAll([started(2, 1, 20), started(3, 1, 30)]);
+    expect(Either.isRight(published)).toBe(true);
+    if (Either.isLeft(published)) return;
+    const before = startsOf(published.right);
+    const second = Evolve.batch(published.right);
+    for (const [jobId, at] of [[4, 40], [5, 50], [6, 60]] as const) {
+      expect(Either.isRight(second.evolveAll([started(jobId, 1, at)]))).toBe(true);
+    }
+    expect(startsOf(start)).toEqual([10]);
+    expect(before).toEqual([10, 20, 30]);
+    expect(startsOf(published.right)).toEqual(before);
+  });
+
+  it("are never changed in a state a builder published before going on", () => {
+    const builder = Generation.start(0);
+    for (const [sequence, event] of [limited, ...jobs, started(1, 1, 10)].entries()) {
+      expect(Either.isRight(Generation.apply(builder, sequence + 1, event))).toBe(true);
+    }
+    const first = Generation.finish(builder);
+    expect(Either.isRight(first)).toBe(true);
+    if (Either.isLeft(first)) return;
+    expect(startsOf(first.right)).toEqual([10]);
+    Generation.apply(builder, 9, started(2, 1, 20));
+    const second = Generation.finish(builder);
+    expect(Either.isRight(second) && startsOf(second.right)).toEqual([10, 20]);
+    expect(startsOf(first.right)).toEqual([10]);
+  });
+});

@@ -33,6 +33,7 @@ import {
 import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
 import { IdMap } from "./IdMap.js";
+import { pushStart, withStart } from "./Starts.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
 
 /** What the transition rules read and write. */
@@ -92,17 +93,6 @@ const standIn = (jobId: number, fact: Fact): MutableJob => ({
 
 const noIds: ReadonlyArray<number> = [];
 
-/** The start times a rate-limited queue keeps after a start at `at`: its latest `count`. */
-const withStart = (
-  starts: ReadonlyArray<number> | undefined,
-  at: number,
-  count: number,
-): ReadonlyArray<number> => {
-  const kept = starts === undefined ? [] : starts.slice(Math.max(0, starts.length - count + 1));
-  kept.push(at);
-  return kept;
-};
-
 /** Ids this far beyond the dense array's end (or below its start) go to the sparse map. */
 const denseGapMax = 4096;
 
@@ -134,6 +124,7 @@ export class BuilderStore implements Store {
   readonly queues = new Map<string, QueueState>();
   private readonly unique = new Map<string, Array<number>>();
   private readonly starts = new Map<string, ReadonlyArray<number>>();
+  private readonly ownedStarts = new Map<string, Array<number>>();
   // Executing counts of the queues a concurrency check asked about: counted
   // once when first asked, then kept up to date, so a fold of a store with
   // no concurrency limit never pays for them.
@@ -270,9 +261,20 @@ export class BuilderStore implements Store {
     }
     if (event._tag === "JobStarted" && this.queues.size > 0) {
       const rate = this.queues.get(owned.queue)?.rateLimit ?? null;
-      if (rate !== null) {
-        this.starts.set(owned.queue, withStart(this.starts.get(owned.queue), event.at, rate.count));
-      }
+      if (rate !== null) this.noteStart(owned.queue, event.at, rate.count);
+    }
+  }
+
+  // The builder appends in place to the start lists it created since it
+  // last published a state; a published list is copied first.
+  private noteStart(queue: string, at: number, count: number): void {
+    const current = this.starts.get(queue);
+    const owned = this.ownedStarts.get(queue);
+    if (owned !== undefined && owned === current) pushStart(owned, at, count);
+    else {
+      const next = withStart(current, at, count);
+      this.starts.set(queue, next);
+      this.ownedStarts.set(queue, next);
     }
   }
 
@@ -338,6 +340,8 @@ export class BuilderStore implements Store {
       this.factCount - this.sparseFacts.size,
       this.sparseFacts,
     );
+    // Published: from now on the lists are copied before any change.
+    this.ownedStarts.clear();
     return buildState(
       this.lastJobId,
       jobs,
@@ -499,6 +503,7 @@ export class Draft implements Store {
   private queues: SortedMap<string, QueueState>;
   private unique: Indexes["unique"];
   private starts: Indexes["starts"];
+  private readonly ownedStarts: Map<string, Array<number>> | undefined;
   private available: Indexes["available"];
   private pending: Indexes["pending"];
   private executing: Indexes["executing"];
@@ -519,6 +524,7 @@ export class Draft implements Store {
     this.queues = state.queues;
     this.unique = state.indexes.unique;
     this.starts = state.indexes.starts;
+    this.ownedStarts = edit === undefined ? undefined : new Map();
     this.available = state.indexes.available;
     this.pending = state.indexes.pending;
     this.executing = state.indexes.executing;
@@ -542,11 +548,22 @@ export class Draft implements Store {
     this.putJob(job, applied(job, event));
     if (event._tag === "JobStarted" && this.queues.size > 0) {
       const rate = this.queues.get(job.queue)?.rateLimit ?? null;
-      if (rate !== null) {
-        const next = withStart(this.starts.get(job.queue), event.at, rate.count);
-        this.starts = this.starts.set(job.queue, next, this.edit);
-      }
+      if (rate !== null) this.noteStart(job.queue, event.at, rate.count);
     }
+  }
+
+  // Under an edit, the draft appends in place to the start lists it
+  // created (a batch's earlier states may change, as its maps do).
+  private noteStart(queue: string, at: number, count: number): void {
+    const current = this.starts.get(queue);
+    const owned = this.ownedStarts?.get(queue);
+    if (owned !== undefined && owned === current) {
+      pushStart(owned, at, count);
+      return;
+    }
+    const next = withStart(current, at, count);
+    this.starts = this.starts.set(queue, next, this.edit);
+    this.ownedStarts?.set(queue, next);
   }
 
   getQueue(queue: string): QueueState | undefined {
