@@ -53,6 +53,7 @@ const chunksOf = (keys: ReadonlyArray<string>): ReadonlyArray<Uint8Array> => key
 
 const keys = {
   JobInserted: chunksOf(directKeys.JobInserted),
+  JobInsertedV3: chunksOf(directKeys.JobInsertedV3),
   JobAvailable: chunksOf(directKeys.JobAvailable),
   JobStarted: chunksOf(directKeys.JobStarted),
   JobFinished: chunksOf(directKeys.JobFinished),
@@ -237,6 +238,43 @@ const jobInserted = (event: CoreEvent.JobInserted): boolean => {
   );
 };
 
+/** `id|null`. */
+const idOrNull = (input: unknown): boolean => nothing(input) || id(input);
+
+/** `name|null`. */
+const nameOrNull = (input: unknown): boolean => nothing(input) || name(input);
+
+// (1,3): the fields of (1,1) and the three of schema 3, in canonical order
+// (`timeout_ms` < `unique_key` < `unique_period_ms` < `worker`).
+const jobInsertedV3 = (event: CoreEvent.JobInsertedV3): boolean => {
+  const chunks = keys.JobInsertedV3;
+  return (
+    header(valueTags.map, 11) &&
+    key(chunks, 0) &&
+    value(event.args) &&
+    key(chunks, 1) &&
+    time(event.insertedAt) &&
+    key(chunks, 2) &&
+    id(event.jobId) &&
+    key(chunks, 3) &&
+    integer(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax) &&
+    key(chunks, 4) &&
+    integer(event.priority, Limits.priorityMin, Limits.priorityMax) &&
+    key(chunks, 5) &&
+    name(event.queue) &&
+    key(chunks, 6) &&
+    time(event.scheduledAt) &&
+    key(chunks, 7) &&
+    idOrNull(event.timeoutMs) &&
+    key(chunks, 8) &&
+    nameOrNull(event.uniqueKey) &&
+    key(chunks, 9) &&
+    idOrNull(event.uniquePeriodMs) &&
+    key(chunks, 10) &&
+    name(event.worker)
+  );
+};
+
 const jobAvailable = (event: CoreEvent.JobAvailable): boolean => {
   const chunks = keys.JobAvailable;
   return (
@@ -322,6 +360,7 @@ const resultRecorded = (event: CoreEvent.ResultRecorded): boolean => {
 const directPairOf = (tag: unknown): CoreEvent.Pair | undefined => {
   switch (tag) {
     case "JobInserted":
+    case "JobInsertedV3":
     case "JobAvailable":
     case "JobStarted":
     case "JobFinished":
@@ -339,6 +378,8 @@ const domainEvent = (event: CoreEvent.DomainEvent): boolean => {
   switch (event._tag) {
     case "JobInserted":
       return jobInserted(event);
+    case "JobInsertedV3":
+      return jobInsertedV3(event);
     case "JobAvailable":
       return jobAvailable(event);
     case "JobStarted":

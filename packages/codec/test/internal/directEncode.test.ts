@@ -24,6 +24,7 @@ const byValue = (event: Event.Event) => guardEncode(event, encodeEventByValue);
 /** The tags the direct encoder writes (a mutation: when all its events are among them). */
 const directTags = new Set<string>([
   "JobInserted",
+  "JobInsertedV3",
   "JobAvailable",
   "JobStarted",
   "JobFinished",
@@ -155,6 +156,7 @@ const fieldsOf = (event: Event.Event): ReadonlyArray<string> =>
 
 const directEvents = fc.oneof(
   Events.jobInserted(),
+  Events.jobInsertedV3(),
   Events.jobAvailable(),
   Events.jobStarted(),
   Events.jobFinished(),
@@ -171,6 +173,19 @@ describe("valid events", () => {
         expect(agree(event)).toBe(writtenDirectly(event));
       }),
       { numRuns: 400 },
+    );
+  });
+
+  it("are written directly for schema-3 inserts (1,3), alone and in mutations", () => {
+    const v3 = fc.oneof(
+      Events.jobInsertedV3(),
+      fc.array(Events.jobInsertedV3(), { minLength: 1, maxLength: 3 }).map(Event.mutation),
+    );
+    fc.assert(
+      fc.property(v3, (event) => {
+        expect(agree(event)).toBe(true);
+      }),
+      { numRuns: 300 },
     );
   });
 

@@ -94,6 +94,7 @@ describe("the key lists", () => {
   it("are each declaration's wire keys in canonical order", () => {
     const tags = [
       "JobInserted",
+      "JobInsertedV3",
       "JobAvailable",
       "JobStarted",
       "JobFinished",
