@@ -215,26 +215,31 @@ const value = (input: Value): boolean => writeValue(writer, input, 2) === undefi
 // Each writer below reads every field of its event once, in canonical key
 // order, and stops at the first one the general path would refuse.
 
+// The fields (1,1) and (1,3) share, up to `scheduled_at`: the first seven
+// keys of both lists, in the same canonical order.
+const insertHead = (
+  event: CoreEvent.JobInserted | CoreEvent.JobInsertedV3,
+  chunks: ReadonlyArray<Uint8Array>,
+): boolean =>
+  key(chunks, 0) &&
+  value(event.args) &&
+  key(chunks, 1) &&
+  time(event.insertedAt) &&
+  key(chunks, 2) &&
+  id(event.jobId) &&
+  key(chunks, 3) &&
+  integer(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax) &&
+  key(chunks, 4) &&
+  integer(event.priority, Limits.priorityMin, Limits.priorityMax) &&
+  key(chunks, 5) &&
+  name(event.queue) &&
+  key(chunks, 6) &&
+  time(event.scheduledAt);
+
 const jobInserted = (event: CoreEvent.JobInserted): boolean => {
   const chunks = keys.JobInserted;
   return (
-    header(valueTags.map, 8) &&
-    key(chunks, 0) &&
-    value(event.args) &&
-    key(chunks, 1) &&
-    time(event.insertedAt) &&
-    key(chunks, 2) &&
-    id(event.jobId) &&
-    key(chunks, 3) &&
-    integer(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax) &&
-    key(chunks, 4) &&
-    integer(event.priority, Limits.priorityMin, Limits.priorityMax) &&
-    key(chunks, 5) &&
-    name(event.queue) &&
-    key(chunks, 6) &&
-    time(event.scheduledAt) &&
-    key(chunks, 7) &&
-    name(event.worker)
+    header(valueTags.map, 8) && insertHead(event, chunks) && key(chunks, 7) && name(event.worker)
   );
 };
 
@@ -244,26 +249,13 @@ const idOrNull = (input: unknown): boolean => nothing(input) || id(input);
 /** `name|null`. */
 const nameOrNull = (input: unknown): boolean => nothing(input) || name(input);
 
-// (1,3): the fields of (1,1) and the three of schema 3, in canonical order
+// (1,3): the fields of (1,1), then the three of schema 3 before `worker`
 // (`timeout_ms` < `unique_key` < `unique_period_ms` < `worker`).
 const jobInsertedV3 = (event: CoreEvent.JobInsertedV3): boolean => {
   const chunks = keys.JobInsertedV3;
   return (
     header(valueTags.map, 11) &&
-    key(chunks, 0) &&
-    value(event.args) &&
-    key(chunks, 1) &&
-    time(event.insertedAt) &&
-    key(chunks, 2) &&
-    id(event.jobId) &&
-    key(chunks, 3) &&
-    integer(event.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax) &&
-    key(chunks, 4) &&
-    integer(event.priority, Limits.priorityMin, Limits.priorityMax) &&
-    key(chunks, 5) &&
-    name(event.queue) &&
-    key(chunks, 6) &&
-    time(event.scheduledAt) &&
+    insertHead(event, chunks) &&
     key(chunks, 7) &&
     idOrNull(event.timeoutMs) &&
     key(chunks, 8) &&
