@@ -9,6 +9,7 @@
  */
 import { jobStates, type JobState } from "./Event.js";
 import { type Job, equals as jobEquals } from "./Job.js";
+import { FactMap } from "./internal/FactMap.js";
 import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
 import { type QueueState, equals as queueEquals } from "./Queue.js";
@@ -64,10 +65,11 @@ export interface State {
   readonly jobs: IdMap<Job>;
   /**
    * Lean states only (empty otherwise): the completed jobs without a unique
-   * key, as the facts a rule still needs (`Terminal.Fact`). Their whole
-   * records live in the shell's terminal index (docs/core.md).
+   * key, as the facts a rule still needs (`Terminal.Fact`), packed about
+   * four bytes a job. Their whole records live in the shell's terminal
+   * index (docs/core.md).
    */
-  readonly terminal: IdMap<Fact>;
+  readonly terminal: FactMap;
   /** True when completed jobs leave `jobs` for `terminal` as they complete. */
   readonly lean: boolean;
   /** Every schedule by id. */
@@ -128,7 +130,7 @@ export const zeroCounts: StateCounts = jobStates.map(() => 0);
 export const initialState: State = {
   lastJobId: 0,
   jobs: IdMap.empty(),
-  terminal: IdMap.empty(),
+  terminal: FactMap.empty(),
   lean: false,
   schedules: SortedMap.empty(compareStrings),
   queues: SortedMap.empty(compareStrings),
@@ -206,9 +208,14 @@ const sameEntries = <V>(
   return true;
 };
 
+interface IdEntries<V> {
+  readonly size: number;
+  entries(): IterableIterator<readonly [number, V]>;
+}
+
 const sameIdEntries = <V>(
-  left: IdMap<V>,
-  right: IdMap<V>,
+  left: IdEntries<V>,
+  right: IdEntries<V>,
   equal: (left: V, right: V) => boolean,
 ): boolean => {
   if (left.size !== right.size) return false;

@@ -13,6 +13,10 @@
  * `IllegalTransition` from `completed`, and a schedule naming it is a
  * `MembershipConflict` with `terminal: true` (a completed job is in no
  * schedule's active set).
+ *
+ * A state holds each fact packed into one 32-bit integer in typed-array
+ * pages (`internal/FactMap.ts`, about 4 bytes a job); a `Fact` is what a
+ * lookup decodes.
  */
 import type { ResultRecorded } from "./Event.js";
 import type { Job } from "./Job.js";

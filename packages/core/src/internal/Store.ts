@@ -32,6 +32,7 @@ import {
 } from "../State.js";
 import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
+import { FactMap, FactMapBuilder } from "./FactMap.js";
 import { IdMap } from "./IdMap.js";
 import { pushStart, withStart } from "./Starts.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
@@ -113,13 +114,10 @@ export class BuilderStore implements Store {
   private base = 0;
   private readonly sparse = new Map<number, MutableJob>();
   private count = 0;
-  // Lean folds only: the facts of completed jobs, beside `dense` at the same
-  // offsets (a job's slot moves from one array to the other as it
-  // completes), far outliers in `sparseFacts`. Facts are immutable, so a
-  // published one is replaced, never changed.
-  private readonly facts: Array<Fact | undefined> = [];
-  private readonly sparseFacts = new Map<number, Fact>();
-  private factCount = 0;
+  // Lean folds only: the facts of completed jobs, packed in pages this
+  // store owns until `toState` publishes them (a job leaves `dense` for
+  // `facts` as it completes).
+  private readonly facts = new FactMapBuilder();
   readonly schedules = new Map<string, Schedule>();
   readonly queues = new Map<string, QueueState>();
   private readonly unique = new Map<string, Array<number>>();
@@ -173,8 +171,8 @@ export class BuilderStore implements Store {
 
   getJob(jobId: number): MutableJob | undefined {
     const job = this.wholeJob(jobId);
-    if (job !== undefined || this.factCount === 0) return job;
-    const fact = this.getFact(jobId);
+    if (job !== undefined || this.facts.size === 0) return job;
+    const fact = this.facts.get(jobId);
     return fact === undefined ? undefined : standIn(jobId, fact);
   }
 
@@ -186,12 +184,6 @@ export class BuilderStore implements Store {
     return job !== undefined || this.sparse.size === 0 ? job : this.sparse.get(jobId);
   }
 
-  private getFact(jobId: number): Fact | undefined {
-    const offset = jobId - this.base;
-    const fact = offset >= 0 && offset < this.facts.length ? this.facts[offset] : undefined;
-    return fact !== undefined || this.sparseFacts.size === 0 ? fact : this.sparseFacts.get(jobId);
-  }
-
   /** Moves a job that left memory out of `dense`/`sparse` into the facts, or updates its facts. */
   private keepFact(jobId: number, fact: Fact): void {
     const offset = jobId - this.base;
@@ -201,19 +193,12 @@ export class BuilderStore implements Store {
     } else if (this.sparse.delete(jobId)) {
       this.count--;
     }
-    const known = this.getFact(jobId) !== undefined;
-    if (offset >= 0 && offset < this.dense.length && !this.sparseFacts.has(jobId)) {
-      while (this.facts.length < offset) this.facts.push(undefined);
-      this.facts[offset] = fact;
-    } else {
-      this.sparseFacts.set(jobId, fact);
-    }
-    if (!known) this.factCount++;
+    this.facts.set(jobId, fact);
   }
 
   addJob(job: MutableJob): void {
     const jobId = job.jobId;
-    if (this.dense.length === 0 && this.sparse.size === 0 && this.factCount === 0) {
+    if (this.dense.length === 0 && this.sparse.size === 0 && this.facts.size === 0) {
       this.base = jobId;
     }
     const offset = jobId - this.base;
@@ -243,7 +228,7 @@ export class BuilderStore implements Store {
     const owned = this.own(job.jobId);
     if (owned === undefined) {
       // A job kept as facts: (10,2) is the one event its rules let through.
-      if (this.lean && event._tag === "ResultRecorded" && this.getFact(job.jobId) !== undefined) {
+      if (this.lean && event._tag === "ResultRecorded" && this.facts.has(job.jobId)) {
         this.keepFact(job.jobId, { ...factOf(job), hasResult: true });
         this.noteLeft(job, event);
       }
@@ -334,13 +319,8 @@ export class BuilderStore implements Store {
       this.count - this.sparse.size,
       this.sparse,
     );
-    const terminal = IdMap.fromDense<Fact>(
-      this.facts,
-      this.base,
-      this.factCount - this.sparseFacts.size,
-      this.sparseFacts,
-    );
-    // Published: from now on the lists are copied before any change.
+    const terminal = this.facts.toFactMap();
+    // Published: from now on the start lists are copied before any change.
     this.ownedStarts.clear();
     return buildState(
       this.lastJobId,
@@ -397,19 +377,24 @@ const mapOf = <K, V>(compare: Compare<K>, entries: Map<K, V>): SortedMap<K, V> =
 
 /** The facts of a lean state's completed jobs, and whether the state is lean. */
 interface Terminal {
-  readonly terminal: IdMap<Fact>;
+  readonly terminal: FactMap;
   readonly lean: boolean;
 }
 
-const fullTerminal: Terminal = { terminal: IdMap.empty(), lean: false };
+const fullTerminal: Terminal = { terminal: FactMap.empty(), lean: false };
 
-const countIn = (counts: Map<string, Array<number>>, queue: string, index: number): void => {
+const countIn = (
+  counts: Map<string, Array<number>>,
+  queue: string,
+  index: number,
+  jobs = 1,
+): void => {
   let queueCounts = counts.get(queue);
   if (queueCounts === undefined) {
     queueCounts = [...zeroCounts];
     counts.set(queue, queueCounts);
   }
-  queueCounts[index] = (queueCounts[index] ?? 0) + 1;
+  queueCounts[index] = (queueCounts[index] ?? 0) + jobs;
 };
 
 /** Builds a state and all its indexes from its records, in O(n + k log k) for k live jobs. */
@@ -428,7 +413,9 @@ export const buildState = (
   const executing: Array<Job> = [];
   const deadlines: Array<Job> = [];
   const counts = new Map<string, Array<number>>();
-  terminal.forEachValue((fact) => countIn(counts, fact.queue, stateIndex.completed));
+  for (const [queue, completed] of terminal.countsByQueue()) {
+    countIn(counts, queue, stateIndex.completed, completed);
+  }
   jobs.forEachValue((job) => {
     countIn(counts, job.queue, stateIndex[job.state]);
     if (job.uniqueKey !== null) {
@@ -497,7 +484,7 @@ export class Draft implements Store {
   lastJobId: number;
   schema3: boolean;
   private jobs: IdMap<Job>;
-  private terminal: IdMap<Fact>;
+  private terminal: FactMap;
   private readonly lean: boolean;
   private schedules: SortedMap<string, Schedule>;
   private queues: SortedMap<string, QueueState>;

@@ -1,0 +1,108 @@
+// One case of the terminal-index benchmark in a fresh process (run with
+// --expose-gc), so no earlier case's heap or JIT state colours it:
+//
+//   terminal-child.mjs open <directory> on|off
+//     opens the engine with `terminalIndex` on or off, then after two full
+//     collections measures what the open holds (live heap, off-heap buffers
+//     such as a lean state's fact pages, resident size; each less the same
+//     measure before the open, so loaded modules do not count), closes, and
+//     prints one JSON line with the open's wall and CPU time and report.
+//   terminal-child.mjs crc <directory>
+//     the baseline: reads every segment file of the store (what an open
+//     reads) in 4 MiB chunks and runs the codec's CRC-32C over the bytes.
+import { openSync, readSync, closeSync, readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { crc32c } from "@tay/codec";
+import { EnginePromises } from "../../dist/index.js";
+
+const [mode, directory, index] = process.argv.slice(2);
+
+const collect = () => {
+  globalThis.gc?.();
+  globalThis.gc?.();
+};
+const held = () => {
+  const usage = process.memoryUsage();
+  return { rss: usage.rss, heap: usage.heapUsed, external: usage.external };
+};
+
+/** Every file under `path` whose name ends in `.tay` (the log's segments). */
+const segmentFiles = (path) =>
+  readdirSync(path, { withFileTypes: true }).flatMap((entry) => {
+    const child = join(path, entry.name);
+    if (entry.isDirectory()) return segmentFiles(child);
+    return entry.name.endsWith(".tay") ? [child] : [];
+  });
+
+const readAndCheck = () => {
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  const buffer = Buffer.allocUnsafe(4 * 1024 * 1024);
+  let bytes = 0;
+  let crc = 0;
+  const files = segmentFiles(join(directory, "epochs"));
+  for (const file of files) {
+    const handle = openSync(file, "r");
+    const size = statSync(file).size;
+    for (let position = 0; position < size; ) {
+      const read = readSync(handle, buffer, 0, buffer.length, position);
+      if (read === 0) break;
+      crc = crc32c(buffer.subarray(0, read), crc);
+      position += read;
+      bytes += read;
+    }
+    closeSync(handle);
+  }
+  const used = process.cpuUsage(cpu);
+  return {
+    seconds: (performance.now() - started) / 1000,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    files: files.length,
+    bytes,
+    crc,
+  };
+};
+
+const openOnce = async () => {
+  collect();
+  const before = held();
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  const promises = await EnginePromises.open(directory, {
+    durability: "Maximal",
+    terminalIndex: index === "on",
+    timers: false,
+  });
+  const seconds = (performance.now() - started) / 1000;
+  const used = process.cpuUsage(cpu);
+  collect();
+  const after = held();
+  const report = promises.engine.report;
+  let jobs = 0;
+  for (const counts of promises.counts().values()) {
+    jobs += Object.values(counts).reduce((sum, value) => sum + value, 0);
+  }
+  await promises.close();
+  return {
+    index,
+    seconds,
+    cpuSeconds: (used.user + used.system) / 1e6,
+    jobs,
+    rssBytes: after.rss - before.rss,
+    heapBytes: after.heap - before.heap,
+    externalBytes: after.external - before.external,
+    records: report.records,
+    bytes: report.bytes,
+    foldMs: report.foldMs,
+    rebuilt: report.terminalIndex?.rebuilt ?? null,
+  };
+};
+
+if (mode === "crc" && directory !== undefined) {
+  console.log(JSON.stringify(readAndCheck()));
+} else if (mode === "open" && directory !== undefined && (index === "on" || index === "off")) {
+  console.log(JSON.stringify(await openOnce()));
+} else {
+  console.error("usage: terminal-child.mjs open <directory> on|off | crc <directory>");
+  process.exit(2);
+}
