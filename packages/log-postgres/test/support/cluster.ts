@@ -40,8 +40,10 @@ const fields = (text: string): Map<string, string> =>
       .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
   );
 
-/** The pids whose parent is `parent` (from /proc). */
+/** The pids whose parent is `parent` (from /proc: its `children` file, else every process's stat). */
 const childrenOf = async (parent: number): Promise<Array<number>> => {
+  const listed = await readFile(`/proc/${parent}/task/${parent}/children`, "utf8").catch(() => "");
+  if (listed.trim() !== "") return listed.trim().split(/\s+/).map(Number);
   const children: Array<number> = [];
   for (const entry of await readdir("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
