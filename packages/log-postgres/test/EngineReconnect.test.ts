@@ -3,7 +3,9 @@
  * test in a database of its own): its backends terminated again and again
  * (`pg_terminate_backend`) while four fibers insert, every insert is
  * acknowledged once and is there after a reopen, and reads go on, because
- * the writer and the reader reconnect; a connection that cannot come back
+ * the writer and the reader reconnect; a claim parked before every session
+ * dropped wakes on another engine's insert (the follower listens again at
+ * once); a connection that cannot come back
  * (the database refusing connections) fails the engine's commands with the
  * typed `ConnectionLost`, and a reopen once it accepts them again reads
  * every acknowledged insert. Skipped, with the reason printed, when no
@@ -33,6 +35,18 @@ const terminate = (url: string) =>
         [new URL(url).pathname.slice(1)],
       );
       return result.rowCount ?? 0;
+    }),
+  );
+
+/** Sessions connected to the database named in `url`. */
+const sessionsOf = (url: string) =>
+  Effect.promise(() =>
+    Server.admin(serverUrl, async (client) => {
+      const result = await client.query(
+        "SELECT count(*) AS sessions FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+        [new URL(url).pathname.slice(1)],
+      );
+      return Number(result.rows[0]?.sessions);
     }),
   );
 
@@ -118,6 +132,36 @@ describe.skipIf(!("url" in server))("an engine whose connections drop", () => {
           const jobs = yield* reopenedJobs(url);
           expect(jobs.size).toBe(acknowledged.length);
           for (const jobId of acknowledged) expect(jobs.has(jobId)).toBe(true);
+        }),
+      ),
+    60_000,
+  );
+
+  it.live(
+    "a follower whose session drops listens again at once: a parked claim wakes on another engine's insert",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { url } = yield* database;
+          yield* PgSchema.init(url);
+          // Polls an hour apart: only a notification, heard on a session that
+          // LISTENs again after the drop, or the poll made right after it, can wake the claim.
+          const open = Effect.flatMap(
+            PgLog.open(url, { pollIntervalMs: 3_600_000 }, StateProjection.foldProjection),
+            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+          );
+          const waiting = yield* open;
+          const inserting = yield* open;
+          const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }]);
+          // Both followers connected (two writers, two followers): else a follower
+          // connecting only after the drop would prove nothing.
+          while ((yield* sessionsOf(url)) < 4) yield* Effect.sleep("20 millis");
+          // Every session of both engines, the followers' included, is dropped.
+          yield* terminate(url);
+          const job = yield* inserting.insert({ queue: "q", worker: "W", args: "after the drop" });
+          // Without the follower reconnecting on its own, this waits an hour (the test's timeout fails it).
+          const woke = yield* Effect.promise(() => claim);
+          expect(woke.map((started) => started.jobId)).toEqual([job.jobId]);
         }),
       ),
     60_000,
