@@ -69,7 +69,10 @@ export const takesUrl: ReadonlySet<string> = new Set([
   "schedule",
   "cancel",
   "cancel-schedule",
+  "compact",
   "copy",
+  "demo",
+  "serve",
 ]);
 
 /** Options every command accepts. */

@@ -1,14 +1,17 @@
 /**
- * `tay copy SRC DST`: moves a whole store from a directory into a new
- * PostgreSQL store (docs/postgres.md, "The CLI"), so that outgrowing the
- * embedded store loses no history: the same generation (first sequence,
- * base record count) and every record under its own sequence, then the
- * copy folded and compared with the source. SRC is only read.
+ * `tay copy SRC DST`: moves a whole store between a directory and
+ * PostgreSQL, either way (docs/postgres.md, "The CLI"), so that outgrowing
+ * the embedded store, or leaving the database, loses no history: the same
+ * generation (first sequence, base record count) and every record under
+ * its own sequence and in its own bytes, then the copy folded and compared
+ * with the source. SRC is only read; DST must not hold a store (a URL's
+ * store name free: `StoreExists`; a directory missing or empty:
+ * `NotEmpty`).
  */
 import { Effect } from "effect";
 import { argument, type Command, exitCodes, usage } from "./command.js";
 import * as Json from "./json.js";
-import { copyToPg, isUrl } from "./postgres.js";
+import { copyFromPg, copyToPg, isUrl } from "./postgres.js";
 import { line, lines } from "./Terminal.js";
 import * as Text from "./text.js";
 
@@ -17,20 +20,20 @@ export const copy: Command = {
   name: "copy",
   synopsis: "SRC DST [--json]",
   summary:
-    "copy the store in directory SRC into a new PostgreSQL store at URL DST, records unchanged",
+    "copy a store between a directory and a postgres:// URL (either way) into a new store, records unchanged",
   arguments: ["SRC", "DST"],
   options: [],
   run: (input) =>
     Effect.gen(function* () {
       const source = argument(input, 0);
       const target = argument(input, 1);
-      if (isUrl(source) || !isUrl(target)) {
+      if (isUrl(source) === isUrl(target)) {
         return yield* usage(
           input,
-          "copy moves a directory's store into PostgreSQL: SRC a directory, DST a postgres:// URL (the other direction is not supported yet)",
+          "copy moves a store between a directory and PostgreSQL: one of SRC and DST a directory, the other a postgres:// URL",
         );
       }
-      const report = yield* copyToPg(source, target);
+      const report = yield* isUrl(source) ? copyFromPg(source, target) : copyToPg(source, target);
       if (input.json) {
         yield* line(
           Json.line({

@@ -16,13 +16,27 @@
  * executing. Running it again resumes: unfinished jobs are processed (ones
  * left executing by a killed run are failed and retried by the engine at
  * open) and no new ones are inserted until none is left.
+ *
+ * DIR may be a postgres:// URL: the same tour over a PostgreSQL store
+ * (created when missing), whose acknowledgements wait for its
+ * `synchronous_commit` instead of a durability policy.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Event, type Job, Query, type State, type Value } from "@tay/core";
 import { Clock, Deferred, Duration, Effect, Fiber, Stream } from "effect";
-import { Disk, Engine, Layout, type StoreOptions, Worker } from "@tay/shell-node";
+import { PgLog, PgSchema } from "@tay/log-postgres";
+import {
+  Disk,
+  Engine,
+  Layout,
+  type Log,
+  StateProjection,
+  type StoreOptions,
+  Worker,
+} from "@tay/shell-node";
 import { argument, type Command, exitCodes, parsed, text, usage } from "./command.js";
 import * as Json from "./json.js";
+import { isUrl, reportFields, reportJson } from "./postgres.js";
 import { type StatusFiles, statusJson, statusLines } from "./status.js";
 import { line, lines, Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
@@ -100,12 +114,21 @@ type Outcome = "finished" | "duration" | "interrupted";
 
 /** The run's settings, from the command line. */
 interface Settings {
+  /** The store: a directory, or a postgres:// URL. */
   readonly directory: string;
   readonly jobs: number;
   readonly durationMs: number;
   readonly workers: number;
   readonly durability: StoreOptions.DurabilityPolicy;
   readonly json: boolean;
+}
+
+/** The store's status at the end of the run, as JSON and as lines. */
+interface StoreStatus {
+  readonly json: Json.JsonObject;
+  readonly lines: ReadonlyArray<string>;
+  /** What an acknowledgement waited for: the durability policy, or synchronous_commit. */
+  readonly durability: string;
 }
 
 /** True when `directory` holds no store yet (the engine will create one). */
@@ -125,8 +148,8 @@ const newJobs = (from: number, count: number) =>
   }));
 
 /** Registers the heartbeat if missing; inserts `jobs` new jobs unless demo jobs are unfinished. */
-const prepareWork = (
-  engine: Engine.EngineService,
+const prepareWork = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
   jobs: number,
   say: (message: string) => Effect.Effect<void, never, Terminal>,
 ) =>
@@ -212,9 +235,9 @@ const countEnd = (tally: Tally, job: Job.Job): void => {
 };
 
 /** Why a run stops early: an end the worker could not record, or the store failing. */
-type Stop =
+type Stop<K extends Log.Kind> =
   | { readonly _tag: "Unrecorded"; readonly jobId: number; readonly error: string }
-  | { readonly _tag: "StoreFailed"; readonly error: Engine.EngineError };
+  | { readonly _tag: "StoreFailed"; readonly error: Engine.EngineError<K> };
 
 /**
  * The worker's events, told to the tally: resolves `finished` once the
@@ -222,15 +245,15 @@ type Stop =
  * end the engine did not record.
  */
 const onWorkerEvent =
-  (
+  <K extends Log.Kind>(
     tally: Tally,
     planned: number,
     finished: Deferred.Deferred<void>,
-    stopped: Deferred.Deferred<Stop>,
+    stopped: Deferred.Deferred<Stop<K>>,
   ) =>
   (event: Worker.WorkerEvent): void => {
     if (event._tag === "Unrecorded") {
-      const stop: Stop = { _tag: "Unrecorded", jobId: event.job.jobId, error: event.error };
+      const stop: Stop<K> = { _tag: "Unrecorded", jobId: event.job.jobId, error: event.error };
       Deferred.unsafeDone(stopped, Effect.succeed(stop));
       return;
     }
@@ -249,10 +272,10 @@ const onWorkerEvent =
  * inserted into: the engine refuses every parked claim with the log's
  * error when the log fails. Answered with nothing once `signal` aborts.
  */
-const watchStore = (
-  engine: Engine.EngineService,
+const watchStore = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
   signal: AbortSignal,
-  stopped: Deferred.Deferred<Stop>,
+  stopped: Deferred.Deferred<Stop<K>>,
 ) =>
   Effect.catchAll(
     Effect.asVoid(engine.nextJobs([{ queue: watchQueue, limit: 1 }], { signal })),
@@ -260,13 +283,17 @@ const watchStore = (
   );
 
 /** An early stop as the run's failure: the store's own error, or a defect when the store is well. */
-const failedRun = (stop: Stop) =>
+const failedRun = <K extends Log.Kind>(stop: Stop<K>) =>
   stop._tag === "StoreFailed"
     ? Effect.fail(stop.error)
     : Effect.dieMessage(`the end of job ${stop.jobId} was not recorded: ${stop.error}`);
 
 /** Counts the heartbeat schedule's occurrences, delivered or skipped, from `from` on. */
-const countHeartbeats = (engine: Engine.EngineService, tally: Tally, from: number) =>
+const countHeartbeats = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  tally: Tally,
+  from: number,
+) =>
   // A subscription that fails (a read error) only stops the count.
   Effect.ignore(
     Stream.runForEach(engine.subscribe({ from }), ({ event }) =>
@@ -292,11 +319,11 @@ export interface ClosedWorker extends Worker.CloseReport {
  * loop as that claim is answered, before the jobs are run): without this,
  * a Ctrl-C mid-run leaves a few jobs executing until the next open's rescue.
  */
-export const closeWorker = (
-  engine: Engine.EngineService,
+export const closeWorker = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
   worker: Worker.RunningWorker,
   onEnded: (job: Job.Job) => void = () => {},
-): Effect.Effect<ClosedWorker, Engine.EngineError> =>
+): Effect.Effect<ClosedWorker, Engine.EngineError<K>> =>
   Effect.gen(function* () {
     const report = yield* worker.close();
     const left = Query.jobsIn(yield* engine.state(), "executing", demoQueue);
@@ -307,8 +334,8 @@ export const closeWorker = (
   });
 
 /** The live progress line's text. */
-const progressText = (
-  engine: Engine.EngineService,
+const progressText = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
   startedAt: number,
   firstSequence: number,
   planned: number,
@@ -348,7 +375,7 @@ const progress = (text: Effect.Effect<string>) =>
  * the worker closes and the store is flushed; an early stop then fails the
  * run with the store's error.
  */
-const runWorker = (engine: Engine.EngineService, settings: Settings) =>
+const runWorker = <K extends Log.Kind>(engine: Engine.EngineService<K>, settings: Settings) =>
   Effect.gen(function* () {
     const terminal = yield* Terminal;
     const tally: Tally = { completed: 0, discarded: 0, retried: 0, delivered: 0, skipped: 0 };
@@ -357,7 +384,7 @@ const runWorker = (engine: Engine.EngineService, settings: Settings) =>
     const firstSequence = (yield* engine.log.stats()).lastSequence;
     const text = progressText(engine, startedAt, firstSequence, planned, tally);
     const finished = yield* Deferred.make<void>();
-    const stopped = yield* Deferred.make<Stop>();
+    const stopped = yield* Deferred.make<Stop<K>>();
     if (planned === 0) yield* Deferred.succeed(finished, undefined);
 
     const counting = yield* Effect.fork(countHeartbeats(engine, tally, firstSequence + 1));
@@ -391,13 +418,14 @@ const runWorker = (engine: Engine.EngineService, settings: Settings) =>
     return { outcome: outcome satisfies Outcome, tally, elapsedMs, records };
   });
 
-/** The status view of the running store. */
-const filesOf = (engine: Engine.EngineService, directory: string) =>
+/** The status view of the running file store. */
+const fileStatus = (engine: Engine.EngineService, settings: Settings) => (state: State.State) =>
   Effect.gen(function* () {
+    const directory = settings.directory;
     const stats = yield* engine.log.stats();
     const generation = yield* engine.log.generation();
     const { report } = engine;
-    return {
+    const files: StatusFiles = {
       path: directory,
       storeId: engine.log.storeId,
       epoch: generation.epoch,
@@ -409,19 +437,45 @@ const filesOf = (engine: Engine.EngineService, directory: string) =>
       lastSequence: stats.lastSequence,
       bytes: stats.bytes,
       orphanedGenerations: report.orphanedGenerations,
-    } satisfies StatusFiles;
+    };
+    return {
+      json: statusJson(files, state),
+      lines: statusLines(files, state),
+      durability: `durability ${settings.durability}`,
+    } satisfies StoreStatus;
+  });
+
+/** The status view of the running PostgreSQL store: its open report brought up to now. */
+const pgStatus = (engine: Engine.EngineService<PgLog.PgKind>) => (state: State.State) =>
+  Effect.gen(function* () {
+    const stats = yield* engine.log.stats();
+    const generation = yield* engine.log.generation();
+    const report: PgLog.PgReport = {
+      ...engine.report,
+      epoch: generation.epoch,
+      firstSequence: stats.firstSequence,
+      lastSequence: stats.lastSequence,
+      records: stats.records,
+      bytes: stats.bytes,
+    };
+    return {
+      json: reportJson(report, state),
+      lines: [`store: ${report.path}`, ...Text.fields(reportFields(report, state))],
+      durability: `synchronous_commit ${report.synchronousCommit}`,
+    } satisfies StoreStatus;
   });
 
 /** Prints the summary and the status. */
-const summarize = (
-  engine: Engine.EngineService,
+const summarize = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
   settings: Settings,
-  run: Effect.Effect.Success<ReturnType<typeof runWorker>>,
+  run: Finished,
+  statusOf: (state: State.State) => Effect.Effect<StoreStatus>,
 ) =>
   Effect.gen(function* () {
     const { outcome, tally, elapsedMs, records } = run;
     const state = yield* engine.state();
-    const files = yield* filesOf(engine, settings.directory);
+    const status = yield* statusOf(state);
     const remaining = unfinishedDemoJobs(state);
     const finishedJobs = tally.completed + tally.discarded;
     const perSecond = (count: number) => Math.round((count * 1000) / Math.max(1, elapsedMs));
@@ -440,7 +494,7 @@ const summarize = (
           records_per_second: perSecond(records),
           jobs_per_second: perSecond(finishedJobs),
           unfinished: remaining,
-          status: statusJson(files, state),
+          status: status.json,
         }),
       );
     }
@@ -454,17 +508,39 @@ const summarize = (
       "",
       `stopped: ${stopped}`,
       `this run: ${finishedJobs} job(s) finished (${tally.completed} completed, ${tally.discarded} discarded), ${tally.retried} retried, ${tally.delivered} heartbeat(s) delivered`,
-      `throughput: ${records} record(s) in ${Text.duration(elapsedMs)} (${perSecond(records)} records/s, ${perSecond(finishedJobs)} jobs/s, durability ${settings.durability})`,
+      `throughput: ${records} record(s) in ${Text.duration(elapsedMs)} (${perSecond(records)} records/s, ${perSecond(finishedJobs)} jobs/s, ${status.durability})`,
       ...(remaining > 0
         ? [`${remaining} job(s) unfinished: run tay demo ${settings.directory} again to continue`]
         : []),
       "",
-      ...statusLines(files, state),
+      ...status.lines,
     ]);
   });
 
-/** The whole demo over one store. */
-const runDemo = (settings: Settings) =>
+/** What a run that was not stopped early reports. */
+interface Finished {
+  readonly outcome: Outcome;
+  readonly tally: Tally;
+  readonly elapsedMs: number;
+  readonly records: number;
+}
+
+/** The work, the run and the summary, on an opened engine; the exit status. */
+const demoOn = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  settings: Settings,
+  say: (message: string) => Effect.Effect<void, never, Terminal>,
+  statusOf: (state: State.State) => Effect.Effect<StoreStatus>,
+) =>
+  Effect.gen(function* () {
+    yield* prepareWork(engine, settings.jobs, say);
+    const run = yield* runWorker(engine, settings);
+    yield* summarize(engine, settings, run, statusOf);
+    return run.outcome === "interrupted" ? exitCodes.interrupted : exitCodes.ok;
+  });
+
+/** The whole demo over the store in a directory. */
+const runFileDemo = (settings: Settings) =>
   Effect.gen(function* () {
     const say = (message: string) => (settings.json ? Effect.void : line(message));
     const fresh = yield* holdsNoStore(settings.directory);
@@ -482,21 +558,53 @@ const runDemo = (settings: Settings) =>
         if (report.rescued > 0) {
           yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);
         }
-        yield* prepareWork(engine, settings.jobs, say);
-        const run = yield* runWorker(engine, settings);
-        yield* summarize(engine, settings, run);
-        return run.outcome === "interrupted" ? exitCodes.interrupted : exitCodes.ok;
+        return yield* demoOn(engine, settings, say, fileStatus(engine, settings));
       }),
     );
   });
+
+/**
+ * The whole demo over a PostgreSQL store (created when the URL's schema or
+ * store is missing): the engine with its timers and, at open, the rescue
+ * of jobs a stopped run left executing. The demo takes the store as its
+ * own: run it on a store no other engine uses (docs/postgres.md, "The CLI").
+ */
+const runPgDemo = (settings: Settings) =>
+  Effect.gen(function* () {
+    const url = settings.directory;
+    const say = (message: string) => (settings.json ? Effect.void : line(message));
+    const created = yield* Effect.either(PgSchema.init(url));
+    if (created._tag === "Left" && created.left._tag !== "StoreExists") {
+      return yield* Effect.fail(created.left);
+    }
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
+        const engine = yield* Engine.fromLog(recovered, { rescueOnOpen: true });
+        const { report } = engine;
+        if (created._tag === "Right") yield* say(`initialized ${report.path}`);
+        yield* say(
+          `opened ${report.path} (store ${report.storeId}, epoch ${report.epoch}, ${report.records} record(s) checked in ${Text.duration(report.openMs)})`,
+        );
+        if (report.rescued > 0) {
+          yield* say(`rescued ${report.rescued} job(s) left executing by a stopped run`);
+        }
+        return yield* demoOn(engine, settings, say, pgStatus(engine));
+      }),
+    );
+  });
+
+/** The whole demo over one store: a directory, or a postgres:// URL. */
+const runDemo = (settings: Settings) =>
+  isUrl(settings.directory) ? runPgDemo(settings) : runFileDemo(settings);
 
 /** `tay demo DIR [--jobs N] [--duration D] [--workers N] [--durability P]`. */
 export const demo: Command = {
   name: "demo",
   synopsis:
-    "DIR [--jobs N] [--duration DURATION] [--workers N] [--durability maximal|segment|throughput] [--json]",
+    "DIR|URL [--jobs N] [--duration DURATION] [--workers N] [--durability maximal|segment|throughput] [--json]",
   summary:
-    "run jobs on an in-process worker over a store (created if missing); Ctrl-C stops, rerun resumes",
+    "run jobs on an in-process worker over a store (created if missing; a directory or a postgres:// URL); Ctrl-C stops, rerun resumes",
   arguments: ["DIR"],
   options: [
     { name: "jobs", type: "string", value: "N", help: `jobs to insert (default ${jobsDefault})` },
@@ -527,6 +635,12 @@ export const demo: Command = {
       const workers =
         (yield* parsed(input, "workers", (value) => parseInteger(value, 1, workersMax))) ??
         workersDefault;
+      if (isUrl(argument(input, 0)) && text(input, "durability") !== undefined) {
+        return yield* usage(
+          input,
+          "--durability is the file store's; a postgres:// store acknowledges at its synchronous_commit",
+        );
+      }
       const durabilityName = text(input, "durability") ?? "maximal";
       const durability = durabilities.get(durabilityName);
       if (durability === undefined) {

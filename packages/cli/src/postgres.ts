@@ -13,6 +13,7 @@ import {
   Described,
   type Disk,
   Engine,
+  Import,
   type LogError,
   type Projection,
   StateProjection,
@@ -131,6 +132,8 @@ export type CopyError =
   | PgError.PgLogError
   | PgError.StoreExists
   | LogError.UnencodableEvent
+  | Import.ImportError
+  | Disk.DiskError
   | CopyMismatch;
 
 /** What `copy` reports. */
@@ -195,5 +198,58 @@ export const copyToPg = (
       records: entries.length,
       jobs: State.jobCount(copied.state),
       schedules: copied.state.schedules.size,
+    };
+  });
+
+/**
+ * Copies the PostgreSQL store at `source` into a new store in the
+ * directory `target` (missing, or empty but for a LOCK; otherwise
+ * `NotEmpty` before anything is read): generation 1 there starts where the
+ * source's current generation starts (same first sequence and base record
+ * count) and holds every record under its own sequence, written by
+ * `Import.importGeneration` (re-encoded from its event: the codec's
+ * encoding is canonical, the same bytes, which the tests compare), then
+ * inspected and compared with the source's state (`CopyMismatch`
+ * otherwise). The source is only read (one snapshot, as `tay verify`).
+ */
+export const copyFromPg = (
+  source: string,
+  target: string,
+): Effect.Effect<CopyReport, CopyError, Disk.Disk> =>
+  Effect.gen(function* () {
+    yield* Import.checkTarget(target);
+    const entries: Array<Projection.Entry> = [];
+    const inspected = yield* inspectPg(
+      source,
+      tapped(
+        () => {
+          entries.length = 0;
+        },
+        (entry) => entries.push(entry),
+      ),
+    );
+    const { firstSequence, baseRecordCount, lastSequence, path } = inspected.report;
+    const imported = yield* Import.importGeneration(target, {
+      firstSequence,
+      baseRecordCount,
+      events: entries.map((entry) => entry.event),
+    });
+    const mismatch =
+      imported.lastSequence !== lastSequence
+        ? `the copy ends at sequence ${imported.lastSequence}, the source at ${lastSequence}`
+        : State.equals(imported.state, inspected.state)
+          ? undefined
+          : "the copy folds to another state than the source";
+    if (mismatch !== undefined) return yield* new CopyMismatch({ path: target, detail: mismatch });
+    return {
+      source: path,
+      target,
+      storeId: imported.storeId,
+      firstSequence,
+      lastSequence,
+      baseRecordCount,
+      records: entries.length,
+      jobs: State.jobCount(imported.state),
+      schedules: imported.state.schedules.size,
     };
   });

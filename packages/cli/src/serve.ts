@@ -3,19 +3,112 @@
  * SIGINT or SIGTERM (docs/server.md): a Unix socket (its path recorded in
  * LOCK, where clients and the CLI find it) and, with `--listen`, a TCP
  * address that requires the bearer token of `DIR/server-token`.
+ *
+ * `tay serve URL --socket PATH`: the same over a PostgreSQL store, whose
+ * engine (timers on, no rescue at open: other engines may run its jobs)
+ * may be one of several on the store; the socket's directory holds the
+ * TCP token (`server-token`), since there is no DIR (docs/postgres.md,
+ * "The CLI").
  */
-import { Effect } from "effect";
-import { Engine, Server, ServerToken } from "@tay/shell-node";
-import { argument, type Command, exitCodes, flag, text } from "./command.js";
+import * as Path from "node:path";
+import { Effect, type Scope } from "effect";
+import { PgLog, PgSchema } from "@tay/log-postgres";
+import { type Disk, Engine, Server, ServerToken, StateProjection } from "@tay/shell-node";
+import { argument, type Command, exitCodes, flag, type Input, text, usage } from "./command.js";
+import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
+import { isUrl } from "./postgres.js";
 import { line } from "./Terminal.js";
 import { Terminal } from "./Terminal.js";
 
-/** `tay serve DIR [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create]`. */
+/** What `serve` needs of a store: the engine served, and where the token lives. */
+interface Opened {
+  readonly serving: Server.Serving;
+  /** The store as printed: DIR, or the URL without its password. */
+  readonly path: string;
+  /** Where the TCP token is (`DIR/server-token`). */
+  readonly tokenPath: string;
+}
+
+/** A PostgreSQL store's facts for the server: no segments and no capacity; its compaction's report. */
+const pgFacts = (engine: Engine.EngineService<PgLog.PgKind>): Server.StoreFacts => ({
+  pressure: () => 0,
+  segments: () => 0,
+  orphanedGenerations: engine.report.orphanedGenerations,
+  compact: async (retentionMs) => {
+    const report = await engine.promises.compact(retentionMs);
+    return {
+      epoch: report.epoch,
+      parentEpoch: report.epoch - 1,
+      firstSequence: report.firstSequence,
+      baseRecordCount: report.baseRecords,
+      baseSegments: 0,
+      removedEpochs: [...report.removed],
+      notRemoved: report.notRemoved.map((epoch) => ({
+        epoch,
+        error: "its rows were not deleted; the next compaction deletes them",
+      })),
+      pauseMs: report.pauseMs,
+    };
+  },
+});
+
+/** Serves the PostgreSQL store at the URL on `--socket` (required: there is no DIR). */
+const servePg = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
+  Effect.gen(function* () {
+    const url = argument(input, 0);
+    const socket = text(input, "socket");
+    if (socket === undefined) {
+      return yield* usage(
+        input,
+        "serve on a postgres:// URL needs --socket PATH (there is no DIR)",
+      );
+    }
+    const directory = Path.dirname(Path.resolve(socket));
+    if (flag(input, "create")) {
+      const created = yield* Effect.either(PgSchema.init(url));
+      if (created._tag === "Left" && created.left._tag !== "StoreExists") {
+        return yield* Effect.fail(created.left);
+      }
+    }
+    const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
+    const engine = yield* Engine.fromLog(recovered, { rescueOnOpen: false });
+    if (flag(input, "rotate-token")) {
+      yield* Effect.promise(() => ServerToken.rotate(directory));
+    }
+    const listen = text(input, "listen");
+    const serving = yield* Server.serveLog(
+      engine,
+      { directory, socket, ...(listen === undefined ? {} : { listen }) },
+      pgFacts(engine),
+    );
+    return { serving, path: engine.log.path, tokenPath: ServerToken.tokenPath(directory) };
+  });
+
+/** Serves the store in DIR. */
+const serveDirectory = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
+  Effect.gen(function* () {
+    const directory = argument(input, 0);
+    const engine = yield* Engine.open(directory, { createIfMissing: flag(input, "create") });
+    if (flag(input, "rotate-token")) {
+      yield* Effect.promise(() => ServerToken.rotate(directory));
+    }
+    const listen = text(input, "listen");
+    const socket = text(input, "socket");
+    const serving = yield* Server.serve(engine, {
+      directory,
+      ...(listen === undefined ? {} : { listen }),
+      ...(socket === undefined ? {} : { socket }),
+    });
+    return { serving, path: directory, tokenPath: ServerToken.tokenPath(directory) };
+  });
+
+/** `tay serve DIR|URL [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create]`. */
 export const serve: Command = {
   name: "serve",
-  synopsis: "DIR [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--json]",
-  summary: "serve the store to other processes (Unix socket; TCP with a token) until SIGINT",
+  synopsis: "DIR|URL [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--json]",
+  summary:
+    "serve the store to other processes (Unix socket; TCP with a token) until SIGINT; a URL needs --socket",
   arguments: ["DIR"],
   options: [
     {
@@ -28,36 +121,26 @@ export const serve: Command = {
       name: "socket",
       type: "string",
       value: "PATH",
-      help: "the socket path (default DIR/tay.sock)",
+      help: "the socket path (default DIR/tay.sock; required with a URL, its directory then holds the token)",
     },
     { name: "rotate-token", type: "boolean", help: "replace the TCP token before serving" },
-    { name: "create", type: "boolean", help: "initialize the store first when DIR has none" },
+    { name: "create", type: "boolean", help: "initialize the store first when there is none" },
   ],
   run: (input) =>
     Effect.scoped(
       Effect.gen(function* () {
-        const directory = argument(input, 0);
-        const engine = yield* Engine.open(directory, { createIfMissing: flag(input, "create") });
-        if (flag(input, "rotate-token")) {
-          yield* Effect.promise(() => ServerToken.rotate(directory));
-        }
-        const listen = text(input, "listen");
-        const socket = text(input, "socket");
-        const serving = yield* Server.serve(engine, {
-          directory,
-          ...(listen === undefined ? {} : { listen }),
-          ...(socket === undefined ? {} : { socket }),
-        });
+        const target = argument(input, 0);
+        const { serving, path, tokenPath } = yield* isUrl(target)
+          ? servePg(input)
+          : serveDirectory(input);
         if (input.json) {
           yield* line(
             Json.line({ socket: serving.socket, listen: serving.listen, pid: process.pid }),
           );
         } else {
-          yield* line(`serving ${directory} on ${serving.socket}`);
+          yield* line(`serving ${path} on ${serving.socket}`);
           if (serving.listen !== null) {
-            yield* line(
-              `and on http://${serving.listen} (token in ${ServerToken.tokenPath(directory)})`,
-            );
+            yield* line(`and on http://${serving.listen} (token in ${tokenPath})`);
           }
         }
         const terminal = yield* Terminal;

@@ -346,6 +346,61 @@ const compactInProcess = (input: Input, retentionMs: number) =>
     }),
   );
 
+/**
+ * Compacts a PostgreSQL store through an engine over it (no timers, no
+ * rescue): the log's report and the jobs kept and dropped. Other engines
+ * on the store must be reopened afterwards (docs/postgres.md).
+ */
+const compactPg = (url: string, retentionMs: number) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const engine = yield* pgEngine(url);
+      const before = State.jobCount(yield* engine.state());
+      const report = yield* engine.compact(retentionMs);
+      const kept = State.jobCount(yield* engine.state());
+      yield* engine.close();
+      return { report, kept, dropped: before - kept };
+    }),
+  );
+
+/** Prints a PostgreSQL compaction: no segments there, the base's rows and bytes instead. */
+const printPgCompaction = (
+  input: Input,
+  compacted: Effect.Effect.Success<ReturnType<typeof compactPg>>,
+) => {
+  const { report, kept, dropped } = compacted;
+  if (input.json) {
+    return line(
+      Json.line({
+        epoch: report.epoch,
+        parent_epoch: report.epoch - 1,
+        first_sequence: report.firstSequence,
+        base_record_count: report.baseRecords,
+        base_bytes: report.baseBytes,
+        jobs_kept: kept,
+        jobs_dropped: dropped,
+        removed_epochs: [...report.removed],
+        not_removed: report.notRemoved.map((epoch) => ({ epoch })),
+        pause_ms: report.pauseMs,
+      }),
+    );
+  }
+  return lines([
+    `compacted into epoch ${report.epoch} (parent ${report.epoch - 1})`,
+    ...Text.fields([
+      ["first sequence", `${report.firstSequence}`],
+      ["base records", `${report.baseRecords} (${Text.bytes(report.baseBytes)})`],
+      ["jobs kept", `${kept}`],
+      ["jobs dropped", `${dropped}`],
+      ["removed epochs", report.removed.join(", ") || "-"],
+      ["appends paused", Text.duration(report.pauseMs)],
+    ]),
+    ...report.notRemoved.map(
+      (epoch) => `not removed: epoch ${epoch}; the next compaction removes its rows`,
+    ),
+  ]);
+};
+
 /** `tay compact DIR --retention DURATION`. */
 export const compact: Command = {
   name: "compact",
@@ -363,6 +418,10 @@ export const compact: Command = {
   run: (input) =>
     Effect.gen(function* () {
       const retentionMs = yield* requiredParsed(input, "retention", parseDuration);
+      if (isUrl(argument(input, 0))) {
+        yield* printPgCompaction(input, yield* compactPg(argument(input, 0), retentionMs));
+        return exitCodes.ok;
+      }
       const report = yield* orServed(compactInProcess(input, retentionMs), (socket) =>
         servedCompaction(socket, retentionMs),
       );

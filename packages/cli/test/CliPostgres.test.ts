@@ -1,18 +1,20 @@
 /**
  * The `tay` binary on a store named by a postgres:// URL, against a real
  * server (TAY_PG_URL, else 127.0.0.1:5432; skipped with the reason when
- * none answers): init, insert, jobs, verify, status and dump work on it,
- * commands that take only a directory refuse a URL with a usage error, and
- * `tay copy DIR URL` moves a compacted store with every record's bytes
- * identical to the source's segments, under the same sequences.
+ * none answers): init, insert, jobs, verify, status, dump, compact, demo and
+ * serve work on it, commands that take only a directory refuse a URL with a usage
+ * error, and `tay copy` moves a compacted store either way (DIR to URL, URL
+ * to DIR) with every record's bytes identical to the source's, under the
+ * same sequences, and refuses a destination that holds a store.
  */
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
+import { Client } from "@tay/client";
 import { decodeRecord } from "@tay/codec";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
-import { requireBuild, tay } from "./support/cli.js";
+import { requireBuild, spawnTay, tay, watch } from "./support/cli.js";
 
 const serverUrl = process.env.TAY_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -100,10 +102,109 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
   }, 240_000);
 
   it("a command that takes only a directory refuses a URL with a usage error", async () => {
-    const run = await tay(["compact", "postgres://nobody@127.0.0.1:1/none", "--retention", "0"]);
+    const run = await tay(["queues", "postgres://nobody@127.0.0.1:1/none"]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^tay: UsageError: compact takes a directory, not a PostgreSQL URL/);
+    expect(run.stderr).toMatch(/^tay: UsageError: queues takes a directory, not a PostgreSQL URL/);
+    const both = await tay(["copy", "postgres://a@127.0.0.1:1/a", "postgres://b@127.0.0.1:1/b"]);
+    expect(both.status).toBe(2);
+    expect(both.stderr).toMatch(
+      /^tay: UsageError: copy moves a store between a directory and PostgreSQL/,
+    );
   });
+
+  it("compact takes the URL: a new epoch whose base holds the jobs kept", async () => {
+    const url = await freshDatabase();
+    await tay(["init", url]);
+    for (const args of ["1", "2"]) {
+      await tay(["insert", url, "--queue", "q", "--worker", "W", "--args", args]);
+    }
+    await tay(["cancel", url, "1"]);
+    const compacted = await tay(["compact", url, "--retention", "0", "--json"]);
+    expect(compacted.stderr).toBe("");
+    expect(JSON.parse(compacted.stdout)).toMatchObject({
+      epoch: 2,
+      parent_epoch: 1,
+      first_sequence: 4,
+      jobs_kept: 1,
+      jobs_dropped: 1,
+      removed_epochs: [1],
+      not_removed: [],
+    });
+    const verified = JSON.parse((await tay(["verify", url, "--json"])).stdout);
+    expect(verified).toMatchObject({ valid: true, epoch: 2, first_sequence: 4, jobs: 1 });
+    expect((await tay(["compact", url, "--retention", "0"])).stdout).toMatch(
+      /^compacted into epoch 3 \(parent 2\)/,
+    );
+  }, 240_000);
+
+  it("serve takes the URL with --socket: a client inserts, claims, compacts through it", async () => {
+    const url = await freshDatabase();
+    const directory = await fs.mkdtemp(path.join(os.tmpdir(), "tay-cli-pg-serve-"));
+    const socket = path.join(directory, "tay.sock");
+    const missing = await tay(["serve", url]);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toMatch(
+      /^tay: UsageError: serve on a postgres:\/\/ URL needs --socket PATH/,
+    );
+    const child = spawnTay(["serve", url, "--socket", socket, "--create", "--json"]);
+    const served = watch(child);
+    const client = new Client.Client({ socket });
+    try {
+      await served.waitFor(/"socket"/);
+      expect(JSON.parse(served.stdout())).toMatchObject({ socket, listen: null });
+      const job = await client.insert({ queue: "q", worker: "W", args: [1] });
+      await client.insert({ queue: "q", worker: "W", args: [2] });
+      const [claimed] = await client.nextJobs([{ queue: "q", limit: 1 }]);
+      expect(claimed?.jobId).toBe(job.jobId);
+      await client.cancel(2);
+      const compacted = await client.compact(0);
+      expect(compacted).toMatchObject({
+        epoch: 2,
+        parentEpoch: 1,
+        baseSegments: 0,
+        jobsDropped: 1,
+      });
+      // What the server wrote is in the store, read directly.
+      const verified = JSON.parse((await tay(["verify", url, "--json"])).stdout);
+      expect(verified).toMatchObject({ valid: true, epoch: 2, jobs: 1 });
+    } finally {
+      await client.close();
+      child.kill("SIGINT");
+      const exited = await served.exited;
+      await fs.rm(directory, { recursive: true, force: true });
+      expect(exited.stderr).toBe("");
+    }
+  }, 240_000);
+
+  it("demo takes the URL: creates the store, runs every job to its end, and resumes", async () => {
+    const url = await freshDatabase();
+    const run = await tay(["demo", url, "--jobs", "60", "--workers", "4", "--json"]);
+    expect(run.stderr).toBe("");
+    const report = JSON.parse(run.stdout);
+    // Job 7 and 57 fail every attempt and are discarded; the rest complete.
+    expect(report).toMatchObject({
+      outcome: "finished",
+      jobs_finished: 60,
+      completed: 58,
+      discarded: 2,
+      unfinished: 0,
+      status: { synchronous_commit: "on" },
+    });
+    const executing = JSON.parse(
+      (await tay(["jobs", url, "--state", "executing", "--json"])).stdout,
+    );
+    expect(executing).toEqual([]);
+    expect(JSON.parse((await tay(["verify", url, "--json"])).stdout)).toMatchObject({
+      valid: true,
+    });
+    // A second run finds the store and inserts the next batch.
+    const again = await tay(["demo", url, "--jobs", "5"]);
+    expect(again.stdout).not.toMatch(/^initialized/m);
+    expect(again.stdout).toMatch(/^opened postgres:\/\/.*#tay\.default/m);
+    expect(again.stdout).toMatch(/inserted 5 job\(s\)/);
+    const durability = await tay(["demo", url, "--durability", "maximal"]);
+    expect(durability.status).toBe(2);
+  }, 240_000);
 
   it("copy moves a compacted directory store: same sequences, same bytes, same state", async () => {
     const directory = await fs.mkdtemp(path.join(os.tmpdir(), "tay-cli-pg-"));
@@ -142,6 +243,44 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
       // A second copy into the same store is refused; nothing changes.
       const again = await tay(["copy", data, url]);
       expect(again.stderr).toMatch(/^tay: StoreExists postgres:\/\//);
+
+      // And back: the PostgreSQL store into a fresh directory, the same bytes again.
+      const back = path.join(directory, "back");
+      const returned = await tay(["copy", url, back, "--json"]);
+      expect(returned.stderr).toBe("");
+      expect(JSON.parse(returned.stdout)).toMatchObject({
+        target: back,
+        first_sequence: 4,
+        last_sequence: 5,
+        base_record_count: 1,
+        records: 2,
+        jobs: 4,
+      });
+      const copiedBack = await segmentRecords(back);
+      expect([...copiedBack.keys()]).toEqual([...source.keys()]);
+      for (const [sequence, bytes] of source) {
+        expect(copiedBack.get(sequence)?.equals(bytes)).toBe(true);
+      }
+      expect(JSON.parse((await tay(["verify", back, "--json"])).stdout)).toMatchObject({
+        valid: true,
+        epoch: 1,
+        first_sequence: 4,
+        last_sequence: 5,
+      });
+      expect((await tay(["jobs", back, "--json"])).stdout).toBe(
+        (await tay(["jobs", data, "--json"])).stdout,
+      );
+      // The copy opens as a store: it takes the next insert after the copied records.
+      const next = JSON.parse(
+        (await tay(["insert", back, "--queue", "q", "--worker", "W", "--args", "5", "--json"]))
+          .stdout,
+      );
+      expect(next).toMatchObject({ job_id: 5 });
+      // A destination that holds anything is refused before anything is read or written.
+      const occupied = await tay(["copy", url, back]);
+      expect(occupied.status).toBe(1);
+      expect(occupied.stderr).toMatch(/^tay: NotEmpty /);
+      expect((await tay(["verify", back, "--json"])).stdout).toContain('"last_sequence":6');
     } finally {
       await fs.rm(directory, { recursive: true, force: true });
     }

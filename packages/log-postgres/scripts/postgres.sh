@@ -12,12 +12,22 @@
 #
 # TAY_PG_PRIVATE=1 skips 1 and 2: always a private cluster.
 #
+# `postgres.sh --cluster` always starts a private cluster and prints what a
+# test needs to crash and restart it, one KEY=VALUE a line: url, data (the
+# data directory; its postmaster.pid names the postmaster), bin, user (who
+# runs it: "" when not root, the caller itself), log. The settings are in
+# the cluster's postgresql.conf, so `pg_ctl -D DATA -l LOG -w start` (as
+# that user) restarts it exactly as it was (test/support/cluster.ts).
+#
 # Usage: export TAY_PG_URL="$(packages/log-postgres/scripts/postgres.sh)"
 set -euo pipefail
 
 answers() { psql "$1" -Atqc 'SELECT 1' >/dev/null 2>&1; }
 
+describe=0
+if [ "${1:-}" = "--cluster" ]; then describe=1; fi
 private="${TAY_PG_PRIVATE:-0}"
+if [ "$describe" = 1 ]; then private=1; fi
 if [ "$private" != 1 ] && [ -n "${TAY_PG_URL:-}" ] && command -v psql >/dev/null && answers "$TAY_PG_URL"; then
   echo "$TAY_PG_URL"; exit 0
 fi
@@ -40,21 +50,36 @@ if [ "$(id -u)" = 0 ]; then
   id "$user" >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin "$user"
   as_user() { runuser -u "$user" -- "$@"; }
 else
-  user="$(id -un)"
+  user=""
   as_user() { "$@"; }
 fi
 
 dir="$(mktemp -d /tmp/tay-pg.XXXXXX)"
-chown "$user" "$dir" 2>/dev/null || true
+if [ -n "$user" ]; then chown "$user" "$dir"; fi
 chmod 700 "$dir"
 
 # A free loopback port: ask the kernel for one.
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 
 as_user "$bin/initdb" -D "$dir/data" -U postgres --auth=trust --no-sync >&2
-as_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w \
-  -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=on -c synchronous_commit=on" \
-  start >&2
+# In postgresql.conf rather than on pg_ctl's command line: a restart takes them too.
+cat >>"$dir/data/postgresql.conf" <<CONF
+listen_addresses = '127.0.0.1'
+port = $port
+unix_socket_directories = '$dir'
+fsync = on
+synchronous_commit = on
+CONF
+as_user "$bin/pg_ctl" -D "$dir/data" -l "$dir/log" -w start >&2
 as_user "$bin/createdb" -h 127.0.0.1 -p "$port" -U postgres test >&2
-echo "stop it with: runuser -u $user -- $bin/pg_ctl -D $dir/data stop (or, as $user, $bin/pg_ctl -D $dir/data stop)" >&2
-echo "postgres://postgres@127.0.0.1:$port/test"
+url="postgres://postgres@127.0.0.1:$port/test"
+if [ "$describe" = 1 ]; then
+  printf 'url=%s\ndata=%s\nbin=%s\nuser=%s\nlog=%s\n' "$url" "$dir/data" "$bin" "$user" "$dir/log"
+  exit 0
+fi
+if [ -n "$user" ]; then
+  echo "stop it with: runuser -u $user -- $bin/pg_ctl -D $dir/data stop" >&2
+else
+  echo "stop it with: $bin/pg_ctl -D $dir/data stop" >&2
+fi
+echo "$url"

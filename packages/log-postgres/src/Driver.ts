@@ -45,6 +45,13 @@ export interface Session {
    * `LISTEN` (PostgreSQL only; absent where the driver has none).
    */
   readonly onNotification?: (handler: (channel: string, payload: string) => void) => void;
+  /**
+   * Tells `handler` once the connection is lost while no statement runs
+   * (the server terminated it, the socket broke), so a session that only
+   * listens learns it at once rather than at its next statement. Absent
+   * where the driver cannot tell.
+   */
+  readonly onLost?: (handler: () => void) => void;
 }
 
 /** Makes sessions to one database. */
@@ -121,9 +128,12 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
       options,
     });
     let broken: Failure | undefined;
+    const lostHandlers: Array<() => void> = [];
     // Without a listener an idle connection's error would crash the process.
     client.on("error", (error) => {
+      const first = broken === undefined;
       broken = { ...classify(error), connection: true };
+      if (first) for (const handler of lostHandlers) handler();
     });
     try {
       await client.connect();
@@ -151,6 +161,9 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
       },
       onNotification: (handler) => {
         client.on("notification", (message) => handler(message.channel, message.payload ?? ""));
+      },
+      onLost: (handler) => {
+        lostHandlers.push(handler);
       },
     };
   },

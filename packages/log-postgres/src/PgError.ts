@@ -343,7 +343,7 @@ export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
       Described.describe(
         "ConnectionLost",
         this.path,
-        `the connection dropped during ${this.operation}${what} and ${this.attempts} reconnections failed (${this.detail}): whether it committed is unknown, and the log stopped`,
+        `the connection dropped during ${this.operation}${what} and ${this.attempts} reconnection${this.attempts === 1 ? "" : "s"} failed (${this.detail}): whether it committed is unknown, and the log stopped`,
       ),
       "reopen the log: open reads what committed",
     );

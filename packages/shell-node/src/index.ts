@@ -16,7 +16,8 @@
  *
  * Nothing exported here appends a record the engine's deciders did not
  * produce: the raw store (`store/Store.ts`) and the file log are internal,
- * and the engine shows its log only as a read-only view.
+ * and the engine shows its log only as a read-only view. (`Import` writes
+ * a whole new store from a history, and only one core's fold accepts.)
  */
 export * as Described from "./disk/Described.js";
 export * as Disk from "./disk/Disk.js";
@@ -30,6 +31,7 @@ export * as LogError from "./log/LogError.js";
 export * as Projection from "./log/Projection.js";
 export * as Ticket from "./log/Ticket.js";
 export * as CopyPrefix from "./store/CopyPrefix.js";
+export * as Import from "./store/Import.js";
 export * as Init from "./store/Init.js";
 export * as Layout from "./store/Layout.js";
 export * as Recovery from "./store/Recovery.js";

@@ -14,7 +14,7 @@
  * writer that died between its COMMIT and its notification).
  */
 import { randomUUID } from "node:crypto";
-import { Duration, Effect, Fiber } from "effect";
+import { Deferred, Duration, Effect, Fiber } from "effect";
 import type { Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
 import { onReader, type ReaderSession } from "./reader.js";
@@ -64,6 +64,10 @@ export interface Follower {
   latest: number | undefined;
   /** Stopped: a session still connecting is closed as soon as it connects. */
   stopped: boolean;
+  /** Ends the loop's current sleep (its session was lost: reconnect and listen again now). */
+  woken: Deferred.Deferred<void> | undefined;
+  /** Sends the latest notification still owed (`notifyCommitted`), once a session is there. */
+  resend: () => void;
 }
 
 /** A follower of `state`'s store, not started. */
@@ -77,7 +81,24 @@ export const follower = (state: LogState): Follower => ({
   sending: false,
   latest: undefined,
   stopped: false,
+  woken: undefined,
+  resend: () => {},
 });
+
+/**
+ * Forgets the follower's session once its connection is lost (told by the
+ * driver, or met by a statement) and wakes the loop, which reconnects,
+ * LISTENs again and polls the head at once: what was notified meanwhile is
+ * what that poll finds.
+ */
+const lost = (follow: Follower, session: Session): void => {
+  if (follow.session !== session) return;
+  follow.session = undefined;
+  follow.listening = false;
+  void session.close();
+  const woken = follow.woken;
+  if (woken !== undefined) Deferred.unsafeDone(woken, Effect.void);
+};
 
 const tell = (follow: Follower): void => {
   for (const listener of [...follow.listeners]) listener();
@@ -105,6 +126,9 @@ const listen = (state: LogState, follow: Follower) =>
     );
     if (session === undefined) return;
     follow.listening = false;
+    session.onLost?.(() => lost(follow, session));
+    // A notification owed while there was no session goes now.
+    follow.resend();
     if (!state.options.notifications || session.onNotification === undefined) return;
     session.onNotification((_, payload) => heard(state, follow, payload));
     const listened = yield* Effect.either(
@@ -123,11 +147,7 @@ const poll = (state: LogState, follow: Follower, session: Session) =>
       }
       return;
     }
-    if (isFailure(head.left) && head.left.connection) {
-      follow.session = undefined;
-      follow.listening = false;
-      yield* close(session);
-    }
+    if (isFailure(head.left) && head.left.connection) lost(follow, session);
   });
 
 /** The follower's loop: (re)connect and listen, poll the head, sleep; until interrupted. */
@@ -142,7 +162,13 @@ const following = (state: LogState, follow: Follower): Effect.Effect<void> =>
         return;
       }
       yield* poll(state, follow, session);
-      yield* Effect.sleep(Duration.millis(follow.listening ? interval * 10 : interval));
+      const woken = yield* Deferred.make<void>();
+      follow.woken = woken;
+      yield* Effect.raceFirst(
+        Effect.sleep(Duration.millis(follow.listening ? interval * 10 : interval)),
+        Deferred.await(woken),
+      );
+      follow.woken = undefined;
     }),
   );
 
@@ -193,10 +219,20 @@ export const notifyCommitted = (state: LogState, follow: Follower) => (last: num
     follow.sending = true;
     const payload = `${follow.writerId}:${value}`;
     void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
-      // A database without pg_notify refuses it: the others poll.
-      if ("_tag" in result && !result.connection) follow.notifying = false;
+      if ("_tag" in result) {
+        // A database without pg_notify refuses it: the others poll. A lost
+        // session owes the value again, sent once the follower reconnects.
+        if (!result.connection) follow.notifying = false;
+        else {
+          follow.latest ??= value;
+          lost(follow, session);
+        }
+      }
       send();
     });
+  };
+  follow.resend = () => {
+    if (!follow.sending) send();
   };
   send();
 };

@@ -8,7 +8,7 @@
  */
 import { decodeEvent } from "@tay/codec";
 import { LogError, type Projection } from "@tay/shell-node";
-import { Chunk, Effect, Option, Stream } from "effect";
+import { Chunk, Duration, Effect, Option, Stream } from "effect";
 import type { Failure, Session } from "../Driver.js";
 import { isFailure } from "./writer.js";
 import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";
@@ -46,8 +46,11 @@ const entriesOf = (
 };
 
 /**
- * Runs `body` on the reader's session (connected on first use, dropped
- * after its connection failed), one at a time.
+ * Runs `body` on the reader's session (connected on first use), one at a
+ * time. A read is safe to run again, so a lost connection is dropped and
+ * the read runs again on a new one, up to `reconnectAttemptsMax` times
+ * (waiting `reconnectDelayMs` × n): a terminated backend costs a read a
+ * reconnection, not a failure. Refusals fail at once.
  */
 export const onReader = <A, E>(
   state: LogState,
@@ -56,16 +59,29 @@ export const onReader = <A, E>(
 ): Effect.Effect<A, E | Failure> =>
   reader.lock.withPermits(1)(
     Effect.gen(function* () {
-      const session = reader.session ?? (yield* connect(state.driver));
-      reader.session = session;
-      const result = yield* Effect.either(body(session));
-      if (result._tag === "Right") return result.right;
-      const error = result.left;
-      if (isFailure(error) && error.connection) {
-        reader.session = undefined;
-        yield* close(session);
+      for (let attempts = 0; ; attempts++) {
+        const result = yield* Effect.either(
+          Effect.flatMap(
+            reader.session === undefined ? connect(state.driver) : Effect.succeed(reader.session),
+            (session) => {
+              reader.session = session;
+              return body(session);
+            },
+          ),
+        );
+        if (result._tag === "Right") return result.right;
+        const error = result.left;
+        const connection = isFailure(error) && error.connection;
+        if (connection && reader.session !== undefined) {
+          const session = reader.session;
+          reader.session = undefined;
+          yield* close(session);
+        }
+        if (!connection || attempts >= state.options.reconnectAttemptsMax) {
+          return yield* Effect.fail(error);
+        }
+        yield* Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1)));
       }
-      return yield* Effect.fail(error);
     }),
   );
 

@@ -187,6 +187,8 @@ export const withReconnect = <A, E>(
   body: (session: Session) => Effect.Effect<A, E | Failure>,
 ): Effect.Effect<A, Exclude<E, Failure> | ConnectionLost | DatabaseError> =>
   Effect.gen(function* () {
+    // The first lost connection of this operation: from then on its outcome is unknown.
+    let lost: Failure | undefined;
     for (let attempts = 0; ; attempts++) {
       const result = yield* Effect.either(Effect.flatMap(sessionOf(state), body));
       if (result._tag === "Right") return result.right;
@@ -194,12 +196,25 @@ export const withReconnect = <A, E>(
       if (isTyped(error)) return yield* Effect.fail(error);
       // Not one of the log's errors: the driver's (the guards are complements).
       if (!isFailure(error)) return yield* Effect.die(error);
-      if (error.connection) yield* dropSession(state);
+      if (error.connection) {
+        lost ??= error;
+        yield* dropSession(state);
+      }
       if (!retriable(error) || attempts >= state.options.reconnectAttemptsMax) {
         const { path } = state;
-        return yield* error.connection
-          ? new ConnectionLost({ path, operation, lastSequence, attempts, detail: error.detail })
-          : new DatabaseError({ path, operation, code: error.code, detail: error.detail });
+        // A refusal after a lost connection (a reconnection refused: the
+        // database not accepting connections, a bad password) still leaves
+        // the first run's outcome unknown: never "nothing committed".
+        if (lost === undefined) {
+          return yield* new DatabaseError({
+            path,
+            operation,
+            code: error.code,
+            detail: error.detail,
+          });
+        }
+        const detail = error === lost ? lost.detail : `${lost.detail}; then ${error.detail}`;
+        return yield* new ConnectionLost({ path, operation, lastSequence, attempts, detail });
       }
       yield* Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1)));
     }

@@ -9,13 +9,18 @@ import type { Event } from "@tay/core";
 import { Effect } from "effect";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type * as Engine from "../engine/Engine.js";
+import type * as Log from "../log/Log.js";
 import type * as Projection from "../log/Projection.js";
 
-/** What a scrape reads besides the engine: the server's leases and sessions. */
+/** What a scrape reads besides the engine: the server's leases and sessions, the store's facts. */
 export interface ServerGauges {
   readonly leases: () => number;
   readonly sessions: () => number;
   readonly leasesExpired: () => number;
+  /** The store's pressure, 0..1 (see `Server.StoreFacts`). */
+  readonly pressure: () => number;
+  /** Segment files of the current generation (0 where the store keeps none). */
+  readonly segments: () => number;
 }
 
 /** The metrics of one served engine. */
@@ -81,7 +86,11 @@ const count = (counters: ReturnType<typeof eventCounters>, event: Event.DomainEv
   }
 };
 
-const stateGauges = (registry: Registry, engine: Engine.EngineService, server: ServerGauges) => {
+const stateGauges = (
+  registry: Registry,
+  engine: Engine.EngineService<Log.Kind>,
+  server: ServerGauges,
+) => {
   new Gauge({
     name: "tay_jobs",
     help: "Committed jobs by queue and state",
@@ -104,13 +113,9 @@ const stateGauges = (registry: Registry, engine: Engine.EngineService, server: S
       },
     });
   gauge("tay_store_pressure", "Generation bytes over storeBytesMax (0..1)", () =>
-    Effect.runSync(engine.log.storePressure()),
+    server.pressure(),
   );
-  gauge(
-    "tay_segments",
-    "Segment files of the current generation",
-    () => Effect.runSync(engine.log.segmentSizeStats()).count,
-  );
+  gauge("tay_segments", "Segment files of the current generation", () => server.segments());
   gauge(
     "tay_last_sequence",
     "Last appended sequence",
@@ -160,7 +165,7 @@ const requestObserver = (requests: Histogram<"route" | "status">) => {
 };
 
 /** The metrics of `engine` served with `server`'s leases and sessions. */
-export const make = (engine: Engine.EngineService, server: ServerGauges): Metrics => {
+export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauges): Metrics => {
   const registry = new Registry();
   const counters = eventCounters(registry);
   const batches = new Histogram({

@@ -22,12 +22,14 @@ import * as LockDescription from "../disk/LockDescription.js";
 import * as NodeDisk from "../disk/NodeDisk.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
+import type * as Log from "../log/Log.js";
 import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
 import { gathered } from "./internal/gather.js";
 import { errorJson, readBody, sendError, sendJson } from "./internal/http.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
+import type { StoreFacts } from "./internal/storeFacts.js";
 import { streams } from "./internal/streams.js";
 import * as Dashboard from "./Dashboard.js";
 import * as Metrics from "./Metrics.js";
@@ -60,6 +62,8 @@ export interface ServeOptions {
   /** How long a client may take to send a request (default 30 s). */
   readonly requestTimeoutMs?: number;
 }
+
+export type { CompactionFacts, StoreFacts } from "./internal/storeFacts.js";
 
 /** A running server. */
 export interface Serving {
@@ -328,7 +332,11 @@ const describeLock = (directory: string, server: LockDescription.LockServer | un
   });
 
 /** The parts of a server, started. */
-const started = async (engine: Engine.EngineService, options: ServeOptions) => {
+const started = async (
+  engine: Engine.EngineService<Log.Kind>,
+  options: ServeOptions,
+  store: StoreFacts,
+) => {
   const leases = new Leases((jobId, attempt, why) => {
     engine.promises.fail(jobId, why, { attempt }).catch(() => undefined);
   });
@@ -337,6 +345,8 @@ const started = async (engine: Engine.EngineService, options: ServeOptions) => {
   if (tcpAddress !== undefined && !("host" in tcpAddress)) throw tcpAddress;
   const token = tcpAddress === undefined ? null : await Token.ensure(options.directory);
   const metrics = Metrics.make(engine, {
+    pressure: store.pressure,
+    segments: store.segments,
     leases: () => leases.size,
     sessions: () => sessions.size,
     leasesExpired: () => leases.expired,
@@ -344,7 +354,7 @@ const started = async (engine: Engine.EngineService, options: ServeOptions) => {
   const current = token === null ? null : new Token.Current(options.directory, token);
   const handling: Handling = {
     metrics,
-    served: { engine, leases, sessions },
+    served: { engine, store, leases, sessions },
     options,
     token: current,
   };
@@ -383,6 +393,29 @@ const isServeError = (error: unknown): error is ServeError =>
   "_tag" in error &&
   (error._tag === "ListenFailed" || error._tag === "InvalidListen");
 
+/** The file store's facts, read from its engine. */
+const fileFacts = (engine: Engine.EngineService): StoreFacts => ({
+  pressure: () => Effect.runSync(engine.log.storePressure()),
+  segments: () => Effect.runSync(engine.log.segmentSizeStats()).count,
+  orphanedGenerations: engine.report.orphanedGenerations,
+  compact: async (retentionMs) => {
+    const report = await engine.promises.compact(retentionMs);
+    return {
+      epoch: report.epoch,
+      parentEpoch: report.parentEpoch,
+      firstSequence: report.firstSequence,
+      baseRecordCount: report.baseRecordCount,
+      baseSegments: report.baseSegments,
+      removedEpochs: [...report.removedEpochs],
+      notRemoved: report.notRemoved.map((failure) => ({
+        epoch: failure.epoch,
+        error: failure.error.message,
+      })),
+      pauseMs: report.pauseMs,
+    };
+  },
+});
+
 /**
  * Serves `engine` for the scope: listens, records the socket in LOCK, and
  * at the scope's end stops listening, ends open streams and leases (their
@@ -394,9 +427,23 @@ export const serve = (
   engine: Engine.EngineService,
   options: ServeOptions,
 ): Effect.Effect<Serving, ServeError, Disk | Scope.Scope> =>
+  serveLog(engine, options, fileFacts(engine));
+
+/**
+ * Serves an engine over any log (`Engine.fromLog`: PostgreSQL's), as
+ * `serve` serves the file store's, with `store` saying what the status,
+ * the metrics and compaction show of it. `options.directory` holds the
+ * token file for TCP (and the default socket); a LOCK there is described
+ * when it is this process's, as `serve` does, and left alone otherwise.
+ */
+export const serveLog = <K extends Log.Kind>(
+  engine: Engine.EngineService<K>,
+  options: ServeOptions,
+  store: StoreFacts,
+): Effect.Effect<Serving, ServeError, Disk | Scope.Scope> =>
   Effect.gen(function* () {
     const starting = Effect.tryPromise({
-      try: () => started(engine, options),
+      try: () => started(engine, options, store),
       catch: (error) => error,
     }).pipe(
       Effect.catchAll((error) => (isServeError(error) ? Effect.fail(error) : Effect.die(error))),

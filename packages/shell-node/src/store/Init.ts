@@ -43,10 +43,11 @@ const initDebris: ReadonlySet<string> = new Set([
 export const listedEntriesMax = 16;
 
 /**
- * Classifies a directory's entries for init: a Store-v1 root, an incomplete
- * initialization, or anything else but LOCK is a refusal.
+ * Classifies a directory's entries for init (and `Import`): a Store-v1
+ * root, an incomplete initialization, or anything else but LOCK is a
+ * refusal.
  */
-const refuseEntries = (
+export const refuseEntries = (
   directory: string,
   entries: ReadonlyArray<string>,
 ): Effect.Effect<void, NotEmpty | UnsupportedStoreV1 | IncompleteInitialization> => {
@@ -75,7 +76,9 @@ const refuseEntries = (
  * Creates the directory when missing (one level: its parent must exist) and
  * makes its entry durable; refuses a path that is not a directory.
  */
-const ensureDirectory = (directory: string): Effect.Effect<void, DiskError | StoreNotFound, Disk> =>
+export const ensureDirectory = (
+  directory: string,
+): Effect.Effect<void, DiskError | StoreNotFound, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
     if (!(yield* exists(directory))) {

@@ -10,15 +10,19 @@ import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
 import { type Job, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
 import type * as Engine from "../../engine/Engine.js";
+import type * as Log from "../../log/Log.js";
 import { InvalidRequest } from "../ServerError.js";
 import { statusOf } from "./http.js";
 import { type Leases, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
 import type { Sessions } from "./sessions.js";
+import type { StoreFacts } from "./storeFacts.js";
 
 /** What every handler may use. */
 export interface Served {
-  readonly engine: Engine.EngineService;
+  readonly engine: Engine.EngineService<Log.Kind>;
+  /** What the status, the metrics and compaction read of the store beyond the log's view. */
+  readonly store: StoreFacts;
   readonly leases: Leases;
   readonly sessions: Sessions;
 }
@@ -298,11 +302,11 @@ const commands: ReadonlyArray<Route> = [
     path: "/v1/compact",
     summary: "write a new generation without terminal jobs finished before now - retentionMs",
     body: "{ retentionMs }",
-    handle: async (call, { engine }) => {
+    handle: async (call, { engine, store }) => {
       const { retentionMs } = body(call, Requests.compact);
       // Counted around the compaction as `tay compact` does in process (commands between count too).
       const before = State.jobCount(engine.promises.state());
-      const report = await engine.promises.compact(retentionMs);
+      const report = await store.compact(retentionMs);
       const kept = State.jobCount(engine.promises.state());
       return {
         epoch: report.epoch,
@@ -313,7 +317,7 @@ const commands: ReadonlyArray<Route> = [
         removedEpochs: [...report.removedEpochs],
         notRemoved: report.notRemoved.map((failure) => ({
           epoch: failure.epoch,
-          error: failure.error.message,
+          error: failure.error,
         })),
         pauseMs: report.pauseMs,
         jobsKept: kept,
@@ -443,7 +447,10 @@ const queries: ReadonlyArray<Route> = [
 const historyPage = 4_096;
 
 /** One job's events in the current generation (what `tay job` shows), from the log. */
-const history = async (engine: Engine.EngineService, jobId: number): Promise<Array<Json>> => {
+const history = async (
+  engine: Engine.EngineService<Log.Kind>,
+  jobId: number,
+): Promise<Array<Json>> => {
   const generation = await Effect.runPromise(engine.log.generation());
   const events: Array<Json> = [];
   for (let sequence = generation.firstSequence; ; ) {
@@ -462,10 +469,9 @@ const history = async (engine: Engine.EngineService, jobId: number): Promise<Arr
   }
 };
 
-const status = async ({ engine, leases, sessions }: Served): Promise<JsonObject> => {
+const status = async ({ engine, store, leases, sessions }: Served): Promise<JsonObject> => {
   const stats = await Effect.runPromise(engine.log.stats());
   const generation = await Effect.runPromise(engine.log.generation());
-  const { report } = engine;
   const state = engine.promises.state();
   return {
     path: engine.log.path,
@@ -477,9 +483,9 @@ const status = async ({ engine, leases, sessions }: Served): Promise<JsonObject>
     bytes: stats.bytes,
     pendingRecords: stats.pendingRecords,
     pendingBytes: stats.pendingBytes,
-    pressure: await Effect.runPromise(engine.log.storePressure()),
-    segments: (await Effect.runPromise(engine.log.segmentSizeStats())).count,
-    orphanedGenerations: report.orphanedGenerations.map((orphan) => ({
+    pressure: store.pressure(),
+    segments: store.segments(),
+    orphanedGenerations: store.orphanedGenerations.map((orphan) => ({
       epoch: orphan.epoch,
       kind: orphan.kind,
     })),

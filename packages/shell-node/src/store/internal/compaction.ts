@@ -83,7 +83,7 @@ interface BaseRecord extends Omit<PendingRecord, "sequence"> {
  * reaches `rotationTargetBytes` (at least one record each), every file
  * fsynced (the caller fsyncs `segments/`). Returns the segment states.
  */
-const writeBaseSegments = (
+export const writeBaseSegments = (
   directory: string,
   epoch: number,
   storeId: Uint8Array,

@@ -1,0 +1,140 @@
+// Proves Import writes a new store whose generation 1 starts at the given first sequence with the
+// given base and holds every event under its own sequence, in the bytes the codec encodes, and that
+// the store verifies and opens to append after them; and that it refuses, writing nothing, a
+// history core's fold refuses and a directory that is not empty. Real temporary directories.
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { decodeRecord, encodeRecord } from "@tay/codec";
+import { Generation, Snapshot, State } from "@tay/core";
+import { describe, expect, it } from "@effect/vitest";
+import { Effect, Either } from "effect";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Batch from "../../src/log/Batch.js";
+import * as Import from "../../src/store/Import.js";
+import * as Layout from "../../src/store/Layout.js";
+import * as Recovery from "../../src/store/Recovery.js";
+import { foldProjection } from "../../src/store/StateProjection.js";
+import { dataDirectory, inserted, nodeDisk, temporaryDirectory } from "../support/store.js";
+
+/** A canonical base of jobs 1..3, then jobs 4 and 5 inserted after it. */
+const history = () => {
+  const builder = Generation.start(0);
+  for (const jobId of [1, 2, 3]) Generation.apply(builder, jobId, inserted(jobId));
+  const state = Generation.finish(builder);
+  if (state._tag === "Left") throw new Error("the fixture folds");
+  const base = Snapshot.snapshot(state.right, { now: 0, retentionMs: Number.MAX_SAFE_INTEGER });
+  return { base, events: [...base, inserted(4), inserted(5)] };
+};
+
+/** Every record in the generation's segment files, by sequence, as bytes. */
+const segmentRecords = (directory: string) =>
+  Effect.promise(async () => {
+    const segments = Layout.segmentsPath(directory, 1);
+    const records = new Map<number, Uint8Array>();
+    for (const name of (await fs.readdir(segments)).sort()) {
+      const bytes = new Uint8Array(await fs.readFile(path.join(segments, name)));
+      for (let offset = 44; offset < bytes.length; ) {
+        const decoded = decodeRecord(bytes, offset);
+        if (decoded._tag !== "Record") break;
+        records.set(decoded.record.sequence, bytes.subarray(offset, offset + decoded.size));
+        offset += decoded.size;
+      }
+    }
+    return records;
+  });
+
+describe("Import.importGeneration", () => {
+  it.scopedLive("writes generation 1 from the given sequence, byte for byte, and it opens", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      const { base, events } = history();
+      const imported = yield* Import.importGeneration(directory, {
+        firstSequence: 41,
+        baseRecordCount: base.length,
+        events,
+      });
+      expect(imported).toMatchObject({
+        firstSequence: 41,
+        lastSequence: 40 + events.length,
+        baseRecordCount: base.length,
+        segments: 2,
+      });
+      expect(State.jobCount(imported.state)).toBe(5);
+      const records = yield* segmentRecords(directory);
+      const expected = Either.getOrThrow(Batch.prepare(events)).records;
+      expect([...records.keys()]).toEqual(events.map((_, index) => 41 + index));
+      for (const [index, record] of expected.entries()) {
+        record.sequence = 41 + index;
+        const encoded = encodeRecord(record);
+        if (encoded._tag === "Left") return expect.unreachable("the fixture encodes");
+        expect(records.get(41 + index)).toEqual(encoded.right);
+      }
+      const inspection = yield* Recovery.inspect(directory, {}, foldProjection);
+      expect(inspection.report).toMatchObject({
+        epoch: 1,
+        parentEpoch: 0,
+        firstSequence: 41,
+        baseRecordCount: base.length,
+        lastSequence: 40 + events.length,
+        orphanedGenerations: [],
+        stagedSegment: null,
+      });
+      const engine = yield* Engine.open(directory, { timers: false });
+      const job = yield* engine.insert({ queue: "q", worker: "W", args: null });
+      expect(job.jobId).toBe(6);
+      expect((yield* engine.log.stats()).lastSequence).toBe(41 + events.length);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("an empty history: an empty generation at the given sequence", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      const imported = yield* Import.importGeneration(directory, {
+        firstSequence: 7,
+        baseRecordCount: 0,
+        events: [],
+      });
+      expect(imported).toMatchObject({ firstSequence: 7, lastSequence: 6, segments: 1 });
+      const engine = yield* Engine.open(directory, { timers: false });
+      yield* engine.insert({ queue: "q", worker: "W", args: null });
+      expect((yield* engine.log.stats()).lastSequence).toBe(7);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("refuses a history the fold refuses, creating nothing", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      // A base of one record that is not a snapshot part.
+      const refused = yield* Effect.flip(
+        Import.importGeneration(directory, {
+          firstSequence: 1,
+          baseRecordCount: 1,
+          events: [inserted(1)],
+        }),
+      );
+      expect(refused._tag).toBe("HistoryRejected");
+      expect(refused.message).toContain("sequence 1");
+      const created = yield* Effect.promise(() =>
+        fs.stat(directory).then(
+          () => true,
+          () => false,
+        ),
+      );
+      expect(created).toBe(false);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("refuses a directory that is not empty, with NotEmpty, changing nothing", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      yield* Effect.promise(() => fs.writeFile(path.join(directory, "notes.txt"), "mine"));
+      const refused = yield* Effect.flip(Import.checkTarget(directory));
+      expect(refused._tag).toBe("NotEmpty");
+      const again = yield* Effect.flip(
+        Import.importGeneration(directory, { firstSequence: 1, baseRecordCount: 0, events: [] }),
+      );
+      expect(again._tag).toBe("NotEmpty");
+      expect(yield* Effect.promise(() => fs.readdir(directory))).toEqual(["notes.txt"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+});
