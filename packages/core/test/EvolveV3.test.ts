@@ -430,7 +430,11 @@ describe("a rate-limited queue's start times", () => {
     if (Either.isLeft(published)) return;
     const before = startsOf(published.right);
     const second = Evolve.batch(published.right);
-    for (const [jobId, at] of [[4, 40], [5, 50], [6, 60]] as const) {
+    for (const [jobId, at] of [
+      [4, 40],
+      [5, 50],
+      [6, 60],
+    ] as const) {
       expect(Either.isRight(second.evolveAll([started(jobId, 1, at)]))).toBe(true);
     }
     expect(startsOf(start)).toEqual([10]);
