@@ -22,7 +22,8 @@
 import type { Event as CoreEvent } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { describeDefect } from "./internal/bytes.js";
-import { decodeEventChecked } from "./internal/eventDecode.js";
+import { decodeEventByValue, decodeEventChecked } from "./internal/eventDecode.js";
+import { decodeEventDirect } from "./internal/directEvent.js";
 import { encodeEventChecked, guardEncode } from "./internal/eventEncode.js";
 import type { EncodedEvent, EventDecodeError, EventEncodeError } from "./internal/eventTypes.js";
 import { payloadBytesMax } from "./Record.js";
@@ -66,6 +67,39 @@ export const decodeEvent = (
 ): E.Either<EventDecodeError, Event> => {
   try {
     return decodeEventChecked(type, schema, payload);
+  } catch (cause) {
+    return E.left({ _tag: "Defect", type, schema, message: describeDefect(cause) });
+  }
+};
+
+/**
+ * `decodeEvent` of the payload `bytes[start, end)`, read in place: what a
+ * scan over a segment buffer calls with a record's payload bounds
+ * (`scanRecordAt`), so that a payload the direct decoders accept costs no
+ * view of its own. The same verdict as `decodeEvent(type, schema,
+ * bytes.subarray(start, end))`; never throws, for any input.
+ *
+ * `start..end` must lie within `bytes` (bounds the caller computed):
+ * anything else is a programmer error and throws a `RangeError`.
+ */
+export const decodeEventAt = (
+  type: number,
+  schema: number,
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+): E.Either<EventDecodeError, Event> => {
+  if (!(Number.isInteger(start) && Number.isInteger(end) && 0 <= start && start <= end)) {
+    throw new RangeError(`payload bounds ${start}..${end} are not a range`);
+  }
+  if (end > bytes.length) {
+    throw new RangeError(`payload bounds ${start}..${end} are outside 0..${bytes.length}`);
+  }
+  try {
+    const direct = decodeEventDirect(type, schema, bytes, start, end);
+    return direct === undefined
+      ? decodeEventByValue(type, schema, bytes.subarray(start, end))
+      : E.right(direct);
   } catch (cause) {
     return E.left({ _tag: "Defect", type, schema, message: describeDefect(cause) });
   }

@@ -12,6 +12,7 @@ import { Limits } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { crc32c } from "./Crc32c.js";
 import { isIntegerIn } from "./internal/bytes.js";
+import { crc32cSlicingRange } from "./internal/crc32cSlicing.js";
 import { crc32cOfRange } from "./internal/crcTable.js";
 
 /** Size of the record header: fields and header CRC. */
@@ -190,7 +191,7 @@ export const encodeRecordInto = (
   return writeFramed(target, offset, record);
 };
 
-const corrupt = (reason: CorruptReason, offset: number): DecodedRecord => ({
+const corrupt = (reason: CorruptReason, offset: number): RecordFault => ({
   _tag: "Corrupt",
   reason,
   offset,
@@ -226,21 +227,58 @@ const checkHeaderFields = (
 };
 
 /**
- * Decodes the record that starts at `offset` in `bytes` (the range runs to
- * the end of `bytes`). Never throws for any content.
- *
- * Checks, in order: magic, version; then, if the whole header is present,
- * header CRC, type, flags, schema, payload length (a header cut short has
- * its present fields checked in the same order and is otherwise
- * `Incomplete`); then `Incomplete` if the payload or record CRC is cut
- * short; then the record CRC; then whether the sequence fits 2^53-1. A
- * sequence of 0 is physically valid here and left to the segment's
- * contiguity rule (docs/codec.md).
- *
- * `offset` must be an integer in 0..bytes.length (a position the caller
- * computed): anything else is a programmer error and throws a `RangeError`.
+ * Where `scanRecordAt` writes the fields of the record it accepts: one
+ * object the caller keeps and reuses, so that validating a segment record
+ * by record allocates nothing per record. The payload is
+ * `bytes[payloadStart, payloadEnd)` of the range scanned.
  */
-export const decodeRecord = (bytes: Uint8Array, offset: number): DecodedRecord => {
+export interface RecordFrame {
+  type: number;
+  schema: number;
+  sequence: number;
+  payloadStart: number;
+  payloadEnd: number;
+}
+
+/** A fresh frame for `scanRecordAt`. */
+export const recordFrame = (): RecordFrame => ({
+  type: 0,
+  schema: 0,
+  sequence: 0,
+  payloadStart: 0,
+  payloadEnd: 0,
+});
+
+/** What a byte range holds at an offset when it is not a whole valid record. */
+export type RecordFault = Exclude<DecodedRecord, { readonly _tag: "Record" }>;
+
+/** Payloads up to this many bytes are hashed in JavaScript, not natively (the break-even measured, docs/codec.md). */
+export const shortPayloadBytesMax = 64;
+
+// The record CRC continues the header's over the payload. A call into the
+// native CRC needs a view (an allocation) and costs a fixed ~130 ns, so
+// short payloads (a claim's (3,1) is 59 bytes) are hashed in JavaScript.
+const payloadCrc = (bytes: Uint8Array, start: number, end: number, headerCrc: number): number =>
+  end - start <= shortPayloadBytesMax
+    ? crc32cSlicingRange(bytes, start, end, headerCrc)
+    : crc32c(bytes.subarray(start, end), headerCrc);
+
+/**
+ * `decodeRecord`'s verdict on the record at `offset`, without allocating
+ * for a valid one: its size in bytes (a positive number), with its fields
+ * written into `frame`; or the fault (`Incomplete`, `Corrupt`,
+ * `BeyondSafeInteger`), as `decodeRecord` returns it. `frame` is written
+ * only for a valid record. Same checks in the same order as `decodeRecord`
+ * (which is this plus the record object); never throws for any content.
+ *
+ * `offset` must be an integer in 0..bytes.length: anything else is a
+ * programmer error and throws a `RangeError`.
+ */
+export const scanRecordAt = (
+  bytes: Uint8Array,
+  offset: number,
+  frame: RecordFrame,
+): number | RecordFault => {
   if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
     throw new RangeError(`record offset ${offset} is outside 0..${bytes.length}`);
   }
@@ -265,22 +303,48 @@ export const decodeRecord = (bytes: Uint8Array, offset: number): DecodedRecord =
   const size = recordOverheadBytes + length;
   if (available < size) return { _tag: "Incomplete", offset };
   const payloadStart = offset + recordHeaderBytes;
-  const payload = bytes.subarray(payloadStart, payloadStart + length);
-  if (crc32c(payload, headerCrc) !== readU32(bytes, payloadStart + length)) {
+  const payloadEnd = payloadStart + length;
+  if (payloadCrc(bytes, payloadStart, payloadEnd, headerCrc) !== readU32(bytes, payloadEnd)) {
     return corrupt("RecordChecksum", offset);
   }
   const sequenceHigh = readU32(bytes, offset + sequenceOffset);
   // 2^53-1 has 0x1fffff in its high 32 bits.
   if (sequenceHigh > 0x1f_ffff) return { _tag: "BeyondSafeInteger", field: "sequence", offset };
-  const sequence = sequenceHigh * 4_294_967_296 + readU32(bytes, offset + sequenceOffset + 4);
+  frame.type = bytes[offset + typeOffset] ?? 0;
+  frame.schema = bytes[offset + schemaOffset] ?? 0;
+  frame.sequence = sequenceHigh * 4_294_967_296 + readU32(bytes, offset + sequenceOffset + 4);
+  frame.payloadStart = payloadStart;
+  frame.payloadEnd = payloadEnd;
+  return size;
+};
+
+/**
+ * Decodes the record that starts at `offset` in `bytes` (the range runs to
+ * the end of `bytes`). Never throws for any content.
+ *
+ * Checks, in order: magic, version; then, if the whole header is present,
+ * header CRC, type, flags, schema, payload length (a header cut short has
+ * its present fields checked in the same order and is otherwise
+ * `Incomplete`); then `Incomplete` if the payload or record CRC is cut
+ * short; then the record CRC; then whether the sequence fits 2^53-1. A
+ * sequence of 0 is physically valid here and left to the segment's
+ * contiguity rule (docs/codec.md).
+ *
+ * `offset` must be an integer in 0..bytes.length (a position the caller
+ * computed): anything else is a programmer error and throws a `RangeError`.
+ */
+export const decodeRecord = (bytes: Uint8Array, offset: number): DecodedRecord => {
+  const frame = recordFrame();
+  const scanned = scanRecordAt(bytes, offset, frame);
+  if (typeof scanned !== "number") return scanned;
   return {
     _tag: "Record",
     record: {
-      type: bytes[offset + typeOffset] ?? 0,
-      schema: bytes[offset + schemaOffset] ?? 0,
-      sequence,
-      payload,
+      type: frame.type,
+      schema: frame.schema,
+      sequence: frame.sequence,
+      payload: bytes.subarray(frame.payloadStart, frame.payloadEnd),
     },
-    size,
+    size: scanned,
   };
 };

@@ -4,7 +4,8 @@
 // round-trip and re-encode properties over every pair's arbitrary, the
 // FORMAT.md record vector, hand-made refusals, mutations with bad inner
 // events, and arbitrary or damaged bytes that must never throw or reach the
-// Defect guard.
+// Defect guard; and that decodeEventAt, reading a payload in place inside a
+// larger buffer, gives decodeEvent's verdict on its copy.
 import { Event, Value } from "@tay/core";
 import fc from "fast-check";
 import * as E from "fp-ts/lib/Either.js";
@@ -13,6 +14,7 @@ import * as Events from "../../testkit/src/Events.js";
 import * as Values from "../../testkit/src/Values.js";
 import {
   decodeEvent,
+  decodeEventAt,
   type EncodedEvent,
   type EventDecodeError,
   type EventEncodeError,
@@ -524,6 +526,30 @@ describe("totality", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("decodes a payload in place inside a larger buffer as decodeEvent decodes its copy", () => {
+    const placed = fc
+      .tuple(Events.event(), fc.nat(), fc.integer({ min: 0, max: 255 }), fc.nat(), fc.nat(16))
+      .map(([event, at, flip, cut, margin]) => {
+        const { type, schema, payload } = encoded(event);
+        const bytes = payload.slice();
+        // A third of the cases damaged (flipped or cut), the rest intact.
+        if (cut % 3 === 1) bytes[at % bytes.length] = (bytes[at % bytes.length] ?? 0) ^ flip;
+        const kept = cut % 3 === 2 ? bytes.subarray(0, at % (bytes.length + 1)) : bytes;
+        const buffer = new Uint8Array(margin + kept.length + margin).fill(0xa5);
+        buffer.set(kept, margin);
+        return { type, schema, kept, buffer, margin };
+      });
+    fc.assert(
+      fc.property(placed, ({ type, schema, kept, buffer, margin }) => {
+        const inPlace = decodeEventAt(type, schema, buffer, margin, margin + kept.length);
+        expect(inPlace).toEqual(decodeEvent(type, schema, kept.slice()));
+      }),
+      { numRuns: 400 },
+    );
+    expect(() => decodeEventAt(1, 1, new Uint8Array(4), 2, 5)).toThrow(RangeError);
+    expect(() => decodeEventAt(1, 1, new Uint8Array(4), 3, 2)).toThrow(RangeError);
   });
 
   it("turns an exception from a caller's broken event into a Defect, not a throw", () => {

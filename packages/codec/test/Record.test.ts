@@ -1,6 +1,8 @@
 // Proves Record v1 framing matches FORMAT.md byte for byte and that
 // decodeRecord returns exactly one documented verdict for any bytes at any
-// offset, with the precedence of checks that docs/codec.md fixes. It uses
+// offset, with the precedence of checks that docs/codec.md fixes, and that
+// scanRecordAt (the allocation-free form a segment scan uses) gives the
+// same verdict with the fields in a reused frame. It uses
 // the spec vector, round-trip properties inside larger buffers, records
 // built field by field with correct or wrong CRCs, and every header prefix.
 import fc from "fast-check";
@@ -17,8 +19,11 @@ import {
   payloadBytesMax,
   type RecordFields,
   recordHeaderBytes,
+  recordFrame,
   recordOverheadBytes,
   recordSize,
+  scanRecordAt,
+  shortPayloadBytesMax,
 } from "../src/Record.js";
 
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString("hex");
@@ -387,5 +392,89 @@ describe("any bytes at any offset", () => {
       ),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe("scanRecordAt", () => {
+  /** decodeRecord's verdict rebuilt from scanRecordAt's (the size and the frame's fields). */
+  const viaScan = (bytes: Uint8Array, offset: number): DecodedRecord => {
+    const frame = recordFrame();
+    const scanned = scanRecordAt(bytes, offset, frame);
+    if (typeof scanned !== "number") return scanned;
+    return {
+      _tag: "Record",
+      record: {
+        type: frame.type,
+        schema: frame.schema,
+        sequence: frame.sequence,
+        payload: bytes.subarray(frame.payloadStart, frame.payloadEnd),
+      },
+      size: scanned,
+    };
+  };
+
+  it("gives decodeRecord's verdict for damaged records at any offset, one frame reused (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            recordFields,
+            fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }),
+          ),
+          { minLength: 1, maxLength: 4 },
+        ),
+        fc.nat(),
+        (records, cutAt) => {
+          const parts = records.map(([record, changes]) => {
+            const bytes = encoded(record);
+            for (const [where, byte] of changes) bytes[where % bytes.length] = byte;
+            return bytes;
+          });
+          const whole = new Uint8Array(parts.reduce((total, part) => total + part.length, 0));
+          let at = 0;
+          const offsets: Array<number> = [];
+          for (const part of parts) {
+            offsets.push(at);
+            whole.set(part, at);
+            at += part.length;
+          }
+          const bytes = whole.subarray(0, cutAt % (whole.length + 1));
+          for (const offset of offsets) {
+            if (offset > bytes.length) continue;
+            expect(viaScan(bytes, offset)).toEqual(decodeRecord(bytes, offset));
+          }
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it("checks the record CRC of payloads on both sides of the short-payload path", () => {
+    for (const length of [
+      0,
+      1,
+      shortPayloadBytesMax - 1,
+      shortPayloadBytesMax,
+      shortPayloadBytesMax + 1,
+      300,
+    ]) {
+      const payload = Uint8Array.from({ length }, (_, index) => (index * 7) & 0xff);
+      const bytes = encoded({ type: 3, schema: 1, sequence: 9, payload });
+      const frame = recordFrame();
+      expect(scanRecordAt(bytes, 0, frame)).toBe(bytes.length);
+      expect(frame).toEqual({
+        type: 3,
+        schema: 1,
+        sequence: 9,
+        payloadStart: recordHeaderBytes,
+        payloadEnd: recordHeaderBytes + length,
+      });
+      for (const at of [recordHeaderBytes, bytes.length - 5, bytes.length - 1]) {
+        if (at < recordHeaderBytes) continue;
+        const damaged = new Uint8Array(bytes);
+        damaged[at] = (damaged[at] ?? 0) ^ 0x10;
+        expect(scanRecordAt(damaged, 0, recordFrame())).toEqual(corrupt("RecordChecksum"));
+      }
+    }
   });
 });

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * Producers awaiting each insert on the promise face: inserts/s and CPU µs
+ * Producers awaiting each insert on the promise face: inserts/s, CPU µs
  * per insert (`process.cpuUsage`, the figure that survives a loaded
- * machine), after a warm-up; with `RAW=1`, a raw loop of `O_DSYNC` appends
+ * machine) and bytes allocated on the V8 heap per insert (the growth of
+ * the used heap between collections, summed: `v8.GCProfiler`), after a
+ * warm-up; with `RAW=1`, a raw loop of `O_DSYNC` appends
  * of the same record size first (the floor one awaited `Maximal` insert
  * waits for). For A/B runs of two builds in one session, point `ROOT` at a
  * copy of the other build's repository tree (its `packages/shell-node/dist`).
@@ -16,6 +18,7 @@
  */
 import { closeSync, constants, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { GCProfiler, getHeapStatistics } from "node:v8";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = process.env.ROOT ?? resolve(here, "../../..");
@@ -57,13 +60,28 @@ const run = async (count) => {
   );
 };
 await run(warmUp);
+// Allocated bytes: what the used heap grew by between collections (each
+// collection's "before" less the previous one's "after"), plus the growth
+// since the last one.
+const profiler = new GCProfiler();
+profiler.start();
+const heapStart = getHeapStatistics().used_heap_size;
 const cpu = process.cpuUsage();
 const started = performance.now();
 await run(inserts);
 const seconds = (performance.now() - started) / 1000;
 const used = process.cpuUsage(cpu);
+const heapEnd = getHeapStatistics().used_heap_size;
+const { statistics } = profiler.stop();
+let allocated = 0;
+let after = heapStart;
+for (const collection of statistics) {
+  allocated += collection.beforeGC.heapStatistics.usedHeapSize - after;
+  after = collection.afterGC.heapStatistics.usedHeapSize;
+}
+allocated += heapEnd - after;
 await engine.close();
 rmSync(scratch, { recursive: true, force: true });
 console.log(
-  `${durability}, ${producers} producer(s): ${(inserts / seconds).toFixed(0)} inserts/s, CPU ${((used.user + used.system) / inserts).toFixed(1)} µs/insert (user ${(used.user / inserts).toFixed(1)}, system ${(used.system / inserts).toFixed(1)})`,
+  `${durability}, ${producers} producer(s): ${(inserts / seconds).toFixed(0)} inserts/s, CPU ${((used.user + used.system) / inserts).toFixed(1)} µs/insert (user ${(used.user / inserts).toFixed(1)}, system ${(used.system / inserts).toFixed(1)}), ${(allocated / inserts).toFixed(0)} bytes allocated/insert (${statistics.length} collections)`,
 );

@@ -65,3 +65,37 @@ export const crc32cSlicing = (bytes: Uint8Array, initial: number): number => {
   for (; index < length; index++) crc = at(0, crc ^ (bytes[index] ?? 0)) ^ (crc >>> 8);
   return ~crc >>> 0;
 };
+
+/**
+ * `crc32cSlicing` of `bytes[start, end)`, reading the bytes one by one
+ * instead of through a `DataView`: no allocation, for the short ranges a
+ * record scan hashes in place (payloads of a few hundred bytes).
+ */
+export const crc32cSlicingRange = (
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  initial: number,
+): number => {
+  let crc = ~initial;
+  let index = start;
+  for (const wholeEnd = end - ((end - start) % sliceCount); index < wholeEnd; index += sliceCount) {
+    const low =
+      crc ^
+      ((bytes[index] ?? 0) |
+        ((bytes[index + 1] ?? 0) << 8) |
+        ((bytes[index + 2] ?? 0) << 16) |
+        ((bytes[index + 3] ?? 0) << 24));
+    crc =
+      at(7, low) ^
+      at(6, low >>> 8) ^
+      at(5, low >>> 16) ^
+      at(4, low >>> 24) ^
+      at(3, bytes[index + 4] ?? 0) ^
+      at(2, bytes[index + 5] ?? 0) ^
+      at(1, bytes[index + 6] ?? 0) ^
+      at(0, bytes[index + 7] ?? 0);
+  }
+  for (; index < end; index++) crc = at(0, crc ^ (bytes[index] ?? 0)) ^ (crc >>> 8);
+  return ~crc >>> 0;
+};

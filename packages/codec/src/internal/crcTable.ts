@@ -15,9 +15,17 @@ for (let byte = 0; byte < 256; byte++) {
   table[byte] = crc;
 }
 
-/** CRC-32C of `bytes[start..end)` as an unsigned 32-bit integer. Keep ranges short. */
-export const crc32cOfRange = (bytes: Uint8Array, start: number, end: number): number => {
-  let crc = -1;
+/**
+ * CRC-32C of `bytes[start..end)` as an unsigned 32-bit integer, continuing
+ * `initial` (a previous result, 0 for none) as `crc32c` does. Keep ranges short.
+ */
+export const crc32cOfRange = (
+  bytes: Uint8Array,
+  start: number,
+  end: number,
+  initial = 0,
+): number => {
+  let crc = ~initial;
   for (let index = start; index < end; index++) {
     crc = (table[(crc ^ (bytes[index] ?? 0)) & 0xff] ?? 0) ^ (crc >>> 8);
   }

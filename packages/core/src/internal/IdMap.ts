@@ -11,6 +11,13 @@
  * An update given an `Edit` token changes the nodes it created earlier in
  * the same run in place (see `Edit`), so a run of updates to neighbouring
  * ids copies each path once.
+ *
+ * Adding the next id (one past the highest this map ever bound, the usual
+ * new job) copies nothing when its leaf exists and nobody appended to it
+ * yet: the value is appended to the leaf's array in place and the new map
+ * shares every node. Each map knows its `end` (one past the highest id it
+ * ever bound) and ignores slots at or above it, which hold only what a
+ * later map appended; a copy of a leaf keeps none of them.
  */
 import { type Edit, owns } from "./Edit.js";
 
@@ -37,6 +44,8 @@ const span = (level: number): number => spans[level] ?? Number.POSITIVE_INFINITY
 
 const digit = (id: number, level: number): number => Math.floor(id / span(level)) % width;
 
+const leafIndex = (id: number): number => Math.floor(id / width);
+
 /** A persistent id-keyed map; every "update" returns a new map. */
 export class IdMap<V> {
   private constructor(
@@ -44,11 +53,13 @@ export class IdMap<V> {
     /** Levels above the leaves: the trie covers ids < 32^(height + 1). */
     private readonly height: number,
     private readonly count: number,
+    /** One past the highest id ever bound here: slots at or above it are not this map's. */
+    private readonly end: number,
   ) {}
 
   /** The empty map. */
   static empty<V>(): IdMap<V> {
-    return new IdMap<V>(undefined, 0, 0);
+    return new IdMap<V>(undefined, 0, 0, 0);
   }
 
   /**
@@ -96,7 +107,10 @@ export class IdMap<V> {
       height++;
     }
     const root = nodes[0]?.node;
-    let map = new IdMap<V>(root, height, root === undefined ? 0 : count);
+    let map =
+      root === undefined
+        ? new IdMap<V>(undefined, 0, 0, 0)
+        : new IdMap<V>(root, height, count, base + dense.length);
     for (const [id, value] of extra) map = map.set(id, value);
     return map;
   }
@@ -108,7 +122,7 @@ export class IdMap<V> {
 
   /** The value at `id`, or undefined. */
   get(id: number): V | undefined {
-    if (!(id >= 0 && id < span(this.height + 1))) return undefined;
+    if (!(id >= 0 && id < this.end)) return undefined;
     let node = this.root;
     for (let level = this.height; node !== undefined; level--) {
       if (node.kind === "leaf") return node.values[digit(id, 0)];
@@ -127,15 +141,67 @@ export class IdMap<V> {
    * integer >= 0. With `edit`, nodes of that run are updated in place.
    */
   set(id: number, value: V, edit?: Edit): IdMap<V> {
+    if (id === this.end && this.appendInPlace(id, value)) {
+      return new IdMap(this.root, this.height, this.count + 1, id + 1);
+    }
     let root = this.root;
     let height = this.height;
+    if (id >= this.end && this.end > 0 && leafIndex(id) !== leafIndex(this.end - 1)) {
+      root = this.closeTip(edit);
+    }
     // Grow upwards until the trie covers the id.
     while (id >= span(height + 1)) {
       root = root === undefined ? undefined : { kind: "branch", children: [root], edit };
       height++;
     }
     const added = this.get(id) === undefined;
-    return new IdMap(setIn(root, height, id, value, edit), height, this.count + (added ? 1 : 0));
+    return new IdMap(
+      setIn(root, height, id, value, edit, this.end),
+      height,
+      this.count + (added ? 1 : 0),
+      Math.max(this.end, id + 1),
+    );
+  }
+
+  /**
+   * The root for a map whose end moves past the leaf of `end - 1` (the
+   * one leaf appends go to): that leaf is closed to appends (its array
+   * padded to full width), so that no later append to it shows in the new
+   * map; or, when an append of another map already went into it, replaced
+   * on the new map's path by a copy without it.
+   */
+  private closeTip(edit: Edit | undefined): Slot<V> {
+    const tipId = this.end - 1;
+    const tip = this.leafOf(tipId);
+    if (tip === undefined) return this.root;
+    const own = this.end - (tipId - digit(tipId, 0));
+    if (tip.values.length <= own) {
+      if (tip.values.length < width) tip.values.length = width;
+      return this.root;
+    }
+    return setIn(this.root, this.height, tipId, tip.values[digit(tipId, 0)], edit, this.end);
+  }
+
+  /** The leaf that holds `id`'s slot, if there is one. */
+  private leafOf(id: number): Leaf<V> | undefined {
+    if (!(id >= 0 && id < span(this.height + 1))) return undefined;
+    let node = this.root;
+    for (let level = this.height; node !== undefined && node.kind === "branch"; level--) {
+      node = node.children[digit(id, level)];
+    }
+    return node;
+  }
+
+  /**
+   * Appends the value of `id` (this map's `end`) to its leaf's array when
+   * the leaf exists and its array ends right before `id`'s slot (no later
+   * map appended to it): false when it does not, and nothing was written.
+   */
+  private appendInPlace(id: number, value: V): boolean {
+    const leaf = this.leafOf(id);
+    if (leaf === undefined || leaf.values.length !== digit(id, 0)) return false;
+    leaf.values.push(value);
+    return true;
   }
 
   /**
@@ -144,12 +210,17 @@ export class IdMap<V> {
    */
   delete(id: number, edit?: Edit): IdMap<V> {
     if (this.get(id) === undefined) return this;
-    return new IdMap(removeIn(this.root, this.height, id, edit), this.height, this.count - 1);
+    return new IdMap(
+      removeIn(this.root, this.height, id, edit, this.end),
+      this.height,
+      this.count - 1,
+      this.end,
+    );
   }
 
   /** Calls `visit` on every value in ascending id order, without allocating per entry. */
   forEachValue(visit: (value: V) => void): void {
-    if (this.root !== undefined) visitNode(this.root, visit);
+    if (this.root !== undefined) visitNode(this.root, this.height, 0, this.end, visit);
   }
 
   /** Ascending values. */
@@ -173,7 +244,8 @@ export class IdMap<V> {
     for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
       const { node, base, level } = frame;
       if (node.kind === "leaf") {
-        for (let index = 0; index < node.values.length; index++) {
+        const own = Math.min(node.values.length, this.end - base);
+        for (let index = 0; index < own; index++) {
           const value = node.values[index];
           if (value !== undefined) yield [base + index, value];
         }
@@ -189,37 +261,72 @@ export class IdMap<V> {
   }
 }
 
-const visitNode = <V>(node: Branch<V> | Leaf<V>, visit: (value: V) => void): void => {
+const visitNode = <V>(
+  node: Branch<V> | Leaf<V>,
+  level: number,
+  base: number,
+  end: number,
+  visit: (value: V) => void,
+): void => {
   if (node.kind === "leaf") {
-    for (const value of node.values) if (value !== undefined) visit(value);
+    const own = Math.min(node.values.length, end - base);
+    for (let index = 0; index < own; index++) {
+      const value = node.values[index];
+      if (value !== undefined) visit(value);
+    }
     return;
   }
-  for (const child of node.children) if (child !== undefined) visitNode(child, visit);
+  const childSpan = span(level);
+  for (let index = 0; index < node.children.length; index++) {
+    const child = node.children[index];
+    if (child !== undefined) visitNode(child, level - 1, base + index * childSpan, end, visit);
+  }
+};
+
+/**
+ * `leaf`'s values for a map whose `end` is given, to change: the array
+ * itself when the run owns the leaf, else a copy; either way without the
+ * slots at or above `end` (what later maps appended), so that binding an
+ * id beyond them cannot take them in.
+ */
+const ownValues = <V>(
+  leaf: Leaf<V>,
+  leafBase: number,
+  end: number,
+  edit: Edit | undefined,
+): Array<V | undefined> => {
+  const own = Math.max(0, end - leafBase);
+  if (!owns(edit, leaf.edit)) return leaf.values.slice(0, own);
+  if (leaf.values.length > own) leaf.values.length = own;
+  return leaf.values;
 };
 
 const setIn = <V>(
   node: Slot<V>,
   level: number,
   id: number,
-  value: V,
+  value: V | undefined,
   edit: Edit | undefined,
+  end: number,
 ): Branch<V> | Leaf<V> => {
   if (level === 0) {
-    if (node !== undefined && node.kind === "leaf" && owns(edit, node.edit)) {
-      node.values[digit(id, 0)] = value;
-      return node;
+    const slot = digit(id, 0);
+    if (node === undefined || node.kind !== "leaf") {
+      const values: Array<V | undefined> = [];
+      values[slot] = value;
+      return { kind: "leaf", values, edit };
     }
-    const values = node !== undefined && node.kind === "leaf" ? [...node.values] : [];
-    values[digit(id, 0)] = value;
-    return { kind: "leaf", values, edit };
+    const values = ownValues(node, id - slot, end, edit);
+    values[slot] = value;
+    return values === node.values ? node : { kind: "leaf", values, edit };
   }
   const index = digit(id, level);
   if (node !== undefined && node.kind === "branch" && owns(edit, node.edit)) {
-    node.children[index] = setIn(node.children[index], level - 1, id, value, edit);
+    node.children[index] = setIn(node.children[index], level - 1, id, value, edit, end);
     return node;
   }
   const children = node !== undefined && node.kind === "branch" ? [...node.children] : [];
-  children[index] = setIn(children[index], level - 1, id, value, edit);
+  children[index] = setIn(children[index], level - 1, id, value, edit, end);
   return { kind: "branch", children, edit };
 };
 
@@ -229,17 +336,24 @@ const isEmpty = <T>(slots: ReadonlyArray<T | undefined>): boolean => {
 };
 
 // The caller checked that `id` is present, so every node on its path exists.
-const removeIn = <V>(node: Slot<V>, level: number, id: number, edit: Edit | undefined): Slot<V> => {
+const removeIn = <V>(
+  node: Slot<V>,
+  level: number,
+  id: number,
+  edit: Edit | undefined,
+  end: number,
+): Slot<V> => {
   if (node === undefined) return undefined;
   if (node.kind === "leaf") {
-    const values = owns(edit, node.edit) ? node.values : [...node.values];
-    values[digit(id, 0)] = undefined;
+    const slot = digit(id, 0);
+    const values = ownValues(node, id - slot, end, edit);
+    values[slot] = undefined;
     if (isEmpty(values)) return undefined;
     return values === node.values ? node : { kind: "leaf", values, edit };
   }
   const index = digit(id, level);
   const children = owns(edit, node.edit) ? node.children : [...node.children];
-  children[index] = removeIn(children[index], level - 1, id, edit);
+  children[index] = removeIn(children[index], level - 1, id, edit, end);
   if (isEmpty(children)) return undefined;
   return children === node.children ? node : { kind: "branch", children, edit };
 };

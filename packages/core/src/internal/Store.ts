@@ -270,7 +270,9 @@ export class BuilderStore implements Store {
   }
 
   getQueue(queue: string): QueueState | undefined {
-    return this.queues.get(queue);
+    // Every start asks (EVENTS-V3.md's pause and concurrency rules): a fold
+    // of a history without queue states must not pay a lookup for it.
+    return this.queues.size === 0 ? undefined : this.queues.get(queue);
   }
 
   putQueue(queue: string, state: QueueState | undefined): void {

@@ -2,7 +2,9 @@
 // ids, keeps every earlier version unchanged, iterates in ascending id
 // order, and builds the same map from a dense array at any base. Transient
 // runs (sets sharing an `Edit` token) agree with the model and leave every
-// map published before the run unchanged.
+// map published before the run unchanged. Maps branching from one another
+// (each adding its own next id in place, or setting and deleting) keep
+// their own contents: what one appended is never seen by another.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
@@ -94,6 +96,56 @@ describe("IdMap", () => {
         }
       }),
       { numRuns: 150 },
+    );
+  });
+
+  it("keeps every version's own contents when versions branch and append (property)", () => {
+    // Each step takes any earlier version and adds its next id (the append
+    // in place), sets another id, or deletes one; sometimes in a run.
+    const step = fc.record({
+      from: fc.nat(),
+      kind: fc.constantFrom("next", "next", "next", "set", "delete"),
+      key: fc.integer({ min: 0, max: 200 }),
+      inRun: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 150 }), fc.nat(100), (steps, start) => {
+        const dense = Array.from({ length: start }, (_, index) => `d${index}`);
+        const versions: Array<{ map: IdMap<string>; model: Map<number, string>; next: number }> = [
+          {
+            map: IdMap.fromDense(dense, 0, start),
+            model: new Map(dense.map((value, index) => [index, value])),
+            next: start,
+          },
+        ];
+        steps.forEach(({ from, kind, key, inRun }, index) => {
+          const parent = versions[from % versions.length];
+          if (parent === undefined) return;
+          const model = new Map(parent.model);
+          const edit = inRun ? new Edit() : undefined;
+          let map = parent.map;
+          let next = parent.next;
+          if (kind === "delete") {
+            map = map.delete(key, edit);
+            model.delete(key);
+          } else {
+            const id = kind === "next" ? next : key;
+            map = map.set(id, `s${index}`, edit);
+            model.set(id, `s${index}`);
+            next = Math.max(next, id + 1);
+          }
+          versions.push({ map, model, next });
+        });
+        for (const { map, model, next } of versions) {
+          expect([...map.entries()]).toEqual(sortedEntries(model));
+          const visited: Array<string> = [];
+          map.forEachValue((value) => visited.push(value));
+          expect(visited).toEqual(sortedEntries(model).map(([, value]) => value));
+          expect(map.size).toBe(model.size);
+          for (let id = 0; id <= next + 40; id++) expect(map.get(id)).toBe(model.get(id));
+        }
+      }),
+      { numRuns: 200 },
     );
   });
 });

@@ -136,13 +136,33 @@ export interface Write {
   readonly now?: (position: number, bytes: Uint8Array, done: WriteDone) => void;
 }
 
+/** Reads up to `length` bytes at `position`; fewer only at end of file. */
+export interface Read {
+  (position: number, length: number): Effect.Effect<Uint8Array, DiskError>;
+  /**
+   * The same read into `target[0, length)` (`length` at most
+   * `target.length`): the count read, fewer only at end of file. Recovery
+   * reads a store's segments through one reused buffer this way, instead of
+   * a new 4 MiB buffer per chunk, whose off-heap bytes (the whole store, in
+   * all) each pushed the heap towards another full collection
+   * (docs/benchmarks.md, "Cold start"). Optional, and carried by the read
+   * function itself, as `Write.now`: a wrapper that replaces `read` (to
+   * count or fail reads) drops it, and its reads then go through the wrapper.
+   */
+  readonly into?: (
+    position: number,
+    target: Uint8Array,
+    length: number,
+  ) => Effect.Effect<number, DiskError>;
+}
+
 /** An open file. Positions are byte offsets from the start of the file. */
 export interface FileHandle {
   readonly path: string;
   /** Writes are durable when they return (opened with `dataSync`): no `sync` is needed after them. */
   readonly dataSync: boolean;
   /** Reads up to `length` bytes at `position`; fewer only at end of file. */
-  readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, DiskError>;
+  readonly read: Read;
   /**
    * Writes `bytes` at `position` and returns how many were written. A short
    * count is legal (the caller loops); the store treats any error as fatal.

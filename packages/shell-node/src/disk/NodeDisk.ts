@@ -23,6 +23,7 @@ import {
   type LockHeld,
   type OpenMode,
   type OpenOptions,
+  type Read,
   type Stat,
   type Write,
   type WriteDone,
@@ -96,15 +97,18 @@ const openFile = (
     }),
   );
 
-/** `pread` until `length` bytes or end of file (a regular file reads short only at its end). */
-const readAt = (
+/**
+ * `pread` into `buffer[0, length)` until it is full or the file ends (a
+ * regular file reads short only at its end): the count read.
+ */
+const readInto = (
   path: string,
   fd: number,
   position: number,
+  buffer: Uint8Array,
   length: number,
-): Effect.Effect<Uint8Array, DiskError> =>
+): Effect.Effect<number, DiskError> =>
   Effect.gen(function* () {
-    const buffer = new Uint8Array(length);
     let filled = 0;
     while (filled < length) {
       const count = yield* call<number>("read", path, (callback) =>
@@ -113,8 +117,21 @@ const readAt = (
       if (count === 0) break;
       filled += count;
     }
-    return filled === length ? buffer : buffer.slice(0, filled);
+    return filled;
   });
+
+/** `pread` of `length` bytes at `position` into a new buffer, shorter at end of file. */
+const readAt = (
+  path: string,
+  fd: number,
+  position: number,
+  length: number,
+): Effect.Effect<Uint8Array, DiskError> => {
+  const buffer = new Uint8Array(length);
+  return Effect.map(readInto(path, fd, position, buffer, length), (filled) =>
+    filled === length ? buffer : buffer.slice(0, filled),
+  );
+};
 
 /**
  * The largest write made on the caller's thread, on a handle opened with
@@ -266,14 +283,26 @@ const makeFileHandle = (
         writeNow(descriptor, inline, position, bytes, done),
     },
   );
-  return {
-    path,
-    dataSync,
-    read: (position, length) =>
+  const read: Read = Object.assign(
+    (position: number, length: number) =>
       Effect.zipRight(
         checkByteCounts(path, position, length),
         guarded(descriptor, "read", () => readAt(path, fd, position, length)),
       ),
+    {
+      into: (position: number, target: Uint8Array, length: number) =>
+        Effect.zipRight(
+          checkByteCounts(path, position, Math.min(length, target.length)),
+          guarded(descriptor, "read", () =>
+            readInto(path, fd, position, target, Math.min(length, target.length)),
+          ),
+        ),
+    },
+  );
+  return {
+    path,
+    dataSync,
+    read,
     write,
     sync: () => guarded(descriptor, "sync", () => syncAsync(path, fd)),
     truncate: (size) =>

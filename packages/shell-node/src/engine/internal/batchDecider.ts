@@ -28,6 +28,16 @@ import { type Pending, Rejected, type Waiting } from "./engineRequest.js";
 // Microtasks as a resolved promise's reactions: cheaper than `queueMicrotask`.
 const resolved = Promise.resolve();
 
+/** What a drain's lists read as before their first element. */
+const none: ReadonlyArray<never> = [];
+
+/** `list` with `item` appended: made at the first item. */
+const pushed = <T>(list: Array<T> | undefined, item: T): Array<T> => {
+  if (list === undefined) return [item];
+  list.push(item);
+  return list;
+};
+
 /** An accepted insert whose records are queued but not folded yet. */
 interface Unfolded<X> {
   readonly request: Pending<X>;
@@ -111,20 +121,17 @@ class Drain<K extends Log.Kind> {
   // The last id handed out: `state`'s, plus the inserts not folded yet.
   private lastJobId: number;
   readonly accepted: Array<Pending<Failure<K>>> = [];
-  /**
-   * Accepted commands that append nothing (a unique insert answered with the
-   * existing job, a claim that found none): their answers were read from
-   * `decided`, so they are answered with the batch that makes it durable.
-   */
-  readonly riders: Array<Pending<Failure<K>>> = [];
+  // The lists most drains never fill are made at their first element (a
+  // drain of one insert is the common case, and its cost is per command).
+  private ridersList: Array<Pending<Failure<K>>> | undefined;
   // The records of accepted commands already in `run` (for a replay)...
-  private readonly folded: Array<Decide.Decision> = [];
+  private folded: Array<Decide.Decision> | undefined;
   // ...and those of accepted inserts that are not, in order.
   private backlog: Array<Unfolded<Failure<K>>> = [];
-  readonly records: Array<Batch.PendingRecord> = [];
+  /** The records to append: the first command's own prepared list, then more appended to it. */
+  records: Array<Batch.PendingRecord> = [];
   bytes = 0;
-  /** Waiting claims of this drain that found nothing to start. */
-  readonly parking: Array<Pending<Failure<K>>> = [];
+  private parkingList: Array<Pending<Failure<K>>> | undefined;
   /** An accepted command may have made jobs available (an insert, a tick). */
   madeAvailable = false;
   /** A throw of the late fold, after the records were queued. */
@@ -144,6 +151,20 @@ class Drain<K extends Log.Kind> {
   }
 
   /**
+   * Accepted commands that append nothing (a unique insert answered with the
+   * existing job, a claim that found none): their answers were read from
+   * `decided`, so they are answered with the batch that makes it durable.
+   */
+  get riders(): ReadonlyArray<Pending<Failure<K>>> {
+    return this.ridersList ?? none;
+  }
+
+  /** Waiting claims of this drain that found nothing to start. */
+  get parking(): ReadonlyArray<Pending<Failure<K>>> {
+    return this.parkingList ?? none;
+  }
+
+  /**
    * Decides one command and answers a refusal or a defect at once. Throws
    * only when folding the inserts before it fails (a defect of the whole
    * drain, with nothing queued yet).
@@ -159,7 +180,7 @@ class Drain<K extends Log.Kind> {
     try {
       if (request.waiting !== undefined) {
         if (!this.claimWaiting(request, request.waiting, command.now, true)) {
-          this.parking.push(request);
+          this.parkingList = pushed(this.parkingList, request);
         }
       } else if (command._tag === "InsertJobs" && fromLastId) this.insert(request, command);
       else this.decideAndFold(request, command);
@@ -184,7 +205,7 @@ class Drain<K extends Log.Kind> {
       }
       this.state = next.right;
       request.accept(this.state, events);
-      this.folded.push(events);
+      this.folded = pushed(this.folded, events);
     }
     this.backlog = [];
   }
@@ -209,7 +230,7 @@ class Drain<K extends Log.Kind> {
     if (events === undefined) return;
     if (events.length === 0) {
       request.accept(this.state, events);
-      this.riders.push(request);
+      this.ridersList = pushed(this.ridersList, request);
       return;
     }
     // A decided record that the fold refuses is a bug in the deciders, not
@@ -290,13 +311,13 @@ class Drain<K extends Log.Kind> {
     this.lastJobId = this.state.lastJobId;
     request.accept(this.state, events, left);
     this.take(request, prepared);
-    this.folded.push(events);
+    this.folded = pushed(this.folded, events);
   }
 
   // Back to the state of the commands folded so far, on a fresh batch (the
   // refused or throwing command may have left part of itself in the old one).
   private replay(): void {
-    ({ run: this.run, state: this.state } = replayed(this.base, this.folded));
+    ({ run: this.run, state: this.state } = replayed(this.base, this.folded ?? none));
   }
 
   // Encoded and budgeted before anything is folded: the batch's state
@@ -316,7 +337,9 @@ class Drain<K extends Log.Kind> {
   }
 
   private take(request: Pending<Failure<K>>, prepared: Batch.Batch): void {
-    for (const record of prepared.records) this.records.push(record);
+    // The first command's prepared list is the drain's (nothing else holds it).
+    if (this.records.length === 0) this.records = prepared.records;
+    else for (const record of prepared.records) this.records.push(record);
     this.bytes += prepared.bytes;
     this.accepted.push(request);
     if (makesAvailable.has(request.command._tag)) this.madeAvailable = true;

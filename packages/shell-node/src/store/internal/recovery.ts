@@ -26,7 +26,7 @@ import {
 import type { RecoveryBudgets } from "../StoreOptions.js";
 import {
   decodeCurrentPointer,
-  decodeEvent,
+  decodeEventAt,
   decodeManifest,
   decodeStoreMarker,
   type FixedLayoutError,
@@ -346,27 +346,32 @@ class Folder<S, E> {
 
   /**
    * Decodes and folds a batch of records, in order: the first refusal, or
-   * undefined. A plain loop (the Effect around it runs once per batch).
+   * undefined. A plain loop (the Effect around it runs once per batch);
+   * each event is decoded in place from the scan's buffer.
    */
   private foldRecords(
     path: string,
-    { records, offsets }: ScannedBatch,
+    batch: ScannedBatch,
   ): BudgetExceeded | UndecodableEvent | HistoryRejected<E> | undefined {
+    const { bytes, bytesStart, starts, types, schemas, payloadStarts, payloadEnds } = batch;
     let current = this.state;
     try {
-      for (let position = 0; position < records.length; position++) {
-        const record = records[position];
-        if (record === undefined) continue;
-        const over = this.overBudget(record.payload.length);
+      for (let position = 0; position < batch.count; position++) {
+        const payloadStart = payloadStarts[position] ?? 0;
+        const payloadEnd = payloadEnds[position] ?? 0;
+        const over = this.overBudget(payloadEnd - payloadStart);
         if (over !== undefined) return over;
-        const offset = offsets[position] ?? 0;
-        const { sequence } = record;
-        const event = decodeEvent(record.type, record.schema, record.payload);
+        const sequence = batch.firstSequence + position;
+        const type = types[position] ?? 0;
+        const schema = schemas[position] ?? 0;
+        const event = decodeEventAt(type, schema, bytes, payloadStart, payloadEnd);
         if (event._tag === "Left") {
+          const offset = bytesStart + (starts[position] ?? 0);
           return new UndecodableEvent({ path, offset, sequence, reason: event.left });
         }
         const next = this.projection.apply(current, sequence, event.right satisfies Event.Event);
         if (next._tag === "Left") {
+          const offset = bytesStart + (starts[position] ?? 0);
           return new HistoryRejected<E>({ path, offset, sequence, reason: next.left });
         }
         current = next.right;

@@ -20,11 +20,28 @@ import {
 const storeId = Uint8Array.from({ length: 16 }, (_, index) => index);
 const path = "/memory/00000000000000000001.tay";
 
-/** A read-only handle over `bytes`. */
-const handleOver = (bytes: Uint8Array): FileHandle => ({
+/**
+ * A read-only handle over `bytes`; with `into`, it also reads into the
+ * caller's buffer (`Read.into`, what NodeDisk offers), and the scan then
+ * reuses one buffer for every chunk.
+ */
+const handleOver = (bytes: Uint8Array, into = false): FileHandle => ({
   path,
   dataSync: false,
-  read: (position, length) => Effect.sync(() => bytes.slice(position, position + length)),
+  read: Object.assign(
+    (position: number, length: number) =>
+      Effect.sync(() => bytes.slice(position, position + length)),
+    into
+      ? {
+          into: (position: number, target: Uint8Array, length: number) =>
+            Effect.sync(() => {
+              const part = bytes.subarray(position, position + Math.min(length, target.length));
+              target.set(part, 0);
+              return part.length;
+            }),
+        }
+      : {},
+  ),
   write: () =>
     Effect.fail(new DiskError({ operation: "write", path, code: "Other", detail: "read-only" })),
   truncate: () =>
@@ -104,27 +121,32 @@ const target = (highest: boolean): ScanTarget => ({
 });
 
 /** Scans `bytes`, keeping every delivered batch (copied: the payloads are views). */
-const scan = (bytes: Uint8Array, highest: boolean) =>
+const scan = (bytes: Uint8Array, highest: boolean, into = false) =>
   Effect.gen(function* () {
     const batches: Array<{ sequences: Array<number>; offsets: Array<number>; same: boolean }> = [];
     const onRecords = (batch: ScannedBatch) =>
       Effect.sync(() => {
-        batches.push({
-          sequences: batch.records.map((record) => record.sequence),
-          offsets: [...batch.offsets],
-          same: batch.records.every((record, index) => {
-            const expected = payloadOf(record.sequence - 1, record.payload.length);
-            return (
-              record.type === 1 &&
-              record.schema === 1 &&
-              record.payload.every((byte, at) => byte === expected[at]) &&
-              batch.offsets[index] !== undefined
-            );
-          }),
-        });
+        const sequences: Array<number> = [];
+        const offsets: Array<number> = [];
+        let same = true;
+        for (let index = 0; index < batch.count; index++) {
+          const sequence = batch.firstSequence + index;
+          const start = batch.starts[index] ?? -1;
+          const payloadStart = batch.payloadStarts[index] ?? -1;
+          const payload = batch.bytes.subarray(payloadStart, batch.payloadEnds[index] ?? -1);
+          const expected = payloadOf(sequence - 1, payload.length);
+          sequences.push(sequence);
+          offsets.push(batch.bytesStart + start);
+          same &&=
+            batch.types[index] === 1 &&
+            batch.schemas[index] === 1 &&
+            payloadStart === start + 24 &&
+            payload.every((byte, at) => byte === expected[at]);
+        }
+        batches.push({ sequences, offsets, same });
       });
     const result = yield* Effect.either(
-      scanSegment(handleOver(bytes), bytes.length, target(highest), onRecords),
+      scanSegment(handleOver(bytes, into), bytes.length, target(highest), onRecords),
     );
     return { result, batches };
   });
@@ -137,50 +159,54 @@ const payloadBytes = 1000;
 const count = 5000;
 
 describe("batches", () => {
-  it.effect("deliver every record once, in order, at most deliverRecordsMax at a time", () =>
-    Effect.gen(function* () {
-      const built = segmentOf(count, payloadBytes, true);
-      expect(built.bytes.length).toBeGreaterThan(scanChunkBytes);
-      const { result, batches } = yield* scan(built.bytes, false);
-      expect(result._tag).toBe("Right");
-      expect(delivered(batches)).toEqual(Array.from({ length: count }, (_, index) => index + 1));
-      expect(batches.flatMap((batch) => batch.offsets)).toEqual(built.offsets);
-      expect(batches.every((batch) => batch.same)).toBe(true);
-      expect(batches.every((batch) => batch.sequences.length <= deliverRecordsMax)).toBe(true);
-      expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(count / deliverRecordsMax));
-      if (result._tag === "Right") {
-        const footerAt = built.bytes.length - 64;
-        expect(result.right).toMatchObject({
-          recordCount: count,
-          sealed: true,
-          recordsEnd: footerAt,
-          crc: crc32c(built.bytes.subarray(0, footerAt)),
-          lastRecordOffset: built.offsets[count - 1],
-          tailCrc: crc32c(built.bytes.subarray(built.offsets[count - 1], footerAt)),
-        });
-      }
-    }),
+  it.effect.each([false, true])(
+    "deliver every record once, in order, at most deliverRecordsMax at a time (one reused buffer: %s)",
+    (into) =>
+      Effect.gen(function* () {
+        const built = segmentOf(count, payloadBytes, true);
+        expect(built.bytes.length).toBeGreaterThan(scanChunkBytes);
+        const { result, batches } = yield* scan(built.bytes, false, into);
+        expect(result._tag).toBe("Right");
+        expect(delivered(batches)).toEqual(Array.from({ length: count }, (_, index) => index + 1));
+        expect(batches.flatMap((batch) => batch.offsets)).toEqual(built.offsets);
+        expect(batches.every((batch) => batch.same)).toBe(true);
+        expect(batches.every((batch) => batch.sequences.length <= deliverRecordsMax)).toBe(true);
+        expect(batches.length).toBeGreaterThanOrEqual(Math.ceil(count / deliverRecordsMax));
+        if (result._tag === "Right") {
+          const footerAt = built.bytes.length - 64;
+          expect(result.right).toMatchObject({
+            recordCount: count,
+            sealed: true,
+            recordsEnd: footerAt,
+            crc: crc32c(built.bytes.subarray(0, footerAt)),
+            lastRecordOffset: built.offsets[count - 1],
+            tailCrc: crc32c(built.bytes.subarray(built.offsets[count - 1], footerAt)),
+          });
+        }
+      }),
   );
 });
 
 describe("a fault", () => {
-  it.effect("in a record's bytes comes after every record before it", () =>
-    Effect.gen(function* () {
-      for (const bad of [0, deliverRecordsMax, 3000, count - 1]) {
-        const built = segmentOf(count, payloadBytes, true);
-        const offset = built.offsets[bad] ?? 0;
-        const damaged = new Uint8Array(built.bytes);
-        damaged[offset + 24 + 10] = (damaged[offset + 24 + 10] ?? 0) ^ 1;
-        const { result, batches } = yield* scan(damaged, false);
-        expect(delivered(batches)).toEqual(Array.from({ length: bad }, (_, index) => index + 1));
-        expect(result._tag === "Left" && result.left).toMatchObject({
-          _tag: "CorruptRecord",
-          offset,
-          sequence: bad + 1,
-          reason: "RecordChecksum",
-        });
-      }
-    }),
+  it.effect.each([false, true])(
+    "in a record's bytes comes after every record before it (one reused buffer: %s)",
+    (into) =>
+      Effect.gen(function* () {
+        for (const bad of [0, deliverRecordsMax, 3000, count - 1]) {
+          const built = segmentOf(count, payloadBytes, true);
+          const offset = built.offsets[bad] ?? 0;
+          const damaged = new Uint8Array(built.bytes);
+          damaged[offset + 24 + 10] = (damaged[offset + 24 + 10] ?? 0) ^ 1;
+          const { result, batches } = yield* scan(damaged, false, into);
+          expect(delivered(batches)).toEqual(Array.from({ length: bad }, (_, index) => index + 1));
+          expect(result._tag === "Left" && result.left).toMatchObject({
+            _tag: "CorruptRecord",
+            offset,
+            sequence: bad + 1,
+            reason: "RecordChecksum",
+          });
+        }
+      }),
   );
 
   it.effect("in the sequence chain, at a batch boundary, comes after the batch", () =>
