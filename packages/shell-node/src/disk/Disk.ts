@@ -9,7 +9,7 @@
  * fault-injecting layer models a disk with durable and volatile contents.
  * Both must pass the same contract tests.
  */
-import { Context, Data, type Effect } from "effect";
+import { Context, Data, type Effect, type Either } from "effect";
 import * as Described from "./Described.js";
 
 /** Operations a `DiskError` can name. */
@@ -136,13 +136,29 @@ export interface Write {
   readonly now?: (position: number, bytes: Uint8Array, done: WriteDone) => void;
 }
 
+/**
+ * Reads up to `length` bytes at `position`; fewer only at end of file.
+ */
+export interface Read {
+  (position: number, length: number): Effect.Effect<Uint8Array, DiskError>;
+  /**
+   * The same read on the caller's thread (`pread`), answered at once: the
+   * bytes, or the error. For a read a synchronous query must make (the
+   * terminal index answers `job(id)` this way, docs/engine.md): a page
+   * from the page cache costs microseconds, less than the hop to the
+   * thread pool. Optional, and carried by the read function itself like
+   * `Write.now`: a wrapper that replaces `read` drops it.
+   */
+  readonly now?: (position: number, length: number) => Either.Either<Uint8Array, DiskError>;
+}
+
 /** An open file. Positions are byte offsets from the start of the file. */
 export interface FileHandle {
   readonly path: string;
   /** Writes are durable when they return (opened with `dataSync`): no `sync` is needed after them. */
   readonly dataSync: boolean;
   /** Reads up to `length` bytes at `position`; fewer only at end of file. */
-  readonly read: (position: number, length: number) => Effect.Effect<Uint8Array, DiskError>;
+  readonly read: Read;
   /**
    * Writes `bytes` at `position` and returns how many were written. A short
    * count is legal (the caller loops); the store treats any error as fatal.
