@@ -368,6 +368,24 @@ const checkCount = (argument: string, value: number): Effect.Effect<number, Inva
         }),
       );
 
+/**
+ * The snapshot of a lean `state`, its completed jobs read from the index one
+ * at a time. The index is disposable: one that failed (a write, or a read
+ * here) is rebuilt from the log first, and the snapshot taken again.
+ */
+const indexedSnapshot = <K extends Log.Kind>(
+  log: Log.Log<K>,
+  indexing: Indexing,
+  state: State.State,
+  options: Snapshot.Options,
+) => {
+  const taken = indexQuery(() => Snapshot.snapshot(state, options, indexing.wholeOf(state)));
+  const healthy = indexing.failed ? indexing.rebuilt(log) : Effect.void;
+  return Effect.orElse(Effect.zipRight(healthy, taken), () =>
+    Effect.zipRight(indexing.rebuilt(log), taken),
+  );
+};
+
 /** Turns a compaction waits at most for the batches it decided to commit. */
 const commitTurnsMax = 10_000;
 
@@ -406,14 +424,11 @@ const compactor = <K extends Log.Kind>(
           yield* Effect.sync(() => queue.pause());
           return yield* Effect.gen(function* () {
             if (indexing !== undefined) yield* committedAll(log, decider);
-            // A lean state's completed jobs are whole only in the index: read one at a time.
             const state = decider.decided;
             const base =
               indexing === undefined
                 ? Snapshot.snapshot(state, { now: at, retentionMs })
-                : yield* indexQuery(() =>
-                    Snapshot.snapshot(state, { now: at, retentionMs }, indexing.wholeOf(state)),
-                  );
+                : yield* indexedSnapshot(log, indexing, state, { now: at, retentionMs });
             const lastBefore = log.lastSequence();
             const compacted = yield* log.compact(base, lastBefore);
             const folded = Evolve.foldGeneration(base, [], { lean: decider.decided.lean });
@@ -422,8 +437,13 @@ const compactor = <K extends Log.Kind>(
             }
             decider.rebase(folded.right);
             rebased(lastBefore + 1);
-            // The new base keeps what the retention keeps: so does the index.
-            if (indexing !== undefined) yield* indexing.rebased(log, folded.right);
+            // The new base keeps what the retention keeps: so does the index. The log is
+            // compacted whatever the index meets: a failed rewrite is rebuilt from the log.
+            if (indexing !== undefined) {
+              yield* Effect.catchAll(indexing.rebased(log, folded.right, base.length), () =>
+                Effect.ignore(indexing.rebuilt(log)),
+              );
+            }
             return compacted;
           }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),

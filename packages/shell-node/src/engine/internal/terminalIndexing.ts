@@ -64,21 +64,31 @@ export class Indexing {
    */
   #publishable = true;
 
+  /** Records of the current generation's canonical base (for a rebuild from the log). */
+  #baseRecordCount: number;
+  /** Rebuilds from the log in the background after a failure (set by `openIndexing`). */
+  repair: () => void = () => {};
+
   constructor(
     readonly directory: string,
     index: TerminalIndex.TerminalIndex,
     lock: Effect.Semaphore,
     context: Context.Context<Disk>,
     readonly report: IndexReport,
+    baseRecordCount: number,
   ) {
     this.#index = index;
     this.#lock = lock;
     this.#context = context;
+    this.#baseRecordCount = baseRecordCount;
   }
 
-  #provided<A>(
-    effect: Effect.Effect<A, TerminalIndex.TerminalIndexError, Disk>,
-  ): Effect.Effect<A, TerminalIndex.TerminalIndexError> {
+  /** Whether a write failed since the last rebuild: reads fail until the next one. */
+  get failed(): boolean {
+    return this.#failure !== undefined;
+  }
+
+  #provided<A, X>(effect: Effect.Effect<A, X, Disk>): Effect.Effect<A, X> {
     return Effect.provide(effect, this.#context);
   }
 
@@ -94,9 +104,12 @@ export class Indexing {
       else this.#pending.set(job.jobId, { ...job, result: value });
     }
     this.#queue.push(left);
+    // A disposable projection: a failed write is rebuilt from the log, in the background.
     const failed = (error: TerminalIndex.TerminalIndexError) =>
       Effect.sync(() => {
+        const first = this.#failure === undefined;
         this.#failure ??= error;
+        if (first) this.repair();
       });
     Effect.runFork(Effect.catchAll(this.drain(), failed));
   }
@@ -163,7 +176,9 @@ export class Indexing {
   rebased<K extends Log.Kind>(
     log: Log.Log<K>,
     kept: State.State,
+    baseRecordCount: number,
   ): Effect.Effect<void, TerminalIndex.TerminalIndexError> {
+    this.#baseRecordCount = baseRecordCount;
     const unpublishable = Effect.sync(() => {
       this.#publishable = false;
     });
@@ -189,6 +204,34 @@ export class Indexing {
           this.#index = index;
           yield* Effect.ignore(TerminalIndex.close(old));
         }).pipe(Effect.tapError(() => unpublishable)),
+      ),
+    );
+  }
+
+  /**
+   * Rebuilds the index from the log's current generation (a second fold)
+   * into a fresh directory, and swaps it in: what follows a failed write or
+   * read, so that the projection's failure never stays. What is queued is
+   * dropped first (the log holds it); commits after go to the new index.
+   */
+  rebuilt<K extends Log.Kind>(
+    log: Log.Log<K>,
+  ): Effect.Effect<void, K["error"] | TerminalIndex.TerminalIndexError> {
+    return this.#provided(
+      this.#lock.withPermits(1)(
+        Effect.gen(this, function* () {
+          this.#queue.length = 0;
+          const identity = yield* identityOf(log);
+          const old = this.#index;
+          const { index } = yield* TerminalIndex.open(this.directory, identity);
+          yield* rebuild(log, index, this.#baseRecordCount);
+          yield* TerminalIndex.publish(index, identity);
+          // What is pending stays readable until the next drain clears it.
+          this.#index = index;
+          this.#failure = undefined;
+          this.#publishable = true;
+          yield* Effect.ignore(TerminalIndex.close(old));
+        }),
       ),
     );
   }
@@ -306,7 +349,10 @@ export const openIndexing = <K extends Log.Kind>(
       const index = yield* TerminalIndex.openStaged(directory, staged);
       yield* TerminalIndex.publish(index, identity);
       const rebuilt = TerminalIndex.describeStaleness(reason);
-      return new Indexing(directory, index, lock, context, { rebuilt });
+      return repairing(
+        log,
+        new Indexing(directory, index, lock, context, { rebuilt }, report.baseRecordCount),
+      );
     }
     const opened = yield* TerminalIndex.open(directory, identity);
     if (opened.stale !== undefined) {
@@ -317,8 +363,19 @@ export const openIndexing = <K extends Log.Kind>(
       opened.stale === undefined
         ? null
         : `${TerminalIndex.describeStaleness(opened.stale)} (rebuilt by a second fold)`;
-    return new Indexing(directory, opened.index, lock, context, { rebuilt });
+    return repairing(
+      log,
+      new Indexing(directory, opened.index, lock, context, { rebuilt }, report.baseRecordCount),
+    );
   });
+
+/** `indexing`, rebuilding itself from `log` in the background after a failure (once per failure). */
+const repairing = <K extends Log.Kind>(log: Log.Log<K>, indexing: Indexing): Indexing => {
+  indexing.repair = () => {
+    Effect.runFork(Effect.ignore(indexing.rebuilt(log)));
+  };
+  return indexing;
+};
 
 /**
  * The synchronous reader the engine's queries use (`States.terminal`): the
