@@ -1,14 +1,15 @@
 // The open of a 1M-record store with the terminal index (issue 19): each
 // open in a fresh process (`openInChild`), alternating three cases round by
-// round so that a change in the machine's load falls on all of them:
-// `terminalIndex: false` (every job whole in memory: the engine before the
-// index), the index missing (rebuilt during the open's one fold) and the
-// index current (left by the previous clean close). Prints one line per
+// round so that a change in the machine's load falls on all of them: the
+// index missing (rebuilt during the open's one fold), the index current
+// (left by the previous clean close) and `terminalIndex: false` (every job
+// whole in memory: the engine before the index). Prints one line per
 // open and the medians, with the load average before and after.
 //
 //   pnpm build && node packages/shell-node/bench/terminal-index.bench.mjs [ROUNDS]
 //
-// BENCH_RECOVERY_DIR keeps the built store for the next run (as store.bench.mjs).
+// BENCH_RECOVERY_DIR keeps the built store for the next run (as store.bench.mjs);
+// BENCH_CASES (e.g. "current,whole") runs only the cases named.
 import { existsSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { freshDirectory, machineLoad, makeArgs, median } from "./lib/common.mjs";
@@ -28,16 +29,21 @@ if (!(kept !== undefined && existsSync(join(directory, "CURRENT")))) {
   await buildHistoryStore(directory, { records, availableJobs: 10_000, args: makeArgs() });
 }
 const index = join(directory, "terminal-index");
+// In this order: "current" follows an open with the index (an open without it appends past
+// HEAD's sequence, and the next open with it rebuilds by a second fold).
 const cases = {
-  whole: () => ({ terminalIndex: false }),
   missing: () => {
     rmSync(index, { recursive: true, force: true });
     return {};
   },
   current: () => ({}),
+  whole: () => ({ terminalIndex: false }),
 };
-const results = { whole: [], missing: [], current: [] };
-// The first open with the index builds it: "current" runs after "missing".
+// BENCH_CASES=current,whole runs only those cases.
+const only = process.env.BENCH_CASES?.split(",");
+for (const name of Object.keys(cases))
+  if (only !== undefined && !only.includes(name)) delete cases[name];
+const results = Object.fromEntries(Object.keys(cases).map((name) => [name, []]));
 for (let round = 0; round < rounds; round++) {
   for (const [name, prepare] of Object.entries(cases)) {
     process.env.TAY_BENCH_OPTIONS = JSON.stringify(prepare());

@@ -26,7 +26,9 @@ import * as Files from "../disk/Files.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import {
   decodeEntry,
+  decodeFrame,
   decodeHead,
+  type Frame,
   encodeEntries,
   encodeHead,
   type Head,
@@ -149,11 +151,12 @@ const staleness = (head: Head, identity: Identity): Staleness | undefined => {
  * offset; the first bytes that are not an entry end the scan with where
  * and why (bytes past `to` are never read).
  */
-const scanEntries = (
+const scanEntries = <T extends Frame | ReturnType<typeof decodeEntry>>(
   handle: FileHandle,
   from: number,
   to: number,
-  visit: (entry: ReturnType<typeof decodeEntry>, offset: number) => void,
+  decode: (bytes: Uint8Array, offset: number) => T,
+  visit: (entry: T, offset: number) => void,
 ): Effect.Effect<{ readonly offset: number; readonly reason: string } | undefined, DiskError> =>
   Effect.gen(function* () {
     let carry: Uint8Array = new Uint8Array(0);
@@ -171,7 +174,7 @@ const scanEntries = (
       let offset = 0;
       for (;;) {
         if (offset === buffer.length) break;
-        const entry = decodeEntry(buffer, offset);
+        const entry = decode(buffer, offset);
         if (entry._tag === "Incomplete") break;
         if (entry._tag === "Corrupt") return { offset: carryStart + offset, reason: entry.reason };
         visit(entry, carryStart + offset);
@@ -190,9 +193,9 @@ const concat = (left: Uint8Array, right: Uint8Array): Uint8Array => {
   return joined;
 };
 
-const noteEntry = (offsets: OffsetTable, entry: ReturnType<typeof decodeEntry>, at: number) => {
-  if (entry._tag === "Job") offsets.setJob(entry.job.jobId, at);
-  else if (entry._tag === "Result") offsets.setResult(entry.event.jobId, at);
+const noteEntry = (offsets: OffsetTable, entry: Frame, at: number) => {
+  if (entry._tag === "Job") offsets.setJob(entry.jobId, at);
+  else if (entry._tag === "Result") offsets.setResult(entry.jobId, at);
 };
 
 /** Empties the index directory (creating it when missing) and opens an empty entries file. */
@@ -250,7 +253,9 @@ const openCurrent = (
     const corrupt =
       size < entriesBytes
         ? { offset: size, reason: `the file ends early (HEAD vouches for ${entriesBytes} bytes)` }
-        : yield* scanEntries(handle, 0, entriesBytes, (entry, at) => noteEntry(offsets, entry, at));
+        : yield* scanEntries(handle, 0, entriesBytes, decodeFrame, (entry, at) =>
+            noteEntry(offsets, entry, at),
+          );
     if (corrupt === undefined) return { path, handle, offsets, end: entriesBytes, headed: true };
     yield* Effect.ignore(handle.close());
     return { _tag: "Corrupt", ...corrupt } as const;
@@ -477,7 +482,7 @@ export const scan = (
 ): Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError> =>
   Effect.gen(function* () {
     const jobs = new Map<number, Job.Job>();
-    const corrupt = yield* scanEntries(index.handle, 0, index.end, (entry) => {
+    const corrupt = yield* scanEntries(index.handle, 0, index.end, decodeEntry, (entry) => {
       if (entry._tag === "Job") jobs.set(entry.job.jobId, entry.job);
       if (entry._tag !== "Result") return;
       const job = jobs.get(entry.event.jobId);
