@@ -8,7 +8,9 @@ import * as path from "node:path";
 import { Effect, Exit, Layer, Scope } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Cli from "../src/Cli.js";
-import { Engine, NodeDisk } from "@tay/shell-node";
+import { Engine, EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
+import type { Job } from "@tay/core";
+import * as Json from "../src/json.js";
 import {
   expectFailure,
   flipBit,
@@ -305,6 +307,38 @@ describe("read commands", () => {
     expect(table).toMatch(
       /^\s*4\s+scheduled\s+__proto__\s+w\s+3\s+0\/5\s+2999-01-01T00:00:00.000Z/m,
     );
+  });
+
+  it("jobs --state completed and job answer a store with a terminal index as the engine does", async () => {
+    const target = path.join(root, "indexed");
+    const engine = await EnginePromises.open(target, { createIfMissing: true });
+    for (let index = 0; index < 6; index++) {
+      await engine.insert({ queue: index % 2 === 0 ? "a" : "b", worker: "W", args: index });
+    }
+    for (const queue of ["a", "b", "a", "b"]) {
+      const [claimed] = await engine.claim(queue, 1);
+      if (claimed !== undefined) await engine.complete(claimed.jobId, { done: claimed.jobId });
+    }
+    // The completed jobs left the engine's memory for its index: still answered whole.
+    expect(engine.state().terminal.size).toBe(4);
+    // As the CLI prints them (JSON text, parsed back).
+    const printed = (jobs: ReadonlyArray<Job.Job>): unknown =>
+      JSON.parse(JSON.stringify(jobs.map(Json.job)));
+    const expected = printed(engine.jobs({ state: "completed" }));
+    const expectedB = printed(engine.jobs({ state: "completed", queue: "b", limit: 1 }));
+    const third = engine.job(3);
+    await engine.close();
+    await fs.access(path.join(TerminalIndex.indexPath(target), TerminalIndex.headName));
+    const [listed, listedB, shown] = await Promise.all([
+      json(["jobs", target, "--state", "completed"]),
+      json(["jobs", target, "--state", "completed", "--queue", "b", "--limit", "1"]),
+      json(["job", target, "3"]),
+    ]);
+    expect(arrayOf(expected)).toHaveLength(4);
+    expect(listed).toEqual(expected);
+    expect(listedB).toEqual(expectedB);
+    expect(third?.result?.value).toEqual(new Map([["done", 3]]));
+    expect(isObject(shown) ? [shown.job] : []).toEqual(printed(third === undefined ? [] : [third]));
   });
 
   it("job shows the job and every record that concerns it, inside mutations too", async () => {

@@ -73,6 +73,32 @@ describe("Client over the socket", () => {
     await client.close();
   });
 
+  it("answers completed jobs by id and listed from the server's terminal index", async () => {
+    const client = await Client.connect(directory);
+    const queue = "indexed";
+    for (let index = 0; index < 5; index++)
+      await client.insert({ queue, worker: "W", args: index });
+    const done = [];
+    for (let index = 0; index < 3; index++) {
+      const [claimed] = await client.claim(queue);
+      if (claimed !== undefined) done.push(await client.complete(claimed.jobId, { index }));
+    }
+    // The served engine keeps the index (the default): completed jobs left its memory.
+    expect(existsSync(join(directory, "terminal-index"))).toBe(true);
+    expect(await client.jobs({ queue, state: "completed" })).toEqual(done);
+    expect(await client.jobs({ queue, state: "completed", limit: 2 })).toEqual(done.slice(0, 2));
+    expect((await client.jobs({ queue })).map((job) => job.state)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+      "available",
+      "available",
+    ]);
+    for (const job of done) expect(await client.job(job.jobId)).toEqual(job);
+    expect((await client.counts()).get(queue)).toMatchObject({ completed: 3, available: 2 });
+    await client.close();
+  });
+
   it("rejects a late complete with the engine's StaleAttempt and appends nothing", async () => {
     const client = await Client.connect(directory);
     const job = await client.insert({ queue: "fenced", worker: "W", args: null });

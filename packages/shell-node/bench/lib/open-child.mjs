@@ -13,6 +13,8 @@
 // the heap figures include garbage.
 //
 //   node packages/shell-node/bench/lib/open-child.mjs tay|sqlite <directory>
+//
+// TAY_BENCH_OPTIONS (JSON) adds engine options to Tay's open.
 import { openSqlite } from "./sqlite.mjs";
 import { openTay } from "./tay.mjs";
 
@@ -26,8 +28,12 @@ collect();
 const heapBefore = process.memoryUsage();
 const started = performance.now();
 const cpuStarted = process.cpuUsage();
+// Engine options for Tay as JSON (e.g. '{"terminalIndex":false}'), from the caller's environment.
+const options = JSON.parse(process.env.TAY_BENCH_OPTIONS ?? "{}");
 const driver =
-  system === "tay" ? await openTay(directory, "Maximal") : openSqlite(directory, "FULL");
+  system === "tay"
+    ? await openTay(directory, "Maximal", { options })
+    : openSqlite(directory, "FULL");
 const readySeconds = (performance.now() - started) / 1000;
 const readyCpu = process.cpuUsage(cpuStarted);
 const readyCpuSeconds = (readyCpu.user + readyCpu.system) / 1e6;
@@ -53,6 +59,7 @@ console.log(
     heldHeapBytes,
     heldExternalBytes,
     peakRssBytes,
+    terminalIndex: driver.report?.terminalIndex ?? null,
     validateMs: driver.report?.validateMs,
     foldMs: driver.report?.foldMs,
     records: driver.report?.records,

@@ -9,7 +9,7 @@
  * fault-injecting layer models a disk with durable and volatile contents.
  * Both must pass the same contract tests.
  */
-import { Context, Data, type Effect } from "effect";
+import { Context, Data, type Effect, type Either } from "effect";
 import * as Described from "./Described.js";
 
 /** Operations a `DiskError` can name. */
@@ -154,6 +154,15 @@ export interface Read {
     target: Uint8Array,
     length: number,
   ) => Effect.Effect<number, DiskError>;
+  /**
+   * The same read on the caller's thread (`pread`), answered at once: the
+   * bytes, or the error. For a read a synchronous query must make (the
+   * terminal index answers `job(id)` this way, docs/engine.md): a page
+   * from the page cache costs microseconds, less than the hop to the
+   * thread pool. Optional, and carried by the read function itself like
+   * `Write.now`: a wrapper that replaces `read` drops it.
+   */
+  readonly now?: (position: number, length: number) => Either.Either<Uint8Array, DiskError>;
 }
 
 /** An open file. Positions are byte offsets from the start of the file. */

@@ -13,7 +13,7 @@
  * openers on different runtimes exclude each other. `docs/runtimes.md`.
  */
 import * as fs from "node:fs";
-import { Effect, Layer } from "effect";
+import { Effect, Either, Layer } from "effect";
 import {
   Disk,
   DiskError,
@@ -265,6 +265,35 @@ const writeNow = (
   else done(written, 0);
 };
 
+/**
+ * `pread` on the caller's thread until `length` bytes or end of file
+ * (`Read.now`). A position or length that is not a byte count is a
+ * programmer error and throws, as in `writeNow`.
+ */
+const readNow = (
+  descriptor: Descriptor,
+  position: number,
+  length: number,
+): Either.Either<Uint8Array, DiskError> => {
+  const { path, fd } = descriptor;
+  if (!isByteCount(position) || !isByteCount(length)) {
+    throw new Error(`${path}: position ${position} and length ${length} must be byte counts`);
+  }
+  if (descriptor.closed) return Either.left(closedHandle("read", path));
+  const buffer = new Uint8Array(length);
+  let filled = 0;
+  try {
+    while (filled < length) {
+      const count = fs.readSync(fd, buffer, filled, length - filled, position + filled);
+      if (count === 0) break;
+      filled += count;
+    }
+  } catch (error) {
+    return Either.left(toDiskError("read", path, asErrno(error)));
+  }
+  return Either.right(filled === length ? buffer : buffer.slice(0, filled));
+};
+
 const makeFileHandle = (
   path: string,
   fd: number,
@@ -290,6 +319,7 @@ const makeFileHandle = (
         guarded(descriptor, "read", () => readAt(path, fd, position, length)),
       ),
     {
+      now: (position: number, length: number) => readNow(descriptor, position, length),
       into: (position: number, target: Uint8Array, length: number) =>
         Effect.zipRight(
           checkByteCounts(path, position, Math.min(length, target.length)),

@@ -39,7 +39,8 @@ import * as FileLog from "../store/FileLog.js";
 import type { FileLogKind } from "../store/FileLog.js";
 import * as Init from "../store/Init.js";
 import * as Layout from "../store/Layout.js";
-import { foldProjection, leanFoldProjection } from "../store/StateProjection.js";
+import { foldProjection } from "../store/StateProjection.js";
+import * as TerminalIndex from "../store/TerminalIndex.js";
 import type { TerminalIndexCorrupt, TerminalIndexError } from "../store/TerminalIndex.js";
 import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
@@ -72,10 +73,11 @@ import { runToPromise } from "./internal/runToPromise.js";
 import {
   type IndexReport,
   type Indexing,
+  indexQuery,
   type JobsFilter,
-  jobOf,
-  jobsOf,
+  OpenFold,
   openIndexing,
+  readerOf,
 } from "./internal/terminalIndexing.js";
 import {
   type Committed,
@@ -189,8 +191,10 @@ export interface EngineOptions extends StoreOptionsInput, StartOptions {
    * completed job without a unique key is held as its facts only) and their
    * whole records live in the disk-backed terminal index beside the store,
    * `DATA_DIR/terminal-index/`, rebuilt from the log at open when it is
-   * missing or stale. Read them with `inspectJob` and `inspectJobs`.
-   * Default false.
+   * missing or stale (during the open's one fold). `job`, `jobs` and
+   * `counts` answer as on a full state; `state()` is the lean state.
+   * Default true; false keeps every job whole in memory and writes no index
+   * (docs/engine.md, "The terminal index by default").
    */
   readonly terminalIndex?: boolean;
 }
@@ -278,12 +282,12 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
      */
     readonly room: () => Effect.Effect<void>;
     /**
-     * One committed job, terminal ones included: what `job` answers on an
-     * engine without a terminal index; with one, a completed job is read
-     * from the index. Fails only on the index's disk or bytes.
+     * One committed job, as `job` answers it, but failing with the terminal
+     * index's error (its disk, or bytes that no longer check) where `job`
+     * throws it.
      */
     readonly inspectJob: (jobId: number) => Effect.Effect<Job.Job | undefined, TerminalIndexError>;
-    /** Committed jobs as `jobs` lists them on an engine without a terminal index. */
+    /** Committed jobs as `jobs` lists them, failing with the index's error where `jobs` throws it. */
     readonly inspectJobs: (
       filter?: JobsFilter,
     ) => Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError>;
@@ -365,6 +369,41 @@ const checkCount = (argument: string, value: number): Effect.Effect<number, Inva
       );
 
 /**
+ * The snapshot of a lean `state`, its completed jobs read from the index one
+ * at a time. The index is disposable: one that failed (a write, or a read
+ * here) is rebuilt from the log first, and the snapshot taken again.
+ */
+const indexedSnapshot = <K extends Log.Kind>(
+  log: Log.Log<K>,
+  indexing: Indexing,
+  state: State.State,
+  options: Snapshot.Options,
+) => {
+  const taken = indexQuery(() => Snapshot.snapshot(state, options, indexing.wholeOf(state)));
+  const healthy = indexing.failed ? indexing.rebuilt(log) : Effect.void;
+  return Effect.orElse(Effect.zipRight(healthy, taken), () =>
+    Effect.zipRight(indexing.rebuilt(log), taken),
+  );
+};
+
+/** Turns a compaction waits at most for the batches it decided to commit. */
+const commitTurnsMax = 10_000;
+
+/**
+ * Makes what is decided durable and lets its commits run: the terminal
+ * index takes the jobs a batch lets go of only once it commits, and the
+ * snapshot of the decided state reads them there.
+ */
+const committedAll = <K extends Log.Kind>(log: Log.Log<K>, decider: BatchDecider<K>) =>
+  Effect.gen(function* () {
+    yield* log.flush();
+    for (let turn = 0; turn < commitTurnsMax; turn++) {
+      if (decider.committedLastSequence >= log.lastSequence()) return;
+      yield* Effect.yieldNow();
+    }
+  });
+
+/**
  * Compaction: decide what is queued, hold the queue, write the new base of
  * the decided state, and make the folded base both states.
  */
@@ -384,9 +423,12 @@ const compactor = <K extends Log.Kind>(
           const at = yield* Clock.currentTimeMillis;
           yield* Effect.sync(() => queue.pause());
           return yield* Effect.gen(function* () {
-            // A lean state's completed jobs are whole only in the index.
-            const terminal = indexing === undefined ? [] : yield* indexing.jobs();
-            const base = Snapshot.snapshot(decider.decided, { now: at, retentionMs }, terminal);
+            if (indexing !== undefined) yield* committedAll(log, decider);
+            const state = decider.decided;
+            const base =
+              indexing === undefined
+                ? Snapshot.snapshot(state, { now: at, retentionMs })
+                : yield* indexedSnapshot(log, indexing, state, { now: at, retentionMs });
             const lastBefore = log.lastSequence();
             const compacted = yield* log.compact(base, lastBefore);
             const folded = Evolve.foldGeneration(base, [], { lean: decider.decided.lean });
@@ -395,8 +437,13 @@ const compactor = <K extends Log.Kind>(
             }
             decider.rebase(folded.right);
             rebased(lastBefore + 1);
-            // The new base keeps what the retention keeps: so does the index.
-            if (indexing !== undefined) yield* indexing.rebased(log, base);
+            // The new base keeps what the retention keeps: so does the index. The log is
+            // compacted whatever the index meets: a failed rewrite is rebuilt from the log.
+            if (indexing !== undefined) {
+              yield* Effect.catchAll(indexing.rebased(log, folded.right, base.length), () =>
+                Effect.ignore(indexing.rebuilt(log)),
+              );
+            }
             return compacted;
           }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),
@@ -533,18 +580,18 @@ export const fromLog = <K extends Log.Kind>(
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
     const watch = listenToCommits(decider, subscriptions, timers, indexing);
-    const states = (): States => ({ committed: decider.committed, decided: decider.decided });
+    const terminal = indexing === undefined ? undefined : readerOf(indexing);
+    const states = (): States =>
+      terminal === undefined
+        ? { committed: decider.committed, decided: decider.decided }
+        : { committed: decider.committed, decided: decider.decided, terminal };
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
     const compact = yield* compactor(log, queue, decider, rebased, indexing);
-    const inspectJob = (jobId: number) => jobOf(indexing, decider.committed, jobId);
-    const inspectJobs = (filter: JobsFilter = {}) => {
-      const state = decider.committed;
-      const { limit: _, ...unlimited } = filter;
-      const whole = queries.jobs({ committed: state, decided: state }, unlimited);
-      return jobsOf(indexing, state, whole, filter);
-    };
+    const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
+    const inspectJobs = (filter: JobsFilter = {}) =>
+      indexQuery(() => queries.jobs(states(), filter));
     if (options.timers !== false) {
       // Interrupted when the engine's scope closes; ends on its own once the log is closed.
       // A full queue defers the timer's tick until there is room; it does not end the timer.
@@ -651,12 +698,14 @@ export const open = (
 ): Effect.Effect<EngineService, OpenError | EngineError, Disk | Scope.Scope> =>
   Effect.gen(function* () {
     if (options.createIfMissing === true) yield* initIfMissing(directory);
-    if (options.terminalIndex !== true) {
+    if (options.terminalIndex === false) {
       return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
     }
-    const recovered = yield* FileLog.open(directory, options, leanFoldProjection);
-    const { log, report } = recovered;
-    const indexing = yield* openIndexing(directory, log, report.baseRecordCount);
+    // HEAD is read before the fold, so that the fold knows whether to rebuild the index too.
+    const fold = new OpenFold(yield* TerminalIndex.peek(directory));
+    const recovered = yield* FileLog.open(directory, options, fold.projection);
+    const { log } = recovered;
+    const indexing = yield* openIndexing(directory, recovered, fold);
     // Added after the log's own finalizer, so it runs first: the log is closed
     // (every append settled) before HEAD names its last sequence.
     yield* Effect.addFinalizer(() =>

@@ -8,7 +8,9 @@
  * costs on a busy queue. A promise rejects with the typed error its Effect
  * twin fails with (`Rejected`, `WriterFailed`, `PendingFull`, ...: tagged
  * `Error`s, told apart by `_tag`), and with the defect itself on a bug.
- * Reads are synchronous: they read the committed state in memory.
+ * Reads are synchronous: they read the committed state in memory, and a
+ * completed job that left it from the terminal index on the caller's
+ * thread (docs/engine.md, "Queries over the terminal index").
  */
 import { Effect, Exit, type Layer, Scope } from "effect";
 import type { Disk } from "../disk/Disk.js";

@@ -19,18 +19,22 @@
  */
 import * as Path from "node:path";
 import type { Generation, Job } from "@tay/core";
-import { Data, Effect, Either } from "effect";
+import { Cause, Data, Effect, Either, Exit, Option } from "effect";
 import * as Described from "../disk/Described.js";
-import { Disk, type DiskError, type FileHandle } from "../disk/Disk.js";
+import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import {
   decodeEntry,
+  decodeFrame,
   decodeHead,
+  type Frame,
   encodeEntries,
   encodeHead,
   type Head,
 } from "./internal/terminalIndexFormat.js";
+
+export type { Head } from "./internal/terminalIndexFormat.js";
 
 /** `DATA_DIR/terminal-index`. */
 export const directoryName = "terminal-index";
@@ -147,11 +151,12 @@ const staleness = (head: Head, identity: Identity): Staleness | undefined => {
  * offset; the first bytes that are not an entry end the scan with where
  * and why (bytes past `to` are never read).
  */
-const scanEntries = (
+const scanEntries = <T extends Frame | ReturnType<typeof decodeEntry>>(
   handle: FileHandle,
   from: number,
   to: number,
-  visit: (entry: ReturnType<typeof decodeEntry>, offset: number) => void,
+  decode: (bytes: Uint8Array, offset: number) => T,
+  visit: (entry: T, offset: number) => void,
 ): Effect.Effect<{ readonly offset: number; readonly reason: string } | undefined, DiskError> =>
   Effect.gen(function* () {
     let carry: Uint8Array = new Uint8Array(0);
@@ -169,7 +174,7 @@ const scanEntries = (
       let offset = 0;
       for (;;) {
         if (offset === buffer.length) break;
-        const entry = decodeEntry(buffer, offset);
+        const entry = decode(buffer, offset);
         if (entry._tag === "Incomplete") break;
         if (entry._tag === "Corrupt") return { offset: carryStart + offset, reason: entry.reason };
         visit(entry, carryStart + offset);
@@ -188,9 +193,9 @@ const concat = (left: Uint8Array, right: Uint8Array): Uint8Array => {
   return joined;
 };
 
-const noteEntry = (offsets: OffsetTable, entry: ReturnType<typeof decodeEntry>, at: number) => {
-  if (entry._tag === "Job") offsets.setJob(entry.job.jobId, at);
-  else if (entry._tag === "Result") offsets.setResult(entry.event.jobId, at);
+const noteEntry = (offsets: OffsetTable, entry: Frame, at: number) => {
+  if (entry._tag === "Job") offsets.setJob(entry.jobId, at);
+  else if (entry._tag === "Result") offsets.setResult(entry.jobId, at);
 };
 
 /** Empties the index directory (creating it when missing) and opens an empty entries file. */
@@ -248,11 +253,124 @@ const openCurrent = (
     const corrupt =
       size < entriesBytes
         ? { offset: size, reason: `the file ends early (HEAD vouches for ${entriesBytes} bytes)` }
-        : yield* scanEntries(handle, 0, entriesBytes, (entry, at) => noteEntry(offsets, entry, at));
+        : yield* scanEntries(handle, 0, entriesBytes, decodeFrame, (entry, at) =>
+            noteEntry(offsets, entry, at),
+          );
     if (corrupt === undefined) return { path, handle, offsets, end: entriesBytes, headed: true };
     yield* Effect.ignore(handle.close());
     return { _tag: "Corrupt", ...corrupt } as const;
   });
+
+/** What the index directory holds before a fold: HEAD's fields, or why there is no usable HEAD. */
+export type Found = Head | Staleness;
+
+/**
+ * Reads HEAD of the index of the store in `directory` (nothing else is
+ * read or written). Never fails: it runs before the store is checked, so a
+ * HEAD it cannot read is `Unreadable` (`open` meets the disk's error, if it
+ * stays, once the store is known good).
+ */
+export const peek = (directory: string): Effect.Effect<Found, never, Disk> =>
+  Effect.catchAll(
+    readHead(headPath({ path: indexPath(directory) })),
+    (error): Effect.Effect<Found> => Effect.succeed({ _tag: "Unreadable", reason: error.message }),
+  );
+
+/**
+ * Why what `peek` found cannot be current for a generation of store
+ * `storeId` (printed) at `epoch`, whatever its last sequence turns out to
+ * be; undefined when it may be (`open` then decides).
+ */
+export const staleBefore = (
+  found: Found,
+  storeId: string,
+  epoch: number,
+): Staleness | undefined => {
+  if ("_tag" in found) return found;
+  if (found.storeId !== storeId) return { _tag: "OtherStore", found: found.storeId };
+  if (found.epoch !== epoch) return { _tag: "OtherEpoch", found: found.epoch };
+  return undefined;
+};
+
+/**
+ * Entries encoded in memory, to be written once the fold that hands them
+ * over has ended (`stage`, `openStaged`): how the open's one fold rebuilds
+ * an index that cannot be current, without folding the log a second time.
+ * Encoded bytes, not job objects: a fraction of what the jobs weigh.
+ */
+export class Staged {
+  readonly chunks: Array<Uint8Array> = [];
+  readonly offsets = new OffsetTable();
+  /** Bytes of entries staged. */
+  end = 0;
+  /** The first job that did not encode (no job a log held can), with where. */
+  failure: { readonly offset: number; readonly reason: string } | undefined = undefined;
+}
+
+/** Encodes what a collecting lean fold handed over at the end of `staged`. */
+export const stage = (staged: Staged, left: Generation.Left): void => {
+  if (staged.failure !== undefined || (left.jobs.length === 0 && left.results.length === 0)) {
+    return;
+  }
+  const entries = encodeEntries(left);
+  if (Either.isLeft(entries)) {
+    staged.failure = { offset: staged.end, reason: entries.left };
+    return;
+  }
+  staged.chunks.push(entries.right.bytes);
+  for (const { jobId, kind, offset } of entries.right.placed) {
+    if (kind === "job") staged.offsets.setJob(jobId, staged.end + offset);
+    else staged.offsets.setResult(jobId, staged.end + offset);
+  }
+  staged.end += entries.right.bytes.length;
+};
+
+/** Bytes of staged chunks written at a time. */
+export const stagedWriteBytes = 4 * 1024 * 1024;
+
+/**
+ * Empties the index of the store in `directory` and writes `staged` as its
+ * entries (releasing the chunks as they are written); `publish` makes it
+ * current.
+ */
+export const openStaged = (
+  directory: string,
+  staged: Staged,
+): Effect.Effect<TerminalIndex, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    const path = indexPath(directory);
+    if (staged.failure !== undefined) {
+      return yield* new TerminalIndexCorrupt({ path: entriesPath({ path }), ...staged.failure });
+    }
+    const handle = yield* emptied(path);
+    let at = 0;
+    while (staged.chunks.length > 0) {
+      const joined = joinChunks(staged.chunks, stagedWriteBytes);
+      yield* Files.writeAll(handle, at, joined);
+      at += joined.length;
+    }
+    return { path, handle, offsets: staged.offsets, end: staged.end, headed: false };
+  });
+
+/** Takes chunks off the front of `chunks` into one array of about `bytesMax` (at least one). */
+const joinChunks = (chunks: Array<Uint8Array>, bytesMax: number): Uint8Array => {
+  let count = 0;
+  let total = 0;
+  for (const chunk of chunks) {
+    if (count > 0 && total + chunk.length > bytesMax) break;
+    count++;
+    total += chunk.length;
+  }
+  const taken = chunks.splice(0, count);
+  if (taken.length === 1 && taken[0] !== undefined) return taken[0];
+  const joined = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of taken) {
+    joined.set(chunk, at);
+    at += chunk.length;
+  }
+  return joined;
+};
 
 /**
  * Adds what a lean fold handed over at the end of the entries. The first addition after an open
@@ -364,7 +482,7 @@ export const scan = (
 ): Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError> =>
   Effect.gen(function* () {
     const jobs = new Map<number, Job.Job>();
-    const corrupt = yield* scanEntries(index.handle, 0, index.end, (entry) => {
+    const corrupt = yield* scanEntries(index.handle, 0, index.end, decodeEntry, (entry) => {
       if (entry._tag === "Job") jobs.set(entry.job.jobId, entry.job);
       if (entry._tag !== "Result") return;
       const job = jobs.get(entry.event.jobId);
@@ -376,3 +494,72 @@ export const scan = (
     }
     return [...jobs.values()].sort((left, right) => left.jobId - right.jobId);
   });
+
+/**
+ * `handle.read` answered on the caller's thread: `Read.now` where the disk
+ * has it (NodeDisk's `pread`), else the disk's own read run at once (the
+ * fault disk's is synchronous inside); a read that cannot be answered at
+ * once is a `DiskError` naming why.
+ */
+const readNow = (
+  handle: FileHandle,
+  position: number,
+  length: number,
+): Either.Either<Uint8Array, DiskError> => {
+  const now = handle.read.now;
+  if (now !== undefined) return now(position, length);
+  const exit = Effect.runSyncExit(handle.read(position, length));
+  if (Exit.isSuccess(exit)) return Either.right(exit.value);
+  const failure = Cause.failureOption(exit.cause);
+  if (Option.isSome(failure)) return Either.left(failure.value);
+  return Either.left(
+    new DiskError({
+      operation: "read",
+      path: handle.path,
+      code: "Other",
+      detail: `no synchronous read on this disk: ${Cause.pretty(exit.cause)}`,
+    }),
+  );
+};
+
+const readEntryNow = (
+  index: TerminalIndex,
+  offset: number,
+): Either.Either<ReturnType<typeof decodeEntry>, TerminalIndexError> => {
+  // As `readEntry`: a page, and more if the record says so.
+  for (let length = 4096; ; length *= 4) {
+    const bytes = readNow(index.handle, offset, Math.min(length, index.end - offset));
+    if (Either.isLeft(bytes)) return Either.left(bytes.left);
+    const entry = decodeEntry(bytes.right, 0);
+    if (entry._tag === "Corrupt") return Either.left(corruptAt(index, offset, entry.reason));
+    if (entry._tag !== "Incomplete") return Either.right(entry);
+    if (offset + length >= index.end) return Either.left(corruptAt(index, offset, "a torn entry"));
+  }
+};
+
+const corruptAt = (index: TerminalIndex, offset: number, reason: string) =>
+  new TerminalIndexCorrupt({ path: entriesPath(index), offset, reason });
+
+/**
+ * `lookup` on the caller's thread, for the engine's synchronous queries
+ * (`job`, `jobs`): one or two `pread`s of entries the offsets name.
+ */
+export const lookupNow = (
+  index: TerminalIndex,
+  jobId: number,
+): Either.Either<Job.Job | undefined, TerminalIndexError> => {
+  const offsets = index.offsets.get(jobId);
+  if (offsets === undefined) return Either.right(undefined);
+  const entry = readEntryNow(index, offsets.job);
+  if (Either.isLeft(entry)) return Either.left(entry.left);
+  if (entry.right._tag !== "Job") return Either.left(mismatch(index, offsets.job, "a job entry"));
+  const job = entry.right.job;
+  if (offsets.result < 0) return Either.right(job);
+  const result = readEntryNow(index, offsets.result);
+  if (Either.isLeft(result)) return Either.left(result.left);
+  if (result.right._tag !== "Result") {
+    return Either.left(mismatch(index, offsets.result, "a result entry"));
+  }
+  const { result: value, at } = result.right.event;
+  return Either.right({ ...job, result: { value, at } });
+};

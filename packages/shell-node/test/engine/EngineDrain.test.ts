@@ -134,20 +134,25 @@ const refusal = (error: unknown): string => {
 
 /** What the engine should answer and hold: core's deciders and fold, one command at a time. */
 const reference = (start: State.State, steps: ReadonlyArray<Step>) => {
+  // The engine's state is lean with its terminal index (the default); the
+  // answers are read from a full fold beside it (the store starts empty).
   let state = start;
+  let full = start.lean ? State.initialState : start;
   const outcomes: Array<unknown> = [];
   const log: Array<unknown> = [];
   for (const next of steps) {
-    const decision = Decide.decide(state, commandOf(next));
+    const decision = Decide.decide(full, commandOf(next));
     if (decision._tag === "Left") {
       outcomes.push(`Rejected:${decision.left._tag}`);
       continue;
     }
     const events = decision.right;
     const folded = Evolve.evolveAll(state, events);
-    if (folded._tag === "Left")
-      throw new Error(`the reference refused: ${folded.left.reason._tag}`);
+    const foldedFull = Evolve.evolveAll(full, events);
+    if (folded._tag === "Left" || foldedFull._tag === "Left")
+      throw new Error("the reference refused its own decision");
     state = folded.right;
+    full = foldedFull.right;
     log.push(...events);
     // The jobs the command's records name, in order (inserted or started ones).
     const touched: Array<Job.Job | undefined> = [];
@@ -156,14 +161,14 @@ const reference = (start: State.State, steps: ReadonlyArray<Step>) => {
         event._tag === "Mutation" ? event.events : [event];
       for (const member of members) {
         if (member._tag === "JobInserted" || member._tag === "JobStarted") {
-          touched.push(State.job(state, member.jobId));
+          touched.push(State.job(full, member.jobId));
         }
       }
     }
     outcomes.push(
       next._tag === "insertMany" || next._tag === "claim"
         ? shape(touched)
-        : shape(next._tag === "insert" ? touched[0] : State.job(state, next.jobId)),
+        : shape(next._tag === "insert" ? touched[0] : State.job(full, next.jobId)),
     );
   }
   return { outcomes, log, state };

@@ -26,6 +26,7 @@ import {
   replay,
   runStep,
   setTime,
+  statesLike,
   t0,
   type Workload,
   workloads,
@@ -299,7 +300,7 @@ const exploreFaults = (workload: Workload, choose: Choose = sampled) =>
         continue;
       }
       const { low, high } = allowed(expected, workload, stopped, plan);
-      const matching = expected.states
+      const matching = statesLike(expected, reopened.right)
         .map((state, transitions) => ({ state, transitions }))
         .filter(({ transitions }) => transitions >= low && transitions <= high)
         .some(({ state }) => State.equals(state, reopened.right));

@@ -77,12 +77,12 @@ describe("EnginePromises", () => {
     expect(engine.counts().get("q")?.completed).toBe(1);
     expect(engine.schedule("hourly")?.cancelledAt).not.toBeNull();
     expect(engine.schedules()).toHaveLength(1);
-    const held = engine.state();
+    const held = engine.job(2);
     await engine.close();
 
     const reopened = await EnginePromises.open(dir);
     expect(reopened.report.lastJobId).toBe(4);
-    expect(reopened.job(2)).toEqual(held.jobs.get(2));
+    expect(reopened.job(2)).toEqual(held);
     expect(reopened.job(1)?.state).toBe("discarded");
     await reopened.close();
   });

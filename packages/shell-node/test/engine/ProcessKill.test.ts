@@ -110,7 +110,8 @@ const reopenAndCheck = (directory: string, acknowledged: ReadonlySet<number>) =>
     Effect.gen(function* () {
       const engine = yield* Engine.open(directory, { durability: "Maximal" });
       const state = yield* engine.state();
-      const missing = [...acknowledged].filter((jobId) => State.job(state, jobId) === undefined);
+      // An acknowledged job may be completed by now: held as a fact, read from the index.
+      const missing = [...acknowledged].filter((jobId) => !State.hasJob(state, jobId));
       return { missing, lastJobId: state.lastJobId, jobs: State.jobCount(state) };
     }),
   ).pipe(Effect.provide(NodeDisk.layer));

@@ -12,7 +12,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "@effect/vitest";
-import { type Job, State } from "@tay/core";
+import type { Job } from "@tay/core";
 import { Effect } from "effect";
 import { afterAll, beforeAll, vi } from "vitest";
 import { Engine, EnginePromises, NodeDisk } from "../../src/index.js";
@@ -111,7 +111,7 @@ const runAll = async (
 const jobsOf = (module: string): Promise<ReadonlyArray<Job.Job>> =>
   EnginePromises.open(path.join(dataRoot, path.basename(module, ".ts")), { timers: false }).then(
     async (opened) => {
-      const jobs = [...State.jobs(opened.state())];
+      const jobs = opened.jobs();
       await opened.close();
       return jobs;
     },

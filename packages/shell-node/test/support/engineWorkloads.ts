@@ -162,9 +162,12 @@ const orThrow = <A>(either: E.Either<unknown, A>, what: string): A => {
  * The pure replay, with core alone: `states[k]` folds the first k decided
  * transitions (accepted commands, or compactions); `after[i]` is how many
  * transitions step i completes. A refused command is no transition.
+ * `leanStates[k]` is the same fold into a lean state (docs/core.md): what
+ * an engine with its terminal index (the default) holds.
  */
 export interface Replay {
   readonly states: ReadonlyArray<State.State>;
+  readonly leanStates: ReadonlyArray<State.State>;
   readonly after: ReadonlyArray<number>;
   /** Commands the deciders refused (the engine refuses them too). */
   readonly refused: number;
@@ -172,13 +175,16 @@ export interface Replay {
 
 export const replay = (steps: ReadonlyArray<Step>): Replay => {
   const states: Array<State.State> = [State.initialState];
+  const leanStates: Array<State.State> = [State.leanInitialState];
   const after: Array<number> = [];
   let refused = 0;
   const last = () => states[states.length - 1] ?? State.initialState;
+  const lastLean = () => leanStates[leanStates.length - 1] ?? State.leanInitialState;
   for (const step of steps) {
     if (step._tag === "Compact") {
       const base = Snapshot.snapshot(last(), { now: step.now, retentionMs: step.retentionMs });
       states.push(orThrow(Evolve.foldGeneration(base, []), "the snapshot folds"));
+      leanStates.push(orThrow(Evolve.foldGeneration(base, [], { lean: true }), "it folds lean"));
     } else {
       for (const command of commandsOf(step, last())) {
         const events = Decide.decide(last(), command);
@@ -187,12 +193,17 @@ export const replay = (steps: ReadonlyArray<Step>): Replay => {
           continue;
         }
         states.push(orThrow(Evolve.evolveAll(last(), events.right), `${command._tag} folds`));
+        leanStates.push(orThrow(Evolve.evolveAll(lastLean(), events.right), "it folds lean"));
       }
     }
     after.push(states.length - 1);
   }
-  return { states, after, refused };
+  return { states, leanStates, after, refused };
 };
+
+/** The replay's states of the kind `state` is (lean, as an engine with its index holds, or full). */
+export const statesLike = (expected: Replay, state: State.State): ReadonlyArray<State.State> =>
+  state.lean ? expected.leanStates : expected.states;
 
 /** What a workload acknowledges: init, a compaction begun, or steps durable up to a point. */
 export type Label =
@@ -278,8 +289,9 @@ const runEngine = (
         Effect.gen(function* () {
           const transitions = expected.after[index] ?? 0;
           // The uncut engine must agree with the replay after every step.
-          const wanted = expected.states[transitions] ?? State.initialState;
-          if (!State.equals(yield* engine.state(), wanted)) {
+          const held = yield* engine.state();
+          const wanted = statesLike(expected, held)[transitions] ?? State.initialState;
+          if (!State.equals(held, wanted)) {
             return yield* Effect.dieMessage(
               `${workload.name}: engine and replay differ at ${index}`,
             );
@@ -352,7 +364,7 @@ export const isDecidedPrefix = (
   state: State.State,
   transitions: number,
 ): boolean =>
-  expected.states.some(
+  statesLike(expected, state).some(
     (candidate, index) => index >= transitions && State.equals(state, candidate),
   );
 

@@ -7,7 +7,7 @@
  * and close waits for handlers, then interrupts the rest, leaving no job executing.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { type Job, Limits, Query, State } from "@tay/core";
+import { type Job, Limits, Query } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
@@ -21,25 +21,28 @@ const openEngine = (options: Engine.EngineOptions = {}) =>
     return yield* Engine.open(dir, options);
   });
 
-/** Waits (real time, at most 10 s) until `done` holds of the engine's committed state. */
-const until = (
-  engine: Engine.EngineService,
-  done: (state: State.State) => boolean,
-): Effect.Effect<State.State> =>
+/** The engine's committed jobs by id, whole (completed ones from its terminal index). */
+type Jobs = ReadonlyMap<number, Job.Job>;
+
+const jobsOf = (engine: Engine.EngineService): Effect.Effect<Jobs> =>
+  Effect.map(engine.jobs(), (jobs) => new Map(jobs.map((job) => [job.jobId, job])));
+
+/** Waits (real time, at most 10 s) until `done` holds of the engine's committed jobs. */
+const until = (engine: Engine.EngineService, done: (jobs: Jobs) => boolean): Effect.Effect<Jobs> =>
   Effect.gen(function* () {
     for (let tries = 0; tries < 1_000; tries++) {
-      const state = yield* engine.state();
-      if (done(state)) return state;
+      const jobs = yield* jobsOf(engine);
+      if (done(jobs)) return jobs;
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)));
     }
-    const last = yield* engine.state();
+    const last = yield* engine.counts();
     return yield* Effect.dieMessage(
-      `the condition never held: ${JSON.stringify(Object.fromEntries(Query.counts(last)))}`,
+      `the condition never held: ${JSON.stringify(Object.fromEntries(last))}`,
     );
   });
 
-const statesOf = (state: State.State): Array<Job.Job["state"]> =>
-  [...State.jobs(state)].map((job) => job.state);
+const statesOf = (jobs: Jobs): Array<Job.Job["state"]> =>
+  [...jobs.values()].map((job) => job.state);
 
 describe("Worker.run", () => {
   it.scopedLive("completes with the handler's value, plain args in, plain result out", () =>
@@ -65,7 +68,7 @@ describe("Worker.run", () => {
         statesOf(current).every((found) => found === "completed"),
       );
       expect(seen).toEqual([{ name: "ada" }]);
-      const result = State.job(state, job.jobId)?.result?.value;
+      const result = state.get(job.jobId)?.result?.value;
       expect(result).toEqual(
         new Map([
           ["greeting", "hello ada"],
@@ -107,12 +110,12 @@ describe("Worker.run", () => {
           engine,
           (current) => statesOf(current).filter((found) => found === "discarded").length === 2,
         );
-        expect(State.job(state, flaky.jobId)?.errors.map((error) => error.error)).toEqual([
+        expect(state.get(flaky.jobId)?.errors.map((error) => error.error)).toEqual([
           "flaky",
           "flaky",
           "flaky",
         ]);
-        expect(State.job(state, orphan.jobId)?.errors[0]?.error).toBe(
+        expect(state.get(orphan.jobId)?.errors[0]?.error).toBe(
           'no handler for worker "Nobody" (queue "q")',
         );
         expect(events.filter((tag) => tag === "Retried")).toHaveLength(2);
@@ -148,7 +151,7 @@ describe("Worker.run", () => {
         const state = yield* until(engine, (current) =>
           statesOf(current).every((found) => found === "discarded"),
         );
-        const errors = jobs.map((job) => State.job(state, job.jobId)?.errors[0]?.error);
+        const errors = jobs.map((job) => state.get(job.jobId)?.errors[0]?.error);
         expect(errors[0]).toBe("result.user.id: a function is not a value");
         expect(errors[1]).toBe(
           "result[0].at: an object of class Date is not a value (pass its getTime() or toISOString())",
@@ -180,7 +183,7 @@ describe("Worker.run", () => {
       });
       const job = yield* engine.insert({ queue: "q", worker: "Slow", args: null, maxAttempts: 1 });
       const state = yield* until(engine, (current) => statesOf(current)[0] === "discarded");
-      expect(State.job(state, job.jobId)?.errors[0]?.error).toBe("timeout");
+      expect(state.get(job.jobId)?.errors[0]?.error).toBe("timeout");
       expect(yield* Deferred.await(aborted)).toContain("timeout");
     }).pipe(Effect.provide(nodeDisk)),
   );
@@ -211,7 +214,7 @@ describe("Worker.run", () => {
           timeoutMs: 50,
         });
         const state = yield* until(engine, (current) => statesOf(current)[0] === "discarded");
-        expect(State.job(state, job.jobId)?.errors[0]?.error).toBe("timeout");
+        expect(state.get(job.jobId)?.errors[0]?.error).toBe("timeout");
         expect(yield* Deferred.await(aborted)).toContain("timeout");
       }).pipe(Effect.provide(nodeDisk)),
   );
@@ -305,9 +308,9 @@ describe("Worker.run", () => {
       for (const resolve of quickDone) resolve("done");
       const report = yield* Fiber.join(closing);
       expect(report).toEqual({ finished: 1, interrupted: 1 });
-      const state = yield* engine.state();
+      const state = yield* jobsOf(engine);
       expect(statesOf(state).sort()).toEqual(["completed", "retryable"]);
-      const stuck = [...State.jobs(state)].find((job) => job.worker === "Stuck");
+      const stuck = [...state.values()].find((job) => job.worker === "Stuck");
       expect(stuck?.errors[0]?.error).toBe("interrupted");
       // Closed: it claims nothing more.
       yield* engine.insert({ queue: "q", worker: "Quick", args: null });

@@ -9,7 +9,7 @@
  * once share the first one's report; and a disk
  * whose writes finish a turn later holds the claim's batch in flight while the close begins.
  */
-import { type Job, State } from "@tay/core";
+import type { Job } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Worker from "../../src/worker/Worker.js";
@@ -48,12 +48,9 @@ const onAbort =
       );
     });
 
-const endsOf = (state: State.State) =>
+const endsOf = (jobs: ReadonlyArray<Job.Job>) =>
   Object.fromEntries(
-    [...State.jobs(state)].map((job: Job.Job) => [
-      job.worker,
-      [job.state, job.errors.map((error) => error.error)],
-    ]),
+    jobs.map((job: Job.Job) => [job.worker, [job.state, job.errors.map((error) => error.error)]]),
   );
 
 describe("closing a worker", () => {
@@ -83,7 +80,7 @@ describe("closing a worker", () => {
       yield* Effect.promise(() => inserting);
       // Claimed after the close began (its claim in flight), it ran and completed.
       expect(order).toEqual(["close", "Started", "handler 1", "Completed"]);
-      expect(endsOf(yield* engine.state())).toEqual({ Quick: ["completed", []] });
+      expect(endsOf(yield* engine.jobs())).toEqual({ Quick: ["completed", []] });
       expect(worker.running()).toBe(0);
     });
     await Effect.runPromise(Effect.scoped(program));
@@ -114,7 +111,7 @@ describe("closing a worker", () => {
       // Its handler was called (it ran), then aborted at the timeout.
       expect(yield* Deferred.isDone(running)).toBe(true);
       expect(events).toEqual(["Started", "Retried"]);
-      expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+      expect(endsOf(yield* engine.jobs())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
     });
     await Effect.runPromise(Effect.scoped(program));
   });
@@ -140,7 +137,7 @@ describe("closing a worker", () => {
         }),
       );
       expect(yield* endsInTime(workerScope)).toBe("ended");
-      expect(endsOf(yield* engine.state())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+      expect(endsOf(yield* engine.jobs())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
     });
     await Effect.runPromise(Effect.scoped(program));
   });
@@ -168,7 +165,7 @@ describe("closing a worker", () => {
       yield* Deferred.await(returning);
       yield* Deferred.await(rejecting);
       expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
-      expect(endsOf(yield* engine.state())).toEqual({
+      expect(endsOf(yield* engine.jobs())).toEqual({
         Returns: ["retryable", ["interrupted"]],
         Rejects: ["retryable", ["interrupted"]],
       });
@@ -207,7 +204,7 @@ describe("closing a worker", () => {
         { finished: 1, interrupted: 0 },
         { finished: 1, interrupted: 0 },
       ]);
-      expect(endsOf(yield* engine.state())).toEqual({ Slow: ["completed", []] });
+      expect(endsOf(yield* engine.jobs())).toEqual({ Slow: ["completed", []] });
     });
     await Effect.runPromise(Effect.scoped(program));
   });

@@ -11,7 +11,7 @@
  * pauses between releases, against a real engine on a fault disk whose writes finish a turn later
  * (so commands meet batches in flight).
  */
-import { State } from "@tay/core";
+import type { Job } from "@tay/core";
 import { Clock, Effect, ManagedRuntime, Runtime, TestClock, TestContext } from "effect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -279,7 +279,11 @@ const checkClose = (run: Run) => {
 };
 
 /** After the close: nothing executing, nothing lost, every end once and told the same. */
-const checkEnd = (run: Run, state: State.State, audited: ReadonlyArray<JobRecords>) => {
+const checkEnd = (
+  run: Run,
+  state: ReadonlyMap<number, Job.Job>,
+  audited: ReadonlyArray<JobRecords>,
+) => {
   expect(run.ledger.violations).toEqual([]);
   checkClose(run);
   const inserted = run.inserted.filter((jobId) => jobId !== undefined);
@@ -291,7 +295,7 @@ const checkEnd = (run: Run, state: State.State, audited: ReadonlyArray<JobRecord
       "available",
       "retryable",
       "scheduled",
-    ]).toContain(State.job(state, jobId)?.state);
+    ]).toContain(state.get(jobId)?.state);
   }
   const told = endsTold(run.ledger.seen);
   for (const records of audited) {
@@ -369,7 +373,8 @@ const explore = (scheduler: fc.Scheduler, plan: Plan) =>
     yield* Effect.promise(() => drive(run, plan.pauses));
     yield* Effect.promise(() => windDown(run));
     const audited = yield* auditLog(engine);
-    checkEnd(run, yield* engine.state(), audited);
+    const jobs = yield* engine.jobs();
+    checkEnd(run, new Map(jobs.map((job) => [job.jobId, job])), audited);
     yield* lateCompletes(run, audited);
   }).pipe(Effect.scoped);
 

@@ -146,7 +146,7 @@ const betweenRounds = (directory: string, told: Told, random: () => number, inse
       const engine = yield* Engine.open(directory, { durability: "Maximal", rescueOnOpen: false });
       const state = yield* engine.state();
       for (const [jobId, attempt] of told.acknowledged) {
-        const job = State.job(state, jobId);
+        const job = yield* engine.job(jobId);
         expect([jobId, job?.state, job?.attempt]).toEqual([jobId, "completed", attempt]);
       }
       const executing = Query.jobsIn(state, "executing").length;

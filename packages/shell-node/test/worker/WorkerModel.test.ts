@@ -503,8 +503,8 @@ const checkModel = (model: Model, now: number, claimed: ReadonlyArray<Claimed>):
 };
 
 /** Compares every job of the engine's committed state with the model, naming the first apart. */
-const compareStates = (state: State.State, model: Model, context: string): void => {
-  const actual = [...State.jobs(state)].map(engineView);
+const compareStates = (jobs: ReadonlyArray<Job.Job>, model: Model, context: string): void => {
+  const actual = jobs.map(engineView);
   const expected = [...model.jobs.values()].map((job) => viewOf(job));
   expect(actual.map((job) => job.jobId)).toEqual(expected.map((job) => job.jobId));
   actual.forEach((job, index) => {
@@ -527,7 +527,7 @@ const observe = (real: Real, model: Model, label: string) =>
       },
       catch: (error) => new Error(`${context}: ${error instanceof Error ? error.message : error}`),
     }).pipe(Effect.orDie);
-    compareStates(yield* real.engine.state(), model, context);
+    compareStates(yield* real.engine.jobs(), model, context);
     yield* checkClose(real, model, context);
   });
 

@@ -401,33 +401,108 @@ export const tickReport = (
   ),
 });
 
+/**
+ * The whole record of a job a lean state holds as its facts (from the
+ * terminal index, on the caller's thread), or undefined. Throws the
+ * index's typed error when its disk or bytes fail after open.
+ */
+export type TerminalReader = (jobId: number) => Job.Job | undefined;
+
 /** The states a query may read. */
 export interface States {
   /** Only durable batches: what every query shows. */
   readonly committed: State.State;
   /** Everything decided: when the next timed transition is due. */
   readonly decided: State.State;
+  /**
+   * The whole records of the jobs `committed` holds as facts (a lean state
+   * over a terminal index); absent for a full state.
+   */
+  readonly terminal?: TerminalReader;
 }
 
-const listJobs = (state: State.State, filter: JobFilter = {}): ReadonlyArray<Job.Job> => {
-  const all =
-    filter.state === undefined
-      ? [...State.jobs(state)].filter(
-          (job) => filter.queue === undefined || job.queue === filter.queue,
-        )
-      : Query.jobsIn(state, filter.state, filter.queue);
-  return filter.limit === undefined ? all : all.slice(0, filter.limit);
+/** The jobs of `state` that `filter` wants, whole ones only, ascending by id. */
+const wholeJobs = (state: State.State, filter: JobFilter): ReadonlyArray<Job.Job> =>
+  filter.state === undefined
+    ? [...State.jobs(state)].filter(
+        (job) => filter.queue === undefined || job.queue === filter.queue,
+      )
+    : Query.jobsIn(state, filter.state, filter.queue);
+
+/**
+ * The ids of the jobs `state` holds as facts that `filter` wants, ascending
+ * (facts are completed jobs: no other state asks for them).
+ */
+function* factIds(state: State.State, filter: JobFilter): Generator<number> {
+  if (filter.state !== undefined && filter.state !== "completed") return;
+  for (const [jobId, fact] of state.terminal.entries()) {
+    if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
+  }
+}
+
+/**
+ * The listing of a full state from a lean one: its whole jobs and the
+ * index's, merged by id, each index record read only once it is listed
+ * (a `limit` reads no more than it lists).
+ */
+const listJobs = (
+  state: State.State,
+  filter: JobFilter = {},
+  terminal?: TerminalReader,
+): ReadonlyArray<Job.Job> => {
+  const whole = wholeJobs(state, filter);
+  const limit = filter.limit ?? Number.POSITIVE_INFINITY;
+  if (terminal === undefined || state.terminal.size === 0) return whole.slice(0, limit);
+  const listed: Array<Job.Job> = [];
+  const ids = factIds(state, filter);
+  let next = ids.next();
+  let at = 0;
+  while (listed.length < limit) {
+    const job = whole[at];
+    if (next.done === true) {
+      if (job === undefined) break;
+      listed.push(job);
+      at++;
+    } else if (job !== undefined && job.jobId < next.value) {
+      listed.push(job);
+      at++;
+    } else {
+      const read = terminal(next.value);
+      if (read !== undefined) listed.push(read);
+      next = ids.next();
+    }
+  }
+  return listed;
+};
+
+/** A job of the committed state: whole, or read from the index when held as facts. */
+const jobIn = (states: States, jobId: number): Job.Job | undefined => {
+  const found = State.job(states.committed, jobId);
+  if (found !== undefined || states.terminal === undefined) return found;
+  return State.fact(states.committed, jobId) === undefined ? undefined : states.terminal(jobId);
 };
 
 /** Every engine query: synchronous reads of the committed state. */
 export const queries = {
-  /** The committed state (only durable batches). */
+  /**
+   * The committed state (only durable batches). With the terminal index
+   * (the default for a directory's store) it is lean: completed jobs
+   * without a unique key are in `terminal` as facts, not in `jobs`; read
+   * them with `job` and `jobs`.
+   */
   state: (states: States): State.State => states.committed,
-  /** One job as committed, or undefined. */
-  job: (states: States, jobId: number): Job.Job | undefined => State.job(states.committed, jobId),
-  /** Committed jobs, optionally of one queue and state, at most `limit`. */
+  /**
+   * One job as committed, or undefined; a completed job that left memory is
+   * read from the terminal index (whose failure after open it throws).
+   */
+  job: (states: States, jobId: number): Job.Job | undefined => jobIn(states, jobId),
+  /**
+   * Committed jobs, optionally of one queue and state, at most `limit`,
+   * ascending by id; completed jobs that left memory are read from the
+   * terminal index (whose failure after open it throws).
+   */
   jobs: (states: States, filter?: JobFilter): ReadonlyArray<Job.Job> =>
-    listJobs(states.committed, filter),
+    listJobs(states.committed, filter, states.terminal),
   /** One schedule as committed, or undefined. */
   schedule: (states: States, scheduleId: string): Schedule.Schedule | undefined =>
     State.schedule(states.committed, scheduleId),

@@ -1,18 +1,30 @@
 /**
  * The engine's side of the terminal inspection index (issue 19): at open,
- * the index is checked against the log and rebuilt from it when stale; each
+ * the index is checked against the log, or rebuilt by the open's fold; each
  * commit's records let go of completed jobs (`Evolve.leaving`), which are
  * appended in the background and served from memory until written; reads
- * of a job the lean state holds as facts go to the index. A compaction
- * writes a fresh index from the new base (so retention prunes it too), and
+ * of a job the lean state holds as facts go to the index, on the caller's
+ * thread (the engine's queries are synchronous). A compaction copies what
+ * its new base keeps into a fresh index (so retention prunes it too), and
  * the close publishes HEAD for the last sequence.
  */
-import { type Event, Evolve, Generation, type Job, State, type Terminal } from "@tay/core";
-import { type Context, Effect } from "effect";
-import type { Disk } from "../../disk/Disk.js";
+import {
+  type Event,
+  Evolve,
+  Generation,
+  type HistoryError,
+  type Job,
+  type State,
+  type Terminal,
+} from "@tay/core";
+import { formatStoreId } from "@tay/codec";
+import { type Context, Effect, Either } from "effect";
+import { type Disk, DiskError } from "../../disk/Disk.js";
 import type * as Log from "../../log/Log.js";
+import type { Projection } from "../../log/Projection.js";
+import { foldProjection } from "../../store/StateProjection.js";
 import * as TerminalIndex from "../../store/TerminalIndex.js";
-import type { JobFilter } from "./operations.js";
+import type { JobFilter, TerminalReader } from "./operations.js";
 
 /** Entries read from the log at a time while rebuilding. */
 export const rebuildPageRecords = 1024;
@@ -31,13 +43,6 @@ const identityOf = <K extends Log.Kind>(log: Log.Log<K>) =>
     lastSequence: log.lastSequence(),
   }));
 
-const filtered = (jobs: ReadonlyArray<Job.Job>, filter: JobsFilter): ReadonlyArray<Job.Job> =>
-  jobs.filter(
-    (job) =>
-      (filter.queue === undefined || job.queue === filter.queue) &&
-      (filter.state === undefined || job.state === filter.state),
-  );
-
 /** Which jobs a listing wants (as the engine's `jobs` query). */
 export type JobsFilter = JobFilter;
 
@@ -46,11 +51,23 @@ export class Indexing {
   #index: TerminalIndex.TerminalIndex;
   // Whole records let go of but not yet written; cleared once the queue is.
   readonly #pending = new Map<number, Job.Job>();
+  // Results of jobs written before, recorded since and not yet written.
+  readonly #pendingResults = new Map<number, Event.ResultRecorded>();
   readonly #queue: Array<Terminal.Left> = [];
   readonly #lock: Effect.Semaphore;
   readonly #context: Context.Context<Disk>;
   /** The first failure of a background write: later reads fail with it. */
   #failure: TerminalIndex.TerminalIndexError | undefined = undefined;
+  /**
+   * False once a compaction's rewrite failed: the directory may hold part
+   * of the new index, which HEAD must never vouch for (the next open rebuilds).
+   */
+  #publishable = true;
+
+  /** Records of the current generation's canonical base (for a rebuild from the log). */
+  #baseRecordCount: number;
+  /** Rebuilds from the log in the background after a failure (set by `openIndexing`). */
+  repair: () => void = () => {};
 
   constructor(
     readonly directory: string,
@@ -58,15 +75,20 @@ export class Indexing {
     lock: Effect.Semaphore,
     context: Context.Context<Disk>,
     readonly report: IndexReport,
+    baseRecordCount: number,
   ) {
     this.#index = index;
     this.#lock = lock;
     this.#context = context;
+    this.#baseRecordCount = baseRecordCount;
   }
 
-  #provided<A>(
-    effect: Effect.Effect<A, TerminalIndex.TerminalIndexError, Disk>,
-  ): Effect.Effect<A, TerminalIndex.TerminalIndexError> {
+  /** Whether a write failed since the last rebuild: reads fail until the next one. */
+  get failed(): boolean {
+    return this.#failure !== undefined;
+  }
+
+  #provided<A, X>(effect: Effect.Effect<A, X, Disk>): Effect.Effect<A, X> {
     return Effect.provide(effect, this.#context);
   }
 
@@ -77,14 +99,17 @@ export class Indexing {
     for (const job of left.jobs) this.#pending.set(job.jobId, job);
     for (const result of left.results) {
       const job = this.#pending.get(result.jobId);
-      if (job !== undefined) {
-        this.#pending.set(job.jobId, { ...job, result: { value: result.result, at: result.at } });
-      }
+      const value = { value: result.result, at: result.at };
+      if (job === undefined) this.#pendingResults.set(result.jobId, result);
+      else this.#pending.set(job.jobId, { ...job, result: value });
     }
     this.#queue.push(left);
+    // A disposable projection: a failed write is rebuilt from the log, in the background.
     const failed = (error: TerminalIndex.TerminalIndexError) =>
       Effect.sync(() => {
+        const first = this.#failure === undefined;
         this.#failure ??= error;
+        if (first) this.repair();
       });
     Effect.runFork(Effect.catchAll(this.drain(), failed));
   }
@@ -100,47 +125,112 @@ export class Indexing {
         yield* TerminalIndex.add(this.#index, left);
       }
       this.#pending.clear();
+      this.#pendingResults.clear();
     });
   }
 
-  /** The whole record of a job the state holds as facts, or undefined. */
-  job(jobId: number): Effect.Effect<Job.Job | undefined, TerminalIndex.TerminalIndexError> {
+  /**
+   * The whole record of a job the state holds as facts, or undefined, read
+   * on the caller's thread (what is not written yet from memory): what the
+   * engine's synchronous queries answer with. Reads need no lock: an
+   * entry's offset is noted only once its bytes are written, and a
+   * compaction swaps in the new index only once it is whole.
+   */
+  jobNow(jobId: number): Either.Either<Job.Job | undefined, TerminalIndex.TerminalIndexError> {
     const pending = this.#pending.get(jobId);
-    if (pending !== undefined) return Effect.succeed(pending);
-    if (this.#failure !== undefined) return Effect.fail(this.#failure);
-    return this.#lock.withPermits(1)(TerminalIndex.lookup(this.#index, jobId));
+    if (pending !== undefined) return Either.right(pending);
+    if (this.#failure !== undefined) return Either.left(this.#failure);
+    const found = TerminalIndex.lookupNow(this.#index, jobId);
+    const result = this.#pendingResults.get(jobId);
+    if (result === undefined || Either.isLeft(found) || found.right === undefined) return found;
+    return Either.right({ ...found.right, result: { value: result.result, at: result.at } });
   }
 
-  /** Every job the index holds (what is queued written first), ascending by id. */
-  jobs(): Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> {
-    if (this.#failure !== undefined) return Effect.fail(this.#failure);
+  /**
+   * The whole records of the jobs `state` holds as facts, ascending by id,
+   * each read when the iteration reaches it (what a compaction's snapshot
+   * takes, without a list of them all). Throws the index's error, and
+   * `TerminalIndexCorrupt` for a fact the index has no record of.
+   */
+  *wholeOf(state: State.State): Generator<Job.Job> {
+    for (const [jobId] of state.terminal.entries()) {
+      const found = this.jobNow(jobId);
+      if (Either.isLeft(found)) throw found.left;
+      if (found.right === undefined) {
+        throw new TerminalIndex.TerminalIndexCorrupt({
+          path: this.#index.path,
+          offset: this.#index.end,
+          reason: `no entry for completed job ${jobId}`,
+        });
+      }
+      yield found.right;
+    }
+  }
+
+  /**
+   * After a compaction whose folded base is `kept`: a fresh index of the
+   * completed jobs it keeps as facts, copied from the current one a page
+   * at a time, and published for the log's new generation. The current
+   * index answers reads until the new one is whole.
+   */
+  rebased<K extends Log.Kind>(
+    log: Log.Log<K>,
+    kept: State.State,
+    baseRecordCount: number,
+  ): Effect.Effect<void, TerminalIndex.TerminalIndexError> {
+    this.#baseRecordCount = baseRecordCount;
+    const unpublishable = Effect.sync(() => {
+      this.#publishable = false;
+    });
     return this.#provided(
       this.#lock.withPermits(1)(
-        Effect.flatMap(this.#drainHeld(), () => TerminalIndex.scan(this.#index)),
+        Effect.gen(this, function* () {
+          yield* this.#drainHeld();
+          const identity = yield* identityOf(log);
+          const old = this.#index;
+          // Unlinks the old entries file, which stays open (and read) until the swap.
+          const { index } = yield* TerminalIndex.open(this.directory, identity);
+          let jobs: Array<Job.Job> = [];
+          for (const [jobId] of kept.terminal.entries()) {
+            const job = TerminalIndex.lookupNow(old, jobId);
+            if (Either.isLeft(job)) return yield* job.left;
+            if (job.right !== undefined) jobs.push(job.right);
+            if (jobs.length < rebuildPageRecords) continue;
+            yield* TerminalIndex.add(index, { jobs, results: [] });
+            jobs = [];
+          }
+          yield* TerminalIndex.add(index, { jobs, results: [] });
+          yield* TerminalIndex.publish(index, identity);
+          this.#index = index;
+          yield* Effect.ignore(TerminalIndex.close(old));
+        }).pipe(Effect.tapError(() => unpublishable)),
       ),
     );
   }
 
   /**
-   * After a compaction to `base`: a fresh index of the completed jobs the
-   * base keeps, published for the log's new generation.
+   * Rebuilds the index from the log's current generation (a second fold)
+   * into a fresh directory, and swaps it in: what follows a failed write or
+   * read, so that the projection's failure never stays. What is queued is
+   * dropped first (the log holds it); commits after go to the new index.
    */
-  rebased<K extends Log.Kind>(
+  rebuilt<K extends Log.Kind>(
     log: Log.Log<K>,
-    base: ReadonlyArray<Event.Event>,
-  ): Effect.Effect<void, TerminalIndex.TerminalIndexError> {
+  ): Effect.Effect<void, K["error"] | TerminalIndex.TerminalIndexError> {
     return this.#provided(
       this.#lock.withPermits(1)(
         Effect.gen(this, function* () {
-          yield* this.#drainHeld();
-          yield* Effect.ignore(TerminalIndex.close(this.#index));
+          this.#queue.length = 0;
           const identity = yield* identityOf(log);
+          const old = this.#index;
           const { index } = yield* TerminalIndex.open(this.directory, identity);
-          this.#index = index;
-          const builder = Generation.start(base.length, { lean: true, collectLeft: true });
-          for (const event of base) Generation.apply(builder, undefined, event);
-          yield* TerminalIndex.add(index, Generation.takeLeft(builder));
+          yield* rebuild(log, index, this.#baseRecordCount);
           yield* TerminalIndex.publish(index, identity);
+          // What is pending stays readable until the next drain clears it.
+          this.#index = index;
+          this.#failure = undefined;
+          this.#publishable = true;
+          yield* Effect.ignore(TerminalIndex.close(old));
         }),
       ),
     );
@@ -154,7 +244,7 @@ export class Indexing {
       this.#lock.withPermits(1)(
         Effect.gen(this, function* () {
           yield* this.#drainHeld();
-          if (this.#failure === undefined) {
+          if (this.#failure === undefined && this.#publishable) {
             yield* TerminalIndex.publish(this.#index, yield* identityOf(log));
           }
           yield* TerminalIndex.close(this.#index);
@@ -164,7 +254,12 @@ export class Indexing {
   }
 }
 
-/** Folds the log's current generation again, handing its completed jobs to the index. */
+/**
+ * Folds the log's current generation again, handing its completed jobs to
+ * the index: only when HEAD named this store and epoch before the open's
+ * fold (so that fold did not collect) and the index then proved stale (at
+ * another sequence, or its entries failed a check).
+ */
 const rebuild = <K extends Log.Kind>(
   log: Log.Log<K>,
   index: TerminalIndex.TerminalIndex,
@@ -186,59 +281,126 @@ const rebuild = <K extends Log.Kind>(
     }
   });
 
+/** Records the open's fold applies between two hand-overs of the jobs that left memory. */
+export const collectEveryRecords = 4096;
+
 /**
- * Opens the index of the store in `directory` for the engine over `log`
- * (whose state is a lean fold): current, or rebuilt from the log with the
- * reason. The scope's end writes what is queued and publishes HEAD.
+ * The open's one fold (core's, lean), which also rebuilds the index when
+ * HEAD, read before it, cannot be current for the generation it folds (no
+ * HEAD, unreadable, another store or epoch): it then hands the completed
+ * jobs over every `collectEveryRecords` records, encoded into
+ * `TerminalIndex.Staged`, written once the fold has ended. Otherwise it
+ * collects nothing: a current index costs the open no job record.
+ */
+export class OpenFold {
+  /** What the fold staged, when it collected. */
+  staged: TerminalIndex.Staged | undefined = undefined;
+  /** Why it collected. */
+  reason: TerminalIndex.Staleness | undefined = undefined;
+  #applied = 0;
+
+  constructor(readonly found: TerminalIndex.Found) {}
+
+  readonly projection: Projection<Generation.Builder, HistoryError.HistoryError> = {
+    start: (manifest) => {
+      // A fold that starts again (a retried recovery) stages afresh.
+      this.reason = TerminalIndex.staleBefore(
+        this.found,
+        formatStoreId(manifest.storeId),
+        manifest.epoch,
+      );
+      this.staged = this.reason === undefined ? undefined : new TerminalIndex.Staged();
+      this.#applied = 0;
+      return Generation.start(manifest.baseRecordCount, {
+        lean: true,
+        collectLeft: this.staged !== undefined,
+      });
+    },
+    apply: (builder, sequence, event) => {
+      const applied = foldProjection.apply(builder, sequence, event);
+      this.#applied += 1;
+      if (this.staged !== undefined && this.#applied % collectEveryRecords === 0) {
+        TerminalIndex.stage(this.staged, Generation.takeLeft(builder));
+      }
+      return applied;
+    },
+  };
+}
+
+/**
+ * Opens the index of the store in `directory` for the engine over `log`,
+ * whose state `fold` folded: written from what the fold staged, current,
+ * or (HEAD at another sequence, entries failing a check) rebuilt by a
+ * second fold; with the reason when it was not current.
  */
 export const openIndexing = <K extends Log.Kind>(
   directory: string,
-  log: Log.Log<K>,
-  baseRecordCount: number,
+  recovered: Log.Recovered<Generation.Builder, K>,
+  fold: OpenFold,
 ): Effect.Effect<Indexing, K["error"] | TerminalIndex.TerminalIndexError, Disk> =>
   Effect.gen(function* () {
+    const { log, report } = recovered;
     const identity = yield* identityOf(log);
+    const lock = yield* Effect.makeSemaphore(1);
+    const context = yield* Effect.context<Disk>();
+    const { staged, reason } = fold;
+    if (staged !== undefined && reason !== undefined) {
+      TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
+      const index = yield* TerminalIndex.openStaged(directory, staged);
+      yield* TerminalIndex.publish(index, identity);
+      const rebuilt = TerminalIndex.describeStaleness(reason);
+      return repairing(
+        log,
+        new Indexing(directory, index, lock, context, { rebuilt }, report.baseRecordCount),
+      );
+    }
     const opened = yield* TerminalIndex.open(directory, identity);
     if (opened.stale !== undefined) {
-      yield* rebuild(log, opened.index, baseRecordCount);
+      yield* rebuild(log, opened.index, report.baseRecordCount);
       yield* TerminalIndex.publish(opened.index, identity);
     }
     const rebuilt =
-      opened.stale === undefined ? null : TerminalIndex.describeStaleness(opened.stale);
-    const lock = yield* Effect.makeSemaphore(1);
-    const context = yield* Effect.context<Disk>();
-    return new Indexing(directory, opened.index, lock, context, { rebuilt });
+      opened.stale === undefined
+        ? null
+        : `${TerminalIndex.describeStaleness(opened.stale)} (rebuilt by a second fold)`;
+    return repairing(
+      log,
+      new Indexing(directory, opened.index, lock, context, { rebuilt }, report.baseRecordCount),
+    );
   });
 
-/** A job as `State.job` answers it on a full state: whole from the state, else from the index. */
-export const jobOf = (
-  indexing: Indexing | undefined,
-  state: State.State,
-  jobId: number,
-): Effect.Effect<Job.Job | undefined, TerminalIndex.TerminalIndexError> => {
-  const job = State.job(state, jobId);
-  if (job !== undefined || indexing === undefined || State.fact(state, jobId) === undefined) {
-    return Effect.succeed(job);
-  }
-  return indexing.job(jobId);
+/** `indexing`, rebuilding itself from `log` in the background after a failure (once per failure). */
+const repairing = <K extends Log.Kind>(log: Log.Log<K>, indexing: Indexing): Indexing => {
+  indexing.repair = () => {
+    Effect.runFork(Effect.ignore(indexing.rebuilt(log)));
+  };
+  return indexing;
 };
 
-/** Jobs as the `jobs` query answers them on a full state: the state's, and the index's. */
-export const jobsOf = (
-  indexing: Indexing | undefined,
-  state: State.State,
-  whole: ReadonlyArray<Job.Job>,
-  filter: JobsFilter,
-): Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> =>
-  Effect.gen(function* () {
-    const wantsCompleted = filter.state === undefined || filter.state === "completed";
-    const fromIndex =
-      indexing === undefined || !wantsCompleted || state.terminal.size === 0
-        ? []
-        : filtered(
-            (yield* indexing.jobs()).filter((job) => state.terminal.has(job.jobId)),
-            filter,
-          );
-    const all = [...whole, ...fromIndex].sort((left, right) => left.jobId - right.jobId);
-    return filter.limit === undefined ? all : all.slice(0, filter.limit);
+/**
+ * The synchronous reader the engine's queries use (`States.terminal`): the
+ * index's record, throwing its typed error when its disk or bytes fail.
+ */
+export const readerOf =
+  (indexing: Indexing): TerminalReader =>
+  (jobId) => {
+    const found = indexing.jobNow(jobId);
+    if (Either.isLeft(found)) throw found.left;
+    return found.right;
+  };
+
+const isIndexError = (error: unknown): error is TerminalIndex.TerminalIndexError =>
+  error instanceof TerminalIndex.TerminalIndexCorrupt || error instanceof DiskError;
+
+/**
+ * A synchronous query over a lean state and its index, as an Effect: its
+ * answer, or the index's error it threw, typed (anything else is a defect).
+ */
+export const indexQuery = <A>(query: () => A): Effect.Effect<A, TerminalIndex.TerminalIndexError> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(query());
+    } catch (error) {
+      return isIndexError(error) ? Effect.fail(error) : Effect.die(error);
+    }
   });

@@ -167,3 +167,34 @@ export const decodeEntry = (bytes: Uint8Array, offset: number): Entry => {
   }
   return { _tag: "Job", job: Job.fromSnapshot(snapshot), size: decoded.size };
 };
+
+/** The record type and schema of a job entry, a one-job (7,3) snapshot part. */
+const jobPair = { type: 7, schema: 3 } as const;
+/** The record type and schema of a result entry, a (10,2). */
+const resultPair = { type: 10, schema: 2 } as const;
+
+/** One entry's frame: its kind and job id (the record's sequence), or why the bytes are none. */
+export type Frame =
+  | { readonly _tag: "Job" | "Result"; readonly jobId: number; readonly size: number }
+  | { readonly _tag: "Incomplete" }
+  | { readonly _tag: "Corrupt"; readonly reason: string };
+
+/**
+ * The frame of the entry at `offset` of `bytes`: every byte checked by the
+ * record's CRCs, the payload not decoded (a lookup decodes it, checking
+ * it again). What the open's scan of a current index notes offsets from:
+ * a fraction of a full decode's cost per entry.
+ */
+export const decodeFrame = (bytes: Uint8Array, offset: number): Frame => {
+  const decoded = decodeRecord(bytes, offset);
+  if (decoded._tag === "Incomplete") return { _tag: "Incomplete" };
+  if (decoded._tag !== "Record") return { _tag: "Corrupt", reason: decoded._tag };
+  const { type, schema, sequence } = decoded.record;
+  const size = decoded.size;
+  if (type === jobPair.type && schema === jobPair.schema)
+    return { _tag: "Job", jobId: sequence, size };
+  if (type === resultPair.type && schema === resultPair.schema) {
+    return { _tag: "Result", jobId: sequence, size };
+  }
+  return { _tag: "Corrupt", reason: `not an entry (type ${type}, schema ${schema})` };
+};
