@@ -14,6 +14,7 @@
  *     [--workers=N] [--prof-dir=DIR] [--trees=DIR,DIR] [--rounds=N]
  */
 import { spawn } from "node:child_process";
+import { request } from "node:http";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -35,6 +36,36 @@ const cpuMs = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
   return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
 };
+
+/** Requests the server answered so far, by route (its `/metrics`). */
+const requestsOf = (socketPath) =>
+  new Promise((resolve, reject) => {
+    request({ socketPath, path: "/metrics" }, (response) => {
+      const chunks = [];
+      response.on("data", (chunk) => chunks.push(chunk));
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString();
+        const byRoute = new Map();
+        for (const found of text.matchAll(
+          /^tay_request_seconds_count\{route="([^"]*)",[^}]*\} (\d+)$/gm,
+        )) {
+          byRoute.set(found[1], (byRoute.get(found[1]) ?? 0) + Number(found[2]));
+        }
+        resolve(byRoute);
+      });
+    })
+      .on("error", reject)
+      .end();
+  });
+
+/** Requests per job by route between two readings, the busiest first. */
+const perJob = (before, after, total) =>
+  [...after]
+    .map(([route, count]) => [route, (count - (before.get(route) ?? 0)) / total])
+    .filter(([route, count]) => count > 0 && route !== "/metrics")
+    .sort((left, right) => right[1] - left[1])
+    .map(([route, count]) => `${route} ${count.toFixed(2)}`)
+    .join(", ");
 
 const drive = async (client, queue, producers, total) => {
   let next = 0;
@@ -88,15 +119,18 @@ const measure = async (tree, label) => {
             handlers: { W: async () => null },
           });
     await timed(client, `${queue}warm`, producers, 300);
+    const socket = Locate.socketOf(directory);
+    const requestsBefore = await requestsOf(socket);
     const before = cpuMs(server.pid);
     const rate = await timed(client, queue, producers, jobs);
     const after = cpuMs(server.pid);
+    const requests = perJob(requestsBefore, await requestsOf(socket), jobs);
     await worker?.close();
     const user = ((after.user - before.user) * 1000) / jobs;
     const system = ((after.system - before.system) * 1000) / jobs;
     const what = workers === 0 ? "insert" : `job (${workers} worker slots)`;
     console.log(
-      `${label} producers ${producers}: ${Math.round(rate)} jobs/s, server CPU ${(user + system).toFixed(1)} µs/${what} (user ${user.toFixed(1)}, system ${system.toFixed(1)})`,
+      `${label} producers ${producers}: ${Math.round(rate)} jobs/s, server CPU ${(user + system).toFixed(1)} µs/${what} (user ${user.toFixed(1)}, system ${system.toFixed(1)}); requests per job: ${requests}`,
     );
   }
   await client.close();
