@@ -241,7 +241,7 @@ const ratioOf = (row) => {
 };
 const x = (ratio) => (ratio === undefined ? "-" : `${ratio.toFixed(2)}x`);
 const targetRow = (label, goal, rows) =>
-  `| ${label} | ≥ ${goal}x | ${rows.map((row) => `${x(ratioOf(row))} (${row.processes} process${row.processes === 1 ? "" : "es"})`).join(", ")} | ${rows.every((row) => (ratioOf(row) ?? 0) >= goal) ? "met" : "missed"} |`;
+  `| ${label} | ≥ ${goal}x | ${rows.map((row) => `${x(ratioOf(row))} (${row.processes} process${row.processes === 1 ? "" : "es"})`).join(", ")} | ${rows.length === 0 ? "not run" : rows.every((row) => (ratioOf(row) ?? 0) >= goal) ? "met" : "missed"} |`;
 const inserting = (producers) =>
   tayRows.filter((row) => row.producers === producers && row.workers === 0);
 const treeLines = trees.map((tree, index) => `- [${index}] \`${tree}\``);
