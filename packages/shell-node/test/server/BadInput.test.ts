@@ -164,6 +164,16 @@ describe("bad input", () => {
     }
     expect(opened.schedule("bad")).toBeUndefined();
     expect(lastSequence()).toBe(before);
+
+    // The OpenAPI document spells the fields out, the policies core's own.
+    const openApi = JSON.parse((await send("GET", "/openapi.json")).text);
+    const schema =
+      openApi.paths["/v1/register-schedule"].post.requestBody.content["application/json"].schema;
+    const fields = schema.properties.definition.properties;
+    expect(fields.catchUp.enum).toEqual(["once", "skip", "all"]);
+    expect(fields.timezone.type).toBe("string");
+    expect(fields.catchUpWindowMs.oneOf).toHaveLength(2);
+    expect(openApi.paths["/v1/end-batch"].post.requestBody.content).toBeDefined();
   });
 
   it("answers others while a client stalls mid-request", async () => {
