@@ -8,14 +8,22 @@
  * line with the insert latencies (ms); on `stop` it closes and exits.
  *
  *   node bench/server/child.mjs '{"system":"tay","directory":...,"producers":4,"jobs":750,"workers":0}'
+ *
+ * With `"tree": DIR`, the client and `RemoteWorker` are DIR's build.
  */
+import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { Client } from "../../packages/client/dist/index.js";
-import { RemoteWorker } from "../../packages/shell-node/dist/index.js";
+import { pathToFileURL } from "node:url";
 import { openBullmq } from "../peers/bullmq.mjs";
 
 const config = JSON.parse(process.argv[2]);
 const { queue } = config;
+// The checkout whose client and worker run (`tree`, default this one): each build its own.
+const tree = config.tree ?? new URL("../..", import.meta.url).pathname;
+const { Client } = await import(pathToFileURL(join(tree, "packages/client/dist/index.js")).href);
+const { RemoteWorker } = await import(
+  pathToFileURL(join(tree, "packages/shell-node/dist/index.js")).href
+);
 
 /** The system's insert and its workers, opened. */
 const open = async () => {

@@ -12,13 +12,18 @@
  * p50/p99 of an insert, and the server's own CPU (utime+stime of its
  * process from /proc) per job and, for Tay, per HTTP request.
  *
- *   pnpm build && node bench/server/run.mjs [--jobs=N] [--out=FILE]
+ * With `--trees=A,B` (built checkouts), each tree's server, client and
+ * workers run the Tay cases in turn (`--rounds` times), then BullMQ once:
+ * before/after figures from the same run.
+ *
+ *   pnpm build && node bench/server/run.mjs [--jobs=N] [--out=FILE] [--trees=A,B] [--rounds=N]
+ *     [--cases=I,J]
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { Client, Locate } from "../../packages/client/dist/index.js";
 import { openBullmq } from "../peers/bullmq.mjs";
@@ -30,7 +35,11 @@ const argument = (name, fallback) => {
 };
 const jobsPerCase = Number(argument("jobs", "4000"));
 const out = argument("out", undefined);
-const tay = new URL("../../packages/cli/bin/tay.mjs", import.meta.url).pathname;
+const here = new URL("../..", import.meta.url).pathname;
+const trees = argument("trees", here)
+  .split(",")
+  .map((tree) => resolve(tree));
+const rounds = Number(argument("rounds", "1"));
 const childScript = new URL("./child.mjs", import.meta.url).pathname;
 
 /** Producers (and workers) in `processes` processes; workers 0: inserts only. */
@@ -43,6 +52,12 @@ const cases = [
   { processes: 1, producers: 16, workers: 16 },
   { processes: 4, producers: 16, workers: 16 },
 ];
+
+// `--cases=5,6`: only these cases (indices into `cases`), e.g. the processing ones.
+const chosen = argument("cases", undefined)?.split(",").map(Number);
+const selected = cases
+  .map((shape, index) => ({ shape, index }))
+  .filter(({ index }) => chosen === undefined || chosen.includes(index));
 
 const cpuMs = (pid) => {
   const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
@@ -135,8 +150,9 @@ const requestsOf = (socketPath) => () =>
       .end();
   });
 
-const runTay = async () => {
+const runTay = async (tree, label) => {
   const directory = join(mkdtempSync(join(tmpdir(), "tay-bench-server-")), "data");
+  const tay = join(tree, "packages/cli/bin/tay.mjs");
   const server = spawn(process.execPath, [tay, "serve", directory, "--create"], {
     stdio: "ignore",
   });
@@ -146,14 +162,14 @@ const runTay = async () => {
   const client = await Client.connect(directory);
   for (let n = 0; n < 200; n += 1) await client.insert({ queue: "warm", worker: "W", args: null });
   const system = {
-    label: "Tay server (Maximal, Unix socket)",
-    config: { system: "tay", directory },
+    label,
+    config: { system: "tay", directory, tree },
     serverPid: server.pid,
     requests: requestsOf(Locate.socketOf(directory)),
     completed: async (queue) => (await client.counts()).get(queue)?.completed ?? 0,
   };
   const rows = [];
-  for (const [index, shape] of cases.entries()) rows.push(await runCase(system, shape, index));
+  for (const { shape, index } of selected) rows.push(await runCase(system, shape, index));
   await client.close();
   server.kill("SIGTERM");
   await new Promise((resolve) => server.once("exit", resolve));
@@ -190,7 +206,7 @@ const runBullmq = async () => {
     },
   };
   const rows = [];
-  for (const [index, shape] of cases.entries()) rows.push(await runCase(system, shape, index));
+  for (const { shape, index } of selected) rows.push(await runCase(system, shape, index));
   for (const counter of counters.values()) await counter.close();
   await redis.stop();
   rmSync(directory, { recursive: true, force: true });
@@ -201,7 +217,16 @@ const uptime = () => execFileSync("uptime", { encoding: "utf8" }).trim();
 const uptimeLineBefore = uptime();
 const loadBefore = load();
 const uptimeBefore = readFileSync("/proc/uptime", "utf8");
-const tayRows = await runTay();
+const tayRows = [];
+for (let round = 0; round < rounds; round += 1) {
+  for (const [index, tree] of trees.entries()) {
+    const label =
+      trees.length === 1
+        ? "Tay server (Maximal, Unix socket)"
+        : `Tay [${index}] round ${round + 1}`;
+    tayRows.push(...(await runTay(tree, label)));
+  }
+}
 const bullRows = await runBullmq();
 const loadAfter = load();
 const uptimeLineAfter = uptime();
@@ -216,9 +241,10 @@ const ratioOf = (row) => {
 };
 const x = (ratio) => (ratio === undefined ? "-" : `${ratio.toFixed(2)}x`);
 const targetRow = (label, goal, rows) =>
-  `| ${label} | ≥ ${goal}x | ${rows.map((row) => `${x(ratioOf(row))} (${row.processes} process${row.processes === 1 ? "" : "es"})`).join(", ")} | ${rows.every((row) => (ratioOf(row) ?? 0) >= goal) ? "met" : "missed"} |`;
+  `| ${label} | ≥ ${goal}x | ${rows.map((row) => `${x(ratioOf(row))} (${row.processes} process${row.processes === 1 ? "" : "es"})`).join(", ")} | ${rows.length === 0 ? "not run" : rows.every((row) => (ratioOf(row) ?? 0) >= goal) ? "met" : "missed"} |`;
 const inserting = (producers) =>
   tayRows.filter((row) => row.producers === producers && row.workers === 0);
+const treeLines = trees.map((tree, index) => `- [${index}] \`${tree}\``);
 
 const lines = [
   `# Producers and workers over a socket (${new Date().toISOString().slice(0, 10)})`,
@@ -228,6 +254,7 @@ const lines = [
   targetRow("1 producer", 1, inserting(1)),
   targetRow("256 producers", 2, inserting(256)),
   "",
+  ...(trees.length > 1 ? ["Trees:", "", ...treeLines, ""] : []),
   `\`uptime\` before: \`${uptimeLineBefore}\`  `,
   `\`uptime\` after: \`${uptimeLineAfter}\``,
   "",

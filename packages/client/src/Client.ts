@@ -16,7 +16,9 @@
  */
 import type { Backoff, Commands, Job, Query, Queue, Schedule, Value } from "@tay/core";
 
-import { batchable, Inserts } from "./internal/inserts.js";
+import { Batches } from "./internal/batches.js";
+import { endable, endCommand } from "./internal/ends.js";
+import { batchable, insertCommand } from "./internal/inserts.js";
 import * as Locate from "./Locate.js";
 import * as Shape from "./Shape.js";
 import { type Address, events, InvalidValue, Transport } from "./Transport.js";
@@ -138,14 +140,27 @@ const present = <A>(members: Record<string, A | undefined>): Record<string, A> =
 /** A client of one server. */
 export class Client {
   private readonly transport: Transport;
-  private readonly inserts: Inserts;
+  private readonly inserts: Batches;
+  private readonly ends: Batches;
   private session: Promise<string> | undefined;
+  /** The worker session's id once open: its ends name it (`x-tay-session`). */
+  private sessionId: string | undefined;
   private sessionClose: (() => void) | undefined;
   private readonly ended = new Set<(committed: Committed) => void>();
 
   constructor(address: Address) {
     this.transport = new Transport(address);
-    this.inserts = new Inserts(this.transport);
+    const none = () => ({});
+    this.inserts = new Batches(this.transport, {
+      route: "/v1/insert-batch",
+      member: "jobs",
+      headers: none,
+    });
+    this.ends = new Batches(this.transport, {
+      route: "/v1/end-batch",
+      member: "ends",
+      headers: () => (this.sessionId === undefined ? {} : { "x-tay-session": this.sessionId }),
+    });
   }
 
   private post<A>(path: string, body: Wire.Json, decoder: Shape.Decoder<A>, signal?: AbortSignal) {
@@ -166,7 +181,7 @@ export class Client {
   async insert(job: Commands.NewJob): Promise<InsertedJob> {
     const json = newJobJson(job, "job");
     if (!batchable(job)) return (await this.post("/v1/insert", { job: json }, insertedAnswer)).job;
-    return this.inserts.add(JSON.stringify(json));
+    return this.inserts.add(insertCommand(JSON.stringify(json)));
   }
 
   /** Inserts several jobs atomically (one record); answers them in order, duplicates marked. */
@@ -217,7 +232,11 @@ export class Client {
     return (await this.post("/v1/claim", present({ queue, limit }), jobsAnswer)).jobs;
   }
 
-  /** Completes an executing job (only `attempt`, with it). */
+  /**
+   * Completes an executing job (only `attempt`, with it). The completes
+   * and fails issued together share one `/v1/end-batch` request
+   * (`internal/ends.ts`); each still gets its own job or its own error.
+   */
   async complete(
     jobId: number,
     result?: Value.Input,
@@ -228,10 +247,12 @@ export class Client {
       ...(result === undefined ? {} : { result: wireValue(result, "result") }),
       ...(options.attempt === undefined ? {} : { attempt: options.attempt }),
     };
-    return (await this.post("/v1/complete", body, jobAnswer)).job;
+    if (!endable({ jobId, attempt: options.attempt }))
+      return (await this.post("/v1/complete", body, jobAnswer)).job;
+    return this.ends.add(endCommand("complete", JSON.stringify(body)));
   }
 
-  /** Fails an executing job's attempt: retried after the backoff, or discarded. */
+  /** Fails an executing job's attempt: retried after the backoff, or discarded (batched as `complete`). */
   async fail(jobId: number, error: string, options: FailOptions = {}): Promise<Job.Job> {
     const body: Wire.JsonObject = {
       jobId,
@@ -240,7 +261,9 @@ export class Client {
       ...(options.discard === undefined ? {} : { discard: options.discard }),
       ...(options.backoff === undefined ? {} : { backoff: { ...options.backoff } }),
     };
-    return (await this.post("/v1/fail", body, jobAnswer)).job;
+    if (!endable({ jobId, error, ...options }))
+      return (await this.post("/v1/fail", body, jobAnswer)).job;
+    return this.ends.add(endCommand("fail", JSON.stringify(body)));
   }
 
   /** Cancels a job that is not terminal. */
@@ -248,7 +271,14 @@ export class Client {
     return (await this.post("/v1/cancel", present({ jobId, reason }), jobAnswer)).job;
   }
 
-  /** Registers or re-registers a schedule; `expectedRevision` 0 means "must be new". */
+  /**
+   * Registers or re-registers a schedule; `expectedRevision` 0 means "must
+   * be new". A `timezone` (IANA name or "UTC"), `catchUp` ("once", "skip",
+   * "all") or `catchUpWindowMs` (ms, or null for none) makes it a v3
+   * schedule, the others defaulting as the engine's; the server refuses an
+   * unknown zone, a policy or window that is none with `InvalidRequest`
+   * naming the field.
+   */
   async registerSchedule(
     scheduleId: string,
     definition: Commands.ScheduleDefinitionInput,
@@ -267,6 +297,11 @@ export class Client {
         priority: definition.priority,
         maxAttempts: definition.maxAttempts,
         everyMs: definition.everyMs,
+        // EVENTS-V3.md: given, any of these makes the registration a (13,3), as in process.
+        ...present({ timezone: definition.timezone, catchUp: definition.catchUp }),
+        ...(definition.catchUpWindowMs === undefined
+          ? {}
+          : { catchUpWindowMs: definition.catchUpWindowMs }),
       },
       ...(expectedRevision === undefined ? {} : { expectedRevision }),
     };
@@ -469,6 +504,7 @@ export class Client {
     );
     if (first.done === true || !decoded.ok)
       throw new Error("BadResponse /v1/session: no session id");
+    this.sessionId = decoded.value.session;
     void (async () => {
       try {
         for await (const message of stream) {

@@ -148,21 +148,28 @@ export const record: Decoder<Readonly<Record<string, unknown>>> = (input, path) 
 
 type Fields = Readonly<Record<string, Decoder<unknown>>>;
 
-/** An object with these fields, each checked at `path.name` (other members are ignored). */
-export const struct =
-  <F extends Fields>(fields: F): Decoder<{ readonly [K in keyof F]: Decoded<F[K]> }> =>
-  (input, path) => {
-    const members = record(input, path);
+/**
+ * An object with these fields, each checked at `path.name` (other members
+ * are ignored). Only own members are read, straight from the input (no copy
+ * of it: every request body and answer goes through here).
+ */
+export const struct = <F extends Fields>(
+  fields: F,
+): Decoder<{ readonly [K in keyof F]: Decoded<F[K]> }> => {
+  const entries = Object.entries(fields);
+  return (input, path) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return mismatch(path, "an object", input);
+    }
     const out: Record<string, unknown> = {};
-    for (const [name, decoder] of Object.entries(fields)) {
-      out[name] = decoder(
-        Object.hasOwn(members, name) ? members[name] : undefined,
-        `${path}.${name}`,
-      );
+    for (const [name, decoder] of entries) {
+      const member: unknown = Object.hasOwn(input, name) ? Reflect.get(input, name) : undefined;
+      out[name] = decoder(member, `${path}.${name}`);
     }
     // Every field of `F` was decoded by its own decoder just above.
     return out as { readonly [K in keyof F]: Decoded<F[K]> };
   };
+};
 
 /** The member `name` of an object, checked. */
 export const field = <A>(

@@ -263,7 +263,7 @@ export const queueState: Shape.Decoder<Queue.QueueState> = Shape.struct({
   rateLimit: Shape.nullable(rateLimit),
 });
 
-/** A schedule definition as JSON. */
+/** A schedule definition as JSON; a v3 one (EVENTS-V3.md) adds its zone and catch-up policy. */
 export const definitionJson = (definition: Event.ScheduleDefinition): JsonObject => ({
   queue: definition.queue,
   worker: definition.worker,
@@ -273,9 +273,19 @@ export const definitionJson = (definition: Event.ScheduleDefinition): JsonObject
   everyMs: definition.everyMs,
   cron: definition.cron,
   overlap: definition.overlap,
+  ...(Event.isDefinitionV3(definition)
+    ? {
+        timezone: definition.timezone,
+        catchUp: definition.catchUp,
+        catchUpWindowMs: definition.catchUpWindowMs,
+      }
+    : {}),
 });
 
-export const definition: Shape.Decoder<Event.ScheduleDefinition> = Shape.struct({
+/** A schedule's catch-up policy (EVENTS-V3.md): "once", "skip" or "all". */
+export const catchUp = Shape.literal(...Event.catchUpPolicies);
+
+const definitionV2 = Shape.struct({
   queue: Shape.string,
   worker: Shape.string,
   args: value,
@@ -285,6 +295,19 @@ export const definition: Shape.Decoder<Event.ScheduleDefinition> = Shape.struct(
   cron: Shape.nullable(Shape.string),
   overlap: Shape.literal("allow", "skip"),
 });
+
+const definitionV3 = Shape.struct({
+  timezone: Shape.string,
+  catchUp,
+  catchUpWindowMs: Shape.nullable(count),
+});
+
+/** A definition from its JSON: a v3 one when it carries a `timezone`. */
+export const definition: Shape.Decoder<Event.ScheduleDefinition> = (input, path) => {
+  const v2: Event.ScheduleDefinition = definitionV2(input, path);
+  const members = Shape.record(input, path);
+  return Object.hasOwn(members, "timezone") ? { ...v2, ...definitionV3(input, path) } : v2;
+};
 
 /** A schedule as JSON. */
 export const scheduleJson = (schedule: Schedule.Schedule): JsonObject => ({

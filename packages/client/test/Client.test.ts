@@ -29,8 +29,10 @@ afterAll(async () => {
   rmSync(join(directory, ".."), { recursive: true, force: true });
 });
 
-/** How many `/v1/insert` and `/v1/insert-batch` requests the server has answered (its metrics). */
-const requestCounts = async (): Promise<{ single: number; batch: number }> => {
+type RouteCount = "single" | "batch" | "complete" | "fail" | "ends";
+
+/** How many requests of each insert and end route the server has answered (its metrics). */
+const requestCounts = async (): Promise<Readonly<Record<RouteCount, number>>> => {
   const text = await new Promise<string>((resolve, reject) => {
     request({ socketPath: Locate.socketOf(directory), path: "/metrics" }, (response) => {
       const chunks: Array<Buffer> = [];
@@ -48,7 +50,13 @@ const requestCounts = async (): Promise<{ single: number; batch: number }> => {
     ]
       .map((found) => Number(found[1]))
       .reduce((sum, value) => sum + value, 0);
-  return { single: count("/v1/insert"), batch: count("/v1/insert-batch") };
+  return {
+    single: count("/v1/insert"),
+    batch: count("/v1/insert-batch"),
+    complete: count("/v1/complete"),
+    fail: count("/v1/fail"),
+    ends: count("/v1/end-batch"),
+  };
 };
 
 describe("Client over the socket", () => {
@@ -216,6 +224,67 @@ describe("Client over the socket", () => {
     await client.close();
   });
 
+  it("sends completes and fails issued together as one end-batch, each answered as if alone", async () => {
+    const client = await Client.connect(directory);
+    for (let n = 0; n < 5; n += 1) await client.insert({ queue: "ends", worker: "W", args: n });
+    const [one, stale, two, failed, unfenced] = await client.claim("ends", 5);
+    // `stale`'s attempt 1 moves on (failed and claimed again): its old holder's end is refused.
+    await client.fail(stale?.jobId ?? 0, "moved", {
+      attempt: 1,
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+    });
+    await client.tick();
+    await client.claim("ends");
+    const alone = await client
+      .complete(stale?.jobId ?? 0, null, { attempt: 1 })
+      .catch((error) => error);
+    const before = await requestCounts();
+    const settled = await Promise.allSettled([
+      client.complete(one?.jobId ?? 0, { n: 1 }, { attempt: 1 }),
+      client.complete(stale?.jobId ?? 0, null, { attempt: 1 }),
+      client.complete(two?.jobId ?? 0),
+      client.fail(failed?.jobId ?? 0, "no", { attempt: 1, discard: true }),
+      client.complete(unfenced?.jobId ?? 0, null, { attempt: 1 }),
+    ]);
+    const after = await requestCounts();
+    expect(after.ends - before.ends).toBe(1);
+    expect(after.complete + after.fail - before.complete - before.fail).toBe(0);
+    expect(settled.map((outcome) => outcome.status)).toEqual([
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    const refused = settled[1]?.status === "rejected" ? settled[1].reason : undefined;
+    expect(alone.rejection?._tag).toBe("StaleAttempt");
+    expect(refused).toMatchObject({
+      _tag: "Rejected",
+      status: 409,
+      message: alone.message,
+      rejection: alone.rejection,
+    });
+    const done = settled[0]?.status === "fulfilled" ? settled[0].value : undefined;
+    expect(done?.result?.value).toEqual(new Map([["n", 1]]));
+    const discarded = settled[3]?.status === "fulfilled" ? settled[3].value : undefined;
+    expect(discarded?.state).toBe("discarded");
+    await client.close();
+  });
+
+  it("sends an end the server would refuse as a request alone, so the others of its turn go on", async () => {
+    const client = await Client.connect(directory);
+    await client.insert({ queue: "end-shape", worker: "W", args: null });
+    const [job] = await client.claim("end-shape");
+    const settled = await Promise.allSettled([
+      client.fail(1, "e", { attempt: 0 }),
+      client.complete(job?.jobId ?? 0, null, { attempt: 1 }),
+    ]);
+    const refused = settled[0]?.status === "rejected" ? settled[0].reason : undefined;
+    expect(refused).toMatchObject({ _tag: "InvalidRequest", field: "body.attempt" });
+    expect(settled[1]?.status).toBe("fulfilled");
+    await client.close();
+  });
+
   it("leaves no abort listener behind on a signal shared by many claims", async () => {
     const client = await Client.connect(directory);
     const signal = new AbortController().signal;
@@ -322,6 +391,40 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
     );
     expect(await client.queue("limited")).toBeUndefined();
     expect(await client.queue("never-set")).toBeUndefined();
+    await client.close();
+  });
+
+  it("registers a schedule with a time zone and catch-up policy, as the engine takes them", async () => {
+    const client = await Client.connect(directory);
+    const definition = {
+      queue: "zoned",
+      worker: "W",
+      args: null,
+      priority: 0,
+      maxAttempts: 3,
+      everyMs: null,
+      cron: "30 2 * * *",
+      overlap: "skip" as const,
+    };
+    const zoned = await client.registerSchedule("zoned", {
+      ...definition,
+      timezone: "America/New_York",
+      catchUp: "skip",
+      catchUpWindowMs: 600_000,
+    });
+    expect(zoned.definition).toMatchObject({
+      timezone: "America/New_York",
+      catchUp: "skip",
+      catchUpWindowMs: 600_000,
+    });
+    expect((await client.schedule("zoned"))?.definition).toEqual(zoned.definition);
+    const plain = await client.registerSchedule("plain-v2", definition);
+    expect(plain.definition).not.toHaveProperty("timezone");
+    const refused = await client
+      .registerSchedule("nowhere", { ...definition, timezone: "Nowhere/Special" })
+      .catch((error) => error);
+    expect(refused).toMatchObject({ _tag: "InvalidRequest", field: "body.definition.timezone" });
+    expect(await client.schedule("nowhere")).toBeUndefined();
     await client.close();
   });
 

@@ -1,10 +1,12 @@
 /**
  * The dashboard at `GET /`: one self-contained page (no build step, no
  * framework, nothing fetched from elsewhere) over the protocol's own
- * routes: queues with live counts (refetched when the committed event
- * stream says something committed), the job list with filters (queue,
+ * routes: queues with live counts and their state (paused or running,
+ * concurrency, rate limit; refetched when the committed event stream says
+ * something committed) with pause and resume, the job list with filters (queue,
  * state, id), one job's history, schedules with their next due times, the
- * store's status, and the actions cancel job and cancel schedule, whose
+ * store's status, and the actions cancel job, cancel schedule, pause and
+ * resume a queue (also one named in a form, before it has jobs), whose
  * typed refusals it shows. Over TCP it sends the token given to it as
  * `?token=` (as a bearer header, and as `?token=` for its event stream).
  */
@@ -24,6 +26,7 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 #message.error { background: #fde8e8; color: #8a1c1c; }
 #message.ok { background: #e6f6ea; color: #1c6b34; }
 button { font-size: 12px; }
+tr.paused td { background: #fff6dd; }
 form { display: flex; gap: 6px; margin-bottom: 8px; flex-wrap: wrap; }
 `;
 
@@ -78,10 +81,30 @@ async function showHistory(jobId) {
     fill("history", events.map((e) => row([e.sequence, e.member, e.event, JSON.stringify(e.fields)])));
   } catch (error) { say("error", error._tag + ": " + error.message); }
 }
-async function loadCounts() {
-  const { counts } = await call("GET", "/v1/counts");
-  fill("queues", Object.entries(counts).map(([queue, c]) =>
-    row([queue, c.available, c.scheduled, c.executing, c.retryable, c.completed, c.discarded, c.cancelled])));
+async function setPaused(queue, paused) {
+  const route = paused ? "/v1/pause-queue" : "/v1/resume-queue";
+  try {
+    await call("POST", route, { queue });
+    say("ok", (paused ? "paused queue " : "resumed queue ") + queue);
+  } catch (error) { say("error", error._tag + ": " + error.message); }
+  loadQueues();
+}
+const rate = (limit) => (limit === null ? "-" : limit.count + " per " + limit.perMs + " ms");
+async function loadQueues() {
+  const [{ counts }, { queues }] = await Promise.all([call("GET", "/v1/counts"), call("GET", "/v1/queues")]);
+  const states = new Map(queues.map((q) => [q.queue, q]));
+  const names = [...new Set([...Object.keys(counts), ...states.keys()])].sort();
+  const none = { available: 0, scheduled: 0, executing: 0, retryable: 0, completed: 0, discarded: 0, cancelled: 0 };
+  fill("queues", names.map((queue) => {
+    const c = counts[queue] ?? none;
+    const q = states.get(queue) ?? { paused: false, concurrency: null, rateLimit: null };
+    const tr = row([queue, c.available, c.scheduled, c.executing, c.retryable, c.completed, c.discarded, c.cancelled,
+      q.paused ? "paused" : "running", q.concurrency, rate(q.rateLimit),
+      q.paused ? button("resume", () => setPaused(queue, false)) : button("pause", () => setPaused(queue, true))]);
+    tr.dataset.queue = queue;
+    if (q.paused) tr.className = "paused";
+    return tr;
+  }));
 }
 async function loadJobs() {
   const id = $("filter-id").value.trim();
@@ -104,7 +127,8 @@ async function loadJobs() {
 async function loadSchedules() {
   const { schedules } = await call("GET", "/v1/schedules");
   fill("schedules", schedules.map((s) => row([
-    s.scheduleId, s.definition.queue, s.definition.cron ?? (s.definition.everyMs + " ms"),
+    s.scheduleId, s.definition.queue,
+    (s.definition.cron ?? (s.definition.everyMs + " ms")) + (s.definition.timezone ? " (" + s.definition.timezone + ", catch-up " + s.definition.catchUp + ")" : ""),
     s.cancelledAt === null ? time(s.nextDueAt) : "cancelled",
     button("cancel", () => cancelSchedule(s.scheduleId)),
   ])));
@@ -116,7 +140,7 @@ async function loadStatus() {
     .concat([row(["orphanedGenerations", status.orphanedGenerations.map((o) => o.epoch).join(", ") || "-"])]));
 }
 async function refresh() {
-  try { await Promise.all([loadCounts(), loadJobs(), loadSchedules(), loadStatus()]); }
+  try { await Promise.all([loadQueues(), loadJobs(), loadSchedules(), loadStatus()]); }
   catch (error) { say("error", (error._tag ?? "Error") + ": " + (error.message ?? String(error))); }
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded ?? "0") + 1);
 }
@@ -126,10 +150,11 @@ function live() {
   events.addEventListener("committed", () => {
     if (pending) return;
     pending = true;
-    setTimeout(() => { pending = false; loadCounts(); loadStatus(); }, 100);
+    setTimeout(() => { pending = false; loadQueues().catch(() => undefined); loadStatus().catch(() => undefined); }, 100);
   });
 }
 $("filters").addEventListener("submit", (event) => { event.preventDefault(); loadJobs(); });
+$("queue-form").addEventListener("submit", (event) => { event.preventDefault(); setPaused($("queue-name").value, true); });
 refresh();
 live();
 `;
@@ -153,8 +178,11 @@ export const page = (): string => `<!doctype html>
 <header><h1>Tay</h1><span>one store, served</span></header>
 <div id="message"></div>
 <main>
-<section><h2>Queues (live)</h2><table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th></tr></thead><tbody id="queues"></tbody></table></section>
+<section class="wide" id="queues-section"><h2>Queues (live)</h2>
+<form id="queue-form"><input id="queue-name" placeholder="queue"><button type="submit">pause</button></form>
+<table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th><th>state</th><th>concurrency</th><th>rate limit</th><th></th></tr></thead><tbody id="queues"></tbody></table></section>
 <section><h2>Store</h2><table><tbody id="status"></tbody></table></section>
+<section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>
 <section class="wide"><h2>Jobs</h2>
 <form id="filters"><input id="filter-queue" placeholder="queue"><select id="filter-state">${states
   .map((state) => `<option value="${state}">${state === "" ? "any state" : state}</option>`)
@@ -162,8 +190,7 @@ export const page = (): string => `<!doctype html>
     "",
   )}</select><input id="filter-id" placeholder="job id" size="8"><button type="submit">filter</button></form>
 <table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table></section>
-<section><h2 id="history-title">Job history</h2><table><thead><tr><th>sequence</th><th>member</th><th>event</th><th>fields</th></tr></thead><tbody id="history"></tbody></table></section>
-<section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>
+<section class="wide"><h2 id="history-title">Job history</h2><table><thead><tr><th>sequence</th><th>member</th><th>event</th><th>fields</th></tr></thead><tbody id="history"></tbody></table></section>
 </main>
 <script>${script}</script>
 </body></html>

@@ -31,7 +31,7 @@ const operation = (route: Route): JsonObject => ({
         requestBody: {
           required: true,
           description: route.body,
-          content: { "application/json": { schema: { type: "object" } } },
+          content: { "application/json": { schema: route.schema ?? { type: "object" } } },
         },
       }),
   responses: {

@@ -24,13 +24,14 @@ import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
 import type * as Log from "../log/Log.js";
 import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
+import { endings } from "./internal/endings.js";
 import { gathered } from "./internal/gather.js";
 import { errorJson, readBody, sendError, sendJson } from "./internal/http.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
 import type { StoreFacts } from "./internal/storeFacts.js";
-import { streams } from "./internal/streams.js";
+import { streams, tellEnds } from "./internal/streams.js";
 import * as Dashboard from "./Dashboard.js";
 import * as Metrics from "./Metrics.js";
 import * as OpenApi from "./OpenApi.js";
@@ -76,7 +77,7 @@ export interface Serving {
   readonly leases: () => number;
 }
 
-const allRoutes: ReadonlyArray<Route> = [...routes, ...streams];
+const allRoutes: ReadonlyArray<Route> = [...routes, ...endings, ...streams];
 const openApi = OpenApi.document(allRoutes);
 
 /** Routes without parameters, by path then method: most requests are found in one lookup. */
@@ -213,9 +214,6 @@ const answer = async (
     params: found.params,
     request,
     response,
-    get signal() {
-      return signalOf(response);
-    },
   };
   const result: Answer = await found.route.handle(call, handling.served);
   if (
@@ -237,26 +235,6 @@ const answerDocument = async (response: ServerResponse, handling: Handling, rout
       await handling.metrics.registry.metrics(),
     );
   return sendText(response, "text/html; charset=utf-8", dashboard);
-};
-
-const signals = new WeakMap<ServerResponse, AbortController>();
-
-/**
- * Aborted when the caller's connection closes before its answer. Made only
- * for the routes that look at it: an AbortSignal and a close listener
- * cost more than a small request's whole answer.
- */
-const signalOf = (response: ServerResponse): AbortSignal => {
-  const made = signals.get(response);
-  if (made !== undefined) return made.signal;
-  const controller = new AbortController();
-  signals.set(response, controller);
-  if (response.destroyed && !response.writableFinished) controller.abort();
-  else
-    response.on("close", () => {
-      if (!response.writableFinished) controller.abort();
-    });
-  return controller.signal;
 };
 
 const handler =
@@ -360,7 +338,9 @@ const started = async (
   };
   const socket = options.socket ?? Locate.socketPathFor(options.directory);
   const servers: Array<Server> = [];
+  const unwatchEnds = engine.watch(tellEnds({ leases, sessions }));
   const stop = async () => {
+    unwatchEnds();
     metrics.stop();
     sessions.closeAll();
     leases.stop();

@@ -105,6 +105,77 @@ describe("bad input", () => {
     expect(lastSequence()).toBe(before);
   });
 
+  it("takes a schedule's time zone and catch-up policy as the engine does, refusing bad ones by field", async () => {
+    const register = (scheduleId: string, fields: Record<string, unknown>) =>
+      send(
+        "POST",
+        "/v1/register-schedule",
+        JSON.stringify({
+          scheduleId,
+          definition: { queue: "s", worker: "W", cron: "0 3 * * *", ...fields },
+        }),
+      );
+    const berlin = await register("berlin", {
+      timezone: "Europe/Berlin",
+      catchUp: "all",
+      catchUpWindowMs: 3_600_000,
+    });
+    expect(berlin.status).toBe(200);
+    expect(JSON.parse(berlin.text).schedule.definition).toMatchObject({
+      timezone: "Europe/Berlin",
+      catchUp: "all",
+      catchUpWindowMs: 3_600_000,
+    });
+    expect(opened.schedule("berlin")?.definition).toMatchObject({
+      timezone: "Europe/Berlin",
+      catchUp: "all",
+      catchUpWindowMs: 3_600_000,
+    });
+    // Any one v3 field makes it v3, the others defaulting as in process (a null window included).
+    expect((await register("window", { catchUpWindowMs: null })).status).toBe(200);
+    expect(opened.schedule("window")?.definition).toMatchObject({
+      timezone: "UTC",
+      catchUp: "once",
+      catchUpWindowMs: null,
+    });
+    // None of them: a v2 schedule, answered without them.
+    const plain = await register("plain", {});
+    expect(JSON.parse(plain.text).schedule.definition.timezone).toBeUndefined();
+    expect(opened.schedule("plain")?.definition).not.toHaveProperty("timezone");
+
+    const before = lastSequence();
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ timezone: "Mars/Olympus_Mons" }, "body.definition.timezone"],
+      [{ timezone: 1 }, "body.definition.timezone"],
+      [{ catchUp: "sometimes" }, "body.definition.catchUp"],
+      [{ catchUp: true }, "body.definition.catchUp"],
+      [{ catchUpWindowMs: 0 }, "body.definition.catchUpWindowMs"],
+      [{ catchUpWindowMs: 1.5 }, "body.definition.catchUpWindowMs"],
+      [{ catchUpWindowMs: "1h" }, "body.definition.catchUpWindowMs"],
+      [{ timezone: "UTC", catchUpWindowMs: -1 }, "body.definition.catchUpWindowMs"],
+    ];
+    for (const [fields, field] of cases) {
+      const reply = await register("bad", fields);
+      expect(reply.status).toBe(400);
+      const error = refusal(reply);
+      expect(error._tag).toBe("InvalidRequest");
+      expect(error.field).toBe(field);
+      expect(error.message).toContain(field);
+    }
+    expect(opened.schedule("bad")).toBeUndefined();
+    expect(lastSequence()).toBe(before);
+
+    // The OpenAPI document spells the fields out, the policies core's own.
+    const openApi = JSON.parse((await send("GET", "/openapi.json")).text);
+    const schema =
+      openApi.paths["/v1/register-schedule"].post.requestBody.content["application/json"].schema;
+    const fields = schema.properties.definition.properties;
+    expect(fields.catchUp.enum).toEqual(["once", "skip", "all"]);
+    expect(fields.timezone.type).toBe("string");
+    expect(fields.catchUpWindowMs.oneOf).toHaveLength(2);
+    expect(openApi.paths["/v1/end-batch"].post.requestBody.content).toBeDefined();
+  });
+
   it("answers others while a client stalls mid-request", async () => {
     const stalled = connect(served.socket);
     stalled.write('POST /v1/insert HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{"job"');

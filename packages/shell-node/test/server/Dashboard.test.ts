@@ -1,7 +1,9 @@
 // The dashboard in a real browser: Debian's chromium driven by playwright-core against a server on
 // a store with jobs and a schedule, over TCP with the token. Each view renders with data (checked in
 // the page and by a screenshot that is not blank), a committed insert reaches the live counts, and
-// the actions round-trip: a cancel's success and a typed refusal are shown. Skips without chromium.
+// the actions round-trip: a cancel's success and a typed refusal are shown; each queue's state (paused,
+// limits) is live and pause/resume round-trips, checked in the engine and by screenshots of the view
+// (different while paused, the same again once resumed). Skips without chromium.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -35,6 +37,8 @@ beforeAll(async () => {
     everyMs: null,
     cron: "0 3 * * *",
     overlap: "skip",
+    timezone: "Europe/Berlin",
+    catchUp: "skip",
   });
   served = await Server.start(opened, { directory, listen: "127.0.0.1:0" });
   browser = await chromium.launch({
@@ -65,6 +69,7 @@ describe.skipIf(!present)("dashboard", () => {
     expect(await page.textContent("#queues")).toContain("email");
     expect(await page.textContent("#status")).toContain("lastSequence");
     expect(await page.textContent("#schedules")).toContain("nightly");
+    expect(await page.textContent("#schedules")).toContain("Europe/Berlin, catch-up skip");
     expect(await page.locator("#jobs tr").count()).toBe(3);
     const first = await page.screenshot({
       path: join(import.meta.dirname, "screenshots/dashboard.png"),
@@ -103,6 +108,74 @@ describe.skipIf(!present)("dashboard", () => {
     });
     expect(drawn(last)).toBe(true);
     expect(refusals).toEqual([]);
+  }, 120_000);
+
+  it("shows each queue's state live and round-trips pause and resume", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: Array<string> = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const email = 'tr[data-queue="email"]';
+    await page.waitForSelector(email);
+    expect(await page.textContent(email)).toContain("running");
+
+    // Limits set elsewhere reach the view without a reload (the committed event stream).
+    await opened.setQueueLimits("email", {
+      concurrency: 2,
+      rateLimit: { count: 10, perMs: 1_000 },
+    });
+    await page.waitForFunction(
+      `document.querySelector('${email}')?.textContent?.includes("10 per 1000 ms")`,
+    );
+    expect(await page.textContent(email)).toContain("2");
+    // The table, not its section: the section's rounded corners blend with what is behind them.
+    const section = page.locator("#queues-section table");
+    const before = await section.screenshot({
+      path: join(import.meta.dirname, "screenshots/dashboard-queues.png"),
+    });
+    expect(drawn(before)).toBe(true);
+
+    // Pause from the page: the engine's queue is paused, the row says so and offers resume.
+    await page.click(`${email} button:has-text('pause')`);
+    await page.waitForSelector(`${email}.paused`);
+    expect(await page.textContent("#message")).toContain("paused queue email");
+    expect(opened.queue("email")?.paused).toBe(true);
+    const paused = await section.screenshot({
+      path: join(import.meta.dirname, "screenshots/dashboard-queues-paused.png"),
+    });
+    expect(paused.equals(before)).toBe(false);
+
+    // Resume: the limits are kept, and the view is drawn as before the pause.
+    await page.click(`${email} button:has-text('resume')`);
+    await page.waitForSelector(`${email}:not(.paused) button:has-text('pause')`);
+    expect(opened.queue("email")).toMatchObject({ paused: false, concurrency: 2 });
+    await page.mouse.move(0, 0);
+    const resumed = await section.screenshot({
+      path: join(import.meta.dirname, "screenshots/dashboard-queues-resumed.png"),
+    });
+    expect(resumed.equals(before)).toBe(true);
+
+    // A pause made elsewhere shows live; a queue with no jobs can be paused by name.
+    await opened.pauseQueue("reports");
+    await page.waitForSelector('tr[data-queue="reports"].paused');
+    await page.fill("#queue-name", "quiet");
+    await page.click("#queue-form button");
+    await page.waitForSelector('tr[data-queue="quiet"].paused');
+    expect(opened.queue("quiet")?.paused).toBe(true);
+
+    // A typed refusal is shown: a queue name the deciders refuse; nothing is paused.
+    await page.fill("#queue-name", "");
+    await page.click("#queue-form button");
+    await page.waitForSelector("#message.error");
+    expect(await page.textContent("#message")).toContain("Rejected");
+
+    // Over TCP, no pause without the token.
+    const refused = await page.request.post(`http://${served.listen}/v1/resume-queue`, {
+      data: { queue: "quiet" },
+    });
+    expect(refused.status()).toBe(401);
+    expect(opened.queue("quiet")?.paused).toBe(true);
+    expect(errors).toEqual([]);
   }, 120_000);
 
   it("refuses the page's data without the token over TCP", async () => {

@@ -20,11 +20,13 @@ export const leaseMsDefault = 30_000;
 export const leaseExpiredError = "lease expired";
 
 /** One leased attempt. */
-interface Lease {
+export interface Lease {
   readonly jobId: number;
   readonly attempt: number;
   expiresAt: number;
   readonly session: string | undefined;
+  /** Its holder is ending it (a complete or fail sent on its session): no `ended` echo. */
+  endingByHolder: boolean;
 }
 
 /** What a lease's expiry does: fail that attempt. */
@@ -45,7 +47,7 @@ export class Leases {
   /** Leases `attempt` of `jobId` for `leaseMs`, held by `session` when given. */
   take(jobId: number, attempt: number, leaseMs: number, session: string | undefined): number {
     const expiresAt = this.now() + leaseMs;
-    this.held.set(jobId, { jobId, attempt, expiresAt, session });
+    this.held.set(jobId, { jobId, attempt, expiresAt, session, endingByHolder: false });
     this.arm(expiresAt);
     return expiresAt;
   }
@@ -66,6 +68,34 @@ export class Leases {
     }
   }
 
+  /**
+   * The holding session itself ends `attempt` of `jobId` (a complete or
+   * fail that names the session): its session stream need not be told that
+   * end, which the holder learns from its own answer. Returns the lease so
+   * marked, for `unmark` when the command does not commit; undefined when
+   * `session` does not hold that attempt.
+   */
+  markEnding(jobId: number, attempt: number | undefined, session: string): Lease | undefined {
+    const lease = this.held.get(jobId);
+    if (lease === undefined || lease.session !== session) return undefined;
+    if (attempt !== undefined && lease.attempt !== attempt) return undefined;
+    lease.endingByHolder = true;
+    return lease;
+  }
+
+  /** The marked end did not commit (refused, or the store failed): the session is told again. */
+  unmark(marked: Lease | undefined): void {
+    if (marked !== undefined && this.held.get(marked.jobId) === marked) {
+      marked.endingByHolder = false;
+    }
+  }
+
+  /** The session to tell that `jobId`'s attempt ended: its holder's, unless the holder ended it. */
+  tellable(jobId: number): string | undefined {
+    const lease = this.held.get(jobId);
+    return lease === undefined || lease.endingByHolder ? undefined : lease.session;
+  }
+
   /** The session's connection dropped: every attempt it holds fails now. */
   dropSession(session: string): void {
     for (const lease of [...this.held.values()]) {
@@ -78,11 +108,6 @@ export class Leases {
         `${leaseExpiredError}: the client's connection dropped`,
       );
     }
-  }
-
-  /** The session holding `jobId`'s lease, when one does. */
-  heldBy(jobId: number): string | undefined {
-    return this.held.get(jobId)?.session;
   }
 
   /** Leases held now. */

@@ -7,7 +7,7 @@
  */
 import { Shape, Wire } from "@tay/client";
 import type { Backoff, Commands, Job, Value } from "@tay/core";
-import { Limits } from "@tay/core";
+import { Limits, Zone } from "@tay/core";
 
 /** Jobs one request may insert. */
 export const jobsPerRequestMax = 10_000;
@@ -88,6 +88,25 @@ export const fail = Shape.struct({
   backoff: Shape.optional(backoff),
 });
 
+/** One end of an attempt in a batch: a complete or a fail, as their own routes take them. */
+export type End =
+  | { readonly complete: Shape.Decoded<typeof complete> }
+  | { readonly fail: Shape.Decoded<typeof fail> };
+
+/** `{ complete: {...} }` or `{ fail: {...} }`, exactly one of them. */
+export const end: Shape.Decoder<End> = (input, path) => {
+  const members = Shape.record(input, path);
+  const hasComplete = Object.hasOwn(members, "complete");
+  if (hasComplete === Object.hasOwn(members, "fail")) {
+    return Shape.mismatch(path, 'an object with exactly one of "complete" and "fail"', input);
+  }
+  return hasComplete
+    ? { complete: complete(members.complete, `${path}.complete`) }
+    : { fail: fail(members.fail, `${path}.fail`) };
+};
+
+export const endBatch = Shape.struct({ ends: Shape.array(end, jobsPerRequestMax) });
+
 export const cancel = Shape.struct({ jobId, reason: Shape.optional(Shape.string) });
 
 const definitionShape = Shape.struct({
@@ -99,14 +118,40 @@ const definitionShape = Shape.struct({
   everyMs: Shape.optional(Shape.integer(1)),
   cron: Shape.optional(Shape.string),
   overlap: Shape.optional(Shape.literal("allow", "skip")),
+  timezone: Shape.optional(Shape.string),
+  catchUp: Shape.optional(Wire.catchUp),
 });
 
-/** A schedule's definition; defaults as the CLI's (priority 0, 20 attempts, overlap allow). */
+/**
+ * A zone the server's runtime knows (core's `Zone`, what the decider asks
+ * too): refused here, as a request, so the refusal names the field.
+ */
+const timezone: Shape.Decoder<string> = (input, path) => {
+  const zone = Shape.string(input, path);
+  return Zone.isKnownZone(zone) ? zone : Shape.mismatch(path, 'an IANA time zone or "UTC"', input);
+};
+
+/** `catchUpWindowMs`: absent (the engine's default), null (no window) or 1.. ms. */
+const catchUpWindowMs = (members: Readonly<Record<string, unknown>>, path: string) =>
+  Object.hasOwn(members, "catchUpWindowMs")
+    ? Shape.nullable(Shape.integer(1))(members.catchUpWindowMs, `${path}.catchUpWindowMs`)
+    : undefined;
+
+/**
+ * A schedule's definition; defaults as the CLI's (priority 0, 20 attempts,
+ * overlap allow). The v3 fields (`timezone`, `catchUp`, `catchUpWindowMs`)
+ * are passed on only when given, as the engine's `registerSchedule` takes
+ * them: any of them makes the registration a (13,3) (EVENTS-V3.md).
+ */
 export const definition: Shape.Decoder<Commands.ScheduleDefinitionInput & { args: Value.Value }> = (
   input,
   path,
 ) => {
   const fields = definitionShape(input, path);
+  const members = Shape.record(input, path);
+  const zone =
+    fields.timezone === undefined ? undefined : timezone(fields.timezone, `${path}.timezone`);
+  const window = catchUpWindowMs(members, path);
   return {
     queue: fields.queue,
     worker: fields.worker,
@@ -116,6 +161,9 @@ export const definition: Shape.Decoder<Commands.ScheduleDefinitionInput & { args
     everyMs: fields.everyMs ?? null,
     cron: fields.cron ?? null,
     overlap: fields.overlap ?? "allow",
+    ...(zone === undefined ? {} : { timezone: zone }),
+    ...(fields.catchUp === undefined ? {} : { catchUp: fields.catchUp }),
+    ...(window === undefined ? {} : { catchUpWindowMs: window }),
   };
 };
 

@@ -15,6 +15,7 @@ import { InvalidRequest } from "../ServerError.js";
 import { statusOf } from "./http.js";
 import { type Leases, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
+import * as Schemas from "./schemas.js";
 import type { Sessions } from "./sessions.js";
 import type { StoreFacts } from "./storeFacts.js";
 
@@ -35,8 +36,6 @@ export interface Call {
   readonly params: ReadonlyArray<string>;
   readonly request: IncomingMessage;
   readonly response: ServerResponse;
-  /** Aborted when the caller's connection closes before its answer. */
-  readonly signal: AbortSignal;
 }
 
 /** A handler's answer: a JSON body, or a stream it wrote itself. */
@@ -49,6 +48,8 @@ export interface Route {
   readonly summary: string;
   /** Whether the body is a JSON document (commands) or absent (queries). */
   readonly body?: string;
+  /** The body's JSON Schema for the OpenAPI document, where one is written out. */
+  readonly schema?: JsonObject;
   readonly handle: (call: Call, served: Served) => Promise<Answer>;
 }
 
@@ -75,6 +76,36 @@ const body = <A>(call: Call, decoder: Shape.Decoder<A>): A =>
 const jobIdParam = (call: Call): number =>
   checked(call, Shape.integer(1), Requests.integerText(call.params[0] ?? ""), "path.jobId");
 
+/** Whether the caller's connection closed before its answer. */
+const gone = (call: Call): boolean => call.response.destroyed && !call.response.writableFinished;
+
+/** How long a waiting claim waits for a job before it answers with none. */
+export const waitMsDefault = 25_000;
+
+/**
+ * Runs a wait given up when `waitMs` pass or the caller's connection closes:
+ * one controller, one timer and one listener, all gone once it answers (a
+ * worker's long polls come one per claimed job; `AbortSignal.any` and
+ * `AbortSignal.timeout` cost several times as much and linger until collected).
+ */
+const waited = async <A>(
+  call: Call,
+  waitMs: number,
+  wait: (signal: AbortSignal) => Promise<A>,
+): Promise<A> => {
+  const controller = new AbortController();
+  const giveUp = () => controller.abort();
+  const timer = setTimeout(giveUp, waitMs);
+  call.response.once("close", giveUp);
+  if (gone(call)) giveUp();
+  try {
+    return await wait(controller.signal);
+  } finally {
+    clearTimeout(timer);
+    call.response.off("close", giveUp);
+  }
+};
+
 /** Leases every job a remote claim started, or fails them at once if the caller has gone. */
 const leased = (
   call: Call,
@@ -91,7 +122,7 @@ const leased = (
     expiresAt: served.leases.take(job.jobId, job.attempt, ms, holder),
   }));
   // The answer cannot reach a caller that has gone: its jobs are failed now, not in 30 s.
-  if (call.signal.aborted && holder !== undefined) served.sessions.dropped(holder);
+  if (holder !== undefined && gone(call)) served.sessions.dropped(holder);
   return { jobs: jobs.map(Wire.jobJson), leaseMs: ms, leases };
 };
 
@@ -153,11 +184,12 @@ const commands: ReadonlyArray<Route> = [
     body: "{ lanes: [{ queue, limit }], limit?, waitMs?, leaseMs? }",
     handle: async (call, served) => {
       const { lanes, limit, waitMs, leaseMs } = body(call, Requests.nextJobs);
-      const gaveUp = AbortSignal.any([call.signal, AbortSignal.timeout(waitMs ?? 25_000)]);
-      const jobs = await served.engine.promises.nextJobs(lanes, {
-        signal: gaveUp,
-        ...(limit === undefined ? {} : { limit }),
-      });
+      const jobs = await waited(call, waitMs ?? waitMsDefault, (signal) =>
+        served.engine.promises.nextJobs(lanes, {
+          signal,
+          ...(limit === undefined ? {} : { limit }),
+        }),
+      );
       return leased(call, served, jobs, leaseMs);
     },
   },
@@ -170,34 +202,6 @@ const commands: ReadonlyArray<Route> = [
       const { jobId, attempt, leaseMs } = body(call, Requests.heartbeat);
       const expiresAt = leases.extend(jobId, attempt, leaseMs ?? leaseMsDefault);
       return { held: expiresAt !== undefined, expiresAt: expiresAt ?? null };
-    },
-  },
-  {
-    method: "POST",
-    path: "/v1/complete",
-    summary: "complete an executing job (only that attempt, with attempt)",
-    body: "{ jobId, result?, attempt? }",
-    handle: async (call, { engine, leases }) => {
-      const { jobId, result, attempt } = body(call, Requests.complete);
-      const job = await engine.promises.complete(
-        jobId,
-        result,
-        attempt === undefined ? {} : { attempt },
-      );
-      leases.release(jobId, attempt);
-      return { job: Wire.jobJson(job) };
-    },
-  },
-  {
-    method: "POST",
-    path: "/v1/fail",
-    summary: "fail an executing job's attempt: retried after the backoff, or discarded",
-    body: "{ jobId, error, attempt?, discard?, backoff? }",
-    handle: async (call, { engine, leases }) => {
-      const { jobId, error, ...options } = body(call, Requests.fail);
-      const job = await engine.promises.fail(jobId, error, definedOnly(options));
-      leases.release(jobId, options.attempt);
-      return { job: Wire.jobJson(job) };
     },
   },
   {
@@ -249,8 +253,10 @@ const commands: ReadonlyArray<Route> = [
   {
     method: "POST",
     path: "/v1/register-schedule",
-    summary: "register or re-register a schedule (expectedRevision 0: must be new)",
-    body: "{ scheduleId, definition, expectedRevision? }",
+    summary:
+      "register or re-register a schedule (expectedRevision 0: must be new); a timezone, catchUp or catchUpWindowMs makes it v3",
+    body: "{ scheduleId, definition: { queue, worker, args?, priority?, maxAttempts?, everyMs? | cron?, overlap?: allow|skip, timezone?: IANA zone|UTC, catchUp?: once|skip|all, catchUpWindowMs?: integer >= 1 | null }, expectedRevision? }",
+    schema: Schemas.registerSchedule,
     handle: async (call, { engine }) => {
       const { scheduleId, definition, expectedRevision } = body(call, Requests.registerSchedule);
       const schedule = await engine.promises.registerSchedule(
@@ -333,14 +339,16 @@ const queueAnswer = (state: Queue.QueueState | undefined): JsonObject => ({
 });
 
 /** Options without their undefined members (exact optional properties). */
-const definedOnly = <A extends object>(options: A): { [K in keyof A]: Exclude<A[K], undefined> } =>
+export const definedOnly = <A extends object>(
+  options: A,
+): { [K in keyof A]: Exclude<A[K], undefined> } =>
   // Only the members whose value is defined are kept.
   Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined)) as {
     [K in keyof A]: Exclude<A[K], undefined>;
   };
 
 /** An error as a batch result names it: its tag, its message, its rejection. */
-const errorOf = (error: unknown): JsonObject => {
+export const errorOf = (error: unknown): JsonObject => {
   const tag =
     typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
   const message = error instanceof Error ? error.message : String(error);

@@ -52,28 +52,36 @@ const endsAnAttempt = (
 ): event is Event.DomainEvent & { readonly jobId: number } =>
   event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
 
+/**
+ * Tells each session the ends of the attempts it holds: one watch for the
+ * whole server (installed by `Server`), not one per session, so a commit's
+ * records are looked at once however many workers are connected. An end
+ * the holder asked for itself is not echoed (`Leases.markEnding`).
+ */
+export const tellEnds =
+  ({ leases, sessions }: Pick<Served, "leases" | "sessions">) =>
+  (records: ReadonlyArray<Projection.Entry>): void => {
+    if (sessions.size === 0 || leases.size === 0) return;
+    for (const { sequence, event } of records) {
+      const members = event._tag === "Mutation" ? event.events : [event];
+      members.forEach((member, index) => {
+        if (!endsAnAttempt(member)) return;
+        const holder = leases.tellable(member.jobId);
+        const stream = holder === undefined ? undefined : sessions.stream(holder);
+        stream?.send(
+          "ended",
+          Wire.committedJson({ sequence, member: index, event: member }),
+          sequence,
+        );
+      });
+    }
+  };
+
 /** A worker session: its id first, then `ended` for each attempt of its leases that ends. */
 const session = async (call: Call, served: Served) => {
   const stream = new EventStream(call.response);
   const id = served.sessions.start(stream);
-  const unwatch = served.engine.watch((records: ReadonlyArray<Projection.Entry>) => {
-    for (const { sequence, event } of records) {
-      const members = event._tag === "Mutation" ? event.events : [event];
-      members.forEach((member, index) => {
-        if (endsAnAttempt(member) && served.leases.heldBy(member.jobId) === id) {
-          stream.send(
-            "ended",
-            Wire.committedJson({ sequence, member: index, event: member }),
-            sequence,
-          );
-        }
-      });
-    }
-  });
-  call.response.on("close", () => {
-    unwatch();
-    served.sessions.dropped(id);
-  });
+  call.response.on("close", () => served.sessions.dropped(id));
   stream.send("session", { session: id });
   return streamed;
 };
