@@ -76,7 +76,8 @@ const systems = {
     const tay = await systems.tay();
     const { default: pg } = await import("pg");
     const { Inbox } = await import("@tay/log-postgres");
-    const pool = new pg.Pool({ connectionString: url, max: 20 });
+    // 10 connections a process: 4 processes stay under the server's 100 with the engines' own.
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
     return {
       ...tay,
       enqueue: async (index) => {
@@ -119,7 +120,9 @@ const systems = {
   graphile: async () => {
     const { Logger, makeWorkerUtils, run } = await import("graphile-worker");
     const logger = new Logger(() => () => {});
-    const utils = await makeWorkerUtils({ connectionString: url, logger });
+    // Only producers need the utilities' pool (the server allows 100 connections in all).
+    const utils =
+      workload === "enqueue" ? await makeWorkerUtils({ connectionString: url, logger }) : undefined;
     let completed = 0;
     return {
       enqueue: (index) => utils.addJob(queue, argsOf(index)),
@@ -140,7 +143,7 @@ const systems = {
         }),
       completed: () => completed,
       stats: () => ({}),
-      close: () => utils.release(),
+      close: async () => utils?.release(),
     };
   },
 };

@@ -128,9 +128,9 @@ const setups = {
     await boss.createQueue(queue);
     for (let start = 0; start < prefill; start += 500) {
       const count = Math.min(500, prefill - start);
+      // pg-boss 10: insert(jobs), each naming its queue.
       await boss.insert(
-        queue,
-        Array.from({ length: count }, (_, index) => ({ data: argsOf(start + index) })),
+        Array.from({ length: count }, (_, index) => ({ name: queue, data: argsOf(start + index) })),
       );
     }
     await boss.stop({ graceful: false });
@@ -348,7 +348,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
     `\`uptime\` before: \`${before}\`  `,
     `\`uptime\` after: \`${after}\``,
     "",
-    "Each system in a database of its own, made afresh for every case; 1, 2 or 4 processes of the system, producers (or consumers) split between them. Tay's processes are engines over one store (`synchronous_commit=on`); pg-boss sends, fetches and completes one job at a time (pools of 20 connections); graphile-worker adds with `addJob` and processes with its runner (its p50/p99 are not measured: it has no public fetch).",
+    "Each system in a database of its own, made afresh for every case; 1, 2 or 4 processes of the system, producers (or consumers) split between them. Tay's processes are engines over one store (`synchronous_commit=on`); pg-boss sends, fetches and completes one job at a time (pools of 20 connections); graphile-worker adds with `addJob` and processes with its runner (pool of up to 20; its p50/p99 are not measured: it has no public fetch). The inbox row: producers run `BEGIN; Inbox.enqueueInTransaction; COMMIT` on pools of 10 connections per process while the engines fold; its jobs/s are committed enqueue transactions, and the table below says how many rows the engines had folded when the case ended.",
     "",
     ...sections.flatMap((section) => [section, ""]),
     "## Tay: conflicts as engines are added",

@@ -504,6 +504,12 @@ export class BatchDecider<K extends Log.Kind> {
   private answerRiders(riders: ReadonlyArray<Pending<Failure<K>>>): void {
     if (riders.length === 0) return;
     const settleAll = (failure: Failure<K> | undefined) => {
+      // The append they waited for met another writer's: they read a state
+      // that append was part of, so they are decided again once caught up.
+      if (failure instanceof AppendConflict) {
+        this.conflicted(riders, failure);
+        return;
+      }
       for (const request of riders) request.settle(failure);
     };
     const last = this.lastAppend;
