@@ -192,6 +192,30 @@ describe("several engines on one shared log", () => {
       ),
   );
 
+  it.effect(
+    "a claim that finds nothing once caught up is answered, not retried until exhausted",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const inserting = yield* openEngine(log);
+          const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
+          // Another engine starts that job right before this engine's first write.
+          let interloped = false;
+          const interloper = () => {
+            if (interloped) return;
+            interloped = true;
+            const event = Event.jobStarted({ jobId: job.jobId, at: 1, attempt: 1 });
+            log.entries.push({ sequence: log.entries.length + 1, event });
+          };
+          const engine = yield* openEngine(log, { interloper });
+          const claimed = yield* engine.claim("q", 1);
+          expect(claimed).toEqual([]);
+          expect(engine.contention()).toMatchObject({ conflicts: 1, retried: 1, exhausted: 0 });
+        }),
+      ),
+  );
+
   it.effect("a claim parked in one engine wakes when another engine inserts", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -401,6 +401,9 @@ export class BatchDecider<K extends Log.Kind> {
           const before = this.committedState.state;
           this.rebase(caught);
           this.decidedLastSequence = last;
+          // Everything decided is committed now: a command that appends
+          // nothing is answered at once, not after an append that conflicted.
+          this.lastAppend = undefined;
           this.committedState = { state: caught, lastSequence: last };
           if (entries.length > 0) this.afterCommit(entries, before);
         },
