@@ -202,7 +202,8 @@ const result =
     : driver.runner !== undefined
       ? await runnerLoop(driver)
       : await processLoop(driver);
-const stats = driver.stats();
+// After the close, which drains the engine's last batch (its folded rows count).
 await driver.close();
+const stats = driver.stats();
 say(`result ${JSON.stringify({ ...result, stats })}`);
 process.exit(0);
