@@ -24,6 +24,7 @@ import { Effect, Fiber, type Scope } from "effect";
 import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
+import { folder, type InboxStats, incomingJobs, stopFolding } from "./internal/inbox.js";
 import { iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
 import {
   follower,
@@ -46,7 +47,7 @@ import {
 } from "./PgError.js";
 import { type PgLogOptions, resolve } from "./PgOptions.js";
 
-export type { CompactionReport, OrphanedGeneration };
+export type { CompactionReport, InboxStats, OrphanedGeneration };
 
 /** The read-only view of a PostgreSQL log. */
 export interface PgView extends Log.View<PgLogError> {
@@ -58,6 +59,8 @@ export interface PgView extends Log.View<PgLogError> {
    * because another writer moved the head first (several engines, one store).
    */
   readonly writes: () => { readonly committed: number; readonly conflicted: number };
+  /** The inbox folder's counters (docs/postgres.md, "Enqueue inside your transaction"). */
+  readonly inbox: () => InboxStats;
 }
 
 /** What open reports. */
@@ -88,7 +91,7 @@ export interface PgKind extends Log.Kind {
 }
 
 /** The view's reads over the running state. */
-const viewOf = (state: LogState, reader: ReaderSession): PgView => ({
+const viewOf = (state: LogState, reader: ReaderSession, inbox: () => InboxStats): PgView => ({
   path: state.path,
   storeId: state.storeId,
   schema: state.options.schema,
@@ -109,6 +112,7 @@ const viewOf = (state: LogState, reader: ReaderSession): PgView => ({
     }),
   generation: () => Effect.sync(() => ({ epoch: state.epoch, firstSequence: state.firstSequence })),
   writes: () => ({ ...state.writes }),
+  inbox,
 });
 
 /** `append`: the conflict check, then the queue (a refused log fails the ticket at once). */
@@ -194,6 +198,7 @@ export const open = <S, E>(
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);
     const reader: ReaderSession = { session: undefined, lock: yield* Effect.makeSemaphore(1) };
+    const fold = folder();
     const writerFiber = yield* Effect.forkScoped(writer(state));
     const close = () =>
       Effect.gen(function* () {
@@ -203,6 +208,7 @@ export const open = <S, E>(
         wake?.();
         yield* Fiber.await(writerFiber);
         stopFollowing(follow);
+        stopFolding(fold);
         // A reconnection may have replaced the session acquired above.
         if (state.session !== undefined && state.session !== session) {
           yield* closeSession(state.session);
@@ -213,7 +219,7 @@ export const open = <S, E>(
       });
     yield* Effect.addFinalizer(() => Effect.ignore(close()));
     const log: Log.Log<PgKind> = {
-      view: viewOf(state, reader),
+      view: viewOf(state, reader, () => ({ ...fold.counts })),
       lastSequence: () => state.assignedLast,
       admission: () => admission(state, () => new LogError.StoreClosed({ path: state.path })),
       overBudget: (queuedBytes, bytes) => {
@@ -227,6 +233,7 @@ export const open = <S, E>(
       compact: (base, expectedLastSequence) => compact(state, base, expectedLastSequence),
       refresh: () => refresh(state, reader),
       watchOthers: watchOthers(state, follow),
+      ...(state.options.inbox ? { incoming: incomingJobs(state, fold) } : {}),
       flush: () => {
         const last = state.pending.at(-1) ?? state.inFlight.at(-1);
         return last === undefined ? Effect.void : Ticket.wait(last.ticket);

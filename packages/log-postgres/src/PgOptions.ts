@@ -57,6 +57,15 @@ export interface PgLogOptions extends LocationOptions {
    * LISTEN; with it, every `pollIntervalMs` × 10 as a safety net. Default 1,000 ms.
    */
   readonly pollIntervalMs?: number;
+  /**
+   * Fold the inbox (`Inbox.enqueueInTransaction`) into the log while an
+   * engine runs over it (docs/postgres.md, "Enqueue inside your
+   * transaction"): one more session, LISTENing on the inbox channel (or
+   * polling every `pollIntervalMs`). Default true.
+   */
+  readonly inbox?: boolean;
+  /** Inbox rows one fold reads and hands the engine (one transaction). Default 1,024. */
+  readonly inboxPageRows?: number;
 }
 
 /** Options with every default filled in and every limit checked. */
@@ -75,6 +84,8 @@ export interface Resolved {
   readonly historyRecordsMax: number;
   readonly notifications: boolean;
   readonly pollIntervalMs: number;
+  readonly inbox: boolean;
+  readonly inboxPageRows: number;
 }
 
 /** Rows one INSERT may carry: 2 parameters a row and 2 shared under PostgreSQL's 65,535. */
@@ -94,6 +105,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["queryTimeoutMs", 30_000, 1, 2_147_483_647],
   ["historyRecordsMax", 1_000_000_000, 0, Number.MAX_SAFE_INTEGER],
   ["pollIntervalMs", 1000, 1, 3_600_000],
+  ["inboxPageRows", 1024, 1, 1_000_000],
 ];
 
 /** Fills in the defaults, or names the first option out of range. */
@@ -148,5 +160,7 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     historyRecordsMax: number("historyRecordsMax"),
     notifications: options.notifications ?? true,
     pollIntervalMs: number("pollIntervalMs"),
+    inbox: options.inbox ?? true,
+    inboxPageRows: number("inboxPageRows"),
   };
 };

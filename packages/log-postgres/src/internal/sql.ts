@@ -16,7 +16,7 @@
 export const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The schema version these statements are written for. */
-export const schemaVersion = 1;
+export const schemaVersion = 2;
 
 /** Parameters per row of `insertRecords` beyond the two shared ones. */
 const rowParameters = 2;
@@ -29,6 +29,7 @@ export const statements = (schema: string) => {
   const current = table("tay_current");
   const record = table("tay_record");
   const version = table("tay_schema");
+  const inbox = table("tay_inbox");
   return {
     begin: "BEGIN",
     commit: "COMMIT",
@@ -61,6 +62,27 @@ export const statements = (schema: string) => {
     /** Compaction's compare-and-set of CURRENT: epoch and head move together. */
     switchGeneration: `UPDATE ${current} SET epoch = $3, last_sequence = $4 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $5`,
     deleteRecords: `DELETE FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4`,
+    /**
+     * The inbox (docs/postgres.md, "Enqueue inside your transaction"): one
+     * row per enqueue call, written by the application's own transaction.
+     */
+    inboxInsert: `INSERT INTO ${inbox} (store, id, enqueued_at, event_type, event_schema, payload) VALUES ($1, $2, $3, $4, $5, $6)`,
+    /** The oldest rows still waiting (not refused), in key order: what the next fold takes. */
+    inboxPage: `SELECT id, enqueued_at, event_type, event_schema, payload FROM ${inbox} WHERE store = $1 AND refusal IS NULL ORDER BY id LIMIT $2`,
+    /** Marks a row the deciders refused at fold time: kept, with why, and never offered again. */
+    inboxRefuse: `UPDATE ${inbox} SET refusal = $3 WHERE store = $1 AND id = $2 AND refusal IS NULL`,
+    /** Rows waiting and refused: the inbox's backlog. */
+    inboxCounts: `SELECT count(refusal) AS refused, count(id) AS rows FROM ${inbox} WHERE store = $1`,
+    /**
+     * Takes `rows` folded rows out of the inbox, in the transaction that
+     * appends their records: fewer rows deleted than named means another
+     * engine folded some first, and the transaction is rolled back.
+     */
+    inboxConsume: (rows: number): string => {
+      const keys: Array<string> = [];
+      for (let row = 0; row < rows; row++) keys.push(`$${row + 2}`);
+      return `DELETE FROM ${inbox} WHERE store = $1 AND id IN (${keys.join(", ")})`;
+    },
     /** A multi-row INSERT of `rows` records: `$1` store, `$2` epoch, then sequence and bytes per row. */
     insertRecords: (rows: number): string => {
       const values: Array<string> = [];
@@ -93,6 +115,10 @@ export const migrations = (schema: string): ReadonlyArray<ReadonlyArray<string>>
       `CREATE TABLE ${table("tay_current")} (store_id UUID PRIMARY KEY REFERENCES ${table("tay_store")} (store_id), epoch BIGINT NOT NULL, last_sequence BIGINT NOT NULL CHECK (last_sequence >= 0), FOREIGN KEY (store_id, epoch) REFERENCES ${table("tay_generation")} (store_id, epoch))`,
       `CREATE TABLE ${table("tay_record")} (store_id UUID NOT NULL, epoch BIGINT NOT NULL, sequence BIGINT NOT NULL CHECK (sequence >= 1), record BYTEA NOT NULL, PRIMARY KEY (store_id, epoch, sequence))`,
     ],
+    // 2 (2026-12-02): the inbox, written by applications' own transactions.
+    [
+      `CREATE TABLE ${table("tay_inbox")} (store TEXT NOT NULL REFERENCES ${table("tay_store")} (name), id UUID NOT NULL, enqueued_at BIGINT NOT NULL CHECK (enqueued_at >= 0), event_type INTEGER NOT NULL CHECK (event_type >= 0), event_schema INTEGER NOT NULL CHECK (event_schema >= 0), payload BYTEA NOT NULL, refusal TEXT, PRIMARY KEY (store, id))`,
+    ],
   ];
 };
 
@@ -116,6 +142,13 @@ export const notifications = {
   listen: (channel: string): string => `LISTEN ${channel}`,
   notify: "SELECT pg_notify($1, $2)",
 };
+
+/**
+ * The inbox's channel, one per database: an enqueue notifies it with
+ * `SCHEMA.STORE` from inside the application's transaction, so the
+ * notification is delivered when (and only if) that transaction commits.
+ */
+export const inboxChannel = "tay_inbox";
 
 /** The store's notification channel: `tay_` and its STORE_ID's 32 hex digits. */
 export const channel = (storeId: string): string =>

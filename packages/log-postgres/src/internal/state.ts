@@ -18,6 +18,8 @@ export interface Queued {
   /** The last sequence before its first record. */
   readonly expected: number;
   readonly ticket: Ticket.Ticket<PgLogError | LogError.AppendConflict>;
+  /** The inbox rows its records fold in (`Batch.consumed`), deleted in its transaction. */
+  readonly consumed: ReadonlyArray<string>;
 }
 
 /** The log's state. */

@@ -48,7 +48,8 @@ export const enqueue = (
     record.sequence = sequence;
   }
   const ticket = Ticket.make<PgLogError | LogError.AppendConflict>(sequence);
-  state.pending.push({ records: batch.records, bytes: batch.bytes, expected, ticket });
+  const consumed = batch.consumed ?? [];
+  state.pending.push({ records: batch.records, bytes: batch.bytes, expected, ticket, consumed });
   state.pendingBytes += batch.bytes;
   state.assignedLast = sequence;
   wakeWriter(state);
@@ -129,15 +130,46 @@ export const rollbackOnError =
       ? Effect.void
       : Effect.ignore(run(session, state.sql.rollback));
 
+/**
+ * Deletes the inbox rows `keys` (the group's folded jobs) in the open
+ * transaction: whether every one was still there. One missing means another
+ * engine folded it first; this transaction must not commit.
+ */
+const consume = (state: LogState, session: Session, keys: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    let deleted = 0;
+    const rowsMax = state.options.statementRowsMax;
+    for (let start = 0; start < keys.length; start += rowsMax) {
+      const chunk = keys.slice(start, start + rowsMax);
+      const result = yield* run(session, state.sql.inboxConsume(chunk.length), [
+        state.options.store,
+        ...chunk,
+      ]);
+      deleted += result.affected;
+    }
+    return deleted === keys.length;
+  });
+
 /** One run of the group's transaction on `session`. */
-const transact = (state: LogState, session: Session, epoch: number, laid: Laid) => {
+const transact = (
+  state: LogState,
+  session: Session,
+  epoch: number,
+  laid: Laid,
+  consumed: ReadonlyArray<string> = [],
+  rerun = true,
+) => {
   const { sql, storeId } = state;
   return Effect.gen(function* () {
     yield* run(session, sql.begin);
     const moved = yield* run(session, sql.advanceHead, [storeId, epoch, laid.last, laid.expected]);
     if (moved.affected !== 1) {
       const head = yield* readHead(state, session);
+      // Only a run again can find its own first run committed: on a first
+      // run, the same bytes under these sequences are another writer's
+      // (two engines folding the same inbox rows from the same state).
       const ours =
+        rerun &&
         head.epoch === epoch &&
         head.lastSequence >= laid.last &&
         (yield* holds(state, session, epoch, laid));
@@ -152,6 +184,11 @@ const transact = (state: LogState, session: Session, epoch: number, laid: Laid) 
         parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
       }
       yield* run(session, sql.insertRecords(count), parameters);
+    }
+    if (consumed.length > 0 && !(yield* consume(state, session, consumed))) {
+      // The head was ours, so the engine's state already holds that fold.
+      yield* run(session, sql.rollback);
+      return { _tag: "Conflict", head: { epoch, lastSequence: laid.expected } } as const;
     }
     yield* run(session, sql.commit);
     return committed;
@@ -305,9 +342,11 @@ export const writer = (state: LogState): Effect.Effect<void> =>
         group.flatMap((queued) => queued.records),
       );
       const epoch = state.epoch;
+      const consumed = group.flatMap((queued) => queued.consumed);
+      let runs = 0;
       const outcome = yield* Effect.either(
         withReconnect(state, "append", laid.last, (session) =>
-          transact(state, session, epoch, laid),
+          transact(state, session, epoch, laid, consumed, runs++ > 0),
         ),
       );
       settle(state, group, laid, outcome._tag === "Right" ? outcome.right : outcome.left);

@@ -513,6 +513,10 @@ const deciding = <K extends Log.Kind>(
     const unwatch = log.watchOthers?.(() => decider.catchUp.follow());
     if (unwatch !== undefined) yield* Effect.addFinalizer(() => Effect.sync(unwatch));
     const queue = new CommandQueue(log, decider, queuedCommandsMax);
+    // A log that takes jobs in from elsewhere: a drain takes them.
+    const unwatchIncoming = log.incoming?.watch(() => queue.kick());
+    if (unwatchIncoming !== undefined)
+      yield* Effect.addFinalizer(() => Effect.sync(unwatchIncoming));
     // Once the log no longer takes appends, no parked claim would ever wake.
     const refuseParked = Effect.sync(() => {
       const admitted = log.admission();

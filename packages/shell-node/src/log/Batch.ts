@@ -29,6 +29,12 @@ export interface PendingRecord {
 export interface Batch {
   readonly records: Array<PendingRecord>;
   readonly bytes: number;
+  /**
+   * The keys of the log's incoming jobs (`Log.incoming`) whose records this
+   * batch holds: the log takes them out of their source in the same
+   * transaction, or fails the append with `AppendConflict`.
+   */
+  readonly consumed?: ReadonlyArray<string>;
 }
 
 /** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */

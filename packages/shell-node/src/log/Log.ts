@@ -15,7 +15,7 @@
  * their compaction reports, the extra reads they offer) is named by one
  * type parameter, a `Kind`.
  */
-import type { Event } from "@tay/core";
+import type { Commands, Event } from "@tay/core";
 import type { Deferred, Effect, Stream } from "effect";
 import type { Batch } from "./Batch.js";
 import type { AppendConflict, PendingFull } from "./LogError.js";
@@ -69,6 +69,38 @@ export interface View<E> {
     readonly epoch: number;
     readonly firstSequence: number;
   }>;
+}
+
+/**
+ * A job a log took in from elsewhere (PgLog's inbox, written by another
+ * program's transaction): the engine decides `command` like any insert and
+ * names `key` in the batch's `consumed`, so the log takes the job out of
+ * where it came from in the transaction that appends it.
+ */
+export interface Incoming {
+  readonly key: string;
+  readonly command: Commands.InsertJobs;
+}
+
+/** What became of an incoming job the engine took. */
+export type IncomingOutcome =
+  /** Appended (durable as the log's policy says), under these job ids. */
+  | { readonly _tag: "Appended"; readonly jobIds: ReadonlyArray<number> }
+  /** The deciders refused it: it can never be appended as it is. */
+  | { readonly _tag: "Refused"; readonly reason: string }
+  /** Not appended this time (a conflict, a failed append): the log offers it again. */
+  | { readonly _tag: "NotAppended"; readonly reason: string };
+
+/**
+ * Jobs a log takes in from elsewhere (PgLog's inbox). `watch` calls its
+ * listener when jobs may be waiting; the engine then `take`s them at the
+ * head of its next drain and tells `settled` each one's outcome. A job
+ * taken is not offered again until it is settled `NotAppended`.
+ */
+export interface IncomingJobs {
+  readonly watch: (listener: () => void) => () => void;
+  readonly take: () => ReadonlyArray<Incoming>;
+  readonly settled: (key: string, outcome: IncomingOutcome) => void;
 }
 
 /** Whether the log takes an append now. */
@@ -133,6 +165,13 @@ export interface Log<K extends Kind> {
    * move); returns the function that stops it.
    */
   readonly watchOthers?: (listener: () => void) => () => void;
+  /**
+   * A log that takes jobs in from elsewhere (absent otherwise): the engine
+   * decides them first in its next drain, and its batch names their keys
+   * in `consumed`. An append whose consumed jobs are gone (another engine
+   * appended them first) fails with `AppendConflict`, nothing written.
+   */
+  readonly incoming?: IncomingJobs;
   /** Drains what is pending and closes; later appends are refused. Idempotent. */
   readonly close: () => Effect.Effect<void, K["error"]>;
 }

@@ -153,6 +153,69 @@ describe("several engines on one shared log", () => {
       ),
   );
 
+  it.effect(
+    "a command that appended nothing is decided again when the append it waited on conflicts",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          // One other writer gets in before this engine's first write, and only then.
+          let interloped = false;
+          const interloper = () => {
+            if (interloped) return;
+            interloped = true;
+            const event = Event.jobInserted({
+              jobId: 1,
+              queue: "q",
+              worker: "W",
+              args: "theirs",
+              priority: 0,
+              maxAttempts: 1,
+              scheduledAt: 0,
+              insertedAt: 0,
+            });
+            log.entries.push({ sequence: 1, event });
+          };
+          const delay = () => new Promise<void>((resolve) => setImmediate(resolve));
+          const engine = yield* openEngine(log, { interloper, delay });
+          const [inserted, claimed] = yield* Effect.promise(async () => {
+            const insert = engine.promises.insert({ queue: "q", worker: "W", args: "mine" });
+            // The insert's drain runs first; this claim finds nothing and waits on its append.
+            await Promise.resolve();
+            const claim = engine.promises.claim("none", 1);
+            return Promise.all([insert, claim]);
+          });
+          expect(claimed).toEqual([]);
+          expect(inserted.jobId).toBe(2);
+          expect(engine.contention().retried).toBe(2);
+        }),
+      ),
+  );
+
+  it.effect(
+    "a claim that finds nothing once caught up is answered, not retried until exhausted",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const inserting = yield* openEngine(log);
+          const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
+          // Another engine starts that job right before this engine's first write.
+          let interloped = false;
+          const interloper = () => {
+            if (interloped) return;
+            interloped = true;
+            const event = Event.jobStarted({ jobId: job.jobId, at: 1, attempt: 1 });
+            log.entries.push({ sequence: log.entries.length + 1, event });
+          };
+          const engine = yield* openEngine(log, { interloper });
+          const claimed = yield* engine.claim("q", 1);
+          expect(claimed).toEqual([]);
+          expect(engine.contention()).toMatchObject({ conflicts: 1, retried: 1, exhausted: 0 });
+        }),
+      ),
+  );
+
   it.effect("a claim parked in one engine wakes when another engine inserts", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -23,7 +23,7 @@ import { AppendConflict, type LogError } from "../../log/LogError.js";
 import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
 import { CatchUp, type ContentionExhausted, conflictRetriesMaxDefault } from "./catchUp.js";
-import { type Pending, Rejected, type Waiting } from "./engineRequest.js";
+import { type Pending, PromiseRequest, Rejected, type Waiting } from "./engineRequest.js";
 
 // Microtasks as a resolved promise's reactions: cheaper than `queueMicrotask`.
 const resolved = Promise.resolve();
@@ -67,6 +67,35 @@ const checkedInserts = (lastJobId: number, events: Decide.Decision): number | st
     }
   }
   return last;
+};
+
+/** An incoming job's answer to the log: the records that inserted it. */
+const theDecision = (_state: State.State, events: Decide.Decision): Decide.Decision => events;
+
+/** The job ids a decided insert inserted, in order. */
+const insertedIds = (events: Decide.Decision): Array<number> => {
+  const ids: Array<number> = [];
+  for (const event of events) {
+    const members = event._tag === "Mutation" ? event.events : [event];
+    for (const member of members) {
+      if (member._tag === "JobInserted" || member._tag === "JobInsertedV3") ids.push(member.jobId);
+    }
+  }
+  return ids;
+};
+
+/**
+ * What an incoming job's refusal means to its log: the deciders' or the
+ * codec's refusal, or a defect, will refuse it again (`Refused`); a failure
+ * of the log or a conflict may not (`NotAppended`: offered again).
+ */
+const incomingOutcome = (reason: unknown): Log.IncomingOutcome => {
+  const message = reason instanceof Error ? reason.message : String(reason);
+  const tag =
+    typeof reason === "object" && reason !== null && "_tag" in reason ? reason._tag : undefined;
+  return typeof tag === "string" && tag !== "Rejected" && tag !== "UnencodableEvent"
+    ? { _tag: "NotAppended", reason: message }
+    : { _tag: "Refused", reason: message };
 };
 
 /** A batch of the fold that has applied `accepted`, starting from `from`. */
@@ -372,6 +401,9 @@ export class BatchDecider<K extends Log.Kind> {
   afterCommit: (records: ReadonlyArray<Entry>, before: State.State) => void = () => {};
   /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
   readonly catchUp: CatchUp<K, Failure<K>>;
+  // The requests of the log's incoming jobs and their keys: never decided
+  // again after a conflict (the log offers them again while they wait).
+  private readonly incomingKeys = new WeakMap<Pending<Failure<K>>, string>();
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -392,6 +424,9 @@ export class BatchDecider<K extends Log.Kind> {
           const before = this.committedState.state;
           this.rebase(caught);
           this.decidedLastSequence = last;
+          // Everything decided is committed now: a command that appends
+          // nothing is answered at once, not after an append that conflicted.
+          this.lastAppend = undefined;
           this.committedState = { state: caught, lastSequence: last };
           if (entries.length > 0) this.afterCommit(entries, before);
         },
@@ -449,6 +484,8 @@ export class BatchDecider<K extends Log.Kind> {
       return;
     }
     const drain = new Drain(this.log, this.decidedState);
+    // The log's incoming jobs go first: they were committed before these commands were issued.
+    for (const request of this.takeIncoming()) drain.add(request);
     for (const request of requests) drain.add(request);
     for (const request of drain.parking) this.parked.push(request);
     if (drain.madeAvailable && this.parked.length > 0) this.wakeParked(drain);
@@ -456,15 +493,18 @@ export class BatchDecider<K extends Log.Kind> {
       this.answerRiders(drain.riders);
       return;
     }
+    const consumed = this.consumedBy(drain.accepted);
     const appended = this.log.append(
-      { records: drain.records, bytes: drain.bytes },
+      consumed.length === 0
+        ? { records: drain.records, bytes: drain.bytes }
+        : { records: drain.records, bytes: drain.bytes, consumed },
       this.decidedLastSequence,
     );
     if (appended instanceof AppendConflict) {
       // Nothing was appended: the drain's state is dropped (its base is
       // untouched) and its commands (riders too: they read that state) are
       // decided again once caught up.
-      this.catchUp.conflicted([...drain.accepted, ...drain.riders]);
+      this.conflicted([...drain.accepted, ...drain.riders], appended);
       return;
     }
     this.lastAppend = appended;
@@ -490,11 +530,63 @@ export class BatchDecider<K extends Log.Kind> {
   private answerRiders(riders: ReadonlyArray<Pending<Failure<K>>>): void {
     if (riders.length === 0) return;
     const settleAll = (failure: Failure<K> | undefined) => {
+      // The append they waited for met another writer's: they read a state
+      // that append was part of, so they are decided again once caught up.
+      if (failure instanceof AppendConflict) {
+        this.conflicted(riders, failure);
+        return;
+      }
       for (const request of riders) request.settle(failure);
     };
     const last = this.lastAppend;
     if (last === undefined) settleAll(undefined);
     else Ticket.onSettled(last, settleAll);
+  }
+
+  /**
+   * The log's incoming jobs (`Log.incoming`) as requests whose answers go
+   * back to the log: appended (with their job ids), refused, or not
+   * appended this time.
+   */
+  private takeIncoming(): Array<Pending<Failure<K>>> {
+    const incoming = this.log.incoming;
+    if (incoming === undefined) return [];
+    return incoming.take().map(({ key, command }) => {
+      const request = new PromiseRequest<Decide.Decision, Failure<K>>(
+        command,
+        theDecision,
+        undefined,
+        (events) => incoming.settled(key, { _tag: "Appended", jobIds: insertedIds(events) }),
+        (reason) => incoming.settled(key, incomingOutcome(reason)),
+      );
+      this.incomingKeys.set(request, key);
+      return request;
+    });
+  }
+
+  /** The keys of the incoming jobs among `accepted`, in order. */
+  private consumedBy(accepted: ReadonlyArray<Pending<Failure<K>>>): Array<string> {
+    const keys: Array<string> = [];
+    for (const request of accepted) {
+      const key = this.incomingKeys.get(request);
+      if (key !== undefined) keys.push(key);
+    }
+    return keys;
+  }
+
+  /**
+   * A batch met `AppendConflict`: its commands are decided again after the
+   * catch-up, but its incoming jobs are handed back to the log. Another
+   * engine may have appended them already (the conflict may say just
+   * that); the log offers them again only while they still wait.
+   */
+  private conflicted(requests: ReadonlyArray<Pending<Failure<K>>>, conflict: AppendConflict): void {
+    const retried: Array<Pending<Failure<K>>> = [];
+    for (const request of requests) {
+      if (this.incomingKeys.has(request)) request.refuse(conflict);
+      else retried.push(request);
+    }
+    this.catchUp.conflicted(retried);
   }
 
   /** Parked waiting claims, oldest first. */
@@ -554,7 +646,7 @@ export class BatchDecider<K extends Log.Kind> {
     }
     // Another writer appended first: nothing of the drain was written.
     if (failure instanceof AppendConflict) {
-      this.catchUp.conflicted([...drain.accepted, ...drain.riders]);
+      this.conflicted([...drain.accepted, ...drain.riders], failure);
       return;
     }
     // Tickets settle in sequence order; the guard keeps `committed`

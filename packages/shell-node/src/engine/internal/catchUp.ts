@@ -233,7 +233,8 @@ export class CatchUp<K extends Log.Kind, X> {
         if (Option.isSome(failure)) request.refuse(this.refusal(failure.value));
         else request.die(Cause.squash(cause));
       }
-    } else if (requests.length > 0) {
+    } else if (requests.length > 0 || this.log.incoming !== undefined) {
+      // A log with incoming jobs: they were not taken while this ran.
       try {
         this.host.decide(requests);
       } catch (defect) {

@@ -44,6 +44,8 @@ export class CommandQueue<K extends Log.Kind> {
   private drainScheduled = false;
   private paused = false;
   private waitingForGate = false;
+  // The log has incoming jobs (`Log.incoming`): drain even with no command.
+  private kicked = false;
   /** Callers waiting for room, woken once the queue is drained below its limit. */
   private roomWaiters = new Set<() => void>();
 
@@ -162,6 +164,12 @@ export class CommandQueue<K extends Log.Kind> {
     return true;
   }
 
+  /** The log has incoming jobs: drain soon even if no command waits. */
+  kick(): void {
+    this.kicked = true;
+    this.schedule();
+  }
+
   /** Decides what is queued now, then holds every later command until `resume`. */
   pause(): void {
     this.drain();
@@ -186,7 +194,7 @@ export class CommandQueue<K extends Log.Kind> {
 
   private readonly drain = (): void => {
     this.drainScheduled = false;
-    if (this.paused || this.queue.length === 0) return;
+    if (this.paused || (this.queue.length === 0 && !this.kicked)) return;
     const admitted = this.log.admission();
     if (admitted._tag === "Gated") {
       this.waitFor(admitted.gate);
@@ -194,6 +202,7 @@ export class CommandQueue<K extends Log.Kind> {
     }
     const requests = this.queue;
     this.queue = [];
+    this.kicked = false;
     this.wakeRoomWaiters();
     if (admitted._tag === "Refused") {
       for (const request of requests) request.refuse(admitted.error);

@@ -1,0 +1,413 @@
+/**
+ * Enqueue inside the application's own transaction, on a real server, each
+ * test in a database of its own: a committed enqueue becomes a job that
+ * runs, a rolled-back one never does, bad jobs are refused before anything
+ * is written (the application's transaction goes on), the jobs fold in
+ * the order they were enqueued, two engines fold each row exactly once, an
+ * engine SIGKILLed while folding loses and doubles nothing, and a schema at
+ * version 1 is refused by open until migrated. Skipped, with the reason
+ * printed, when no server answers (see test/support/server.ts).
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "@effect/vitest";
+import { type Commands, Decide, type Job } from "@tay/core";
+import { Inbox, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Batch, Engine, LogError, StateProjection, Ticket } from "@tay/shell-node";
+import { Effect, Either, Exit, Scope } from "effect";
+import pg from "pg";
+import * as Server from "./support/server.js";
+
+const server = await Server.locate();
+const serverUrl = "url" in server ? server.url : "";
+const child = fileURLToPath(new URL("./support/inbox-child.mjs", import.meta.url));
+
+/** A fresh database with a store in it; `drop` removes it. */
+const storeDatabase = async () => {
+  const made = await Server.freshDatabase(serverUrl);
+  await Effect.runPromise(PgSchema.init(made.url));
+  return made;
+};
+
+/** An engine over the store at `url`, open until `close`. */
+const openEngine = async (url: string, options: PgOptions.PgLogOptions = {}) => {
+  const scope = await Effect.runPromise(Scope.make());
+  const engine = await Effect.runPromise(
+    Scope.extend(
+      Effect.gen(function* () {
+        const recovered = yield* PgLog.open(
+          url,
+          { pollIntervalMs: 200, ...options },
+          StateProjection.foldProjection,
+        );
+        return yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
+      }),
+      scope,
+    ),
+  );
+  return { engine, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) };
+};
+
+/** The application's own client, with its own table. */
+const application = async (url: string) => {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query(
+    "CREATE TABLE IF NOT EXISTS orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)",
+  );
+  return client;
+};
+
+/** Runs `body` in a transaction on `client`, committed (or rolled back when `rollback`). */
+const transaction = async <A>(
+  client: pg.Client,
+  body: () => Promise<A>,
+  rollback = false,
+): Promise<A> => {
+  await client.query("BEGIN");
+  try {
+    const result = await body();
+    await client.query(rollback ? "ROLLBACK" : "COMMIT");
+    return result;
+  } catch (error) {
+    await client.query("ROLLBACK");
+    throw error;
+  }
+};
+
+/** Waits until `ready` holds, checking every 20 ms; fails after `attempts` checks (not a timing assertion: a bound). */
+const until = async (what: string, ready: () => Promise<boolean> | boolean, attempts = 1500) => {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await ready()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`still waiting for ${what}`);
+};
+
+/** Rows still in the inbox. */
+const inboxRows = async (client: pg.Client): Promise<number> => {
+  const result = await client.query("SELECT count(*) AS n FROM tay.tay_inbox");
+  return Number(result.rows[0]?.n);
+};
+
+/** A rejection's tag. */
+const tagOf = (reason: unknown): string =>
+  typeof reason === "object" && reason !== null && "_tag" in reason
+    ? String(reason._tag)
+    : "untagged";
+
+type EngineService = Engine.EngineService<PgLog.PgKind>;
+
+/** The engine's committed jobs of `queue`, by job id. */
+const jobsOf = (engine: EngineService, queue: string): ReadonlyArray<Job.Job> =>
+  [...engine.promises.jobs({ queue })].sort((left, right) => left.jobId - right.jobId);
+
+const job = (args: string, queue = "mail"): Commands.NewJob => ({ queue, worker: "Send", args });
+
+describe.skipIf("skip" in server)("enqueue inside the application's transaction", () => {
+  it("a committed enqueue becomes a job that runs; a rolled-back one never exists", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    const { engine, close } = await openEngine(database.url);
+    try {
+      await transaction(
+        client,
+        async () => {
+          await client.query("INSERT INTO orders (id, note) VALUES (1, 'rolled back')");
+          await Inbox.enqueueInTransaction(client, job("rolled back"));
+        },
+        true,
+      );
+      const enqueued = await transaction(client, async () => {
+        await client.query("INSERT INTO orders (id, note) VALUES (2, 'committed')");
+        return Inbox.enqueueInTransaction(client, job("committed"));
+      });
+      expect(enqueued.jobs).toBe(1);
+      await until("the committed job", () => jobsOf(engine, "mail").length === 1);
+      const [folded] = jobsOf(engine, "mail");
+      expect(folded?.args).toBe("committed");
+      const [claimed] = await engine.promises.claim("mail", 1);
+      expect(claimed?.jobId).toBe(folded?.jobId);
+      await engine.promises.complete(claimed?.jobId ?? 0, "sent");
+      expect(engine.promises.job(claimed?.jobId ?? 0)?.state).toBe("completed");
+      expect(await inboxRows(client)).toBe(0);
+      expect(engine.log.inbox().folded).toBe(1);
+      // The rolled-back one left nothing, anywhere.
+      const orders = await client.query("SELECT id FROM orders ORDER BY id");
+      expect(orders.rows).toEqual([{ id: 2 }]);
+    } finally {
+      await close();
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("bad jobs are refused before anything is written, and the transaction goes on", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      await transaction(client, async () => {
+        await client.query("INSERT INTO orders (id, note) VALUES (1, 'kept')");
+        const refused = [
+          Inbox.enqueueInTransaction(client, { queue: "", worker: "Send", args: null }),
+          Inbox.enqueueInTransaction(client, [job("ok"), { ...job("x"), args: Number.NaN }]),
+          Inbox.enqueueInTransaction(client, { ...job("x"), uniqueKey: "k" }),
+          Inbox.enqueueInTransaction(client, job("x"), { store: "" }),
+        ];
+        const outcomes = await Promise.allSettled(refused);
+        const reasons = outcomes.map((outcome) =>
+          outcome.status === "rejected"
+            ? `${tagOf(outcome.reason)}: ${outcome.reason instanceof Error ? outcome.reason.message : String(outcome.reason)}`
+            : "accepted",
+        );
+        expect(reasons[0]).toMatch(/^InboxRefused: .*jobs\[0\]\.queue/);
+        expect(reasons[1]).toMatch(/^InboxRefused: .*jobs\[1\]\.args/);
+        expect(reasons[2]).toMatch(/^InboxRefused: .*jobs\[0\]\.uniqueKey/);
+        expect(reasons[3]).toMatch(/^InvalidOption: /);
+        for (const reason of reasons) expect(reason).not.toMatch(/\n\s+at /);
+      });
+      // The transaction committed its own row; nothing reached the inbox.
+      expect((await client.query("SELECT id FROM orders")).rows).toEqual([{ id: 1 }]);
+      expect(await inboxRows(client)).toBe(0);
+      const missing = await Inbox.enqueueInTransaction(client, job("x"), { store: "nope" }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(missing).toBeInstanceOf(PgError.StoreNotFound);
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("jobs fold in the order they were enqueued, a call's jobs together", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      // Enqueued while no engine runs: the first engine folds them all.
+      const expected: Array<string> = [];
+      for (let round = 0; round < 40; round++) {
+        await transaction(client, async () => {
+          const calls =
+            round % 3 === 0 ? [[`${round}a`, `${round}b`, `${round}c`]] : [[`${round}`]];
+          if (round % 5 === 0) calls.push([`${round}z`]);
+          for (const call of calls) {
+            await Inbox.enqueueInTransaction(
+              client,
+              call.map((args) => job(args)),
+            );
+            expected.push(...call);
+          }
+        });
+      }
+      const { engine, close } = await openEngine(database.url, { inboxPageRows: 7 });
+      try {
+        await until("every job", () => jobsOf(engine, "mail").length === expected.length);
+        const jobs = jobsOf(engine, "mail");
+        expect(jobs.map((folded) => folded.args)).toEqual(expected);
+        // One call is one mutation: consecutive ids, one insertion time.
+        const [first, second, third] = jobs;
+        expect([first?.jobId, second?.jobId, third?.jobId]).toEqual([1, 2, 3]);
+        expect(new Set([first?.insertedAt, second?.insertedAt, third?.insertedAt]).size).toBe(1);
+        expect(await inboxRows(client)).toBe(0);
+      } finally {
+        await close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("two engines fold every row exactly once while producers enqueue", async () => {
+    const database = await storeDatabase();
+    // One after the other: concurrent CREATE TABLE IF NOT EXISTS race in the catalog.
+    const producers = [await application(database.url), await application(database.url)];
+    const first = await openEngine(database.url, { inboxPageRows: 16 });
+    const second = await openEngine(database.url, { inboxPageRows: 16 });
+    try {
+      const perProducer = 150;
+      await Promise.all(
+        producers.map(async (client, producer) => {
+          for (let index = 0; index < perProducer; index++) {
+            await transaction(client, () =>
+              Inbox.enqueueInTransaction(client, job(`${producer}/${index}`)),
+            );
+          }
+        }),
+      );
+      const total = producers.length * perProducer;
+      const [reader] = producers;
+      if (reader === undefined) throw new Error("no producer");
+      await until("an empty inbox", async () => (await inboxRows(reader)) === 0);
+      for (const { engine } of [first, second]) {
+        await until("both engines caught up", async () => {
+          // The other engine's folds arrive by its notifications (or the poll).
+          return jobsOf(engine, "mail").length === total;
+        });
+        const args = jobsOf(engine, "mail").map((folded) => String(folded.args));
+        expect(new Set(args).size).toBe(total);
+        // Each producer's jobs in its own order.
+        for (const producer of [0, 1]) {
+          const mine = args.filter((text) => text.startsWith(`${producer}/`));
+          expect(mine).toEqual(Array.from({ length: perProducer }, (_, i) => `${producer}/${i}`));
+        }
+      }
+      const folded = first.engine.log.inbox().folded + second.engine.log.inbox().folded;
+      expect(folded).toBe(total);
+    } finally {
+      await first.close();
+      await second.close();
+      for (const client of producers) await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a fold of rows another engine folded first conflicts and writes nothing", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      for (const args of ["a", "b", "c"]) {
+        await transaction(client, () => Inbox.enqueueInTransaction(client, job(args)));
+      }
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            // A log with no engine: this test plays its engine, step by step.
+            const stale = yield* PgLog.open(
+              database.url,
+              { pollIntervalMs: 100 },
+              StateProjection.foldProjection,
+            );
+            const incoming = stale.log.incoming;
+            if (incoming === undefined) return yield* Effect.die("no incoming jobs");
+            let offered = false;
+            incoming.watch(() => {
+              offered = true;
+            });
+            yield* Effect.promise(() => until("the rows offered", () => offered));
+            const taken = incoming.take();
+            expect(taken.map((row) => row.command.jobs[0]?.args)).toEqual(["a", "b", "c"]);
+            // Another engine folds the same rows first.
+            const other = yield* Effect.promise(() => openEngine(database.url));
+            yield* Effect.promise(() =>
+              until("the other engine's fold", () => jobsOf(other.engine, "mail").length === 3),
+            );
+            yield* Effect.promise(() => other.close());
+            // Caught up (its guard will pass), this log appends the same rows again.
+            yield* stale.log.refresh?.() ?? Effect.void;
+            const events = taken.flatMap((row, index) => {
+              const decided = Decide.insertJobsAfter(3 + index, row.command);
+              return decided._tag === "Right" ? decided.right : [];
+            });
+            const batch = Either.getOrThrow(Batch.prepare(events));
+            const consumed = taken.map((row) => row.key);
+            const ticket = stale.log.append({ ...batch, consumed }, stale.log.lastSequence());
+            if (ticket instanceof LogError.AppendConflict) return yield* Effect.die(ticket);
+            const refused = yield* Effect.flip(Ticket.wait(ticket));
+            expect(refused._tag).toBe("AppendConflict");
+            expect(stale.log.view.writes().conflicted).toBe(1);
+          }),
+        ),
+      );
+      const reopened = await openEngine(database.url);
+      try {
+        expect(jobsOf(reopened.engine, "mail").map((folded) => folded.args)).toEqual([
+          "a",
+          "b",
+          "c",
+        ]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("an engine SIGKILLed while it folds loses and doubles nothing", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const total = 2000;
+      for (let index = 0; index < total; index += 50) {
+        await transaction(client, async () => {
+          for (let offset = 0; offset < 50; offset++) {
+            await Inbox.enqueueInTransaction(client, job(String(index + offset)), {
+              notify: false,
+            });
+          }
+        });
+      }
+      const folding = spawn(process.execPath, [child, database.url], {
+        stdio: ["ignore", "pipe", "pipe"],
+      });
+      let stderr = "";
+      folding.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+      });
+      const killed = new Promise<void>((resolve) => {
+        folding.stdout.on("data", (chunk: Buffer) => {
+          if (chunk.toString().includes("committed ")) folding.kill("SIGKILL");
+        });
+        folding.on("close", () => resolve());
+      });
+      await killed;
+      expect(stderr).toBe("");
+      const left = await inboxRows(client);
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThan(total);
+      const { engine, close } = await openEngine(database.url);
+      try {
+        await until("an empty inbox", async () => (await inboxRows(client)) === 0);
+        await engine.promises.flush();
+        const args = jobsOf(engine, "mail").map((folded) => String(folded.args));
+        expect(args).toEqual(Array.from({ length: total }, (_, index) => String(index)));
+      } finally {
+        await close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a schema at version 1 is refused by open and by enqueue until migrated", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const { engine, close } = await openEngine(database.url);
+      await engine.promises.insert(job("before"));
+      await close();
+      // What a store initialized before the inbox looks like.
+      await client.query("DROP TABLE tay.tay_inbox");
+      await client.query("DELETE FROM tay.tay_schema WHERE version = 2");
+      const refused = await Effect.runPromise(
+        Effect.flip(Effect.scoped(PgLog.open(database.url, {}, StateProjection.foldProjection))),
+      );
+      expect(refused._tag).toBe("SchemaVersionMismatch");
+      expect(refused.message).toContain("version 1, this version of Tay expects 2");
+      const missing = await Inbox.enqueueInTransaction(client, job("x")).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(missing).toBeInstanceOf(Inbox.InboxMissing);
+      expect(await Effect.runPromise(PgSchema.migrate(database.url))).toEqual({ from: 1, to: 2 });
+      await Inbox.enqueueInTransaction(client, job("after"));
+      const reopened = await openEngine(database.url);
+      try {
+        await until("the job enqueued after", () => jobsOf(reopened.engine, "mail").length === 2);
+        expect(jobsOf(reopened.engine, "mail").map((folded) => folded.args)).toEqual([
+          "before",
+          "after",
+        ]);
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+});
