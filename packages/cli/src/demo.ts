@@ -305,34 +305,6 @@ const countHeartbeats = <K extends Log.Kind>(
     ),
   );
 
-/** What closing the demo's worker did. */
-export interface ClosedWorker extends Worker.CloseReport {
-  /** Jobs the close left executing, failed afterwards ("interrupted"). */
-  readonly failedAfterClose: number;
-}
-
-/**
- * Closes the worker (it claims nothing more; running handlers finish), then
- * fails any demo job still executing with "interrupted", as the worker fails
- * a job it interrupts. Worker.close should leave none, but it leaves the
- * jobs of a claim decided just before the close (it interrupts its claim
- * loop as that claim is answered, before the jobs are run): without this,
- * a Ctrl-C mid-run leaves a few jobs executing until the next open's rescue.
- */
-export const closeWorker = <K extends Log.Kind>(
-  engine: Engine.EngineService<K>,
-  worker: Worker.RunningWorker,
-  onEnded: (job: Job.Job) => void = () => {},
-): Effect.Effect<ClosedWorker, Engine.EngineError<K>> =>
-  Effect.gen(function* () {
-    const report = yield* worker.close();
-    const left = Query.jobsIn(yield* engine.state(), "executing", demoQueue);
-    for (const job of left) {
-      onEnded(yield* engine.fail(job.jobId, "interrupted", { attempt: job.attempt }));
-    }
-    return { ...report, failedAfterClose: left.length };
-  });
-
 /** The live progress line's text. */
 const progressText = <K extends Log.Kind>(
   engine: Engine.EngineService<K>,
@@ -405,7 +377,8 @@ const runWorker = <K extends Log.Kind>(engine: Engine.EngineService<K>, settings
       Effect.as(Effect.sleep(Duration.millis(settings.durationMs)), "duration" as const),
       Effect.as(terminal.interrupted, "interrupted" as const),
     ]);
-    yield* closeWorker(engine, worker, (job) => countEnd(tally, job));
+    // The worker's close leaves no job executing: a claim decided as it began is run (claimLoop.ts).
+    yield* worker.close();
     watching.abort();
     yield* Fiber.interrupt(watch);
     yield* Fiber.interrupt(reporting);

@@ -12,7 +12,7 @@ import { Engine, NodeDisk, Worker } from "@tay/shell-node";
 import { FaultDisk } from "@tay/shell-node/testing";
 import { Effect, Layer } from "effect";
 import * as Cli from "../src/Cli.js";
-import { closeWorker, demoQueue, demoWorker } from "../src/demo.js";
+import { demoQueue, demoWorker } from "../src/demo.js";
 
 /** `Cli.run(argv)` over `disk`, calling `onOut` with all of stdout so far after each write. */
 const runOn = (
@@ -89,7 +89,7 @@ describe("tay demo, in process", () => {
         const inserted = engine.promises.insert({ queue: demoQueue, worker: demoWorker, args: 1 });
         yield* Effect.promise(() => Promise.resolve());
         yield* Effect.promise(() => Promise.resolve());
-        yield* closeWorker(engine, worker);
+        yield* worker.close();
         const { jobId } = yield* Effect.promise(() => inserted);
         expect(Query.jobsIn(yield* engine.state(), "executing")).toEqual([]);
         // It ran before the close, or was failed after it as the worker fails a job it interrupts
