@@ -18,6 +18,7 @@ import {
   encodeRecordInto,
   payloadBytesMax,
   type RecordFields,
+  type RecordFrame,
   recordHeaderBytes,
   recordFrame,
   recordOverheadBytes,
@@ -396,9 +397,13 @@ describe("any bytes at any offset", () => {
 });
 
 describe("scanRecordAt", () => {
-  /** decodeRecord's verdict rebuilt from scanRecordAt's (the size and the frame's fields). */
-  const viaScan = (bytes: Uint8Array, offset: number): DecodedRecord => {
-    const frame = recordFrame();
+  /**
+   * decodeRecord's verdict rebuilt from scanRecordAt's, through a frame the
+   * caller reuses (as segment scans do): decodeRecord makes a fresh frame per
+   * record, so equal verdicts mean no field of an earlier record survives in
+   * the frame into a later one.
+   */
+  const viaScan = (bytes: Uint8Array, offset: number, frame: RecordFrame): DecodedRecord => {
     const scanned = scanRecordAt(bytes, offset, frame);
     if (typeof scanned !== "number") return scanned;
     return {
@@ -439,9 +444,10 @@ describe("scanRecordAt", () => {
             at += part.length;
           }
           const bytes = whole.subarray(0, cutAt % (whole.length + 1));
+          const frame = recordFrame();
           for (const offset of offsets) {
             if (offset > bytes.length) continue;
-            expect(viaScan(bytes, offset)).toEqual(decodeRecord(bytes, offset));
+            expect(viaScan(bytes, offset, frame)).toEqual(decodeRecord(bytes, offset));
           }
         },
       ),
