@@ -1,7 +1,8 @@
 /**
- * One HTTP/1.1 connection pool to a Tay server, over its Unix socket or
- * TCP (with the bearer token): JSON requests and answers, and event
- * streams. Node's `http` only, which Bun and Deno provide too.
+ * HTTP/1.1 connections to a Tay server, over its Unix socket or TCP (with
+ * the bearer token): JSON requests and answers on a pool of keep-alive
+ * `node:net` connections (internal/exchange.ts), and event streams on
+ * `node:http`. Node's modules only, which Bun and Deno provide too.
  *
  * Errors are tagged `Error`s, as the embedded engine's: the server's own
  * (`Rejected`, `InvalidRequest`, `StoreClosed`, ...: `_tag` and `message`
@@ -10,6 +11,7 @@
  */
 import { Agent, type IncomingMessage, request as httpRequest } from "node:http";
 import type { Rejection } from "@tay/core";
+import { BadAnswer, type Endpoint, ExchangeFailed, Exchanges } from "./internal/exchange.js";
 import * as Shape from "./Shape.js";
 import * as Wire from "./Wire.js";
 
@@ -72,16 +74,29 @@ const addressText = (address: Address): string =>
 const errorCode = (error: unknown): string =>
   typeof error === "object" && error !== null && "code" in error ? String(error.code) : "Error";
 
-export class Transport {
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+const endpointOf = (address: Address): Endpoint =>
+  "socket" in address ? { socket: address.socket } : { host: address.host, port: address.port };
 
-  constructor(readonly address: Address) {}
+export class Transport {
+  // Event streams (few, long) go through node:http; JSON requests through `exchanges`.
+  private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
+  private readonly exchanges: Exchanges;
+
+  constructor(readonly address: Address) {
+    this.exchanges = new Exchanges(
+      endpointOf(address),
+      "socket" in address ? "localhost" : `${address.host}:${address.port}`,
+    );
+  }
+
+  private auth(): Record<string, string> {
+    return "token" in this.address && this.address.token !== undefined
+      ? { authorization: `Bearer ${this.address.token}` }
+      : {};
+  }
 
   private options(method: string, path: string, headers: Record<string, string>) {
-    const auth =
-      "token" in this.address && this.address.token !== undefined
-        ? { authorization: `Bearer ${this.address.token}` }
-        : {};
+    const auth = this.auth();
     const where =
       "socket" in this.address
         ? { socketPath: this.address.socket }
@@ -138,29 +153,30 @@ export class Transport {
     decoder: Shape.Decoder<A>,
     options: { readonly headers?: Record<string, string>; readonly signal?: AbortSignal } = {},
   ): Promise<A> {
-    const response = await this.open(method, path, text, options.headers, options.signal);
-    const answer = await readAll(response);
-    const parsed = parseJson(answer, path);
-    if ((response.statusCode ?? 500) >= 400)
-      throw serverError(parsed, path, response.statusCode ?? 500);
+    const typed = text === undefined ? {} : { "content-type": "application/json" };
+    const headers = { ...this.auth(), ...typed, ...options.headers };
+    const answer = await this.exchanges
+      .request(method, path, headers, text, options.signal)
+      .catch((error: unknown) => {
+        throw error instanceof ExchangeFailed && options.signal?.aborted !== true
+          ? new ConnectionFailed(addressText(this.address), error.code, error.message)
+          : error instanceof BadAnswer
+            ? new BadResponse(path, error.message)
+            : error;
+      });
+    const parsed = parseJson(answer.body, path);
+    if (answer.status >= 400) throw serverError(parsed, path, answer.status);
     const decoded = Shape.decode(decoder, parsed, "answer");
     if (!decoded.ok) throw new BadResponse(path, Shape.explain(decoded.error));
     return decoded.value;
   }
 
-  /** Closes the pool's idle connections. */
+  /** Closes the connections (a request still out fails with `ConnectionFailed`). */
   close(): void {
+    this.exchanges.close();
     this.agent.destroy();
   }
 }
-
-const readAll = (response: IncomingMessage): Promise<string> =>
-  new Promise((resolve, reject) => {
-    const chunks: Array<Buffer> = [];
-    response.on("data", (chunk: Buffer) => chunks.push(chunk));
-    response.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    response.on("error", reject);
-  });
 
 const parseJson = (text: string, path: string): unknown => {
   try {
