@@ -2,8 +2,7 @@
  * The `tay` binary on a store named by a postgres:// URL, against a real
  * server (TAY_PG_URL, else 127.0.0.1:5432; skipped with the reason when
  * none answers): init, insert, jobs, verify, status, dump, compact, demo and
- * serve work on it, commands that take only a directory refuse a URL with a usage
- * error, and `tay copy` moves a compacted store either way (DIR to URL, URL
+ * serve work on it, and `tay copy` moves a compacted store either way (DIR to URL, URL
  * to DIR) with every record's bytes identical to the source's, under the
  * same sequences, and refuses a destination that holds a store.
  */
@@ -11,67 +10,11 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Client } from "@tay/client";
-import { decodeRecord } from "@tay/codec";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { requireBuild, spawnTay, tay, watch } from "./support/cli.js";
+import { describe, expect, it } from "vitest";
+import { requireBuild, segmentRecords, spawnTay, tay, watch } from "./support/cli.js";
+import { admin, freshDatabase, answers } from "./support/postgres.js";
 
-const serverUrl = process.env.TAY_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-const admin = async <A>(url: string, body: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  await client.connect();
-  try {
-    return await body(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-};
-
-const reachable = await admin(serverUrl, (client) => client.query("SELECT 1")).then(
-  () => true,
-  (error: unknown) => {
-    console.warn(`CLI PostgreSQL tests skipped: ${serverUrl} does not answer (${String(error)})`);
-    return false;
-  },
-);
-
-const made: Array<string> = [];
-
-/** A new database on the server (dropped after the file). */
-const freshDatabase = async (): Promise<string> => {
-  const name = `tay_cli_${process.pid}_${made.length}_${Math.floor(Math.random() * 1e6)}`;
-  await admin(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  made.push(name);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
-
-afterAll(async () => {
-  for (const name of made) {
-    await admin(serverUrl, (client) => client.query(`DROP DATABASE ${name} WITH (FORCE)`));
-  }
-});
-
-/** Every record's bytes in a generation's segment files, by sequence (headers and footers left out). */
-const segmentRecords = async (data: string): Promise<Map<number, Buffer>> => {
-  const epochs = path.join(data, "epochs");
-  const epoch = (await fs.readdir(epochs)).sort().at(-1) ?? "";
-  const segments = path.join(epochs, epoch, "segments");
-  const records = new Map<number, Buffer>();
-  for (const name of (await fs.readdir(segments)).sort()) {
-    const bytes = await fs.readFile(path.join(segments, name));
-    // A segment: a 44-byte header, the records back to back, a footer once sealed.
-    for (let offset = 44; offset < bytes.length; ) {
-      const decoded = decodeRecord(bytes, offset);
-      if (decoded._tag !== "Record") break;
-      records.set(decoded.record.sequence, bytes.subarray(offset, offset + decoded.size));
-      offset += decoded.size;
-    }
-  }
-  return records;
-};
+const reachable = await answers("CLI PostgreSQL tests");
 
 describe.skipIf(!reachable)("tay on a postgres:// store", () => {
   requireBuild();
@@ -100,17 +43,6 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     const dumped = (await tay(["dump", url])).stdout.trim().split("\n");
     expect(dumped.map((line) => JSON.parse(line).event)).toEqual(["JobInserted"]);
   }, 240_000);
-
-  it("a command that takes only a directory refuses a URL with a usage error", async () => {
-    const run = await tay(["queues", "postgres://nobody@127.0.0.1:1/none"]);
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^tay: UsageError: queues takes a directory, not a PostgreSQL URL/);
-    const both = await tay(["copy", "postgres://a@127.0.0.1:1/a", "postgres://b@127.0.0.1:1/b"]);
-    expect(both.status).toBe(2);
-    expect(both.stderr).toMatch(
-      /^tay: UsageError: copy moves a store between a directory and PostgreSQL/,
-    );
-  });
 
   it("compact takes the URL: a new epoch whose base holds the jobs kept", async () => {
     const url = await freshDatabase();
