@@ -201,6 +201,7 @@ export const copyToPg = (
   retryTransient(
     Effect.gen(function* () {
       let inspected: Inspected | undefined;
+      let copied: State.State | undefined;
       const page: Array<Projection.Entry> = [];
       const produce = (sink: PgCopy.RecordSink) =>
         Effect.gen(function* () {
@@ -224,8 +225,9 @@ export const copyToPg = (
         projection: StateProjection.foldProjection,
         verify: (builder, lastSequence) => {
           const finished = Generation.finish(builder);
+          copied = finished._tag === "Right" ? finished.right : undefined;
           const mismatch = mismatchOf(
-            { lastSequence, state: finished._tag === "Right" ? finished.right : undefined },
+            { lastSequence, state: copied },
             {
               lastSequence: inspected?.report.lastSequence ?? Number.NaN,
               state: inspected?.state,
@@ -236,8 +238,7 @@ export const copyToPg = (
             : Effect.fail(new CopyMismatch({ path: target, detail: mismatch }));
         },
       });
-      const finished = Generation.finish(imported.state);
-      const state = finished._tag === "Right" ? finished.right : undefined;
+      const state = copied;
       return {
         source,
         target: imported.path,
