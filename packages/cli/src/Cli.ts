@@ -65,15 +65,32 @@ export const takesUrl: ReadonlySet<string> = new Set([
   "jobs",
   "job",
   "schedules",
+  "queues",
   "insert",
   "schedule",
   "cancel",
+  "retry",
   "cancel-schedule",
   "compact",
   "copy",
   "demo",
   "serve",
 ]);
+
+/**
+ * Why each command that takes only directories refuses a URL (every
+ * command not in `takesUrl` has its reason here: `test/CliUrl.test.ts`).
+ */
+export const urlRefusals: ReadonlyMap<string, string> = new Map([
+  [
+    "copy-prefix",
+    "it repairs a directory whose segment files were cut short or damaged; a PostgreSQL store commits whole transactions, so it has no torn or corrupt tail to leave out (tay verify checks one, tay copy moves one)",
+  ],
+]);
+
+/** The one-line refusal of a URL given to `command`, which takes only directories. */
+const urlRefusal = (command: string): string =>
+  `${command} takes a directory, not a PostgreSQL URL: ${urlRefusals.get(command) ?? "it works on files"}`;
 
 /** Options every command accepts. */
 const commonOptions = {
@@ -214,12 +231,9 @@ const dispatch = (
             : `unexpected argument ${JSON.stringify(positionals[command.arguments.length])} (expected ${expected})`,
       });
     }
-    const first = positionals[0] ?? "";
-    if (isUrl(first) && !takesUrl.has(command.name)) {
-      return yield* new UsageError({
-        command: command.name,
-        detail: `${command.name} takes a directory, not a PostgreSQL URL (${[...takesUrl].join(", ")} take one)`,
-      });
+    // Any argument, not only the first: `copy-prefix DIR URL` is refused too.
+    if (!takesUrl.has(command.name) && positionals.some(isUrl)) {
+      return yield* new UsageError({ command: command.name, detail: urlRefusal(command.name) });
     }
     // The first argument names the store for failures that carry no path.
     context.directory = positionals[0];

@@ -77,18 +77,27 @@ export const inspect = (
     HistoryError.HistoryError
   > = StateProjection.foldProjection,
 ): Effect.Effect<Inspected, InspectError, Disk.Disk> =>
-  retryTransient(
-    Effect.gen(function* () {
-      const inspection = yield* Recovery.inspect(directory, {}, projection);
-      const finished = Generation.finish(inspection.state);
-      if (finished._tag === "Left") {
-        return yield* new StoreError.HistoryRejected<HistoryError.HistoryError>({
-          path: directory,
-          offset: 0,
-          sequence: inspection.report.lastSequence,
-          reason: finished.left,
-        });
-      }
-      return { state: finished.right, report: inspection.report };
-    }),
-  );
+  retryTransient(inspectOnce(directory, projection));
+
+/**
+ * `inspect` once, without retrying, running `afterBatch` after each batch
+ * folded (at most 1,024 records): `tay copy` writes the batch out there.
+ */
+export const inspectOnce = <X = never>(
+  directory: string,
+  projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
+  afterBatch?: () => Effect.Effect<void, X, Disk.Disk>,
+): Effect.Effect<Inspected, InspectError | X, Disk.Disk> =>
+  Effect.gen(function* () {
+    const inspection = yield* Recovery.inspect(directory, {}, projection, afterBatch);
+    const finished = Generation.finish(inspection.state);
+    if (finished._tag === "Left") {
+      return yield* new StoreError.HistoryRejected<HistoryError.HistoryError>({
+        path: directory,
+        offset: 0,
+        sequence: inspection.report.lastSequence,
+        reason: finished.left,
+      });
+    }
+    return { state: finished.right, report: inspection.report };
+  });

@@ -6,8 +6,8 @@
  * directory's store into it with the same records under the same
  * sequences. The URL's store is the default one of schema `tay`.
  */
-import { Generation, type HistoryError, State } from "@tay/core";
-import { PgError, PgLog, PgSchema } from "@tay/log-postgres";
+import { type Event, Generation, type HistoryError, State } from "@tay/core";
+import { PgCopy, PgError, PgLog } from "@tay/log-postgres";
 import {
   Batch,
   Described,
@@ -19,7 +19,14 @@ import {
   StateProjection,
 } from "@tay/shell-node";
 import { Data, Effect, Either, type Scope } from "effect";
-import { type InspectError, inspect, tapped } from "./inspect.js";
+import {
+  type InspectError,
+  type Inspected,
+  inspect,
+  inspectOnce,
+  retryTransient,
+  tapped,
+} from "./inspect.js";
 import * as Text from "./text.js";
 
 /** Whether a command's store argument is a PostgreSQL URL rather than a directory. */
@@ -149,68 +156,117 @@ export interface CopyReport {
   readonly schedules: number;
 }
 
+/** The events of `page`, encoded, under their own sequences. */
+const recordsOf = (
+  page: ReadonlyArray<Projection.Entry>,
+): Either.Either<Array<Batch.PendingRecord>, LogError.UnencodableEvent> =>
+  Either.map(Batch.prepare(page.map((entry) => entry.event)), (prepared) => {
+    for (const [index, record] of prepared.records.entries()) {
+      record.sequence = page[index]?.sequence ?? 0;
+    }
+    return prepared.records;
+  });
+
+/** The mismatch of a copy that ends elsewhere or folds otherwise than its source, if any. */
+const mismatchOf = (
+  copied: { readonly lastSequence: number; readonly state: State.State | undefined },
+  source: { readonly lastSequence: number; readonly state: State.State | undefined },
+): string | undefined =>
+  copied.lastSequence !== source.lastSequence
+    ? `the copy ends at sequence ${copied.lastSequence}, the source at ${source.lastSequence}`
+    : copied.state === undefined ||
+        source.state === undefined ||
+        !State.equals(copied.state, source.state)
+      ? "the copy folds to another state than the source"
+      : undefined;
+
 /**
  * Copies the store in the directory `source` into a new PostgreSQL store
- * at `target`: generation 1 there starts where the source's current
- * generation starts (same first sequence and base record count), and every
- * record of it is written under its own sequence in the transaction that
- * creates the store, re-encoded from its event (the codec's encoding is
- * canonical: the same bytes, which the tests compare). Then the copy is opened and folded: its state must equal the
- * source's (`CopyMismatch` otherwise). The source is only read.
+ * at `target`, a page at a time (one batch of the source's scan, at most
+ * 1,024 records; memory never holds the history): generation 1 there
+ * starts where the source's current generation starts (same first
+ * sequence and base record count), and every record of it is written
+ * under its own sequence, re-encoded from its event (the codec's encoding
+ * is canonical: the same bytes, which the tests compare), in the
+ * transaction that creates the store (`PgCopy.importGeneration`). Before
+ * that transaction commits, the rows are read back and folded: the state
+ * must equal the source's (`CopyMismatch` otherwise, and nothing is
+ * left). The source is only read; an inspection that caught a live
+ * writer mid-append starts the whole copy again.
  */
 export const copyToPg = (
   source: string,
   target: string,
 ): Effect.Effect<CopyReport, CopyError, Disk.Disk> =>
-  Effect.gen(function* () {
-    const entries: Array<Projection.Entry> = [];
-    const inspected = yield* inspect(
-      source,
-      tapped(
-        () => {
-          entries.length = 0;
+  retryTransient(
+    Effect.gen(function* () {
+      let inspected: Inspected | undefined;
+      let copied: State.State | undefined;
+      const page: Array<Projection.Entry> = [];
+      const produce = (sink: PgCopy.RecordSink) =>
+        Effect.gen(function* () {
+          const drain = () =>
+            Effect.gen(function* () {
+              const records = recordsOf(page.splice(0));
+              if (Either.isLeft(records)) return yield* Effect.fail(records.left);
+              yield* sink.write(records.right);
+            });
+          const collect = tapped(
+            () => {
+              page.length = 0;
+            },
+            (entry) => page.push(entry),
+          );
+          inspected = yield* inspectOnce(source, collect, drain);
+          yield* drain();
+          return inspected.report;
+        });
+      const imported = yield* PgCopy.importGeneration(target, {}, produce, {
+        projection: StateProjection.foldProjection,
+        verify: (builder, lastSequence) => {
+          const finished = Generation.finish(builder);
+          copied = finished._tag === "Right" ? finished.right : undefined;
+          const mismatch = mismatchOf(
+            { lastSequence, state: copied },
+            {
+              lastSequence: inspected?.report.lastSequence ?? Number.NaN,
+              state: inspected?.state,
+            },
+          );
+          return mismatch === undefined
+            ? Effect.void
+            : Effect.fail(new CopyMismatch({ path: target, detail: mismatch }));
         },
-        (entry) => entries.push(entry),
-      ),
-    );
-    const { firstSequence, baseRecordCount, lastSequence } = inspected.report;
-    const prepared = Batch.prepare(entries.map((entry) => entry.event));
-    if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left);
-    const records = prepared.right.records;
-    for (const [index, record] of records.entries()) record.sequence = firstSequence + index;
-    const made = yield* PgSchema.init(target, {}, { firstSequence, baseRecordCount, records });
-    const copied = yield* inspectPg(target);
-    const mismatch =
-      copied.report.lastSequence !== lastSequence
-        ? `the copy ends at sequence ${copied.report.lastSequence}, the source at ${lastSequence}`
-        : State.equals(copied.state, inspected.state)
-          ? undefined
-          : "the copy folds to another state than the source";
-    if (mismatch !== undefined)
-      return yield* new CopyMismatch({ path: made.path, detail: mismatch });
-    return {
-      source,
-      target: made.path,
-      storeId: made.storeId,
-      firstSequence,
-      lastSequence,
-      baseRecordCount,
-      records: entries.length,
-      jobs: State.jobCount(copied.state),
-      schedules: copied.state.schedules.size,
-    };
-  });
+      });
+      const state = copied;
+      return {
+        source,
+        target: imported.path,
+        storeId: imported.storeId,
+        firstSequence: imported.firstSequence,
+        lastSequence: imported.lastSequence,
+        baseRecordCount: imported.baseRecordCount,
+        records: imported.records,
+        jobs: state === undefined ? 0 : State.jobCount(state),
+        schedules: state === undefined ? 0 : state.schedules.size,
+      };
+    }),
+  );
 
 /**
  * Copies the PostgreSQL store at `source` into a new store in the
  * directory `target` (missing, or empty but for a LOCK; otherwise
- * `NotEmpty` before anything is read): generation 1 there starts where the
- * source's current generation starts (same first sequence and base record
- * count) and holds every record under its own sequence, written by
- * `Import.importGeneration` (re-encoded from its event: the codec's
- * encoding is canonical, the same bytes, which the tests compare), then
- * inspected and compared with the source's state (`CopyMismatch`
- * otherwise). The source is only read (one snapshot, as `tay verify`).
+ * `NotEmpty` before anything is read), a page at a time (`pageRecords`
+ * rows of one REPEATABLE READ snapshot, as `tay verify` reads; memory
+ * never holds the history): generation 1 there starts where the source's
+ * current generation starts (same first sequence and base record count)
+ * and holds every record under its own sequence, written by
+ * `Import.importPages` as the pages arrive (re-encoded from its event:
+ * the codec's encoding is canonical, the same bytes, which the tests
+ * compare; folded as written; the written store inspected and compared
+ * with that fold), and must end where the source ends (`CopyMismatch`
+ * otherwise). A failure removes what was written. The source is only
+ * read.
  */
 export const copyFromPg = (
   source: string,
@@ -218,37 +274,56 @@ export const copyFromPg = (
 ): Effect.Effect<CopyReport, CopyError, Disk.Disk> =>
   Effect.gen(function* () {
     yield* Import.checkTarget(target);
-    const entries: Array<Projection.Entry> = [];
-    const inspected = yield* inspectPg(
-      source,
-      tapped(
-        () => {
-          entries.length = 0;
-        },
-        (entry) => entries.push(entry),
-      ),
+    let report: PgLog.PgReport | undefined;
+    const imported = yield* Import.importPages(target, (sink) =>
+      Effect.gen(function* () {
+        let start: Import.GenerationStart | undefined;
+        let begun = false;
+        let written = 0;
+        const page: Array<Event.Event> = [];
+        // Collects the page's events; the fold is the import's, as it writes.
+        const collect: Projection.Projection<null, never> = {
+          start: (manifest) => {
+            start = manifest;
+            page.length = 0;
+            return null;
+          },
+          apply: (state, _sequence, event) => {
+            page.push(event);
+            return Either.right(state);
+          },
+        };
+        const drain = () =>
+          Effect.gen(function* () {
+            if (!begun) {
+              if (start === undefined) return yield* Effect.dieMessage("copy: no generation read");
+              yield* sink.begin(start);
+              begun = true;
+            }
+            written += page.length;
+            yield* sink.write(page.splice(0));
+          });
+        const read = yield* PgCopy.read(source, {}, collect, drain);
+        report = read.report;
+        // Checked before the import publishes: a mismatch leaves nothing.
+        const copied = read.report.firstSequence + written - 1;
+        if (copied !== read.report.lastSequence) {
+          return yield* new CopyMismatch({
+            path: target,
+            detail: `the copy ends at sequence ${copied}, the source at ${read.report.lastSequence}`,
+          });
+        }
+      }),
     );
-    const { firstSequence, baseRecordCount, lastSequence, path } = inspected.report;
-    const imported = yield* Import.importGeneration(target, {
-      firstSequence,
-      baseRecordCount,
-      events: entries.map((entry) => entry.event),
-    });
-    const mismatch =
-      imported.lastSequence !== lastSequence
-        ? `the copy ends at sequence ${imported.lastSequence}, the source at ${lastSequence}`
-        : State.equals(imported.state, inspected.state)
-          ? undefined
-          : "the copy folds to another state than the source";
-    if (mismatch !== undefined) return yield* new CopyMismatch({ path: target, detail: mismatch });
+    const lastSequence = imported.lastSequence;
     return {
-      source: path,
+      source: report?.path ?? source,
       target,
       storeId: imported.storeId,
-      firstSequence,
+      firstSequence: imported.firstSequence,
       lastSequence,
-      baseRecordCount,
-      records: entries.length,
+      baseRecordCount: imported.baseRecordCount,
+      records: imported.lastSequence - imported.firstSequence + 1,
       jobs: State.jobCount(imported.state),
       schedules: imported.state.schedules.size,
     };

@@ -1,6 +1,6 @@
 /**
  * The read commands: `status`, `verify`, `dump`, `jobs`, `job`,
- * `schedules`. Each inspects the store read-only (no lock, no writer), so
+ * `schedules`, `queues`. Each inspects the store read-only (no lock, no writer), so
  * it works while another process holds the store, and none writes a byte.
  */
 import { Event, type Job, Query, type Schedule, State } from "@tay/core";
@@ -528,7 +528,7 @@ export const queues: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const { state } = yield* inspect(argument(input, 0));
+      const { state } = yield* inspectState(argument(input, 0));
       const counts = Query.counts(state);
       const names = [...new Set([...counts.keys(), ...state.queues.keys()])].sort();
       const none = { paused: false, concurrency: null, rateLimit: null };

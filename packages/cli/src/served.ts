@@ -1,7 +1,7 @@
 /**
  * The write commands on a store another process serves: when opening the
  * store is refused with `Locked` and LOCK names the holder's server
- * socket, `insert`, `schedule`, `cancel` and `cancel-schedule` go through
+ * socket, `insert`, `schedule`, `cancel`, `retry` and `cancel-schedule` go through
  * that server (`@tay/client`) instead of failing. The answer is the same
  * job or schedule the engine would have printed; a refusal is the
  * server's line (`ServedFailure`, exit 1). `compact` goes through it the
@@ -26,6 +26,10 @@ export interface Writer {
     scheduleId: string,
     expectedRevision?: number,
   ) => Effect.Effect<Schedule.Schedule, Failure>;
+  readonly redrive: (
+    jobId: number,
+    options: { readonly maxAttempts?: number; readonly reason?: string },
+  ) => Effect.Effect<Job.Job, Failure>;
 }
 
 const failureOf = (socket: string) => (error: unknown) => {
@@ -67,5 +71,6 @@ export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Sco
       cancel: (jobId, reason) => call(() => client.cancel(jobId, reason)),
       cancelSchedule: (scheduleId, expectedRevision) =>
         call(() => client.cancelSchedule(scheduleId, expectedRevision)),
+      redrive: (jobId, options) => call(() => client.redrive(jobId, options)),
     };
   });

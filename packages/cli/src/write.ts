@@ -283,7 +283,7 @@ export const retry: Command = {
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
       const maxAttempts = yield* parsed(input, "max-attempts", maxAttemptsOf);
       const reason = text(input, "reason");
-      const job = yield* withEngine(input, (engine) =>
+      const job = yield* withWriter(input, (engine) =>
         engine.redrive(jobId, {
           ...(maxAttempts === undefined ? {} : { maxAttempts }),
           ...(reason === undefined ? {} : { reason }),

@@ -5,9 +5,8 @@
 // and a lock held by this test process through the engine.
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { Effect, Exit, Layer, Scope } from "effect";
+import { Effect, Exit, Scope } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as Cli from "../src/Cli.js";
 import { Engine, EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
 import type { Job } from "@tay/core";
 import * as Json from "../src/json.js";
@@ -20,7 +19,7 @@ import {
   recordOffsets,
   removeTemporary,
   requireBuild,
-  type Run,
+  runInProcess,
   tay,
   temporaryDirectory,
   truncateBy,
@@ -39,31 +38,6 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
 const arrayOf = (value: unknown): Array<Record<string, unknown>> => {
   expect(Array.isArray(value)).toBe(true);
   return Array.isArray(value) ? value.filter(isObject) : [];
-};
-
-/** Runs `Cli.run` in this process against buffers (for the many usage cases). */
-const runInProcess = (argv: ReadonlyArray<string>): Promise<Run> => {
-  let stdout = "";
-  let stderr = "";
-  const terminal: Cli.TerminalService = {
-    out: (text) =>
-      Effect.sync(() => {
-        stdout += text;
-      }),
-    err: (text) =>
-      Effect.sync(() => {
-        stderr += text;
-      }),
-    isTerminal: false,
-    interrupted: Effect.never,
-    wasInterrupted: Effect.succeed(false),
-  };
-  return Effect.runPromise(
-    Cli.run(argv).pipe(
-      Effect.provide(Layer.merge(NodeDisk.layer, Layer.succeed(Cli.Terminal, terminal))),
-      Effect.map((status) => ({ status, stdout, stderr })),
-    ),
-  );
 };
 
 /** A copy of the prepared store to damage. */

@@ -2,76 +2,21 @@
  * The `tay` binary on a store named by a postgres:// URL, against a real
  * server (TAY_PG_URL, else 127.0.0.1:5432; skipped with the reason when
  * none answers): init, insert, jobs, verify, status, dump, compact, demo and
- * serve work on it, commands that take only a directory refuse a URL with a usage
- * error, and `tay copy` moves a compacted store either way (DIR to URL, URL
+ * serve work on it, and `tay copy` moves a compacted store either way (DIR to URL, URL
  * to DIR) with every record's bytes identical to the source's, under the
- * same sequences, and refuses a destination that holds a store.
+ * same sequences, and refuses a destination that holds a store. The
+ * commands around the ones under test (building a store, reading it back)
+ * run in this process (`runInProcess`: the same program, no child each).
  */
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Client } from "@tay/client";
-import { decodeRecord } from "@tay/codec";
-import pg from "pg";
-import { afterAll, describe, expect, it } from "vitest";
-import { requireBuild, spawnTay, tay, watch } from "./support/cli.js";
+import { describe, expect, it } from "vitest";
+import { requireBuild, runInProcess, segmentRecords, spawnTay, tay, watch } from "./support/cli.js";
+import { admin, freshDatabase, answers } from "./support/postgres.js";
 
-const serverUrl = process.env.TAY_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
-
-const admin = async <A>(url: string, body: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  await client.connect();
-  try {
-    return await body(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-};
-
-const reachable = await admin(serverUrl, (client) => client.query("SELECT 1")).then(
-  () => true,
-  (error: unknown) => {
-    console.warn(`CLI PostgreSQL tests skipped: ${serverUrl} does not answer (${String(error)})`);
-    return false;
-  },
-);
-
-const made: Array<string> = [];
-
-/** A new database on the server (dropped after the file). */
-const freshDatabase = async (): Promise<string> => {
-  const name = `tay_cli_${process.pid}_${made.length}_${Math.floor(Math.random() * 1e6)}`;
-  await admin(serverUrl, (client) => client.query(`CREATE DATABASE ${name}`));
-  made.push(name);
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-};
-
-afterAll(async () => {
-  for (const name of made) {
-    await admin(serverUrl, (client) => client.query(`DROP DATABASE ${name} WITH (FORCE)`));
-  }
-});
-
-/** Every record's bytes in a generation's segment files, by sequence (headers and footers left out). */
-const segmentRecords = async (data: string): Promise<Map<number, Buffer>> => {
-  const epochs = path.join(data, "epochs");
-  const epoch = (await fs.readdir(epochs)).sort().at(-1) ?? "";
-  const segments = path.join(epochs, epoch, "segments");
-  const records = new Map<number, Buffer>();
-  for (const name of (await fs.readdir(segments)).sort()) {
-    const bytes = await fs.readFile(path.join(segments, name));
-    // A segment: a 44-byte header, the records back to back, a footer once sealed.
-    for (let offset = 44; offset < bytes.length; ) {
-      const decoded = decodeRecord(bytes, offset);
-      if (decoded._tag !== "Record") break;
-      records.set(decoded.record.sequence, bytes.subarray(offset, offset + decoded.size));
-      offset += decoded.size;
-    }
-  }
-  return records;
-};
+const reachable = await answers("CLI PostgreSQL tests");
 
 describe.skipIf(!reachable)("tay on a postgres:// store", () => {
   requireBuild();
@@ -92,33 +37,22 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     ]);
     expect(inserted.stderr).toBe("");
     expect(JSON.parse(inserted.stdout)).toMatchObject({ job_id: 1, queue: "q" });
-    const jobs = JSON.parse((await tay(["jobs", url, "--json"])).stdout);
+    const jobs = JSON.parse((await runInProcess(["jobs", url, "--json"])).stdout);
     expect(jobs.map((job: { job_id: number }) => job.job_id)).toEqual([1]);
-    const verified = JSON.parse((await tay(["verify", url, "--json"])).stdout);
+    const verified = JSON.parse((await runInProcess(["verify", url, "--json"])).stdout);
     expect(verified).toMatchObject({ valid: true, epoch: 1, last_sequence: 1, jobs: 1 });
     expect((await tay(["status", url])).stdout).toContain("synchronous_commit  on");
-    const dumped = (await tay(["dump", url])).stdout.trim().split("\n");
+    const dumped = (await runInProcess(["dump", url])).stdout.trim().split("\n");
     expect(dumped.map((line) => JSON.parse(line).event)).toEqual(["JobInserted"]);
   }, 240_000);
 
-  it("a command that takes only a directory refuses a URL with a usage error", async () => {
-    const run = await tay(["queues", "postgres://nobody@127.0.0.1:1/none"]);
-    expect(run.status).toBe(2);
-    expect(run.stderr).toMatch(/^tay: UsageError: queues takes a directory, not a PostgreSQL URL/);
-    const both = await tay(["copy", "postgres://a@127.0.0.1:1/a", "postgres://b@127.0.0.1:1/b"]);
-    expect(both.status).toBe(2);
-    expect(both.stderr).toMatch(
-      /^tay: UsageError: copy moves a store between a directory and PostgreSQL/,
-    );
-  });
-
   it("compact takes the URL: a new epoch whose base holds the jobs kept", async () => {
     const url = await freshDatabase();
-    await tay(["init", url]);
+    await runInProcess(["init", url]);
     for (const args of ["1", "2"]) {
-      await tay(["insert", url, "--queue", "q", "--worker", "W", "--args", args]);
+      await runInProcess(["insert", url, "--queue", "q", "--worker", "W", "--args", args]);
     }
-    await tay(["cancel", url, "1"]);
+    await runInProcess(["cancel", url, "1"]);
     const compacted = await tay(["compact", url, "--retention", "0", "--json"]);
     expect(compacted.stderr).toBe("");
     expect(JSON.parse(compacted.stdout)).toMatchObject({
@@ -130,7 +64,7 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
       removed_epochs: [1],
       not_removed: [],
     });
-    const verified = JSON.parse((await tay(["verify", url, "--json"])).stdout);
+    const verified = JSON.parse((await runInProcess(["verify", url, "--json"])).stdout);
     expect(verified).toMatchObject({ valid: true, epoch: 2, first_sequence: 4, jobs: 1 });
     expect((await tay(["compact", url, "--retention", "0"])).stdout).toMatch(
       /^compacted into epoch 3 \(parent 2\)/,
@@ -191,10 +125,10 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
       status: { synchronous_commit: "on" },
     });
     const executing = JSON.parse(
-      (await tay(["jobs", url, "--state", "executing", "--json"])).stdout,
+      (await runInProcess(["jobs", url, "--state", "executing", "--json"])).stdout,
     );
     expect(executing).toEqual([]);
-    expect(JSON.parse((await tay(["verify", url, "--json"])).stdout)).toMatchObject({
+    expect(JSON.parse((await runInProcess(["verify", url, "--json"])).stdout)).toMatchObject({
       valid: true,
     });
     // A second run finds the store and inserts the next batch.
@@ -210,12 +144,12 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     const directory = await fs.mkdtemp(path.join(os.tmpdir(), "tay-cli-pg-"));
     const data = path.join(directory, "data");
     try {
-      await tay(["init", data]);
+      await runInProcess(["init", data]);
       for (const args of ["1", "2", "3"]) {
-        await tay(["insert", data, "--queue", "q", "--worker", "W", "--args", args]);
+        await runInProcess(["insert", data, "--queue", "q", "--worker", "W", "--args", args]);
       }
-      await tay(["compact", data, "--retention", "0"]);
-      await tay(["insert", data, "--queue", "q", "--worker", "W", "--args", "4"]);
+      await runInProcess(["compact", data, "--retention", "0"]);
+      await runInProcess(["insert", data, "--queue", "q", "--worker", "W", "--args", "4"]);
       const url = await freshDatabase();
       const copied = await tay(["copy", data, url, "--json"]);
       expect(copied.stderr).toBe("");
@@ -237,8 +171,8 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
         ).toBe(true);
       }
       // The same jobs, read through the CLI from both.
-      expect((await tay(["jobs", url, "--json"])).stdout).toBe(
-        (await tay(["jobs", data, "--json"])).stdout,
+      expect((await runInProcess(["jobs", url, "--json"])).stdout).toBe(
+        (await runInProcess(["jobs", data, "--json"])).stdout,
       );
       // A second copy into the same store is refused; nothing changes.
       const again = await tay(["copy", data, url]);
@@ -261,26 +195,39 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
       for (const [sequence, bytes] of source) {
         expect(copiedBack.get(sequence)?.equals(bytes)).toBe(true);
       }
-      expect(JSON.parse((await tay(["verify", back, "--json"])).stdout)).toMatchObject({
+      expect(JSON.parse((await runInProcess(["verify", back, "--json"])).stdout)).toMatchObject({
         valid: true,
         epoch: 1,
         first_sequence: 4,
         last_sequence: 5,
       });
-      expect((await tay(["jobs", back, "--json"])).stdout).toBe(
-        (await tay(["jobs", data, "--json"])).stdout,
+      expect((await runInProcess(["jobs", back, "--json"])).stdout).toBe(
+        (await runInProcess(["jobs", data, "--json"])).stdout,
       );
       // The copy opens as a store: it takes the next insert after the copied records.
       const next = JSON.parse(
-        (await tay(["insert", back, "--queue", "q", "--worker", "W", "--args", "5", "--json"]))
-          .stdout,
+        (
+          await runInProcess([
+            "insert",
+            back,
+            "--queue",
+            "q",
+            "--worker",
+            "W",
+            "--args",
+            "5",
+            "--json",
+          ])
+        ).stdout,
       );
       expect(next).toMatchObject({ job_id: 5 });
       // A destination that holds anything is refused before anything is read or written.
       const occupied = await tay(["copy", url, back]);
       expect(occupied.status).toBe(1);
       expect(occupied.stderr).toMatch(/^tay: NotEmpty /);
-      expect((await tay(["verify", back, "--json"])).stdout).toContain('"last_sequence":6');
+      expect((await runInProcess(["verify", back, "--json"])).stdout).toContain(
+        '"last_sequence":6',
+      );
     } finally {
       await fs.rm(directory, { recursive: true, force: true });
     }

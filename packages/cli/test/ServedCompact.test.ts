@@ -1,6 +1,6 @@
-// `tay compact` on a store another process holds and serves: the holder compacts through its
-// server and the CLI prints what the in-process command prints; without a server the lock
-// still refuses it. The holder here is this test process (engine and server in process).
+// `tay compact` (and `retry`) on a store another process holds and serves: the holder compacts
+// (redrives) through its server and the CLI prints what the in-process command prints; without a
+// server the lock still refuses it. The holder here is this test process (engine and server in process).
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EnginePromises, Server } from "@tay/shell-node";
@@ -54,6 +54,16 @@ describe("tay compact on a served store", () => {
     const text = await ok(["compact", directory, "--retention", "0ms"]);
     expect(text).toContain("compacted into epoch 3 (parent 2)");
     expect(text).toMatch(/jobs kept\s+1/);
+  }, 60_000);
+
+  it("retry goes through the holder's server too", async () => {
+    expect(await json(["cancel", directory, "2"])).toMatchObject({ job_id: 2, state: "cancelled" });
+    expect(await json(["retry", directory, "2", "--reason", "again"])).toMatchObject({
+      job_id: 2,
+      state: "available",
+    });
+    // The holder's own engine redrove it.
+    expect(opened.job(2)?.state).toBe("available");
   }, 60_000);
 
   it("is refused as Locked once the holder stops serving", async () => {

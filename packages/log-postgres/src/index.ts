@@ -6,11 +6,13 @@
  * - `PgSchema`: versioned migrations, `init` of a store;
  * - `PgLog`: `open` (recovery into a projection) and the running log;
  * - `Inbox`: `enqueueInTransaction`, jobs written in the application's own transaction;
+ * - `PgCopy`: a whole generation read out, or imported, a page at a time (`tay copy`);
  * - `PgOptions`, `PgError`: its options and its errors;
  * - `Driver`: the database client boundary (node-postgres by default).
  */
 export * as Driver from "./Driver.js";
 export * as Inbox from "./Inbox.js";
+export * as PgCopy from "./PgCopy.js";
 export * as PgError from "./PgError.js";
 export * as PgLog from "./PgLog.js";
 export * as PgOptions from "./PgOptions.js";

@@ -13,7 +13,11 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Effect, Layer } from "effect";
 import { expect } from "vitest";
+import { decodeRecord } from "@tay/codec";
+import { NodeDisk } from "@tay/shell-node";
+import * as Cli from "../../src/Cli.js";
 
 const packageRoot = fileURLToPath(new URL("../../", import.meta.url));
 
@@ -33,6 +37,35 @@ export interface Run {
   readonly stdout: string;
   readonly stderr: string;
 }
+
+/**
+ * Runs `Cli.run` in this process against buffers: the same program as the
+ * binary without a process per run (for the cases about the logic, not
+ * about the executable).
+ */
+export const runInProcess = (argv: ReadonlyArray<string>): Promise<Run> => {
+  let stdout = "";
+  let stderr = "";
+  const terminal: Cli.TerminalService = {
+    out: (text) =>
+      Effect.sync(() => {
+        stdout += text;
+      }),
+    err: (text) =>
+      Effect.sync(() => {
+        stderr += text;
+      }),
+    isTerminal: false,
+    interrupted: Effect.never,
+    wasInterrupted: Effect.succeed(false),
+  };
+  return Effect.runPromise(
+    Cli.run(argv).pipe(
+      Effect.provide(Layer.merge(NodeDisk.layer, Layer.succeed(Cli.Terminal, terminal))),
+      Effect.map((status) => ({ status, stdout, stderr })),
+    ),
+  );
+};
 
 /** Runs `tay args...` to completion. */
 export const tay = (args: ReadonlyArray<string>, cwd?: string): Promise<Run> =>
@@ -186,4 +219,23 @@ export const watch = (child: ChildProcess): Watched => {
       check();
     });
   return { stdout: () => stdout, waitFor, exited };
+};
+
+/** Every record's bytes in a generation's segment files, by sequence (headers and footers left out). */
+export const segmentRecords = async (data: string): Promise<Map<number, Buffer>> => {
+  const epochs = path.join(data, "epochs");
+  const epoch = (await fs.readdir(epochs)).sort().at(-1) ?? "";
+  const segments = path.join(epochs, epoch, "segments");
+  const records = new Map<number, Buffer>();
+  for (const name of (await fs.readdir(segments)).sort()) {
+    const bytes = await fs.readFile(path.join(segments, name));
+    // A segment: a 44-byte header, the records back to back, a footer once sealed.
+    for (let offset = 44; offset < bytes.length; ) {
+      const decoded = decodeRecord(bytes, offset);
+      if (decoded._tag !== "Record") break;
+      records.set(decoded.record.sequence, bytes.subarray(offset, offset + decoded.size));
+      offset += decoded.size;
+    }
+  }
+  return records;
 };

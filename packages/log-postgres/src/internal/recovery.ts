@@ -125,8 +125,18 @@ const foldPage = <S, E>(
   return undefined;
 };
 
+/** Whether an error is the driver's (any caller's error may pass through recovery). */
+const isDriverFailure = (error: unknown): error is Failure =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "DriverFailure";
+
+/**
+ * What runs after each page is folded, inside the snapshot: how
+ * `PgCopy.read` writes a page out before the next is read. None for open.
+ */
+export type AfterPage<X> = (() => Effect.Effect<void, X>) | undefined;
+
 /** Every record of the generation up to the head, folded page by page. */
-const foldRecords = <S, E>(
+const foldRecords = <S, E, X>(
   where: Where,
   session: Session,
   storeId: string,
@@ -134,6 +144,7 @@ const foldRecords = <S, E>(
   head: Tables.Head,
   folding: Folding<S>,
   projection: Projection.Projection<S, E>,
+  afterPage: AfterPage<X>,
 ) =>
   Effect.gen(function* () {
     const { sql, options } = where;
@@ -148,6 +159,7 @@ const foldRecords = <S, E>(
       ]);
       const fault = foldPage(where, epoch, folding, page.rows, projection, firstSequence);
       if (fault !== undefined) return yield* Effect.fail(fault);
+      if (afterPage !== undefined) yield* afterPage();
       if (page.rows.length < options.pageRecords) return;
     }
   });
@@ -199,7 +211,12 @@ const orphans = (where: Where, session: Session, storeId: string, epoch: number)
   );
 
 /** The snapshot's reads and checks, inside its transaction. */
-const recoverIn = <S, E>(where: Where, session: Session, projection: Projection.Projection<S, E>) =>
+const recoverIn = <S, E, X>(
+  where: Where,
+  session: Session,
+  projection: Projection.Projection<S, E>,
+  afterPage: AfterPage<X>,
+) =>
   Effect.gen(function* () {
     const { path, sql } = where;
     const store = yield* marker(where, session);
@@ -215,7 +232,16 @@ const recoverIn = <S, E>(where: Where, session: Session, projection: Projection.
       next: generation.firstSequence,
       bytes: 0,
     };
-    yield* foldRecords(where, session, store.idText, generation, head, folding, projection);
+    yield* foldRecords(
+      where,
+      session,
+      store.idText,
+      generation,
+      head,
+      folding,
+      projection,
+      afterPage,
+    );
     yield* checkEnd(where, session, store.idText, generation, head, folding.next - 1);
     return { store, head, generation, folding, orphanedGenerations };
   });
@@ -234,11 +260,12 @@ const synchronousCommitOf = (session: Session) =>
  * Recovers the store on `session`: the schema version, then the snapshot.
  * Driver failures become `DatabaseError { operation: "open" }`.
  */
-export const recover = <S, E>(
+export const recover = <S, E, X = never>(
   where: Where,
   session: Session,
   projection: Projection.Projection<S, E>,
-): Effect.Effect<Recovery<S>, PgOpenError | HistoryRejected<E>> =>
+  afterPage?: AfterPage<X>,
+): Effect.Effect<Recovery<S>, PgOpenError | HistoryRejected<E> | X> =>
   Effect.gen(function* () {
     const { path, sql } = where;
     const started = yield* Clock.currentTimeMillis;
@@ -253,10 +280,10 @@ export const recover = <S, E>(
     yield* run(session, sql.begin);
     const snapshot = yield* Effect.zipRight(
       run(session, sql.snapshot),
-      recoverIn(where, session, projection),
+      recoverIn(where, session, projection, afterPage),
     ).pipe(
-      Effect.tapError((error: Failure | PgOpenError | HistoryRejected<E>) =>
-        "connection" in error && error.connection
+      Effect.tapError((error) =>
+        isDriverFailure(error) && error.connection
           ? Effect.void
           : Effect.ignore(run(session, sql.rollback)),
       ),
@@ -277,8 +304,7 @@ export const recover = <S, E>(
       openMs: (yield* Clock.currentTimeMillis) - started,
     };
   }).pipe(
-    Effect.catchIf(
-      (error): error is Failure => "_tag" in error && error._tag === "DriverFailure",
-      (failure) => Effect.fail(databaseError(where.path, "open")(failure)),
+    Effect.catchIf(isDriverFailure, (failure) =>
+      Effect.fail(databaseError(where.path, "open")(failure)),
     ),
   );

@@ -1,53 +1,61 @@
 /**
  * Creating a store that starts with a given generation: how a store kept
  * by another log (PostgreSQL, `tay copy URL DIR`) becomes a directory with
- * every record under its own sequence and in its own bytes.
+ * every record under its own sequence and in its own bytes, a page at a
+ * time (memory: one page and the fold's state, never the history).
  *
- * The history is folded with core's fold before anything is written (a
- * history the fold refuses is `HistoryRejected`, nothing created), so this
- * writes nothing the engine's deciders could not have produced. Then
  * FORMAT.md's publication order, as `init` follows it, each step durable
  * before the next: STORE-V2; `epochs/00000000000000000001/` with its
  * MANIFEST (parent 0, the given first sequence and base record count) and
- * `segments/`, holding the records in sealed segments written as
- * compaction writes a base, then a header-only active segment linked into
- * place; and only then CURRENT (epoch 1). A crash before CURRENT leaves
- * STORE-V2 without it: `IncompleteInitialization`, which open refuses and
- * init will not reuse, never a store with part of the history. Finally the
- * copy is inspected as `verify` would and must fold to the same state.
+ * `segments/`, holding the records in sealed segments written as they
+ * arrive, as compaction writes a base (`internal/baseSegments.ts`), then a
+ * header-only active segment linked into place; and only then CURRENT
+ * (epoch 1). Every event is folded with core's fold before its page is
+ * written, so this writes nothing the engine's deciders could not have
+ * produced. Then the copy is inspected as `verify` would and must fold to
+ * the same state.
+ *
+ * A failure at any step (a refused fold, a producer's own error, a disk
+ * error, a verification that does not match) removes what was written,
+ * CURRENT first, and the directory too when the import made it. A crash
+ * before CURRENT leaves STORE-V2 without it: `IncompleteInitialization`,
+ * which open refuses and init will not reuse, never a store with part of
+ * the history.
  */
 import { type Event, Generation, type HistoryError, State } from "@tay/core";
-import { Clock, Effect, Either } from "effect";
+import { Clock, Effect, Either, type Scope } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
-import { makeDirectoryDurable, publishSmallFile } from "../disk/Files.js";
+import { exists, makeDirectoryDurable, publishSmallFile, removeIfPresent } from "../disk/Files.js";
 import * as Lock from "../disk/Lock.js";
 import * as Batch from "../log/Batch.js";
 import type { UnencodableEvent } from "../log/LogError.js";
 import { CopyVerificationFailed } from "./CopyPrefix.js";
 import { ensureDirectory, type Initialized, refuseEntries } from "./Init.js";
+import { BaseSegments, createActiveSegment } from "./internal/baseSegments.js";
 import {
   encodeCurrentPointer,
   encodeManifest,
-  encodeSegmentHeader,
   encodeStoreMarker,
   formatStoreId,
   type Manifest,
 } from "./internal/codec.js";
-import { writeBaseSegments } from "./internal/compaction.js";
-import { createSegment } from "./internal/segmentCreate.js";
 import * as Layout from "./Layout.js";
 import * as Recovery from "./Recovery.js";
 import { foldProjection } from "./StateProjection.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "./StoreError.js";
-import { appendOptions, defaults } from "./StoreOptions.js";
+import { defaults } from "./StoreOptions.js";
 
-/** The generation to write: where it starts, how much of it is the base, and its events in order. */
-export interface ImportedGeneration {
+/** Where the generation to write starts and how much of it is the base. */
+export interface GenerationStart {
   /** The first record's sequence (>= 1). */
   readonly firstSequence: number;
   /** The first `baseRecordCount` events are the canonical base. */
   readonly baseRecordCount: number;
+}
+
+/** The generation to write whole: where it starts, its base, and its events in order. */
+export interface ImportedGeneration extends GenerationStart {
   readonly events: ReadonlyArray<Event.Event>;
 }
 
@@ -73,6 +81,18 @@ export type ImportError =
   | CopyVerificationFailed;
 
 /**
+ * How a producer hands a generation to `importPages`: `begin` once, with
+ * where it starts, then `write` page after page, in order.
+ */
+export interface GenerationSink {
+  readonly begin: (start: GenerationStart) => Effect.Effect<void, ImportError | DiskError, Disk>;
+  /** Folds the events under the next sequences and writes them into the segments. */
+  readonly write: (
+    events: ReadonlyArray<Event.Event>,
+  ) => Effect.Effect<void, ImportError | DiskError, Disk>;
+}
+
+/**
  * Refuses a target that holds anything but a LOCK, so a caller can refuse
  * before it gathers the history (`importGeneration` checks again, under
  * the lock). A missing directory passes.
@@ -85,76 +105,92 @@ export const checkTarget = (directory: string): Effect.Effect<void, InitError, D
     yield* refuseEntries(directory, entries.right);
   });
 
-/** Folds the generation with core's fold: its state, or the first refusal. */
-const foldAll = (directory: string, generation: ImportedGeneration, storeId: Uint8Array) => {
-  const { firstSequence, baseRecordCount, events } = generation;
-  const manifest = {
-    storeId,
-    epoch: 1,
-    parentEpoch: 0,
-    firstSequence,
-    baseRecordCount,
-    createdAt: 0,
-  };
-  const builder = foldProjection.start(manifest);
-  const refused = (sequence: number, reason: HistoryError.HistoryError) =>
-    new HistoryRejected<HistoryError.HistoryError>({
-      path: directory,
+/** A generation being written: its manifest, its fold so far, its segments. */
+interface Begun {
+  readonly manifest: Manifest;
+  readonly builder: Generation.Builder;
+  readonly segments: BaseSegments;
+  /** The sequence of the next event written. */
+  next: number;
+}
+
+/** An import in progress: the target, its STORE_ID, and the generation once begun. */
+class Importing implements GenerationSink {
+  begun: Begun | undefined = undefined;
+  /** Set before the first byte is written: what a failure removes. */
+  wrote = false;
+
+  constructor(
+    private readonly directory: string,
+    private readonly storeId: Uint8Array,
+    private readonly createdAt: number,
+  ) {}
+
+  readonly begin = (start: GenerationStart) =>
+    Effect.gen(this, function* () {
+      const { firstSequence, baseRecordCount } = start;
+      if (this.begun !== undefined) return yield* Effect.dieMessage("importPages: begun twice");
+      if (!Number.isSafeInteger(firstSequence) || firstSequence < 1) {
+        return yield* Effect.dieMessage(`importPages: first sequence ${firstSequence} < 1`);
+      }
+      const { directory, storeId, createdAt } = this;
+      const manifest = {
+        storeId,
+        epoch: 1,
+        parentEpoch: 0,
+        firstSequence,
+        baseRecordCount,
+        createdAt,
+      };
+      this.wrote = true;
+      yield* publishSmallFile(
+        Layout.markerPath(directory),
+        encodeStoreMarker({ storeId, createdAt }),
+      );
+      yield* makeDirectoryDurable(Layout.epochsPath(directory));
+      yield* makeDirectoryDurable(Layout.epochPath(directory, 1));
+      yield* publishSmallFile(Layout.manifestPath(directory, 1), encodeManifest(manifest));
+      yield* makeDirectoryDurable(Layout.segmentsPath(directory, 1));
+      const segments = new BaseSegments({
+        directory,
+        epoch: 1,
+        storeId,
+        rotationTargetBytes: defaults.rotationTargetBytes,
+        writeBytesMax: defaults.writeBytesMax,
+      });
+      this.begun = {
+        manifest,
+        builder: foldProjection.start(manifest),
+        segments,
+        next: firstSequence,
+      };
+    });
+
+  readonly write = (events: ReadonlyArray<Event.Event>) =>
+    Effect.gen(this, function* () {
+      const begun = this.begun;
+      if (begun === undefined) return yield* Effect.dieMessage("importPages: write before begin");
+      const prepared = Batch.prepare(events);
+      if (Either.isLeft(prepared)) return yield* prepared.left;
+      const records = prepared.right.records;
+      for (const record of records) {
+        record.sequence = begun.next;
+        const applied = foldProjection.apply(begun.builder, begun.next, record.event);
+        if (Either.isLeft(applied)) return yield* this.refused(begun.next, applied.left);
+        begun.next += 1;
+      }
+      yield* begun.segments.write(records);
+    });
+
+  refused(sequence: number, reason: HistoryError.HistoryError) {
+    return new HistoryRejected<HistoryError.HistoryError>({
+      path: this.directory,
       offset: 0,
       sequence,
       reason,
     });
-  for (const [index, event] of events.entries()) {
-    const applied = foldProjection.apply(builder, firstSequence + index, event);
-    if (Either.isLeft(applied)) return refused(firstSequence + index, applied.left);
   }
-  const finished = Generation.finish(builder);
-  if (finished._tag === "Left") {
-    return refused(firstSequence + events.length - 1, finished.left);
-  }
-  return finished.right;
-};
-
-/** Writes the generation's directory, manifest, sealed segments and active segment; returns the segment count. */
-const writeGeneration = (
-  directory: string,
-  manifest: Manifest,
-  records: ReadonlyArray<Batch.PendingRecord>,
-) =>
-  Effect.gen(function* () {
-    const { storeId, firstSequence } = manifest;
-    yield* makeDirectoryDurable(Layout.epochsPath(directory));
-    yield* makeDirectoryDurable(Layout.epochPath(directory, 1));
-    yield* publishSmallFile(Layout.manifestPath(directory, 1), encodeManifest(manifest));
-    yield* makeDirectoryDurable(Layout.segmentsPath(directory, 1));
-    const sealed = yield* writeBaseSegments(
-      directory,
-      1,
-      storeId,
-      records,
-      defaults.rotationTargetBytes,
-      defaults.writeBytesMax,
-    );
-    // The active segment, empty, after the last record: staged, linked, and
-    // `segments/` synced, which makes the sealed files' entries durable too.
-    const id = sealed.length + 1;
-    const header = encodeSegmentHeader({
-      segmentId: id,
-      firstSequence: firstSequence + records.length,
-      storeId,
-    });
-    const handle = yield* createSegment({
-      directory,
-      epoch: 1,
-      id,
-      header,
-      sync: true,
-      append: appendOptions(defaults.durability),
-      operation: "init",
-    });
-    yield* Effect.ignore(handle.close());
-    return id;
-  });
+}
 
 /** Inspects the written store: it must end at `lastSequence` and fold to `expected`. */
 const verify = (directory: string, lastSequence: number, expected: State.State) =>
@@ -172,17 +208,110 @@ const verify = (directory: string, lastSequence: number, expected: State.State) 
   });
 
 /**
+ * Seals the segments, checks the fold ends well, creates the active
+ * segment, publishes CURRENT and verifies the written store.
+ */
+const finish = (importing: Importing, begun: Begun, directory: string) =>
+  Effect.gen(function* () {
+    const { manifest, builder, segments, next } = begun;
+    const sealed = yield* segments.seal();
+    const finished = Generation.finish(builder);
+    if (finished._tag === "Left") return yield* importing.refused(next - 1, finished.left);
+    const active = yield* createActiveSegment(
+      { directory, epoch: 1, storeId: manifest.storeId },
+      sealed.length + 1,
+      next,
+      defaults.durability,
+      "init",
+    );
+    yield* Effect.ignore(active.handle.close());
+    yield* publishSmallFile(
+      Layout.currentPath(directory),
+      encodeCurrentPointer({ storeId: manifest.storeId, epoch: 1 }),
+    );
+    const report = yield* verify(directory, next - 1, finished.right);
+    return {
+      path: directory,
+      storeId: formatStoreId(manifest.storeId),
+      createdAt: manifest.createdAt,
+      firstSequence: manifest.firstSequence,
+      lastSequence: report.lastSequence,
+      baseRecordCount: manifest.baseRecordCount,
+      segments: sealed.length + 1,
+      bytes: report.bytes,
+      state: finished.right,
+    };
+  });
+
+/**
+ * Removes what a failed import wrote: CURRENT first (the store stops
+ * opening at once), then the generation and STORE-V2, and the directory
+ * when the import made it. Best effort: a crash or an error here leaves
+ * at worst STORE-V2 without CURRENT (`IncompleteInitialization`).
+ */
+const removeWritten = (directory: string, madeDirectory: boolean) =>
+  Effect.ignore(
+    Effect.gen(function* () {
+      const disk = yield* Disk;
+      yield* removeIfPresent(Layout.currentPath(directory), false);
+      yield* disk.syncDirectory(directory);
+      yield* removeIfPresent(Layout.epochsPath(directory), true);
+      yield* removeIfPresent(Layout.markerPath(directory), false);
+      yield* disk.syncDirectory(directory);
+      if (madeDirectory) yield* removeIfPresent(directory, true);
+    }),
+  );
+
+/**
  * Creates a store in `directory` (missing, or empty but for a LOCK: as
- * `Init.init` requires) whose one generation starts at
- * `generation.firstSequence` with `generation.baseRecordCount` base
- * records and holds `generation.events`, each under its own sequence (see
- * the module comment). Returns what was written, verified.
+ * `Init.init` requires) whose one generation `produce` hands over page by
+ * page through the sink: `begin` with where it starts, then `write` its
+ * events in order, each under its own sequence (see the module comment).
+ * Returns what was written, verified.
  *
- * Fails, before anything is created, with `HistoryRejected` (core's fold
- * refuses the history), `UnencodableEvent`, or init's refusals of the
- * directory (`NotEmpty`, `Locked`, ...); afterwards with a `DiskError`
- * (the store is left without CURRENT: `IncompleteInitialization`) or
- * `CopyVerificationFailed`.
+ * Fails with init's refusals of the directory (`NotEmpty`, `Locked`, ...)
+ * before anything is written; then with `HistoryRejected` (core's fold
+ * refuses an event), `UnencodableEvent`, the producer's own error, a
+ * `DiskError` or `CopyVerificationFailed`, having removed what it wrote.
+ *
+ * @example
+ *   yield* Import.importPages("/var/lib/tay", (sink) =>
+ *     Effect.zipRight(sink.begin({ firstSequence: 41, baseRecordCount: 2 }), sink.write(events)))
+ */
+export const importPages = <X, R>(
+  directory: string,
+  produce: (sink: GenerationSink) => Effect.Effect<void, X, R>,
+): Effect.Effect<Imported, ImportError | DiskError | X, Disk | Exclude<R, Scope.Scope>> =>
+  Effect.gen(function* () {
+    const madeDirectory = !(yield* exists(directory));
+    let current: Importing | undefined;
+    return yield* Effect.scoped(
+      Effect.gen(function* () {
+        const disk = yield* Disk;
+        yield* ensureDirectory(directory);
+        yield* refuseEntries(directory, yield* disk.readDirectory(directory));
+        yield* Lock.acquire(Layout.lockPath(directory));
+        // Checked again under the lock: another init may have won the race.
+        yield* refuseEntries(directory, yield* disk.readDirectory(directory));
+        // A failure midway leaves no segment file open.
+        yield* Effect.addFinalizer(() => current?.begun?.segments.close() ?? Effect.void);
+        const storeId = yield* Entropy.storeId;
+        current = new Importing(directory, storeId, yield* Clock.currentTimeMillis);
+        yield* produce(current);
+        const begun = current.begun;
+        if (begun === undefined) return yield* Effect.dieMessage("importPages: never begun");
+        return yield* finish(current, begun, directory);
+      }),
+    ).pipe(
+      // After the scope: the lock is released before the directory goes.
+      Effect.onError(() =>
+        current?.wrote === true ? removeWritten(directory, madeDirectory) : Effect.void,
+      ),
+    );
+  });
+
+/**
+ * `importPages` of a generation given whole (its events in one array).
  *
  * @example
  *   yield* Import.importGeneration("/var/lib/tay", { firstSequence: 41, baseRecordCount: 2, events })
@@ -191,55 +320,6 @@ export const importGeneration = (
   directory: string,
   generation: ImportedGeneration,
 ): Effect.Effect<Imported, ImportError | DiskError, Disk> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const { firstSequence, baseRecordCount, events } = generation;
-      if (!Number.isSafeInteger(firstSequence) || firstSequence < 1) {
-        return yield* Effect.dieMessage(`importGeneration: first sequence ${firstSequence} < 1`);
-      }
-      const storeId = yield* Entropy.storeId;
-      const state = foldAll(directory, generation, storeId);
-      if (state instanceof HistoryRejected) return yield* state;
-      const prepared = Batch.prepare(events);
-      if (Either.isLeft(prepared)) return yield* prepared.left;
-      const records = prepared.right.records;
-      for (const [index, record] of records.entries()) record.sequence = firstSequence + index;
-
-      const disk = yield* Disk;
-      yield* ensureDirectory(directory);
-      yield* refuseEntries(directory, yield* disk.readDirectory(directory));
-      yield* Lock.acquire(Layout.lockPath(directory));
-      // Checked again under the lock: another init may have won the race.
-      yield* refuseEntries(directory, yield* disk.readDirectory(directory));
-      const createdAt = yield* Clock.currentTimeMillis;
-      yield* publishSmallFile(
-        Layout.markerPath(directory),
-        encodeStoreMarker({ storeId, createdAt }),
-      );
-      const manifest = {
-        storeId,
-        epoch: 1,
-        parentEpoch: 0,
-        firstSequence,
-        baseRecordCount,
-        createdAt,
-      };
-      const segments = yield* writeGeneration(directory, manifest, records);
-      yield* publishSmallFile(
-        Layout.currentPath(directory),
-        encodeCurrentPointer({ storeId, epoch: 1 }),
-      );
-      const report = yield* verify(directory, firstSequence + records.length - 1, state);
-      return {
-        path: directory,
-        storeId: formatStoreId(storeId),
-        createdAt,
-        firstSequence,
-        lastSequence: report.lastSequence,
-        baseRecordCount,
-        segments,
-        bytes: report.bytes,
-        state,
-      };
-    }),
+  importPages(directory, (sink) =>
+    Effect.zipRight(sink.begin(generation), sink.write(generation.events)),
   );

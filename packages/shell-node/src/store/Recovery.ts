@@ -86,12 +86,18 @@ export const reportOf = <S>(validated: Validated<S>): RecoveryReport => ({
  *
  * While another process appends, the active segment may end inside a record
  * being written, which this reports as `IncompleteTail`: retry.
+ *
+ * `afterBatch` runs after each batch of at most 1,024 records is folded,
+ * before the next is read, so a caller can write out what its projection
+ * collected (`tay copy DIR URL` a page at a time); its error ends the
+ * inspection.
  */
-export const inspect = <S, E>(
+export const inspect = <S, E, X = never, R = never>(
   directory: string,
   options: StoreOptionsInput,
   projection: Projection<S, E>,
-): Effect.Effect<Inspection<S>, RecoveryError | HistoryRejected<E>, Disk> =>
+  afterBatch?: () => Effect.Effect<void, X, R>,
+): Effect.Effect<Inspection<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
   Effect.gen(function* () {
     const resolved = resolve(options, segmentFileBytesMax);
     if (resolved._tag === "Left") {
@@ -99,6 +105,6 @@ export const inspect = <S, E>(
       return yield* new InvalidOption({ path: directory, option, value });
     }
     yield* classifyRoot(directory);
-    const validated = yield* validate(directory, resolved.right.budgets, projection);
+    const validated = yield* validate(directory, resolved.right.budgets, projection, afterBatch);
     return { state: validated.state, report: reportOf(validated) };
   });

@@ -24,17 +24,7 @@ import {
   type StoreError,
   WriterFailed,
 } from "../StoreError.js";
-import {
-  crc32c,
-  encodeCurrentPointer,
-  encodeManifest,
-  encodeRecordInto,
-  encodeSegmentFooter,
-  encodeSegmentHeader,
-  type Manifest,
-  segmentFileBytesMax,
-  segmentFooterBytes,
-} from "./codec.js";
+import { encodeCurrentPointer, encodeManifest, type Manifest } from "./codec.js";
 import {
   makeDirectoryDurable,
   publishSmallFile,
@@ -42,9 +32,7 @@ import {
   withFile,
   writeAll,
 } from "../../disk/Files.js";
-import { createSegment } from "./segmentCreate.js";
-import * as SegmentIndex from "./segmentIndex.js";
-import { appendOptions } from "../StoreOptions.js";
+import { type BaseRecord, createActiveSegment, writeBaseSegments } from "./baseSegments.js";
 import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
 import { failAll, flush, type Writer } from "./writer.js";
 
@@ -72,119 +60,6 @@ export interface CompactOptions {
    */
   readonly expectedLastSequence?: number;
 }
-
-/** A base record with its sequence. */
-interface BaseRecord extends Omit<PendingRecord, "sequence"> {
-  readonly sequence: number;
-}
-
-/**
- * Writes base records as sealed segments from ID 1, each filled until it
- * reaches `rotationTargetBytes` (at least one record each), every file
- * fsynced (the caller fsyncs `segments/`). Returns the segment states.
- */
-export const writeBaseSegments = (
-  directory: string,
-  epoch: number,
-  storeId: Uint8Array,
-  records: ReadonlyArray<BaseRecord>,
-  rotationTargetBytes: number,
-  writeBytesMax: number,
-): Effect.Effect<Array<SegmentState>, DiskError, Disk> =>
-  Effect.gen(function* () {
-    const segments: Array<SegmentState> = [];
-    let position = 0;
-    for (;;) {
-      const first = records[position];
-      if (first === undefined) break;
-      const id = segments.length + 1;
-      const header = encodeSegmentHeader({ segmentId: id, firstSequence: first.sequence, storeId });
-      let end = position;
-      let size = header.length;
-      for (;;) {
-        const record = records[end];
-        if (record === undefined) break;
-        if (end > position && size >= rotationTargetBytes) break;
-        if (end > position && size + record.size + segmentFooterBytes > segmentFileBytesMax) break;
-        size += record.size;
-        end += 1;
-      }
-      const path = Layout.segmentPath(directory, epoch, id);
-      const index = SegmentIndex.empty();
-      const recordCount = end - position;
-      yield* withFile(path, "createExclusive", (handle) =>
-        Effect.gen(function* () {
-          const body = yield* writeSegmentBody(
-            handle,
-            header,
-            records.slice(position, end),
-            index,
-            writeBytesMax,
-          );
-          const footer = encodeSegmentFooter({
-            segmentId: id,
-            firstSequence: first.sequence,
-            storeId,
-            lastSequence: first.sequence + recordCount - 1,
-            recordCount,
-            segmentCrc: body.crc,
-          });
-          yield* writeAll(handle, body.size, footer);
-          yield* handle.sync();
-        }),
-      );
-      segments.push({
-        id,
-        path,
-        firstSequence: first.sequence,
-        recordCount,
-        size: size + segmentFooterBytes,
-        sealed: true,
-        index,
-      });
-      position = end;
-    }
-    return segments;
-  });
-
-/** Writes a header and records in chunks of about `writeBytesMax`; returns size and CRC so far. */
-const writeSegmentBody = (
-  handle: FileHandle,
-  header: Uint8Array,
-  records: ReadonlyArray<BaseRecord>,
-  index: SegmentIndex.SegmentIndex,
-  writeBytesMax: number,
-): Effect.Effect<{ readonly size: number; readonly crc: number }, DiskError> =>
-  Effect.gen(function* () {
-    yield* writeAll(handle, 0, header);
-    let crc = crc32c(header);
-    let size = header.length;
-    let position = 0;
-    let ordinal = 0;
-    while (position < records.length) {
-      let bytes = 0;
-      let end = position;
-      for (;;) {
-        const record = records[end];
-        if (record === undefined) break;
-        if (end > position && bytes + record.size > writeBytesMax) break;
-        bytes += record.size;
-        end += 1;
-      }
-      const buffer = new Uint8Array(bytes);
-      let offset = 0;
-      for (const record of records.slice(position, end)) {
-        SegmentIndex.note(index, ordinal, record.sequence, size + offset);
-        ordinal += 1;
-        offset += encodeRecordInto(buffer, offset, record);
-      }
-      yield* writeAll(handle, size, buffer);
-      crc = crc32c(buffer, crc);
-      size += bytes;
-      position = end;
-    }
-    return { size, crc };
-  });
 
 /** Removes generation directories durably; collects what failed. */
 const removeGenerations = (
@@ -337,36 +212,26 @@ const stage = (
     yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
     yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
     yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
-    const segments = yield* writeBaseSegments(
+    const target = {
       directory,
       epoch,
       storeId,
-      records,
-      state.options.rotationTargetBytes,
-      state.options.writeBytesMax,
-    );
-    const id = segments.length + 1;
-    const activeFirst = firstSequence + records.length;
-    const header = encodeSegmentHeader({ segmentId: id, firstSequence: activeFirst, storeId });
-    const handle = yield* createSegment({
-      directory,
-      epoch,
-      id,
-      header,
-      sync: true,
-      append: appendOptions(state.options.durability),
-      operation: "compaction",
-    });
-    const active: SegmentState = {
-      id,
-      path: Layout.segmentPath(directory, epoch, id),
-      firstSequence: activeFirst,
-      recordCount: 0,
-      size: header.length,
-      sealed: false,
-      index: SegmentIndex.empty(),
+      rotationTargetBytes: state.options.rotationTargetBytes,
+      writeBytesMax: state.options.writeBytesMax,
     };
-    return { segments: [...segments, active], active, handle, crc: crc32c(header) };
+    const segments = yield* writeBaseSegments(target, records);
+    const {
+      segment: active,
+      handle,
+      crc,
+    } = yield* createActiveSegment(
+      target,
+      segments.length + 1,
+      firstSequence + records.length,
+      state.options.durability,
+      "compaction",
+    );
+    return { segments: [...segments, active], active, handle, crc };
   });
 
 /**

@@ -405,8 +405,11 @@ class Folder<S, E> {
   }
 }
 
-/** Scans every segment of the generation in order, folding its records. */
-const scanSegments = <S, E>(
+/**
+ * Scans every segment of the generation in order, folding its records and
+ * running `afterBatch` after each batch folded.
+ */
+const scanSegments = <S, E, X, R>(
   generation: {
     readonly directory: string;
     readonly epoch: number;
@@ -417,6 +420,7 @@ const scanSegments = <S, E>(
   spent: Spent,
   budgets: RecoveryBudgets,
   folder: Folder<S, E>,
+  afterBatch: AfterBatch<X, R>,
 ) =>
   Effect.gen(function* () {
     const { directory, epoch, ids } = generation;
@@ -436,7 +440,15 @@ const scanSegments = <S, E>(
         Effect.gen(function* () {
           const size = yield* handle.size();
           yield* spend(spent, budgets, "bytesDecoded", size);
-          return yield* scanSegment(handle, size, target, folder.fold(path));
+          const fold = folder.fold(path);
+          return yield* scanSegment(
+            handle,
+            size,
+            target,
+            afterBatch === undefined
+              ? fold
+              : (batch: ScannedBatch) => Effect.zipRight(fold(batch), afterBatch()),
+          );
         }),
       );
       segments.push(scanned);
@@ -447,15 +459,24 @@ const scanSegments = <S, E>(
   });
 
 /**
- * Validates the store in `directory` and folds its current generation into
- * `projection`. Fails with the first fault, naming its path, offset and
- * sequence; writes nothing.
+ * What runs after each batch of records is folded (at most
+ * `deliverRecordsMax`), before the next is read: how `tay copy` writes a
+ * page out while it reads. None for open.
  */
-export const validate = <S, E>(
+export type AfterBatch<X, R> = (() => Effect.Effect<void, X, R>) | undefined;
+
+/**
+ * Validates the store in `directory` and folds its current generation into
+ * `projection` (running `afterBatch` after each batch). Fails with the
+ * first fault, naming its path, offset and sequence, or `afterBatch`'s
+ * error; writes nothing.
+ */
+export const validate = <S, E, X = never, R = never>(
   directory: string,
   budgets: RecoveryBudgets,
   projection: Projection<S, E>,
-): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E>, Disk> =>
+  afterBatch?: AfterBatch<X, R>,
+): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock;
     const startedNanos = clock.unsafeCurrentTimeNanos();
@@ -481,6 +502,7 @@ export const validate = <S, E>(
       spent,
       budgets,
       folder,
+      afterBatch,
     );
     const records = nextSequence - manifest.firstSequence;
     if (records < manifest.baseRecordCount) {

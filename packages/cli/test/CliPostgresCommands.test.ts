@@ -1,0 +1,95 @@
+/**
+ * The commands on a store named by a postgres:// URL, run in this process
+ * (`Cli.run`, no child per command: these cases are about what a command
+ * does on a URL, the binary's own cases are in CliPostgres.test.ts),
+ * against a real server (TAY_PG_URL, else 127.0.0.1:5432; skipped with
+ * the reason when none answers): every command either takes a URL or
+ * refuses it saying why; schedule, cancel, retry, cancel-schedule and
+ * queues work on one.
+ */
+import { describe, expect, it } from "vitest";
+import * as Cli from "../src/Cli.js";
+import { expectFailure, runInProcess } from "./support/cli.js";
+import { answers, freshDatabase } from "./support/postgres.js";
+
+const reachable = await answers("CLI PostgreSQL command tests");
+
+/** Runs `tay args... --json` in this process, expects success, parses its document. */
+const json = async (args: ReadonlyArray<string>): Promise<unknown> => {
+  const run = await runInProcess([...args, "--json"]);
+  expect(run.stderr, args.join(" ")).toBe("");
+  expect(run.status, args.join(" ")).toBe(0);
+  return JSON.parse(run.stdout);
+};
+
+describe("which commands take a URL", () => {
+  it("every command takes a URL or has its reason for refusing one", () => {
+    for (const command of Cli.commands) {
+      expect(
+        Cli.takesUrl.has(command.name) !== Cli.urlRefusals.has(command.name),
+        command.name,
+      ).toBe(true);
+    }
+  });
+
+  it("copy-prefix refuses a URL on either side, saying why; copy refuses two URLs", async () => {
+    const url = "postgres://nobody@127.0.0.1:1/none";
+    for (const args of [
+      ["copy-prefix", url, "/tmp/tay-never-made"],
+      ["copy-prefix", "/tmp/tay-never-read", url],
+    ]) {
+      const line = expectFailure(await runInProcess(args), "UsageError", 2);
+      expect(line).toMatch(
+        /^tay: UsageError: copy-prefix takes a directory, not a PostgreSQL URL: it repairs a directory/,
+      );
+    }
+    const both = await runInProcess(["copy", url, "postgres://b@127.0.0.1:1/b"]);
+    expect(expectFailure(both, "UsageError", 2)).toMatch(
+      /^tay: UsageError: copy moves a store between a directory and PostgreSQL/,
+    );
+  });
+});
+
+describe.skipIf(!reachable)("the write commands and queues on a postgres:// store", () => {
+  it("schedule, cancel, retry, cancel-schedule and queues take the URL", async () => {
+    const url = await freshDatabase();
+    await json(["init", url]);
+    const insert = (queue: string) =>
+      json(["insert", url, "--queue", queue, "--worker", "W", "--args", "[1]"]);
+    expect(await insert("q")).toMatchObject({ job_id: 1, state: "available" });
+    expect(await insert("r")).toMatchObject({ job_id: 2, state: "available" });
+    expect(
+      await json(["schedule", url, "--id", "s", "--queue", "q", "--worker", "W", "--every", "1h"]),
+    ).toMatchObject({ schedule_id: "s", revision: 1 });
+    expect(await json(["cancel", url, "1", "--reason", "not now"])).toMatchObject({
+      job_id: 1,
+      state: "cancelled",
+    });
+    const counted = await json(["queues", url]);
+    expect(counted).toMatchObject([
+      { queue: "q", paused: false, jobs: { available: 0, cancelled: 1 } },
+      { queue: "r", jobs: { available: 1 } },
+    ]);
+    expect(await json(["retry", url, "1", "--reason", "now", "--max-attempts", "5"])).toMatchObject(
+      { job_id: 1, state: "available", max_attempts: 5 },
+    );
+    const history = await json(["job", url, "1"]);
+    expect(history).toMatchObject({ job: { state: "available" } });
+    const events = (history as { history: Array<{ event: string }> }).history.map(
+      (entry) => entry.event,
+    );
+    expect(events.at(-1)).toBe("JobRedriven");
+    expect(await json(["queues", url])).toMatchObject([
+      { queue: "q", jobs: { available: 1, cancelled: 0 } },
+      { queue: "r", jobs: { available: 1 } },
+    ]);
+    // A job that is not discarded or cancelled is refused, and nothing is appended.
+    const refused = expectFailure(await runInProcess(["retry", url, "2"]), "InvalidTransition");
+    expect(refused).toContain("job 2 is available");
+    expect(await json(["cancel-schedule", url, "s", "--expect-revision", "1"])).toMatchObject({
+      schedule_id: "s",
+      revision: 2,
+    });
+    expect(await json(["verify", url])).toMatchObject({ valid: true, last_sequence: 6 });
+  }, 120_000);
+});
