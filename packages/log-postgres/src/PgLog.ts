@@ -194,6 +194,7 @@ export const open = <S, E>(
       idle: [],
       writes: { committed: 0, conflicted: 0 },
       committed: () => {},
+      inlineNotice: undefined,
     };
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);

@@ -8,7 +8,7 @@
  */
 import type { PGlite } from "@electric-sql/pglite";
 import { Event } from "@tay/core";
-import { PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { type Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
@@ -153,29 +153,38 @@ describe("appends", () => {
     );
   });
 
-  it("what arrives while a transaction is in flight goes into the next one, whole batches only", async () => {
-    const { driver, counts } = Pglite.counting(Pglite.driver(database));
-    const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
-    await run(PgSchema.init(url, options));
-    await run(
-      Effect.gen(function* () {
-        const { log } = yield* openCollect(options);
-        counts.byVerb.clear();
-        // Five batches in one turn: 1+1+1 fit in 4 and 3 more would not, then 3, then 2.
-        const tickets = [[1], [2], [3], [4, 5, 6], [7, 8]].map((ids) =>
-          appendNow(log, ids.map(inserted)),
-        );
-        for (const ticket of tickets) {
-          if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
-          yield* Ticket.wait(ticket);
-        }
-      }),
-    );
-    // Transactions: [1,2,3], [4,5,6], [7,8]: one guarded UPDATE and one INSERT each.
-    expect(counts.byVerb.get("UPDATE")).toBe(3);
-    expect(counts.byVerb.get("INSERT")).toBe(3);
-    expect(counts.byVerb.get("COMMIT")).toBe(3);
-  });
+  it.each([
+    ["one script each (one round trip)", (driver: Driver.Driver) => driver, { SCRIPT: 3 }],
+    [
+      "a statement at a time where the driver has no script",
+      Pglite.stepwise,
+      { BEGIN: 3, UPDATE: 3, INSERT: 3, COMMIT: 3 },
+    ],
+  ])(
+    "what arrives while a transaction is in flight goes into the next one, whole batches only: %s",
+    async (_, wrap, expected) => {
+      const { driver, counts } = Pglite.counting(wrap(Pglite.driver(database)));
+      const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
+      await run(PgSchema.init(url, options));
+      await run(
+        Effect.gen(function* () {
+          const { log } = yield* openCollect(options);
+          counts.byVerb.clear();
+          // Five batches in one turn: 1+1+1 fit in 4 and 3 more would not, then 3, then 2.
+          const tickets = [[1], [2], [3], [4, 5, 6], [7, 8]].map((ids) =>
+            appendNow(log, ids.map(inserted)),
+          );
+          for (const ticket of tickets) {
+            if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+            yield* Ticket.wait(ticket);
+          }
+        }),
+      );
+      // Transactions: [1,2,3], [4,5,6], [7,8].
+      expect(Object.fromEntries(counts.byVerb)).toEqual(expected);
+      expect(await rows(options.schema ?? "")).toHaveLength(8);
+    },
+  );
 
   it("a stale expected last sequence is AppendConflict and writes nothing", async () => {
     const options = fresh();
