@@ -25,7 +25,7 @@ import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
 import { folder, type InboxStats, incomingJobs, stopFolding } from "./internal/inbox.js";
-import { iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
+import { closeReader, iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
 import {
   follower,
   notifyCommitted,
@@ -198,7 +198,11 @@ export const open = <S, E>(
     };
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);
-    const reader: ReaderSession = { session: undefined, lock: yield* Effect.makeSemaphore(1) };
+    const reader: ReaderSession = {
+      session: undefined,
+      lock: yield* Effect.makeSemaphore(1),
+      closed: false,
+    };
     const fold = folder();
     const writerFiber = yield* Effect.forkScoped(writer(state));
     const close = () =>
@@ -214,8 +218,7 @@ export const open = <S, E>(
         if (state.session !== undefined && state.session !== session) {
           yield* closeSession(state.session);
         }
-        if (reader.session !== undefined) yield* closeSession(reader.session);
-        reader.session = undefined;
+        yield* closeReader(reader);
         if (state.failure !== undefined) return yield* Effect.fail(state.failure);
       });
     yield* Effect.addFinalizer(() => Effect.ignore(close()));

@@ -8,7 +8,7 @@
  */
 import type { PGlite } from "@electric-sql/pglite";
 import { Event } from "@tay/core";
-import { type Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
@@ -268,6 +268,97 @@ describe("compaction", () => {
       { sequence: 4, event: inserted(3) },
       { sequence: 5, event: inserted(4) },
     ]);
+  });
+});
+
+/**
+ * A driver that counts the sessions left open and can hold the next read
+ * of records until its session is closed (which fails it as a lost
+ * connection, as node-postgres fails a query when `end` cuts it).
+ */
+const tracking = (inner: Driver.Driver) => {
+  let open = 0;
+  let connects = 0;
+  let holdNext = false;
+  let onHeld = () => {};
+  const lost: Driver.Failure = {
+    _tag: "DriverFailure",
+    connection: true,
+    code: undefined,
+    detail: "Connection terminated",
+  };
+  const driver: Driver.Driver = {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      open += 1;
+      connects += 1;
+      let cut = () => {};
+      let closed = false;
+      return {
+        query: (text, parameters) => {
+          if (!holdNext || !text.startsWith("SELECT sequence, record")) {
+            return session.query(text, parameters);
+          }
+          holdNext = false;
+          const held = new Promise<Driver.Failure>((resolve) => {
+            cut = () => resolve(lost);
+          });
+          onHeld();
+          return held;
+        },
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          open -= 1;
+          cut();
+          await session.close();
+        },
+      };
+    },
+  };
+  return {
+    driver,
+    open: () => open,
+    connects: () => connects,
+    /** Holds the next read of records; resolves once it is held. */
+    holdNextRead: () =>
+      new Promise<void>((resolve) => {
+        holdNext = true;
+        onHeld = resolve;
+      }),
+  };
+};
+
+describe("close", () => {
+  it("a read running when the log closes fails StoreClosed and leaves no session open", async () => {
+    const tracked = tracking(Pglite.driver(database));
+    const options = fresh({ driver: () => tracked.driver, reconnectDelayMs: 1 });
+    await run(PgSchema.init(url, { ...options, driver: () => Pglite.driver(database) }));
+    let reading: Promise<unknown> = Promise.resolve();
+    const after = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1)]);
+        const held = tracked.holdNextRead();
+        // Forked, as an engine's catch-up is: the close does not wait for it.
+        reading = Effect.runPromise(Effect.either(log.view.readFrom(1, 10)));
+        yield* Effect.promise(() => held);
+        return log;
+      }),
+    );
+    // The scope closed the log while the read's statement was held.
+    const outcome = await reading;
+    // A reconnection would come after reconnectDelayMs: give it time to show.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(tracked.open()).toBe(0);
+    expect(outcome).toMatchObject({ _tag: "Left", left: { _tag: "StoreClosed" } });
+    // A read after the close connects nothing either.
+    const connects = tracked.connects();
+    const late = await Effect.runPromise(Effect.either(after.view.readFrom(1, 10)));
+    expect(late).toMatchObject({ _tag: "Left", left: { _tag: "StoreClosed" } });
+    expect(tracked.connects()).toBe(connects);
+    expect(tracked.open()).toBe(0);
   });
 });
 
