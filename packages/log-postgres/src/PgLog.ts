@@ -37,7 +37,7 @@ import { type OrphanedGeneration, type Recovery, recover } from "./internal/reco
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
 import { admission, type LogState } from "./internal/state.js";
-import { enqueue, writer } from "./internal/writer.js";
+import { enqueue, guardedWriter } from "./internal/writer.js";
 import {
   type HistoryRejected,
   InvalidOption,
@@ -204,7 +204,7 @@ export const open = <S, E>(
       closed: false,
     };
     const fold = folder();
-    const writerFiber = yield* Effect.forkScoped(writer(state));
+    const writerFiber = yield* Effect.forkScoped(guardedWriter(state));
     const close = () =>
       Effect.gen(function* () {
         state.closing = true;

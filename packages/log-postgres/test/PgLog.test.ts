@@ -186,6 +186,39 @@ describe("appends", () => {
     },
   );
 
+  it("a ticket waiter that throws stops the log with DatabaseError: nothing waits forever", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    const told: Array<string> = [];
+    const outcome = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        const first = appendNow(log, [inserted(1)]);
+        const second = appendNow(log, [inserted(2)]);
+        if (first instanceof LogError.AppendConflict) return yield* Effect.fail(first);
+        if (second instanceof LogError.AppendConflict) return yield* Effect.fail(second);
+        Ticket.onSettled(first, () => {
+          throw new Error("a waiter's bug");
+        });
+        Ticket.onSettled(first, (failure) => told.push(failure === undefined ? "ok" : failure._tag));
+        // Both batches go in one transaction; the second's waiters are told too.
+        const later = yield* Effect.either(Effect.timeout(Ticket.wait(second), "20 seconds"));
+        // The writer stopped: the next append is refused at once, naming the defect.
+        const third = appendNow(log, [inserted(3)]);
+        const refused =
+          third instanceof LogError.AppendConflict
+            ? third
+            : yield* Effect.flip(Effect.timeout(Ticket.wait(third), "20 seconds"));
+        return { later, refused };
+      }).pipe(Effect.catchAll(Effect.succeed)),
+    );
+    expect(told).toEqual(["ok"]);
+    expect(outcome).toMatchObject({
+      later: { _tag: "Right" },
+      refused: { _tag: "DatabaseError", detail: expect.stringContaining("a waiter's bug") },
+    });
+  });
+
   it("a stale expected last sequence is AppendConflict and writes nothing", async () => {
     const options = fresh();
     await run(PgSchema.init(url, options));

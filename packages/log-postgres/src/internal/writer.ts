@@ -362,6 +362,25 @@ const take = (state: LogState): Array<Queued> => {
   return group;
 };
 
+/**
+ * Settles every ticket, each with its outcome, even when a waiter throws (a
+ * bug of the waiter's): the first throw goes on once all are settled.
+ */
+const settleEach = <E>(
+  tickets: ReadonlyArray<Ticket.Ticket<E>>,
+  outcome: (index: number) => E | undefined,
+): void => {
+  let thrown: { readonly error: unknown } | undefined;
+  for (const [index, ticket] of tickets.entries()) {
+    try {
+      Ticket.settle(ticket, outcome(index));
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  if (thrown !== undefined) throw thrown.error;
+};
+
 /** Fails every queued and in-flight append: they all follow the one that failed. */
 const failAll = (state: LogState, failure: (queued: Queued) => PgLogError): void => {
   const all = [...state.inFlight, ...state.pending];
@@ -369,7 +388,13 @@ const failAll = (state: LogState, failure: (queued: Queued) => PgLogError): void
   state.pending = [];
   state.pendingBytes = 0;
   state.assignedLast = state.committedLast;
-  for (const queued of all) Ticket.settle(queued.ticket, failure(queued));
+  settleEach(
+    all.map((queued) => queued.ticket),
+    (index) => {
+      const queued = all[index];
+      return queued === undefined ? undefined : failure(queued);
+    },
+  );
 };
 
 /** Settles a transaction's appends by its outcome, in sequence order. */
@@ -386,8 +411,11 @@ const settle = (
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
     state.pendingBytes -= laid.bytes;
-    for (const queued of group) Ticket.settle(queued.ticket, undefined);
     state.committed(laid.last, notice !== undefined);
+    settleEach(
+      group.map((queued) => queued.ticket),
+      () => undefined,
+    );
     return;
   }
   if (outcome._tag === "Conflict") {
@@ -409,6 +437,32 @@ const settle = (
   state.failure = outcome;
   failAll(state, () => outcome);
 };
+
+/**
+ * The writer, guarded: a defect (a bug: a throwing ticket waiter, a value
+ * no literal can hold) stops the log with `DatabaseError` naming it and
+ * fails every queued append, instead of ending the writer's fiber in
+ * silence, which left every append after it waiting forever.
+ */
+export const guardedWriter = (state: LogState): Effect.Effect<void> =>
+  Effect.catchAllDefect(writer(state), (defect) =>
+    Effect.sync(() => {
+      const failure = new DatabaseError({
+        path: state.path,
+        operation: "append",
+        code: undefined,
+        detail: `the writer stopped on a defect: ${defect instanceof Error ? defect.message : String(defect)}`,
+      });
+      state.failure ??= failure;
+      // The waiters were told even if one throws again; the log has stopped either way.
+      try {
+        failAll(state, () => failure);
+      } catch {
+        // Already reported as the log's failure.
+      }
+      notifyIdle(state);
+    }),
+  );
 
 /** The writer: one transaction at a time until the log closes or stops. */
 export const writer = (state: LogState): Effect.Effect<void> =>
