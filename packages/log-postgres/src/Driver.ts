@@ -71,8 +71,7 @@ export interface Driver {
 /** Whether a value the driver returned is a failure. */
 export const isFailure = (
   value: Result | Session | Failure | ReadonlyArray<Result>,
-): value is Failure =>
-  "_tag" in value && value._tag === "DriverFailure";
+): value is Failure => "_tag" in value && value._tag === "DriverFailure";
 
 /** SQLSTATEs that mean the connection, not the statement, failed. */
 const connectionStates: ReadonlySet<string> = new Set([

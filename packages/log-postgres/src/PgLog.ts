@@ -25,7 +25,13 @@ import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
 import { folder, type InboxStats, incomingJobs, stopFolding } from "./internal/inbox.js";
-import { closeReader, iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
+import {
+  closeReader,
+  iterFrom,
+  makeReader,
+  type ReaderSession,
+  readFrom,
+} from "./internal/reader.js";
 import {
   follower,
   notifyCommitted,
@@ -198,11 +204,7 @@ export const open = <S, E>(
     };
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);
-    const reader: ReaderSession = {
-      session: undefined,
-      lock: yield* Effect.makeSemaphore(1),
-      closed: false,
-    };
+    const reader = yield* makeReader;
     const fold = folder();
     const writerFiber = yield* Effect.forkScoped(guardedWriter(state));
     const close = () =>

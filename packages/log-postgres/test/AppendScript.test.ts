@@ -115,7 +115,11 @@ describe("the append script", () => {
         return yield* Effect.flip(append(first.log, [inserted(7)]));
       }),
     );
-    expect(failed).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0, lastSequence: 1 });
+    expect(failed).toMatchObject({
+      _tag: "AppendConflict",
+      expectedLastSequence: 0,
+      lastSequence: 1,
+    });
     expect(await rows(options.schema ?? "")).toEqual([{ epoch: 1, sequence: 1 }]);
     const reopened = await run(openCollect(options));
     expect(reopened.state).toEqual([{ sequence: 1, event: inserted(1) }]);

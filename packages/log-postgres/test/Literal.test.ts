@@ -40,9 +40,9 @@ const hostile = fc.oneof(
   ),
   fc.string({ unit: "grapheme", maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }).map((text) => text.replaceAll("\u0000", "")),
-  fc.array(fc.constantFrom("'", "\\", ";", "-", "/", "*", "$", "E", "x", "a"), { maxLength: 12 }).map(
-    (parts) => parts.join(""),
-  ),
+  fc
+    .array(fc.constantFrom("'", "\\", ";", "-", "/", "*", "$", "E", "x", "a"), { maxLength: 12 })
+    .map((parts) => parts.join("")),
 );
 
 /** The one statement `SELECT <literal> AS v; SELECT 'end' AS v` runs, by its results. */

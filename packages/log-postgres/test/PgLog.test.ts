@@ -200,7 +200,9 @@ describe("appends", () => {
         Ticket.onSettled(first, () => {
           throw new Error("a waiter's bug");
         });
-        Ticket.onSettled(first, (failure) => told.push(failure === undefined ? "ok" : failure._tag));
+        Ticket.onSettled(first, (failure) =>
+          told.push(failure === undefined ? "ok" : failure._tag),
+        );
         // Both batches go in one transaction; the second's waiters are told too.
         const later = yield* Effect.either(Effect.timeout(Ticket.wait(second), "20 seconds"));
         // The writer stopped: the next append is refused at once, naming the defect.

@@ -30,6 +30,12 @@ export interface ReaderSession {
   closed: boolean;
 }
 
+/** A reader with no session yet (connected on its first read). */
+export const makeReader: Effect.Effect<ReaderSession> = Effect.map(
+  Effect.makeSemaphore(1),
+  (lock) => ({ session: undefined, lock, closed: false }),
+);
+
 /** Closes the reader for good: its session now, and any read after (or still running) is `StoreClosed`. */
 export const closeReader = (reader: ReaderSession): Effect.Effect<void> =>
   Effect.suspend(() => {

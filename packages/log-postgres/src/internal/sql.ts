@@ -112,7 +112,9 @@ export interface Append {
   readonly expected: number;
   readonly last: number;
   /** The records, one INSERT per chunk, in sequence order from `expected + 1`. */
-  readonly chunks: ReadonlyArray<ReadonlyArray<{ readonly sequence: number; readonly bytes: Uint8Array }>>;
+  readonly chunks: ReadonlyArray<
+    ReadonlyArray<{ readonly sequence: number; readonly bytes: Uint8Array }>
+  >;
   /** The inbox rows the records fold (`Batch.consumed`): the store's name and the rows' keys. */
   readonly consumed?: { readonly store: string; readonly keys: ReadonlyArray<string> };
   /** A notification sent at commit (PostgreSQL only: see `notifications`). */
@@ -127,7 +129,8 @@ export interface Append {
  * (uncommitted), so "the head holds the marker" is true in this
  * transaction exactly when its own guard moved the head.
  */
-export const marker = (last: number): string => (2n ** 62n + BigInt(Literal.integer(last))).toString();
+export const marker = (last: number): string =>
+  (2n ** 62n + BigInt(Literal.integer(last))).toString();
 
 /**
  * The append as one text of statements for the simple query protocol:
@@ -270,7 +273,10 @@ export const sampleAppend = (schema: string, rows: number, keys: number): Readon
     chunks,
     consumed: {
       store: "default",
-      keys: Array.from({ length: keys }, (_, index) => `0190a5e2-0000-7000-8000-00000000000${index}`),
+      keys: Array.from(
+        { length: keys },
+        (_, index) => `0190a5e2-0000-7000-8000-00000000000${index}`,
+      ),
     },
   });
 };

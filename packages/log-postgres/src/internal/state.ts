@@ -70,7 +70,9 @@ export interface LogState {
    * database took a `pg_notify` (PostgreSQL): undefined until then, and
    * where notifications are off or refused.
    */
-  inlineNotice: ((last: number) => { readonly channel: string; readonly payload: string }) | undefined;
+  inlineNotice:
+    | ((last: number) => { readonly channel: string; readonly payload: string })
+    | undefined;
 }
 
 /** Whether the log takes an append now, as `Log.admission` says. */

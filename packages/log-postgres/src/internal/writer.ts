@@ -214,12 +214,15 @@ const transactOnce = (
         expected: laid.expected,
         last: laid.last,
         chunks,
-        ...(consumed.length > 0 ? { consumed: { store: state.options.store, keys: consumed } } : {}),
+        ...(consumed.length > 0
+          ? { consumed: { store: state.options.store, keys: consumed } }
+          : {}),
         ...(run.notice === undefined ? {} : { notify: run.notice }),
       }),
     );
     const results = yield* runScript(script, joined(texts));
-    if (results[0]?.affected !== 1) return yield* refusedGuard(state, session, epoch, laid, run.rerun);
+    if (results[0]?.affected !== 1)
+      return yield* refusedGuard(state, session, epoch, laid, run.rerun);
     // The guard moved the head, so every INSERT wrote its rows (or the
     // script failed whole). Anything else is not a state this log can go on from.
     const inserted = results
@@ -242,7 +245,12 @@ const transactSteps = (state: LogState, session: Session, run: Run) => {
   const { epoch, laid, consumed } = run;
   return Effect.gen(function* () {
     yield* runOne(session, sql.begin);
-    const moved = yield* runOne(session, sql.advanceHead, [storeId, epoch, laid.last, laid.expected]);
+    const moved = yield* runOne(session, sql.advanceHead, [
+      storeId,
+      epoch,
+      laid.last,
+      laid.expected,
+    ]);
     if (moved.affected !== 1) {
       yield* runOne(session, sql.rollback);
       return yield* refusedGuard(state, session, epoch, laid, run.rerun);
