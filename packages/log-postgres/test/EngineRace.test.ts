@@ -77,7 +77,7 @@ const engineProcess = (url: string, rounds: number) => {
   /** What a stuck process last printed: its last progress lines and its stderr. */
   const lastWords = (lines: number) =>
     [
-      `pid ${process_.pid}: ${finished ? "ended" : "still running"}; its last lines:`,
+      `pid ${process_.pid}: ${finished ? "ended after SIGUSR2" : "still running"}; its last lines:`,
       ...stdout.trimEnd().split("\n").slice(-lines),
       ...(stderr === "" ? [] : ["stderr:", stderr.slice(-2000)]),
     ].join("\n  ");
@@ -109,7 +109,11 @@ const within = async (
   const stuck = processes.filter((started) => !started.finished());
   for (const started of stuck) started.signal("SIGUSR2");
   await sleep(1000);
-  const words = processes.map((started, index) => `engine ${index} ${started.lastWords(12)}`);
+  const words = processes.map((started, index) =>
+    stuck.includes(started)
+      ? `engine ${index} ${started.lastWords(12)}`
+      : `engine ${index}: ended in time`,
+  );
   for (const started of stuck) started.signal("SIGKILL");
   await all;
   throw new Error(

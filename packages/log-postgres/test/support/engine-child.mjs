@@ -6,6 +6,7 @@
  * of: insert a few jobs, claim some, complete half of what it claimed.
  * Each line it prints follows the durable answer it reports:
  *
+ *   loaded                 its modules are loaded (it waits for the line on stdin)
  *   at WORKER ROUND STEP   a worker issues STEP (insert, claim, complete) of a round
  *   inserted JOB_ID        an acknowledged insert
  *   started JOB_ID ATTEMPT a job this engine started
@@ -20,30 +21,14 @@
  *
  *   node engine-child.mjs URL ROUNDS [WORKERS]
  */
-import { Effect } from "effect";
-
 const [url, roundsText = "20", workersText = "4"] = process.argv.slice(2);
 if (url === undefined) {
   process.stderr.write("usage: engine-child.mjs URL ROUNDS [WORKERS]\n");
   process.exit(2);
 }
-const { PgLog } = await import(new URL("../../dist/index.js", import.meta.url).href);
-const { Engine, StateProjection } = await import("@tay/shell-node");
-
-await new Promise((resolve) => process.stdin.once("data", resolve));
-process.stdin.pause();
-
-const say = (line) => Effect.sync(() => process.stdout.write(`${line}\n`));
-
 // Each worker's last step, and the engine once opened: what `waiting` reports.
 const steps = new Map();
 let opened;
-const step = (worker, index, name) =>
-  Effect.zipRight(
-    Effect.sync(() => steps.set(worker, `${index} ${name}`)),
-    say(`at ${worker} ${index} ${name}`),
-  );
-
 /** What this process waits on now: printed on SIGUSR2 and when it outlives its close. */
 const waiting = (why) => {
   const report = { why, steps: Object.fromEntries(steps) };
@@ -59,7 +44,23 @@ const waiting = (why) => {
   report.resources = process.getActiveResourcesInfo();
   process.stdout.write(`waiting ${JSON.stringify(report)}\n`);
 };
+// Before anything is loaded: without a listener SIGUSR2 would end the process.
 process.on("SIGUSR2", () => waiting("SIGUSR2"));
+
+const { Effect } = await import("effect");
+const { PgLog } = await import(new URL("../../dist/index.js", import.meta.url).href);
+const { Engine, StateProjection } = await import("@tay/shell-node");
+
+process.stdout.write("loaded\n");
+await new Promise((resolve) => process.stdin.once("data", resolve));
+process.stdin.pause();
+
+const say = (line) => Effect.sync(() => process.stdout.write(`${line}\n`));
+const step = (worker, index, name) =>
+  Effect.zipRight(
+    Effect.sync(() => steps.set(worker, `${index} ${name}`)),
+    say(`at ${worker} ${index} ${name}`),
+  );
 
 const round = (engine, worker, index) =>
   Effect.gen(function* () {
