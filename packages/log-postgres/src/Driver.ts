@@ -38,6 +38,15 @@ export interface Failure {
 /** One connection: statements run one after another, in the order issued. */
 export interface Session {
   readonly query: (text: string, parameters: ReadonlyArray<Parameter>) => Promise<Result | Failure>;
+  /**
+   * Runs several statements sent as one text (the simple query protocol,
+   * no parameters: their values are literals), one round trip: one
+   * implicit transaction that commits when the last statement ran, or
+   * rolls back whole when one fails. One result per statement, in order.
+   * Absent where the driver cannot (the log then sends one statement at a
+   * time, inside BEGIN and COMMIT).
+   */
+  readonly script?: (text: string) => Promise<ReadonlyArray<Result> | Failure>;
   /** Ends the connection. Never rejects; a second call does nothing. */
   readonly close: () => Promise<void>;
   /**
@@ -60,8 +69,9 @@ export interface Driver {
 }
 
 /** Whether a value the driver returned is a failure. */
-export const isFailure = (value: Result | Session | Failure): value is Failure =>
-  "_tag" in value && value._tag === "DriverFailure";
+export const isFailure = (
+  value: Result | Session | Failure | ReadonlyArray<Result>,
+): value is Failure => "_tag" in value && value._tag === "DriverFailure";
 
 /** SQLSTATEs that mean the connection, not the statement, failed. */
 const connectionStates: ReadonlySet<string> = new Set([
@@ -148,6 +158,20 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
         try {
           const result = await client.query({ text, values: [...parameters] });
           return { rows: result.rows, affected: result.rowCount ?? 0 };
+        } catch (error) {
+          const failure = classify(error);
+          if (failure.connection) broken = failure;
+          return failure;
+        }
+      },
+      script: async (text) => {
+        if (broken !== undefined) return broken;
+        try {
+          // No values: node-postgres sends the text as a simple query and
+          // resolves at ReadyForQuery, after the implicit COMMIT.
+          const result: pg.QueryResult | ReadonlyArray<pg.QueryResult> = await client.query(text);
+          const results = Array.isArray(result) ? result : [result];
+          return results.map((one) => ({ rows: one.rows, affected: one.rowCount ?? 0 }));
         } catch (error) {
           const failure = classify(error);
           if (failure.connection) broken = failure;

@@ -5,7 +5,7 @@
  * client, inside the transaction it has open: it decides the jobs with the
  * engine's insert decider (bad args are refused before anything is
  * written), writes one row to the store's inbox and notifies the inbox
- * channel. Both take effect when the application commits, and neither if
+ * channel, in one statement. Both take effect when the application commits, and neither if
  * it rolls back. A running engine then folds the row into the log: the
  * jobs get their ids and enter the log, and the row is deleted, in one
  * transaction (docs/postgres.md, "Enqueue inside your transaction").
@@ -154,16 +154,15 @@ export const enqueueInTransaction = async (
   const key = nextKey(now);
   const { type, schema: pairSchema, payload } = encoded;
   try {
-    await client.query(statements(schema).inboxInsert, [
-      store,
-      key,
-      now,
-      type,
-      pairSchema,
-      payload,
-    ]);
-    if (options.notify !== false) {
-      await client.query(notifications.notify, [inboxChannel, `${schema}.${store}`]);
+    const row = [store, key, now, type, pairSchema, payload];
+    // With its notification: one statement, one round trip of the application's transaction.
+    if (options.notify === false) await client.query(statements(schema).inboxInsert, row);
+    else {
+      await client.query(notifications.inboxInsertNotify(schema), [
+        ...row,
+        inboxChannel,
+        `${schema}.${store}`,
+      ]);
     }
   } catch (error) {
     throw failed(path, store, error);

@@ -25,7 +25,13 @@ import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";
 import { folder, type InboxStats, incomingJobs, stopFolding } from "./internal/inbox.js";
-import { iterFrom, type ReaderSession, readFrom } from "./internal/reader.js";
+import {
+  closeReader,
+  iterFrom,
+  makeReader,
+  type ReaderSession,
+  readFrom,
+} from "./internal/reader.js";
 import {
   follower,
   notifyCommitted,
@@ -37,7 +43,7 @@ import { type OrphanedGeneration, type Recovery, recover } from "./internal/reco
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
 import { admission, type LogState } from "./internal/state.js";
-import { enqueue, writer } from "./internal/writer.js";
+import { enqueue, guardedWriter } from "./internal/writer.js";
 import {
   type HistoryRejected,
   InvalidOption,
@@ -194,12 +200,13 @@ export const open = <S, E>(
       idle: [],
       writes: { committed: 0, conflicted: 0 },
       committed: () => {},
+      inlineNotice: undefined,
     };
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);
-    const reader: ReaderSession = { session: undefined, lock: yield* Effect.makeSemaphore(1) };
+    const reader = yield* makeReader;
     const fold = folder();
-    const writerFiber = yield* Effect.forkScoped(writer(state));
+    const writerFiber = yield* Effect.forkScoped(guardedWriter(state));
     const close = () =>
       Effect.gen(function* () {
         state.closing = true;
@@ -213,8 +220,7 @@ export const open = <S, E>(
         if (state.session !== undefined && state.session !== session) {
           yield* closeSession(state.session);
         }
-        if (reader.session !== undefined) yield* closeSession(reader.session);
-        reader.session = undefined;
+        yield* closeReader(reader);
         if (state.failure !== undefined) return yield* Effect.fail(state.failure);
       });
     yield* Effect.addFinalizer(() => Effect.ignore(close()));

@@ -5,7 +5,9 @@
  * afterwards, no job was started twice (each started job was started once,
  * at attempt 1, by one engine), and the store reopens, every row checked
  * and folded; the same holds when one engine is SIGKILLed while it appends.
- * Skipped, with the reason printed, when no server answers.
+ * A race that outlives its deadline (100 s, inside the test's 120 s) fails
+ * with the last progress lines of each engine still running and what it
+ * said it waits on. Skipped, with the reason printed, when no server answers.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -68,7 +70,55 @@ const engineProcess = (url: string, rounds: number) => {
       if (inserts >= count) process_.kill("SIGKILL");
     };
   };
-  return { go: () => process_.stdin.end("go\n"), killAfterInserts, done };
+  let finished = false;
+  void done.then(() => {
+    finished = true;
+  });
+  /** What a stuck process last printed: its last progress lines and its stderr. */
+  const lastWords = (lines: number) =>
+    [
+      `pid ${process_.pid}: ${finished ? "ended after SIGUSR2" : "still running"}; its last lines:`,
+      ...stdout.trimEnd().split("\n").slice(-lines),
+      ...(stderr === "" ? [] : ["stderr:", stderr.slice(-2000)]),
+    ].join("\n  ");
+  return {
+    go: () => process_.stdin.end("go\n"),
+    killAfterInserts,
+    done,
+    finished: () => finished,
+    signal: (name: NodeJS.Signals) => process_.kill(name),
+    lastWords,
+  };
+};
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Waits for every process, or fails once `deadlineMs` passed with what each
+ * one still running was waiting on: asked with SIGUSR2 (the child prints a
+ * `waiting` line: each worker's last step, the engine's counters, the
+ * log's queue, what keeps the process alive), then SIGKILLed.
+ */
+const within = async (
+  processes: ReadonlyArray<ReturnType<typeof engineProcess>>,
+  deadlineMs: number,
+): Promise<Array<Run>> => {
+  const all = Promise.all(processes.map((started) => started.done));
+  const late = await Promise.race([all.then(() => false), sleep(deadlineMs).then(() => true)]);
+  if (!late) return all;
+  const stuck = processes.filter((started) => !started.finished());
+  for (const started of stuck) started.signal("SIGUSR2");
+  await sleep(1000);
+  const words = processes.map((started, index) =>
+    stuck.includes(started)
+      ? `engine ${index} ${started.lastWords(12)}`
+      : `engine ${index}: ended in time`,
+  );
+  for (const started of stuck) started.signal("SIGKILL");
+  await all;
+  throw new Error(
+    `${stuck.length} of ${processes.length} engine processes still running after ${deadlineMs} ms:\n${words.join("\n")}`,
+  );
 };
 
 /**
@@ -83,6 +133,7 @@ export const race = async (
   engines: number,
   rounds: number,
   killAfterInserts?: number,
+  deadlineMs = 100_000,
 ) => {
   const processes = Array.from({ length: engines }, (_, index) =>
     engineProcess(url, index === 0 && killAfterInserts !== undefined ? rounds * 10 : rounds),
@@ -91,7 +142,7 @@ export const race = async (
   await new Promise((resolve) => setTimeout(resolve, 1500));
   for (const started of processes) started.go();
   if (killAfterInserts !== undefined) processes[0]?.killAfterInserts(killAfterInserts);
-  return Promise.all(processes.map((started) => started.done));
+  return within(processes, deadlineMs);
 };
 
 /** Every started job was started once, at attempt 1; every acknowledged insert is in `state`. */
@@ -181,7 +232,7 @@ describe.skipIf(!("url" in server))("several engines on one PostgreSQL store", (
           const made = yield* Effect.promise(() => Server.freshDatabase(serverUrl));
           yield* PgSchema.init(made.url);
           const started = Date.now();
-          const runs = yield* Effect.promise(() => race(made.url, engines, 25));
+          const runs = yield* Effect.promise(() => race(made.url, engines, 25, undefined, 140_000));
           const seconds = (Date.now() - started - 1500) / 1000;
           yield* Effect.promise(() => made.drop());
           const sum = (key: string) =>

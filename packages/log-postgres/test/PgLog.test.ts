@@ -8,7 +8,7 @@
  */
 import type { PGlite } from "@electric-sql/pglite";
 import { Event } from "@tay/core";
-import { PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
@@ -153,28 +153,72 @@ describe("appends", () => {
     );
   });
 
-  it("what arrives while a transaction is in flight goes into the next one, whole batches only", async () => {
-    const { driver, counts } = Pglite.counting(Pglite.driver(database));
-    const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
+  it.each([
+    ["one script each (one round trip)", (driver: Driver.Driver) => driver, { SCRIPT: 3 }],
+    [
+      "a statement at a time where the driver has no script",
+      Pglite.stepwise,
+      { BEGIN: 3, UPDATE: 3, INSERT: 3, COMMIT: 3 },
+    ],
+  ])(
+    "what arrives while a transaction is in flight goes into the next one, whole batches only: %s",
+    async (_, wrap, expected) => {
+      const { driver, counts } = Pglite.counting(wrap(Pglite.driver(database)));
+      const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
+      await run(PgSchema.init(url, options));
+      await run(
+        Effect.gen(function* () {
+          const { log } = yield* openCollect(options);
+          counts.byVerb.clear();
+          // Five batches in one turn: 1+1+1 fit in 4 and 3 more would not, then 3, then 2.
+          const tickets = [[1], [2], [3], [4, 5, 6], [7, 8]].map((ids) =>
+            appendNow(log, ids.map(inserted)),
+          );
+          for (const ticket of tickets) {
+            if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+            yield* Ticket.wait(ticket);
+          }
+        }),
+      );
+      // Transactions: [1,2,3], [4,5,6], [7,8].
+      expect(Object.fromEntries(counts.byVerb)).toEqual(expected);
+      expect(await rows(options.schema ?? "")).toHaveLength(8);
+    },
+  );
+
+  it("a ticket waiter that throws stops the log with DatabaseError: nothing waits forever", async () => {
+    const options = fresh();
     await run(PgSchema.init(url, options));
-    await run(
+    const told: Array<string> = [];
+    const outcome = await run(
       Effect.gen(function* () {
         const { log } = yield* openCollect(options);
-        counts.byVerb.clear();
-        // Five batches in one turn: 1+1+1 fit in 4 and 3 more would not, then 3, then 2.
-        const tickets = [[1], [2], [3], [4, 5, 6], [7, 8]].map((ids) =>
-          appendNow(log, ids.map(inserted)),
+        const first = appendNow(log, [inserted(1)]);
+        const second = appendNow(log, [inserted(2)]);
+        if (first instanceof LogError.AppendConflict) return yield* Effect.fail(first);
+        if (second instanceof LogError.AppendConflict) return yield* Effect.fail(second);
+        Ticket.onSettled(first, () => {
+          throw new Error("a waiter's bug");
+        });
+        Ticket.onSettled(first, (failure) =>
+          told.push(failure === undefined ? "ok" : failure._tag),
         );
-        for (const ticket of tickets) {
-          if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
-          yield* Ticket.wait(ticket);
-        }
-      }),
+        // Both batches go in one transaction; the second's waiters are told too.
+        const later = yield* Effect.either(Effect.timeout(Ticket.wait(second), "20 seconds"));
+        // The writer stopped: the next append is refused at once, naming the defect.
+        const third = appendNow(log, [inserted(3)]);
+        const refused =
+          third instanceof LogError.AppendConflict
+            ? third
+            : yield* Effect.flip(Effect.timeout(Ticket.wait(third), "20 seconds"));
+        return { later, refused };
+      }).pipe(Effect.catchAll(Effect.succeed)),
     );
-    // Transactions: [1,2,3], [4,5,6], [7,8]: one guarded UPDATE and one INSERT each.
-    expect(counts.byVerb.get("UPDATE")).toBe(3);
-    expect(counts.byVerb.get("INSERT")).toBe(3);
-    expect(counts.byVerb.get("COMMIT")).toBe(3);
+    expect(told).toEqual(["ok"]);
+    expect(outcome).toMatchObject({
+      later: { _tag: "Right" },
+      refused: { _tag: "DatabaseError", detail: expect.stringContaining("a waiter's bug") },
+    });
   });
 
   it("a stale expected last sequence is AppendConflict and writes nothing", async () => {
@@ -259,6 +303,97 @@ describe("compaction", () => {
       { sequence: 4, event: inserted(3) },
       { sequence: 5, event: inserted(4) },
     ]);
+  });
+});
+
+/**
+ * A driver that counts the sessions left open and can hold the next read
+ * of records until its session is closed (which fails it as a lost
+ * connection, as node-postgres fails a query when `end` cuts it).
+ */
+const tracking = (inner: Driver.Driver) => {
+  let open = 0;
+  let connects = 0;
+  let holdNext = false;
+  let onHeld = () => {};
+  const lost: Driver.Failure = {
+    _tag: "DriverFailure",
+    connection: true,
+    code: undefined,
+    detail: "Connection terminated",
+  };
+  const driver: Driver.Driver = {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      open += 1;
+      connects += 1;
+      let cut = () => {};
+      let closed = false;
+      return {
+        query: (text, parameters) => {
+          if (!holdNext || !text.startsWith("SELECT sequence, record")) {
+            return session.query(text, parameters);
+          }
+          holdNext = false;
+          const held = new Promise<Driver.Failure>((resolve) => {
+            cut = () => resolve(lost);
+          });
+          onHeld();
+          return held;
+        },
+        close: async () => {
+          if (closed) return;
+          closed = true;
+          open -= 1;
+          cut();
+          await session.close();
+        },
+      };
+    },
+  };
+  return {
+    driver,
+    open: () => open,
+    connects: () => connects,
+    /** Holds the next read of records; resolves once it is held. */
+    holdNextRead: () =>
+      new Promise<void>((resolve) => {
+        holdNext = true;
+        onHeld = resolve;
+      }),
+  };
+};
+
+describe("close", () => {
+  it("a read running when the log closes fails StoreClosed and leaves no session open", async () => {
+    const tracked = tracking(Pglite.driver(database));
+    const options = fresh({ driver: () => tracked.driver, reconnectDelayMs: 1 });
+    await run(PgSchema.init(url, { ...options, driver: () => Pglite.driver(database) }));
+    let reading: Promise<unknown> = Promise.resolve();
+    const after = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1)]);
+        const held = tracked.holdNextRead();
+        // Forked, as an engine's catch-up is: the close does not wait for it.
+        reading = Effect.runPromise(Effect.either(log.view.readFrom(1, 10)));
+        yield* Effect.promise(() => held);
+        return log;
+      }),
+    );
+    // The scope closed the log while the read's statement was held.
+    const outcome = await reading;
+    // A reconnection would come after reconnectDelayMs: give it time to show.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(tracked.open()).toBe(0);
+    expect(outcome).toMatchObject({ _tag: "Left", left: { _tag: "StoreClosed" } });
+    // A read after the close connects nothing either.
+    const connects = tracked.connects();
+    const late = await Effect.runPromise(Effect.either(after.view.readFrom(1, 10)));
+    expect(late).toMatchObject({ _tag: "Left", left: { _tag: "StoreClosed" } });
+    expect(tracked.connects()).toBe(connects);
+    expect(tracked.open()).toBe(0);
   });
 });
 

@@ -238,6 +238,8 @@ const faulty = (
     dropAfter?: string;
     dropBefore?: string;
     refuseReconnect?: boolean;
+    /** The append's one script (node-postgres' simple query): dropped after it ran, or before it was sent. */
+    script?: "dropAfter" | "dropBefore";
   },
 ) => {
   const inner = Driver.nodePg(url);
@@ -280,9 +282,22 @@ const faulty = (
           }
           return result;
         },
+        ...(plan.script === undefined ? {} : { script: scriptOf(session, plan.script) }),
         close: session.close,
       };
     },
+  };
+  // The session's script, dropping the first append script as planned.
+  const scriptOf = (session: Driver.Session, when: "dropAfter" | "dropBefore") => {
+    const script = session.script;
+    return async (text: string) => {
+      if (script === undefined) return lost;
+      if (dropped || !text.includes("tay_record")) return script(text);
+      dropped = true;
+      if (when === "dropAfter") await script(text);
+      await session.close();
+      return lost;
+    };
   };
   return { driver, connections: () => connections };
 };
@@ -306,6 +321,28 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
           yield* append(log, [inserted(1), inserted(2)]);
           yield* append(log, [inserted(3)]);
           expect(connections()).toBeGreaterThanOrEqual(2);
+          expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
+        }),
+      ),
+  );
+
+  it.live.each(["dropAfter", "dropBefore"] as const)(
+    "the append's one script, %s: the run again on a new connection commits once",
+    (when) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { url } = yield* database;
+          yield* PgSchema.init(url);
+          const { driver, connections } = faulty(url, { script: when });
+          const { log } = yield* PgLog.open(
+            url,
+            { ...options, driver: () => driver },
+            Projection.collect,
+          );
+          yield* append(log, [inserted(1), inserted(2)]);
+          yield* append(log, [inserted(3)]);
+          expect(connections()).toBeGreaterThanOrEqual(2);
+          expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0 });
           expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
         }),
       ),

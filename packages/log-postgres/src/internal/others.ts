@@ -205,34 +205,46 @@ export const stopFollowing = (follow: Follower): void => {
  * on the follower's session, without holding the writer): one notification
  * at a time, the latest last sequence sent next.
  */
-export const notifyCommitted = (state: LogState, follow: Follower) => (last: number) => {
-  follow.latest = last;
-  if (follow.sending) return;
-  const send = (): void => {
-    const session = follow.session;
-    const value = follow.latest;
-    if (session === undefined || value === undefined || !follow.notifying) {
-      follow.sending = false;
+export const notifyCommitted =
+  (state: LogState, follow: Follower) => (last: number, notified: boolean) => {
+    // The commit's own script told them (and anything older still owed is older news).
+    if (notified) {
+      follow.latest = undefined;
       return;
     }
-    follow.latest = undefined;
-    follow.sending = true;
-    const payload = `${follow.writerId}:${value}`;
-    void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
-      if ("_tag" in result) {
-        // A database without pg_notify refuses it: the others poll. A lost
-        // session owes the value again, sent once the follower reconnects.
-        if (!result.connection) follow.notifying = false;
-        else {
-          follow.latest ??= value;
-          lost(follow, session);
-        }
+    follow.latest = last;
+    if (follow.sending) return;
+    const send = (): void => {
+      const session = follow.session;
+      const value = follow.latest;
+      if (session === undefined || value === undefined || !follow.notifying) {
+        follow.sending = false;
+        return;
       }
-      send();
-    });
+      follow.latest = undefined;
+      follow.sending = true;
+      const payload = `${follow.writerId}:${value}`;
+      void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
+        if (!("_tag" in result) && state.inlineNotice === undefined) {
+          // The database takes pg_notify: the next appends send theirs in
+          // their own script, at their commit, without this round trip.
+          const name = channel(state.storeId);
+          state.inlineNotice = (next) => ({ channel: name, payload: `${follow.writerId}:${next}` });
+        }
+        if ("_tag" in result) {
+          // A database without pg_notify refuses it: the others poll. A lost
+          // session owes the value again, sent once the follower reconnects.
+          if (!result.connection) follow.notifying = false;
+          else {
+            follow.latest ??= value;
+            lost(follow, session);
+          }
+        }
+        send();
+      });
+    };
+    follow.resend = () => {
+      if (!follow.sending) send();
+    };
+    send();
   };
-  follow.resend = () => {
-    if (!follow.sending) send();
-  };
-  send();
-};

@@ -21,7 +21,48 @@ export interface ReaderSession {
   session: Session | undefined;
   /** One read at a time: a second would connect a second session. */
   readonly lock: Effect.Semaphore;
+  /**
+   * Set by the log's close: no read connects any more. A read still running
+   * then (an engine's catch-up, forked, that the close does not wait for)
+   * would otherwise reconnect after the close ended its session, and the
+   * connection left open would keep the process alive.
+   */
+  closed: boolean;
 }
+
+/** A reader with no session yet (connected on its first read). */
+export const makeReader: Effect.Effect<ReaderSession> = Effect.map(
+  Effect.makeSemaphore(1),
+  (lock) => ({ session: undefined, lock, closed: false }),
+);
+
+/** Closes the reader for good: its session now, and any read after (or still running) is `StoreClosed`. */
+export const closeReader = (reader: ReaderSession): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    reader.closed = true;
+    const session = reader.session;
+    reader.session = undefined;
+    return session === undefined ? Effect.void : close(session);
+  });
+
+/** The reader's session: the open one, or a new one (closed at once if the log closed meanwhile). */
+const readerSession = (
+  state: LogState,
+  reader: ReaderSession,
+): Effect.Effect<Session, Failure | LogError.StoreClosed> =>
+  Effect.suspend(() => {
+    const closed = new LogError.StoreClosed({ path: state.path });
+    if (reader.closed) return Effect.fail(closed);
+    if (reader.session !== undefined) return Effect.succeed(reader.session);
+    // Not interrupted mid-connect: a connection made is either kept or closed.
+    return Effect.uninterruptible(
+      Effect.flatMap(connect(state.driver), (session) => {
+        if (reader.closed) return Effect.zipRight(close(session), Effect.fail(closed));
+        reader.session = session;
+        return Effect.succeed(session);
+      }),
+    );
+  });
 
 /** Decodes the committed rows of one page, checked from `from` on. */
 const entriesOf = (
@@ -56,19 +97,11 @@ export const onReader = <A, E>(
   state: LogState,
   reader: ReaderSession,
   body: (session: Session) => Effect.Effect<A, E | Failure>,
-): Effect.Effect<A, E | Failure> =>
+): Effect.Effect<A, E | Failure | LogError.StoreClosed> =>
   reader.lock.withPermits(1)(
     Effect.gen(function* () {
       for (let attempts = 0; ; attempts++) {
-        const result = yield* Effect.either(
-          Effect.flatMap(
-            reader.session === undefined ? connect(state.driver) : Effect.succeed(reader.session),
-            (session) => {
-              reader.session = session;
-              return body(session);
-            },
-          ),
-        );
+        const result = yield* Effect.either(Effect.flatMap(readerSession(state, reader), body));
         if (result._tag === "Right") return result.right;
         const error = result.left;
         const connection = isFailure(error) && error.connection;
@@ -76,6 +109,10 @@ export const onReader = <A, E>(
           const session = reader.session;
           reader.session = undefined;
           yield* close(session);
+        }
+        // The log closed under the read (its close ended the session): no reconnection.
+        if (connection && reader.closed) {
+          return yield* new LogError.StoreClosed({ path: state.path });
         }
         if (!connection || attempts >= state.options.reconnectAttemptsMax) {
           return yield* Effect.fail(error);
@@ -126,7 +163,7 @@ export const readFrom = (
       const through = Math.min(committedLast, sequence + limit - 1);
       const rows = yield* Effect.mapError(
         committedRows(state, reader, epoch, sequence, through, limit),
-        databaseError(path, "read"),
+        (error) => (isFailure(error) ? databaseError(path, "read")(error) : error),
       );
       const read = entriesOf(state, epoch, sequence, rows);
       if (!Array.isArray(read)) return yield* Effect.fail(read);

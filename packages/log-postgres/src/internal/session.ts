@@ -26,6 +26,19 @@ export const run = (
     (result) => (isFailure(result) ? Effect.fail(result) : Effect.succeed(result)),
   );
 
+/**
+ * Runs statements as one text on `session` (`Session.script`): one round
+ * trip, one implicit transaction; their results in order.
+ */
+export const runScript = (
+  script: (text: string) => Promise<ReadonlyArray<Result> | Failure>,
+  text: string,
+): Effect.Effect<ReadonlyArray<Result>, Failure> =>
+  Effect.flatMap(
+    Effect.promise(() => script(text)),
+    (results) => (isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
+  );
+
 /** Opens a session. */
 export const connect = (driver: Driver): Effect.Effect<Session, Failure> =>
   Effect.flatMap(

@@ -9,8 +9,13 @@
  * PostgreSQL and on the PostgreSQL-compatible distributed databases.
  *
  * Statements take the schema (a checked identifier, see `schemaName`) and
- * use numbered parameters for every value.
+ * use numbered parameters for every value, except the append's one-trip
+ * script (`appendScript`), whose values are literals (`literal.ts`): the
+ * simple query protocol that carries several statements takes no
+ * parameters. The checker holds each of its statements to the subset too.
  */
+
+import * as Literal from "./literal.js";
 
 /** A schema name the statements may quote: lowercase letters, digits, `_`, at most 63 bytes. */
 export const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -98,6 +103,96 @@ export const statements = (schema: string) => {
 /** The statements of a schema. */
 export type Statements = ReturnType<typeof statements>;
 
+/** What one append writes: the head's move, its records by chunk, the inbox rows it folds. */
+export interface Append {
+  /** The STORE_ID as its UUID text. */
+  readonly storeId: string;
+  readonly epoch: number;
+  /** The head the guard expects, and where it moves it. */
+  readonly expected: number;
+  readonly last: number;
+  /** The records, one INSERT per chunk, in sequence order from `expected + 1`. */
+  readonly chunks: ReadonlyArray<
+    ReadonlyArray<{ readonly sequence: number; readonly bytes: Uint8Array }>
+  >;
+  /** The inbox rows the records fold (`Batch.consumed`): the store's name and the rows' keys. */
+  readonly consumed?: { readonly store: string; readonly keys: ReadonlyArray<string> };
+  /** A notification sent at commit (PostgreSQL only: see `notifications`). */
+  readonly notify?: { readonly channel: string; readonly payload: string };
+}
+
+/**
+ * The value the guard writes into the head row for the rest of its own
+ * transaction: 2^62 + the batch's last sequence. No committed head ever
+ * holds it (sequences stay below 2^53, and the script's last statement
+ * replaces it before the commit), and no other session sees it
+ * (uncommitted), so "the head holds the marker" is true in this
+ * transaction exactly when its own guard moved the head.
+ */
+export const marker = (last: number): string =>
+  (2n ** 62n + BigInt(Literal.integer(last))).toString();
+
+/**
+ * The append as one text of statements for the simple query protocol:
+ * one implicit transaction, one round trip, one commit (docs/postgres.md,
+ * "One round trip per append"). Values are literals (`literal.ts`).
+ *
+ * 1. the guard: the head moves from `expected` to the marker only if it is
+ *    at `expected` in this epoch (and, folding inbox rows, only if every
+ *    one of them is still there); its row count is the conflict check;
+ * 2. the records, each INSERT only if the head holds the marker;
+ * 3. the inbox rows deleted, only if the head holds the marker;
+ * 4. the head from the marker to `last`;
+ * 5. the notification, if asked (delivered at commit).
+ *
+ * A guard that moved nothing makes every later statement a no-op: the
+ * script commits nothing, and the writer reads the head to learn why.
+ */
+export const appendScript = (schema: string, append: Append): ReadonlyArray<string> => {
+  const table = (name: string) => `"${schema}".${name}`;
+  const current = table("tay_current");
+  const record = table("tay_record");
+  const inbox = table("tay_inbox");
+  const store = Literal.text(append.storeId);
+  const epoch = Literal.integer(append.epoch);
+  const held = marker(append.last);
+  const head = `store_id = ${store} AND epoch = ${epoch}`;
+  const ours = `EXISTS (SELECT 1 FROM ${current} WHERE ${head} AND last_sequence = ${held})`;
+  const consumed = append.consumed;
+  const keys = consumed?.keys.map(Literal.text).join(", ") ?? "";
+  const rows = `store = ${Literal.text(consumed?.store ?? "")} AND id IN (${keys})`;
+  const allThere =
+    consumed === undefined || consumed.keys.length === 0
+      ? ""
+      : ` AND (SELECT count(id) FROM ${inbox} WHERE ${rows}) = ${Literal.integer(consumed.keys.length)}`;
+  const texts = [
+    `UPDATE ${current} SET last_sequence = ${held} WHERE ${head} AND last_sequence = ${Literal.integer(append.expected)}${allThere}`,
+  ];
+  for (const chunk of append.chunks) {
+    const values = chunk
+      .map((row) => `(${Literal.integer(row.sequence)}, ${Literal.bytes(row.bytes)})`)
+      .join(", ");
+    texts.push(
+      `INSERT INTO ${record} (store_id, epoch, sequence, record) SELECT CAST(${store} AS UUID), ${epoch}, v.sequence, v.record FROM (VALUES ${values}) AS v (sequence, record) WHERE ${ours}`,
+    );
+  }
+  if (allThere !== "") texts.push(`DELETE FROM ${inbox} WHERE ${rows} AND ${ours}`);
+  texts.push(
+    `UPDATE ${current} SET last_sequence = ${Literal.integer(append.last)} WHERE ${head} AND last_sequence = ${held}`,
+  );
+  const notify = append.notify;
+  if (notify !== undefined) {
+    // Only once the head is at `last` (a guard that moved nothing tells no one).
+    texts.push(
+      `SELECT pg_notify(${Literal.text(notify.channel)}, ${Literal.text(notify.payload)}) FROM ${current} WHERE ${head} AND last_sequence = ${Literal.integer(append.last)}`,
+    );
+  }
+  return texts;
+};
+
+/** Statements as one text for the simple query protocol (the only place statements are joined). */
+export const script = (texts: ReadonlyArray<string>): string => texts.join(";\n");
+
 /**
  * The migrations, in order: migration `n` takes the schema from version
  * `n - 1` to `n`. Each runs in one transaction with the row that records
@@ -141,6 +236,14 @@ export const notifications = {
   /** The channel is `channel(storeId)`: an identifier made of hex digits, never a value. */
   listen: (channel: string): string => `LISTEN ${channel}`,
   notify: "SELECT pg_notify($1, $2)",
+  /**
+   * `tay_inbox`'s row and its notification in one statement (one round trip
+   * of the application's transaction instead of two): the FROM holds the
+   * one row of `pg_notify($7, $8)`, so the INSERT writes exactly one row and
+   * the notification goes out with the transaction's commit, as before.
+   */
+  inboxInsertNotify: (schema: string): string =>
+    `INSERT INTO "${schema}".tay_inbox (store, id, enqueued_at, event_type, event_schema, payload) SELECT $1, $2, $3, $4, $5, $6 FROM (SELECT pg_notify($7, $8)) AS notified`,
 };
 
 /**
@@ -154,6 +257,30 @@ export const inboxChannel = "tay_inbox";
 export const channel = (storeId: string): string =>
   `tay_${storeId.replace(/[^0-9a-f]/gi, "").toLowerCase()}`;
 
+/** An append script of `rows` records in chunks of two, folding `keys` inbox rows: for the checker. */
+export const sampleAppend = (schema: string, rows: number, keys: number): ReadonlyArray<string> => {
+  const records = Array.from({ length: rows }, (_, index) => ({
+    sequence: 8 + index,
+    bytes: Uint8Array.of(index, 0x27, 0x3b, 0x5c),
+  }));
+  const chunks = [];
+  for (let start = 0; start < rows; start += 2) chunks.push(records.slice(start, start + 2));
+  return appendScript(schema, {
+    storeId: "6f9619ff-8b86-d011-b42d-00c04fc964ff",
+    epoch: 1,
+    expected: 7,
+    last: 7 + rows,
+    chunks,
+    consumed: {
+      store: "default",
+      keys: Array.from(
+        { length: keys },
+        (_, index) => `0190a5e2-0000-7000-8000-00000000000${index}`,
+      ),
+    },
+  });
+};
+
 /** Every statement of the log path, for the portability checker: the builders at a few sizes. */
 export const everyStatement = (schema: string): ReadonlyArray<string> => {
   const all = statements(schema);
@@ -162,5 +289,6 @@ export const everyStatement = (schema: string): ReadonlyArray<string> => {
     if (typeof value === "string") texts.push(value);
     else for (const rows of [1, 2, 3]) texts.push(value(rows));
   }
-  return [...texts, ...migrations(schema).flat()];
+  const appends = [sampleAppend(schema, 1, 0), sampleAppend(schema, 3, 2)].flat();
+  return [...texts, ...appends, ...migrations(schema).flat()];
 };

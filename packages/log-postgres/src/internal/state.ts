@@ -60,8 +60,19 @@ export interface LogState {
   idle: Array<() => void>;
   /** Transactions committed and refused by the guard (another writer moved the head). */
   readonly writes: { committed: number; conflicted: number };
-  /** Told the last sequence after each commit (the notification to other writers). */
-  committed: (last: number) => void;
+  /**
+   * Told the last sequence after each commit (the notification to other
+   * writers), and whether the commit's own script already notified them.
+   */
+  committed: (last: number, notified: boolean) => void;
+  /**
+   * The notification an append's script sends at its commit, once this
+   * database took a `pg_notify` (PostgreSQL): undefined until then, and
+   * where notifications are off or refused.
+   */
+  inlineNotice:
+    | ((last: number) => { readonly channel: string; readonly payload: string })
+    | undefined;
 }
 
 /** Whether the log takes an append now, as `Log.admission` says. */

@@ -29,7 +29,8 @@ import {
   type MissingRow,
   type PgLogError,
 } from "../PgError.js";
-import { close, connect, retriable, run } from "./session.js";
+import { close, connect, retriable, run, run as runOne, runScript } from "./session.js";
+import { appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
 
@@ -150,31 +151,109 @@ const consume = (state: LogState, session: Session, keys: ReadonlyArray<string>)
     return deleted === keys.length;
   });
 
-/** One run of the group's transaction on `session`. */
-const transact = (
+/**
+ * What a guard that moved nothing means: a conflict (another writer moved
+ * the head, or an inbox row is gone), or, on a run again, this append's
+ * own first run, committed before its connection was lost.
+ */
+const refusedGuard = (
   state: LogState,
   session: Session,
   epoch: number,
   laid: Laid,
-  consumed: ReadonlyArray<string> = [],
-  rerun = true,
-) => {
+  rerun: boolean,
+) =>
+  Effect.gen(function* () {
+    const head = yield* readHead(state, session);
+    // Only a run again can find its own first run committed: on a first
+    // run, the same bytes under these sequences are another writer's
+    // (two engines folding the same inbox rows from the same state).
+    const ours =
+      rerun &&
+      head.epoch === epoch &&
+      head.lastSequence >= laid.last &&
+      (yield* holds(state, session, epoch, laid));
+    return ours ? committed : ({ _tag: "Conflict", head } as const);
+  });
+
+/** `laid`'s rows in chunks of `statementRowsMax`, for the one-trip script. */
+const chunksOf = (state: LogState, laid: Laid) => {
+  const chunks: Array<Array<{ sequence: number; bytes: Uint8Array }>> = [];
+  const rowsMax = state.options.statementRowsMax;
+  for (let start = 0; start < laid.rows.length; start += rowsMax) {
+    const chunk: Array<{ sequence: number; bytes: Uint8Array }> = [];
+    for (let index = start; index < Math.min(start + rowsMax, laid.rows.length); index++) {
+      const bytes = laid.rows[index];
+      const sequence = laid.sequences[index];
+      if (bytes !== undefined && sequence !== undefined) chunk.push({ sequence, bytes });
+    }
+    chunks.push(chunk);
+  }
+  return chunks;
+};
+
+/**
+ * One run of the group's transaction as one script (`Session.script`): one
+ * round trip (docs/postgres.md, "One round trip per append"). The guard's
+ * row count says whether it committed; a guard that moved nothing made the
+ * whole script a no-op.
+ */
+const transactOnce = (
+  state: LogState,
+  session: Session,
+  script: NonNullable<Session["script"]>,
+  run: Run,
+) =>
+  Effect.gen(function* () {
+    const { epoch, laid, consumed } = run;
+    const chunks = chunksOf(state, laid);
+    const texts = yield* Effect.sync(() =>
+      appendScript(state.options.schema, {
+        storeId: state.storeId,
+        epoch,
+        expected: laid.expected,
+        last: laid.last,
+        chunks,
+        ...(consumed.length > 0
+          ? { consumed: { store: state.options.store, keys: consumed } }
+          : {}),
+        ...(run.notice === undefined ? {} : { notify: run.notice }),
+      }),
+    );
+    const results = yield* runScript(script, joined(texts));
+    if (results[0]?.affected !== 1)
+      return yield* refusedGuard(state, session, epoch, laid, run.rerun);
+    // The guard moved the head, so every INSERT wrote its rows (or the
+    // script failed whole). Anything else is not a state this log can go on from.
+    const inserted = results
+      .slice(1, 1 + chunks.length)
+      .reduce((sum, one) => sum + one.affected, 0);
+    if (inserted !== laid.rows.length) {
+      return yield* new DatabaseError({
+        path: state.path,
+        operation: "append",
+        code: undefined,
+        detail: `the guard moved the head to ${laid.last} but ${inserted} of ${laid.rows.length} records were inserted`,
+      });
+    }
+    return committed;
+  });
+
+/** One run of the group's transaction, a statement at a time inside BEGIN and COMMIT. */
+const transactSteps = (state: LogState, session: Session, run: Run) => {
   const { sql, storeId } = state;
+  const { epoch, laid, consumed } = run;
   return Effect.gen(function* () {
-    yield* run(session, sql.begin);
-    const moved = yield* run(session, sql.advanceHead, [storeId, epoch, laid.last, laid.expected]);
+    yield* runOne(session, sql.begin);
+    const moved = yield* runOne(session, sql.advanceHead, [
+      storeId,
+      epoch,
+      laid.last,
+      laid.expected,
+    ]);
     if (moved.affected !== 1) {
-      const head = yield* readHead(state, session);
-      // Only a run again can find its own first run committed: on a first
-      // run, the same bytes under these sequences are another writer's
-      // (two engines folding the same inbox rows from the same state).
-      const ours =
-        rerun &&
-        head.epoch === epoch &&
-        head.lastSequence >= laid.last &&
-        (yield* holds(state, session, epoch, laid));
-      yield* run(session, sql.rollback);
-      return ours ? committed : ({ _tag: "Conflict", head } as const);
+      yield* runOne(session, sql.rollback);
+      return yield* refusedGuard(state, session, epoch, laid, run.rerun);
     }
     const rowsMax = state.options.statementRowsMax;
     for (let start = 0; start < laid.rows.length; start += rowsMax) {
@@ -183,17 +262,33 @@ const transact = (
       for (let index = start; index < start + count; index++) {
         parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
       }
-      yield* run(session, sql.insertRecords(count), parameters);
+      yield* runOne(session, sql.insertRecords(count), parameters);
     }
     if (consumed.length > 0 && !(yield* consume(state, session, consumed))) {
       // The head was ours, so the engine's state already holds that fold.
-      yield* run(session, sql.rollback);
+      yield* runOne(session, sql.rollback);
       return { _tag: "Conflict", head: { epoch, lastSequence: laid.expected } } as const;
     }
-    yield* run(session, sql.commit);
+    yield* runOne(session, sql.commit);
     return committed;
   }).pipe(Effect.tapError(rollbackOnError(state, session)));
 };
+
+/** One run of a group's transaction: what it writes, and whether it is a run again. */
+interface Run {
+  readonly epoch: number;
+  readonly laid: Laid;
+  readonly consumed: ReadonlyArray<string>;
+  readonly rerun: boolean;
+  /** The notification the script sends at commit, if the log sends it inline. */
+  readonly notice: { readonly channel: string; readonly payload: string } | undefined;
+}
+
+/** One run of the group's transaction on `session`: one script where the driver can. */
+const transact = (state: LogState, session: Session, run: Run) =>
+  session.script === undefined
+    ? transactSteps(state, session, run)
+    : transactOnce(state, session, session.script, run);
 
 /** The writer's session, connecting if it was dropped. */
 export const sessionOf = (state: LogState): Effect.Effect<Session, Failure> =>
@@ -275,6 +370,25 @@ const take = (state: LogState): Array<Queued> => {
   return group;
 };
 
+/**
+ * Settles every ticket, each with its outcome, even when a waiter throws (a
+ * bug of the waiter's): the first throw goes on once all are settled.
+ */
+const settleEach = <E>(
+  tickets: ReadonlyArray<Ticket.Ticket<E>>,
+  outcome: (index: number) => E | undefined,
+): void => {
+  let thrown: { readonly error: unknown } | undefined;
+  for (const [index, ticket] of tickets.entries()) {
+    try {
+      Ticket.settle(ticket, outcome(index));
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  if (thrown !== undefined) throw thrown.error;
+};
+
 /** Fails every queued and in-flight append: they all follow the one that failed. */
 const failAll = (state: LogState, failure: (queued: Queued) => PgLogError): void => {
   const all = [...state.inFlight, ...state.pending];
@@ -282,7 +396,13 @@ const failAll = (state: LogState, failure: (queued: Queued) => PgLogError): void
   state.pending = [];
   state.pendingBytes = 0;
   state.assignedLast = state.committedLast;
-  for (const queued of all) Ticket.settle(queued.ticket, failure(queued));
+  settleEach(
+    all.map((queued) => queued.ticket),
+    (index) => {
+      const queued = all[index];
+      return queued === undefined ? undefined : failure(queued);
+    },
+  );
 };
 
 /** Settles a transaction's appends by its outcome, in sequence order. */
@@ -291,6 +411,7 @@ const settle = (
   group: ReadonlyArray<Queued>,
   laid: Laid,
   outcome: Outcome | PgLogError,
+  notice: unknown,
 ): void => {
   if (outcome._tag === "Committed") {
     state.writes.committed += 1;
@@ -298,8 +419,11 @@ const settle = (
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
     state.pendingBytes -= laid.bytes;
-    for (const queued of group) Ticket.settle(queued.ticket, undefined);
-    state.committed(laid.last);
+    state.committed(laid.last, notice !== undefined);
+    settleEach(
+      group.map((queued) => queued.ticket),
+      () => undefined,
+    );
     return;
   }
   if (outcome._tag === "Conflict") {
@@ -322,6 +446,32 @@ const settle = (
   failAll(state, () => outcome);
 };
 
+/**
+ * The writer, guarded: a defect (a bug: a throwing ticket waiter, a value
+ * no literal can hold) stops the log with `DatabaseError` naming it and
+ * fails every queued append, instead of ending the writer's fiber in
+ * silence, which left every append after it waiting forever.
+ */
+export const guardedWriter = (state: LogState): Effect.Effect<void> =>
+  Effect.catchAllDefect(writer(state), (defect) =>
+    Effect.sync(() => {
+      const failure = new DatabaseError({
+        path: state.path,
+        operation: "append",
+        code: undefined,
+        detail: `the writer stopped on a defect: ${defect instanceof Error ? defect.message : String(defect)}`,
+      });
+      state.failure ??= failure;
+      // The waiters were told even if one throws again; the log has stopped either way.
+      try {
+        failAll(state, () => failure);
+      } catch {
+        // Already reported as the log's failure.
+      }
+      notifyIdle(state);
+    }),
+  );
+
 /** The writer: one transaction at a time until the log closes or stops. */
 export const writer = (state: LogState): Effect.Effect<void> =>
   Effect.gen(function* () {
@@ -343,12 +493,13 @@ export const writer = (state: LogState): Effect.Effect<void> =>
       );
       const epoch = state.epoch;
       const consumed = group.flatMap((queued) => queued.consumed);
+      const notice = state.inlineNotice?.(laid.last);
       let runs = 0;
       const outcome = yield* Effect.either(
         withReconnect(state, "append", laid.last, (session) =>
-          transact(state, session, epoch, laid, consumed, runs++ > 0),
+          transact(state, session, { epoch, laid, consumed, rerun: runs++ > 0, notice }),
         ),
       );
-      settle(state, group, laid, outcome._tag === "Right" ? outcome.right : outcome.left);
+      settle(state, group, laid, outcome._tag === "Right" ? outcome.right : outcome.left, notice);
     }
   });

@@ -48,11 +48,39 @@ export const driver = (database: PGlite): Driver.Driver => {
             if (!open) release(owner);
           }
         },
+        // Several statements in one text: PGlite's exec, one implicit transaction.
+        script: async (text) => {
+          await acquire(owner);
+          try {
+            const results = await database.exec(text);
+            // PGlite counts rows changed across the text: each statement's is the difference.
+            let before = 0;
+            return results.map((result) => {
+              const total = result.affectedRows ?? before;
+              const affected = total - before;
+              before = total;
+              return { rows: result.rows, affected };
+            });
+          } catch (error) {
+            return Driver.classify(error);
+          } finally {
+            if (!open) release(owner);
+          }
+        },
         close: async () => release(owner),
       };
     },
   };
 };
+
+/** `inner` without `script`: the log sends one statement at a time (the fallback path). */
+export const stepwise = (inner: Driver.Driver): Driver.Driver => ({
+  connect: async () => {
+    const session = await inner.connect();
+    if (Driver.isFailure(session)) return session;
+    return { query: session.query, close: session.close };
+  },
+});
 
 /** Statements run through `counted`, by first word. */
 export interface Counts {
@@ -68,12 +96,22 @@ export const counting = (inner: Driver.Driver): { driver: Driver.Driver; counts:
       connect: async () => {
         const session = await inner.connect();
         if (Driver.isFailure(session)) return session;
+        const script = session.script;
         return {
           query: (text, parameters) => {
             const verb = text.split(" ")[0] ?? "";
             counts.byVerb.set(verb, (counts.byVerb.get(verb) ?? 0) + 1);
             return session.query(text, parameters);
           },
+          // A script is one round trip: counted as SCRIPT.
+          ...(script === undefined
+            ? {}
+            : {
+                script: (text: string) => {
+                  counts.byVerb.set("SCRIPT", (counts.byVerb.get("SCRIPT") ?? 0) + 1);
+                  return script(text);
+                },
+              }),
           close: session.close,
         };
       },

@@ -40,7 +40,17 @@ export const settle = <E>(ticket: Ticket<E>, failure: E | undefined): void => {
   ticket.failure = failure;
   const { waiters } = ticket;
   ticket.waiters = [];
-  for (const waiter of waiters) waiter(failure);
+  // A waiter that throws (a bug of its own) must not leave the ones after
+  // it waiting forever: every waiter is told, then the first throw goes on.
+  let thrown: { readonly error: unknown } | undefined;
+  for (const waiter of waiters) {
+    try {
+      waiter(failure);
+    } catch (error) {
+      thrown ??= { error };
+    }
+  }
+  if (thrown !== undefined) throw thrown.error;
 };
 
 /** Resolves once `ticket` ends: succeeds when durable, fails with its failure. */
