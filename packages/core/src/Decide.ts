@@ -361,12 +361,16 @@ const checkV3Job = (job: Commands.NewJob, index: number): Rejection | undefined 
   return undefined;
 };
 
+/** A text's bytes as `recordBytes` counts them (a name was checked: never the -1 of ill-formed). */
+const textBytes = (text: string | null): number =>
+  text === null ? 0 : Math.max(0, Fields.utf8Length(text));
+
 /** The job of the state, or of this batch, that a new job's unique key collides with. */
 const duplicateOf = (
   state: State,
   job: Commands.NewJob,
   now: number,
-  batch: ReadonlyMap<string, number>,
+  batch: ReadonlyMap<string, number> | undefined,
 ): number | undefined => {
   if (job.uniqueKey === undefined) return undefined;
   const store = {
@@ -377,7 +381,7 @@ const duplicateOf = (
   const period = job.uniquePeriodMs ?? null;
   return (
     uniqueHolder(store, job.queue, job.uniqueKey, 0, now, period) ??
-    batch.get(uniqueIndexKey(job.queue, job.uniqueKey))
+    batch?.get(uniqueIndexKey(job.queue, job.uniqueKey))
   );
 };
 
@@ -443,7 +447,11 @@ export const insertJobsAnswered = (
   const now = Fields.canonicalNumber(command.now);
   const events: Array<JobInserted | JobInsertedV3> = [];
   const answers: Array<InsertAnswer> = [];
-  const batch = new Map<string, number>();
+  // The keys this command inserted so far: none to remember for its last job.
+  const batch = command.jobs.length > 1 ? new Map<string, number>() : undefined;
+  // The record's size as `recordBytes` counts it, summed as the jobs are
+  // built: no second walk of each job's args (`decided` would make one).
+  let bytes = 0;
   for (let index = 0; index < command.jobs.length; index++) {
     const job = command.jobs[index];
     if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
@@ -457,13 +465,23 @@ export const insertJobsAnswered = (
       continue;
     }
     const jobId = state.lastJobId + events.length + 1;
-    if (job.uniqueKey !== undefined) batch.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
-    events.push(insertedV3(jobId, job, args.value, now));
+    if (job.uniqueKey !== undefined) batch?.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
+    const event = insertedV3(jobId, job, args.value, now);
+    events.push(event);
     answers.push({ jobId, duplicate: false });
+    bytes +=
+      eventOverheadBytes +
+      textBytes(job.queue) +
+      textBytes(job.worker) +
+      (event._tag === "JobInsertedV3" ? textBytes(event.uniqueKey) : 0) +
+      args.bytes;
   }
-  const records = events.length === 0 ? [] : [asRecord(events)];
-  const sized = decided(records);
-  return Either.isLeft(sized) ? sized : Either.right({ records, answers });
+  // A mutation adds its own overhead (`recordBytes`).
+  if (events.length > 1) bytes += eventOverheadBytes;
+  if (bytes > Limits.payloadBytesMax) {
+    return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
+  }
+  return Either.right({ records: events.length === 0 ? [] : [asRecord(events)], answers });
 };
 
 /**

@@ -2,9 +2,11 @@
 // command is decided, then exactly these records (legal for `evolve`), or a
 // typed rejection; unique inserts also say how each job was answered.
 // Grouped by command and by state.
-import { Commands, Decide, Event, type State } from "@tay/core";
+import { Commands, Decide, Event, Limits, type State } from "@tay/core";
+import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
+import { recordBytes } from "../src/internal/Encoded.js";
 import {
   cancelled,
   completed,
@@ -130,6 +132,55 @@ describe("InsertJobs with a unique key", () => {
     given()
       .when(Commands.insertJobs({ now: 0, jobs: [newJob({ uniquePeriodMs: 5 })] }))
       .rejects("InvalidField", { field: "jobs[0].uniquePeriodMs" });
+  });
+  it("sizes the record as the record check does, duplicates left out (property)", () => {
+    // Sizes that put one, two or three jobs on either side of the bound.
+    const sizes = [0, 700, Limits.payloadBytesMax - 1500, Limits.payloadBytesMax - 900];
+    const blobs = sizes.map((size) => new Uint8Array(size));
+    const state = stateOf([unique(1, "taken")]);
+    const spec = fc.record({
+      queue: fc.constantFrom("default", "é-queue"),
+      key: fc.constantFrom("taken", "a", "b", "ключ-κ", "x".repeat(200)),
+      blob: fc.integer({ min: 0, max: blobs.length - 1 }),
+    });
+    fc.assert(
+      fc.property(fc.array(spec, { minLength: 1, maxLength: 3 }), (specs) => {
+        const jobs = specs.map(({ queue, key, blob }) =>
+          newJob({ queue, uniqueKey: key, args: blobs[blob] ?? null }),
+        );
+        // The model: the jobs whose (queue, key) neither the state nor an earlier job holds.
+        const held = new Set(["default\u0000taken"]);
+        const members: Array<Event.JobInsertedV3> = [];
+        for (const { queue, key, blob } of specs) {
+          const pair = `${queue}\u0000${key}`;
+          if (held.has(pair)) continue;
+          held.add(pair);
+          members.push(
+            insertedV3(state.lastJobId + members.length + 1, {
+              queue,
+              args: blobs[blob] ?? null,
+              uniqueKey: key,
+              maxAttempts: 20,
+            }),
+          );
+        }
+        const decision = Decide.insertJobsAnswered(state, Commands.insertJobs({ now: 0, jobs }));
+        const [first] = members;
+        if (first === undefined) {
+          expect(Either.isRight(decision) && decision.right.records).toEqual([]);
+          return;
+        }
+        const bytes = recordBytes(members.length === 1 ? first : Event.mutation(members));
+        if (bytes > Limits.payloadBytesMax) {
+          expect(decision).toEqual(
+            Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax }),
+          );
+        } else {
+          expect(Either.isRight(decision)).toBe(true);
+        }
+      }),
+      { numRuns: 60 },
+    );
   });
 });
 

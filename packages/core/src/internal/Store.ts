@@ -477,6 +477,14 @@ export const buildState = (
   };
 };
 
+/** A unique key looked up in a draft's index: its index key and holders then. */
+interface UniqueLookup {
+  readonly queue: string;
+  readonly uniqueKey: string;
+  readonly key: string;
+  readonly holders: ReadonlyArray<number>;
+}
+
 /**
  * A working copy of a persistent state; `toState` publishes it. With an
  * `edit` token, nodes created by this draft are changed in place by its
@@ -491,6 +499,9 @@ export class Draft implements Store {
   private schedules: SortedMap<string, Schedule>;
   private queues: SortedMap<string, QueueState>;
   private unique: Indexes["unique"];
+  // The last unique lookup, valid until `unique` next changes (only
+  // `addHolder` changes it, and clears this first).
+  private lastUnique: UniqueLookup | undefined;
   private starts: Indexes["starts"];
   private readonly ownedStarts: Map<string, Array<number>> | undefined;
   private available: Indexes["available"];
@@ -574,7 +585,10 @@ export class Draft implements Store {
   }
 
   uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number> {
-    return this.unique.get(uniqueIndexKey(queue, uniqueKey)) ?? noIds;
+    const key = uniqueIndexKey(queue, uniqueKey);
+    const holders = this.unique.get(key) ?? noIds;
+    this.lastUnique = { queue, uniqueKey, key, holders };
+    return holders;
   }
 
   setMembership(job: Job, scheduleId: string | null): void {
@@ -589,19 +603,25 @@ export class Draft implements Store {
       this.jobs = this.jobs.set(after.jobId, after, this.edit);
     }
     if (before === undefined && after.uniqueKey !== null) {
-      const key = uniqueIndexKey(after.queue, after.uniqueKey);
-      // Ids only grow, so appending keeps the list ascending.
-      this.unique = this.unique.set(
-        key,
-        [...(this.unique.get(key) ?? noIds), after.jobId],
-        this.edit,
-      );
+      this.addHolder(after.queue, after.uniqueKey, after.jobId);
     }
     if (before !== undefined) this.unindex(before);
     this.index(after);
     if (before === undefined || before.state !== after.state) {
       this.count(after.queue, before === undefined ? undefined : before.state, after.state);
     }
+  }
+
+  // A new job's unique key: the insert rule has just looked it up
+  // (`uniqueHolders`), so its key string and holders are reused rather
+  // than built and found again. Ids only grow: appending keeps the list ascending.
+  private addHolder(queue: string, uniqueKey: string, jobId: number): void {
+    const last = this.lastUnique;
+    this.lastUnique = undefined;
+    const reuse = last !== undefined && last.queue === queue && last.uniqueKey === uniqueKey;
+    const key = reuse ? last.key : uniqueIndexKey(queue, uniqueKey);
+    const holders = reuse ? last.holders : (this.unique.get(key) ?? noIds);
+    this.unique = this.unique.set(key, [...holders, jobId], this.edit);
   }
 
   getSchedule(scheduleId: string): Schedule | undefined {

@@ -329,7 +329,12 @@ class Drain<K extends Log.Kind> {
     if (prepared === undefined) return;
     // Read before the fold, which may update the draft's nodes in place:
     // a job the events complete is only a fact in a lean state after them.
-    const left = this.state.lean ? Evolve.leaving(this.state, events) : undefined;
+    // An insert's records (all a keyed insert decides) make no job leave,
+    // and `leaving` would build a whole job record per insert to find that.
+    const left =
+      this.state.lean && request.command._tag !== "InsertJobs"
+        ? Evolve.leaving(this.state, events)
+        : undefined;
     const next = this.run.evolveAll(events);
     if (next._tag === "Left") {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));

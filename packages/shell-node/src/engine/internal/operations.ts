@@ -120,6 +120,17 @@ const insertedJob: AnswerOf<Job.Job> = (state, events) => {
     : new Missing("insert decided no job");
 };
 
+/**
+ * The existing job a duplicate insert answers with, marked. Copied, then
+ * marked: a spread with an added key (`{ ...job, duplicate: true }`) takes
+ * V8's slow path (~3 µs a duplicate, 2026-12-02), a plain clone does not.
+ */
+const marked = (job: Job.Job): InsertedJob => {
+  const copy: { -readonly [Field in keyof InsertedJob]: InsertedJob[Field] } = { ...job };
+  copy.duplicate = true;
+  return copy;
+};
+
 /** The answers of an insert using schema-3 fields: duplicates marked (`Decide.insertAnswers`). */
 const answeredJobs =
   (command: Commands.InsertJobs): AnswerOf<ReadonlyArray<InsertedJob>> =>
@@ -129,7 +140,7 @@ const answeredJobs =
       if (answer === undefined) return new Missing("an inserted job has no answer");
       const job = jobOf(state, answer.jobId);
       if (job instanceof Missing) return job;
-      jobs.push(answer.duplicate ? { ...job, duplicate: true } : job);
+      jobs.push(answer.duplicate ? marked(job) : job);
     }
     return jobs;
   };
@@ -142,11 +153,34 @@ const firstOf =
     return jobs[0] ?? new Missing("insert decided no job");
   };
 
+/**
+ * The answer of a one-job insert using schema-3 fields. Inserted (its one
+ * record is the (1,3) of its queue and key, as `Decide.insertAnswers`
+ * reads it): that job, read without the lists `answeredJobs` builds (~0.5
+ * KB an insert, 2026-12-02). A duplicate: `answeredJobs`'s answer.
+ */
+const answeredJob =
+  (command: Commands.InsertJobs): AnswerOf<InsertedJob> =>
+  (state, events) => {
+    const [job] = command.jobs;
+    const [event] = events;
+    if (
+      job !== undefined &&
+      events.length === 1 &&
+      event?._tag === "JobInsertedV3" &&
+      event.queue === job.queue &&
+      event.uniqueKey === (job.uniqueKey ?? null)
+    ) {
+      return jobOf(state, event.jobId);
+    }
+    return firstOf(answeredJobs(command))(state, events);
+  };
+
 const insertIssue = (at: number, job: Commands.NewJob): Issue<InsertedJob> => {
   const command = Commands.insertJobs({ now: at, jobs: [job] });
   return {
     command,
-    answerOf: Decide.insertUsesV3(command) ? firstOf(answeredJobs(command)) : insertedJob,
+    answerOf: Decide.insertUsesV3(command) ? answeredJob(command) : insertedJob,
   };
 };
 
