@@ -14,7 +14,7 @@
  * with this tree's). Data goes to bench/tmp/active-heap (TAY_BENCH_DIR).
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
 import { benchRoot, makeArgs } from "./lib/common.mjs";
@@ -57,6 +57,7 @@ const main = async () => {
   const { buildHistoryStore, initTay } = await import("./lib/tay.mjs");
   const base = join(benchRoot(), "active-heap");
   const stores = { empty: join(base, "empty"), active: join(base, `active-${active}`) };
+  mkdirSync(base, { recursive: true });
   if (!existsSync(join(stores.empty, "CURRENT"))) await initTay(stores.empty);
   if (!existsSync(join(stores.active, "CURRENT"))) {
     await buildHistoryStore(stores.active, {

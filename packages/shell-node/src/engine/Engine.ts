@@ -501,13 +501,7 @@ const deciding = <K extends Log.Kind>(
       "conflictRetriesMax",
       options.conflictRetriesMax ?? conflictRetriesMaxDefault,
     );
-    const decider = new BatchDecider(
-      log,
-      state,
-      log.lastSequence(),
-      now,
-      conflictRetriesMax,
-    );
+    const decider = new BatchDecider(log, state, log.lastSequence(), now, conflictRetriesMax);
     // A shared log: another engine's records may feed a claim parked here.
     const unwatch = log.watchOthers?.(() => decider.catchUp.follow());
     if (unwatch !== undefined) yield* Effect.addFinalizer(() => Effect.sync(unwatch));
