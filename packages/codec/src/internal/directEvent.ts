@@ -182,7 +182,12 @@ const integer = (cursor: Cursor, min: number, max: number): number => {
     cursor.ok = false;
     return 0;
   }
-  const value = high * twoToThe32 + readU32(bytes, at + 5);
+  // A value below 2^32 is returned as read, not through the multiplication:
+  // V8 then hands out a small integer, not a heap number, and the state's
+  // records keep such fields (ids, priority, attempts) unboxed (docs/core.md,
+  // "Memory of an active job").
+  const low = readU32(bytes, at + 5);
+  const value = high === 0 ? low : high * twoToThe32 + low;
   if (value < min || value > max) {
     cursor.ok = false;
     return 0;

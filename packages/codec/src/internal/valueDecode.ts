@@ -111,6 +111,11 @@ const itemRefusal = (
 const integerAt = (bytes: Uint8Array, offset: number): number | bigint => {
   const high = readU32(bytes, offset) | 0;
   const low = readU32(bytes, offset + 4);
+  // A 32-bit integer is returned without the multiplication, so that V8
+  // hands out a small integer, not a heap number: a record's fields keep
+  // such values unboxed (docs/core.md, "Memory of an active job").
+  if (high === 0) return low;
+  if (high === -1 && low >= 0x8000_0000) return low | 0;
   // Safe integers are -(2^53-1)..2^53-1: high in -2^21..2^21-1,
   // except -2^53 itself (high -2^21, low 0).
   return high >= -0x20_0000 && high < 0x20_0000 && (high !== -0x20_0000 || low !== 0)

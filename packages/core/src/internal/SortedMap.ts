@@ -1,11 +1,19 @@
 /**
- * A persistent (immutable) sorted map: an AVL tree with path copying.
+ * A persistent (immutable) sorted map: a B+ tree of at most 32 entries per
+ * node, with path copying.
  *
- * Every update returns a new map and copies only the O(log n) nodes on the
- * path to the changed key, so an old map stays valid and unchanged for as
- * long as anyone holds it. Nodes also carry their subtree size, which gives
- * `size` in O(1). The order is the comparator's; keys are never compared by
- * identity.
+ * Every update returns a new map and copies only the nodes on the path to
+ * the changed key (a leaf and its branches: three or four nodes for a
+ * million entries), so an old map stays valid and unchanged for as long as
+ * anyone holds it. Nodes carry the number of entries below them, which
+ * gives `size` in O(1). The order is the comparator's; keys are never
+ * compared by identity.
+ *
+ * Why a B+ tree and not a binary tree: the state keeps one entry per active
+ * job in its claim, pending or executing index. A binary node is an object
+ * of its own (80 bytes on 64-bit V8); a leaf holds its entries in two
+ * arrays, 16 to 32 of them, about 21 to 30 bytes an entry (docs/core.md,
+ * "Memory of an active job").
  *
  * An update given an `Edit` token stamps the nodes it creates with it, and
  * changes nodes already stamped with the same token in place (a transient
@@ -18,229 +26,331 @@ import { type Edit, owns } from "./Edit.js";
 /** A total order: negative, zero or positive like `Array.prototype.sort`. */
 export type Compare<K> = (left: K, right: K) => number;
 
-// Fields are written only by an update holding the node's `edit` token.
-interface Node<K, V> {
-  key: K;
-  value: V;
-  left: Node<K, V> | null;
-  right: Node<K, V> | null;
-  height: number;
+/** Most entries (keys of a leaf, children of a branch) a node holds. */
+const entriesMax = 32;
+/** Fewest entries of a node other than the root once a deletion settles it. */
+const entriesMin = entriesMax / 2;
+
+// Fields and arrays are written only by an update holding the node's
+// `edit` token. One shape for both kinds keeps property reads monomorphic.
+interface Leaf<K, V> {
+  /** Ascending. */
+  keys: Array<K>;
+  values: Array<V>;
+  children: null;
   size: number;
   readonly edit: Edit | undefined;
 }
 
-const heightOf = <K, V>(node: Node<K, V> | null): number => (node === null ? 0 : node.height);
-const sizeOf = <K, V>(node: Node<K, V> | null): number => (node === null ? 0 : node.size);
+interface Branch<K, V> {
+  /** The smallest key of each child. */
+  keys: Array<K>;
+  values: null;
+  children: Array<Node<K, V>>;
+  /** Entries of all the leaves below. */
+  size: number;
+  readonly edit: Edit | undefined;
+}
 
-const make = <K, V>(
-  key: K,
-  value: V,
-  left: Node<K, V> | null,
-  right: Node<K, V> | null,
-  edit: Edit | undefined,
-): Node<K, V> => {
-  const leftHeight = heightOf(left);
-  const rightHeight = heightOf(right);
-  return {
-    key,
-    value,
-    left,
-    right,
-    height: Math.max(leftHeight, rightHeight) + 1,
-    size: sizeOf(left) + sizeOf(right) + 1,
-    edit,
-  };
+type Node<K, V> = Leaf<K, V> | Branch<K, V>;
+
+const leafOf = <K, V>(keys: Array<K>, values: Array<V>, edit: Edit | undefined): Leaf<K, V> => ({
+  keys,
+  values,
+  children: null,
+  size: keys.length,
+  edit,
+});
+
+const sizeOfAll = <K, V>(children: ReadonlyArray<Node<K, V>>): number => {
+  let size = 0;
+  for (const child of children) size += child.size;
+  return size;
 };
 
-const owned = <K, V>(node: Node<K, V>, edit: Edit | undefined): boolean => owns(edit, node.edit);
+const branchOf = <K, V>(children: Array<Node<K, V>>, edit: Edit | undefined): Branch<K, V> => ({
+  keys: children.map(minKey),
+  values: null,
+  children,
+  size: sizeOfAll(children),
+  edit,
+});
 
-// Rebuilds a node whose children differ in height by at most 2, restoring
-// the AVL invariant with one or two rotations.
-const balance = <K, V>(
-  key: K,
-  value: V,
-  left: Node<K, V> | null,
-  right: Node<K, V> | null,
-  edit: Edit | undefined,
-): Node<K, V> => {
-  const leftHeight = heightOf(left);
-  const rightHeight = heightOf(right);
-  if (leftHeight > rightHeight + 1 && left !== null) {
-    if (heightOf(left.left) >= heightOf(left.right)) {
-      return make(left.key, left.value, left.left, make(key, value, left.right, right, edit), edit);
-    }
-    const pivot = left.right;
-    if (pivot !== null) {
-      return make(
-        pivot.key,
-        pivot.value,
-        make(left.key, left.value, left.left, pivot.left, edit),
-        make(key, value, pivot.right, right, edit),
+// A node never stays empty in a tree, so its first key exists; the cast
+// only satisfies the checker under noUncheckedIndexedAccess.
+const minKey = <K, V>(node: Node<K, V>): K => node.keys[0] as K;
+
+/** The leaf itself when the run owns it, else a copy (arrays too) the run owns. */
+const writableLeaf = <K, V>(node: Leaf<K, V>, edit: Edit | undefined): Leaf<K, V> =>
+  owns(edit, node.edit)
+    ? node
+    : {
+        keys: node.keys.slice(),
+        values: node.values.slice(),
+        children: null,
+        size: node.size,
         edit,
-      );
-    }
+      };
+
+/** The branch itself when the run owns it, else a copy (arrays too) the run owns. */
+const writableBranch = <K, V>(node: Branch<K, V>, edit: Edit | undefined): Branch<K, V> =>
+  owns(edit, node.edit)
+    ? node
+    : {
+        keys: node.keys.slice(),
+        values: null,
+        children: node.children.slice(),
+        size: node.size,
+        edit,
+      };
+
+/** The first index whose key is >= `key` (the length when none is). */
+const lowerBound = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compare(keys[middle] as K, key) < 0) low = middle + 1;
+    else high = middle;
   }
-  if (rightHeight > leftHeight + 1 && right !== null) {
-    if (heightOf(right.right) >= heightOf(right.left)) {
-      return make(
-        right.key,
-        right.value,
-        make(key, value, left, right.left, edit),
-        right.right,
-        edit,
-      );
-    }
-    const pivot = right.left;
-    if (pivot !== null) {
-      return make(
-        pivot.key,
-        pivot.value,
-        make(key, value, left, pivot.left, edit),
-        make(right.key, right.value, pivot.right, right.right, edit),
-        edit,
-      );
-    }
-  }
-  return make(key, value, left, right, edit);
+  return low;
 };
 
-// `node` with new children: changed in place when the run owns it and no
-// rotation is needed, else rebuilt (and rebalanced) as a new node.
-const rebuild = <K, V>(
-  node: Node<K, V>,
-  left: Node<K, V> | null,
-  right: Node<K, V> | null,
-  edit: Edit | undefined,
-): Node<K, V> => {
-  const leftHeight = heightOf(left);
-  const rightHeight = heightOf(right);
-  if (owned(node, edit) && Math.abs(leftHeight - rightHeight) <= 1) {
-    node.left = left;
-    node.right = right;
-    node.height = Math.max(leftHeight, rightHeight) + 1;
-    node.size = sizeOf(left) + sizeOf(right) + 1;
-    return node;
+/** The child of a branch whose range holds `key`: the last whose smallest key is <= it, or the first. */
+const childIndex = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
+  let low = 0;
+  let high = keys.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compare(keys[middle] as K, key) <= 0) low = middle + 1;
+    else high = middle;
   }
-  return balance(node.key, node.value, left, right, edit);
+  return low === 0 ? 0 : low - 1;
+};
+
+/** What an update tells the level above: whether an entry came or went, and a new right sibling. */
+interface Outcome<K, V> {
+  changed: boolean;
+  split: Node<K, V> | null;
+}
+
+/** Splits an overfull node the run owns in two halves; the right half goes to `outcome`. */
+const splitIfFull = <K, V>(node: Node<K, V>, outcome: Outcome<K, V>, edit: Edit | undefined) => {
+  if (node.keys.length <= entriesMax) return;
+  const half = node.keys.length >>> 1;
+  if (node.children === null) {
+    outcome.split = leafOf(node.keys.splice(half), node.values.splice(half), edit);
+    node.size = node.keys.length;
+  } else {
+    node.keys.splice(half);
+    outcome.split = branchOf(node.children.splice(half), edit);
+    node.size -= outcome.split.size;
+  }
+};
+
+const insertInLeaf = <K, V>(
+  node: Leaf<K, V>,
+  key: K,
+  value: V,
+  compare: Compare<K>,
+  edit: Edit | undefined,
+  outcome: Outcome<K, V>,
+): Node<K, V> => {
+  const at = lowerBound(node.keys, key, compare);
+  const target = writableLeaf(node, edit);
+  if (at < node.keys.length && compare(node.keys[at] as K, key) === 0) {
+    target.keys[at] = key;
+    target.values[at] = value;
+    return target;
+  }
+  outcome.changed = true;
+  target.keys.splice(at, 0, key);
+  target.values.splice(at, 0, value);
+  target.size++;
+  splitIfFull(target, outcome, edit);
+  return target;
 };
 
 const insert = <K, V>(
-  node: Node<K, V> | null,
+  node: Node<K, V>,
   key: K,
   value: V,
   compare: Compare<K>,
   edit: Edit | undefined,
+  outcome: Outcome<K, V>,
 ): Node<K, V> => {
-  if (node === null) return make(key, value, null, null, edit);
-  const order = compare(key, node.key);
-  if (order < 0)
-    return rebuild(node, insert(node.left, key, value, compare, edit), node.right, edit);
-  if (order > 0)
-    return rebuild(node, node.left, insert(node.right, key, value, compare, edit), edit);
-  if (owned(node, edit)) {
-    node.key = key;
-    node.value = value;
-    return node;
+  if (node.children === null) return insertInLeaf(node, key, value, compare, edit, outcome);
+  const at = childIndex(node.keys, key, compare);
+  const child = node.children[at] as Node<K, V>;
+  const next = insert(child, key, value, compare, edit, outcome);
+  const split = outcome.split;
+  outcome.split = null;
+  // A replacement inside a child the run owns changes nothing here (unless
+  // it replaced the child's smallest key with another equal one).
+  const unchanged = next === child && split === null && !outcome.changed;
+  if (unchanged && node.keys[at] === minKey(next)) return node;
+  const target = writableBranch(node, edit);
+  target.children[at] = next;
+  target.keys[at] = minKey(next);
+  if (outcome.changed) target.size++;
+  if (split !== null) {
+    target.children.splice(at + 1, 0, split);
+    target.keys.splice(at + 1, 0, minKey(split));
   }
-  return make(key, value, node.left, node.right, edit);
+  splitIfFull(target, outcome, edit);
+  return target;
 };
 
-const removeMin = <K, V>(node: Node<K, V>, edit: Edit | undefined): Node<K, V> | null => {
-  if (node.left === null) return node.right;
-  return rebuild(node, removeMin(node.left, edit), node.right, edit);
-};
-
-const minNode = <K, V>(node: Node<K, V>): Node<K, V> => {
-  let current = node;
-  while (current.left !== null) current = current.left;
-  return current;
+/**
+ * Settles the underfull child at `at` of a branch the run owns: merged with
+ * a neighbour when both fit in one node, else their entries shared evenly.
+ */
+const rebalance = <K, V>(parent: Branch<K, V>, at: number, edit: Edit | undefined): void => {
+  const left = at > 0 ? at - 1 : at;
+  const first = parent.children[left] as Node<K, V>;
+  const second = parent.children[left + 1] as Node<K, V>;
+  const keys = first.keys.concat(second.keys);
+  let nodes: Array<Node<K, V>>;
+  if (first.children === null || second.children === null) {
+    const values = (first.values ?? []).concat(second.values ?? []);
+    if (keys.length <= entriesMax) nodes = [leafOf(keys, values, edit)];
+    else {
+      const half = keys.length >>> 1;
+      nodes = [leafOf(keys.slice(0, half), values.slice(0, half), edit)];
+      nodes.push(leafOf(keys.slice(half), values.slice(half), edit));
+    }
+  } else {
+    const children = first.children.concat(second.children);
+    if (children.length <= entriesMax) nodes = [branchOf(children, edit)];
+    else {
+      const half = children.length >>> 1;
+      nodes = [branchOf(children.slice(0, half), edit), branchOf(children.slice(half), edit)];
+    }
+  }
+  parent.children.splice(left, 2, ...nodes);
+  parent.keys.splice(left, 2, ...nodes.map(minKey));
 };
 
 const remove = <K, V>(
-  node: Node<K, V> | null,
+  node: Node<K, V>,
   key: K,
   compare: Compare<K>,
   edit: Edit | undefined,
-): Node<K, V> | null => {
-  if (node === null) return null;
-  const order = compare(key, node.key);
-  // The size tells whether the key was found: a child changed in place is
-  // the same object, so identity cannot.
-  if (order < 0) {
-    const before = sizeOf(node.left);
-    const left = remove(node.left, key, compare, edit);
-    return sizeOf(left) === before ? node : rebuild(node, left, node.right, edit);
+  outcome: Outcome<K, V>,
+): Node<K, V> => {
+  if (node.children === null) {
+    const at = lowerBound(node.keys, key, compare);
+    if (at === node.keys.length || compare(node.keys[at] as K, key) !== 0) return node;
+    outcome.changed = true;
+    const target = writableLeaf(node, edit);
+    target.keys.splice(at, 1);
+    target.values.splice(at, 1);
+    target.size--;
+    return target;
   }
-  if (order > 0) {
-    const before = sizeOf(node.right);
-    const right = remove(node.right, key, compare, edit);
-    return sizeOf(right) === before ? node : rebuild(node, node.left, right, edit);
+  const at = childIndex(node.keys, key, compare);
+  const next = remove(node.children[at] as Node<K, V>, key, compare, edit, outcome);
+  if (!outcome.changed) return node;
+  const target = writableBranch(node, edit);
+  target.size--;
+  if (next.keys.length === 0) {
+    target.children.splice(at, 1);
+    target.keys.splice(at, 1);
+    return target;
   }
-  if (node.left === null) return node.right;
-  if (node.right === null) return node.left;
-  const successor = minNode(node.right);
-  return balance(successor.key, successor.value, node.left, removeMin(node.right, edit), edit);
+  target.children[at] = next;
+  target.keys[at] = minKey(next);
+  if (next.keys.length < entriesMin && target.children.length > 1) rebalance(target, at, edit);
+  return target;
 };
 
-const build = <K, V>(
-  keys: ReadonlyArray<K>,
-  values: ReadonlyArray<V>,
-  from: number,
-  to: number,
-): Node<K, V> | null => {
-  if (from >= to) return null;
-  const middle = (from + to) >>> 1;
-  const key = keys[middle];
-  const value = values[middle];
-  // Indexes are in bounds by construction; the guard only satisfies the
-  // checker under noUncheckedIndexedAccess.
-  if (key === undefined || value === undefined) return null;
-  return make(
-    key,
-    value,
-    build(keys, values, from, middle),
-    build(keys, values, middle + 1, to),
-    undefined,
+/** Nodes of one level over `items`: as full as allowed, the last two shared evenly if needed. */
+const chunks = <T>(items: ReadonlyArray<T>): Array<Array<T>> => {
+  const count = Math.ceil(items.length / entriesMax);
+  const result: Array<Array<T>> = [];
+  for (let index = 0; index < count; index++) {
+    result.push(items.slice(index * entriesMax, (index + 1) * entriesMax));
+  }
+  const last = result[result.length - 1];
+  const before = result[result.length - 2];
+  if (last !== undefined && before !== undefined && last.length < entriesMin) {
+    const both = before.concat(last);
+    const half = both.length >>> 1;
+    result.splice(result.length - 2, 2, both.slice(0, half), both.slice(half));
+  }
+  return result;
+};
+
+const build = <K, V>(keys: ReadonlyArray<K>, values: ReadonlyArray<V>): Node<K, V> | null => {
+  const count = Math.min(keys.length, values.length);
+  if (count === 0) return null;
+  const keyChunks = chunks(keys.slice(0, count));
+  const valueChunks = chunks(values.slice(0, count));
+  let level: Array<Node<K, V>> = keyChunks.map((chunk, index) =>
+    leafOf(chunk, valueChunks[index] ?? [], undefined),
   );
+  while (level.length > 1) level = chunks(level).map((children) => branchOf(children, undefined));
+  return level[0] ?? null;
 };
 
 /** An ascending iterator over the entries with key >= a lower bound. */
 class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
-  private readonly stack: Array<Node<K, V>> = [];
+  // The path from the root: each node and the index of the entry next read in it.
+  private readonly nodes: Array<Node<K, V>> = [];
+  private readonly indexes: Array<number> = [];
+  /** The key and value the last `advance` found. */
+  key: K | undefined = undefined;
+  value: V | undefined = undefined;
 
   constructor(root: Node<K, V> | null, compare: Compare<K>, from: K | undefined) {
     let node = root;
     while (node !== null) {
-      if (from !== undefined && compare(node.key, from) < 0) {
-        node = node.right;
+      this.nodes.push(node);
+      if (node.children === null) {
+        this.indexes.push(from === undefined ? 0 : lowerBound(node.keys, from, compare));
+        node = null;
       } else {
-        this.stack.push(node);
-        node = node.left;
+        const at = from === undefined ? 0 : childIndex(node.keys, from, compare);
+        this.indexes.push(at);
+        node = node.children[at] ?? null;
       }
     }
   }
 
-  /** The next entry's node without consuming it. */
-  peek(): Node<K, V> | undefined {
-    return this.stack[this.stack.length - 1];
+  /** Moves to the next entry (into `key` and `value`); false when there is none. */
+  advance(): boolean {
+    let depth = this.nodes.length - 1;
+    // Climb while the node at `depth` is exhausted.
+    while (depth >= 0) {
+      const node = this.nodes[depth] as Node<K, V>;
+      const at = this.indexes[depth] as number;
+      if (at < node.keys.length) break;
+      depth--;
+      if (depth >= 0) this.indexes[depth] = (this.indexes[depth] as number) + 1;
+    }
+    if (depth < 0) {
+      this.nodes.length = 0;
+      return false;
+    }
+    // Descend to the leftmost leaf under the current child.
+    while (depth < this.nodes.length - 1) {
+      const parent = this.nodes[depth] as Branch<K, V>;
+      depth++;
+      this.nodes[depth] = parent.children[this.indexes[depth - 1] as number] as Node<K, V>;
+      this.indexes[depth] = 0;
+    }
+    const leaf = this.nodes[depth] as Leaf<K, V>;
+    const at = this.indexes[depth] as number;
+    this.key = leaf.keys[at];
+    this.value = leaf.values[at];
+    this.indexes[depth] = at + 1;
+    return true;
   }
 
   next(): IteratorResult<readonly [K, V]> {
-    const node = this.advance();
-    return node === undefined
-      ? { done: true, value: undefined }
-      : { done: false, value: [node.key, node.value] };
-  }
-
-  advance(): Node<K, V> | undefined {
-    const node = this.stack.pop();
-    if (node === undefined) return undefined;
-    let child = node.right;
-    while (child !== null) {
-      this.stack.push(child);
-      child = child.left;
-    }
-    return node;
+    return this.advance()
+      ? { done: false, value: [this.key as K, this.value as V] }
+      : { done: true, value: undefined };
   }
 
   [Symbol.iterator](): IterableIterator<readonly [K, V]> {
@@ -261,45 +371,46 @@ export class SortedMap<K, V> {
   }
 
   /**
-   * Builds a balanced map in O(n) from keys already strictly ascending by
-   * `compare`, with `values[i]` for `keys[i]`. The caller guarantees the order.
+   * Builds a map in O(n) from keys already strictly ascending by `compare`,
+   * with `values[i]` for `keys[i]`. The caller guarantees the order.
    */
   static fromSorted<K, V>(
     compare: Compare<K>,
     keys: ReadonlyArray<K>,
     values: ReadonlyArray<V>,
   ): SortedMap<K, V> {
-    return new SortedMap<K, V>(
-      compare,
-      build(keys, values, 0, Math.min(keys.length, values.length)),
-    );
+    return new SortedMap<K, V>(compare, build(keys, values));
   }
 
   /** Number of entries, O(1). */
   get size(): number {
-    return sizeOf(this.root);
+    return this.root === null ? 0 : this.root.size;
+  }
+
+  private leafOf(key: K): Leaf<K, V> | null {
+    let node = this.root;
+    while (node !== null && node.children !== null) {
+      node = node.children[childIndex(node.keys, key, this.compare)] ?? null;
+    }
+    return node;
   }
 
   /** The value at `key`, or undefined. */
   get(key: K): V | undefined {
-    let node = this.root;
-    while (node !== null) {
-      const order = this.compare(key, node.key);
-      if (order === 0) return node.value;
-      node = order < 0 ? node.left : node.right;
-    }
-    return undefined;
+    const leaf = this.leafOf(key);
+    if (leaf === null) return undefined;
+    const at = lowerBound(leaf.keys, key, this.compare);
+    return at < leaf.keys.length && this.compare(leaf.keys[at] as K, key) === 0
+      ? leaf.values[at]
+      : undefined;
   }
 
   /** True when `key` is present. */
   has(key: K): boolean {
-    let node = this.root;
-    while (node !== null) {
-      const order = this.compare(key, node.key);
-      if (order === 0) return true;
-      node = order < 0 ? node.left : node.right;
-    }
-    return false;
+    const leaf = this.leafOf(key);
+    if (leaf === null) return false;
+    const at = lowerBound(leaf.keys, key, this.compare);
+    return at < leaf.keys.length && this.compare(leaf.keys[at] as K, key) === 0;
   }
 
   /**
@@ -307,21 +418,32 @@ export class SortedMap<K, V> {
    * nodes of that run are updated in place (see `Edit`).
    */
   set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
-    const root = insert(this.root, key, value, this.compare, edit);
-    return root === this.root ? this : new SortedMap(this.compare, root);
+    if (this.root === null) return new SortedMap(this.compare, leafOf([key], [value], edit));
+    const outcome: Outcome<K, V> = { changed: false, split: null };
+    const root = insert(this.root, key, value, this.compare, edit, outcome);
+    const grown = outcome.split === null ? root : branchOf([root, outcome.split], edit);
+    return grown === this.root ? this : new SortedMap(this.compare, grown);
   }
 
   /** A map without `key` (the same map when it is absent); `edit` as for `set`. */
   delete(key: K, edit?: Edit): SortedMap<K, V> {
-    const root = remove(this.root, key, this.compare, edit);
+    if (this.root === null) return this;
+    const outcome: Outcome<K, V> = { changed: false, split: null };
+    let root: Node<K, V> | null = remove(this.root, key, this.compare, edit, outcome);
+    if (!outcome.changed) return this;
+    // A branch left with one child gives way to it; an empty leaf to nothing.
+    while (root !== null && root.children !== null && root.children.length === 1) {
+      root = root.children[0] ?? null;
+    }
+    if (root !== null && root.keys.length === 0) root = null;
     return root === this.root ? this : new SortedMap(this.compare, root);
   }
 
   /** The smallest entry, or undefined when empty. */
   first(): readonly [K, V] | undefined {
-    if (this.root === null) return undefined;
-    const node = minNode(this.root);
-    return [node.key, node.value];
+    let node = this.root;
+    while (node !== null && node.children !== null) node = node.children[0] ?? null;
+    return node === null ? undefined : [node.keys[0] as K, node.values[0] as V];
   }
 
   /** Ascending entries, starting at the first key >= `from` when given. */
@@ -332,13 +454,13 @@ export class SortedMap<K, V> {
   /** Ascending values. */
   *values(): IterableIterator<V> {
     const cursor = new Cursor(this.root, this.compare, undefined);
-    for (let node = cursor.advance(); node !== undefined; node = cursor.advance()) yield node.value;
+    while (cursor.advance()) yield cursor.value as V;
   }
 
   /** Ascending keys. */
   *keys(): IterableIterator<K> {
     const cursor = new Cursor(this.root, this.compare, undefined);
-    for (let node = cursor.advance(); node !== undefined; node = cursor.advance()) yield node.key;
+    while (cursor.advance()) yield cursor.key as K;
   }
 
   /**
@@ -347,25 +469,44 @@ export class SortedMap<K, V> {
    */
   forEachWhile(visit: (value: V, key: K) => boolean, from?: K): void {
     const cursor = new Cursor(this.root, this.compare, from);
-    for (let node = cursor.advance(); node !== undefined; node = cursor.advance()) {
-      if (!visit(node.value, node.key)) return;
+    while (cursor.advance()) {
+      if (!visit(cursor.value as V, cursor.key as K)) return;
     }
   }
 
-  /** Checks the AVL, order and size invariants; for tests. */
+  /**
+   * Checks the tree's invariants, for tests: keys ascending across the
+   * leaves, a branch's keys the smallest of its children, sizes the sums
+   * below, every leaf at the same depth, every node but the root at least
+   * half full, none beyond 32 entries, a root branch with two children or more.
+   */
   isValid(): boolean {
-    const check = (node: Node<K, V> | null, low: K | undefined, high: K | undefined): boolean => {
-      if (node === null) return true;
-      if (low !== undefined && this.compare(node.key, low) <= 0) return false;
-      if (high !== undefined && this.compare(node.key, high) >= 0) return false;
-      const leftHeight = heightOf(node.left);
-      const rightHeight = heightOf(node.right);
-      if (Math.abs(leftHeight - rightHeight) > 1) return false;
-      if (node.height !== Math.max(leftHeight, rightHeight) + 1) return false;
-      if (node.size !== sizeOf(node.left) + sizeOf(node.right) + 1) return false;
-      return check(node.left, low, node.key) && check(node.right, node.key, high);
+    const root = this.root;
+    if (root === null) return true;
+    if (root.children !== null && root.children.length < 2) return false;
+    let previous: K | undefined;
+    let leafDepth = -1;
+    const check = (node: Node<K, V>, depth: number): boolean => {
+      const fewest = depth === 0 ? 1 : entriesMin;
+      if (node.keys.length < fewest || node.keys.length > entriesMax) return false;
+      if (node.children === null) {
+        if (leafDepth === -1) leafDepth = depth;
+        if (depth !== leafDepth || node.values.length !== node.keys.length) return false;
+        if (node.size !== node.keys.length) return false;
+        for (const key of node.keys) {
+          if (previous !== undefined && this.compare(previous, key) >= 0) return false;
+          previous = key;
+        }
+        return true;
+      }
+      if (node.children.length !== node.keys.length) return false;
+      if (node.size !== sizeOfAll(node.children)) return false;
+      return node.children.every(
+        (child, index) =>
+          this.compare(minKey(child), node.keys[index] as K) === 0 && check(child, depth + 1),
+      );
     };
-    return check(this.root, undefined, undefined);
+    return check(root, 0);
   }
 }
 

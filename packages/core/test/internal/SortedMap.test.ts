@@ -1,5 +1,5 @@
-// The persistent AVL map agrees with a sorted array after any sequence of
-// sets and deletes, keeps its balance/order/size invariants, and never
+// The persistent B+ tree agrees with a sorted array after any sequence of
+// sets and deletes, keeps its order/depth/fill/size invariants, and never
 // changes a map that an update was derived from. Transient runs (updates
 // sharing an `Edit` token) end in the same map and never change a map
 // published before the run, nor one built by another run.
@@ -45,6 +45,61 @@ describe("SortedMap", () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it("splits, merges and shares entries over several levels like the model (property)", () => {
+    // Enough keys for three levels of 32-entry nodes, runs of neighbouring
+    // keys (appends, front removals) as the job indexes see them, and
+    // random ones; each step persistent or in a transient run.
+    const step = fc.record({
+      kind: fc.constantFrom<"set" | "delete">("set", "set", "delete"),
+      key: fc.integer({ min: 0, max: 40_000 }),
+      run: fc.integer({ min: 1, max: 400 }),
+      stride: fc.constantFrom(1, -1, 7),
+      transient: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 25 }), (steps) => {
+        let map = SortedMap.empty<number, number>(compareNumbers);
+        const model = new Map<number, number>();
+        for (const { kind, key, run, stride, transient } of steps) {
+          const before = map;
+          const beforeEntries = [...before.entries()];
+          const edit = transient ? new Edit() : undefined;
+          for (let index = 0; index < run; index++) {
+            const at = key + index * stride;
+            if (kind === "set") {
+              map = map.set(at, index, edit);
+              model.set(at, index);
+            } else {
+              map = map.delete(at, edit);
+              model.delete(at);
+            }
+          }
+          const entries = [...model].sort((left, right) => left[0] - right[0]);
+          expect(map.isValid()).toBe(true);
+          expect(map.size).toBe(entries.length);
+          expect([...map.entries()]).toEqual(entries);
+          expect([...before.entries()]).toEqual(beforeEntries);
+          const from = key + 3;
+          expect([...map.entries(from)]).toEqual(entries.filter(([at]) => at >= from));
+          expect(map.first()).toEqual(entries[0]);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("builds valid trees of every size from sorted input", () => {
+    for (let size = 0; size <= 1100; size += size < 70 ? 1 : 31) {
+      const keys = Array.from({ length: size }, (_, index) => index * 2);
+      const map = SortedMap.fromSorted(compareNumbers, keys, keys);
+      expect(map.isValid()).toBe(true);
+      expect(map.size).toBe(size);
+      expect([...map.keys()]).toEqual(keys);
+      expect(map.get(size * 2 - 2)).toBe(size === 0 ? undefined : size * 2 - 2);
+      expect(map.has(1)).toBe(false);
+    }
   });
 
   it("iterates from a lower bound and stops when asked", () => {

@@ -464,11 +464,10 @@ const rescueOrphans = <K extends Log.Kind>(
  * tells them: the new generation's first sequence (its base is no events).
  */
 const subscriptionsOf = <K extends Log.Kind>(
-  recovered: Log.Recovered<Generation.Builder, K>,
+  { log, report }: Opened<K>,
   decider: BatchDecider<K>,
   bufferMax: number,
 ) => {
-  const { log, report } = recovered;
   let generation = {
     first: report.firstSequence,
     firstEvent: report.firstSequence + report.baseRecordCount,
@@ -488,12 +487,12 @@ const subscriptionsOf = <K extends Log.Kind>(
 
 /** The decider and queue over a recovered log, and what ends their waits when the log closes. */
 const deciding = <K extends Log.Kind>(
-  recovered: Log.Recovered<Generation.Builder, K>,
+  { log }: Opened<K>,
+  state: State.State,
   now: () => number,
   options: StartOptions,
 ) =>
   Effect.gen(function* () {
-    const { log } = recovered;
     const queuedCommandsMax = yield* checkCount(
       "queuedCommandsMax",
       options.queuedCommandsMax ?? queuedCommandsMaxDefault,
@@ -502,13 +501,7 @@ const deciding = <K extends Log.Kind>(
       "conflictRetriesMax",
       options.conflictRetriesMax ?? conflictRetriesMaxDefault,
     );
-    const decider = new BatchDecider(
-      log,
-      yield* finished(recovered),
-      log.lastSequence(),
-      now,
-      conflictRetriesMax,
-    );
+    const decider = new BatchDecider(log, state, log.lastSequence(), now, conflictRetriesMax);
     // A shared log: another engine's records may feed a claim parked here.
     const unwatch = log.watchOthers?.(() => decider.catchUp.follow());
     if (unwatch !== undefined) yield* Effect.addFinalizer(() => Effect.sync(unwatch));
@@ -569,15 +562,37 @@ export const fromLog = <K extends Log.Kind>(
   HistoryRejected<HistoryError.HistoryError> | EngineError<K> | InvalidArgument,
   Scope.Scope
 > =>
+  Effect.flatMap(finished(recovered), (state) =>
+    serve({ log: recovered.log, report: recovered.report }, state, options, indexing),
+  );
+
+/** What the engine keeps of a recovered log: not its fold's builder. */
+interface Opened<K extends Log.Kind> {
+  readonly log: Log.Recovered<Generation.Builder, K>["log"];
+  readonly report: Log.Recovered<Generation.Builder, K>["report"];
+}
+
+/**
+ * `fromLog` once the fold is finished. Every closure the engine keeps is
+ * made in here, where the recovered log's builder is out of reach: a
+ * closure made where `recovered` is in scope kept the open's whole fold
+ * (the builder's array of every job id) for the engine's life.
+ */
+const serve = <K extends Log.Kind>(
+  opened: Opened<K>,
+  state: State.State,
+  options: StartOptions,
+  indexing: Indexing | undefined,
+): Effect.Effect<EngineService<K>, EngineError<K> | InvalidArgument, Scope.Scope> =>
   Effect.gen(function* () {
-    const { log } = recovered;
+    const { log } = opened;
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
-    const { decider, queue, refuseParked } = yield* deciding(recovered, now, options);
+    const { decider, queue, refuseParked } = yield* deciding(opened, state, now, options);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
     const { subscriptions, rebased } = subscriptionsOf(
-      recovered,
+      opened,
       decider,
       options.subscriberBufferMax ?? subscriberBufferMaxDefault,
     );
@@ -622,7 +637,7 @@ export const fromLog = <K extends Log.Kind>(
     return {
       ...effects,
       report: {
-        ...recovered.report,
+        ...opened.report,
         ...reportOf(decider.committed),
         rescued,
         terminalIndex: indexing?.report ?? null,

@@ -150,6 +150,15 @@ const staleness = (head: Head, identity: Identity): Staleness | undefined => {
  * Reads the entries from `from` to `to`, handing each to `visit` with its
  * offset; the first bytes that are not an entry end the scan with where
  * and why (bytes past `to` are never read).
+ *
+ * The chunks go through one reused buffer where the handle reads into a
+ * caller's buffer (`Read.into`), and the next chunk starts at the first
+ * byte not yet decoded (an entry cut by the chunk's end is read again
+ * whole), so a scan of a 200 MB index allocates no 4 MiB buffer per chunk
+ * nor a joined copy of one: those were a third of a cold start's collector
+ * time (docs/benchmarks.md, "Cold start"). Nothing decoded keeps a view of
+ * the bytes (the codec copies what it keeps). An entry longer than a chunk
+ * is read with a chunk twice as long, as often as it takes.
  */
 const scanEntries = <T extends Frame | ReturnType<typeof decodeEntry>>(
   handle: FileHandle,
@@ -159,39 +168,53 @@ const scanEntries = <T extends Frame | ReturnType<typeof decodeEntry>>(
   visit: (entry: T, offset: number) => void,
 ): Effect.Effect<{ readonly offset: number; readonly reason: string } | undefined, DiskError> =>
   Effect.gen(function* () {
-    let carry: Uint8Array = new Uint8Array(0);
-    let carryStart = from;
+    const chunks = new ChunkReader(handle, to - from);
     let position = from;
+    let wanted = scanChunkBytes;
     while (position < to) {
-      const chunk = yield* Files.readUpTo(
-        handle,
-        position,
-        Math.min(scanChunkBytes, to - position),
-      );
-      if (chunk.length === 0) return { offset: position, reason: "the file ends early" };
-      position += chunk.length;
-      const buffer = carry.length === 0 ? chunk : concat(carry, chunk);
+      const asked = Math.min(wanted, to - position);
+      const chunk = yield* chunks.read(position, asked);
       let offset = 0;
       for (;;) {
-        if (offset === buffer.length) break;
-        const entry = decode(buffer, offset);
+        if (offset === chunk.length) break;
+        const entry = decode(chunk, offset);
         if (entry._tag === "Incomplete") break;
-        if (entry._tag === "Corrupt") return { offset: carryStart + offset, reason: entry.reason };
-        visit(entry, carryStart + offset);
+        if (entry._tag === "Corrupt") return { offset: position + offset, reason: entry.reason };
+        visit(entry, position + offset);
         offset += entry.size;
       }
-      carry = buffer.subarray(offset);
-      carryStart += offset;
+      // A short read is the file's end: what was not decoded never will be.
+      if (chunk.length < asked)
+        return { offset: position + chunk.length, reason: "the file ends early" };
+      if (offset === 0 && position + chunk.length === to) {
+        return { offset: position, reason: "a torn last entry" };
+      }
+      wanted = offset === 0 ? wanted * 2 : scanChunkBytes;
+      position += offset;
     }
-    return carry.length === 0 ? undefined : { offset: carryStart, reason: "a torn last entry" };
+    return undefined;
   });
 
-const concat = (left: Uint8Array, right: Uint8Array): Uint8Array => {
-  const joined = new Uint8Array(left.length + right.length);
-  joined.set(left, 0);
-  joined.set(right, left.length);
-  return joined;
-};
+/** Reads chunks of a file into one reused buffer where the handle can, else a new one each. */
+class ChunkReader {
+  private reused = new Uint8Array(0);
+
+  constructor(
+    private readonly handle: FileHandle,
+    /** The bytes the scan covers: no buffer bigger than them is made. */
+    private readonly span: number,
+  ) {}
+
+  read(position: number, length: number): Effect.Effect<Uint8Array, DiskError> {
+    const into = this.handle.read.into;
+    if (into === undefined) return Files.readUpTo(this.handle, position, length);
+    if (this.reused.length < length) {
+      this.reused = new Uint8Array(Math.max(length, Math.min(scanChunkBytes, this.span)));
+    }
+    const target = this.reused;
+    return Effect.map(into(position, target, length), (count) => target.subarray(0, count));
+  }
+}
 
 const noteEntry = (offsets: OffsetTable, entry: Frame, at: number) => {
   if (entry._tag === "Job") offsets.setJob(entry.jobId, at);

@@ -130,6 +130,49 @@ describe("TerminalIndex", () => {
       }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive(
+    "reads entries across chunks, one longer than a chunk, and finds a later flip",
+    () =>
+      Effect.gen(function* () {
+        // Entries of 600 KB straddle the 4 MiB chunks of the open's scan, and
+        // one of 5 MB needs a chunk of twice the size: each is read again
+        // whole from its first byte, never joined from two reads.
+        const big = (jobId: number, bytes: number) =>
+          lifeOf(jobId, "with").map((record) =>
+            record._tag === "JobInserted" ? { ...record, args: "x".repeat(bytes) } : record,
+          );
+        const records = [
+          ...Array.from({ length: 12 }, (_, index) => big(index + 1, 600_000)).flat(),
+          ...big(13, 5_000_000),
+          ...big(14, 10),
+        ];
+        const directory = yield* temporaryDirectory;
+        const entries = path.join(TerminalIndex.indexPath(directory), TerminalIndex.entriesName);
+        const first = yield* TerminalIndex.open(directory, identity);
+        const expected = yield* indexed(first.index, records, 3);
+        yield* TerminalIndex.publish(first.index, identity);
+        yield* TerminalIndex.close(first.index);
+        const again = yield* TerminalIndex.open(directory, identity);
+        expect(again.stale).toBeUndefined();
+        expect(yield* lookups(again.index, expected)).toEqual(expected);
+        expect(yield* TerminalIndex.scan(again.index)).toEqual(expected);
+        yield* TerminalIndex.close(again.index);
+        const flipped = TerminalIndex.scanChunkBytes + 1_000_000;
+        yield* Effect.promise(async () => {
+          const bytes = await fs.readFile(entries);
+          bytes[flipped] = (bytes[flipped] ?? 0) ^ 1;
+          await fs.writeFile(entries, bytes);
+        });
+        const opened = yield* TerminalIndex.open(directory, identity);
+        const stale = opened.stale;
+        if (stale?._tag !== "Corrupt") return expect.unreachable(`corrupt, not ${stale?._tag}`);
+        // The entry that holds the flipped byte: it starts within 600 KB before it.
+        expect(stale.offset).toBeLessThanOrEqual(flipped);
+        expect(stale.offset).toBeGreaterThan(flipped - 700_000);
+        yield* TerminalIndex.close(opened.index);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("is rebuilt after an append without publish, a flipped byte or a torn file", () =>
     Effect.gen(function* () {
       const directory = yield* temporaryDirectory;

@@ -118,6 +118,13 @@ const createNext = <S>(validated: Validated<S>, id: number, append: OpenOptions)
  * into place, file and directory fsynced under every policy). Fails with
  * `ActiveSegmentChanged`, `HardLinksUnsupported` or a `DiskError`.
  */
+/**
+ * The writer's clock, made outside `activate`: a closure made inside it
+ * would keep `activate`'s scope, and with it the validation's projection
+ * state (the open's whole fold), for as long as the writer lives.
+ */
+const nowOf = (clock: Clock.Clock) => (): number => clock.unsafeCurrentTimeMillis();
+
 export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
   Effect.gen(function* () {
     const highest = validated.segments[validated.segments.length - 1];
@@ -151,10 +158,7 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
       lastFlushAt: yield* Clock.currentTimeMillis,
       orphans: [...validated.orphans],
     };
-    const clock = yield* Effect.clock;
-    const writer = Writer.make(state, yield* Effect.context<Disk>(), () =>
-      clock.unsafeCurrentTimeMillis(),
-    );
+    const writer = Writer.make(state, yield* Effect.context<Disk>(), nowOf(yield* Effect.clock));
     // Activation runs inside acquireRelease's uninterruptible acquire, and a
     // fork inherits that: the flusher must be interruptible for its timed waits.
     const flusherFiber = yield* Effect.forkDaemon(Effect.interruptible(Writer.flusher(writer)));
