@@ -82,6 +82,8 @@ const check: Crash.Check<Label> = (disk, acknowledged) =>
   Effect.gen(function* () {
     const left = yield* stagingDirectories(disk);
     if (left.length > 0) outcomes.stagingLeft += 1;
+    const whole: Array<string> = [];
+    for (const name of left) if (yield* holdsCurrent(disk, name)) whole.push(name);
     const entries = yield* Effect.either(disk.readDirectory(directory));
     const published = Either.isRight(entries) && entries.right.includes(Layout.markerName);
     if (acknowledged.length > 0) expect(published).toBe(true);
@@ -100,10 +102,10 @@ const check: Crash.Check<Label> = (disk, acknowledged) =>
       yield* importing(2);
       yield* expectWholeStore;
     }
-    for (const name of yield* stagingDirectories(disk)) {
-      expect(yield* holdsCurrent(disk, name)).toBe(true);
-      outcomes.stagingKept += 1;
-    }
+    // The cleaning removed every staging directory without CURRENT, and only those.
+    const kept = yield* stagingDirectories(disk);
+    expect(kept).toEqual(whole);
+    outcomes.stagingKept += kept.length;
   }).pipe(Effect.provide(FaultDisk.layer(disk)));
 
 const modes: ReadonlyArray<Crash.CrashMode> = [
