@@ -126,7 +126,8 @@ export const publish = (
   Effect.gen(function* () {
     const disk = yield* Disk;
     if (targetExists) yield* removeIfPresent(Layout.lockPath(directory), false);
-    yield* disk.rename(staging, directory).pipe(
+    // Resolved: rename(2) refuses a target spelled `.` or `DIR/.` (EBUSY).
+    yield* disk.rename(staging, Path.resolve(directory)).pipe(
       Effect.catchIf(
         (error) => error.code === "ENOTEMPTY" || error.code === "EEXIST",
         () =>

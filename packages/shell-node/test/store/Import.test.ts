@@ -152,6 +152,20 @@ describe("Import.importGeneration", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive("a DIR spelled with a trailing /. is replaced all the same", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      yield* Effect.promise(() => fs.mkdir(directory));
+      yield* Import.importGeneration(`${directory}/.`, {
+        firstSequence: 1,
+        baseRecordCount: 0,
+        events: [],
+      });
+      expect(yield* Effect.promise(() => fs.readdir(directory))).toContain("CURRENT");
+      expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("a DIR that gains an entry before the rename is NotEmpty; the staging goes", () =>
     Effect.gen(function* () {
       const directory = yield* dataDirectory;
