@@ -140,16 +140,22 @@ describe("Import.importGeneration", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
-  it.scopedLive("a DIR holding only a LOCK is replaced by the store; nothing is left beside it", () =>
-    Effect.gen(function* () {
-      const directory = yield* dataDirectory;
-      yield* Effect.promise(() => fs.mkdir(directory));
-      yield* Effect.promise(() => fs.writeFile(path.join(directory, "LOCK"), ""));
-      yield* Import.importGeneration(directory, { firstSequence: 1, baseRecordCount: 0, events: [] });
-      const entries = yield* Effect.promise(() => fs.readdir(directory));
-      expect(entries).toContain("CURRENT");
-      expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
-    }).pipe(Effect.provide(nodeDisk)),
+  it.scopedLive(
+    "a DIR holding only a LOCK is replaced by the store; nothing is left beside it",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* dataDirectory;
+        yield* Effect.promise(() => fs.mkdir(directory));
+        yield* Effect.promise(() => fs.writeFile(path.join(directory, "LOCK"), ""));
+        yield* Import.importGeneration(directory, {
+          firstSequence: 1,
+          baseRecordCount: 0,
+          events: [],
+        });
+        const entries = yield* Effect.promise(() => fs.readdir(directory));
+        expect(entries).toContain("CURRENT");
+        expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scopedLive("a DIR spelled with a trailing /. is replaced all the same", () =>
