@@ -265,8 +265,10 @@ export const copyToPg = (
  * the codec's encoding is canonical, the same bytes, which the tests
  * compare; folded as written; the written store inspected and compared
  * with that fold), and must end where the source ends (`CopyMismatch`
- * otherwise). A failure removes what was written. The source is only
- * read.
+ * otherwise). The store is built in a staging directory beside
+ * `target` and renamed onto it once verified (`CopyStaging`): a failure
+ * removes the staging directory, a crash leaves at most it, never a part
+ * of a store at `target`. The source is only read.
  */
 export const copyFromPg = (
   source: string,

@@ -163,5 +163,8 @@ describe.skipIf(!reachable)("tay copy, a page at a time", () => {
     await fs.mkdir(target);
     expectFailure(await runInProcess(["copy", url, target]), "RecordChecksum");
     expect(await fs.readdir(target)).toEqual(["LOCK"]);
+    // The store was staged beside DIR (.never.tay-copy-<hex>): removed on the failure.
+    const staged = (await fs.readdir(root)).filter((name) => name.startsWith(".never.tay-copy-"));
+    expect(staged).toEqual([]);
   }, 240_000);
 });

@@ -15,23 +15,33 @@
  * produced. Then the copy is inspected as `verify` would and must fold to
  * the same state.
  *
- * A failure at any step (a refused fold, a producer's own error, a disk
- * error, a verification that does not match) removes what was written,
- * CURRENT first, and the directory too when the import made it. A crash
- * before CURRENT leaves STORE-V2 without it: `IncompleteInitialization`,
- * which open refuses and init will not reuse, never a store with part of
- * the history.
+ * It writes all this in a staging directory beside DIR
+ * (`.NAME.tay-copy-<16 hex>`, `CopyStaging`), every file and directory
+ * fsynced, verifies it there, and only then publishes it by one rename
+ * onto DIR and an fsync of DIR's parent. A failure at any step (a refused
+ * fold, a producer's own error, a disk error, a verification that does not
+ * match) removes the staging directory; DIR is never written before the
+ * rename. A crash leaves DIR as it was or holding the whole store, and at
+ * most a staging directory beside it, which the next import into DIR
+ * removes: never a store with part of the history, nothing to repair.
  */
 import { type Event, Generation, type HistoryError, State } from "@tay/core";
 import { Clock, Effect, Either, type Scope } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
-import { exists, makeDirectoryDurable, publishSmallFile, removeIfPresent } from "../disk/Files.js";
+import {
+  exists,
+  makeDirectoryDurable,
+  parentPath,
+  publishSmallFile,
+  removeIfPresent,
+} from "../disk/Files.js";
 import * as Lock from "../disk/Lock.js";
 import * as Batch from "../log/Batch.js";
 import type { UnencodableEvent } from "../log/LogError.js";
 import { CopyVerificationFailed } from "./CopyPrefix.js";
-import { ensureDirectory, type Initialized, refuseEntries } from "./Init.js";
+import * as CopyStaging from "./CopyStaging.js";
+import { type Initialized, refuseEntries } from "./Init.js";
 import { BaseSegments, createActiveSegment } from "./internal/baseSegments.js";
 import {
   encodeCurrentPointer,
@@ -43,7 +53,12 @@ import {
 import * as Layout from "./Layout.js";
 import * as Recovery from "./Recovery.js";
 import { foldProjection } from "./StateProjection.js";
-import { HistoryRejected, type InitError, type RecoveryError } from "./StoreError.js";
+import {
+  HistoryRejected,
+  type InitError,
+  type RecoveryError,
+  StoreNotFound,
+} from "./StoreError.js";
 import { defaults } from "./StoreOptions.js";
 
 /** Where the generation to write starts and how much of it is the base. */
@@ -114,14 +129,16 @@ interface Begun {
   next: number;
 }
 
-/** An import in progress: the target, its STORE_ID, and the generation once begun. */
+/**
+ * An import in progress: the staging directory written, the target named
+ * in errors, its STORE_ID, and the generation once begun.
+ */
 class Importing implements GenerationSink {
   begun: Begun | undefined = undefined;
-  /** Set before the first byte is written: what a failure removes. */
-  wrote = false;
 
   constructor(
     private readonly directory: string,
+    private readonly target: string,
     private readonly storeId: Uint8Array,
     private readonly createdAt: number,
   ) {}
@@ -142,7 +159,6 @@ class Importing implements GenerationSink {
         baseRecordCount,
         createdAt,
       };
-      this.wrote = true;
       yield* publishSmallFile(
         Layout.markerPath(directory),
         encodeStoreMarker({ storeId, createdAt }),
@@ -184,7 +200,7 @@ class Importing implements GenerationSink {
 
   refused(sequence: number, reason: HistoryError.HistoryError) {
     return new HistoryRejected<HistoryError.HistoryError>({
-      path: this.directory,
+      path: this.target,
       offset: 0,
       sequence,
       reason,
@@ -211,7 +227,7 @@ const verify = (directory: string, lastSequence: number, expected: State.State) 
  * Seals the segments, checks the fold ends well, creates the active
  * segment, publishes CURRENT and verifies the written store.
  */
-const finish = (importing: Importing, begun: Begun, directory: string) =>
+const finish = (importing: Importing, begun: Begun, directory: string, target: Target) =>
   Effect.gen(function* () {
     const { manifest, builder, segments, next } = begun;
     const sealed = yield* segments.seal();
@@ -230,8 +246,9 @@ const finish = (importing: Importing, begun: Begun, directory: string) =>
       encodeCurrentPointer({ storeId: manifest.storeId, epoch: 1 }),
     );
     const report = yield* verify(directory, next - 1, finished.right);
+    yield* CopyStaging.publish(directory, target.path, target.exists);
     return {
-      path: directory,
+      path: target.path,
       storeId: formatStoreId(manifest.storeId),
       createdAt: manifest.createdAt,
       firstSequence: manifest.firstSequence,
@@ -243,22 +260,39 @@ const finish = (importing: Importing, begun: Begun, directory: string) =>
     };
   });
 
+/** The directory to create the store as, and whether it existed (empty) when the import began. */
+interface Target {
+  readonly path: string;
+  readonly exists: boolean;
+}
+
 /**
- * Removes what a failed import wrote: CURRENT first (the store stops
- * opening at once), then the generation and STORE-V2, and the directory
- * when the import made it. Best effort: a crash or an error here leaves
- * at worst STORE-V2 without CURRENT (`IncompleteInitialization`).
+ * Refuses a target that is not a directory or holds anything but a LOCK,
+ * and says whether it exists. A missing parent is refused later, when the
+ * staging directory cannot be made there.
  */
-const removeWritten = (directory: string, madeDirectory: boolean) =>
+const checkDirectory = (directory: string): Effect.Effect<boolean, InitError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    if (!(yield* exists(directory))) return false;
+    if ((yield* disk.stat(directory)).type !== "directory") {
+      return yield* new StoreNotFound({ path: directory, reason: "NotADirectory" });
+    }
+    yield* refuseEntries(directory, yield* disk.readDirectory(directory));
+    return true;
+  });
+
+/**
+ * Removes a failed import's staging directory and makes the removal
+ * durable. Best effort: a crash or an error here leaves the staging
+ * directory, which the next import into the same target removes.
+ */
+const removeStaging = (staging: string) =>
   Effect.ignore(
     Effect.gen(function* () {
       const disk = yield* Disk;
-      yield* removeIfPresent(Layout.currentPath(directory), false);
-      yield* disk.syncDirectory(directory);
-      yield* removeIfPresent(Layout.epochsPath(directory), true);
-      yield* removeIfPresent(Layout.markerPath(directory), false);
-      yield* disk.syncDirectory(directory);
-      if (madeDirectory) yield* removeIfPresent(directory, true);
+      yield* removeIfPresent(staging, true);
+      yield* disk.syncDirectory(parentPath(staging));
     }),
   );
 
@@ -267,12 +301,14 @@ const removeWritten = (directory: string, madeDirectory: boolean) =>
  * `Init.init` requires) whose one generation `produce` hands over page by
  * page through the sink: `begin` with where it starts, then `write` its
  * events in order, each under its own sequence (see the module comment).
- * Returns what was written, verified.
+ * The store is staged beside `directory`, verified, then renamed onto it
+ * (`CopyStaging`). Returns what was written, verified.
  *
  * Fails with init's refusals of the directory (`NotEmpty`, `Locked`, ...)
  * before anything is written; then with `HistoryRejected` (core's fold
  * refuses an event), `UnencodableEvent`, the producer's own error, a
- * `DiskError` or `CopyVerificationFailed`, having removed what it wrote.
+ * `DiskError`, `CopyVerificationFailed` or `NotEmpty` (the target gained
+ * entries meanwhile), having removed its staging directory.
  *
  * @example
  *   yield* Import.importPages("/var/lib/tay", (sink) =>
@@ -283,30 +319,33 @@ export const importPages = <X, R>(
   produce: (sink: GenerationSink) => Effect.Effect<void, X, R>,
 ): Effect.Effect<Imported, ImportError | DiskError | X, Disk | Exclude<R, Scope.Scope>> =>
   Effect.gen(function* () {
-    const madeDirectory = !(yield* exists(directory));
-    let current: Importing | undefined;
+    let staging: string | undefined;
     return yield* Effect.scoped(
       Effect.gen(function* () {
-        const disk = yield* Disk;
-        yield* ensureDirectory(directory);
-        yield* refuseEntries(directory, yield* disk.readDirectory(directory));
-        yield* Lock.acquire(Layout.lockPath(directory));
+        yield* checkDirectory(directory);
+        // Held to the end when DIR exists: no init or other import gets in
+        // before the rename replaces it (the lock file goes just before).
+        if (yield* exists(directory)) yield* Lock.acquire(Layout.lockPath(directory));
         // Checked again under the lock: another init may have won the race.
-        yield* refuseEntries(directory, yield* disk.readDirectory(directory));
+        const target = { path: directory, exists: yield* checkDirectory(directory) };
+        yield* CopyStaging.removeStale(directory);
+        const made = yield* CopyStaging.makeStaging(directory);
+        staging = made;
+        // Locked, so another import's `removeStale` leaves it alone.
+        yield* Lock.acquire(Layout.lockPath(made));
         // A failure midway leaves no segment file open.
+        let current: Importing | undefined;
         yield* Effect.addFinalizer(() => current?.begun?.segments.close() ?? Effect.void);
         const storeId = yield* Entropy.storeId;
-        current = new Importing(directory, storeId, yield* Clock.currentTimeMillis);
+        current = new Importing(made, directory, storeId, yield* Clock.currentTimeMillis);
         yield* produce(current);
         const begun = current.begun;
         if (begun === undefined) return yield* Effect.dieMessage("importPages: never begun");
-        return yield* finish(current, begun, directory);
+        return yield* finish(current, begun, made, target);
       }),
     ).pipe(
-      // After the scope: the lock is released before the directory goes.
-      Effect.onError(() =>
-        current?.wrote === true ? removeWritten(directory, madeDirectory) : Effect.void,
-      ),
+      // After the scope: the locks are released and the files closed first.
+      Effect.onError(() => (staging === undefined ? Effect.void : removeStaging(staging))),
     );
   });
 

@@ -219,6 +219,29 @@ for (const subject of subjects) {
       ),
     );
 
+    // What an import's publication relies on (tay copy URL DIR, store/CopyStaging.ts).
+    it.scoped(
+      "a directory renamed onto an empty directory replaces it; onto a non-empty one, ENOTEMPTY",
+      () =>
+        within((disk, at) =>
+          Effect.gen(function* () {
+            yield* disk.makeDirectory(at("staged"));
+            yield* writeFile(disk, at("staged/STORE-V2"), "marker");
+            yield* disk.makeDirectory(at("empty"));
+            yield* disk.rename(at("staged"), at("empty"));
+            expect(yield* disk.readDirectory(at(""))).toEqual(["empty"]);
+            expect(text(yield* disk.readFile(at("empty/STORE-V2")))).toBe("marker");
+            yield* disk.makeDirectory(at("other"));
+            expect(yield* codeOf(disk.rename(at("other"), at("empty")))).toBe("ENOTEMPTY");
+            expect(text(yield* disk.readFile(at("empty/STORE-V2")))).toBe("marker");
+            yield* writeFile(disk, at("file"), "contents");
+            expect(yield* codeOf(disk.rename(at("other"), at("file")))).toBe("ENOTDIR");
+            yield* disk.rename(at("other"), at("missing"));
+            expect(yield* disk.readDirectory(at(""))).toEqual(["empty", "file", "missing"]);
+          }),
+        ),
+    );
+
     it.scoped("link gives a file a second name: both names see the same bytes", () =>
       within((disk, at) =>
         Effect.gen(function* () {

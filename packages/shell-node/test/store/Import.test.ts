@@ -9,7 +9,9 @@ import { Generation, Snapshot, State } from "@tay/core";
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Either } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
+import * as Lock from "../../src/disk/Lock.js";
 import * as Batch from "../../src/log/Batch.js";
+import * as CopyStaging from "../../src/store/CopyStaging.js";
 import * as Import from "../../src/store/Import.js";
 import * as Layout from "../../src/store/Layout.js";
 import * as Recovery from "../../src/store/Recovery.js";
@@ -135,6 +137,91 @@ describe("Import.importGeneration", () => {
       );
       expect(again._tag).toBe("NotEmpty");
       expect(yield* Effect.promise(() => fs.readdir(directory))).toEqual(["notes.txt"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a DIR holding only a LOCK is replaced by the store; nothing is left beside it",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* dataDirectory;
+        yield* Effect.promise(() => fs.mkdir(directory));
+        yield* Effect.promise(() => fs.writeFile(path.join(directory, "LOCK"), ""));
+        yield* Import.importGeneration(directory, {
+          firstSequence: 1,
+          baseRecordCount: 0,
+          events: [],
+        });
+        const entries = yield* Effect.promise(() => fs.readdir(directory));
+        expect(entries).toContain("CURRENT");
+        expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a DIR spelled with a trailing /. is replaced all the same", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      yield* Effect.promise(() => fs.mkdir(directory));
+      yield* Import.importGeneration(`${directory}/.`, {
+        firstSequence: 1,
+        baseRecordCount: 0,
+        events: [],
+      });
+      expect(yield* Effect.promise(() => fs.readdir(directory))).toContain("CURRENT");
+      expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a DIR that gains an entry before the rename is NotEmpty; the staging goes", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      const refused = yield* Effect.flip(
+        Import.importPages(directory, (sink) =>
+          Effect.gen(function* () {
+            yield* sink.begin({ firstSequence: 1, baseRecordCount: 0 });
+            // Another program makes DIR and writes into it while the copy runs.
+            yield* Effect.promise(async () => {
+              await fs.mkdir(directory);
+              await fs.writeFile(path.join(directory, "notes.txt"), "mine");
+            });
+          }),
+        ),
+      );
+      expect(refused._tag).toBe("NotEmpty");
+      expect(refused.message).toContain("notes.txt");
+      expect(yield* Effect.promise(() => fs.readdir(directory))).toEqual(["notes.txt"]);
+      expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("removes only stale staging directories: unlocked, ours by name, no CURRENT", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      const parent = path.dirname(directory);
+      const staging = (suffix: string) => path.join(parent, `.data.tay-copy-${suffix}`);
+      const make = (at: string, files: ReadonlyArray<string>) =>
+        Effect.promise(async () => {
+          await fs.mkdir(path.join(at, "epochs"), { recursive: true });
+          for (const file of files) await fs.writeFile(path.join(at, file), "x");
+        });
+      yield* make(staging("0123456789abcdef"), ["STORE-V2", "CURRENT.tmp"]);
+      yield* Effect.promise(() => fs.mkdir(staging("00000000000000ff")));
+      yield* make(staging("1111111111111111"), ["STORE-V2", "CURRENT"]);
+      yield* make(staging("2222222222222222"), ["STORE-V2", "notes.txt"]);
+      yield* make(staging("3333333333333333"), ["STORE-V2"]);
+      yield* make(staging("not-hex"), ["STORE-V2"]);
+      yield* make(path.join(parent, ".other.tay-copy-4444444444444444"), ["STORE-V2"]);
+      // A copy still running holds its staging directory's lock.
+      yield* Lock.acquire(path.join(staging("3333333333333333"), "LOCK"));
+      expect(CopyStaging.isStagingName(directory, ".data.tay-copy-0123456789abcdef")).toBe(true);
+      yield* CopyStaging.removeStale(directory);
+      expect(yield* Effect.promise(() => fs.readdir(parent))).toEqual([
+        ".data.tay-copy-1111111111111111",
+        ".data.tay-copy-2222222222222222",
+        ".data.tay-copy-3333333333333333",
+        ".data.tay-copy-not-hex",
+        ".other.tay-copy-4444444444444444",
+      ]);
     }).pipe(Effect.provide(nodeDisk)),
   );
 });
