@@ -119,7 +119,7 @@ const foldAll = (directory: string, generation: ImportedGeneration, storeId: Uin
 const writeGeneration = (
   directory: string,
   manifest: Manifest,
-  records: ReadonlyArray<Batch.PendingRecord>,
+  events: ReadonlyArray<Event.Event>,
 ) =>
   Effect.gen(function* () {
     const { storeId, firstSequence } = manifest;
@@ -131,16 +131,17 @@ const writeGeneration = (
       directory,
       1,
       storeId,
-      records,
+      firstSequence,
+      events,
       defaults.rotationTargetBytes,
       defaults.writeBytesMax,
     );
     // The active segment, empty, after the last record: staged, linked, and
     // `segments/` synced, which makes the sealed files' entries durable too.
-    const id = sealed.length + 1;
+    const id = sealed.segments.length + 1;
     const header = encodeSegmentHeader({
       segmentId: id,
-      firstSequence: firstSequence + records.length,
+      firstSequence: firstSequence + sealed.recordCount,
       storeId,
     });
     const handle = yield* createSegment({
@@ -200,10 +201,9 @@ export const importGeneration = (
       const storeId = yield* Entropy.storeId;
       const state = foldAll(directory, generation, storeId);
       if (state instanceof HistoryRejected) return yield* state;
+      // Refused before anything is written (the segments encode them again as they go).
       const prepared = Batch.prepare(events);
       if (Either.isLeft(prepared)) return yield* prepared.left;
-      const records = prepared.right.records;
-      for (const [index, record] of records.entries()) record.sequence = firstSequence + index;
 
       const disk = yield* Disk;
       yield* ensureDirectory(directory);
@@ -224,12 +224,12 @@ export const importGeneration = (
         baseRecordCount,
         createdAt,
       };
-      const segments = yield* writeGeneration(directory, manifest, records);
+      const segments = yield* writeGeneration(directory, manifest, events);
       yield* publishSmallFile(
         Layout.currentPath(directory),
         encodeCurrentPointer({ storeId, epoch: 1 }),
       );
-      const report = yield* verify(directory, firstSequence + records.length - 1, state);
+      const report = yield* verify(directory, firstSequence + events.length - 1, state);
       return {
         path: directory,
         storeId: formatStoreId(storeId),

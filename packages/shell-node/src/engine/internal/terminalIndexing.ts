@@ -14,6 +14,7 @@ import {
   Generation,
   type HistoryError,
   type Job,
+  type Snapshot,
   type State,
   type Terminal,
 } from "@tay/core";
@@ -147,13 +148,16 @@ export class Indexing {
   }
 
   /**
-   * The whole records of the jobs `state` holds as facts, ascending by id,
-   * each read when the iteration reaches it (what a compaction's snapshot
-   * takes, without a list of them all). Throws the index's error, and
-   * `TerminalIndexCorrupt` for a fact the index has no record of.
+   * The whole records of `jobIds` (ids the state holds as facts, ascending),
+   * in that order, each read when the iteration reaches it: what a
+   * compaction's streamed base (`Snapshot.events`) reads, without a list
+   * of them all. Throws the index's error, and `TerminalIndexCorrupt` for
+   * a fact the index has no record of (a base is never silently short).
    */
-  *wholeOf(state: State.State): Generator<Job.Job> {
-    for (const [jobId] of state.terminal.entries()) {
+  readonly records: Snapshot.TerminalRecords = (jobIds) => this.#records(jobIds);
+
+  *#records(jobIds: Iterable<number>): Generator<Job.Job> {
+    for (const jobId of jobIds) {
       const found = this.jobNow(jobId);
       if (Either.isLeft(found)) throw found.left;
       if (found.right === undefined) {
@@ -389,7 +393,7 @@ export const readerOf =
     return found.right;
   };
 
-const isIndexError = (error: unknown): error is TerminalIndex.TerminalIndexError =>
+export const isIndexError = (error: unknown): error is TerminalIndex.TerminalIndexError =>
   error instanceof TerminalIndex.TerminalIndexCorrupt || error instanceof DiskError;
 
 /**

@@ -4,11 +4,12 @@
  * remove the superseded generation.
  *
  * Order (each step durable before the next; see docs/store.md for the crash
- * argument): stale generations removed; `epochs/E+1/` created; its MANIFEST
- * published; `segments/` created; base segments written, sealed and
+ * argument): stale generations removed; `epochs/E+1/` created; `segments/`
+ * created; base segments written as the base is produced, sealed and
  * fsynced (created in place: the generation is not current yet); a
  * header-only active segment staged, fsynced and hard-linked into place;
- * `segments/` fsynced;
+ * `segments/` fsynced; its MANIFEST published (it names the base's record
+ * count, known once the base has ended);
  * CURRENT.tmp written and fsynced; renamed over CURRENT; DATA_DIR fsynced.
  * Only then is the old generation removed.
  */
@@ -17,6 +18,7 @@ import { Clock, Effect, Either } from "effect";
 import { Disk, DiskError, type FileHandle } from "../../disk/Disk.js";
 import * as Batch from "../../log/Batch.js";
 import type { PendingRecord } from "../../log/Batch.js";
+import { UnencodableEvent } from "../../log/LogError.js";
 import * as Layout from "../Layout.js";
 import {
   CompactionConflict,
@@ -79,111 +81,178 @@ interface BaseRecord extends Omit<PendingRecord, "sequence"> {
 }
 
 /**
- * Writes base records as sealed segments from ID 1, each filled until it
- * reaches `rotationTargetBytes` (at least one record each), every file
- * fsynced (the caller fsyncs `segments/`). Returns the segment states.
+ * The base records, encoded and numbered as they are pulled from the
+ * base: one record ahead (`next`), so a segment can decide whether the
+ * next record still fits before taking it. Holds nothing else.
+ */
+class BaseRecords {
+  readonly #events: Iterator<Event.Event>;
+  #count = 0;
+  #next: BaseRecord | UnencodableEvent | undefined;
+
+  constructor(
+    events: Iterable<Event.Event>,
+    readonly firstSequence: number,
+  ) {
+    this.#events = events[Symbol.iterator]();
+    this.#next = this.#pull();
+  }
+
+  /** The next record, not yet taken; undefined once the base has ended. */
+  get next(): BaseRecord | UnencodableEvent | undefined {
+    return this.#next;
+  }
+
+  /** Records taken so far. */
+  get count(): number {
+    return this.#count;
+  }
+
+  /** Takes the next record and pulls the one after it. */
+  take(): void {
+    if (this.#next === undefined || this.#next instanceof UnencodableEvent) return;
+    this.#count += 1;
+    this.#next = this.#pull();
+  }
+
+  /** Lets go of the base early (its producer's `finally` runs): a failed compaction. */
+  close(): void {
+    this.#events.return?.();
+  }
+
+  #pull(): BaseRecord | UnencodableEvent | undefined {
+    // A base whose producer throws (the terminal index failing a read)
+    // fails the compaction as a defect, its staged generation an orphan.
+    const pulled = this.#events.next();
+    if (pulled.done === true) return undefined;
+    const record = Batch.encodeOne(pulled.value, this.#count);
+    if (record instanceof UnencodableEvent) return record;
+    return { ...record, sequence: this.firstSequence + this.#count };
+  }
+}
+
+/** The base segments written, and how many records they hold. */
+interface WrittenBase {
+  readonly segments: Array<SegmentState>;
+  readonly recordCount: number;
+}
+
+/**
+ * Writes the base records `events` (numbered from `firstSequence`) as
+ * sealed segments from ID 1, encoding each as it is written: a segment is
+ * filled until it reaches `rotationTargetBytes` (at least one record
+ * each), every file fsynced (the caller fsyncs `segments/`). Memory holds
+ * one write of about `writeBytesMax`, never the base.
  */
 export const writeBaseSegments = (
   directory: string,
   epoch: number,
   storeId: Uint8Array,
-  records: ReadonlyArray<BaseRecord>,
+  firstSequence: number,
+  events: Iterable<Event.Event>,
   rotationTargetBytes: number,
   writeBytesMax: number,
-): Effect.Effect<Array<SegmentState>, DiskError, Disk> =>
-  Effect.gen(function* () {
-    const segments: Array<SegmentState> = [];
-    let position = 0;
-    for (;;) {
-      const first = records[position];
-      if (first === undefined) break;
-      const id = segments.length + 1;
-      const header = encodeSegmentHeader({ segmentId: id, firstSequence: first.sequence, storeId });
-      let end = position;
-      let size = header.length;
-      for (;;) {
-        const record = records[end];
-        if (record === undefined) break;
-        if (end > position && size >= rotationTargetBytes) break;
-        if (end > position && size + record.size + segmentFooterBytes > segmentFileBytesMax) break;
-        size += record.size;
-        end += 1;
+): Effect.Effect<WrittenBase, DiskError | UnencodableEvent, Disk> =>
+  Effect.suspend(() => {
+    const records = new BaseRecords(events, firstSequence);
+    return Effect.gen(function* () {
+      const segments: Array<SegmentState> = [];
+      for (let first = records.next; first !== undefined; first = records.next) {
+        if (first instanceof UnencodableEvent) return yield* first;
+        const id = segments.length + 1;
+        const path = Layout.segmentPath(directory, epoch, id);
+        const header = encodeSegmentHeader({
+          segmentId: id,
+          firstSequence: first.sequence,
+          storeId,
+        });
+        const index = SegmentIndex.empty();
+        const limits = { rotationTargetBytes, writeBytesMax };
+        const body = yield* withFile(path, "createExclusive", (handle) =>
+          Effect.gen(function* () {
+            const written = yield* writeSegmentBody(handle, header, records, index, limits);
+            const footer = encodeSegmentFooter({
+              segmentId: id,
+              firstSequence: first.sequence,
+              storeId,
+              lastSequence: first.sequence + written.recordCount - 1,
+              recordCount: written.recordCount,
+              segmentCrc: written.crc,
+            });
+            yield* writeAll(handle, written.size, footer);
+            yield* handle.sync();
+            return written;
+          }),
+        );
+        segments.push({
+          id,
+          path,
+          firstSequence: first.sequence,
+          recordCount: body.recordCount,
+          size: body.size + segmentFooterBytes,
+          sealed: true,
+          index,
+        });
       }
-      const path = Layout.segmentPath(directory, epoch, id);
-      const index = SegmentIndex.empty();
-      const recordCount = end - position;
-      yield* withFile(path, "createExclusive", (handle) =>
-        Effect.gen(function* () {
-          const body = yield* writeSegmentBody(
-            handle,
-            header,
-            records.slice(position, end),
-            index,
-            writeBytesMax,
-          );
-          const footer = encodeSegmentFooter({
-            segmentId: id,
-            firstSequence: first.sequence,
-            storeId,
-            lastSequence: first.sequence + recordCount - 1,
-            recordCount,
-            segmentCrc: body.crc,
-          });
-          yield* writeAll(handle, body.size, footer);
-          yield* handle.sync();
-        }),
-      );
-      segments.push({
-        id,
-        path,
-        firstSequence: first.sequence,
-        recordCount,
-        size: size + segmentFooterBytes,
-        sealed: true,
-        index,
-      });
-      position = end;
-    }
-    return segments;
+      return { segments, recordCount: records.count };
+    }).pipe(Effect.onExit(() => Effect.sync(() => records.close())));
   });
 
-/** Writes a header and records in chunks of about `writeBytesMax`; returns size and CRC so far. */
+/** How a base segment is cut and written. */
+interface SegmentLimits {
+  readonly rotationTargetBytes: number;
+  readonly writeBytesMax: number;
+}
+
+/**
+ * Writes a header and the records `records` gives while the segment has
+ * room, in writes of about `writeBytesMax`; returns size, CRC and records.
+ */
 const writeSegmentBody = (
   handle: FileHandle,
   header: Uint8Array,
-  records: ReadonlyArray<BaseRecord>,
+  records: BaseRecords,
   index: SegmentIndex.SegmentIndex,
-  writeBytesMax: number,
-): Effect.Effect<{ readonly size: number; readonly crc: number }, DiskError> =>
+  limits: SegmentLimits,
+): Effect.Effect<
+  { readonly size: number; readonly crc: number; readonly recordCount: number },
+  DiskError | UnencodableEvent
+> =>
   Effect.gen(function* () {
     yield* writeAll(handle, 0, header);
     let crc = crc32c(header);
     let size = header.length;
-    let position = 0;
-    let ordinal = 0;
-    while (position < records.length) {
-      let bytes = 0;
-      let end = position;
-      for (;;) {
-        const record = records[end];
-        if (record === undefined) break;
-        if (end > position && bytes + record.size > writeBytesMax) break;
-        bytes += record.size;
-        end += 1;
-      }
-      const buffer = new Uint8Array(bytes);
+    let recordCount = 0;
+    let chunk: Array<BaseRecord> = [];
+    let chunkBytes = 0;
+    const write = Effect.suspend(() => {
+      const buffer = new Uint8Array(chunkBytes);
       let offset = 0;
-      for (const record of records.slice(position, end)) {
-        SegmentIndex.note(index, ordinal, record.sequence, size + offset);
-        ordinal += 1;
+      for (const record of chunk) {
+        SegmentIndex.note(index, recordCount, record.sequence, size + offset);
+        recordCount += 1;
         offset += encodeRecordInto(buffer, offset, record);
       }
-      yield* writeAll(handle, size, buffer);
-      crc = crc32c(buffer, crc);
-      size += bytes;
-      position = end;
+      chunk = [];
+      chunkBytes = 0;
+      return Effect.map(writeAll(handle, size, buffer), () => {
+        crc = crc32c(buffer, crc);
+        size += buffer.length;
+      });
+    });
+    for (let record = records.next; record !== undefined; record = records.next) {
+      if (record instanceof UnencodableEvent) return yield* record;
+      const held = recordCount + chunk.length;
+      const planned = size + chunkBytes;
+      if (held > 0 && planned >= limits.rotationTargetBytes) break;
+      if (held > 0 && planned + record.size + segmentFooterBytes > segmentFileBytesMax) break;
+      if (chunk.length > 0 && chunkBytes + record.size > limits.writeBytesMax) yield* write;
+      chunk.push(record);
+      chunkBytes += record.size;
+      records.take();
     }
-    return { size, crc };
+    if (chunk.length > 0) yield* write;
+    return { size, crc, recordCount };
   });
 
 /** Removes generation directories durably; collects what failed. */
@@ -229,21 +298,24 @@ interface Switched {
  * Compacts: see the module comment. Leftover generations are removed
  * before appends pause; appends submitted before the call are written
  * first; appends submitted during it wait and get sequences after the base;
- * the superseded generation is removed after appends resume. Fails with
- * `UnencodableEvent` (before pausing anything), `CompactionConflict`, or
+ * the superseded generation is removed after appends resume. `base` is
+ * consumed once, while appends are paused, as the base segments are
+ * written (issue 19: the base is never held whole). Fails with
+ * `CompactionConflict` (before the base is read), `UnencodableEvent` (the
+ * staged generation left an orphan, the writer going on), or
  * `WriterFailed`: an I/O error while staging (the old generation stays
  * current, the writer stops until a reopen) or while switching CURRENT
- * (which generation is current is then unknown: reopen).
+ * (which generation is current is then unknown: reopen). A `base` whose
+ * iteration throws fails the compaction with that defect, the staged
+ * generation an orphan and the writer going on.
  */
 export const compact = (
   writer: Writer,
   compactions: Effect.Semaphore,
-  base: ReadonlyArray<Event.Event>,
+  base: Iterable<Event.Event>,
   options: CompactOptions,
 ): Effect.Effect<CompactionReport, StoreError, Disk> =>
   Effect.gen(function* () {
-    const encoded = Batch.prepare(base);
-    if (Either.isLeft(encoded)) return yield* encoded.left;
     const { state } = writer;
     if (state.failure !== undefined) return yield* state.failure;
     const leftovers = yield* removeGenerations(
@@ -260,9 +332,7 @@ export const compact = (
     });
     const switched = yield* Effect.gen(function* () {
       yield* flush(writer);
-      return yield* writer.exclusive.holding(
-        switchGeneration(writer, encoded.right.records, options),
-      );
+      return yield* writer.exclusive.holding(switchGeneration(writer, base, options));
     }).pipe(
       Effect.ensuring(
         Effect.sync(() => {
@@ -314,39 +384,45 @@ const refusal = (state: Writer["state"], options: CompactOptions): StoreError | 
 
 /** A staged generation: its segments (the active one last) and the active segment's handle. */
 interface Staged {
+  readonly manifest: Manifest;
   readonly segments: ReadonlyArray<SegmentState>;
   readonly active: SegmentState;
   readonly handle: FileHandle;
   readonly crc: number;
 }
 
+/** What the MANIFEST of a staged generation says but its base record count and time. */
+type StagedFields = Omit<Manifest, "baseRecordCount" | "createdAt">;
+
 /**
- * Writes the new generation beside the current one: its directory, its
- * MANIFEST, the base segments (sealed, fsynced) and a header-only active
- * segment, staged and linked into place like every header-only segment
- * (the sync of `segments/` makes the base files' entries durable too).
+ * Writes the new generation beside the current one: its directory, the
+ * base segments (sealed, fsynced) written as `base` is consumed, a
+ * header-only active segment, staged and linked into place like every
+ * header-only segment (the sync of `segments/` makes the base files'
+ * entries durable too), and last its MANIFEST, which names the base's
+ * record count, known only once the base has ended (2026-12-02).
  */
 const stage = (
   state: Writer["state"],
-  manifest: Manifest,
-  records: ReadonlyArray<BaseRecord>,
+  fields: StagedFields,
+  base: Iterable<Event.Event>,
 ): Effect.Effect<Staged, StoreError, Disk> =>
   Effect.gen(function* () {
     const { directory } = state;
-    const { epoch, storeId, firstSequence } = manifest;
+    const { epoch, storeId, firstSequence } = fields;
     yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
-    yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
     yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
-    const segments = yield* writeBaseSegments(
+    const written = yield* writeBaseSegments(
       directory,
       epoch,
       storeId,
-      records,
+      firstSequence,
+      base,
       state.options.rotationTargetBytes,
       state.options.writeBytesMax,
     );
-    const id = segments.length + 1;
-    const activeFirst = firstSequence + records.length;
+    const id = written.segments.length + 1;
+    const activeFirst = firstSequence + written.recordCount;
     const header = encodeSegmentHeader({ segmentId: id, firstSequence: activeFirst, storeId });
     const handle = yield* createSegment({
       directory,
@@ -366,7 +442,17 @@ const stage = (
       sealed: false,
       index: SegmentIndex.empty(),
     };
-    return { segments: [...segments, active], active, handle, crc: crc32c(header) };
+    const manifest: Manifest = {
+      ...fields,
+      baseRecordCount: written.recordCount,
+      createdAt: yield* Clock.currentTimeMillis,
+    };
+    yield* Effect.onError(
+      publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest)),
+      () => Effect.ignore(handle.close()),
+    );
+    const segments = [...written.segments, active];
+    return { segments, active, handle, crc: crc32c(header), manifest };
   });
 
 /**
@@ -428,7 +514,7 @@ const failStop = <X extends StoreError>(writer: Writer, error: X): X | WriterFai
 /** Stages the new generation and switches CURRENT to it; runs paused, holding the writer's turn. */
 const switchGeneration = (
   writer: Writer,
-  base: ReadonlyArray<PendingRecord>,
+  base: Iterable<Event.Event>,
   options: CompactOptions,
 ): Effect.Effect<Switched, StoreError, Disk> =>
   Effect.gen(function* () {
@@ -439,26 +525,17 @@ const switchGeneration = (
     const parent = state.generation;
     const epoch = parent.epoch + 1;
     const firstSequence = lastAssigned(state) + 1;
-    const manifest: Manifest = {
-      storeId: parent.storeId,
-      epoch,
-      parentEpoch: parent.epoch,
-      firstSequence,
-      baseRecordCount: base.length,
-      createdAt: yield* Clock.currentTimeMillis,
-    };
-    const records = base.map((record, position) => ({
-      ...record,
-      sequence: firstSequence + position,
-    }));
-    // Until the rename a failure leaves the old generation current, the staged one an orphan.
+    const fields = { storeId: parent.storeId, epoch, parentEpoch: parent.epoch, firstSequence };
+    // Until the rename a failure leaves the old generation current, the staged one an
+    // orphan: whatever ended the staging (a failure, a base that threw, an interruption).
     const orphaned = Effect.sync(() => {
       state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
     });
-    const staged = yield* stage(state, manifest, records).pipe(
-      Effect.tapError(() => orphaned),
+    const staged = yield* stage(state, fields, base).pipe(
+      Effect.onError(() => orphaned),
       Effect.mapError((error) => failStop(writer, error)),
     );
+    const { manifest } = staged;
     yield* writePointer(directory, parent.storeId, epoch).pipe(
       Effect.tapError(() => Effect.zipRight(Effect.ignore(staged.handle.close()), orphaned)),
       Effect.mapError((error) => failStop(writer, error)),
@@ -473,14 +550,14 @@ const switchGeneration = (
         segments: [...staged.segments],
         active: { segment: staged.active, handle: staged.handle, crc: staged.crc },
       };
-      state.nextSequence = firstSequence + records.length;
+      state.nextSequence = firstSequence + manifest.baseRecordCount;
     });
     return {
       report: {
         epoch,
         parentEpoch: parent.epoch,
         firstSequence,
-        baseRecordCount: records.length,
+        baseRecordCount: manifest.baseRecordCount,
         baseSegments: staged.segments.length - 1,
       },
       superseded: parent.epoch,
