@@ -313,4 +313,30 @@ describe("an engine with a terminal index", () => {
     expect(again.job(1)?.result?.value).toBe("one");
     await again.close();
   });
+
+  it("compacts again from a rebuilt index when a read fails while the base is written", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    for (let index = 0; index < 30; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: index });
+      const [job] = await engine.claim("a", 1);
+      if (job !== undefined) await engine.complete(job.jobId, index % 3 === 0 ? index : undefined);
+    }
+    await engine.insert({ queue: "a", worker: "W", args: "active" });
+    // Written whole by a first compaction, then damaged: the next one's base reads it.
+    await engine.compact(86_400_000);
+    const before = engine.jobs();
+    const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+    const bytes = await fs.readFile(entries);
+    await fs.writeFile(entries, new Uint8Array(bytes.length));
+    const report = await engine.compact(86_400_000);
+    // The failed attempt's staged generation (epoch 3) was removed by the retry, which wrote it.
+    expect(report).toMatchObject({ epoch: 3, removedEpochs: [3, 2], notRemoved: [] });
+    expect(engine.jobs()).toEqual(before);
+    await engine.close();
+    const expected = await reference(31);
+    expect(expected.listings[0]).toEqual(before);
+    const reopened = await indexed(31);
+    expect(reopened.report).toEqual({ rebuilt: null });
+    expect(reopened.seen).toEqual(expected);
+  });
 });
