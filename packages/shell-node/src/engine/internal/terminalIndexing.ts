@@ -149,26 +149,53 @@ export class Indexing {
 
   /**
    * The whole records of `jobIds` (ids the state holds as facts, ascending),
-   * in that order, each read when the iteration reaches it: what a
-   * compaction's streamed base (`Snapshot.events`) reads, without a list
-   * of them all. Throws the index's error, and `TerminalIndexCorrupt` for
-   * a fact the index has no record of (a base is never silently short).
+   * in that order, read from the index a page of `rebuildPageRecords` ids
+   * at a time as the iteration reaches them (`lookupPageNow`; what is not
+   * written yet from memory): what a compaction's streamed base
+   * (`Snapshot.events`) reads, without a list of them all. Throws the
+   * index's error, and `TerminalIndexCorrupt` for a fact the index has no
+   * record of (a base is never silently short).
    */
   readonly records: Snapshot.TerminalRecords = (jobIds) => this.#records(jobIds);
 
   *#records(jobIds: Iterable<number>): Generator<Job.Job> {
+    let page: Array<number> = [];
     for (const jobId of jobIds) {
-      const found = this.jobNow(jobId);
-      if (Either.isLeft(found)) throw found.left;
-      if (found.right === undefined) {
+      page.push(jobId);
+      if (page.length < rebuildPageRecords) continue;
+      yield* this.#page(page);
+      page = [];
+    }
+    yield* this.#page(page);
+  }
+
+  #page(jobIds: ReadonlyArray<number>): ReadonlyArray<Job.Job> {
+    if (jobIds.length === 0) return [];
+    if (this.#failure !== undefined) throw this.#failure;
+    const read = TerminalIndex.lookupPageNow(
+      this.#index,
+      jobIds.filter((jobId) => !this.#pending.has(jobId)),
+    );
+    if (Either.isLeft(read)) throw read.left;
+    const jobs: Array<Job.Job> = [];
+    let at = 0;
+    for (const jobId of jobIds) {
+      const found = this.#pending.get(jobId) ?? read.right[at++];
+      if (found === undefined) {
         throw new TerminalIndex.TerminalIndexCorrupt({
           path: this.#index.path,
           offset: this.#index.end,
           reason: `no entry for completed job ${jobId}`,
         });
       }
-      yield found.right;
+      const result = this.#pending.has(jobId) ? undefined : this.#pendingResults.get(jobId);
+      jobs.push(
+        result === undefined
+          ? found
+          : { ...found, result: { value: result.result, at: result.at } },
+      );
     }
+    return jobs;
   }
 
   /**
