@@ -239,10 +239,11 @@ const openEmpty = (path: string): Effect.Effect<TerminalIndex, DiskError, Disk> 
 const openCurrent = (
   path: string,
   entriesBytes: number,
+  mode: "read" | "readWrite" = "readWrite",
 ): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const opened = yield* Effect.either(disk.open(entriesPath({ path }), "readWrite"));
+    const opened = yield* Effect.either(disk.open(entriesPath({ path }), mode));
     if (opened._tag === "Left") {
       if (opened.left.code === "ENOENT") return { _tag: "Missing" } as const;
       return yield* opened.left;
@@ -260,6 +261,29 @@ const openCurrent = (
     yield* Effect.ignore(handle.close());
     return { _tag: "Corrupt", ...corrupt } as const;
   });
+
+/**
+ * The index of the store in `directory` for reading only, when it is
+ * current for `identity` (every entry HEAD vouches for checked, their
+ * offsets noted), else why not; nothing is written, removed or emptied
+ * (`tay jobs`, `tay job` on a store at rest). Fails only on the disk.
+ */
+export const openReadOnly = (
+  directory: string,
+  identity: Identity,
+): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const path = indexPath(directory);
+    const head = yield* readHead(headPath({ path }));
+    if ("_tag" in head) return head;
+    const found = staleness(head, identity);
+    if (found !== undefined) return found;
+    return yield* openCurrent(path, head.entriesBytes, "read");
+  });
+
+/** True when `opened` is an index, not why there is none. */
+export const isIndex = (opened: TerminalIndex | Staleness): opened is TerminalIndex =>
+  !("_tag" in opened);
 
 /** What the index directory holds before a fold: HEAD's fields, or why there is no usable HEAD. */
 export type Found = Head | Staleness;
