@@ -101,6 +101,7 @@ for (const name of ["baseline", "streamed"]) {
     peakHeldAbove: median(list.map((run) => run.peakHeldAbove)),
     rssPeakGrowth: median(list.map((run) => run.maxRssAfter - run.maxRssBefore)),
     seconds: median(list.map((run) => run.seconds)),
+    cpuSeconds: median(list.map((run) => run.cpuSeconds)),
     retained: list[0]?.retained,
     baseRecordCount: list[0]?.baseRecordCount,
   };
@@ -111,7 +112,7 @@ console.log(
 for (const name of ["baseline", "streamed"]) {
   const s = summary[name];
   console.log(
-    `${name.padEnd(9)} peak heap +${mib(s.peakHeapAbove)}  heap+external +${mib(s.peakHeldAbove)}  resident peak +${mib(s.rssPeakGrowth)}  ${formatNumber(s.seconds, 2)} s  (${formatNumber(s.retained)} retained facts, ${formatNumber(s.baseRecordCount)} base records)`,
+    `${name.padEnd(9)} peak heap +${mib(s.peakHeapAbove)}  heap+external +${mib(s.peakHeldAbove)}  resident peak +${mib(s.rssPeakGrowth)}  ${formatNumber(s.seconds, 2)} s (CPU ${formatNumber(s.cpuSeconds, 2)} s)  (${formatNumber(s.retained)} retained facts, ${formatNumber(s.baseRecordCount)} base records)`,
   );
 }
 console.log(

@@ -8,7 +8,7 @@
 //     day's retention (every job kept) while sampling the heap every
 //     millisecond the event loop is free, and prints one JSON line: the
 //     peak heap and heap + external above what the open held, the resident
-//     peak before and after, the compaction's wall time and its report.
+//     peak before and after, the compaction's wall and CPU time and its report.
 const [engineModule, directory] = process.argv.slice(2);
 const { EnginePromises } = await import(engineModule);
 
@@ -30,8 +30,10 @@ const sample = () => {
 };
 const sampler = setInterval(sample, 1);
 const started = performance.now();
+const cpu = process.cpuUsage();
 const report = await engine.compact(86_400_000);
 const seconds = (performance.now() - started) / 1000;
+const used = process.cpuUsage(cpu);
 sample();
 clearInterval(sampler);
 const maxRssAfter = process.resourceUsage().maxRSS * 1024;
@@ -46,6 +48,7 @@ console.log(
     maxRssBefore,
     maxRssAfter,
     seconds,
+    cpuSeconds: (used.user + used.system) / 1e6,
     retained,
     baseRecordCount: report.baseRecordCount,
     baseSegments: report.baseSegments,
