@@ -7,9 +7,9 @@
  * names the store, epoch and last sequence just folded and every entry it
  * vouches for checks. When the index is missing or stale (a store another
  * process holds and has appended to, an index deleted, an engine killed),
- * the log is folded again whole, as before the index existed: an answer is
- * never taken from an index that does not match the log, and nothing is
- * written. A state without facts needs no index at all.
+ * the log is folded again whole, as before the index existed (so is it when
+ * the disk fails to read the index): an answer is never taken from an index
+ * that does not match the log, and nothing is written. A state without facts needs no index at all.
  */
 import type { Event, Generation, HistoryError, Job } from "@tay/core";
 import { State } from "@tay/core";
@@ -70,7 +70,7 @@ const opened = (
   directory: string,
   needsFacts: boolean,
   tap: Tap,
-): Effect.Effect<AtRest, InspectError | TerminalIndex.TerminalIndexError, Disk.Disk> =>
+): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
   Effect.gen(function* () {
     // No HEAD, or one of another store: the whole fold at once, as before the index.
     const found = yield* TerminalIndex.peek(directory);
@@ -80,8 +80,13 @@ const opened = (
     const lean = yield* fold(directory, tap, StateProjection.leanFoldProjection);
     if (!needsFacts || lean.state.terminal.size === 0) return { ...lean, index: undefined };
     const { storeId, epoch, lastSequence } = lean.report;
-    const index = yield* TerminalIndex.openReadOnly(directory, { storeId, epoch, lastSequence });
-    if (TerminalIndex.isIndex(index)) return { ...lean, index };
+    // The index is disposable: one the disk will not read is not used either.
+    const index = yield* Effect.either(
+      TerminalIndex.openReadOnly(directory, { storeId, epoch, lastSequence }),
+    );
+    if (Either.isRight(index) && TerminalIndex.isIndex(index.right)) {
+      return { ...lean, index: index.right };
+    }
     return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
   });
 

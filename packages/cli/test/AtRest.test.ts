@@ -4,8 +4,8 @@
 // whole fold (the index deleted: the reference), on stores an engine wrote with random
 // workloads (unique keys, results, failures, cancellations, redrives, compactions). The index
 // is used only when current (a lean state and the index, checked through `withAtRest`); one
-// whose HEAD names another sequence, or whose bytes were flipped, is not used, and the answers
-// stay the reference's. Nothing the commands do writes a byte of the store or its index.
+// whose HEAD names another sequence, whose bytes were flipped, or that the disk will not read,
+// is not used, and the answers stay the reference's. Nothing the commands do writes a byte of the store or its index.
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { Event } from "@tay/core";
@@ -202,7 +202,7 @@ describe("the read commands at rest", () => {
     expect(fromIndex).toBeGreaterThan(3);
   });
 
-  it("fold whole when HEAD names another sequence or the entries were flipped", async () => {
+  it("fold whole when HEAD names another sequence, or the entries were flipped or unreadable", async () => {
     const steps: Array<Step> = [];
     for (let index = 0; index < 6; index++) {
       steps.push({ _tag: "insert", queue: index % 2 === 0 ? "a" : "b", key: null });
@@ -233,6 +233,16 @@ describe("the read commands at rest", () => {
     const damaged = await answers(lastJobId + 1);
     await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
     expect(damaged).toEqual(await answers(lastJobId + 1));
+    // Entries the disk will not read (a directory in their place): not used, no failure.
+    const again = await EnginePromises.open(dir);
+    await again.close();
+    expect(await usesIndex()).toBe(true);
+    await fs.rm(indexFile());
+    await fs.mkdir(indexFile());
+    expect(await usesIndex()).toBe(false);
+    const unreadable = await answers(lastJobId + 1);
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    expect(unreadable).toEqual(await answers(lastJobId + 1));
     expect(head.length).toBeGreaterThan(0);
     expect(entries.length).toBeGreaterThan(0);
   });
