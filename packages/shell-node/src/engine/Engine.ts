@@ -681,7 +681,7 @@ export const open = (
       return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
     }
     // HEAD is read before the fold, so that the fold knows whether to rebuild the index too.
-    const fold = new OpenFold(yield* TerminalIndex.peek(directory));
+    const fold = new OpenFold(yield* TerminalIndex.peek(directory), directory);
     const recovered = yield* FileLog.open(directory, options, fold.projection);
     const { log } = recovered;
     const indexing = yield* openIndexing(directory, recovered, fold);

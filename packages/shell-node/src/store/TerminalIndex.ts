@@ -329,7 +329,50 @@ export class Staged {
   end = 0;
   /** The first job that did not encode (no job a log held can), with where. */
   failure: { readonly offset: number; readonly reason: string } | undefined = undefined;
+  /** The entries file once `spill` has emptied the directory and written to it. */
+  handle: FileHandle | undefined = undefined;
+  /** Bytes of entries already written by `spill` (the chunks left follow them). */
+  written = 0;
+  /** The disk's error of a `spill`: `openStaged` fails with it. */
+  writeFailure: DiskError | undefined = undefined;
 }
+
+/** Staged bytes past which `spill` writes them out. */
+export const stagedBytesMax = 16 * 1024 * 1024;
+
+/**
+ * Writes what `staged` holds past `bytesMax` to the entries file (the
+ * directory emptied on the first write) and releases it: what keeps the
+ * open's rebuild of the index bounded (2026-12-02). Never fails: the
+ * disk's error is kept for `openStaged`.
+ */
+export const spill = (
+  directory: string,
+  staged: Staged,
+  bytesMax = stagedBytesMax,
+): Effect.Effect<void, never, Disk> =>
+  staged.end - staged.written <= bytesMax ||
+  staged.failure !== undefined ||
+  staged.writeFailure !== undefined
+    ? Effect.void
+    : Effect.catchAll(writeStaged(directory, staged), (error) =>
+        Effect.sync(() => {
+          staged.writeFailure = error;
+          staged.chunks.length = 0;
+        }),
+      );
+
+/** Writes every chunk of `staged` after what is written (emptying the directory first, once). */
+const writeStaged = (directory: string, staged: Staged): Effect.Effect<void, DiskError, Disk> =>
+  Effect.gen(function* () {
+    staged.handle ??= yield* emptied(indexPath(directory));
+    const handle = staged.handle;
+    while (staged.chunks.length > 0) {
+      const joined = joinChunks(staged.chunks, stagedWriteBytes);
+      yield* Files.writeAll(handle, staged.written, joined);
+      staged.written += joined.length;
+    }
+  });
 
 /** Encodes what a collecting lean fold handed over at the end of `staged`. */
 export const stage = (staged: Staged, left: Generation.Left): void => {
@@ -353,9 +396,9 @@ export const stage = (staged: Staged, left: Generation.Left): void => {
 export const stagedWriteBytes = 4 * 1024 * 1024;
 
 /**
- * Empties the index of the store in `directory` and writes `staged` as its
- * entries (releasing the chunks as they are written); `publish` makes it
- * current.
+ * Empties the index of the store in `directory` (unless `spill` did) and
+ * writes what `staged` still holds as its entries (releasing the chunks as
+ * they are written); `publish` makes it current.
  */
 export const openStaged = (
   directory: string,
@@ -366,13 +409,9 @@ export const openStaged = (
     if (staged.failure !== undefined) {
       return yield* new TerminalIndexCorrupt({ path: entriesPath({ path }), ...staged.failure });
     }
-    const handle = yield* emptied(path);
-    let at = 0;
-    while (staged.chunks.length > 0) {
-      const joined = joinChunks(staged.chunks, stagedWriteBytes);
-      yield* Files.writeAll(handle, at, joined);
-      at += joined.length;
-    }
+    if (staged.writeFailure !== undefined) return yield* staged.writeFailure;
+    yield* writeStaged(directory, staged);
+    const handle = staged.handle ?? (yield* emptied(path));
     return { path, handle, offsets: staged.offsets, end: staged.end, headed: false };
   });
 

@@ -17,7 +17,11 @@ import * as path from "node:path";
 import { Event, State } from "@tay/core";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Effect } from "effect";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { OpenFold, openIndexing } from "../../src/engine/internal/terminalIndexing.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as FileLog from "../../src/store/FileLog.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 let scratch = "";
@@ -338,5 +342,53 @@ describe("an engine with a terminal index", () => {
     const reopened = await indexed(31);
     expect(reopened.report).toEqual({ rebuilt: null });
     expect(reopened.seen).toEqual(expected);
+  });
+});
+
+describe("the open's rebuild of the index", () => {
+  it("writes what it stages past a bound as the fold goes, the same bytes as at the end", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    // 9,000 records: the fold hands completed jobs over at record 8,192 (`collectEveryRecords`).
+    const count = 3_000;
+    await Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        engine.insert({ queue: "a", worker: "W", args: { index, pad: "x".repeat(200) } }),
+      ),
+    );
+    const claimed = await engine.claim("a", count);
+    await Promise.all(
+      claimed.map((job) => engine.complete(job.jobId, job.jobId % 3 === 0 ? job.jobId : undefined)),
+    );
+    const expected = engine.jobs();
+    await engine.close();
+    const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+    /** Rebuilds the index by the open's fold with `bytesMax`: the entries and what was spilled. */
+    const rebuilt = (bytesMax: number) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* Effect.promise(() =>
+              fs.rm(TerminalIndex.indexPath(dir), { recursive: true, force: true }),
+            );
+            const fold = new OpenFold(yield* TerminalIndex.peek(dir), dir, bytesMax);
+            const recovered = yield* FileLog.open(dir, {}, fold.projection);
+            const spilled = fold.staged?.written ?? 0;
+            const indexing = yield* openIndexing(dir, recovered, fold);
+            yield* indexing.close(recovered.log);
+            yield* recovered.log.close();
+            return { spilled, bytes: yield* Effect.promise(() => fs.readFile(entries)) };
+          }),
+        ).pipe(Effect.provide(NodeDisk.layer)),
+      );
+    const atEnd = await rebuilt(TerminalIndex.stagedBytesMax);
+    const asItGoes = await rebuilt(1024);
+    expect(atEnd.spilled).toBe(0);
+    expect(asItGoes.spilled).toBeGreaterThan(0);
+    expect(asItGoes.spilled).toBeLessThan(asItGoes.bytes.length);
+    expect(asItGoes.bytes).toEqual(atEnd.bytes);
+    const reopened = await EnginePromises.open(dir);
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(reopened.jobs()).toEqual(expected);
+    await reopened.close();
   });
 });

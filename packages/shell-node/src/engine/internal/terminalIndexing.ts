@@ -320,7 +320,9 @@ export const collectEveryRecords = 4096;
  * HEAD, read before it, cannot be current for the generation it folds (no
  * HEAD, unreadable, another store or epoch): it then hands the completed
  * jobs over every `collectEveryRecords` records, encoded into
- * `TerminalIndex.Staged`, written once the fold has ended. Otherwise it
+ * `TerminalIndex.Staged`; past `stagedBytesMax` of them, recovery's
+ * `between` writes them to the index's entries file as the fold goes
+ * (`TerminalIndex.spill`), the rest once the fold has ended. Otherwise it
  * collects nothing: a current index costs the open no job record.
  */
 export class OpenFold {
@@ -329,12 +331,19 @@ export class OpenFold {
   /** Why it collected. */
   reason: TerminalIndex.Staleness | undefined = undefined;
   #applied = 0;
+  // Entries files of a fold that started again, closed at the next write.
+  readonly #abandoned: Array<TerminalIndex.Staged> = [];
 
-  constructor(readonly found: TerminalIndex.Found) {}
+  constructor(
+    readonly found: TerminalIndex.Found,
+    readonly directory: string,
+    readonly stagedBytesMax = TerminalIndex.stagedBytesMax,
+  ) {}
 
   readonly projection: Projection<Generation.Builder, HistoryError.HistoryError> = {
     start: (manifest) => {
       // A fold that starts again (a retried recovery) stages afresh.
+      if (this.staged !== undefined) this.#abandoned.push(this.staged);
       this.reason = TerminalIndex.staleBefore(
         this.found,
         formatStoreId(manifest.storeId),
@@ -354,6 +363,18 @@ export class OpenFold {
         TerminalIndex.stage(this.staged, Generation.takeLeft(builder));
       }
       return applied;
+    },
+    between: () => {
+      const { staged } = this;
+      const spilled =
+        staged === undefined
+          ? Effect.void
+          : TerminalIndex.spill(this.directory, staged, this.stagedBytesMax);
+      if (this.#abandoned.length === 0) return spilled;
+      const closed = Effect.forEach(this.#abandoned.splice(0), (abandoned) =>
+        abandoned.handle === undefined ? Effect.void : Effect.ignore(abandoned.handle.close()),
+      );
+      return Effect.zipRight(closed, spilled);
     },
   };
 }
