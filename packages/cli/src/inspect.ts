@@ -46,20 +46,24 @@ export const retryTransient = <A, X extends { readonly _tag: string }, R>(
   });
 
 /**
- * Core's fold, also calling `onRecord` with every record it accepts (in
+ * Core's fold (`projection`, the whole fold by default), also calling `onRecord` with every record it accepts (in
  * order) and `onStart` whenever an inspection (re)starts, so a retried
  * inspection's collector can be reset.
  */
 export const tapped = (
   onStart: () => void,
   onRecord: (entry: Projection.Entry) => void,
+  projection: Projection.Projection<
+    Generation.Builder,
+    HistoryError.HistoryError
+  > = StateProjection.foldProjection,
 ): Projection.Projection<Generation.Builder, HistoryError.HistoryError> => ({
   start: (manifest) => {
     onStart();
-    return StateProjection.foldProjection.start(manifest);
+    return projection.start(manifest);
   },
   apply: (builder, sequence, event) => {
-    const applied = StateProjection.foldProjection.apply(builder, sequence, event);
+    const applied = projection.apply(builder, sequence, event);
     if (applied._tag === "Right") onRecord({ sequence, event });
     return applied;
   },

@@ -21,6 +21,7 @@ import {
 } from "./command.js";
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
+import { type Filter, jobAt, listed, withAtRest } from "./atRest.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
 import { queueStateJson, statusJson, statusLines } from "./status.js";
@@ -29,6 +30,18 @@ import * as Text from "./text.js";
 import { parseInteger } from "./values.js";
 
 const dirArgument = ["DIR"];
+
+/** A whole state's jobs that `filter` wants, ascending by id (a PostgreSQL store's). */
+const listWhole = (state: State.State, filter: Filter): Array<Job.Job> => {
+  const selected: Array<Job.Job> = [];
+  for (const job of State.jobs(state)) {
+    if (selected.length >= filter.limit) break;
+    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
+    if (filter.state !== undefined && job.state !== filter.state) continue;
+    selected.push(job);
+  }
+  return selected;
+};
 
 const sequenceOf = (text: string) => parseInteger(text, 1, Number.MAX_SAFE_INTEGER);
 const limitOf = (text: string) => parseInteger(text, 0, Number.MAX_SAFE_INTEGER);
@@ -68,9 +81,10 @@ export const status: Command = {
   run: (input) =>
     Effect.gen(function* () {
       if (isUrl(argument(input, 0))) return yield* pgReport(input, "store");
-      const { state, report } = yield* inspect(argument(input, 0));
-      if (input.json) yield* line(Json.line(statusJson(report, state)));
-      else yield* lines(statusLines(report, state));
+      // Counts need no completed job's record: the lean fold (issue 19).
+      yield* withAtRest(argument(input, 0), false, ({ state, report }) =>
+        input.json ? line(Json.line(statusJson(report, state))) : lines(statusLines(report, state)),
+      );
       return exitCodes.ok;
     }),
 };
@@ -277,14 +291,13 @@ export const jobs: Command = {
       const queue = text(input, "queue");
       const jobState = yield* stateOf(input, text(input, "state"));
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
-      const { state } = yield* inspectState(argument(input, 0));
-      const selected: Array<Job.Job> = [];
-      for (const job of State.jobs(state)) {
-        if (selected.length >= limit) break;
-        if (queue !== undefined && job.queue !== queue) continue;
-        if (jobState !== undefined && job.state !== jobState) continue;
-        selected.push(job);
-      }
+      const filter = { queue, state: jobState, limit };
+      const target = argument(input, 0);
+      const selected = isUrl(target)
+        ? yield* Effect.map(inspectState(target), (atRest) => listWhole(atRest.state, filter))
+        : yield* withAtRest(target, jobState === undefined || jobState === "completed", (atRest) =>
+            listed(atRest, filter),
+          );
       if (input.json) yield* line(Json.line(selected.map(Json.job)));
       else yield* lines(Text.table(jobHeaders, selected.map(jobRow), ["right"]));
       return exitCodes.ok;
@@ -411,18 +424,21 @@ export const job: Command = {
       const directory = argument(input, 0);
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
       const history: Array<HistoryEntry> = [];
-      const { state } = yield* inspectState(
-        directory,
-        tapped(
-          () => {
-            history.length = 0;
-          },
-          (entry) => {
-            history.push(...historyEntries(entry, jobId));
-          },
-        ),
-      );
-      const found = State.job(state, jobId);
+      const tap = {
+        onStart: () => {
+          history.length = 0;
+        },
+        onRecord: (entry: Projection.Entry) => {
+          history.push(...historyEntries(entry, jobId));
+        },
+      };
+      // A directory's completed job comes from its terminal index when current (issue 19).
+      const found = isUrl(directory)
+        ? State.job(
+            (yield* inspectState(directory, tapped(tap.onStart, tap.onRecord))).state,
+            jobId,
+          )
+        : yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap);
       if (found === undefined) return yield* new JobNotFound({ path: directory, jobId });
       if (input.json) {
         yield* line(Json.line({ job: Json.job(found), history: history.map(historyJson) }));

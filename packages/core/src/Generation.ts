@@ -42,7 +42,7 @@ const applied: Either.Either<HistoryError, void> = Either.right(undefined);
 /** An in-progress generation fold. Opaque: use `apply` and `finish`. */
 export class Builder {
   readonly #store: BuilderStore;
-  readonly #baseRecordCount: number;
+  #baseRecordCount: number;
   #index = 0;
   #phase: Phase = "parts";
   #nextPart = 0;
@@ -59,6 +59,11 @@ export class Builder {
   /** @internal */
   takeLeft(): Left {
     return this.#store.takeLeft();
+  }
+
+  /** @internal */
+  endBase(): void {
+    this.#baseRecordCount = Math.min(this.#baseRecordCount, this.#index);
   }
 
   /** Records applied so far (base and tail). */
@@ -208,6 +213,20 @@ export const takeLeft = (builder: Builder): Left => builder.takeLeft();
  */
 export const start = (baseRecordCount: number, options: Options = {}): Builder =>
   new Builder(baseRecordCount, options);
+
+/**
+ * Starts folding a canonical base whose length is not known yet (a
+ * compaction's base, folded as it is produced): every record applied is a
+ * base record until `endBase`.
+ */
+export const startBase = (options: Options = {}): Builder =>
+  new Builder(Number.MAX_SAFE_INTEGER, options);
+
+/**
+ * Ends the base of a builder from `startBase`: the records applied so far
+ * are the whole base (`finish` no longer waits for more), later ones tail.
+ */
+export const endBase = (builder: Builder): void => builder.endBase();
 
 /**
  * Applies the next record. `Left(HistoryError)` names the record's index,

@@ -8,6 +8,16 @@
  * kept result, then one (13,2) or (13,3) per schedule, then one (24,3) per
  * queue whose state is not the default. `foldGeneration(snapshot(s, o), [])` equals `s` without the
  * dropped jobs. Active jobs are never dropped; every schedule is kept.
+ *
+ * Jobs come in one order: those the state holds whole, ascending by id,
+ * then (a lean state) those it holds as facts, ascending by id.
+ *
+ * `events` produces the base on demand (issue 19, streaming compaction): it
+ * holds one part at a time, never the base or the list of kept jobs, and
+ * reads the whole records of fact-only jobs through `TerminalRecords` in
+ * three passes (is any kept job v3? the parts; the results of the jobs
+ * whose facts say they have one), so a compaction's memory is bounded by
+ * the active jobs and a part, not by the retained history.
  */
 import {
   type Event,
@@ -39,6 +49,18 @@ export interface Options {
   readonly retentionMs: number;
 }
 
+/**
+ * The whole records of jobs a lean state holds as facts (the shell's
+ * terminal index): given ascending ids, their records in the same order,
+ * each read when the iteration reaches it. A record whose id the state
+ * holds no fact of is skipped; one it has none of is the reader's to
+ * report (the shell's throws its typed error), never a base silently short.
+ */
+export type TerminalRecords = (jobIds: Iterable<number>) => Iterable<Job.Job>;
+
+/** No records: a full state holds every job whole. */
+const noRecords: TerminalRecords = () => [];
+
 /** True when a snapshot at `options` drops this job. */
 export const drops = (job: Job.Job, options: Options): boolean =>
   isTerminal(job.state) &&
@@ -48,61 +70,107 @@ export const drops = (job: Job.Job, options: Options): boolean =>
 const jobBytes = (job: JobSnapshot | JobSnapshotV3): number =>
   recordBytes(snapshotPart({ part: 0, lastJobId: 0, jobs: [job] })) - eventOverheadBytes;
 
-const usesV3Fields = (jobs: ReadonlyArray<Job.Job>, options: Options): boolean => {
-  for (const job of jobs) {
-    if (Job.hasV3Fields(job) && !drops(job, options)) return true;
+/** Ids of the jobs `state` holds as facts, ascending (those with a result only, when asked). */
+function* factIds(state: State, withResult: boolean): Generator<number> {
+  for (const [jobId, fact] of state.terminal.entries()) {
+    if (!withResult || fact.hasResult) yield jobId;
   }
+}
+
+/** The jobs a snapshot at `options` keeps, in the base's order (see the module comment). */
+function* keptJobs(
+  state: State,
+  options: Options,
+  terminal: TerminalRecords,
+  withResult: boolean,
+): Generator<Job.Job> {
+  for (const job of state.jobs.values()) if (!drops(job, options)) yield job;
+  if (state.terminal.size === 0) return;
+  for (const job of terminal(factIds(state, withResult))) {
+    if (state.terminal.has(job.jobId) && !drops(job, options)) yield job;
+  }
+}
+
+const usesV3Fields = (jobs: Iterable<Job.Job>): boolean => {
+  // Leaving the loop early closes the iterator (and the reader under it).
+  for (const job of jobs) if (Job.hasV3Fields(job)) return true;
   return false;
 };
 
+/** The snapshot parts of the kept jobs, one at a time (always at least part 0). */
+function* parts(
+  state: State,
+  kept: Iterable<Job.Job>,
+  v3: boolean,
+): Generator<Event, void, undefined> {
+  let part = 0;
+  // One of the two is used: (7,1) members or (7,3) members, never both.
+  let jobs: Array<JobSnapshot> = [];
+  let jobsV3: Array<JobSnapshotV3> = [];
+  let bytes = eventOverheadBytes;
+  const cut = (): Event => {
+    const fields = { part, lastJobId: state.lastJobId };
+    const event = v3
+      ? snapshotPartV3({ ...fields, jobs: jobsV3 })
+      : snapshotPart({ ...fields, jobs });
+    part += 1;
+    jobs = [];
+    jobsV3 = [];
+    bytes = eventOverheadBytes;
+    return event;
+  };
+  for (const job of kept) {
+    const snapshotJob = v3 ? Job.toSnapshotV3(job) : Job.toSnapshot(job);
+    const size = jobBytes(snapshotJob);
+    const held = jobs.length + jobsV3.length;
+    if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) yield cut();
+    if (v3) jobsV3.push(Job.toSnapshotV3(job));
+    else jobs.push(snapshotJob);
+    bytes += size;
+  }
+  if (jobs.length + jobsV3.length > 0 || part === 0) yield cut();
+}
+
 /**
- * The canonical base records of `state` at `options` (always at least part
- * 0, so the base is never empty). A single job larger than the part target
- * gets a part of its own. A lean state holds its completed jobs as facts
- * only: `terminal` gives their whole records (the shell's terminal index),
- * in any order; those a retention keeps are written after the state's own.
+ * The canonical base records of `state` at `options`, produced on demand
+ * (always at least part 0, so the base is never empty). A single job
+ * larger than the part target gets a part of its own. A lean state holds
+ * its completed jobs as facts only: `terminal` gives their whole records.
+ */
+export function* events(
+  state: State,
+  options: Options,
+  terminal: TerminalRecords = noRecords,
+): Generator<Event, void, undefined> {
+  // (7,3) only when a kept job needs it: a store using no v3 feature keeps
+  // its base readable by Event v1/v2 readers.
+  const v3 = usesV3Fields(keptJobs(state, options, terminal, false));
+  yield* parts(state, keptJobs(state, options, terminal, false), v3);
+  for (const job of keptJobs(state, options, terminal, true)) {
+    if (job.result === null) continue;
+    yield resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at });
+  }
+  for (const schedule of state.schedules.values()) yield Schedule.toCheckpoint(schedule);
+  for (const queue of state.queues.values()) yield Queue.toEvent(queue);
+}
+
+/**
+ * `events` as one array (what a small state, a test or `copy-prefix`
+ * wants). `terminal` gives the whole records of the jobs a lean state
+ * holds as facts, in any order.
  */
 export const snapshot = (
   state: State,
   options: Options,
   terminal: Iterable<Job.Job> = [],
 ): ReadonlyArray<Event> => {
-  const all = [...state.jobs.values()];
-  for (const job of terminal) if (state.terminal.has(job.jobId)) all.push(job);
-  const parts: Array<Event> = [];
-  const results: Array<Event> = [];
-  // (7,3) only when a kept job needs it: a store using no v3 feature keeps
-  // its base readable by Event v1/v2 readers.
-  const v3 = usesV3Fields(all, options);
-  let jobs: Array<JobSnapshot> = [];
-  let jobsV3: Array<JobSnapshotV3> = [];
-  let bytes = eventOverheadBytes;
-  const flush = () => {
-    const fields = { part: parts.length, lastJobId: state.lastJobId };
-    parts.push(
-      v3 ? snapshotPartV3({ ...fields, jobs: jobsV3 }) : snapshotPart({ ...fields, jobs }),
-    );
-    jobs = [];
-    jobsV3 = [];
-    bytes = eventOverheadBytes;
-  };
-  for (const job of all) {
-    if (drops(job, options)) continue;
-    const snapshotJob = v3 ? Job.toSnapshotV3(job) : Job.toSnapshot(job);
-    const size = jobBytes(snapshotJob);
-    const held = jobs.length + jobsV3.length;
-    if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) flush();
-    if (v3) jobsV3.push(Job.toSnapshotV3(job));
-    else jobs.push(snapshotJob);
-    bytes += size;
-    if (job.result !== null) {
-      results.push(
-        resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at }),
-      );
+  const whole = new Map<number, Job.Job>();
+  for (const job of terminal) whole.set(job.jobId, job);
+  const records: TerminalRecords = function* (jobIds) {
+    for (const jobId of jobIds) {
+      const job = whole.get(jobId);
+      if (job !== undefined) yield job;
     }
-  }
-  if (jobs.length > 0 || parts.length === 0) flush();
-  const checkpoints = [...state.schedules.values()].map(Schedule.toCheckpoint);
-  const queues = [...state.queues.values()].map(Queue.toEvent);
-  return [...parts, ...results, ...checkpoints, ...queues];
+  };
+  return [...events(state, options, records)];
 };

@@ -22,6 +22,7 @@ import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { stepV3 } from "./support/Plans.js";
+import { arraySnapshot } from "./support/SnapshotArray.js";
 
 /** Fails unless `lean` holds what `full` holds, completed jobs as facts. */
 const expectLeanOf = (lean: State.State, full: State.State): void => {
@@ -162,6 +163,32 @@ describe("a lean state against the full state", () => {
         );
       }),
       { numRuns: 100 },
+    );
+  });
+
+  it("streams the base the array snapshot gave, from the lean state and its records (differential)", () => {
+    fc.assert(
+      fc.property(
+        decidedHistory,
+        fc.integer({ min: 0, max: 5_000 }),
+        ({ full, lean, leftBehind }, retentionMs) => {
+          const options = { now: 1_000 + retentionMs, retentionMs: retentionMs % 2_000 };
+          const asked: Array<ReadonlyArray<number>> = [];
+          const records: Snapshot.TerminalRecords = (jobIds) => {
+            const ids = [...jobIds];
+            asked.push(ids);
+            return ids.flatMap((jobId) => leftBehind.get(jobId) ?? []);
+          };
+          const whole = [...leftBehind.values()].sort((a, b) => a.jobId - b.jobId);
+          const streamed = [...Snapshot.events(lean, options, records)];
+          expect(streamed).toEqual(arraySnapshot(lean, options, whole));
+          expect([...Snapshot.events(full, options)]).toEqual(arraySnapshot(full, options));
+          // The results pass reads only the jobs whose facts say they have one.
+          const withResult = [...lean.terminal.entries()].filter(([, fact]) => fact.hasResult);
+          if (asked.length > 0) expect(asked.at(-1)).toEqual(withResult.map(([jobId]) => jobId));
+        },
+      ),
+      { numRuns: 150 },
     );
   });
 

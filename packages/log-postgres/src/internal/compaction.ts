@@ -183,11 +183,13 @@ const publish = (state: LogState, base: Batch.Batch, expectedLastSequence: numbe
 /** Compacts as the module says; see `Log.compact`. */
 export const compact = (
   state: LogState,
-  events: ReadonlyArray<Event.Event>,
+  events: Iterable<Event.Event>,
   expectedLastSequence: number,
 ): Effect.Effect<CompactionReport, PgLogError> =>
   Effect.gen(function* () {
-    const prepared = Batch.prepare(events);
+    // The generation's row names its base record count before its records: this log
+    // takes the base whole (the file store streams it, docs/store.md).
+    const prepared = Batch.prepare(Array.from(events));
     if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left);
     const base = prepared.right;
     const gate = yield* Deferred.make<void>();

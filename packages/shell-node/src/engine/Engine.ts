@@ -21,15 +21,7 @@
  * takes an opened log. Its users see the log only through a read-only view
  * (`engine.log`): every record appended is one its deciders produced.
  */
-import {
-  Evolve,
-  Generation,
-  type HistoryError,
-  type Job,
-  Query,
-  Snapshot,
-  type State,
-} from "@tay/core";
+import { Generation, type HistoryError, type Job, Query, type State } from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
@@ -46,6 +38,7 @@ import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
 import type { StoreOptionsInput } from "../store/StoreOptions.js";
 import { BatchDecider, type Failure } from "./internal/batchDecider.js";
+import { compactStreamed } from "./internal/compaction.js";
 import {
   type CatchUpStats,
   ContentionExhausted,
@@ -368,24 +361,6 @@ const checkCount = (argument: string, value: number): Effect.Effect<number, Inva
         }),
       );
 
-/**
- * The snapshot of a lean `state`, its completed jobs read from the index one
- * at a time. The index is disposable: one that failed (a write, or a read
- * here) is rebuilt from the log first, and the snapshot taken again.
- */
-const indexedSnapshot = <K extends Log.Kind>(
-  log: Log.Log<K>,
-  indexing: Indexing,
-  state: State.State,
-  options: Snapshot.Options,
-) => {
-  const taken = indexQuery(() => Snapshot.snapshot(state, options, indexing.wholeOf(state)));
-  const healthy = indexing.failed ? indexing.rebuilt(log) : Effect.void;
-  return Effect.orElse(Effect.zipRight(healthy, taken), () =>
-    Effect.zipRight(indexing.rebuilt(log), taken),
-  );
-};
-
 /** Turns a compaction waits at most for the batches it decided to commit. */
 const commitTurnsMax = 10_000;
 
@@ -424,27 +399,27 @@ const compactor = <K extends Log.Kind>(
           yield* Effect.sync(() => queue.pause());
           return yield* Effect.gen(function* () {
             if (indexing !== undefined) yield* committedAll(log, decider);
-            const state = decider.decided;
-            const base =
-              indexing === undefined
-                ? Snapshot.snapshot(state, { now: at, retentionMs })
-                : yield* indexedSnapshot(log, indexing, state, { now: at, retentionMs });
             const lastBefore = log.lastSequence();
-            const compacted = yield* log.compact(base, lastBefore);
-            const folded = Evolve.foldGeneration(base, [], { lean: decider.decided.lean });
-            if (folded._tag === "Left") {
-              return yield* Effect.die(`snapshot does not fold: ${folded.left.reason._tag}`);
-            }
-            decider.rebase(folded.right);
+            const options = { now: at, retentionMs };
+            // The base is produced as the log writes it, and folded as it goes (issue 19).
+            const compacted = yield* compactStreamed(
+              log,
+              indexing,
+              decider.decided,
+              options,
+              lastBefore,
+            );
+            decider.rebase(compacted.kept);
             rebased(lastBefore + 1);
             // The new base keeps what the retention keeps: so does the index. The log is
             // compacted whatever the index meets: a failed rewrite is rebuilt from the log.
             if (indexing !== undefined) {
-              yield* Effect.catchAll(indexing.rebased(log, folded.right, base.length), () =>
+              const { kept, baseRecordCount } = compacted;
+              yield* Effect.catchAll(indexing.rebased(log, kept, baseRecordCount), () =>
                 Effect.ignore(indexing.rebuilt(log)),
               );
             }
-            return compacted;
+            return compacted.report;
           }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),
       ),
@@ -721,7 +696,7 @@ export const open = (
       return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
     }
     // HEAD is read before the fold, so that the fold knows whether to rebuild the index too.
-    const fold = new OpenFold(yield* TerminalIndex.peek(directory));
+    const fold = new OpenFold(yield* TerminalIndex.peek(directory), directory);
     const recovered = yield* FileLog.open(directory, options, fold.projection);
     const { log } = recovered;
     const indexing = yield* openIndexing(directory, recovered, fold);

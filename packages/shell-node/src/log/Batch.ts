@@ -38,7 +38,7 @@ export interface Batch {
 }
 
 /** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */
-const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
+export const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
   const result = encodeEvent(event);
   if (result._tag === "Left") return new UnencodableEvent({ index, reason: result.left });
   const { type, schema, payload } = result.right;

@@ -143,7 +143,7 @@ export interface Log<K extends Kind> {
    * if records were appended since.
    */
   readonly compact: (
-    base: ReadonlyArray<Event.Event>,
+    base: Iterable<Event.Event>,
     expectedLastSequence: number,
   ) => Effect.Effect<K["compaction"], K["error"]>;
   /**

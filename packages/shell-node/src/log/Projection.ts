@@ -4,7 +4,8 @@
  * business (the engine passes core's fold; tests pass `collect`).
  */
 import type { Event } from "@tay/core";
-import { Either } from "effect";
+import { type Effect, Either } from "effect";
+import type { Disk } from "../disk/Disk.js";
 import type { Manifest as ManifestModule } from "@tay/codec";
 
 /** A generation's manifest (where its first sequence and canonical base are). */
@@ -19,6 +20,13 @@ type Manifest = ManifestModule.Manifest;
 export interface Projection<S, E> {
   readonly start: (manifest: Manifest) => S;
   readonly apply: (state: S, sequence: number, event: Event.Event) => Either.Either<S, E>;
+  /**
+   * Optional, run by the file store's recovery after each batch of records
+   * it folded (at most 1,024): where a projection that stages output for
+   * disk writes some of it, so that what it stages stays bounded (the
+   * engine's terminal index rebuilt by the open's fold). Never fails.
+   */
+  readonly between?: (state: S) => Effect.Effect<void, never, Disk>;
 }
 
 /** One recovered record: its sequence and event. */

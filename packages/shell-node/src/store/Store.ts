@@ -95,7 +95,7 @@ export interface Store extends StoreView {
    * Appends pause for the switch; see docs/store.md.
    */
   readonly compact: (
-    base: ReadonlyArray<Event.Event>,
+    base: Iterable<Event.Event>,
     options?: CompactOptions,
   ) => Effect.Effect<CompactionReport, StoreError>;
   /**

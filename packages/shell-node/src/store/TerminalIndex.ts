@@ -262,10 +262,11 @@ const openEmpty = (path: string): Effect.Effect<TerminalIndex, DiskError, Disk> 
 const openCurrent = (
   path: string,
   entriesBytes: number,
+  mode: "read" | "readWrite" = "readWrite",
 ): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
     const disk = yield* Disk;
-    const opened = yield* Effect.either(disk.open(entriesPath({ path }), "readWrite"));
+    const opened = yield* Effect.either(disk.open(entriesPath({ path }), mode));
     if (opened._tag === "Left") {
       if (opened.left.code === "ENOENT") return { _tag: "Missing" } as const;
       return yield* opened.left;
@@ -283,6 +284,29 @@ const openCurrent = (
     yield* Effect.ignore(handle.close());
     return { _tag: "Corrupt", ...corrupt } as const;
   });
+
+/**
+ * The index of the store in `directory` for reading only, when it is
+ * current for `identity` (every entry HEAD vouches for checked, their
+ * offsets noted), else why not; nothing is written, removed or emptied
+ * (`tay jobs`, `tay job` on a store at rest). Fails only on the disk.
+ */
+export const openReadOnly = (
+  directory: string,
+  identity: Identity,
+): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
+  Effect.gen(function* () {
+    const path = indexPath(directory);
+    const head = yield* readHead(headPath({ path }));
+    if ("_tag" in head) return head;
+    const found = staleness(head, identity);
+    if (found !== undefined) return found;
+    return yield* openCurrent(path, head.entriesBytes, "read");
+  });
+
+/** True when `opened` is an index, not why there is none. */
+export const isIndex = (opened: TerminalIndex | Staleness): opened is TerminalIndex =>
+  !("_tag" in opened);
 
 /** What the index directory holds before a fold: HEAD's fields, or why there is no usable HEAD. */
 export type Found = Head | Staleness;
@@ -328,7 +352,50 @@ export class Staged {
   end = 0;
   /** The first job that did not encode (no job a log held can), with where. */
   failure: { readonly offset: number; readonly reason: string } | undefined = undefined;
+  /** The entries file once `spill` has emptied the directory and written to it. */
+  handle: FileHandle | undefined = undefined;
+  /** Bytes of entries already written by `spill` (the chunks left follow them). */
+  written = 0;
+  /** The disk's error of a `spill`: `openStaged` fails with it. */
+  writeFailure: DiskError | undefined = undefined;
 }
+
+/** Staged bytes past which `spill` writes them out. */
+export const stagedBytesMax = 16 * 1024 * 1024;
+
+/**
+ * Writes what `staged` holds past `bytesMax` to the entries file (the
+ * directory emptied on the first write) and releases it: what keeps the
+ * open's rebuild of the index bounded (2026-12-02). Never fails: the
+ * disk's error is kept for `openStaged`.
+ */
+export const spill = (
+  directory: string,
+  staged: Staged,
+  bytesMax = stagedBytesMax,
+): Effect.Effect<void, never, Disk> =>
+  staged.end - staged.written <= bytesMax ||
+  staged.failure !== undefined ||
+  staged.writeFailure !== undefined
+    ? Effect.void
+    : Effect.catchAll(writeStaged(directory, staged), (error) =>
+        Effect.sync(() => {
+          staged.writeFailure = error;
+          staged.chunks.length = 0;
+        }),
+      );
+
+/** Writes every chunk of `staged` after what is written (emptying the directory first, once). */
+const writeStaged = (directory: string, staged: Staged): Effect.Effect<void, DiskError, Disk> =>
+  Effect.gen(function* () {
+    staged.handle ??= yield* emptied(indexPath(directory));
+    const handle = staged.handle;
+    while (staged.chunks.length > 0) {
+      const joined = joinChunks(staged.chunks, stagedWriteBytes);
+      yield* Files.writeAll(handle, staged.written, joined);
+      staged.written += joined.length;
+    }
+  });
 
 /** Encodes what a collecting lean fold handed over at the end of `staged`. */
 export const stage = (staged: Staged, left: Generation.Left): void => {
@@ -352,9 +419,9 @@ export const stage = (staged: Staged, left: Generation.Left): void => {
 export const stagedWriteBytes = 4 * 1024 * 1024;
 
 /**
- * Empties the index of the store in `directory` and writes `staged` as its
- * entries (releasing the chunks as they are written); `publish` makes it
- * current.
+ * Empties the index of the store in `directory` (unless `spill` did) and
+ * writes what `staged` still holds as its entries (releasing the chunks as
+ * they are written); `publish` makes it current.
  */
 export const openStaged = (
   directory: string,
@@ -365,13 +432,9 @@ export const openStaged = (
     if (staged.failure !== undefined) {
       return yield* new TerminalIndexCorrupt({ path: entriesPath({ path }), ...staged.failure });
     }
-    const handle = yield* emptied(path);
-    let at = 0;
-    while (staged.chunks.length > 0) {
-      const joined = joinChunks(staged.chunks, stagedWriteBytes);
-      yield* Files.writeAll(handle, at, joined);
-      at += joined.length;
-    }
+    if (staged.writeFailure !== undefined) return yield* staged.writeFailure;
+    yield* writeStaged(directory, staged);
+    const handle = staged.handle ?? (yield* emptied(path));
     return { path, handle, offsets: staged.offsets, end: staged.end, headed: false };
   });
 
@@ -585,4 +648,97 @@ export const lookupNow = (
   }
   const { result: value, at } = result.right.event;
   return Either.right({ ...job, result: { value, at } });
+};
+
+/** Bytes a page lookup reads at once at most (entries nearer than this share a read). */
+export const pageReadBytes = 1024 * 1024;
+
+/** The offsets `lookupPageNow` reads, ascending, cut into spans read by one `pread` each. */
+const spansOf = (offsets: ReadonlyArray<number>, end: number, spanBytes: number) => {
+  const spans: Array<{ readonly from: number; readonly to: number }> = [];
+  let from = -1;
+  let last = -1;
+  const close = () => {
+    // A page past the last entry's start: most entries are shorter (`readEntryNow` reads on).
+    if (from >= 0) spans.push({ from, to: Math.min(end, last + 4096) });
+  };
+  for (const offset of offsets) {
+    if (from >= 0 && offset + 4096 - from > spanBytes) {
+      close();
+      from = -1;
+    }
+    if (from < 0) from = offset;
+    last = offset;
+  }
+  close();
+  return spans;
+};
+
+/** The entries at `offsets` (ascending), read a span at a time, by offset. */
+const entriesAt = (
+  index: TerminalIndex,
+  offsets: ReadonlyArray<number>,
+  spanBytes: number,
+): Either.Either<Map<number, ReturnType<typeof decodeEntry>>, TerminalIndexError> => {
+  const entries = new Map<number, ReturnType<typeof decodeEntry>>();
+  let at = 0;
+  for (const { from, to } of spansOf(offsets, index.end, spanBytes)) {
+    const bytes = readNow(index.handle, from, to - from);
+    if (Either.isLeft(bytes)) return Either.left(bytes.left);
+    for (let offset = offsets[at]; offset !== undefined && offset < to; offset = offsets[++at]) {
+      let entry = decodeEntry(bytes.right, offset - from);
+      if (entry._tag === "Incomplete") {
+        // Longer than what the span read: read it alone.
+        const alone = readEntryNow(index, offset);
+        if (Either.isLeft(alone)) return Either.left(alone.left);
+        entry = alone.right;
+      }
+      if (entry._tag === "Corrupt") return Either.left(corruptAt(index, offset, entry.reason));
+      entries.set(offset, entry);
+    }
+  }
+  return Either.right(entries);
+};
+
+/**
+ * `lookupNow` for a page of ids at once (a compaction's base reads every
+ * retained job): their entries sorted by offset and read in spans of at
+ * most `pageReadBytes`, one `pread` each instead of one or two per job.
+ * The records in the order of `jobIds`, undefined where the index has none.
+ */
+export const lookupPageNow = (
+  index: TerminalIndex,
+  jobIds: ReadonlyArray<number>,
+  spanBytes = pageReadBytes,
+): Either.Either<ReadonlyArray<Job.Job | undefined>, TerminalIndexError> => {
+  const wanted: Array<number> = [];
+  for (const jobId of jobIds) {
+    const offsets = index.offsets.get(jobId);
+    if (offsets === undefined) continue;
+    wanted.push(offsets.job);
+    if (offsets.result >= 0) wanted.push(offsets.result);
+  }
+  wanted.sort((left, right) => left - right);
+  const entries = entriesAt(index, wanted, spanBytes);
+  if (Either.isLeft(entries)) return Either.left(entries.left);
+  const jobs: Array<Job.Job | undefined> = [];
+  for (const jobId of jobIds) {
+    const offsets = index.offsets.get(jobId);
+    if (offsets === undefined) {
+      jobs.push(undefined);
+      continue;
+    }
+    const entry = entries.right.get(offsets.job);
+    if (entry?._tag !== "Job") return Either.left(mismatch(index, offsets.job, "a job entry"));
+    if (offsets.result < 0) {
+      jobs.push(entry.job);
+      continue;
+    }
+    const result = entries.right.get(offsets.result);
+    if (result?._tag !== "Result") {
+      return Either.left(mismatch(index, offsets.result, "a result entry"));
+    }
+    jobs.push({ ...entry.job, result: { value: result.event.result, at: result.event.at } });
+  }
+  return Either.right(jobs);
 };

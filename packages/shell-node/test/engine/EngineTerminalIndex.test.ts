@@ -17,7 +17,11 @@ import * as path from "node:path";
 import { Event, State } from "@tay/core";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Effect } from "effect";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { OpenFold, openIndexing } from "../../src/engine/internal/terminalIndexing.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as FileLog from "../../src/store/FileLog.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 let scratch = "";
@@ -312,5 +316,79 @@ describe("an engine with a terminal index", () => {
     expect(again.report.terminalIndex?.rebuilt).toMatch(/^entry at offset 0/);
     expect(again.job(1)?.result?.value).toBe("one");
     await again.close();
+  });
+
+  it("compacts again from a rebuilt index when a read fails while the base is written", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    for (let index = 0; index < 30; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: index });
+      const [job] = await engine.claim("a", 1);
+      if (job !== undefined) await engine.complete(job.jobId, index % 3 === 0 ? index : undefined);
+    }
+    await engine.insert({ queue: "a", worker: "W", args: "active" });
+    // Written whole by a first compaction, then damaged: the next one's base reads it.
+    await engine.compact(86_400_000);
+    const before = engine.jobs();
+    const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+    const bytes = await fs.readFile(entries);
+    await fs.writeFile(entries, new Uint8Array(bytes.length));
+    const report = await engine.compact(86_400_000);
+    // The failed attempt's staged generation (epoch 3) was removed by the retry, which wrote it.
+    expect(report).toMatchObject({ epoch: 3, removedEpochs: [3, 2], notRemoved: [] });
+    expect(engine.jobs()).toEqual(before);
+    await engine.close();
+    const expected = await reference(31);
+    expect(expected.listings[0]).toEqual(before);
+    const reopened = await indexed(31);
+    expect(reopened.report).toEqual({ rebuilt: null });
+    expect(reopened.seen).toEqual(expected);
+  });
+});
+
+describe("the open's rebuild of the index", () => {
+  it("writes what it stages past a bound as the fold goes, the same bytes as at the end", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    // 9,000 records: the fold hands completed jobs over at record 8,192 (`collectEveryRecords`).
+    const count = 3_000;
+    await Promise.all(
+      Array.from({ length: count }, (_, index) =>
+        engine.insert({ queue: "a", worker: "W", args: { index, pad: "x".repeat(200) } }),
+      ),
+    );
+    const claimed = await engine.claim("a", count);
+    await Promise.all(
+      claimed.map((job) => engine.complete(job.jobId, job.jobId % 3 === 0 ? job.jobId : undefined)),
+    );
+    const expected = engine.jobs();
+    await engine.close();
+    const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+    /** Rebuilds the index by the open's fold with `bytesMax`: the entries and what was spilled. */
+    const rebuilt = (bytesMax: number) =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* Effect.promise(() =>
+              fs.rm(TerminalIndex.indexPath(dir), { recursive: true, force: true }),
+            );
+            const fold = new OpenFold(yield* TerminalIndex.peek(dir), dir, bytesMax);
+            const recovered = yield* FileLog.open(dir, {}, fold.projection);
+            const spilled = fold.staged?.written ?? 0;
+            const indexing = yield* openIndexing(dir, recovered, fold);
+            yield* indexing.close(recovered.log);
+            yield* recovered.log.close();
+            return { spilled, bytes: yield* Effect.promise(() => fs.readFile(entries)) };
+          }),
+        ).pipe(Effect.provide(NodeDisk.layer)),
+      );
+    const atEnd = await rebuilt(TerminalIndex.stagedBytesMax);
+    const asItGoes = await rebuilt(1024);
+    expect(atEnd.spilled).toBe(0);
+    expect(asItGoes.spilled).toBeGreaterThan(0);
+    expect(asItGoes.spilled).toBeLessThan(asItGoes.bytes.length);
+    expect(asItGoes.bytes).toEqual(atEnd.bytes);
+    const reopened = await EnginePromises.open(dir);
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(reopened.jobs()).toEqual(expected);
+    await reopened.close();
   });
 });

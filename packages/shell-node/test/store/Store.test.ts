@@ -3,16 +3,19 @@
 // syncs and waits as documented, rotation seals segments, reads span files, the batch being written
 // and pending records, compaction switches generations, and a failed write stops the writer. It
 // runs on real temporary directories (NodeDisk, a counting wrapper) and on the testkit's fault disk.
+import * as fsSync from "node:fs";
 import * as fs from "node:fs/promises";
 import {
   decodeSegmentFooter,
   decodeSegmentHeader,
+  encodeEvent,
+  recordSize,
   segmentFooterBytes,
   segmentHeaderBytes,
 } from "@tay/codec";
 import { Event } from "@tay/core";
 import { describe, expect, it } from "@effect/vitest";
-import { Chunk, Deferred, Effect, Fiber, Stream } from "effect";
+import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect";
 import * as E from "fp-ts/lib/Either.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Init from "../../src/store/Init.js";
@@ -34,6 +37,23 @@ const jobIdOf = (event: Event.Event): number => (event._tag === "JobInserted" ? 
 
 const jobIds = (entries: ReadonlyArray<Projection.Entry>): Array<number> =>
   entries.map((entry) => jobIdOf(entry.event));
+
+const encodedPayload = (event: Event.Event): number => {
+  const encoded = encodeEvent(event);
+  if (encoded._tag === "Left") throw new Error("the fixture does not encode");
+  return encoded.right.payload.length;
+};
+
+/** The fields of an insert the codec refuses (its args are NaN). */
+const unencodable = {
+  queue: "",
+  worker: "W",
+  args: Number.NaN,
+  priority: 0,
+  maxAttempts: 1,
+  scheduledAt: 0,
+  insertedAt: 0,
+} as const;
 
 const range = (from: number, to: number): Array<number> =>
   Array.from({ length: Math.max(0, to - from + 1) }, (_, index) => from + index);
@@ -424,6 +444,94 @@ describe("compaction", () => {
           orphanedGenerations: [],
         });
         expect(jobIds(reopened.state)).toEqual(range(1, 31));
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("writes the base as it consumes it, never more than a write ahead", () =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const writeBytesMax = 4096;
+      const count = 400;
+      const segments = `${Layout.epochPath(directory, 2)}/segments`;
+      const onDisk = () => {
+        let bytes = 0;
+        if (!fsSync.existsSync(segments)) return 0;
+        for (const name of fsSync.readdirSync(segments)) {
+          bytes += fsSync.statSync(`${segments}/${name}`).size;
+        }
+        return bytes;
+      };
+      const record = recordSize(encodedPayload(inserted(1, 100)));
+      let ahead = 0;
+      function* base() {
+        for (let jobId = 1; jobId <= count; jobId++) {
+          // What was pulled before this event and is not on disk yet.
+          ahead = Math.max(ahead, (jobId - 1) * record - onDisk());
+          yield inserted(jobId, 100);
+        }
+      }
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(
+            directory,
+            { rotationTargetBytes: 16 * 1024, writeBytesMax },
+            Projection.count,
+          );
+          const report = yield* store.compact(base());
+          expect(report).toMatchObject({ epoch: 2, baseRecordCount: count });
+          expect(report.baseSegments).toBeGreaterThanOrEqual(2);
+          // One write being gathered, and the record looked at before it is taken.
+          expect(ahead).toBeLessThanOrEqual(writeBytesMax + 2 * record);
+          expect(ahead).toBeGreaterThan(0);
+        }),
+      );
+      const reopened = yield* reopen(directory);
+      expect(reopened.report).toMatchObject({ baseRecordCount: count, lastSequence: count });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a base that throws fails the compaction; the writer goes on, the orphan goes",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(
+              directory,
+              { rotationTargetBytes: 600 },
+              Projection.count,
+            );
+            yield* store.append([inserted(1)]);
+            function* failing() {
+              for (let jobId = 1; jobId <= 50; jobId++) yield inserted(jobId, 40);
+              throw new Error("the base's producer failed");
+            }
+            const exit = yield* Effect.exit(store.compact(failing()));
+            expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true);
+            expect(yield* store.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+            expect(yield* store.append([inserted(2)])).toEqual({
+              firstSequence: 2,
+              lastSequence: 2,
+            });
+            // An unencodable event met after the base's first segments: typed, the writer going on.
+            const bad = Event.jobInserted({ ...unencodable, jobId: 40 });
+            const many = range(1, 39).map((jobId) => inserted(jobId, 40));
+            expect(yield* Effect.flip(store.compact([...many, bad]))).toMatchObject({
+              _tag: "UnencodableEvent",
+              index: 39,
+            });
+            expect(yield* store.append([inserted(3)])).toEqual({
+              firstSequence: 3,
+              lastSequence: 3,
+            });
+            const compacted = yield* store.compact(many);
+            expect(compacted).toMatchObject({ epoch: 2, removedEpochs: [2, 1], notRemoved: [] });
+          }),
+        );
+        const reopened = yield* reopen(directory);
+        expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 39 });
+        expect(reopened.report.orphanedGenerations).toEqual([]);
       }).pipe(Effect.provide(nodeDisk)),
   );
 

@@ -7,7 +7,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { describe, expect, it } from "@effect/vitest";
 import { Event, Evolve, Generation, type Job, State, Terminal } from "@tay/core";
-import { Effect } from "effect";
+import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 import { nodeDisk, temporaryDirectory } from "../support/store.js";
@@ -86,6 +86,12 @@ describe("TerminalIndex", () => {
         expect(yield* lookups(index, expected)).toEqual(expected);
         expect(yield* TerminalIndex.scan(index)).toEqual(expected);
         expect(yield* TerminalIndex.lookup(index, 10_000)).toBeUndefined();
+        // A page at once, in spans of every size, unknown ids included: what one at a time gives.
+        const ids = [...expected.map((job) => job.jobId), 10_000].sort((x, y) => y - x);
+        for (const spanBytes of [1, 200, 4096, TerminalIndex.pageReadBytes]) {
+          const page = TerminalIndex.lookupPageNow(index, ids, spanBytes);
+          expect(page).toEqual(Either.right(ids.map((id) => expected.find((j) => j.jobId === id))));
+        }
         yield* TerminalIndex.publish(index, identity);
         yield* TerminalIndex.close(index);
         // Reopened current: the same answers, from the offsets the open noted.
@@ -212,5 +218,27 @@ describe("TerminalIndex", () => {
         yield* TerminalIndex.close(opened.index);
       }
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "reads a page whose entries outgrow the span alone, and fails on a flipped one",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const { index } = yield* TerminalIndex.open(directory, identity);
+        const big = (jobId: number) =>
+          lifeOf(jobId, "with").map((event) =>
+            event._tag === "JobInserted" ? { ...event, args: "x".repeat(10_000 * jobId) } : event,
+          );
+        const expected = yield* indexed(index, [...big(1), ...big(2), ...lifeOf(3, "later")], 2);
+        expect(TerminalIndex.lookupPageNow(index, [1, 2, 3])).toEqual(Either.right(expected));
+        const entries = path.join(TerminalIndex.indexPath(directory), TerminalIndex.entriesName);
+        const bytes = yield* Effect.promise(() => fs.readFile(entries));
+        bytes[bytes.length - 5] = (bytes[bytes.length - 5] ?? 0) ^ 0xff;
+        yield* Effect.promise(() => fs.writeFile(entries, bytes));
+        const flipped = TerminalIndex.lookupPageNow(index, [1, 2, 3]);
+        expect(Either.isLeft(flipped) && flipped.left._tag).toBe("TerminalIndexCorrupt");
+        yield* TerminalIndex.close(index);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 });

@@ -14,6 +14,7 @@ import {
   Generation,
   type HistoryError,
   type Job,
+  type Snapshot,
   type State,
   type Terminal,
 } from "@tay/core";
@@ -147,24 +148,54 @@ export class Indexing {
   }
 
   /**
-   * The whole records of the jobs `state` holds as facts, ascending by id,
-   * each read when the iteration reaches it (what a compaction's snapshot
-   * takes, without a list of them all). Throws the index's error, and
-   * `TerminalIndexCorrupt` for a fact the index has no record of.
+   * The whole records of `jobIds` (ids the state holds as facts, ascending),
+   * in that order, read from the index a page of `rebuildPageRecords` ids
+   * at a time as the iteration reaches them (`lookupPageNow`; what is not
+   * written yet from memory): what a compaction's streamed base
+   * (`Snapshot.events`) reads, without a list of them all. Throws the
+   * index's error, and `TerminalIndexCorrupt` for a fact the index has no
+   * record of (a base is never silently short).
    */
-  *wholeOf(state: State.State): Generator<Job.Job> {
-    for (const [jobId] of state.terminal.entries()) {
-      const found = this.jobNow(jobId);
-      if (Either.isLeft(found)) throw found.left;
-      if (found.right === undefined) {
+  readonly records: Snapshot.TerminalRecords = (jobIds) => this.#records(jobIds);
+
+  *#records(jobIds: Iterable<number>): Generator<Job.Job> {
+    let page: Array<number> = [];
+    for (const jobId of jobIds) {
+      page.push(jobId);
+      if (page.length < rebuildPageRecords) continue;
+      yield* this.#page(page);
+      page = [];
+    }
+    yield* this.#page(page);
+  }
+
+  #page(jobIds: ReadonlyArray<number>): ReadonlyArray<Job.Job> {
+    if (jobIds.length === 0) return [];
+    if (this.#failure !== undefined) throw this.#failure;
+    const read = TerminalIndex.lookupPageNow(
+      this.#index,
+      jobIds.filter((jobId) => !this.#pending.has(jobId)),
+    );
+    if (Either.isLeft(read)) throw read.left;
+    const jobs: Array<Job.Job> = [];
+    let at = 0;
+    for (const jobId of jobIds) {
+      const found = this.#pending.get(jobId) ?? read.right[at++];
+      if (found === undefined) {
         throw new TerminalIndex.TerminalIndexCorrupt({
           path: this.#index.path,
           offset: this.#index.end,
           reason: `no entry for completed job ${jobId}`,
         });
       }
-      yield found.right;
+      const result = this.#pending.has(jobId) ? undefined : this.#pendingResults.get(jobId);
+      jobs.push(
+        result === undefined
+          ? found
+          : { ...found, result: { value: result.result, at: result.at } },
+      );
     }
+    return jobs;
   }
 
   /**
@@ -289,7 +320,9 @@ export const collectEveryRecords = 4096;
  * HEAD, read before it, cannot be current for the generation it folds (no
  * HEAD, unreadable, another store or epoch): it then hands the completed
  * jobs over every `collectEveryRecords` records, encoded into
- * `TerminalIndex.Staged`, written once the fold has ended. Otherwise it
+ * `TerminalIndex.Staged`; past `stagedBytesMax` of them, recovery's
+ * `between` writes them to the index's entries file as the fold goes
+ * (`TerminalIndex.spill`), the rest once the fold has ended. Otherwise it
  * collects nothing: a current index costs the open no job record.
  */
 export class OpenFold {
@@ -298,12 +331,19 @@ export class OpenFold {
   /** Why it collected. */
   reason: TerminalIndex.Staleness | undefined = undefined;
   #applied = 0;
+  // Entries files of a fold that started again, closed at the next write.
+  readonly #abandoned: Array<TerminalIndex.Staged> = [];
 
-  constructor(readonly found: TerminalIndex.Found) {}
+  constructor(
+    readonly found: TerminalIndex.Found,
+    readonly directory: string,
+    readonly stagedBytesMax = TerminalIndex.stagedBytesMax,
+  ) {}
 
   readonly projection: Projection<Generation.Builder, HistoryError.HistoryError> = {
     start: (manifest) => {
       // A fold that starts again (a retried recovery) stages afresh.
+      if (this.staged !== undefined) this.#abandoned.push(this.staged);
       this.reason = TerminalIndex.staleBefore(
         this.found,
         formatStoreId(manifest.storeId),
@@ -323,6 +363,18 @@ export class OpenFold {
         TerminalIndex.stage(this.staged, Generation.takeLeft(builder));
       }
       return applied;
+    },
+    between: () => {
+      const { staged } = this;
+      const spilled =
+        staged === undefined
+          ? Effect.void
+          : TerminalIndex.spill(this.directory, staged, this.stagedBytesMax);
+      if (this.#abandoned.length === 0) return spilled;
+      const closed = Effect.forEach(this.#abandoned.splice(0), (abandoned) =>
+        abandoned.handle === undefined ? Effect.void : Effect.ignore(abandoned.handle.close()),
+      );
+      return Effect.zipRight(closed, spilled);
     },
   };
 }
@@ -389,7 +441,7 @@ export const readerOf =
     return found.right;
   };
 
-const isIndexError = (error: unknown): error is TerminalIndex.TerminalIndexError =>
+export const isIndexError = (error: unknown): error is TerminalIndex.TerminalIndexError =>
   error instanceof TerminalIndex.TerminalIndexCorrupt || error instanceof DiskError;
 
 /**

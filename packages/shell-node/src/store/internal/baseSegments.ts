@@ -12,10 +12,13 @@
  * Memory: the records of one chunk (at most `writeBytesMax` bytes) and the
  * segments' sparse indexes; never the generation.
  */
+import type { Event } from "@tay/core";
 import { Effect } from "effect";
 import { Disk, type DiskError, type FileHandle } from "../../disk/Disk.js";
 import { writeAll } from "../../disk/Files.js";
+import * as Batch from "../../log/Batch.js";
 import type { PendingRecord } from "../../log/Batch.js";
+import { UnencodableEvent } from "../../log/LogError.js";
 import * as Layout from "../Layout.js";
 import type { HardLinksUnsupported, LinkingOperation } from "../StoreError.js";
 import { appendOptions, type DurabilityPolicy } from "../StoreOptions.js";
@@ -78,8 +81,12 @@ export class BaseSegments {
     return filling === undefined ? undefined : filling.firstSequence + filling.recordCount;
   }
 
-  /** Appends `records` (contiguous sequences, following the previous ones) to the segments. */
-  write(records: ReadonlyArray<BaseRecord>): Effect.Effect<void, DiskError, Disk> {
+  /**
+   * Appends `records` (contiguous sequences, following the previous ones) to
+   * the segments, pulling them one at a time: a lazy iterable is never more
+   * than one chunk and one record ahead of the disk.
+   */
+  write(records: Iterable<BaseRecord>): Effect.Effect<void, DiskError, Disk> {
     return Effect.gen(this, function* () {
       const { rotationTargetBytes, writeBytesMax } = this.target;
       for (const record of records) {
@@ -200,6 +207,56 @@ export const writeBaseSegments = (
     (segments) => Effect.zipRight(segments.write(records), segments.seal()),
     (segments) => segments.close(),
   );
+
+/** The sealed segments of a base written from its events, and how many records they hold. */
+export interface WrittenBase {
+  readonly segments: ReadonlyArray<SegmentState>;
+  readonly recordCount: number;
+}
+
+/**
+ * Writes the base `events` as sealed segments from ID 1, numbered from
+ * `firstSequence`, encoding each as the segments take it (compaction,
+ * issue 19: the base is produced on demand and never held whole). An
+ * event that does not encode stops the write with `UnencodableEvent` (the
+ * files written so far are the caller's to drop). Whatever ends the write,
+ * the events' iterator is closed, so its producer's `finally` runs.
+ */
+export const writeBaseEvents = (
+  target: BaseTarget,
+  firstSequence: number,
+  events: Iterable<Event.Event>,
+): Effect.Effect<WrittenBase, DiskError | UnencodableEvent, Disk> =>
+  Effect.suspend(() => {
+    const iterator = events[Symbol.iterator]();
+    const stopped: { error: UnencodableEvent | undefined } = { error: undefined };
+    let count = 0;
+    function* records(): Generator<BaseRecord> {
+      for (let pulled = iterator.next(); pulled.done !== true; pulled = iterator.next()) {
+        const record = Batch.encodeOne(pulled.value, count);
+        if (record instanceof UnencodableEvent) {
+          stopped.error = record;
+          return;
+        }
+        yield { ...record, sequence: firstSequence + count };
+        count += 1;
+      }
+    }
+    return Effect.acquireUseRelease(
+      Effect.sync(() => new BaseSegments(target)),
+      (segments) =>
+        Effect.gen(function* () {
+          yield* segments.write(records());
+          if (stopped.error !== undefined) return yield* stopped.error;
+          return { segments: yield* segments.seal(), recordCount: count };
+        }),
+      (segments) =>
+        Effect.zipRight(
+          segments.close(),
+          Effect.sync(() => iterator.return?.()),
+        ),
+    );
+  });
 
 /** The header-only active segment after the sealed ones: created whole, open for appends. */
 export interface ActiveSegment {

@@ -4,19 +4,18 @@
  * remove the superseded generation.
  *
  * Order (each step durable before the next; see docs/store.md for the crash
- * argument): stale generations removed; `epochs/E+1/` created; its MANIFEST
- * published; `segments/` created; base segments written, sealed and
+ * argument): stale generations removed; `epochs/E+1/` created; `segments/`
+ * created; base segments written as the base is produced, sealed and
  * fsynced (created in place: the generation is not current yet); a
  * header-only active segment staged, fsynced and hard-linked into place;
- * `segments/` fsynced;
+ * `segments/` fsynced; its MANIFEST published (it names the base's record
+ * count, known once the base has ended);
  * CURRENT.tmp written and fsynced; renamed over CURRENT; DATA_DIR fsynced.
  * Only then is the old generation removed.
  */
 import type { Event } from "@tay/core";
 import { Clock, Effect, Either } from "effect";
 import { Disk, DiskError, type FileHandle } from "../../disk/Disk.js";
-import * as Batch from "../../log/Batch.js";
-import type { PendingRecord } from "../../log/Batch.js";
 import * as Layout from "../Layout.js";
 import {
   CompactionConflict,
@@ -32,7 +31,7 @@ import {
   withFile,
   writeAll,
 } from "../../disk/Files.js";
-import { type BaseRecord, createActiveSegment, writeBaseSegments } from "./baseSegments.js";
+import { createActiveSegment, writeBaseEvents } from "./baseSegments.js";
 import { lastAssigned, makeSignal, type SegmentState, settle } from "./storeState.js";
 import { failAll, flush, type Writer } from "./writer.js";
 
@@ -104,21 +103,24 @@ interface Switched {
  * Compacts: see the module comment. Leftover generations are removed
  * before appends pause; appends submitted before the call are written
  * first; appends submitted during it wait and get sequences after the base;
- * the superseded generation is removed after appends resume. Fails with
- * `UnencodableEvent` (before pausing anything), `CompactionConflict`, or
+ * the superseded generation is removed after appends resume. `base` is
+ * consumed once, while appends are paused, as the base segments are
+ * written (issue 19: the base is never held whole). Fails with
+ * `CompactionConflict` (before the base is read), `UnencodableEvent` (the
+ * staged generation left an orphan, the writer going on), or
  * `WriterFailed`: an I/O error while staging (the old generation stays
  * current, the writer stops until a reopen) or while switching CURRENT
- * (which generation is current is then unknown: reopen).
+ * (which generation is current is then unknown: reopen). A `base` whose
+ * iteration throws fails the compaction with that defect, the staged
+ * generation an orphan and the writer going on.
  */
 export const compact = (
   writer: Writer,
   compactions: Effect.Semaphore,
-  base: ReadonlyArray<Event.Event>,
+  base: Iterable<Event.Event>,
   options: CompactOptions,
 ): Effect.Effect<CompactionReport, StoreError, Disk> =>
   Effect.gen(function* () {
-    const encoded = Batch.prepare(base);
-    if (Either.isLeft(encoded)) return yield* encoded.left;
     const { state } = writer;
     if (state.failure !== undefined) return yield* state.failure;
     const leftovers = yield* removeGenerations(
@@ -135,9 +137,7 @@ export const compact = (
     });
     const switched = yield* Effect.gen(function* () {
       yield* flush(writer);
-      return yield* writer.exclusive.holding(
-        switchGeneration(writer, encoded.right.records, options),
-      );
+      return yield* writer.exclusive.holding(switchGeneration(writer, base, options));
     }).pipe(
       Effect.ensuring(
         Effect.sync(() => {
@@ -189,28 +189,33 @@ const refusal = (state: Writer["state"], options: CompactOptions): StoreError | 
 
 /** A staged generation: its segments (the active one last) and the active segment's handle. */
 interface Staged {
+  readonly manifest: Manifest;
   readonly segments: ReadonlyArray<SegmentState>;
   readonly active: SegmentState;
   readonly handle: FileHandle;
   readonly crc: number;
 }
 
+/** What the MANIFEST of a staged generation says but its base record count and time. */
+type StagedFields = Omit<Manifest, "baseRecordCount" | "createdAt">;
+
 /**
- * Writes the new generation beside the current one: its directory, its
- * MANIFEST, the base segments (sealed, fsynced) and a header-only active
- * segment, staged and linked into place like every header-only segment
- * (the sync of `segments/` makes the base files' entries durable too).
+ * Writes the new generation beside the current one: its directory, the
+ * base segments (sealed, fsynced) written as `base` is consumed, a
+ * header-only active segment, staged and linked into place like every
+ * header-only segment (the sync of `segments/` makes the base files'
+ * entries durable too), and last its MANIFEST, which names the base's
+ * record count, known only once the base has ended (2026-12-02).
  */
 const stage = (
   state: Writer["state"],
-  manifest: Manifest,
-  records: ReadonlyArray<BaseRecord>,
+  fields: StagedFields,
+  base: Iterable<Event.Event>,
 ): Effect.Effect<Staged, StoreError, Disk> =>
   Effect.gen(function* () {
     const { directory } = state;
-    const { epoch, storeId, firstSequence } = manifest;
+    const { epoch, storeId, firstSequence } = fields;
     yield* makeDirectoryDurable(Layout.epochPath(directory, epoch));
-    yield* publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest));
     yield* makeDirectoryDurable(Layout.segmentsPath(directory, epoch));
     const target = {
       directory,
@@ -219,19 +224,29 @@ const stage = (
       rotationTargetBytes: state.options.rotationTargetBytes,
       writeBytesMax: state.options.writeBytesMax,
     };
-    const segments = yield* writeBaseSegments(target, records);
+    const written = yield* writeBaseEvents(target, firstSequence, base);
     const {
       segment: active,
       handle,
       crc,
     } = yield* createActiveSegment(
       target,
-      segments.length + 1,
-      firstSequence + records.length,
+      written.segments.length + 1,
+      firstSequence + written.recordCount,
       state.options.durability,
       "compaction",
     );
-    return { segments: [...segments, active], active, handle, crc };
+    const manifest: Manifest = {
+      ...fields,
+      baseRecordCount: written.recordCount,
+      createdAt: yield* Clock.currentTimeMillis,
+    };
+    yield* Effect.onError(
+      publishSmallFile(Layout.manifestPath(directory, epoch), encodeManifest(manifest)),
+      () => Effect.ignore(handle.close()),
+    );
+    const segments = [...written.segments, active];
+    return { segments, active, handle, crc, manifest };
   });
 
 /**
@@ -293,7 +308,7 @@ const failStop = <X extends StoreError>(writer: Writer, error: X): X | WriterFai
 /** Stages the new generation and switches CURRENT to it; runs paused, holding the writer's turn. */
 const switchGeneration = (
   writer: Writer,
-  base: ReadonlyArray<PendingRecord>,
+  base: Iterable<Event.Event>,
   options: CompactOptions,
 ): Effect.Effect<Switched, StoreError, Disk> =>
   Effect.gen(function* () {
@@ -304,26 +319,17 @@ const switchGeneration = (
     const parent = state.generation;
     const epoch = parent.epoch + 1;
     const firstSequence = lastAssigned(state) + 1;
-    const manifest: Manifest = {
-      storeId: parent.storeId,
-      epoch,
-      parentEpoch: parent.epoch,
-      firstSequence,
-      baseRecordCount: base.length,
-      createdAt: yield* Clock.currentTimeMillis,
-    };
-    const records = base.map((record, position) => ({
-      ...record,
-      sequence: firstSequence + position,
-    }));
-    // Until the rename a failure leaves the old generation current, the staged one an orphan.
+    const fields = { storeId: parent.storeId, epoch, parentEpoch: parent.epoch, firstSequence };
+    // Until the rename a failure leaves the old generation current, the staged one an
+    // orphan: whatever ended the staging (a failure, a base that threw, an interruption).
     const orphaned = Effect.sync(() => {
       state.orphans.push({ epoch, path: Layout.epochPath(directory, epoch), kind: "Staged" });
     });
-    const staged = yield* stage(state, manifest, records).pipe(
-      Effect.tapError(() => orphaned),
+    const staged = yield* stage(state, fields, base).pipe(
+      Effect.onError(() => orphaned),
       Effect.mapError((error) => failStop(writer, error)),
     );
+    const { manifest } = staged;
     yield* writePointer(directory, parent.storeId, epoch).pipe(
       Effect.tapError(() => Effect.zipRight(Effect.ignore(staged.handle.close()), orphaned)),
       Effect.mapError((error) => failStop(writer, error)),
@@ -338,14 +344,14 @@ const switchGeneration = (
         segments: [...staged.segments],
         active: { segment: staged.active, handle: staged.handle, crc: staged.crc },
       };
-      state.nextSequence = firstSequence + records.length;
+      state.nextSequence = firstSequence + manifest.baseRecordCount;
     });
     return {
       report: {
         epoch,
         parentEpoch: parent.epoch,
         firstSequence,
-        baseRecordCount: records.length,
+        baseRecordCount: manifest.baseRecordCount,
         baseSegments: staged.segments.length - 1,
       },
       superseded: parent.epoch,

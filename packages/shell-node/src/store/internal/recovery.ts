@@ -340,7 +340,9 @@ class Folder<S, E> {
         const before = this.clock.unsafeCurrentTimeNanos();
         const refused = this.foldRecords(path, batch);
         this.foldNanos += this.clock.unsafeCurrentTimeNanos() - before;
-        return refused === undefined ? Effect.void : Effect.fail(refused);
+        if (refused !== undefined) return Effect.fail(refused);
+        const between = this.projection.between;
+        return between === undefined ? Effect.void : between(this.state);
       });
   }
 

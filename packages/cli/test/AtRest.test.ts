@@ -1,0 +1,249 @@
+// The read commands on a store at rest through its terminal index (issue 19): `tay status`,
+// `tay jobs` (every state and queue filter, limits inside and past the completed jobs) and
+// `tay job` (every id, its history included) answer byte for byte what they answer from the
+// whole fold (the index deleted: the reference), on stores an engine wrote with random
+// workloads (unique keys, results, failures, cancellations, redrives, compactions). The index
+// is used only when current (a lean state and the index, checked through `withAtRest`); one
+// whose HEAD names another sequence, whose bytes were flipped, or that the disk will not read,
+// is not used, and the answers stay the reference's. Nothing the commands do writes a byte of the store or its index.
+import * as fs from "node:fs/promises";
+import * as path from "node:path";
+import { Event } from "@tay/core";
+import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
+import { Effect, Layer } from "effect";
+import * as fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { withAtRest } from "../src/atRest.js";
+import * as Cli from "../src/Cli.js";
+import { removeTemporary, temporaryDirectory } from "./support/cli.js";
+
+let root = "";
+let dir = "";
+
+beforeEach(async () => {
+  root = await temporaryDirectory();
+  dir = path.join(root, "data");
+});
+afterEach(async () => {
+  await removeTemporary(root);
+});
+
+/** Runs `Cli.run` in this process: its status and what it printed. */
+const run = (argv: ReadonlyArray<string>) => {
+  let stdout = "";
+  let stderr = "";
+  const terminal: Cli.TerminalService = {
+    out: (text) =>
+      Effect.sync(() => {
+        stdout += text;
+      }),
+    err: (text) =>
+      Effect.sync(() => {
+        stderr += text;
+      }),
+    isTerminal: false,
+    interrupted: Effect.never,
+    wasInterrupted: Effect.succeed(false),
+  };
+  return Effect.runPromise(
+    Cli.run(argv).pipe(
+      Effect.provide(Layer.merge(NodeDisk.layer, Layer.succeed(Cli.Terminal, terminal))),
+      Effect.map((status) => ({ status, stdout, stderr })),
+    ),
+  );
+};
+
+type Step =
+  | { readonly _tag: "insert"; readonly queue: string; readonly key: string | null }
+  | { readonly _tag: "complete"; readonly result: boolean }
+  | { readonly _tag: "fail" }
+  | { readonly _tag: "cancel"; readonly pick: number }
+  | { readonly _tag: "redrive"; readonly pick: number }
+  | { readonly _tag: "compact" };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant("insert" as const),
+      queue: fc.constantFrom("a", "b"),
+      key: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.constantFrom("k1", "k2") },
+      ),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ _tag: fc.constant("complete" as const), result: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("fail" as const) }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("cancel" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("redrive" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("compact" as const) }) },
+);
+
+/** Plays `steps` on a new store in `dir` and closes it (the index published): the last job id. */
+const written = async (steps: ReadonlyArray<Step>): Promise<number> => {
+  const engine = await EnginePromises.open(dir, { createIfMissing: true });
+  for (const [index, planned] of steps.entries()) {
+    const queue = index % 2 === 0 ? "a" : "b";
+    const ids = (state: Event.JobState) => engine.jobs({ state }).map((job) => job.jobId);
+    switch (planned._tag) {
+      case "insert":
+        await engine.insert({
+          queue: planned.queue,
+          worker: "W",
+          args: { index },
+          maxAttempts: 1,
+          ...(planned.key === null ? {} : { uniqueKey: planned.key }),
+        });
+        break;
+      case "complete":
+      case "fail": {
+        const [job] = await engine.claim(queue, 1);
+        if (job === undefined) break;
+        if (planned._tag === "fail") await engine.fail(job.jobId, "boom");
+        else await engine.complete(job.jobId, planned.result ? { index } : undefined);
+        break;
+      }
+      case "cancel": {
+        const live = [...ids("available"), ...ids("scheduled")];
+        const jobId = live[planned.pick % Math.max(1, live.length)];
+        if (jobId !== undefined) await engine.cancel(jobId);
+        break;
+      }
+      case "redrive": {
+        const dead = [...ids("discarded"), ...ids("cancelled")];
+        const jobId = dead[planned.pick % Math.max(1, dead.length)];
+        if (jobId !== undefined) await engine.redrive(jobId).catch(() => undefined);
+        break;
+      }
+      case "compact":
+        // A day's retention keeps every job: the index is rewritten for the new generation.
+        await engine.compact(86_400_000);
+        break;
+    }
+  }
+  const lastJobId = engine.state().lastJobId;
+  await engine.close();
+  return lastJobId;
+};
+
+/** Every answer the read commands give about the store in `dir`. */
+const answers = async (lastJobId: number) => {
+  const all = [];
+  all.push(await run(["status", dir, "--json"]));
+  all.push(await run(["status", dir]));
+  for (const state of [undefined, ...Event.jobStates]) {
+    for (const queue of [undefined, "a", "b"]) {
+      const filters = [
+        ...(state === undefined ? [] : ["--state", state]),
+        ...(queue === undefined ? [] : ["--queue", queue]),
+      ];
+      all.push(await run(["jobs", dir, ...filters, "--json"]));
+    }
+  }
+  for (const limit of ["0", "1", "2", "5"]) {
+    all.push(await run(["jobs", dir, "--limit", limit]));
+    all.push(await run(["jobs", dir, "--state", "completed", "--limit", limit, "--json"]));
+    all.push(await run(["jobs", dir, "--state", "completed", "--queue", "b", "--limit", limit]));
+  }
+  for (let jobId = 1; jobId <= lastJobId + 1; jobId++) {
+    all.push(await run(["job", dir, `${jobId}`, "--json"]));
+    all.push(await run(["job", dir, `${jobId}`]));
+  }
+  return all;
+};
+
+/** Whether the read commands take the index (a lean state with it), as `jobs` would. */
+const usesIndex = () =>
+  Effect.runPromise(
+    withAtRest(dir, true, (atRest) =>
+      Effect.succeed(atRest.index !== undefined && atRest.state.lean),
+    ).pipe(Effect.provide(NodeDisk.layer)),
+  );
+
+/** Every file of the store and its bytes: what a read command must leave as it found it. */
+const files = async (): Promise<Map<string, string>> => {
+  const found = new Map<string, string>();
+  const walk = async (at: string): Promise<void> => {
+    for (const entry of await fs.readdir(at, { withFileTypes: true })) {
+      const child = path.join(at, entry.name);
+      if (entry.isDirectory()) await walk(child);
+      else found.set(child, (await fs.readFile(child)).toString("base64"));
+    }
+  };
+  await walk(dir);
+  return found;
+};
+
+const indexFile = () => path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+
+describe("the read commands at rest", () => {
+  it("answer from a current index what they answer from the whole fold", async () => {
+    const samples = fc.sample(fc.array(step, { minLength: 20, maxLength: 40 }), {
+      numRuns: 8,
+      seed: 20261202,
+    });
+    let fromIndex = 0;
+    for (const steps of samples) {
+      await fs.rm(dir, { recursive: true, force: true });
+      const lastJobId = await written(steps);
+      const before = await files();
+      const indexed = await answers(lastJobId);
+      expect(await files()).toEqual(before);
+      if (await usesIndex()) fromIndex += 1;
+      await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+      expect(await usesIndex()).toBe(false);
+      expect(indexed).toEqual(await answers(lastJobId));
+    }
+    // Most samples left completed jobs without a key: those answered from the index.
+    expect(fromIndex).toBeGreaterThan(3);
+  });
+
+  it("fold whole when HEAD names another sequence, or the entries were flipped or unreadable", async () => {
+    const steps: Array<Step> = [];
+    for (let index = 0; index < 6; index++) {
+      steps.push({ _tag: "insert", queue: index % 2 === 0 ? "a" : "b", key: null });
+    }
+    for (let index = 0; index < 6; index++) steps.push({ _tag: "complete", result: true });
+    const lastJobId = await written(steps);
+    expect(await usesIndex()).toBe(true);
+    const head = await fs.readFile(path.join(TerminalIndex.indexPath(dir), TerminalIndex.headName));
+    const entries = await fs.readFile(indexFile());
+    // An engine without the index appends: HEAD still names the sequence before.
+    const plain = await EnginePromises.open(dir, { terminalIndex: false });
+    await plain.insert({ queue: "a", worker: "W", args: 7 });
+    const [job] = await plain.claim("a", 1);
+    if (job !== undefined) await plain.complete(job.jobId, "late");
+    await plain.close();
+    expect(await usesIndex()).toBe(false);
+    const behind = await answers(lastJobId + 1);
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    expect(behind).toEqual(await answers(lastJobId + 1));
+    // A current HEAD over entries whose bytes changed: not used either.
+    const fresh = await EnginePromises.open(dir);
+    await fresh.close();
+    expect(await usesIndex()).toBe(true);
+    const flipped = await fs.readFile(indexFile());
+    flipped[flipped.length - 3] = (flipped[flipped.length - 3] ?? 0) ^ 0x10;
+    await fs.writeFile(indexFile(), flipped);
+    expect(await usesIndex()).toBe(false);
+    const damaged = await answers(lastJobId + 1);
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    expect(damaged).toEqual(await answers(lastJobId + 1));
+    // Entries the disk will not read (a directory in their place): not used, no failure.
+    const again = await EnginePromises.open(dir);
+    await again.close();
+    expect(await usesIndex()).toBe(true);
+    await fs.rm(indexFile());
+    await fs.mkdir(indexFile());
+    expect(await usesIndex()).toBe(false);
+    const unreadable = await answers(lastJobId + 1);
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    expect(unreadable).toEqual(await answers(lastJobId + 1));
+    expect(head.length).toBeGreaterThan(0);
+    expect(entries.length).toBeGreaterThan(0);
+  });
+});
