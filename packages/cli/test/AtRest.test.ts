@@ -10,12 +10,11 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { Event } from "@tay/core";
 import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
-import { Effect, Layer } from "effect";
+import { Effect } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { withAtRest } from "../src/atRest.js";
-import * as Cli from "../src/Cli.js";
-import { removeTemporary, temporaryDirectory } from "./support/cli.js";
+import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
 
 let root = "";
 let dir = "";
@@ -29,29 +28,7 @@ afterEach(async () => {
 });
 
 /** Runs `Cli.run` in this process: its status and what it printed. */
-const run = (argv: ReadonlyArray<string>) => {
-  let stdout = "";
-  let stderr = "";
-  const terminal: Cli.TerminalService = {
-    out: (text) =>
-      Effect.sync(() => {
-        stdout += text;
-      }),
-    err: (text) =>
-      Effect.sync(() => {
-        stderr += text;
-      }),
-    isTerminal: false,
-    interrupted: Effect.never,
-    wasInterrupted: Effect.succeed(false),
-  };
-  return Effect.runPromise(
-    Cli.run(argv).pipe(
-      Effect.provide(Layer.merge(NodeDisk.layer, Layer.succeed(Cli.Terminal, terminal))),
-      Effect.map((status) => ({ status, stdout, stderr })),
-    ),
-  );
-};
+const run = runInProcess;
 
 type Step =
   | { readonly _tag: "insert"; readonly queue: string; readonly key: string | null }

@@ -8,12 +8,13 @@
  * the server.
  */
 import type { PGlite } from "@electric-sql/pglite";
-import { Event } from "@tay/core";
+import type { Event } from "@tay/core";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
+import { inserted, run } from "./support/events.js";
 
 let database: PGlite;
 beforeAll(async () => {
@@ -31,21 +32,6 @@ const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
   reconnectDelayMs: 1,
   ...extra,
 });
-
-const run = <A, E>(effect: Effect.Effect<A, E, import("effect").Scope.Scope>): Promise<A> =>
-  Effect.runPromise(Effect.scoped(effect));
-
-const inserted = (jobId: number): Event.Event =>
-  Event.jobInserted({
-    jobId,
-    queue: "default",
-    worker: "W",
-    args: `job ${jobId}`,
-    priority: 0,
-    maxAttempts: 1,
-    scheduledAt: 0,
-    insertedAt: 0,
-  });
 
 const openCollect = (options: PgOptions.PgLogOptions) =>
   PgLog.open(url, options, Projection.collect);

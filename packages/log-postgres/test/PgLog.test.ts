@@ -7,13 +7,14 @@
  * its own schema (or store) of one PGlite started for the file.
  */
 import type { PGlite } from "@electric-sql/pglite";
-import { Event } from "@tay/core";
+import type { Event } from "@tay/core";
 import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
+import { inserted, run } from "./support/events.js";
 
 let database: PGlite;
 beforeAll(async () => {
@@ -31,21 +32,6 @@ const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
   driver: () => Pglite.driver(database),
   ...extra,
 });
-
-const run = <A, E>(effect: Effect.Effect<A, E, import("effect").Scope.Scope>): Promise<A> =>
-  Effect.runPromise(Effect.scoped(effect));
-
-const inserted = (jobId: number): Event.Event =>
-  Event.jobInserted({
-    jobId,
-    queue: "default",
-    worker: "W",
-    args: `job ${jobId}`,
-    priority: 0,
-    maxAttempts: 1,
-    scheduledAt: 0,
-    insertedAt: 0,
-  });
 
 /** Appends `events` after the log's last sequence; the ticket (or the conflict). */
 const appendNow = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) => {
