@@ -20,7 +20,7 @@ import type { Batch, Projection } from "@tay/shell-node";
 import { Clock, Effect } from "effect";
 import type { Driver, Failure, Parameter, Session } from "./Driver.js";
 import { redact, storePath } from "./internal/location.js";
-import { type AfterPage, type Recovery, recover } from "./internal/recovery.js";
+import { type AfterPage, recover } from "./internal/recovery.js";
 import { close, connect, databaseError, run } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
 import * as Rows from "./internal/rows.js";
@@ -38,7 +38,7 @@ import {
   StoreExists,
   UndecodableEvent,
 } from "./PgError.js";
-import type { PgReport } from "./PgLog.js";
+import { type PgReport, reportOf } from "./PgLog.js";
 import { type PgLogOptions, resolve, type Resolved } from "./PgOptions.js";
 import * as PgSchema from "./PgSchema.js";
 
@@ -71,23 +71,6 @@ const onSession = <A, E, R>(
     body,
     close,
   );
-
-/** The report `PgLog.open` gives, from a recovery. */
-const reportOf = <S>(path: string, recovered: Recovery<S>): PgReport => ({
-  path,
-  storeId: recovered.storeIdText,
-  createdAt: recovered.createdAt,
-  epoch: recovered.generation.epoch,
-  parentEpoch: recovered.generation.parentEpoch,
-  firstSequence: recovered.generation.firstSequence,
-  baseRecordCount: recovered.generation.baseRecordCount,
-  lastSequence: recovered.lastSequence,
-  records: recovered.records,
-  bytes: recovered.bytes,
-  orphanedGenerations: recovered.orphanedGenerations,
-  synchronousCommit: recovered.synchronousCommit,
-  openMs: recovered.openMs,
-});
 
 /**
  * Folds the store at `url` into `projection` as `PgLog.open` does and

@@ -246,11 +246,12 @@ export const open = <S, E>(
       },
       close,
     };
-    return { log, state: recovered.state, report: reportOf(state, recovered) };
+    return { log, state: recovered.state, report: reportOf(state.path, recovered) };
   });
 
-const reportOf = <S>(state: LogState, recovered: Recovery<S>): PgReport => ({
-  path: state.path,
+/** The report of an open (and of `PgCopy`'s read of a store), from its recovery. */
+export const reportOf = <S>(path: string, recovered: Recovery<S>): PgReport => ({
+  path,
   storeId: recovered.storeIdText,
   createdAt: recovered.createdAt,
   epoch: recovered.generation.epoch,
