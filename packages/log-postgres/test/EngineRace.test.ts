@@ -31,18 +31,26 @@ interface Run {
   readonly stderr: string;
 }
 
-/** Starts one engine process; `go` releases it, `kill` SIGKILLs it, `done` resolves with what it printed. */
-const engineProcess = (url: string, rounds: number) => {
-  const process_ = spawn(process.execPath, [child, url, String(rounds)], {
+/**
+ * Starts one engine process; `go` releases it, `stop` ends its rounds past
+ * `rounds` (up to `maxRounds`), `kill` SIGKILLs it, `onConflict` is told
+ * when it first reports a conflict, `done` resolves with what it printed.
+ */
+const engineProcess = (url: string, rounds: number, maxRounds = rounds) => {
+  const process_ = spawn(process.execPath, [child, url, String(rounds), "4", String(maxRounds)], {
     stdio: ["pipe", "pipe", "pipe"],
   });
+  // A child that already ended cannot hear `stop` (EPIPE): nothing to tell it then.
+  process_.stdin.on("error", () => {});
   let stdout = "";
   let stderr = "";
   // Called on each chunk with the acknowledged inserts printed so far.
   let onOutput = (_inserts: number) => {};
+  let onConflict = () => {};
   process_.stdout.on("data", (chunk: Buffer) => {
     stdout += chunk.toString();
     onOutput(stdout.match(/^inserted /gm)?.length ?? 0);
+    if (/^conflicts /m.test(stdout)) onConflict();
   });
   process_.stderr.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
@@ -82,7 +90,13 @@ const engineProcess = (url: string, rounds: number) => {
       ...(stderr === "" ? [] : ["stderr:", stderr.slice(-2000)]),
     ].join("\n  ");
   return {
-    go: () => process_.stdin.end("go\n"),
+    go: () => (maxRounds > rounds ? process_.stdin.write("go\n") : process_.stdin.end("go\n")),
+    stop: () => {
+      if (!process_.stdin.writableEnded) process_.stdin.end("stop\n");
+    },
+    whenConflicted: (then: () => void) => {
+      onConflict = then;
+    },
     killAfterInserts,
     done,
     finished: () => finished,
@@ -127,6 +141,9 @@ const within = async (
  * still appending, whatever the machine's speed) and SIGKILLed once it has
  * acknowledged that many inserts: mid-batch, most likely, as it appends all
  * the time. (A timer instead let a quick engine finish before the kill.)
+ * With `untilConflict`, every engine goes on past `rounds` (up to that many
+ * rounds) until one of them reports a conflict: the race is then forced, not
+ * hoped for, however short each engine's transactions are.
  */
 export const race = async (
   url: string,
@@ -134,10 +151,20 @@ export const race = async (
   rounds: number,
   killAfterInserts?: number,
   deadlineMs = 100_000,
+  untilConflict?: number,
 ) => {
   const processes = Array.from({ length: engines }, (_, index) =>
-    engineProcess(url, index === 0 && killAfterInserts !== undefined ? rounds * 10 : rounds),
+    engineProcess(
+      url,
+      index === 0 && killAfterInserts !== undefined ? rounds * 10 : rounds,
+      untilConflict,
+    ),
   );
+  for (const started of processes) {
+    started.whenConflicted(() => {
+      for (const other of processes) other.stop();
+    });
+  }
   // Node takes a while to load; a head start for everyone evens the race.
   await new Promise((resolve) => setTimeout(resolve, 1500));
   for (const started of processes) started.go();
@@ -185,7 +212,8 @@ describe.skipIf(!("url" in server))("several engines on one PostgreSQL store", (
           (database) => Effect.promise(() => database.drop()),
         );
         yield* PgSchema.init(made.url);
-        const runs = yield* Effect.promise(() => race(made.url, 3, 12));
+        // At least 12 rounds each, and on until some engine met another's records (at most 400).
+        const runs = yield* Effect.promise(() => race(made.url, 3, 12, undefined, 100_000, 400));
         for (const run of runs) expect(run.stderr).toBe("");
         expect(runs.map((run) => run.code)).toEqual([0, 0, 0]);
         const state = yield* reopened(made.url);

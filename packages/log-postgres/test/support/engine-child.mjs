@@ -6,7 +6,8 @@
  * of: insert a few jobs, claim some, complete half of what it claimed.
  * Each line it prints follows the durable answer it reports:
  *
- *   loaded                 its modules are loaded (it waits for the line on stdin)
+ *   loaded                 its modules are loaded (it waits for `go` on stdin)
+ *   conflicts N            after a round, when the engine's count of conflicts grew to N
  *   at WORKER ROUND STEP   a worker issues STEP (insert, claim, complete) of a round
  *   inserted JOB_ID        an acknowledged insert
  *   started JOB_ID ATTEMPT a job this engine started
@@ -19,11 +20,17 @@
  * The progress lines let EngineRace.test.ts say, when a race outlives its
  * deadline, what each stuck engine was waiting on.
  *
- *   node engine-child.mjs URL ROUNDS [WORKERS]
+ * With MAX_ROUNDS, each worker goes on past ROUNDS until `stop` comes on
+ * stdin or it has run MAX_ROUNDS rounds: the race's parent says `stop` once
+ * some engine reported a conflict, so the race is real however quick the
+ * server's transactions are (one round trip each: three engines on a quiet
+ * machine can otherwise finish ROUNDS without ever meeting).
+ *
+ *   node engine-child.mjs URL ROUNDS [WORKERS] [MAX_ROUNDS]
  */
-const [url, roundsText = "20", workersText = "4"] = process.argv.slice(2);
+const [url, roundsText = "20", workersText = "4", maxRoundsText] = process.argv.slice(2);
 if (url === undefined) {
-  process.stderr.write("usage: engine-child.mjs URL ROUNDS [WORKERS]\n");
+  process.stderr.write("usage: engine-child.mjs URL ROUNDS [WORKERS] [MAX_ROUNDS]\n");
   process.exit(2);
 }
 // Each worker's last step, and the engine once opened: what `waiting` reports.
@@ -52,8 +59,20 @@ const { PgLog } = await import(new URL("../../dist/index.js", import.meta.url).h
 const { Engine, StateProjection } = await import("@tay/shell-node");
 
 process.stdout.write("loaded\n");
-await new Promise((resolve) => process.stdin.once("data", resolve));
-process.stdin.pause();
+// `go` starts the rounds; `stop` (or the end of stdin) ends the rounds past ROUNDS.
+let stopped = false;
+let heard = "";
+await new Promise((resolve) => {
+  process.stdin.on("data", (chunk) => {
+    heard += chunk.toString();
+    if (/^go$/m.test(heard)) resolve();
+    if (/^stop$/m.test(heard)) stopped = true;
+  });
+  process.stdin.on("end", () => {
+    stopped = true;
+    resolve();
+  });
+});
 
 const say = (line) => Effect.sync(() => process.stdout.write(`${line}\n`));
 const step = (worker, index, name) =>
@@ -89,14 +108,23 @@ const program = Effect.scoped(
     const engine = yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
     opened = engine;
     const rounds = Number(roundsText);
+    const maxRounds = maxRoundsText === undefined ? rounds : Number(maxRoundsText);
+    let reported = 0;
+    // After each round: a grown count of conflicts is reported to the parent.
+    const report = Effect.suspend(() => {
+      const { conflicts } = engine.contention();
+      if (conflicts <= reported) return Effect.void;
+      reported = conflicts;
+      return say(`conflicts ${conflicts}`);
+    });
+    const worker = (worker) =>
+      Effect.iterate(0, {
+        while: (index) => index < rounds || (index < maxRounds && !stopped),
+        body: (index) =>
+          Effect.as(Effect.zipRight(round(engine, worker, index), report), index + 1),
+      });
     yield* Effect.all(
-      Array.from({ length: Number(workersText) }, (_, worker) =>
-        Effect.forEach(
-          Array.from({ length: rounds }, (_, index) => index),
-          (index) => round(engine, worker, index),
-          { discard: true },
-        ),
-      ),
+      Array.from({ length: Number(workersText) }, (_, index) => worker(index)),
       { concurrency: "unbounded" },
     );
     yield* say(`stats ${JSON.stringify({ ...engine.contention(), ...engine.log.writes() })}`);
@@ -104,6 +132,8 @@ const program = Effect.scoped(
 );
 
 Effect.runPromiseExit(program).then((exit) => {
+  // Its listeners would otherwise keep the process alive if the parent never ends stdin.
+  process.stdin.destroy();
   if (exit._tag === "Failure") {
     process.stderr.write(`${String(exit.cause)}\n`);
     process.exit(1);
