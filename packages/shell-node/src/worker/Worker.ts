@@ -191,6 +191,9 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
     const { slots, attempts } = worker;
     // A claim in flight starts its jobs first: claimed, they run like the others.
     yield* Effect.promise(() => worker.claiming);
+    // Its jobs waiting for the slots of attempts still finishing start once those ends are
+    // recorded (the same batch's answer): the timeout counts from then, as for the others.
+    yield* slots.allStarted;
     const running = slots.busy;
     // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
     // else the timeout could not interrupt the wait, and would wait for it for ever.
@@ -225,19 +228,24 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       backoff: options.backoff,
       emit: options.onEvent ?? (() => {}),
       now,
+      recording: (attempt: Attempt) => slots.finishing(attempt.job.queue),
     };
     // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
     const deadlines = new Deadlines(options.timeoutMs, now);
-    const start = (job: Job.Job) => {
-      const attempt = new Attempt(job);
-      slots.take(job.queue);
-      attempts.set(job.jobId, attempt);
+    const begin = (attempt: Attempt) => {
+      const { job } = attempt;
       deadlines.add(attempt, job.timeoutMs);
       // A promise, not a fiber: the attempt's cost is its handler and two commands.
-      void runAttempt(engine.promises, attempt, settings).finally(() => {
-        attempts.delete(job.jobId);
-        slots.release(job.queue);
+      void runAttempt(engine.promises, attempt, settings).then(() => {
+        if (attempts.get(job.jobId) === attempt) attempts.delete(job.jobId);
+        slots.release(job.queue, attempt.finishing);
       });
+    };
+    // Tracked from its claim: a job waiting for a finishing attempt's slot can be aborted too.
+    const start = (job: Job.Job) => {
+      const attempt = new Attempt(job);
+      attempts.set(job.jobId, attempt);
+      slots.admit(job.queue, () => begin(attempt));
     };
     const claims = new ClaimLoop(slots, engine.promises.nextJobs, start);
     const unwatch = engine.watch(watchEndings(attempts));

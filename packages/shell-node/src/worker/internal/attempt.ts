@@ -100,6 +100,11 @@ export interface AttemptSettings {
   readonly emit: (event: WorkerEvent) => void;
   /** The worker's clock (a test's TestClock): what durations are measured on. */
   readonly now: () => number;
+  /**
+   * Told once the handler settled, just before its end's command is issued
+   * (`attempt.finishing` is set then): the worker's next claim may ride it.
+   */
+  readonly recording: (attempt: Attempt) => void;
 }
 
 const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
@@ -318,7 +323,6 @@ const record = async <K extends Log.Kind>(
   settings: AttemptSettings,
 ): Promise<void> => {
   const { job } = attempt;
-  attempt.finishing = true;
   const fenced = { attempt: job.attempt };
   const ended = await answer(
     ending._tag === "Complete"
@@ -358,5 +362,7 @@ export const runAttempt = async <K extends Log.Kind>(
     settings.emit({ _tag: "Stale", job: attempt.job, durationMs });
     return;
   }
+  attempt.finishing = true;
+  settings.recording(attempt);
   await record(engine, attempt, ending, durationMs, settings);
 };
