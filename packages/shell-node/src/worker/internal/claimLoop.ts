@@ -27,8 +27,8 @@ export class ClaimLoop {
   private soonQueued = false;
   // The claim in flight's controller, kept until it is used to give a claim up.
   private controller = new AbortController();
-  // The queues of the claim in flight (undefined when none is).
-  private claimQueues: ReadonlySet<string> | undefined;
+  // The lanes of the claim in flight (undefined when none is).
+  private claimLanes: ReadonlyArray<Engine.Lane> | undefined;
   private ended: () => void = () => {};
   /** Ends once stopped with no claim in flight, or once the engine refused a claim (never rejects). */
   readonly done: Promise<void>;
@@ -44,8 +44,8 @@ export class ClaimLoop {
     // A queue that had no room has some again: a claim in flight without it is
     // given up (answered with nothing) and claimed again with every lane.
     slots.onRoom = (queue) => {
-      if (this.claimQueues === undefined) this.soon();
-      else if (!this.claimQueues.has(queue)) this.controller.abort();
+      if (this.claimLanes === undefined) this.soon();
+      else if (!this.claimLanes.some((lane) => lane.queue === queue)) this.controller.abort();
     };
     this.claim();
   }
@@ -54,7 +54,7 @@ export class ClaimLoop {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.claimQueues === undefined) this.ended();
+    if (this.claimLanes === undefined) this.ended();
     else this.controller.abort();
   }
 
@@ -77,18 +77,16 @@ export class ClaimLoop {
 
   /** Issues a claim with the lanes that have room, unless one is in flight or none has room. */
   private claim(): void {
-    if (this.stopped || this.claimQueues !== undefined) return;
+    if (this.stopped || this.claimLanes !== undefined) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
     if (this.controller.signal.aborted) this.controller = new AbortController();
-    const queues = new Set<string>();
-    for (const lane of lanes) queues.add(lane.queue);
-    this.claimQueues = queues;
+    this.claimLanes = lanes;
     this.nextJobs(lanes, { limit: this.slots.free(), signal: this.controller.signal }).then(
       this.answered,
       // A claim the engine refuses (its log failed or closed) ends the claims: nothing more can start.
       () => {
-        this.claimQueues = undefined;
+        this.claimLanes = undefined;
         this.stopped = true;
         this.ended();
       },
@@ -96,7 +94,7 @@ export class ClaimLoop {
   }
 
   private readonly answered = (jobs: ReadonlyArray<Job.Job>): void => {
-    this.claimQueues = undefined;
+    this.claimLanes = undefined;
     for (const job of jobs) this.start(job);
     if (this.stopped) this.ended();
     else this.claim();
