@@ -25,6 +25,14 @@ type NextJobs = (
 
 const resolved = Promise.resolve();
 
+/**
+ * Claims in flight at most. Two break the groups that would take turns at
+ * the disk (a third group's room waits for the first answer, and joins the
+ * next claim); more would only leave more claims parked on an idle queue,
+ * each looked at by every drain that makes a job available.
+ */
+const claimsInFlightMax = 2;
+
 /** One claim in flight. */
 class Claim {
   constructor(
@@ -83,7 +91,7 @@ export class ClaimLoop {
 
   /** Issues a claim with the room no claim in flight was promised, if there is any. */
   private claim(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.inFlight.size >= claimsInFlightMax) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
     const limit = this.slots.free();
