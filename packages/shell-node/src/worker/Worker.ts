@@ -2,10 +2,11 @@
  * The worker runtime: runs jobs, not only stores them. Handlers are keyed
  * by worker name; a worker takes jobs from its queues, each with its own
  * concurrency, under a global limit. It never polls: an idle worker parks
- * one waiting claim (`Engine.nextJobs`) that the engine answers in the very
+ * a waiting claim (`Engine.nextJobs`) that the engine answers in the very
  * batch that makes one of its queues' jobs available (an insert, a retry
  * or a scheduled job coming due, a schedule delivering), so a handler
- * starts one durable write after the insert that fed it.
+ * starts one durable write after the insert that fed it. A busy worker's
+ * next claim rides the batch of the end that frees its slot (slots.ts).
  *
  * Semantics (docs/worker.md): at least once. A returned value completes
  * the job (its result); a throw fails the attempt (retried after the
