@@ -60,7 +60,7 @@ export class ClaimLoop {
     this.done = new Promise<void>((resolve) => {
       this.ended = resolve;
     });
-    slots.onRoom = () => this.soon();
+    slots.onRoom = (queue) => this.roomIn(queue);
     this.claim();
   }
 
@@ -70,6 +70,21 @@ export class ClaimLoop {
     this.stopped = true;
     if (this.inFlight.size === 0) this.ended();
     for (const claim of this.inFlight) claim.controller.abort();
+  }
+
+  /**
+   * Room appeared in `queue`. With the claims in flight at their most, one
+   * that does not take from `queue` is given up (answered with nothing when
+   * parked, else answered as decided) and claimed again with every lane:
+   * else two claims parked on idle queues would keep `queue`'s jobs waiting.
+   */
+  private roomIn(queue: string): void {
+    if (this.inFlight.size >= claimsInFlightMax) {
+      for (const claim of this.inFlight) {
+        if (!claim.lanes.some((lane) => lane.queue === queue)) claim.controller.abort();
+      }
+    }
+    this.soon();
   }
 
   /**

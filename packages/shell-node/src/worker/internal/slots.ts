@@ -150,20 +150,22 @@ export class Slots {
     if (!finished) this.onRoom(queue);
   }
 
+  // Usually one release makes room for the first waiting job and the worker is full again:
+  // looking further then is wasted (a release per job, each scanning the rest, at 32 slots).
   private startPending(): void {
-    if (this.waiting.length === 0) return;
-    const still: typeof this.waiting = [];
-    for (const job of this.waiting) {
-      if (!this.startable(job.queue)) {
-        still.push(job);
+    let index = 0;
+    while (index < this.waiting.length && this.all.held < this.totalMax) {
+      const job = this.waiting[index];
+      if (job === undefined || !this.startable(job.queue)) {
+        index += 1;
         continue;
       }
+      this.waiting.splice(index, 1);
       this.countOf(job.queue).pending -= 1;
       this.all.pending -= 1;
       this.take(job.queue);
       job.start();
     }
-    this.waiting = still;
   }
 
   // Every release wakes every wait to look again.
