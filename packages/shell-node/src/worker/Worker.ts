@@ -236,11 +236,20 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     const begin = (attempt: Attempt) => {
       const { job } = attempt;
       deadlines.add(attempt, job.timeoutMs);
-      // A promise, not a fiber: the attempt's cost is its handler and two commands.
-      void runAttempt(engine.promises, attempt, settings).then(() => {
+      const end = () => {
         if (attempts.get(job.jobId) === attempt) attempts.delete(job.jobId);
         slots.release(job.queue, attempt.finishing);
-      });
+      };
+      // A promise, not a fiber: the attempt's cost is its handler and two commands. Only a
+      // throwing `onEvent` makes it reject (or throw, before the handler): the slot is freed all
+      // the same, and the error stays the caller's, not the claim's that started the job.
+      let running: Promise<void>;
+      try {
+        running = runAttempt(engine.promises, attempt, settings);
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      void running.finally(end);
     };
     // Tracked from its claim: a job waiting for a finishing attempt's slot can be aborted too.
     const start = (job: Job.Job) => {

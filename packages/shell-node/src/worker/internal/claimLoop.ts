@@ -1,18 +1,15 @@
 /**
- * The worker's claims: waiting claims (`nextJobs`) for the room its lanes
- * have, each claim's jobs started as it is answered. No fiber and no loop
- * waiting for room: a claim is issued when room appears that no claim in
- * flight was promised (a handler settles, a slot is released, a claim is
- * answered with fewer jobs than it could take). Several claims may be in
- * flight at once, so room that appears while one is being written is
- * claimed in the next batch instead of waiting for it: handlers that end
- * at different times never settle into groups that take turns at the
- * disk. Room that appears while a handler's end is being recorded is
- * claimed from a microtask queued before that end's command, so that the
- * claim joins the same batch (see slots.ts). Once a claim is decided its
- * jobs are started and run, even when the worker closes meanwhile: `stop`
- * gives up the parked claims, and the close waits for the claims in flight
- * to be answered (their last jobs started) rather than cutting them short.
+ * The worker's claims: at most one waiting claim (`nextJobs`) at a time,
+ * with the lanes that have room, its jobs started as it is answered, then
+ * the next. No fiber and no loop waiting for room: a claim is issued when
+ * room appears (a handler settles, a slot is released) and when the last
+ * one is answered. Room that appears while a handler's end is being
+ * recorded is claimed from a microtask queued before that end's command,
+ * so that the claim joins the same batch (see slots.ts). Once a claim is
+ * decided its jobs are started and run, even when the worker closes
+ * meanwhile: `stop` gives up a parked claim, and the close waits for the
+ * claim in flight to be answered (its last jobs started) rather than
+ * cutting it short, then gives them its timeout like any running job.
  */
 import type { Job } from "@tay/core";
 import type * as Engine from "../../engine/Engine.js";
@@ -25,29 +22,13 @@ type NextJobs = (
 
 const resolved = Promise.resolve();
 
-/**
- * Claims in flight at most. Two break the groups that would take turns at
- * the disk (a third group's room waits for the first answer, and joins the
- * next claim); more would only leave more claims parked on an idle queue,
- * each looked at by every drain that makes a job available.
- */
-const claimsInFlightMax = 2;
-
-/** One claim in flight. */
-class Claim {
-  constructor(
-    readonly lanes: ReadonlyArray<Engine.Lane>,
-    readonly limit: number,
-    readonly controller: AbortController,
-  ) {}
-}
-
 export class ClaimLoop {
   private stopped = false;
   private soonQueued = false;
-  private readonly inFlight = new Set<Claim>();
-  // Controllers of answered claims, never aborted: reused (one costs microseconds to make).
-  private readonly spare: Array<AbortController> = [];
+  // The claim in flight's controller, kept until it is used to give a claim up.
+  private controller = new AbortController();
+  // The lanes of the claim in flight (undefined when none is).
+  private claimLanes: ReadonlyArray<Engine.Lane> | undefined;
   private ended: () => void = () => {};
   /** Ends once stopped with no claim in flight, or once the engine refused a claim (never rejects). */
   readonly done: Promise<void>;
@@ -60,31 +41,21 @@ export class ClaimLoop {
     this.done = new Promise<void>((resolve) => {
       this.ended = resolve;
     });
-    slots.onRoom = (queue) => this.roomIn(queue);
+    // A queue that had no room has some again: a claim in flight without it is
+    // given up (answered with nothing) and claimed again with every lane.
+    slots.onRoom = (queue) => {
+      if (this.claimLanes === undefined) this.soon();
+      else if (!this.claimLanes.some((lane) => lane.queue === queue)) this.controller.abort();
+    };
     this.claim();
   }
 
-  /** Claims no more: gives up the parked claims; `done` ends once no claim is in flight. */
+  /** Claims no more: gives up a parked claim; `done` ends once no claim is in flight. */
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.inFlight.size === 0) this.ended();
-    for (const claim of this.inFlight) claim.controller.abort();
-  }
-
-  /**
-   * Room appeared in `queue`. With the claims in flight at their most, one
-   * that does not take from `queue` is given up (answered with nothing when
-   * parked, else answered as decided) and claimed again with every lane:
-   * else two claims parked on idle queues would keep `queue`'s jobs waiting.
-   */
-  private roomIn(queue: string): void {
-    if (this.inFlight.size >= claimsInFlightMax) {
-      for (const claim of this.inFlight) {
-        if (!claim.lanes.some((lane) => lane.queue === queue)) claim.controller.abort();
-      }
-    }
-    this.soon();
+    if (this.claimLanes === undefined) this.ended();
+    else this.controller.abort();
   }
 
   /**
@@ -104,33 +75,28 @@ export class ClaimLoop {
     this.claim();
   };
 
-  /** Issues a claim with the room no claim in flight was promised, if there is any. */
+  /** Issues a claim with the lanes that have room, unless one is in flight or none has room. */
   private claim(): void {
-    if (this.stopped || this.inFlight.size >= claimsInFlightMax) return;
+    if (this.stopped || this.claimLanes !== undefined) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
-    const limit = this.slots.free();
-    const claim = new Claim(lanes, limit, this.spare.pop() ?? new AbortController());
-    this.inFlight.add(claim);
-    this.slots.promise(lanes, limit);
-    this.nextJobs(lanes, { limit, signal: claim.controller.signal }).then(
-      (jobs) => this.answered(claim, jobs),
+    if (this.controller.signal.aborted) this.controller = new AbortController();
+    this.claimLanes = lanes;
+    this.nextJobs(lanes, { limit: this.slots.free(), signal: this.controller.signal }).then(
+      this.answered,
       // A claim the engine refuses (its log failed or closed) ends the claims: nothing more can start.
       () => {
-        this.inFlight.delete(claim);
-        this.slots.unpromise(claim.lanes, claim.limit);
+        this.claimLanes = undefined;
         this.stopped = true;
-        if (this.inFlight.size === 0) this.ended();
+        this.ended();
       },
     );
   }
 
-  private answered(claim: Claim, jobs: ReadonlyArray<Job.Job>): void {
-    this.inFlight.delete(claim);
-    this.slots.unpromise(claim.lanes, claim.limit);
-    if (!claim.controller.signal.aborted) this.spare.push(claim.controller);
+  private readonly answered = (jobs: ReadonlyArray<Job.Job>): void => {
+    this.claimLanes = undefined;
     for (const job of jobs) this.start(job);
-    if (!this.stopped) this.claim();
-    else if (this.inFlight.size === 0) this.ended();
-  }
+    if (this.stopped) this.ended();
+    else this.claim();
+  };
 }

@@ -22,18 +22,13 @@ interface Count {
   finishing: number;
   /** Claimed jobs waiting for a slot to be released. */
   pending: number;
-  /** Room promised to the claims in flight (their limits). */
-  claiming: number;
 }
 
-const zero = (): Count => ({ held: 0, finishing: 0, pending: 0, claiming: 0 });
+const zero = (): Count => ({ held: 0, finishing: 0, pending: 0 });
 
-/**
- * Room a new claim may take: slots not held, plus finishing ones, less
- * what pending jobs and the claims in flight were promised.
- */
+/** Room a claim may take: slots not held, plus finishing ones not promised to pending jobs. */
 const claimable = (count: Count, limit: number): number =>
-  limit - count.held + count.finishing - count.pending - count.claiming;
+  limit - count.held + count.finishing - count.pending;
 
 export class Slots {
   private readonly counts = new Map<string, Count>();
@@ -85,18 +80,6 @@ export class Slots {
 
   /** Told each queue whose room for a claim grew (a handler settled, or a slot was released). */
   onRoom: (queue: string) => void = () => {};
-
-  /** A claim with `lanes` and `limit` in all is issued: its room is promised to it. */
-  promise(lanes: ReadonlyArray<Lane>, limit: number): void {
-    for (const lane of lanes) this.countOf(lane.queue).claiming += lane.limit;
-    this.all.claiming += limit;
-  }
-
-  /** That claim was answered: its jobs are admitted next, and its room is free again. */
-  unpromise(lanes: ReadonlyArray<Lane>, limit: number): void {
-    for (const lane of lanes) this.countOf(lane.queue).claiming -= lane.limit;
-    this.all.claiming -= limit;
-  }
 
   /**
    * A claimed job of `queue`: `start` runs now if a slot is free, else
