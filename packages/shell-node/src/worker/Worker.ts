@@ -2,10 +2,11 @@
  * The worker runtime: runs jobs, not only stores them. Handlers are keyed
  * by worker name; a worker takes jobs from its queues, each with its own
  * concurrency, under a global limit. It never polls: an idle worker parks
- * one waiting claim (`Engine.nextJobs`) that the engine answers in the very
+ * a waiting claim (`Engine.nextJobs`) that the engine answers in the very
  * batch that makes one of its queues' jobs available (an insert, a retry
  * or a scheduled job coming due, a schedule delivering), so a handler
- * starts one durable write after the insert that fed it.
+ * starts one durable write after the insert that fed it. A busy worker's
+ * next claim rides the batch of the end that frees its slot (slots.ts).
  *
  * Semantics (docs/worker.md): at least once. A returned value completes
  * the job (its result); a throw fails the attempt (retried after the
@@ -191,6 +192,9 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
     const { slots, attempts } = worker;
     // A claim in flight starts its jobs first: claimed, they run like the others.
     yield* Effect.promise(() => worker.claiming);
+    // Its jobs waiting for the slots of attempts still finishing start once those ends are
+    // recorded (the same batch's answer): the timeout counts from then, as for the others.
+    yield* slots.allStarted;
     const running = slots.busy;
     // Interruptible even when the close runs as the scope's finalizer (uninterruptible):
     // else the timeout could not interrupt the wait, and would wait for it for ever.
@@ -225,19 +229,33 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       backoff: options.backoff,
       emit: options.onEvent ?? (() => {}),
       now,
+      recording: (attempt: Attempt) => slots.finishing(attempt.job.queue),
     };
     // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
     const deadlines = new Deadlines(options.timeoutMs, now);
+    const begin = (attempt: Attempt) => {
+      const { job } = attempt;
+      deadlines.add(attempt, job.timeoutMs);
+      const end = () => {
+        if (attempts.get(job.jobId) === attempt) attempts.delete(job.jobId);
+        slots.release(job.queue, attempt.finishing);
+      };
+      // A promise, not a fiber: the attempt's cost is its handler and two commands. Only a
+      // throwing `onEvent` makes it reject (or throw, before the handler): the slot is freed all
+      // the same, and the error stays the caller's, not the claim's that started the job.
+      let running: Promise<void>;
+      try {
+        running = runAttempt(engine.promises, attempt, settings);
+      } catch (error) {
+        running = Promise.reject(error);
+      }
+      void running.finally(end);
+    };
+    // Tracked from its claim: a job waiting for a finishing attempt's slot can be aborted too.
     const start = (job: Job.Job) => {
       const attempt = new Attempt(job);
-      slots.take(job.queue);
       attempts.set(job.jobId, attempt);
-      deadlines.add(attempt, job.timeoutMs);
-      // A promise, not a fiber: the attempt's cost is its handler and two commands.
-      void runAttempt(engine.promises, attempt, settings).finally(() => {
-        attempts.delete(job.jobId);
-        slots.release(job.queue);
-      });
+      slots.admit(job.queue, () => begin(attempt));
     };
     const claims = new ClaimLoop(slots, engine.promises.nextJobs, start);
     const unwatch = engine.watch(watchEndings(attempts));

@@ -286,6 +286,82 @@ describe("Worker.run", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive(
+    "claims the next job in the batch that records the last one's end, and starts it after that end is told",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const jobs = 8;
+        yield* engine.insertMany(
+          Array.from({ length: jobs }, (_, index) => ({ queue: "q", worker: "W", args: index })),
+        );
+        // Each committed batch's job records, as "Started 3" and "Finished 2".
+        const batches: Array<ReadonlyArray<string>> = [];
+        const unwatch = engine.watch((records) => {
+          const tags: Array<string> = [];
+          for (const { event } of records) {
+            for (const member of event._tag === "Mutation" ? event.events : [event]) {
+              if (member._tag === "JobStarted") tags.push(`Started ${member.jobId}`);
+              if (member._tag === "JobFinished") tags.push(`Finished ${member.jobId}`);
+            }
+          }
+          if (tags.length > 0) batches.push(tags);
+        });
+        yield* Effect.addFinalizer(() => Effect.sync(unwatch));
+        const told: Array<string> = [];
+        yield* Worker.run(engine, {
+          queues: { q: 1 },
+          handlers: { W: async (job) => void told.push(`handler ${job.jobId}`) },
+          onEvent: (event) => told.push(`${event._tag} ${event.job.jobId}`),
+        });
+        yield* until(engine, (state) => statesOf(state).every((found) => found === "completed"));
+        // One write per job with one handler at a time: the end of job n and the start of n + 1.
+        expect(batches).toEqual([
+          ["Started 1"],
+          ...Array.from({ length: jobs - 1 }, (_, index) => [
+            `Finished ${index + 1}`,
+            `Started ${index + 2}`,
+          ]),
+          [`Finished ${jobs}`],
+        ]);
+        // Still one handler at a time: a job claimed in that batch starts once the end is told.
+        expect(told).toEqual(
+          Array.from({ length: jobs }, (_, index) => [
+            `Started ${index + 1}`,
+            `handler ${index + 1}`,
+            `Completed ${index + 1}`,
+          ]).flat(),
+        );
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "starts a job claimed beside a refused completion only once that attempt's failure is told",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        // The first completion is refused (too large): its attempt needs a second command, a fail,
+        // in a later batch than the claim that rode the refused completion.
+        yield* engine.insertMany([
+          { queue: "q", worker: "Huge", args: null, maxAttempts: 1 },
+          { queue: "q", worker: "Small", args: null },
+        ]);
+        const told: Array<string> = [];
+        yield* Worker.run(engine, {
+          queues: { q: 1 },
+          handlers: {
+            Huge: async () => "x".repeat(Limits.payloadBytesMax),
+            Small: async () => "ok",
+          },
+          onEvent: (event) => told.push(`${event._tag} ${event.job.jobId}`),
+        });
+        yield* until(engine, (state) =>
+          statesOf(state).every((found) => found === "completed" || found === "discarded"),
+        );
+        expect(told).toEqual(["Started 1", "Discarded 1", "Started 2", "Completed 2"]);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("closes: waits for handlers, interrupts the rest, leaves nothing executing", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

@@ -16,7 +16,6 @@
  * (one too large for a record), rather than leaving the job executing.
  */
 import { type Backoff, type Job, Value } from "@tay/core";
-import { Either } from "effect";
 import * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import { type Plain, toPlain } from "./plain.js";
@@ -100,6 +99,11 @@ export interface AttemptSettings {
   readonly emit: (event: WorkerEvent) => void;
   /** The worker's clock (a test's TestClock): what durations are measured on. */
   readonly now: () => number;
+  /**
+   * Told once the handler settled, just before its end's command is issued
+   * (`attempt.finishing` is set then): the worker's next claim may ride it.
+   */
+  readonly recording: (attempt: Attempt) => void;
 }
 
 const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
@@ -182,50 +186,64 @@ const workerJob = (job: Job.Job): WorkerJob<Plain> => ({
   job,
 });
 
-/**
- * Runs the handler until it settles or the attempt is aborted (a timeout, a
- * close, its end by someone else), whichever comes first. One promise, no
- * fiber: an attempt costs a handler call and two commands, not a runtime.
- */
-const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Promise<Outcome> => {
-  const { job } = attempt;
-  const handler = settings.handlers[job.worker];
-  if (handler === undefined) {
-    return Promise.resolve({
-      _tag: "Threw",
-      error: new Error(
-        `no handler for worker ${JSON.stringify(job.worker)} (queue ${JSON.stringify(job.queue)})`,
-      ),
-    });
+/** What a handler gets beside its job: the attempt's signal, made when first read. */
+class Context implements HandlerContext {
+  constructor(private readonly attempt: Attempt) {}
+  get signal(): AbortSignal {
+    return this.attempt.signal;
   }
-  const context: HandlerContext = {
-    get signal() {
-      return attempt.signal;
-    },
-    heartbeat: () => {},
-  };
-  // A handler that settles once its signal was aborted settles because of it (it returns what
-  // it has, or rejects with the signal's reason): the abort decided the attempt's end.
-  const settled = (outcome: Outcome): Outcome =>
-    attempt.reason === undefined ? outcome : { _tag: "Aborted", reason: attempt.reason };
+  heartbeat(): void {}
+}
+
+const missingHandler = (job: Job.Job): Outcome => ({
+  _tag: "Threw",
+  error: new Error(
+    `no handler for worker ${JSON.stringify(job.worker)} (queue ${JSON.stringify(job.queue)})`,
+  ),
+});
+
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null &&
+  (typeof value === "object" || typeof value === "function") &&
+  "then" in value &&
+  typeof value.then === "function";
+
+/**
+ * Calls the handler now and tells how it ended: at once when it returns a
+ * value or throws (no promise, no turn of the event loop), else once its
+ * promise settles or the attempt is aborted (a timeout, a close, its end by
+ * someone else), whichever comes first. An attempt aborted before this
+ * (it waited for a slot) never calls its handler.
+ */
+const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Outcome | Promise<Outcome> => {
+  const { job } = attempt;
+  if (attempt.reason !== undefined) return { _tag: "Aborted", reason: attempt.reason };
+  const handler = settings.handlers[job.worker];
+  if (handler === undefined) return missingHandler(job);
+  let value: unknown;
+  try {
+    // The registry's argument types are its owner's promise about the args the jobs carry:
+    // the runtime hands over what the job holds.
+    value = (handler as Handler<Plain>)(workerJob(job), new Context(attempt));
+  } catch (error) {
+    return settled(attempt, { _tag: "Threw", error });
+  }
+  if (!isThenable(value)) return settled(attempt, { _tag: "Returned", value });
   return new Promise<Outcome>((resolve) => {
     attempt.whenAborted((reason) => resolve({ _tag: "Aborted", reason }));
-    // A handler that throws synchronously fails like one that rejects. The registry's argument
-    // types are its owner's promise about the args the jobs carry: the runtime hands over what
-    // the job holds. An attempt aborted before its handler is called (ended by someone else,
-    // or interrupted at a close's timeout, in the turns until the call) never calls it.
-    Promise.resolve()
-      .then(() =>
-        attempt.reason === undefined
-          ? (handler as Handler<Plain>)(workerJob(job), context)
-          : undefined,
-      )
-      .then(
-        (value) => resolve(settled({ _tag: "Returned", value })),
-        (error: unknown) => resolve(settled({ _tag: "Threw", error })),
-      );
+    value.then(
+      (result) => resolve(settled(attempt, { _tag: "Returned", value: result })),
+      (error: unknown) => resolve(settled(attempt, { _tag: "Threw", error })),
+    );
   });
 };
+
+/**
+ * A handler that settles once its signal was aborted settles because of it (it returns what it
+ * has, or rejects with the signal's reason): the abort decided the attempt's end.
+ */
+const settled = (attempt: Attempt, outcome: Outcome): Outcome =>
+  attempt.reason === undefined ? outcome : { _tag: "Aborted", reason: attempt.reason };
 
 /** How the worker ends an attempt in the engine: complete with a result, or fail. */
 type Ending =
@@ -270,28 +288,31 @@ const refusedResult = (refusal: Engine.Rejected): string | undefined =>
     ? `result: the completion would be a record of ${refusal.rejection.bytes} bytes, over ${refusal.rejection.limit}`
     : undefined;
 
-/** Tells what the engine recorded for the attempt, or why it recorded nothing. */
-const tell = (
-  job: Job.Job,
+/** Tells what the engine recorded for the attempt. */
+const tellRecorded = (
   ending: Ending,
-  ended: Either.Either<Job.Job, unknown>,
+  after: Job.Job,
   durationMs: number,
   settings: AttemptSettings,
 ): void => {
-  if (Either.isRight(ended)) {
-    const after = ended.right;
-    if (after.state === "completed") settings.emit({ _tag: "Completed", job: after, durationMs });
-    else if (ending._tag === "Fail") {
-      const error = ending.error;
-      settings.emit(
-        after.state === "retryable"
-          ? { _tag: "Retried", job: after, durationMs, error }
-          : { _tag: "Discarded", job: after, durationMs, error },
-      );
-    }
-    return;
+  if (after.state === "completed") settings.emit({ _tag: "Completed", job: after, durationMs });
+  else if (ending._tag === "Fail") {
+    const error = ending.error;
+    settings.emit(
+      after.state === "retryable"
+        ? { _tag: "Retried", job: after, durationMs, error }
+        : { _tag: "Discarded", job: after, durationMs, error },
+    );
   }
-  const refusal = ended.left;
+};
+
+/** Tells why the engine recorded nothing for the attempt. */
+const tellRefused = (
+  job: Job.Job,
+  refusal: unknown,
+  durationMs: number,
+  settings: AttemptSettings,
+): void => {
   if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
     settings.emit({ _tag: "Stale", job, durationMs });
   } else {
@@ -300,9 +321,7 @@ const tell = (
   }
 };
 
-/** The engine's answer to an attempt's end: the job after it, or why it was refused. */
-const answer = (command: Promise<Job.Job>): Promise<Either.Either<Job.Job, unknown>> =>
-  command.then(Either.right, (refusal: unknown) => Either.left(refusal));
+const recorded = Promise.resolve();
 
 /**
  * Records the attempt's end, fenced by its attempt number, and tells what
@@ -310,7 +329,7 @@ const answer = (command: Promise<Job.Job>): Promise<Either.Either<Job.Job, unkno
  * attempt with the reason, so the job is retried or discarded rather than
  * left executing. Through the promise face: no fiber per attempt.
  */
-const record = async <K extends Log.Kind>(
+const record = <K extends Log.Kind>(
   engine: Pick<Engine.PromiseFace<K>, "complete" | "fail">,
   attempt: Attempt,
   ending: Ending,
@@ -318,45 +337,64 @@ const record = async <K extends Log.Kind>(
   settings: AttemptSettings,
 ): Promise<void> => {
   const { job } = attempt;
-  attempt.finishing = true;
   const fenced = { attempt: job.attempt };
-  const ended = await answer(
+  const command =
     ending._tag === "Complete"
       ? engine.complete(job.jobId, ending.result, fenced)
       : engine.fail(job.jobId, ending.error, {
           ...fenced,
           ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
-        }),
+        });
+  return command.then(
+    (after) => tellRecorded(ending, after, durationMs, settings),
+    (refusal: unknown) => {
+      const refused =
+        ending._tag === "Complete" && refusal instanceof Engine.Rejected
+          ? refusedResult(refusal)
+          : undefined;
+      if (refused !== undefined) {
+        return record(engine, attempt, { _tag: "Fail", error: refused }, durationMs, settings);
+      }
+      tellRefused(job, refusal, durationMs, settings);
+      return undefined;
+    },
   );
-  const refused =
-    ending._tag === "Complete" && Either.isLeft(ended) && ended.left instanceof Engine.Rejected
-      ? refusedResult(ended.left)
-      : undefined;
-  if (refused !== undefined) {
-    return record(engine, attempt, { _tag: "Fail", error: refused }, durationMs, settings);
-  }
-  tell(job, ending, ended, durationMs, settings);
 };
 
-/**
- * Runs one attempt to its end: the handler, then its outcome recorded.
- * Never rejects: what could not be recorded is told as `Unrecorded`.
- */
-export const runAttempt = async <K extends Log.Kind>(
+/** The handler's outcome recorded (or told as stale, when someone else ended the attempt). */
+const ended = <K extends Log.Kind>(
   engine: Pick<Engine.PromiseFace<K>, "complete" | "fail">,
   attempt: Attempt,
+  outcome: Outcome,
+  startedAt: number,
   settings: AttemptSettings,
 ): Promise<void> => {
-  const startedAt = settings.now();
-  settings.emit({ _tag: "Started", job: attempt.job });
-  const outcome = await outcomeOf(attempt, settings);
   // The handler learns of a timeout through its signal too.
   if (outcome._tag === "Aborted") attempt.abort(outcome.reason);
   const durationMs = settings.now() - startedAt;
   const ending = endingOf(outcome);
   if (ending === undefined) {
     settings.emit({ _tag: "Stale", job: attempt.job, durationMs });
-    return;
+    return recorded;
   }
-  await record(engine, attempt, ending, durationMs, settings);
+  attempt.finishing = true;
+  settings.recording(attempt);
+  return record(engine, attempt, ending, durationMs, settings);
+};
+
+/**
+ * Runs one attempt to its end: the handler, then its outcome recorded.
+ * Never rejects: what could not be recorded is told as `Unrecorded`.
+ */
+export const runAttempt = <K extends Log.Kind>(
+  engine: Pick<Engine.PromiseFace<K>, "complete" | "fail">,
+  attempt: Attempt,
+  settings: AttemptSettings,
+): Promise<void> => {
+  const startedAt = settings.now();
+  settings.emit({ _tag: "Started", job: attempt.job });
+  const outcome = outcomeOf(attempt, settings);
+  return outcome instanceof Promise
+    ? outcome.then((settledOutcome) => ended(engine, attempt, settledOutcome, startedAt, settings))
+    : ended(engine, attempt, outcome, startedAt, settings);
 };
