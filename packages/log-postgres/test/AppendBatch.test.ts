@@ -14,6 +14,7 @@ import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import type { Event } from "@tay/core";
 import { Effect, Either } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
+import { appendBatch, statements } from "../src/internal/sql.js";
 import { chunkSizes } from "../src/internal/writer.js";
 import { inserted, run } from "./support/events.js";
 import * as Server from "./support/server.js";
@@ -58,6 +59,20 @@ describe("chunkSizes", () => {
     expect(chunkSizes(2500, 1000, true)).toEqual([512, 512, 512, 512, 256, 128, 64, 4]);
     expect(chunkSizes(2500, 1000, false)).toEqual([1000, 1000, 500]);
     expect(chunkSizes(0, 1024, true)).toEqual([]);
+  });
+
+  it("the batch's guard and its last move of the head are the log's advanceHead", () => {
+    const texts = appendBatch("s1", {
+      storeId: "6f9619ff-8b86-d011-b42d-00c04fc964ff",
+      epoch: 1,
+      expected: 0,
+      last: 1,
+      chunks: [[{ sequence: 1, bytes: Uint8Array.of(1) }]],
+    }).map((statement) => statement.text);
+    expect([texts[0], texts.at(-1)]).toEqual([
+      statements("s1").advanceHead,
+      statements("s1").advanceHead,
+    ]);
   });
 });
 
