@@ -105,7 +105,7 @@ const setUp = async (variant) => {
     await boss.createQueue("bench");
   }
   let engine;
-  let child;
+  let children = [];
   if (variant.startsWith("tay")) {
     const { PgLog } = await import("@tay/log-postgres");
     const { Engine, StateProjection } = await import("@tay/shell-node");
@@ -124,24 +124,28 @@ const setUp = async (variant) => {
         scope,
       ),
     );
-    if (variant.startsWith("tay2")) {
-      // A second engine, idle, in a process of its own (the bench's child with no producer).
-      const { spawn } = await import("node:child_process");
-      child = spawn(
+    // tay2, tay4: one or three more engines, idle, each in a process of its
+    // own (the bench's child with no producer); -eager: told every
+    // notification (followIntervalMs 0, as before 2026-12-02), -50: every 50 ms.
+    const idle = variant.startsWith("tay2") ? 1 : variant.startsWith("tay4") ? 3 : 0;
+    const followOptions = variant.endsWith("-eager")
+      ? '{"followIntervalMs":0}'
+      : variant.endsWith("-50")
+        ? '{"followIntervalMs":50}'
+        : "{}";
+    const { spawn } = await import("node:child_process");
+    children = Array.from({ length: idle }, () =>
+      spawn(
         process.execPath,
         [join(here, "child.mjs"), "tay", url.toString(), "enqueue", "0", "3600"],
         {
           cwd: root,
           stdio: ["pipe", "pipe", "inherit"],
-          env: {
-            ...process.env,
-            ...(process.env.CHILD_PROF
-              ? { NODE_OPTIONS: "--cpu-prof --cpu-prof-dir=/tmp/prof2 --cpu-prof-interval=200" }
-              : {}),
-            TAY_BENCH_PG_OPTIONS: variant === "tay2-eager" ? '{"followIntervalMs":0}' : "{}",
-          },
+          env: { ...process.env, TAY_BENCH_PG_OPTIONS: followOptions },
         },
-      );
+      ),
+    );
+    for (const child of children) {
       await new Promise((resolve) =>
         child.stdout.on("data", (chunk) => chunk.toString().includes("ready") && resolve()),
       );
@@ -154,7 +158,7 @@ const setUp = async (variant) => {
     listener,
     boss,
     engine,
-    child,
+    children,
     storeId,
     channel,
     last: 0,
@@ -333,7 +337,7 @@ const main = async () => {
       const setup = setups[variant];
       const serverBefore = await serverCpu(setup.name);
       const cpuBefore = process.cpuUsage();
-      const childBefore = setup.child === undefined ? 0 : onCpu(setup.child.pid);
+      const childBefore = (setup.children ?? []).reduce((sum, child) => sum + onCpu(child.pid), 0);
       for (let index = 0; index < appends; index++) {
         const started = performance.now();
         await appendOnce(variant, setup);
@@ -346,8 +350,8 @@ const main = async () => {
         continue;
       }
       totals[variant].client += cpu.user + cpu.system;
-      if (setup.child !== undefined)
-        totals[variant].other += (onCpu(setup.child.pid) - childBefore) / 1000;
+      const childAfter = (setup.children ?? []).reduce((sum, child) => sum + onCpu(child.pid), 0);
+      totals[variant].other += (childAfter - childBefore) / 1000;
       totals[variant].server += (serverAfter - serverBefore) / 1000;
       totals[variant].count += appends;
     }
@@ -356,7 +360,7 @@ const main = async () => {
     `appends ${appends} x ${rounds} rounds; load ${readFileSync("/proc/loadavg", "utf8").trim()}`,
   );
   console.log(
-    "| variant | p50 ms | client µs/append | server µs/append | other engine µs/append | heard |",
+    "| variant | p50 ms | client µs/append | server µs/append | other engines µs/append | heard |",
   );
   console.log("| --- | --- | --- | --- | --- | --- |");
   for (const variant of variants) {
@@ -371,8 +375,7 @@ const main = async () => {
     await setup.client.end();
     await setup.listener.end();
     await setup.boss?.stop({ graceful: false });
-    setup.child?.stdin.end();
-    setup.child?.kill("SIGTERM");
+    for (const child of setup.children ?? []) child.kill("SIGTERM");
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await admin(`DROP DATABASE IF EXISTS ${setup.name} WITH (FORCE)`);
   }

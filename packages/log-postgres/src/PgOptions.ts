@@ -62,7 +62,7 @@ export interface PgLogOptions extends LocationOptions {
    * milliseconds: the first notification after a quiet spell at once, every
    * later one within the interval folded into one told when it ends (each
    * tell costs the engine a catch-up: a read of the head and of the new
-   * records). 0 tells every notification at once. Default 10 ms.
+   * records). 0 tells every notification at once. Default 50 ms.
    */
   readonly followIntervalMs?: number;
   /**
@@ -124,7 +124,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["queryTimeoutMs", 30_000, 1, 2_147_483_647],
   ["historyRecordsMax", 1_000_000_000, 0, Number.MAX_SAFE_INTEGER],
   ["pollIntervalMs", 1000, 1, 3_600_000],
-  ["followIntervalMs", 10, 0, 3_600_000],
+  ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
 ];
 
