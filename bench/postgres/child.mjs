@@ -17,6 +17,8 @@ const [system, url, workload, concurrencyText, secondsText] = process.argv.slice
 const concurrency = Number(concurrencyText);
 const seconds = Number(secondsText);
 const queue = "bench";
+// PgLog options for Tay's engines (JSON), for A/B runs of one option: TAY_BENCH_PG_OPTIONS='{"followIntervalMs":0}'.
+const logOptions = JSON.parse(process.env.TAY_BENCH_PG_OPTIONS ?? "{}");
 const argsOf = (index) => ({ order: index, customer: "c-42", note: "benchmark job" });
 
 const lines = createInterface({ input: process.stdin });
@@ -41,7 +43,7 @@ const systems = {
     const engine = await Effect.runPromise(
       Scope.extend(
         Effect.gen(function* () {
-          const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
+          const recovered = yield* PgLog.open(url, logOptions, StateProjection.foldProjection);
           return yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
         }),
         scope,

@@ -10,6 +10,7 @@
  * interface. Rows are untrusted `unknown`s: the log decodes every field.
  */
 import pg from "pg";
+import { ExtendedBatch, prepared, type Wire } from "./internal/extendedBatch.js";
 
 /** A statement parameter: text, a number, bytes (bytea) or null. */
 export type Parameter = string | number | Uint8Array | null;
@@ -35,6 +36,12 @@ export interface Failure {
   readonly detail: string;
 }
 
+/** A statement of a batch: its text (with numbered parameters) and their values. */
+export interface Bound {
+  readonly text: string;
+  readonly parameters: ReadonlyArray<Parameter>;
+}
+
 /** One connection: statements run one after another, in the order issued. */
 export interface Session {
   readonly query: (text: string, parameters: ReadonlyArray<Parameter>) => Promise<Result | Failure>;
@@ -47,6 +54,16 @@ export interface Session {
    * time, inside BEGIN and COMMIT).
    */
   readonly script?: (text: string) => Promise<ReadonlyArray<Result> | Failure>;
+  /**
+   * Runs statements as one batch of the extended query protocol: each
+   * parsed once per session (a prepared statement: its text is not parsed
+   * or planned again), bound to its parameters and executed, then one Sync.
+   * One round trip, one implicit transaction that commits at the Sync, or
+   * rolls back whole when one statement fails. One result per statement,
+   * in order: its row count (no rows). Absent where the driver cannot (the
+   * log then sends a `script`, or one statement at a time).
+   */
+  readonly batch?: (statements: ReadonlyArray<Bound>) => Promise<ReadonlyArray<Result> | Failure>;
   /** Ends the connection. Never rejects; a second call does nothing. */
   readonly close: () => Promise<void>;
   /**
@@ -98,6 +115,19 @@ export const classify = (error: unknown): Failure => {
   const connection = !fromServer || code.startsWith("08") || connectionStates.has(code);
   return { _tag: "DriverFailure", connection, code, detail: detail.replace(/\s+/g, " ").trim() };
 };
+
+/** A parameter as node-postgres' wire takes it: text, or bytes (sent in binary). */
+const onWire = (parameter: Parameter): string | Buffer | null =>
+  parameter === null
+    ? null
+    : typeof parameter === "string"
+      ? parameter
+      : typeof parameter === "number"
+        ? String(parameter)
+        : Buffer.from(parameter.buffer, parameter.byteOffset, parameter.byteLength);
+
+/** Texts one session keeps prepared (the append's few forms); past it, a text is parsed each time. */
+const preparedTextsMax = 64;
 
 /** The `synchronous_commit` settings PostgreSQL accepts for a session. */
 export type SynchronousCommit = "on" | "remote_apply" | "remote_write" | "local" | "off";
@@ -152,6 +182,7 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
       return classify(error);
     }
     let closed = false;
+    const cache = prepared(preparedTextsMax);
     return {
       query: async (text, parameters) => {
         if (broken !== undefined) return broken;
@@ -177,6 +208,22 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
           if (failure.connection) broken = failure;
           return failure;
         }
+      },
+      batch: async (statements) => {
+        if (broken !== undefined) return broken;
+        const wire: ReadonlyArray<Wire> = statements.map((statement) => ({
+          text: statement.text,
+          values: statement.parameters.map(onWire),
+        }));
+        const ended = await new Promise<Failure | ReadonlyArray<number>>((resolve) => {
+          const batch = new ExtendedBatch(wire, cache);
+          batch.callback = (error, counts) =>
+            resolve(error === undefined ? (counts ?? []) : classify(error));
+          client.query(batch);
+        });
+        if (!("_tag" in ended)) return ended.map((affected) => ({ rows: [], affected }));
+        if (ended.connection) broken = ended;
+        return ended;
       },
       close: async () => {
         if (closed) return;

@@ -58,6 +58,23 @@ export interface PgLogOptions extends LocationOptions {
    */
   readonly pollIntervalMs?: number;
   /**
+   * Tell the engine that others appended at most once per this many
+   * milliseconds: the first notification after a quiet spell at once, every
+   * later one within the interval folded into one told when it ends (each
+   * tell costs the engine a catch-up: a read of the head and of the new
+   * records). 0 tells every notification at once. Default 50 ms.
+   */
+  readonly followIntervalMs?: number;
+  /**
+   * How an append's one round trip is sent where the driver offers both:
+   * `"batch"`, prepared statements with parameters in one extended-protocol
+   * batch (parsed and planned once per session), or `"script"`, one text of
+   * statements with literal values (the simple query protocol: parsed and
+   * planned every time; for a pooler or proxy that refuses prepared
+   * statements). Default "batch".
+   */
+  readonly oneTrip?: "batch" | "script";
+  /**
    * Fold the inbox (`Inbox.enqueueInTransaction`) into the log while an
    * engine runs over it (docs/postgres.md, "Enqueue inside your
    * transaction"): one more session, LISTENing on the inbox channel (or
@@ -84,6 +101,8 @@ export interface Resolved {
   readonly historyRecordsMax: number;
   readonly notifications: boolean;
   readonly pollIntervalMs: number;
+  readonly followIntervalMs: number;
+  readonly oneTrip: "batch" | "script";
   readonly inbox: boolean;
   readonly inboxPageRows: number;
 }
@@ -105,6 +124,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["queryTimeoutMs", 30_000, 1, 2_147_483_647],
   ["historyRecordsMax", 1_000_000_000, 0, Number.MAX_SAFE_INTEGER],
   ["pollIntervalMs", 1000, 1, 3_600_000],
+  ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
 ];
 
@@ -160,6 +180,8 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     historyRecordsMax: number("historyRecordsMax"),
     notifications: options.notifications ?? true,
     pollIntervalMs: number("pollIntervalMs"),
+    followIntervalMs: number("followIntervalMs"),
+    oneTrip: options.oneTrip === "script" ? "script" : "batch",
     inbox: options.inbox ?? true,
     inboxPageRows: number("inboxPageRows"),
   };

@@ -240,6 +240,8 @@ const faulty = (
     refuseReconnect?: boolean;
     /** The append's one script (node-postgres' simple query): dropped after it ran, or before it was sent. */
     script?: "dropAfter" | "dropBefore";
+    /** The append's one batch of prepared statements: dropped after it ran, or before it was sent. */
+    batch?: "dropAfter" | "dropBefore";
   },
 ) => {
   const inner = Driver.nodePg(url);
@@ -283,6 +285,7 @@ const faulty = (
           return result;
         },
         ...(plan.script === undefined ? {} : { script: scriptOf(session, plan.script) }),
+        ...(plan.batch === undefined ? {} : { batch: batchOf(session, plan.batch) }),
         close: session.close,
       };
     },
@@ -295,6 +298,19 @@ const faulty = (
       if (dropped || !text.includes("tay_record")) return script(text);
       dropped = true;
       if (when === "dropAfter") await script(text);
+      await session.close();
+      return lost;
+    };
+  };
+  // The session's batch, dropping the first append batch as planned.
+  const batchOf = (session: Driver.Session, when: "dropAfter" | "dropBefore") => {
+    const batch = session.batch;
+    return async (statements: ReadonlyArray<Driver.Bound>) => {
+      if (batch === undefined) return lost;
+      const appending = statements.some((statement) => statement.text.includes("tay_record"));
+      if (dropped || !appending) return batch(statements);
+      dropped = true;
+      if (when === "dropAfter") await batch(statements);
       await session.close();
       return lost;
     };
@@ -334,6 +350,28 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
           const { url } = yield* database;
           yield* PgSchema.init(url);
           const { driver, connections } = faulty(url, { script: when });
+          const { log } = yield* PgLog.open(
+            url,
+            { ...options, driver: () => driver },
+            Projection.collect,
+          );
+          yield* append(log, [inserted(1), inserted(2)]);
+          yield* append(log, [inserted(3)]);
+          expect(connections()).toBeGreaterThanOrEqual(2);
+          expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0 });
+          expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
+        }),
+      ),
+  );
+
+  it.live.each(["dropAfter", "dropBefore"] as const)(
+    "the append's one batch of prepared statements, %s: the run again on a new connection commits once",
+    (when) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const { url } = yield* database;
+          yield* PgSchema.init(url);
+          const { driver, connections } = faulty(url, { batch: when });
           const { log } = yield* PgLog.open(
             url,
             { ...options, driver: () => driver },
@@ -453,6 +491,43 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
       const woke = yield* wakeAcross(url, { pollIntervalMs: 60_000 }, 10_000);
       expect(woke.jobs.map((job) => job.jobId)).toEqual([woke.jobId]);
       expect(woke.ms).toBeLessThan(10_000);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live("a burst of others' commits is told at once, then once per followIntervalMs", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const intervalMs = 1_500;
+      const options = { followIntervalMs: intervalMs, pollIntervalMs: 60_000 };
+      const follower = yield* PgLog.open(url, options, Projection.collect);
+      const writer = yield* PgLog.open(url, {}, Projection.collect);
+      const told: Array<number> = [];
+      const unwatch = follower.log.watchOthers?.(() => told.push(performance.now()));
+      // The writer's follower session is what sends its notifications.
+      const unwatchWriter = writer.log.watchOthers?.(() => {});
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => [unwatch, unwatchWriter].map((f) => f?.())),
+      );
+      yield* Effect.sleep("300 millis");
+      const started = performance.now();
+      for (let jobId = 1; jobId <= 20; jobId++) yield* append(writer.log, [inserted(jobId)]);
+      const lastCommit = performance.now();
+      // The end of the burst is told too, at most one interval after its last commit.
+      while (
+        (told.at(-1) ?? 0) < lastCommit &&
+        performance.now() - lastCommit < intervalMs + 10_000
+      ) {
+        yield* Effect.sleep("50 millis");
+      }
+      expect(told.length).toBeGreaterThanOrEqual(2);
+      expect(told.at(-1) ?? 0).toBeGreaterThan(lastCommit);
+      // 20 commits, told once per interval they spanned (and once more at its end).
+      expect(told.length).toBeLessThanOrEqual(2 + Math.ceil((lastCommit - started) / intervalMs));
+      for (let index = 1; index < told.length; index++) {
+        // Timers may fire a millisecond early.
+        expect((told[index] ?? 0) - (told[index - 1] ?? 0)).toBeGreaterThanOrEqual(intervalMs - 5);
+      }
     }).pipe(Effect.scoped),
   );
 

@@ -12,8 +12,15 @@
  * the head row, every `pollIntervalMs` where LISTEN is refused
  * (CockroachDB) and ten times slower as a safety net where it works (a
  * writer that died between its COMMIT and its notification).
+ *
+ * What it hears is told to the engine at most once per `followIntervalMs`
+ * (the first at once, the rest of the interval in one tell at its end):
+ * each tell costs the engine a catch-up (the head and the new records
+ * read, folded), and an idle engine beside a busy one otherwise spent as
+ * much CPU catching up on every commit as the writer spent committing.
  */
 import { randomUUID } from "node:crypto";
+import { performance } from "node:perf_hooks";
 import { Deferred, Duration, Effect, Fiber } from "effect";
 import type { Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
@@ -68,6 +75,10 @@ export interface Follower {
   woken: Deferred.Deferred<void> | undefined;
   /** Sends the latest notification still owed (`notifyCommitted`), once a session is there. */
   resend: () => void;
+  /** When the listeners were last told (`performance.now()`), for `followIntervalMs`. */
+  toldAt: number;
+  /** The tell owed at the end of the current interval, if one is owed. */
+  trailing: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A follower of `state`'s store, not started. */
@@ -83,6 +94,8 @@ export const follower = (state: LogState): Follower => ({
   stopped: false,
   woken: undefined,
   resend: () => {},
+  toldAt: Number.NEGATIVE_INFINITY,
+  trailing: undefined,
 });
 
 /**
@@ -100,15 +113,34 @@ const lost = (follow: Follower, session: Session): void => {
   if (woken !== undefined) Deferred.unsafeDone(woken, Effect.void);
 };
 
-const tell = (follow: Follower): void => {
+const tellNow = (follow: Follower): void => {
+  follow.toldAt = performance.now();
   for (const listener of [...follow.listeners]) listener();
+};
+
+/**
+ * Tells the listeners now if the last tell is `followIntervalMs` old, else
+ * once it is (one tell for everything heard meanwhile: the engine's
+ * catch-up reads up to the head, whoever moved it how many times).
+ */
+const tell = (state: LogState, follow: Follower): void => {
+  if (follow.trailing !== undefined) return;
+  const wait = follow.toldAt + state.options.followIntervalMs - performance.now();
+  if (wait <= 0) {
+    tellNow(follow);
+    return;
+  }
+  follow.trailing = setTimeout(() => {
+    follow.trailing = undefined;
+    tellNow(follow);
+  }, wait);
 };
 
 /** A notification's payload: `WRITER:LAST`; others' past what this log knows wake the listeners. */
 const heard = (state: LogState, follow: Follower, payload: string): void => {
   const [writer, last] = payload.split(":");
   if (writer === follow.writerId || last === undefined) return;
-  if (Number(last) > state.committedLast) tell(follow);
+  if (Number(last) > state.committedLast) tell(state, follow);
 };
 
 /** Connects the follower's session and LISTENs on it where the database allows. */
@@ -143,7 +175,7 @@ const poll = (state: LogState, follow: Follower, session: Session) =>
     const head = yield* Effect.either(readHead(state, session));
     if (head._tag === "Right") {
       if (head.right.epoch === state.epoch && head.right.lastSequence > state.committedLast) {
-        tell(follow);
+        tell(state, follow);
       }
       return;
     }
@@ -196,6 +228,8 @@ export const stopFollowing = (follow: Follower): void => {
   const session = follow.session;
   follow.session = undefined;
   follow.listening = false;
+  if (follow.trailing !== undefined) clearTimeout(follow.trailing);
+  follow.trailing = undefined;
   if (fiber !== undefined) Effect.runFork(Fiber.interrupt(fiber));
   if (session !== undefined) void session.close();
 };

@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect";
 import {
+  type Bound,
   type Driver,
   type Failure,
   isFailure,
@@ -36,6 +37,19 @@ export const runScript = (
 ): Effect.Effect<ReadonlyArray<Result>, Failure> =>
   Effect.flatMap(
     Effect.promise(() => script(text)),
+    (results) => (isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
+  );
+
+/**
+ * Runs statements as one extended-protocol batch on `session`
+ * (`Session.batch`): one round trip, one implicit transaction; their row counts in order.
+ */
+export const runBatch = (
+  batch: (statements: ReadonlyArray<Bound>) => Promise<ReadonlyArray<Result> | Failure>,
+  statements: ReadonlyArray<Bound>,
+): Effect.Effect<ReadonlyArray<Result>, Failure> =>
+  Effect.flatMap(
+    Effect.promise(() => batch(statements)),
     (results) => (isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
   );
 

@@ -15,6 +15,7 @@
  * parameters. The checker holds each of its statements to the subset too.
  */
 
+import type { Bound, Parameter } from "../Driver.js";
 import * as Literal from "./literal.js";
 
 /** A schema name the statements may quote: lowercase letters, digits, `_`, at most 63 bytes. */
@@ -190,6 +191,65 @@ export const appendScript = (schema: string, append: Append): ReadonlyArray<stri
   return texts;
 };
 
+/** `$from, $from+1, ...`: `count` numbered parameters. */
+const numbered = (from: number, count: number): string =>
+  Array.from({ length: count }, (_, index) => `$${from + index}`).join(", ");
+
+/**
+ * The append as one batch of prepared statements with parameters
+ * (`Session.batch`: the extended query protocol, one Sync): the same five
+ * steps, guards and marker as `appendScript`, each text the same whatever
+ * the values, so a session parses and plans it once. The marker, above
+ * 2^53, goes as its decimal text (a BIGINT parameter).
+ */
+export const appendBatch = (schema: string, append: Append): ReadonlyArray<Bound> => {
+  const table = (name: string) => `"${schema}".${name}`;
+  const current = table("tay_current");
+  const keys = append.consumed?.keys ?? [];
+  const store = append.consumed?.store ?? "";
+  // `statements(schema).advanceHead`, without building every statement per append.
+  const moveHead = `UPDATE ${current} SET last_sequence = $3 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $4`;
+  // $1 store id, $2 epoch, $3 the marker: "the head holds the marker".
+  const ours = `EXISTS (SELECT 1 FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3)`;
+  const head: Array<Parameter> = [append.storeId, append.epoch];
+  const held = marker(append.last);
+  const rows = `store = $4 AND id IN (${numbered(5, keys.length)})`;
+  const bound: Array<Bound> = [
+    keys.length === 0
+      ? { text: moveHead, parameters: [...head, held, append.expected] }
+      : {
+          // Numbered after the head's four: the inbox rows' count must be all of them.
+          text: `${moveHead} AND (SELECT count(id) FROM ${table("tay_inbox")} WHERE store = $5 AND id IN (${numbered(6, keys.length)})) = $${6 + keys.length}`,
+          parameters: [...head, held, append.expected, store, ...keys, keys.length],
+        },
+  ];
+  for (const chunk of append.chunks) {
+    const values = chunk.map(
+      (_, index) => `(CAST($${4 + 2 * index} AS BIGINT), CAST($${5 + 2 * index} AS BYTEA))`,
+    );
+    bound.push({
+      text: `INSERT INTO ${table("tay_record")} (store_id, epoch, sequence, record) SELECT CAST($1 AS UUID), CAST($2 AS BIGINT), v.sequence, v.record FROM (VALUES ${values.join(", ")}) AS v (sequence, record) WHERE ${ours}`,
+      parameters: [...head, held, ...chunk.flatMap((row) => [row.sequence, row.bytes])],
+    });
+  }
+  if (keys.length > 0) {
+    bound.push({
+      text: `DELETE FROM ${table("tay_inbox")} WHERE ${rows} AND ${ours}`,
+      parameters: [...head, held, store, ...keys],
+    });
+  }
+  bound.push({ text: moveHead, parameters: [...head, append.last, held] });
+  const notify = append.notify;
+  if (notify !== undefined) {
+    // Only once the head is at `last` (a guard that moved nothing tells no one).
+    bound.push({
+      text: `SELECT pg_notify($4, $5) FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3`,
+      parameters: [...head, append.last, notify.channel, notify.payload],
+    });
+  }
+  return bound;
+};
+
 /** Statements as one text for the simple query protocol (the only place statements are joined). */
 export const script = (texts: ReadonlyArray<string>): string => texts.join(";\n");
 
@@ -257,15 +317,15 @@ export const inboxChannel = "tay_inbox";
 export const channel = (storeId: string): string =>
   `tay_${storeId.replace(/[^0-9a-f]/gi, "").toLowerCase()}`;
 
-/** An append script of `rows` records in chunks of two, folding `keys` inbox rows: for the checker. */
-export const sampleAppend = (schema: string, rows: number, keys: number): ReadonlyArray<string> => {
+/** An append of `rows` records in chunks of two, folding `keys` inbox rows: for the checker. */
+const sample = (rows: number, keys: number): Append => {
   const records = Array.from({ length: rows }, (_, index) => ({
     sequence: 8 + index,
     bytes: Uint8Array.of(index, 0x27, 0x3b, 0x5c),
   }));
   const chunks = [];
   for (let start = 0; start < rows; start += 2) chunks.push(records.slice(start, start + 2));
-  return appendScript(schema, {
+  return {
     storeId: "6f9619ff-8b86-d011-b42d-00c04fc964ff",
     epoch: 1,
     expected: 7,
@@ -278,8 +338,16 @@ export const sampleAppend = (schema: string, rows: number, keys: number): Readon
         (_, index) => `0190a5e2-0000-7000-8000-00000000000${index}`,
       ),
     },
-  });
+  };
 };
+
+/** The append script of `sample(rows, keys)`: for the checker. */
+export const sampleAppend = (schema: string, rows: number, keys: number): ReadonlyArray<string> =>
+  appendScript(schema, sample(rows, keys));
+
+/** The texts of the append batch of `sample(rows, keys)`: for the checker. */
+export const sampleBatch = (schema: string, rows: number, keys: number): ReadonlyArray<string> =>
+  appendBatch(schema, sample(rows, keys)).map((statement) => statement.text);
 
 /** Every statement of the log path, for the portability checker: the builders at a few sizes. */
 export const everyStatement = (schema: string): ReadonlyArray<string> => {
@@ -289,6 +357,11 @@ export const everyStatement = (schema: string): ReadonlyArray<string> => {
     if (typeof value === "string") texts.push(value);
     else for (const rows of [1, 2, 3]) texts.push(value(rows));
   }
-  const appends = [sampleAppend(schema, 1, 0), sampleAppend(schema, 3, 2)].flat();
+  const appends = [
+    sampleAppend(schema, 1, 0),
+    sampleAppend(schema, 3, 2),
+    sampleBatch(schema, 1, 0),
+    sampleBatch(schema, 3, 2),
+  ].flat();
   return [...texts, ...appends, ...migrations(schema).flat()];
 };

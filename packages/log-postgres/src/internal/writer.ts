@@ -29,8 +29,8 @@ import {
   type MissingRow,
   type PgLogError,
 } from "../PgError.js";
-import { close, connect, retriable, run, run as runOne, runScript } from "./session.js";
-import { appendScript, script as joined } from "./sql.js";
+import { close, connect, retriable, run, run as runOne, runBatch, runScript } from "./session.js";
+import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
 
@@ -176,13 +176,34 @@ const refusedGuard = (
     return ours ? committed : ({ _tag: "Conflict", head } as const);
   });
 
-/** `laid`'s rows in chunks of `statementRowsMax`, for the one-trip script. */
-const chunksOf = (state: LogState, laid: Laid) => {
+/**
+ * How many rows each INSERT of a one-trip append carries: `statementRowsMax`
+ * each (the rest in the last), or, where the statements are prepared, each a
+ * power of two (13 rows: 8, 4, 1), so that a session prepares a handful of
+ * INSERT texts instead of one for every group size.
+ */
+export const chunkSizes = (
+  total: number,
+  rowsMax: number,
+  prepared: boolean,
+): ReadonlyArray<number> => {
+  const sizes: Array<number> = [];
+  for (let left = total; left > 0; ) {
+    let size = Math.min(left, rowsMax);
+    if (prepared) size = 2 ** Math.floor(Math.log2(size));
+    sizes.push(size);
+    left -= size;
+  }
+  return sizes;
+};
+
+/** `laid`'s rows in chunks of `sizes`, for the one-trip append. */
+const chunksOf = (laid: Laid, sizes: ReadonlyArray<number>) => {
   const chunks: Array<Array<{ sequence: number; bytes: Uint8Array }>> = [];
-  const rowsMax = state.options.statementRowsMax;
-  for (let start = 0; start < laid.rows.length; start += rowsMax) {
+  let index = 0;
+  for (const size of sizes) {
     const chunk: Array<{ sequence: number; bytes: Uint8Array }> = [];
-    for (let index = start; index < Math.min(start + rowsMax, laid.rows.length); index++) {
+    for (const end = index + size; index < end; index++) {
       const bytes = laid.rows[index];
       const sequence = laid.sequences[index];
       if (bytes !== undefined && sequence !== undefined) chunk.push({ sequence, bytes });
@@ -192,39 +213,54 @@ const chunksOf = (state: LogState, laid: Laid) => {
   return chunks;
 };
 
+/** How a one-trip append reaches the server: a batch of prepared statements, or one script. */
+type OneTrip =
+  | {
+      readonly _tag: "Batch";
+      readonly batch: NonNullable<Session["batch"]>;
+    }
+  | { readonly _tag: "Script"; readonly script: NonNullable<Session["script"]> };
+
+/** Sends `append` the way `trip` says: one round trip, its results in statement order. */
+const send = (state: LogState, trip: OneTrip, append: Append) =>
+  trip._tag === "Batch"
+    ? Effect.flatMap(
+        Effect.sync(() => appendBatch(state.options.schema, append)),
+        (statements) => runBatch(trip.batch, statements),
+      )
+    : Effect.flatMap(
+        Effect.sync(() => joined(appendScript(state.options.schema, append))),
+        (text) => runScript(trip.script, text),
+      );
+
 /**
- * One run of the group's transaction as one script (`Session.script`): one
- * round trip (docs/postgres.md, "One round trip per append"). The guard's
- * row count says whether it committed; a guard that moved nothing made the
- * whole script a no-op.
+ * One run of the group's transaction in one round trip: a batch of
+ * prepared statements or one script (docs/postgres.md, "One round trip per
+ * append"). The guard's row count says whether it committed; a guard that
+ * moved nothing made the whole transaction a no-op.
  */
-const transactOnce = (
-  state: LogState,
-  session: Session,
-  script: NonNullable<Session["script"]>,
-  run: Run,
-) =>
+const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run) =>
   Effect.gen(function* () {
     const { epoch, laid, consumed } = run;
-    const chunks = chunksOf(state, laid);
-    const texts = yield* Effect.sync(() =>
-      appendScript(state.options.schema, {
-        storeId: state.storeId,
-        epoch,
-        expected: laid.expected,
-        last: laid.last,
-        chunks,
-        ...(consumed.length > 0
-          ? { consumed: { store: state.options.store, keys: consumed } }
-          : {}),
-        ...(run.notice === undefined ? {} : { notify: run.notice }),
-      }),
+    const sizes = chunkSizes(
+      laid.rows.length,
+      state.options.statementRowsMax,
+      trip._tag === "Batch",
     );
-    const results = yield* runScript(script, joined(texts));
+    const chunks = chunksOf(laid, sizes);
+    const results = yield* send(state, trip, {
+      storeId: state.storeId,
+      epoch,
+      expected: laid.expected,
+      last: laid.last,
+      chunks,
+      ...(consumed.length > 0 ? { consumed: { store: state.options.store, keys: consumed } } : {}),
+      ...(run.notice === undefined ? {} : { notify: run.notice }),
+    });
     if (results[0]?.affected !== 1)
       return yield* refusedGuard(state, session, epoch, laid, run.rerun);
     // The guard moved the head, so every INSERT wrote its rows (or the
-    // script failed whole). Anything else is not a state this log can go on from.
+    // transaction failed whole). Anything else is not a state this log can go on from.
     const inserted = results
       .slice(1, 1 + chunks.length)
       .reduce((sum, one) => sum + one.affected, 0);
@@ -284,11 +320,19 @@ interface Run {
   readonly notice: { readonly channel: string; readonly payload: string } | undefined;
 }
 
-/** One run of the group's transaction on `session`: one script where the driver can. */
-const transact = (state: LogState, session: Session, run: Run) =>
-  session.script === undefined
-    ? transactSteps(state, session, run)
-    : transactOnce(state, session, session.script, run);
+/**
+ * One run of a group's transaction on `session`: one batch of prepared
+ * statements where the driver can, else one script, else a statement at a time.
+ */
+const transact = (state: LogState, session: Session, run: Run) => {
+  if (state.options.oneTrip !== "script" && session.batch !== undefined) {
+    return transactOnce(state, session, { _tag: "Batch", batch: session.batch }, run);
+  }
+  if (session.script !== undefined) {
+    return transactOnce(state, session, { _tag: "Script", script: session.script }, run);
+  }
+  return transactSteps(state, session, run);
+};
 
 /** The writer's session, connecting if it was dropped. */
 export const sessionOf = (state: LogState): Effect.Effect<Session, Failure> =>
