@@ -51,7 +51,7 @@ import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
 import * as Queue from "./Queue.js";
-import { uniqueHolder } from "./internal/Apply.js";
+import { holderAmong, pendingInsertRefusal, uniqueHolder } from "./internal/Apply.js";
 import { ruleJob } from "./internal/Store.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
@@ -267,8 +267,64 @@ export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs)
  */
 export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
   if (!command.jobs.some(isV3Job)) return insertJobsAfter(state.lastJobId, command);
-  const answered = insertJobsAnswered(state, command);
-  return Either.isLeft(answered) ? answered : Either.right(answered.right.records);
+  return insertJobsPending(state, state.lastJobId, undefined, command);
+};
+
+/**
+ * The unique keys of inserts a runtime has decided but not folded yet, by
+ * `uniqueIndexKey`: the job holding each. A job just inserted is not
+ * terminal, so it holds its key whatever the period.
+ */
+export type PendingKeys = ReadonlyMap<string, number>;
+
+/**
+ * InsertJobs with schema-3 fields (`insertJobsAnswered`'s records) decided
+ * against `state` and the inserts decided after it but not folded yet:
+ * they handed out ids up to `lastJobId` and hold the `pending` keys. Folded
+ * after them, the records are what `insertJobs` decides on the state that
+ * holds them (ids from `lastJobId`, a key a pending insert holds taken), so
+ * a runtime may decide a keyed insert while the inserts before it are
+ * still on their way to the fold (see `checkPendingInserts`).
+ */
+export const insertJobsPending = (
+  state: State,
+  lastJobId: number,
+  pending: PendingKeys | undefined,
+  command: Commands.InsertJobs,
+): Decided => answeredInsert(state, lastJobId, pending, command, undefined);
+
+/**
+ * What `evolve` would say of `record` (inserts only) folded after the
+ * pending inserts `insertJobsPending` was given: the last_job_id after it,
+ * or what is wrong (a refusal's tag, or a record that is not inserts).
+ */
+export const checkPendingInserts = (
+  state: State,
+  lastJobId: number,
+  pending: PendingKeys | undefined,
+  record: Event,
+): number | string => {
+  const members = record._tag === "Mutation" ? record.events : [record];
+  if (members.length === 0) return "an empty mutation";
+  // The keys of the record's earlier members: folded before its later ones.
+  const earlier = members.length > 1 ? new Map<string, number>() : undefined;
+  const heldBy = (queue: string, uniqueKey: string, at: number, periodMs: number | null) => {
+    const indexKey = uniqueIndexKey(queue, uniqueKey);
+    return heldByKey(state, indexKey, at, periodMs, pending) ?? earlier?.get(indexKey);
+  };
+  let last = lastJobId;
+  for (const member of members) {
+    if (member._tag !== "JobInserted" && member._tag !== "JobInsertedV3") {
+      return `${member._tag} is not an insert`;
+    }
+    const refusal = pendingInsertRefusal(last, member, heldBy);
+    if (refusal !== undefined) return refusal._tag;
+    if (member._tag === "JobInsertedV3" && member.uniqueKey !== null) {
+      earlier?.set(uniqueIndexKey(member.queue, member.uniqueKey), member.jobId);
+    }
+    last = member.jobId;
+  }
+  return last;
 };
 
 /**
@@ -365,24 +421,42 @@ const checkV3Job = (job: Commands.NewJob, index: number): Rejection | undefined 
 const textBytes = (text: string | null): number =>
   text === null ? 0 : Math.max(0, Fields.utf8Length(text));
 
-/** The job of the state, or of this batch, that a new job's unique key collides with. */
+/**
+ * The job holding the key `indexKey` (`uniqueIndexKey`) against a job
+ * inserted at `now` with `periodMs`: in `state` (`uniqueHolder`'s rule),
+ * else a pending insert's.
+ */
+const heldByKey = (
+  state: State,
+  indexKey: string,
+  now: number,
+  periodMs: number | null,
+  pending: PendingKeys | undefined,
+): number | undefined => {
+  const holders = state.indexes.unique.get(indexKey);
+  const held =
+    holders === undefined ? undefined : holderAmong(holders, state, ruleJob, 0, now, periodMs);
+  return held ?? pending?.get(indexKey);
+};
+
+/**
+ * The job of the state, of the pending inserts, or of this batch, that a
+ * new job's unique key collides with. The index key is built once per job.
+ */
 const duplicateOf = (
   state: State,
   job: Commands.NewJob,
   now: number,
-  batch: ReadonlyMap<string, number> | undefined,
+  pending: PendingKeys | undefined,
+  batch: Map<string, number> | undefined,
+  jobId: number,
 ): number | undefined => {
   if (job.uniqueKey === undefined) return undefined;
-  const store = {
-    getJob: (jobId: number) => ruleJob(state, jobId),
-    uniqueHolders: (queue: string, key: string) =>
-      state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
-  };
-  const period = job.uniquePeriodMs ?? null;
-  return (
-    uniqueHolder(store, job.queue, job.uniqueKey, 0, now, period) ??
-    batch?.get(uniqueIndexKey(job.queue, job.uniqueKey))
-  );
+  const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
+  const held =
+    heldByKey(state, indexKey, now, job.uniquePeriodMs ?? null, pending) ?? batch?.get(indexKey);
+  if (held === undefined) batch?.set(indexKey, jobId);
+  return held;
 };
 
 const insertedV3 = (
@@ -437,16 +511,32 @@ export const insertJobsAnswered = (
   state: State,
   command: Commands.InsertJobs,
 ): Either.Either<Rejection, AnsweredInsert> => {
+  const answers: Array<InsertAnswer> = [];
+  const decided = answeredInsert(state, state.lastJobId, undefined, command, answers);
+  return Either.isLeft(decided) ? decided : Either.right({ records: decided.right, answers });
+};
+
+/**
+ * `insertJobsAnswered`'s records, after `lastJobId` and the `pending` keys;
+ * each job's answer pushed to `answers` when given (the engine reads its
+ * answers from the state after the fold, and builds none here).
+ */
+const answeredInsert = (
+  state: State,
+  lastJobId: number,
+  pending: PendingKeys | undefined,
+  command: Commands.InsertJobs,
+  answers: Array<InsertAnswer> | undefined,
+): Either.Either<Rejection, Decision> => {
   const rejection =
     checkTime("now", command.now) ??
     (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
-    nextIds(state.lastJobId, command.jobs.length);
+    nextIds(lastJobId, command.jobs.length);
   if (rejection !== undefined) return Either.left(rejection);
   const now = Fields.canonicalNumber(command.now);
   const events: Array<JobInserted | JobInsertedV3> = [];
-  const answers: Array<InsertAnswer> = [];
   // The keys this command inserted so far: none to remember for its last job.
   const batch = command.jobs.length > 1 ? new Map<string, number>() : undefined;
   // The record's size as `recordBytes` counts it, summed as the jobs are
@@ -459,16 +549,15 @@ export const insertJobsAnswered = (
     if (refusal !== undefined) return Either.left(refusal);
     const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
-    const existing = duplicateOf(state, job, now, batch);
+    const jobId = lastJobId + events.length + 1;
+    const existing = duplicateOf(state, job, now, pending, batch, jobId);
     if (existing !== undefined) {
-      answers.push({ jobId: existing, duplicate: true });
+      answers?.push({ jobId: existing, duplicate: true });
       continue;
     }
-    const jobId = state.lastJobId + events.length + 1;
-    if (job.uniqueKey !== undefined) batch?.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
     const event = insertedV3(jobId, job, args.value, now);
     events.push(event);
-    answers.push({ jobId, duplicate: false });
+    answers?.push({ jobId, duplicate: false });
     bytes +=
       eventOverheadBytes +
       textBytes(job.queue) +
@@ -481,7 +570,7 @@ export const insertJobsAnswered = (
   if (bytes > Limits.payloadBytesMax) {
     return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
   }
-  return Either.right({ records: events.length === 0 ? [] : [asRecord(events)], answers });
+  return Either.right(events.length === 0 ? [] : [asRecord(events)]);
 };
 
 /**

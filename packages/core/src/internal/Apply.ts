@@ -114,9 +114,27 @@ export const uniqueHolder = (
   jobId: number,
   at: number,
   periodMs: number | null,
+): number | undefined =>
+  holderAmong(store.uniqueHolders(queue, uniqueKey), store, storeJob, jobId, at, periodMs);
+
+const storeJob = (store: Pick<Store, "getJob">, jobId: number): Job.Job | undefined =>
+  store.getJob(jobId);
+
+/**
+ * `uniqueHolder`'s rule over a key's `holders` (ascending ids), each read
+ * with `getJob` from `source`: a decider passes its state and the index
+ * entry it looked up itself, with no store object built per lookup.
+ */
+export const holderAmong = <S>(
+  holders: ReadonlyArray<number>,
+  source: S,
+  getJob: (source: S, jobId: number) => Job.Job | undefined,
+  jobId: number,
+  at: number,
+  periodMs: number | null,
 ): number | undefined => {
-  for (const holderId of store.uniqueHolders(queue, uniqueKey)) {
-    const holder = store.getJob(holderId);
+  for (const holderId of holders) {
+    const holder = getJob(source, holderId);
     if (holder === undefined || holderId === jobId) continue;
     if (!isTerminal(holder.state)) return holderId;
     if (periodMs !== null && holder.finishedAt !== null && holder.finishedAt >= at - periodMs) {
@@ -124,6 +142,40 @@ export const uniqueHolder = (
     }
   }
   return undefined;
+};
+
+/**
+ * The rule for an insert (a (1,1) or a (1,3)) decided after `lastJobId`
+ * against a state and inserts not folded yet, whose holder of the event's
+ * queue and unique key (if any) `heldBy` gives: the refusal `inserted`
+ * would give once they are folded, or undefined. Lets a runtime check a
+ * keyed insert, write it, and fold it later, as `insertRefusal` does for
+ * a (1,1).
+ */
+export const pendingInsertRefusal = (
+  lastJobId: number,
+  event: JobInserted | JobInsertedV3,
+  heldBy: (
+    queue: string,
+    uniqueKey: string,
+    at: number,
+    periodMs: number | null,
+  ) => number | undefined,
+): HistoryReason | undefined => {
+  const refusal = checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
+  if (refusal !== undefined || event._tag !== "JobInsertedV3" || event.uniqueKey === null) {
+    return refusal;
+  }
+  const holder = heldBy(event.queue, event.uniqueKey, event.insertedAt, event.uniquePeriodMs);
+  return holder === undefined
+    ? undefined
+    : {
+        _tag: "UniqueKeyTaken",
+        jobId: event.jobId,
+        queue: event.queue,
+        uniqueKey: event.uniqueKey,
+        heldBy: holder,
+      };
 };
 
 const uniqueRefusal = (
