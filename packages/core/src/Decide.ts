@@ -294,34 +294,25 @@ export const insertJobsPending = (
 ): Decided => answeredInsert(state, lastJobId, pending, command, undefined);
 
 /**
- * What `evolve` would say of `record` (inserts only) folded after the
- * pending inserts `insertJobsPending` was given: the last_job_id after it,
- * or what is wrong (a refusal's tag, or a record that is not inserts).
+ * The last_job_id after `record` (inserts only, as `insertJobsPending`
+ * decides them after `lastJobId`), if the fold's rule for their fields and
+ * order accepts them; else what is wrong. Their unique keys were looked up
+ * with the fold's own rule by the decider, and the fold checks them again
+ * (a refusal there is a defect of the runtime's bookkeeping).
  */
-export const checkPendingInserts = (
-  state: State,
-  lastJobId: number,
-  pending: PendingKeys | undefined,
-  record: Event,
-): number | string => {
-  const members = record._tag === "Mutation" ? record.events : [record];
-  if (members.length === 0) return "an empty mutation";
-  // The keys of the record's earlier members: folded before its later ones.
-  const earlier = members.length > 1 ? new Map<string, number>() : undefined;
-  const heldBy = (queue: string, uniqueKey: string, at: number, periodMs: number | null) => {
-    const indexKey = uniqueIndexKey(queue, uniqueKey);
-    return heldByKey(state, indexKey, at, periodMs, pending) ?? earlier?.get(indexKey);
-  };
+export const checkPendingInserts = (lastJobId: number, record: Event): number | string => {
+  if (record._tag === "JobInserted" || record._tag === "JobInsertedV3") {
+    return pendingInsertRefusal(lastJobId, record)?._tag ?? record.jobId;
+  }
+  if (record._tag !== "Mutation") return `${record._tag} is not an insert`;
+  if (record.events.length === 0) return "an empty mutation";
   let last = lastJobId;
-  for (const member of members) {
+  for (const member of record.events) {
     if (member._tag !== "JobInserted" && member._tag !== "JobInsertedV3") {
       return `${member._tag} is not an insert`;
     }
-    const refusal = pendingInsertRefusal(last, member, heldBy);
+    const refusal = pendingInsertRefusal(last, member);
     if (refusal !== undefined) return refusal._tag;
-    if (member._tag === "JobInsertedV3" && member.uniqueKey !== null) {
-      earlier?.set(uniqueIndexKey(member.queue, member.uniqueKey), member.jobId);
-    }
     last = member.jobId;
   }
   return last;
@@ -374,6 +365,26 @@ export const insertAnswers = (
     return holder === undefined ? undefined : { jobId: holder, duplicate: true };
   });
 };
+
+/**
+ * The job of `state` that a keyed job inserted at `now` collides with
+ * (`insertAnswers`'s answer for the one job of an insert that appended
+ * nothing), read without its lists.
+ */
+export const uniqueHolderOf = (
+  state: State,
+  job: Commands.NewJob,
+  now: number,
+): number | undefined =>
+  job.uniqueKey === undefined
+    ? undefined
+    : heldByKey(
+        state,
+        uniqueIndexKey(job.queue, job.uniqueKey),
+        now,
+        job.uniquePeriodMs ?? null,
+        undefined,
+      );
 
 const isV3Job = (job: Commands.NewJob | undefined): boolean =>
   typeof job === "object" &&

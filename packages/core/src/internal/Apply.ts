@@ -145,38 +145,15 @@ export const holderAmong = <S>(
 };
 
 /**
- * The rule for an insert (a (1,1) or a (1,3)) decided after `lastJobId`
- * against a state and inserts not folded yet, whose holder of the event's
- * queue and unique key (if any) `heldBy` gives: the refusal `inserted`
- * would give once they are folded, or undefined. Lets a runtime check a
- * keyed insert, write it, and fold it later, as `insertRefusal` does for
- * a (1,1).
+ * `insertRefusal` for a (1,1) or a (1,3): the fields and the order, which
+ * read nothing of the store but its last_job_id. A (1,3)'s unique key is
+ * the one part that reads more: its decider looks it up with the fold's
+ * own rule (`holderAmong`), and the fold checks it again.
  */
 export const pendingInsertRefusal = (
   lastJobId: number,
   event: JobInserted | JobInsertedV3,
-  heldBy: (
-    queue: string,
-    uniqueKey: string,
-    at: number,
-    periodMs: number | null,
-  ) => number | undefined,
-): HistoryReason | undefined => {
-  const refusal = checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
-  if (refusal !== undefined || event._tag !== "JobInsertedV3" || event.uniqueKey === null) {
-    return refusal;
-  }
-  const holder = heldBy(event.queue, event.uniqueKey, event.insertedAt, event.uniquePeriodMs);
-  return holder === undefined
-    ? undefined
-    : {
-        _tag: "UniqueKeyTaken",
-        jobId: event.jobId,
-        queue: event.queue,
-        uniqueKey: event.uniqueKey,
-        heldBy: holder,
-      };
-};
+): HistoryReason | undefined => checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
 
 const uniqueRefusal = (
   store: Store,

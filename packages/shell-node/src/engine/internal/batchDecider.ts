@@ -291,7 +291,7 @@ class Drain<K extends Log.Kind> {
     }
     let last = lastJobId;
     for (const event of events) {
-      const checked = Decide.checkPendingInserts(state, last, pendingKeys, event);
+      const checked = Decide.checkPendingInserts(last, event);
       if (typeof checked !== "number") {
         request.die(new Error(`decider produced an illegal record: ${checked}`));
         return;

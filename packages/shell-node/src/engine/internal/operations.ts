@@ -157,13 +157,15 @@ const firstOf =
  * The answer of a one-job insert using schema-3 fields. Inserted (its one
  * record is the (1,3) of its queue and key, as `Decide.insertAnswers`
  * reads it): that job, read without the lists `answeredJobs` builds (~0.5
- * KB an insert, 2026-12-02). A duplicate: `answeredJobs`'s answer.
+ * KB an insert, 2026-12-02). A duplicate: the job holding its key
+ * (`Decide.uniqueHolderOf`), marked.
  */
 const answeredJob =
   (command: Commands.InsertJobs): AnswerOf<InsertedJob> =>
   (state, events) => {
-    const [job] = command.jobs;
-    const [event] = events;
+    // Indexed, not destructured: a destructuring walks an iterator per answer.
+    const job = command.jobs[0];
+    const event = events[0];
     if (
       job !== undefined &&
       events.length === 1 &&
@@ -172,6 +174,13 @@ const answeredJob =
       event.uniqueKey === (job.uniqueKey ?? null)
     ) {
       return jobOf(state, event.jobId);
+    }
+    // A duplicate: the job holding its key, read without `answeredJobs`'s lists.
+    if (job !== undefined && events.length === 0 && command.jobs.length === 1) {
+      const holder = Decide.uniqueHolderOf(state, job, command.now);
+      const found =
+        holder === undefined ? new Missing("a duplicate names no job") : jobOf(state, holder);
+      return found instanceof Missing ? found : marked(found);
     }
     return firstOf(answeredJobs(command))(state, events);
   };
