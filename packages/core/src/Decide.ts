@@ -272,10 +272,11 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
 
 /**
  * The unique keys of inserts a runtime has decided but not folded yet, by
- * `uniqueIndexKey`: the job holding each. A job just inserted is not
- * terminal, so it holds its key whatever the period.
+ * queue, then key: the job holding each. A job just inserted is not
+ * terminal, so it holds its key whatever the period. (By queue rather than
+ * by `uniqueIndexKey`: no joined string is built to record or find one.)
  */
-export type PendingKeys = ReadonlyMap<string, number>;
+export type PendingKeys = ReadonlyMap<string, ReadonlyMap<string, number>>;
 
 /**
  * InsertJobs with schema-3 fields (`insertJobsAnswered`'s records) decided
@@ -378,13 +379,7 @@ export const uniqueHolderOf = (
 ): number | undefined =>
   job.uniqueKey === undefined
     ? undefined
-    : heldByKey(
-        state,
-        uniqueIndexKey(job.queue, job.uniqueKey),
-        now,
-        job.uniquePeriodMs ?? null,
-        undefined,
-      );
+    : heldByKey(state, uniqueIndexKey(job.queue, job.uniqueKey), now, job.uniquePeriodMs ?? null);
 
 const isV3Job = (job: Commands.NewJob | undefined): boolean =>
   typeof job === "object" &&
@@ -442,12 +437,9 @@ const heldByKey = (
   indexKey: string,
   now: number,
   periodMs: number | null,
-  pending: PendingKeys | undefined,
 ): number | undefined => {
   const holders = state.indexes.unique.get(indexKey);
-  const held =
-    holders === undefined ? undefined : holderAmong(holders, state, ruleJob, 0, now, periodMs);
-  return held ?? pending?.get(indexKey);
+  return holders === undefined ? undefined : holderAmong(holders, state, ruleJob, 0, now, periodMs);
 };
 
 /**
@@ -465,7 +457,9 @@ const duplicateOf = (
   if (job.uniqueKey === undefined) return undefined;
   const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
   const held =
-    heldByKey(state, indexKey, now, job.uniquePeriodMs ?? null, pending) ?? batch?.get(indexKey);
+    heldByKey(state, indexKey, now, job.uniquePeriodMs ?? null) ??
+    pending?.get(job.queue)?.get(job.uniqueKey) ??
+    batch?.get(indexKey);
   if (held === undefined) batch?.set(indexKey, jobId);
   return held;
 };
@@ -547,7 +541,9 @@ const answeredInsert = (
     nextIds(lastJobId, command.jobs.length);
   if (rejection !== undefined) return Either.left(rejection);
   const now = Fields.canonicalNumber(command.now);
-  const events: Array<JobInserted | JobInsertedV3> = [];
+  // Of its final size at most (growing it by `push` makes 17 slots for one job).
+  const events = new Array<JobInserted | JobInsertedV3>(command.jobs.length);
+  let count = 0;
   // The keys this command inserted so far: none to remember for its last job.
   const batch = command.jobs.length > 1 ? new Map<string, number>() : undefined;
   // The record's size as `recordBytes` counts it, summed as the jobs are
@@ -560,14 +556,14 @@ const answeredInsert = (
     if (refusal !== undefined) return Either.left(refusal);
     const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
-    const jobId = lastJobId + events.length + 1;
+    const jobId = lastJobId + count + 1;
     const existing = duplicateOf(state, job, now, pending, batch, jobId);
     if (existing !== undefined) {
       answers?.push({ jobId: existing, duplicate: true });
       continue;
     }
     const event = insertedV3(jobId, job, args.value, now);
-    events.push(event);
+    events[count++] = event;
     answers?.push({ jobId, duplicate: false });
     bytes +=
       eventOverheadBytes +
@@ -577,11 +573,13 @@ const answeredInsert = (
       args.bytes;
   }
   // A mutation adds its own overhead (`recordBytes`).
-  if (events.length > 1) bytes += eventOverheadBytes;
+  if (count > 1) bytes += eventOverheadBytes;
   if (bytes > Limits.payloadBytesMax) {
     return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
   }
-  return Either.right(events.length === 0 ? [] : [asRecord(events)]);
+  // The slots of duplicates dropped.
+  events.length = count;
+  return Either.right(count === 0 ? [] : [asRecord(events)]);
 };
 
 /**

@@ -19,7 +19,7 @@
  * duplicate waits in the same line, and is answered once the job it names
  * is folded.
  */
-import { Commands, Decide, Evolve, Query, State } from "@tay/core";
+import { Commands, Decide, type Event, Evolve, Query, type State } from "@tay/core";
 import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
@@ -162,8 +162,8 @@ class Drain<K extends Log.Kind> {
   // ...and those of accepted inserts that are not, in order (a duplicate
   // insert among them with no records: answered once its holder is folded).
   private backlog: Array<Unfolded<Failure<K>>> = [];
-  // The unique keys of the inserts in `backlog`, and the job holding each.
-  private pendingKeys: Map<string, number> | undefined;
+  // The unique keys of the inserts in `backlog` by queue, and the job holding each.
+  private pendingKeys: Map<string, Map<string, number>> | undefined;
   /** The records to append: the first command's own prepared list, then more appended to it. */
   records: Array<Batch.PendingRecord> = [];
   bytes = 0;
@@ -309,13 +309,20 @@ class Drain<K extends Log.Kind> {
   // The unique keys `events` (accepted inserts) hold from now on.
   private pendKeys(events: Decide.Decision): void {
     for (const event of events) {
-      const members = event._tag === "Mutation" ? event.events : [event];
-      for (const member of members) {
-        if (member._tag !== "JobInsertedV3" || member.uniqueKey === null) continue;
-        this.pendingKeys ??= new Map();
-        this.pendingKeys.set(State.uniqueIndexKey(member.queue, member.uniqueKey), member.jobId);
-      }
+      if (event._tag === "Mutation") for (const member of event.events) this.pendKey(member);
+      else this.pendKey(event);
     }
+  }
+
+  private pendKey(event: Event.Event): void {
+    if (event._tag !== "JobInsertedV3" || event.uniqueKey === null) return;
+    this.pendingKeys ??= new Map();
+    let keys = this.pendingKeys.get(event.queue);
+    if (keys === undefined) {
+      keys = new Map();
+      this.pendingKeys.set(event.queue, keys);
+    }
+    keys.set(event.uniqueKey, event.jobId);
   }
 
   private decideAndFold(request: Pending<Failure<K>>, command: Commands.Command): void {
