@@ -138,9 +138,9 @@ describe("unique inserts among batches in flight", () => {
                     uniqueKey: keyOf(key),
                   })),
                 );
-                jobs.forEach((job, index) =>
-                  answered.push({ key: keyOf(op.keys[index] ?? 0), issuedAt, job }),
-                );
+                jobs.forEach((job, index) => {
+                  answered.push({ key: keyOf(op.keys[index] ?? 0), issuedAt, job });
+                });
                 break;
               }
               case "plain":
