@@ -51,7 +51,7 @@ import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
 import * as Queue from "./Queue.js";
-import { uniqueHolder } from "./internal/Apply.js";
+import { holderAmong, pendingInsertRefusal, uniqueHolder } from "./internal/Apply.js";
 import { ruleJob } from "./internal/Store.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
@@ -267,8 +267,56 @@ export const insertJobsAfter = (lastJobId: number, command: Commands.InsertJobs)
  */
 export const insertJobs = (state: State, command: Commands.InsertJobs): Decided => {
   if (!command.jobs.some(isV3Job)) return insertJobsAfter(state.lastJobId, command);
-  const answered = insertJobsAnswered(state, command);
-  return Either.isLeft(answered) ? answered : Either.right(answered.right.records);
+  return insertJobsPending(state, state.lastJobId, undefined, command);
+};
+
+/**
+ * The unique keys of inserts a runtime has decided but not folded yet, by
+ * queue, then key: the job holding each. A job just inserted is not
+ * terminal, so it holds its key whatever the period. (By queue rather than
+ * by `uniqueIndexKey`: no joined string is built to record or find one.)
+ */
+export type PendingKeys = ReadonlyMap<string, ReadonlyMap<string, number>>;
+
+/**
+ * InsertJobs with schema-3 fields (`insertJobsAnswered`'s records) decided
+ * against `state` and the inserts decided after it but not folded yet:
+ * they handed out ids up to `lastJobId` and hold the `pending` keys. Folded
+ * after them, the records are what `insertJobs` decides on the state that
+ * holds them (ids from `lastJobId`, a key a pending insert holds taken), so
+ * a runtime may decide a keyed insert while the inserts before it are
+ * still on their way to the fold (see `checkPendingInserts`).
+ */
+export const insertJobsPending = (
+  state: State,
+  lastJobId: number,
+  pending: PendingKeys | undefined,
+  command: Commands.InsertJobs,
+): Decided => answeredInsert(state, lastJobId, pending, command, undefined);
+
+/**
+ * The last_job_id after `record` (inserts only, as `insertJobsPending`
+ * decides them after `lastJobId`), if the fold's rule for their fields and
+ * order accepts them; else what is wrong. Their unique keys were looked up
+ * with the fold's own rule by the decider, and the fold checks them again
+ * (a refusal there is a defect of the runtime's bookkeeping).
+ */
+export const checkPendingInserts = (lastJobId: number, record: Event): number | string => {
+  if (record._tag === "JobInserted" || record._tag === "JobInsertedV3") {
+    return pendingInsertRefusal(lastJobId, record)?._tag ?? record.jobId;
+  }
+  if (record._tag !== "Mutation") return `${record._tag} is not an insert`;
+  if (record.events.length === 0) return "an empty mutation";
+  let last = lastJobId;
+  for (const member of record.events) {
+    if (member._tag !== "JobInserted" && member._tag !== "JobInsertedV3") {
+      return `${member._tag} is not an insert`;
+    }
+    const refusal = pendingInsertRefusal(last, member);
+    if (refusal !== undefined) return refusal._tag;
+    last = member.jobId;
+  }
+  return last;
 };
 
 /**
@@ -319,6 +367,20 @@ export const insertAnswers = (
   });
 };
 
+/**
+ * The job of `state` that a keyed job inserted at `now` collides with
+ * (`insertAnswers`'s answer for the one job of an insert that appended
+ * nothing), read without its lists.
+ */
+export const uniqueHolderOf = (
+  state: State,
+  job: Commands.NewJob,
+  now: number,
+): number | undefined =>
+  job.uniqueKey === undefined
+    ? undefined
+    : heldByKey(state, uniqueIndexKey(job.queue, job.uniqueKey), now, job.uniquePeriodMs ?? null);
+
 const isV3Job = (job: Commands.NewJob | undefined): boolean =>
   typeof job === "object" &&
   job !== null &&
@@ -365,24 +427,41 @@ const checkV3Job = (job: Commands.NewJob, index: number): Rejection | undefined 
 const textBytes = (text: string | null): number =>
   text === null ? 0 : Math.max(0, Fields.utf8Length(text));
 
-/** The job of the state, or of this batch, that a new job's unique key collides with. */
+/**
+ * The job holding the key `indexKey` (`uniqueIndexKey`) against a job
+ * inserted at `now` with `periodMs`: in `state` (`uniqueHolder`'s rule),
+ * else a pending insert's.
+ */
+const heldByKey = (
+  state: State,
+  indexKey: string,
+  now: number,
+  periodMs: number | null,
+): number | undefined => {
+  const holders = state.indexes.unique.get(indexKey);
+  return holders === undefined ? undefined : holderAmong(holders, state, ruleJob, 0, now, periodMs);
+};
+
+/**
+ * The job of the state, of the pending inserts, or of this batch, that a
+ * new job's unique key collides with. The index key is built once per job.
+ */
 const duplicateOf = (
   state: State,
   job: Commands.NewJob,
   now: number,
-  batch: ReadonlyMap<string, number> | undefined,
+  pending: PendingKeys | undefined,
+  batch: Map<string, number> | undefined,
+  jobId: number,
 ): number | undefined => {
   if (job.uniqueKey === undefined) return undefined;
-  const store = {
-    getJob: (jobId: number) => ruleJob(state, jobId),
-    uniqueHolders: (queue: string, key: string) =>
-      state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
-  };
-  const period = job.uniquePeriodMs ?? null;
-  return (
-    uniqueHolder(store, job.queue, job.uniqueKey, 0, now, period) ??
-    batch?.get(uniqueIndexKey(job.queue, job.uniqueKey))
-  );
+  const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
+  const held =
+    heldByKey(state, indexKey, now, job.uniquePeriodMs ?? null) ??
+    pending?.get(job.queue)?.get(job.uniqueKey) ??
+    batch?.get(indexKey);
+  if (held === undefined) batch?.set(indexKey, jobId);
+  return held;
 };
 
 const insertedV3 = (
@@ -437,16 +516,34 @@ export const insertJobsAnswered = (
   state: State,
   command: Commands.InsertJobs,
 ): Either.Either<Rejection, AnsweredInsert> => {
+  const answers: Array<InsertAnswer> = [];
+  const decided = answeredInsert(state, state.lastJobId, undefined, command, answers);
+  return Either.isLeft(decided) ? decided : Either.right({ records: decided.right, answers });
+};
+
+/**
+ * `insertJobsAnswered`'s records, after `lastJobId` and the `pending` keys;
+ * each job's answer pushed to `answers` when given (the engine reads its
+ * answers from the state after the fold, and builds none here).
+ */
+const answeredInsert = (
+  state: State,
+  lastJobId: number,
+  pending: PendingKeys | undefined,
+  command: Commands.InsertJobs,
+  answers: Array<InsertAnswer> | undefined,
+): Either.Either<Rejection, Decision> => {
   const rejection =
     checkTime("now", command.now) ??
     (command.jobs.length >= 1 && command.jobs.length <= Limits.decisionRecordsMax
       ? undefined
       : invalid("jobs", `must hold 1..${Limits.decisionRecordsMax} jobs`)) ??
-    nextIds(state.lastJobId, command.jobs.length);
+    nextIds(lastJobId, command.jobs.length);
   if (rejection !== undefined) return Either.left(rejection);
   const now = Fields.canonicalNumber(command.now);
-  const events: Array<JobInserted | JobInsertedV3> = [];
-  const answers: Array<InsertAnswer> = [];
+  // Of its final size at most (growing it by `push` makes 17 slots for one job).
+  const events = new Array<JobInserted | JobInsertedV3>(command.jobs.length);
+  let count = 0;
   // The keys this command inserted so far: none to remember for its last job.
   const batch = command.jobs.length > 1 ? new Map<string, number>() : undefined;
   // The record's size as `recordBytes` counts it, summed as the jobs are
@@ -459,16 +556,15 @@ export const insertJobsAnswered = (
     if (refusal !== undefined) return Either.left(refusal);
     const args = Value.canonical(job.args);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
-    const existing = duplicateOf(state, job, now, batch);
+    const jobId = lastJobId + count + 1;
+    const existing = duplicateOf(state, job, now, pending, batch, jobId);
     if (existing !== undefined) {
-      answers.push({ jobId: existing, duplicate: true });
+      answers?.push({ jobId: existing, duplicate: true });
       continue;
     }
-    const jobId = state.lastJobId + events.length + 1;
-    if (job.uniqueKey !== undefined) batch?.set(uniqueIndexKey(job.queue, job.uniqueKey), jobId);
     const event = insertedV3(jobId, job, args.value, now);
-    events.push(event);
-    answers.push({ jobId, duplicate: false });
+    events[count++] = event;
+    answers?.push({ jobId, duplicate: false });
     bytes +=
       eventOverheadBytes +
       textBytes(job.queue) +
@@ -477,11 +573,13 @@ export const insertJobsAnswered = (
       args.bytes;
   }
   // A mutation adds its own overhead (`recordBytes`).
-  if (events.length > 1) bytes += eventOverheadBytes;
+  if (count > 1) bytes += eventOverheadBytes;
   if (bytes > Limits.payloadBytesMax) {
     return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
   }
-  return Either.right({ records: events.length === 0 ? [] : [asRecord(events)], answers });
+  // The slots of duplicates dropped.
+  events.length = count;
+  return Either.right(count === 0 ? [] : [asRecord(events)]);
 };
 
 /**

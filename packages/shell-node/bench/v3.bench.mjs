@@ -15,17 +15,25 @@
  *    starts per second: 10,000 per 100 ms), so the ratio is the cost of checking them.
  *
  * Target, reported and not asserted: unique inserts at most 10% slower
- * than plain ones (ratio >= 0.90) at 1 and at 256 producers. Prints tables,
- * then one JSON line.
+ * than plain ones (ratio >= 0.90) at 1 and at 256 producers. Beside the
+ * rates, which a loaded machine moves, each insert case reports the CPU
+ * time per insert (`process.cpuUsage`, all threads) and the bytes
+ * allocated on the V8 heap per insert (the used heap's growth between
+ * collections, summed: `v8.GCProfiler`), which load moves far less. Prints
+ * tables, then one JSON line.
  *
  *   npx tsc -b packages/core packages/codec packages/client packages/shell-node
  *   node --expose-gc packages/shell-node/bench/v3.bench.mjs
  *
  * BENCH_ROUNDS (default 3) sets the rounds, BENCH_SECONDS (2) the length
- * of a case, BENCH_DURABILITY (Maximal) the durability. The data goes to
- * bench/tmp (TAY_BENCH_DIR to change it) and is removed at the end.
+ * of a case, BENCH_DURABILITY (Maximal) the durability, BENCH_PRODUCERS
+ * (1,256) the producer counts, BENCH_CLAIMS=0 skips the claims. ROOT runs
+ * another build's engine (its packages/shell-node/dist) for A/B runs of two
+ * builds with the same bench. The data goes to bench/tmp (TAY_BENCH_DIR to
+ * change it) and is removed at the end.
  */
-import { EnginePromises, Init, NodeDisk } from "../dist/index.js";
+import { resolve } from "node:path";
+import { GCProfiler, getHeapStatistics } from "node:v8";
 import { Effect } from "effect";
 import {
   formatNumber,
@@ -40,7 +48,13 @@ import {
   sleep,
 } from "./lib/common.mjs";
 
+const root = process.env.ROOT ?? resolve(new URL(".", import.meta.url).pathname, "../../..");
+const { EnginePromises, Init, NodeDisk } = await import(
+  `${root}/packages/shell-node/dist/index.js`
+);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const producerCounts = (process.env.BENCH_PRODUCERS ?? "1,256").split(",").map(Number);
+const withClaims = process.env.BENCH_CLAIMS !== "0";
 const caseSeconds = Number(process.env.BENCH_SECONDS ?? 2);
 const durability = process.env.BENCH_DURABILITY ?? "Maximal";
 const args = makeArgs();
@@ -73,23 +87,54 @@ const insertVariants = {
 };
 
 /** `producers` each awaiting one insert after another for `caseSeconds`: inserts/s. */
-const insertCase = async (variant, producers) => {
+const insertCase = async (variant, producers, seconds = caseSeconds) => {
   const { engine, close } = await freshEngine(`v3-insert-${variant}-${producers}`);
   const job = insertVariants[variant];
   let next = 0;
   let duplicates = 0;
-  const deadline = now() + caseSeconds * 1000;
-  const started = now();
+  const deadline = now() + seconds * 1000;
   const producer = async () => {
     while (now() < deadline) {
       const answer = await engine.insert(job(next++));
       if (answer.duplicate === true) duplicates += 1;
     }
   };
+  const allocated = allocationCounter();
+  const cpu = process.cpuUsage();
+  const started = now();
   await Promise.all(Array.from({ length: producers }, producer));
-  const seconds = (now() - started) / 1000;
+  const elapsed = (now() - started) / 1000;
+  const { user, system } = process.cpuUsage(cpu);
+  const bytes = allocated();
   await close();
-  return { perSecond: next / seconds, duplicates: duplicates / Math.max(1, next) };
+  return {
+    perSecond: next / elapsed,
+    duplicates: duplicates / Math.max(1, next),
+    cpuMicros: (user + system) / next,
+    bytes: bytes / next,
+  };
+};
+
+/**
+ * Bytes allocated on the V8 heap from now to the call of what it returns:
+ * the growth of the used heap between collections (each collection's
+ * "before" less the previous one's "after"), plus the growth since the last.
+ */
+const allocationCounter = () => {
+  const profiler = new GCProfiler();
+  profiler.start();
+  const start = getHeapStatistics().used_heap_size;
+  return () => {
+    const end = getHeapStatistics().used_heap_size;
+    const { statistics } = profiler.stop();
+    let bytes = 0;
+    let after = start;
+    for (const collection of statistics) {
+      bytes += collection.beforeGC.heapStatistics.usedHeapSize - after;
+      after = collection.afterGC.heapStatistics.usedHeapSize;
+    }
+    return bytes + end - after;
+  };
 };
 
 // ---------------------------------------------------------------- 2. claims
@@ -130,8 +175,11 @@ const claimCase = async (variant) => {
 
 // ---------------------------------------------------------------- run
 const results = { inserts: {}, claims: {} };
-for (const producers of [1, 256]) {
-  const perRound = { plain: [], unique: [], ratio: [] };
+// Unmeasured: the first cases would otherwise pay for compiling the engine.
+for (const variant of ["plain", "unique"]) await insertCase(variant, 256, 1);
+for (const producers of producerCounts) {
+  const perRound = { plain: [], unique: [], ratio: [], cpu: { plain: [], unique: [] } };
+  const bytes = { plain: [], unique: [] };
   for (let round = 0; round < rounds; round += 1) {
     // Alternate which variant goes first.
     const order = round % 2 === 0 ? ["plain", "unique"] : ["unique", "plain"];
@@ -141,15 +189,21 @@ for (const producers of [1, 256]) {
     perRound.unique.push(measured.unique.perSecond);
     perRound.ratio.push(measured.unique.perSecond / measured.plain.perSecond);
     perRound.duplicates = measured.unique.duplicates;
+    for (const variant of order) {
+      perRound.cpu[variant].push(measured[variant].cpuMicros);
+      bytes[variant].push(measured[variant].bytes);
+    }
   }
   results.inserts[producers] = {
     plain: median(perRound.plain),
     unique: median(perRound.unique),
     ratio: median(perRound.ratio),
     duplicateShare: perRound.duplicates,
+    cpuMicrosPerInsert: { plain: median(perRound.cpu.plain), unique: median(perRound.cpu.unique) },
+    bytesPerInsert: { plain: median(bytes.plain), unique: median(bytes.unique) },
   };
 }
-{
+if (withClaims) {
   const perRound = { unlimited: [], limited: [], ratio: [], emptyClaims: 0 };
   for (let round = 0; round < rounds; round += 1) {
     const order = round % 2 === 0 ? ["unlimited", "limited"] : ["limited", "unlimited"];
@@ -172,23 +226,34 @@ for (const producers of [1, 256]) {
 
 console.log(`\nEvent v3 costs (${durability}, ${rounds} rounds of ${caseSeconds} s, medians)`);
 printTable([
-  ["inserts", "plain/s", "unique/s", "unique ÷ plain", `target >= ${target}`],
+  [
+    "inserts",
+    "plain/s",
+    "unique/s",
+    "unique ÷ plain",
+    `target >= ${target}`,
+    "CPU µs/insert plain, unique",
+    "bytes/insert plain, unique",
+  ],
   ...Object.entries(results.inserts).map(([producers, row]) => [
     `${producers} producer(s)`,
     formatNumber(row.plain),
     formatNumber(row.unique),
     formatRatio(row.ratio),
     row.ratio >= target ? "met" : "missed",
+    `${row.cpuMicrosPerInsert.plain.toFixed(1)}, ${row.cpuMicrosPerInsert.unique.toFixed(1)}`,
+    `${row.bytesPerInsert.plain.toFixed(0)}, ${row.bytesPerInsert.unique.toFixed(0)}`,
   ]),
 ]);
 console.log("");
-printTable([
-  ["claims", "unlimited jobs/s", "limited jobs/s", "limited ÷ unlimited"],
-  [
-    `${claimWorkers} workers`,
-    formatNumber(results.claims.unlimited),
-    formatNumber(results.claims.limited),
-    formatRatio(results.claims.ratio),
-  ],
-]);
-console.log(JSON.stringify({ benchmark: "v3", durability, load: machineLoad(), ...results }));
+if (withClaims)
+  printTable([
+    ["claims", "unlimited jobs/s", "limited jobs/s", "limited ÷ unlimited"],
+    [
+      `${claimWorkers} workers`,
+      formatNumber(results.claims.unlimited),
+      formatNumber(results.claims.limited),
+      formatRatio(results.claims.ratio),
+    ],
+  ]);
+console.log(JSON.stringify({ benchmark: "v3", root, durability, load: machineLoad(), ...results }));

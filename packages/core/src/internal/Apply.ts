@@ -114,9 +114,27 @@ export const uniqueHolder = (
   jobId: number,
   at: number,
   periodMs: number | null,
+): number | undefined =>
+  holderAmong(store.uniqueHolders(queue, uniqueKey), store, storeJob, jobId, at, periodMs);
+
+const storeJob = (store: Pick<Store, "getJob">, jobId: number): Job.Job | undefined =>
+  store.getJob(jobId);
+
+/**
+ * `uniqueHolder`'s rule over a key's `holders` (ascending ids), each read
+ * with `getJob` from `source`: a decider passes its state and the index
+ * entry it looked up itself, with no store object built per lookup.
+ */
+export const holderAmong = <S>(
+  holders: ReadonlyArray<number>,
+  source: S,
+  getJob: (source: S, jobId: number) => Job.Job | undefined,
+  jobId: number,
+  at: number,
+  periodMs: number | null,
 ): number | undefined => {
-  for (const holderId of store.uniqueHolders(queue, uniqueKey)) {
-    const holder = store.getJob(holderId);
+  for (const holderId of holders) {
+    const holder = getJob(source, holderId);
     if (holder === undefined || holderId === jobId) continue;
     if (!isTerminal(holder.state)) return holderId;
     if (periodMs !== null && holder.finishedAt !== null && holder.finishedAt >= at - periodMs) {
@@ -125,6 +143,17 @@ export const uniqueHolder = (
   }
   return undefined;
 };
+
+/**
+ * `insertRefusal` for a (1,1) or a (1,3): the fields and the order, which
+ * read nothing of the store but its last_job_id. A (1,3)'s unique key is
+ * the one part that reads more: its decider looks it up with the fold's
+ * own rule (`holderAmong`), and the fold checks it again.
+ */
+export const pendingInsertRefusal = (
+  lastJobId: number,
+  event: JobInserted | JobInsertedV3,
+): HistoryReason | undefined => checkInsertedFields(event) ?? orderRefusal(lastJobId, event);
 
 const uniqueRefusal = (
   store: Store,

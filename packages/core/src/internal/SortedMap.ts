@@ -148,6 +148,16 @@ const splitIfFull = <K, V>(node: Node<K, V>, outcome: Outcome<K, V>, edit: Edit 
   }
 };
 
+/**
+ * `list.splice(at, 0, item)` without the empty list of removed items that
+ * `splice` makes on every call (one per index update of every command).
+ */
+const insertAt = <T>(list: Array<T>, at: number, item: T): void => {
+  list.push(item);
+  for (let index = list.length - 1; index > at; index--) list[index] = list[index - 1] as T;
+  list[at] = item;
+};
+
 const insertInLeaf = <K, V>(
   node: Leaf<K, V>,
   key: K,
@@ -164,8 +174,8 @@ const insertInLeaf = <K, V>(
     return target;
   }
   outcome.changed = true;
-  target.keys.splice(at, 0, key);
-  target.values.splice(at, 0, value);
+  insertAt(target.keys, at, key);
+  insertAt(target.values, at, value);
   target.size++;
   splitIfFull(target, outcome, edit);
   return target;
@@ -194,8 +204,8 @@ const insert = <K, V>(
   target.keys[at] = minKey(next);
   if (outcome.changed) target.size++;
   if (split !== null) {
-    target.children.splice(at + 1, 0, split);
-    target.keys.splice(at + 1, 0, minKey(split));
+    insertAt(target.children, at + 1, split);
+    insertAt(target.keys, at + 1, minKey(split));
   }
   splitIfFull(target, outcome, edit);
   return target;

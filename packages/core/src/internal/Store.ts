@@ -621,7 +621,11 @@ export class Draft implements Store {
     const reuse = last !== undefined && last.queue === queue && last.uniqueKey === uniqueKey;
     const key = reuse ? last.key : uniqueIndexKey(queue, uniqueKey);
     const holders = reuse ? last.holders : (this.unique.get(key) ?? noIds);
-    this.unique = this.unique.set(key, [...holders, jobId], this.edit);
+    // Built to its length: a spread grows a list of 17 slots for one id.
+    const next = new Array<number>(holders.length + 1);
+    for (let index = 0; index < holders.length; index++) next[index] = holders[index] ?? 0;
+    next[holders.length] = jobId;
+    this.unique = this.unique.set(key, next, this.edit);
   }
 
   getSchedule(scheduleId: string): Schedule | undefined {

@@ -13,9 +13,13 @@
  * later: before the next command of the drain that is not an insert, or,
  * for those at the end of a drain, once the drain's write has been handed
  * to the disk (docs/engine.md, "fold inserts once their write is handed
- * over").
+ * over"). Inserts with unique keys too: they decide against the folded
+ * state and the keys of the drain's inserts not folded yet
+ * (`Decide.insertJobsPending`, checked by `Decide.checkPendingInserts`); a
+ * duplicate waits in the same line, and is answered once the job it names
+ * is folded.
  */
-import { Commands, Decide, Evolve, Query, type State } from "@tay/core";
+import { Commands, Decide, type Event, Evolve, Query, type State } from "@tay/core";
 import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
@@ -155,8 +159,11 @@ class Drain<K extends Log.Kind> {
   private ridersList: Array<Pending<Failure<K>>> | undefined;
   // The records of accepted commands already in `run` (for a replay)...
   private folded: Array<Decide.Decision> | undefined;
-  // ...and those of accepted inserts that are not, in order.
+  // ...and those of accepted inserts that are not, in order (a duplicate
+  // insert among them with no records: answered once its holder is folded).
   private backlog: Array<Unfolded<Failure<K>>> = [];
+  // The unique keys of the inserts in `backlog` by queue, and the job holding each.
+  private pendingKeys: Map<string, Map<string, number>> | undefined;
   /** The records to append: the first command's own prepared list, then more appended to it. */
   records: Array<Batch.PendingRecord> = [];
   bytes = 0;
@@ -201,17 +208,16 @@ class Drain<K extends Log.Kind> {
   add(request: Pending<Failure<K>>): void {
     if (request.cancelled) return;
     const { command } = request;
-    // Only inserts decide from last_job_id alone; anything else sees the
-    // inserts before it folded.
-    // Inserts with schema-3 fields decide against the state (unique keys).
-    const fromLastId = command._tag === "InsertJobs" && !Decide.insertUsesV3(command);
+    // Only inserts decide without the inserts before them folded (from
+    // last_job_id, and the keys of the backlog); anything else sees them folded.
+    const fromLastId = command._tag === "InsertJobs";
     if (!fromLastId && this.backlog.length > 0) this.foldBacklog();
     try {
       if (request.waiting !== undefined) {
         if (!this.claimWaiting(request, request.waiting, command.now, true)) {
           this.parkingList = pushed(this.parkingList, request);
         }
-      } else if (command._tag === "InsertJobs" && fromLastId) this.insert(request, command);
+      } else if (command._tag === "InsertJobs") this.insert(request, command);
       else this.decideAndFold(request, command);
     } catch (defect) {
       // A throwing decider or fold is a bug: its caller dies, the drain
@@ -228,6 +234,11 @@ class Drain<K extends Log.Kind> {
    */
   foldBacklog(): void {
     for (const { request, events } of this.backlog) {
+      // A duplicate: its answer reads the job it names, folded by now.
+      if (events.length === 0) {
+        request.accept(this.state, events);
+        continue;
+      }
       const next = this.run.evolveAll(events);
       if (next._tag === "Left") {
         throw new Error(`checked inserts refused by the fold: ${next.left.reason._tag}`);
@@ -237,9 +248,14 @@ class Drain<K extends Log.Kind> {
       this.folded = pushed(this.folded, events);
     }
     this.backlog = [];
+    this.pendingKeys = undefined;
   }
 
   private insert(request: Pending<Failure<K>>, command: Commands.InsertJobs): void {
+    if (Decide.insertUsesV3(command)) {
+      this.insertKeyed(request, command);
+      return;
+    }
     const events = recordsOf(request, Decide.insertJobsAfter(this.lastJobId, command));
     if (events === undefined) return;
     const checked = checkedInserts(this.lastJobId, events);
@@ -252,6 +268,61 @@ class Drain<K extends Log.Kind> {
     this.take(request, prepared);
     this.lastJobId = checked;
     this.backlog.push({ request, events });
+  }
+
+  /**
+   * An insert with schema-3 fields, decided against the state and the keys
+   * of the backlog, queued unfolded as a plain insert is. A duplicate
+   * appends nothing: a rider, answered in its turn of the backlog (the job
+   * it names may be in it).
+   */
+  private insertKeyed(request: Pending<Failure<K>>, command: Commands.InsertJobs): void {
+    const { state, lastJobId, pendingKeys } = this;
+    const events = recordsOf(
+      request,
+      Decide.insertJobsPending(state, lastJobId, pendingKeys, command),
+    );
+    if (events === undefined) return;
+    if (events.length === 0) {
+      this.ridersList = pushed(this.ridersList, request);
+      if (this.backlog.length === 0) request.accept(state, events);
+      else this.backlog.push({ request, events });
+      return;
+    }
+    let last = lastJobId;
+    for (const event of events) {
+      const checked = Decide.checkPendingInserts(last, event);
+      if (typeof checked !== "number") {
+        request.die(new Error(`decider produced an illegal record: ${checked}`));
+        return;
+      }
+      last = checked;
+    }
+    const prepared = this.admitted(request, events);
+    if (prepared === undefined) return;
+    this.take(request, prepared);
+    this.lastJobId = last;
+    this.pendKeys(events);
+    this.backlog.push({ request, events });
+  }
+
+  // The unique keys `events` (accepted inserts) hold from now on.
+  private pendKeys(events: Decide.Decision): void {
+    for (const event of events) {
+      if (event._tag === "Mutation") for (const member of event.events) this.pendKey(member);
+      else this.pendKey(event);
+    }
+  }
+
+  private pendKey(event: Event.Event): void {
+    if (event._tag !== "JobInsertedV3" || event.uniqueKey === null) return;
+    this.pendingKeys ??= new Map();
+    let keys = this.pendingKeys.get(event.queue);
+    if (keys === undefined) {
+      keys = new Map();
+      this.pendingKeys.set(event.queue, keys);
+    }
+    keys.set(event.uniqueKey, event.jobId);
   }
 
   private decideAndFold(request: Pending<Failure<K>>, command: Commands.Command): void {

@@ -47,6 +47,18 @@ const identityOf = <K extends Log.Kind>(log: Log.Log<K>) =>
 /** Which jobs a listing wants (as the engine's `jobs` query). */
 export type JobsFilter = JobFilter;
 
+const isInsert = (event: Event.Event): boolean =>
+  event._tag === "JobInserted" || event._tag === "JobInsertedV3";
+
+/** True when every record inserts jobs and does nothing else. */
+const insertsOnly = (records: ReadonlyArray<Event.Event>): boolean => {
+  for (const record of records) {
+    if (isInsert(record)) continue;
+    if (record._tag !== "Mutation" || !record.events.every(isInsert)) return false;
+  }
+  return true;
+};
+
 /** The index of an engine over a lean state, and its background writer. */
 export class Indexing {
   #index: TerminalIndex.TerminalIndex;
@@ -95,6 +107,8 @@ export class Indexing {
 
   /** After a commit: what `records` let go of on `before` is written in the background. */
   committed(before: State.State, records: ReadonlyArray<Event.Event>): void {
+    // Inserts alone let go of nothing, and `leaving` would build a job record per insert to find that.
+    if (insertsOnly(records)) return;
     const left = Evolve.leaving(before, records);
     if (left.jobs.length === 0 && left.results.length === 0) return;
     for (const job of left.jobs) this.#pending.set(job.jobId, job);
