@@ -48,6 +48,7 @@ import {
   segmentFooterBytes,
 } from "./codec.js";
 import { Exclusive } from "./exclusive.js";
+import * as InlineWrite from "./inlineWrite.js";
 import { rollBack } from "./rollback.js";
 import { createSegment } from "./segmentCreate.js";
 import { decide } from "./flushDecision.js";
@@ -105,6 +106,8 @@ export interface Writer {
    * Grows up to `scratchBytesMax`; a larger batch gets its own.
    */
   scratch: Uint8Array;
+  /** The durable writes made on the caller's thread (`inlineWrite.ts`), and when the next may be. */
+  readonly inline: InlineWrite.InlineRecord;
   // Bound once: the direct path schedules and answers without a closure per batch.
   readonly writeDirect: () => void;
   readonly onWritten: (error: DiskError | undefined, count: number) => void;
@@ -131,6 +134,7 @@ export const make = (
     context,
     now,
     scratch: new Uint8Array(4096),
+    inline: InlineWrite.makeRecord(),
     writeDirect: () => writeDirect(writer),
     onWritten: (error, count) => {
       try {
@@ -681,9 +685,12 @@ const directBatch = (writer: Writer): void => {
 };
 
 /**
- * Writes what is left of the current batch: through the handle's
- * `write.now` (answered by `onWritten`, perhaps before it returns), or its
- * `write` run by `runRare` for a handle without one.
+ * Writes what is left of the current batch: on the caller's thread when
+ * `inlineWrite.ts` allows it (a small durable batch, nothing behind it),
+ * else through the handle's `write.now` (answered by `onWritten`, perhaps
+ * before it returns), or its `write` run by `runRare` for a handle
+ * without one. Every way answers through `onWritten` only once the write
+ * has returned.
  */
 const writeRest = (writer: Writer): void => {
   const { buffer, active, written } = writer.current;
@@ -691,8 +698,20 @@ const writeRest = (writer: Writer): void => {
   const { handle } = active;
   const rest = written === 0 ? buffer : buffer.subarray(written);
   const position = active.segment.size + written;
+  const durableOnReturn = writer.state.options.durability === "Maximal" && handle.dataSync;
+  const inline = handle.write.inline;
+  if (inline !== undefined && inlineAllowed(writer, durableOnReturn, rest.length)) {
+    const started = performance.now();
+    const outcome = inline(position, rest);
+    InlineWrite.note(writer.inline, started, performance.now());
+    if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
+    else writer.onWritten(outcome.left, 0);
+    return;
+  }
   const now = handle.write.now;
   if (now !== undefined) {
+    // A durable write in the pool is timed: a fast one lets the inline path back.
+    if (durableOnReturn) InlineWrite.notePoolStart(writer.inline, performance.now());
     now(position, rest, writer.onWritten);
     return;
   }
@@ -703,8 +722,17 @@ const writeRest = (writer: Writer): void => {
   );
 };
 
+/** Whether this part of the current batch is written on the caller's thread (`inlineWrite.ts`). */
+const inlineAllowed = (writer: Writer, durableOnReturn: boolean, bytes: number): boolean =>
+  InlineWrite.mayInline(writer.inline, {
+    durableOnReturn,
+    bytes,
+    pendingRecords: writer.state.pending.length,
+  });
+
 /** A write of the current batch returned: the next part, the failure, or the batch's end. */
 const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
+  InlineWrite.notePoolEnd(writer.inline, performance.now());
   const { current } = writer;
   const { active } = current;
   if (active === undefined) return;
