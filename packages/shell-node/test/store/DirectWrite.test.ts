@@ -10,7 +10,9 @@
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Either, type Scope } from "effect";
 import { DiskError, type DiskService, type FileHandle, type Write } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Init from "../../src/store/Init.js";
 import * as Projection from "../../src/log/Projection.js";
 import * as Store from "../../src/store/Store.js";
@@ -30,6 +32,10 @@ interface WriteCounts {
   throwNow: boolean;
   /** While set, `write.inline` fails with EIO and writes nothing. */
   failInline: boolean;
+  /** An inline write was made in this turn of the event loop (cleared at the next check phase). */
+  inlineThisTurn: boolean;
+  /** Inline writes made in a turn that had one already. */
+  inlineSameTurn: number;
 }
 
 const planted = (path: string): DiskError =>
@@ -41,6 +47,7 @@ const planted = (path: string): DiskError =>
  */
 const splitCounting = (
   inlineWrites = false,
+  base: DiskService = NodeDisk.make,
 ): { readonly service: DiskService; readonly counts: WriteCounts } => {
   const counts: WriteCounts = {
     effectWrites: 0,
@@ -50,6 +57,8 @@ const splitCounting = (
     failNow: false,
     throwNow: false,
     failInline: false,
+    inlineThisTurn: false,
+    inlineSameTurn: 0,
   };
   const wrap = (handle: FileHandle): FileHandle => {
     const inner = handle.write;
@@ -61,47 +70,46 @@ const splitCounting = (
           counts.effectWrites += 1;
           return inner(position, bytes);
         }),
-      now === undefined
-        ? {}
-        : {
-            now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
-              counts.nowWrites += 1;
-              if (counts.throwNow) throw new Error("planted defect");
-              if (counts.failNow) {
-                done(
-                  new DiskError({
-                    operation: "write",
-                    path: handle.path,
-                    code: "EIO",
-                    detail: "planted",
-                  }),
-                  0,
-                );
-                return;
-              }
-              now(position, bytes, done);
-            },
-            ...(inline === undefined || !inlineWrites
-              ? {}
-              : {
-                  inline: (position: number, bytes: Uint8Array) => {
-                    counts.inlineWrites += 1;
-                    if (counts.failInline) return Either.left(planted(handle.path));
-                    const outcome = inline(position, bytes);
-                    const until = performance.now() + counts.slowInlineMs;
-                    while (performance.now() < until) {
-                      // A slow device: the caller's thread waits.
-                    }
-                    return outcome;
-                  },
-                }),
-          },
+      {
+        ...(now === undefined
+          ? {}
+          : {
+              now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
+                counts.nowWrites += 1;
+                if (counts.throwNow) throw new Error("planted defect");
+                if (counts.failNow) {
+                  done(planted(handle.path), 0);
+                  return;
+                }
+                now(position, bytes, done);
+              },
+            }),
+        ...(inline === undefined || !inlineWrites
+          ? {}
+          : {
+              inline: (position: number, bytes: Uint8Array) => {
+                counts.inlineWrites += 1;
+                if (counts.failInline) return Either.left(planted(handle.path));
+                if (counts.inlineThisTurn) counts.inlineSameTurn += 1;
+                counts.inlineThisTurn = true;
+                setImmediate(() => {
+                  counts.inlineThisTurn = false;
+                });
+                const outcome = inline(position, bytes);
+                const until = performance.now() + counts.slowInlineMs;
+                while (performance.now() < until) {
+                  // A slow device: the caller's thread waits.
+                }
+                return outcome;
+              },
+            }),
+      },
     );
     return { ...handle, write };
   };
   const service: DiskService = {
-    ...NodeDisk.make,
-    open: (file, mode, options) => Effect.map(NodeDisk.make.open(file, mode, options), wrap),
+    ...base,
+    open: (file, mode, options) => Effect.map(base.open(file, mode, options), wrap),
   };
   return { service, counts };
 };
@@ -337,5 +345,28 @@ describe("durable writes on the caller's thread", () => {
       );
       expect(yield* reopenedCount(directory)).toBe(1);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("makes at most one inline write per turn of the event loop", () =>
+    Effect.gen(function* () {
+      const inlineWanted = 50;
+      // The fault disk's writes are microseconds once warm (a slow first one holds the inline path
+      // off for a while, so the loop runs until enough were inline, within a bound).
+      const { service, counts } = splitCounting(true, FaultDisk.make());
+      // The engine's promise face, awaited one insert after another: each answer issues the next
+      // insert in a microtask, so without the rule the loop would never turn.
+      yield* Effect.promise(async () => {
+        const engine = await EnginePromises.open("/data", {
+          createIfMissing: true,
+          disk: diskLayer(service),
+        });
+        for (let index = 0; index < 2000 && counts.inlineWrites < inlineWanted; index++) {
+          await engine.insert({ worker: "W", queue: "q", args: { index } });
+        }
+        await engine.close();
+      });
+      expect(counts.inlineWrites).toBeGreaterThanOrEqual(inlineWanted);
+      expect(counts.inlineSameTurn).toBe(0);
+    }),
   );
 });

@@ -20,8 +20,14 @@
  *   until a write there takes at most `inlineSlowMs` again (measured from
  *   the hand-off to the answer on the loop, which only overstates it).
  *
+ * - at most one per turn of the event loop: a producer that awaits each
+ *   insert would otherwise chain write, answer, next insert and next write
+ *   in microtasks and never let the loop turn; a second inline write in a
+ *   turn waits for the next check phase (`setImmediate`), so timers and
+ *   I/O run between any two.
+ *
  * The bound this gives the host's loop: it waits for at most one durable
- * write at a time, of at most 4 KiB, and for at most one write slower than
+ * write per turn, of at most 4 KiB, and for at most one write slower than
  * `inlineSlowMs` per `inlineHoldMs` (10 a second); how long that one write
  * takes is the device's (measured in docs/benchmarks.md).
  */
@@ -43,6 +49,8 @@ export interface InlineRecord {
   /** Durable writes go to the pool until this time (`performance.now()`, ms) and one there is fast again. */
   held: boolean;
   heldUntil: number;
+  /** An inline write was made in this turn of the event loop. */
+  turnUsed: boolean;
   /** When the durable write in the pool now was handed off (`performance.now()`, ms), or NaN. */
   poolStartedAt: number;
 }
@@ -54,6 +62,7 @@ export const makeRecord = (): InlineRecord => ({
   slowestMs: 0,
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
+  turnUsed: false,
   poolStartedAt: Number.NaN,
 });
 
@@ -66,12 +75,21 @@ export interface InlineInputs {
   readonly pendingRecords: number;
 }
 
-/** Whether this write is made on the caller's thread. */
+/** Whether this write may be made on the caller's thread (in this turn or the next). */
 export const mayInline = (record: InlineRecord, inputs: InlineInputs): boolean =>
   inputs.durableOnReturn &&
   inputs.bytes <= inlineBytesMax &&
   inputs.pendingRecords === 0 &&
   !record.held;
+
+/** Where a write goes: inline now, inline at the loop's next check phase, or the pool. */
+export type InlinePlan = "Now" | "NextTurn" | "Pool";
+
+/** `mayInline`, and at most one inline write per turn of the event loop. */
+export const plan = (record: InlineRecord, inputs: InlineInputs): InlinePlan => {
+  if (!mayInline(record, inputs)) return "Pool";
+  return record.turnUsed ? "NextTurn" : "Now";
+};
 
 /** Notes an inline write that ran from `started` to `ended` (ms). */
 export const note = (record: InlineRecord, started: number, ended: number): void => {

@@ -111,6 +111,10 @@ export interface Writer {
   // Bound once: the direct path schedules and answers without a closure per batch.
   readonly writeDirect: () => void;
   readonly onWritten: (error: DiskError | undefined, count: number) => void;
+  /** `writeRest` deferred to the loop's next check phase (a second inline write in a turn). */
+  readonly writeRest: () => void;
+  /** Marks the loop's turn over: the next inline write may be made at once. */
+  readonly nextTurn: () => void;
 }
 
 const resolved = Promise.resolve();
@@ -136,6 +140,16 @@ export const make = (
     scratch: new Uint8Array(4096),
     inline: InlineWrite.makeRecord(),
     writeDirect: () => writeDirect(writer),
+    writeRest: () => {
+      try {
+        writeRest(writer);
+      } catch (defect) {
+        stopOnDefect(writer, defect);
+      }
+    },
+    nextTurn: () => {
+      writer.inline.turnUsed = false;
+    },
     onWritten: (error, count) => {
       try {
         onDirectWritten(writer, error, count);
@@ -700,18 +714,27 @@ const writeRest = (writer: Writer): void => {
   const position = active.segment.size + written;
   const durableOnReturn = writer.state.options.durability === "Maximal" && handle.dataSync;
   const inline = handle.write.inline;
-  if (inline !== undefined && inlineAllowed(writer, durableOnReturn, rest.length)) {
+  const plan = inline === undefined ? "Pool" : inlinePlan(writer, durableOnReturn, rest.length);
+  if (plan === "NextTurn") {
+    // The loop turns first (timers, I/O), then this batch is written inline or not.
+    setImmediate(writer.writeRest);
+    return;
+  }
+  if (inline !== undefined && plan === "Now") {
+    const record = writer.inline;
+    record.turnUsed = true;
+    setImmediate(writer.nextTurn);
     const started = performance.now();
     const outcome = inline(position, rest);
-    InlineWrite.note(writer.inline, started, performance.now());
+    InlineWrite.note(record, started, performance.now());
     if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
     else writer.onWritten(outcome.left, 0);
     return;
   }
+  // A durable write handed off is timed: a fast one lets the inline path back.
+  if (durableOnReturn) InlineWrite.notePoolStart(writer.inline, performance.now());
   const now = handle.write.now;
   if (now !== undefined) {
-    // A durable write in the pool is timed: a fast one lets the inline path back.
-    if (durableOnReturn) InlineWrite.notePoolStart(writer.inline, performance.now());
     now(position, rest, writer.onWritten);
     return;
   }
@@ -722,9 +745,13 @@ const writeRest = (writer: Writer): void => {
   );
 };
 
-/** Whether this part of the current batch is written on the caller's thread (`inlineWrite.ts`). */
-const inlineAllowed = (writer: Writer, durableOnReturn: boolean, bytes: number): boolean =>
-  InlineWrite.mayInline(writer.inline, {
+/** Where this part of the current batch is written (`inlineWrite.ts`). */
+const inlinePlan = (
+  writer: Writer,
+  durableOnReturn: boolean,
+  bytes: number,
+): InlineWrite.InlinePlan =>
+  InlineWrite.plan(writer.inline, {
     durableOnReturn,
     bytes,
     pendingRecords: writer.state.pending.length,

@@ -1,7 +1,8 @@
 // Proves the rule for durable writes on the caller's thread (docs/disk.md, "Durable writes on the
 // caller's thread"): only a write that is durable when it returns, of at most one page, with
 // nothing pending behind it, and not while held; a slow inline write holds the path off for at
-// least `inlineHoldMs` and until a write in the pool is fast again. Pure, times passed in.
+// least `inlineHoldMs` and until a write in the pool is fast again; a second inline write in one
+// turn of the event loop waits for the next. Pure, times passed in.
 import { describe, expect, it } from "@effect/vitest";
 import * as InlineWrite from "../../../src/store/internal/inlineWrite.js";
 
@@ -47,5 +48,15 @@ describe("the inline write rule", () => {
     InlineWrite.notePoolStart(record, afterHold + 20);
     InlineWrite.notePoolEnd(record, afterHold + 20.5);
     expect(InlineWrite.mayInline(record, small)).toBe(true);
+  });
+
+  it("plans at most one inline write per turn of the loop", () => {
+    const record = InlineWrite.makeRecord();
+    expect(InlineWrite.plan(record, small)).toBe("Now");
+    record.turnUsed = true;
+    expect(InlineWrite.plan(record, small)).toBe("NextTurn");
+    expect(InlineWrite.plan(record, { ...small, pendingRecords: 1 })).toBe("Pool");
+    record.held = true;
+    expect(InlineWrite.plan(record, small)).toBe("Pool");
   });
 });
