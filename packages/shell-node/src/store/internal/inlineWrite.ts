@@ -16,9 +16,13 @@
  *   goes to the pool, its rest right behind it);
  * - not after an inline write that took more than `inlineSlowMs`: a disk
  *   that is slow now (writeback, another process's syncs, a failing
- *   device) is given to the pool for at least `inlineHoldMs`, and then
- *   until a write there takes at most `inlineSlowMs` again (measured from
- *   the hand-off to the answer on the loop, which only overstates it).
+ *   device) is given to the pool for at least a hold, and then until a
+ *   write there takes at most `inlineSlowMs` again (measured from the
+ *   hand-off to the answer on the loop, which only overstates it). The
+ *   hold starts at `inlineHoldMs` and doubles with each slow inline write
+ *   up to `inlineHoldMsMax`, back to the start after `fastWritesToReset`
+ *   fast inline writes in a row: a disk that stays slow stalls the loop
+ *   ever more rarely.
  *
  * - at most one per turn of the event loop: a producer that awaits each
  *   insert would otherwise chain write, answer, next insert and next write
@@ -28,8 +32,9 @@
  *
  * The bound this gives the host's loop: it waits for at most one durable
  * write per turn, of at most 4 KiB, and for at most one write slower than
- * `inlineSlowMs` per `inlineHoldMs` (10 a second); how long that one write
- * takes is the device's (measured in docs/benchmarks.md).
+ * `inlineSlowMs` per hold (10 a second at most, fewer while the disk
+ * stays slow); how long that one write takes is the device's (measured in
+ * docs/benchmarks.md).
  */
 
 /** The largest batch written inline: one 4 KiB page. */
@@ -38,8 +43,14 @@ export const inlineBytesMax = 4096;
 /** An inline write that took longer than this holds the inline path off. */
 export const inlineSlowMs = 2;
 
-/** The least time a slow inline write holds the inline path off. */
+/** The first hold after a slow inline write. */
 export const inlineHoldMs = 100;
+
+/** The longest hold: the disk is probed again at least this often. */
+export const inlineHoldMsMax = 6400;
+
+/** Fast inline writes in a row after which the hold is back to `inlineHoldMs`. */
+export const fastWritesToReset = 64;
 
 /** The inline writes made by one writer: how many, how many were slow, the slowest. */
 export interface InlineRecord {
@@ -49,6 +60,10 @@ export interface InlineRecord {
   /** Durable writes go to the pool until this time (`performance.now()`, ms) and one there is fast again. */
   held: boolean;
   heldUntil: number;
+  /** The hold the next slow inline write sets. */
+  holdMs: number;
+  /** Fast inline writes since the last slow one. */
+  fastInARow: number;
   /** An inline write was made in this turn of the event loop. */
   turnUsed: boolean;
   /** When the durable write in the pool now was handed off (`performance.now()`, ms), or NaN. */
@@ -62,6 +77,8 @@ export const makeRecord = (): InlineRecord => ({
   slowestMs: 0,
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
+  holdMs: inlineHoldMs,
+  fastInARow: 0,
   turnUsed: false,
   poolStartedAt: Number.NaN,
 });
@@ -99,8 +116,13 @@ export const note = (record: InlineRecord, started: number, ended: number): void
   if (tookMs > inlineSlowMs) {
     record.slow += 1;
     record.held = true;
-    record.heldUntil = ended + inlineHoldMs;
+    record.heldUntil = ended + record.holdMs;
+    record.holdMs = Math.min(record.holdMs * 2, inlineHoldMsMax);
+    record.fastInARow = 0;
+    return;
   }
+  record.fastInARow += 1;
+  if (record.fastInARow >= fastWritesToReset) record.holdMs = inlineHoldMs;
 };
 
 /** Notes that a durable write was handed to the pool at `started` (ms). */

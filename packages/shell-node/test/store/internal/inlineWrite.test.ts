@@ -59,4 +59,23 @@ describe("the inline write rule", () => {
     record.held = true;
     expect(InlineWrite.plan(record, small)).toBe("Pool");
   });
+
+  it("doubles the hold while the disk stays slow, and starts over after a run of fast writes", () => {
+    const record = InlineWrite.makeRecord();
+    const slow = InlineWrite.inlineSlowMs + 1;
+    const holds: Array<number> = [];
+    let time = 0;
+    for (let index = 0; index < 10; index++) {
+      InlineWrite.note(record, time, time + slow);
+      holds.push(record.heldUntil - (time + slow));
+      time = record.heldUntil + 1;
+      record.held = false;
+    }
+    expect(holds).toEqual([100, 200, 400, 800, 1600, 3200, 6400, 6400, 6400, 6400]);
+    for (let index = 0; index < InlineWrite.fastWritesToReset; index++) {
+      InlineWrite.note(record, time, time + 0.3);
+    }
+    InlineWrite.note(record, time, time + slow);
+    expect(record.heldUntil - (time + slow)).toBe(InlineWrite.inlineHoldMs);
+  });
 });
