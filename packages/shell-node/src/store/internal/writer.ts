@@ -119,6 +119,16 @@ export interface Writer {
 
 const resolved = Promise.resolve();
 
+/**
+ * Runs `run` after the loop's next poll (Node's and Bun's check phase); a
+ * runtime without `setImmediate` gets a zero timer, which also lets the
+ * loop turn first.
+ */
+const afterPoll = (run: () => void): void => {
+  if (typeof globalThis.setImmediate === "function") globalThis.setImmediate(run);
+  else setTimeout(run, 0);
+};
+
 /** The largest batch laid out in the writer's reused buffer. */
 export const scratchBytesMax = 1024 * 1024;
 
@@ -717,13 +727,13 @@ const writeRest = (writer: Writer): void => {
   const plan = inline === undefined ? "Pool" : inlinePlan(writer, durableOnReturn, rest.length);
   if (plan === "NextTurn") {
     // The loop turns first (timers, I/O), then this batch is written inline or not.
-    setImmediate(writer.writeRest);
+    afterPoll(writer.writeRest);
     return;
   }
   if (inline !== undefined && plan === "Now") {
     const record = writer.inline;
     record.turnUsed = true;
-    setImmediate(writer.nextTurn);
+    afterPoll(writer.nextTurn);
     const started = performance.now();
     const outcome = inline(position, rest);
     InlineWrite.note(record, started, performance.now());
