@@ -134,6 +134,16 @@ export interface Write {
    * fail writes) drops it, and its writes then go through the wrapper.
    */
   readonly now?: (position: number, bytes: Uint8Array, done: WriteDone) => void;
+  /**
+   * The same write made on the caller's thread, answered when it returns:
+   * the count written, or the error. On a `dataSync` handle it returns only
+   * once the bytes are durable, so the caller's thread waits for the device:
+   * the store's writer calls it only for a small batch when nothing else is
+   * in flight, and stops calling it for a while after a slow one (its bound
+   * is stated and measured in docs/disk.md, "Durable writes on the caller's
+   * thread"). Optional, and carried by the write function like `now`.
+   */
+  readonly inline?: (position: number, bytes: Uint8Array) => Either.Either<number, DiskError>;
 }
 
 /** Reads up to `length` bytes at `position`; fewer only at end of file. */

@@ -266,6 +266,26 @@ const writeNow = (
 };
 
 /**
+ * `pwrite` on the caller's thread, whatever the handle (`Write.inline`): on
+ * an `O_DSYNC` descriptor it returns once the bytes are durable. The store's
+ * writer decides when the caller's thread may wait for the device. A
+ * position or length that is not a byte count throws, as in `writeNow`.
+ */
+const writeInlineNow = (
+  descriptor: Descriptor,
+  position: number,
+  bytes: Uint8Array,
+): Either.Either<number, DiskError> => {
+  const { path, fd } = descriptor;
+  if (!isByteCount(position) || !isByteCount(bytes.length)) {
+    throw new Error(`${path}: position ${position} and length ${bytes.length} must be byte counts`);
+  }
+  if (descriptor.closed) return Either.left(closedHandle("write", path));
+  const written = writeSyncOrError(path, fd, position, bytes);
+  return typeof written === "number" ? Either.right(written) : Either.left(written);
+};
+
+/**
  * `pread` on the caller's thread until `length` bytes or end of file
  * (`Read.now`). A position or length that is not a byte count is a
  * programmer error and throws, as in `writeNow`.
@@ -310,6 +330,7 @@ const makeFileHandle = (
     {
       now: (position: number, bytes: Uint8Array, done: WriteDone) =>
         writeNow(descriptor, inline, position, bytes, done),
+      inline: (position: number, bytes: Uint8Array) => writeInlineNow(descriptor, position, bytes),
     },
   );
   const read: Read = Object.assign(

@@ -3,13 +3,14 @@
 // DiskErrorCode (EXDEV of a link across file systems too), and describe rewrites the lock file in place. It runs on a fresh directory under
 // os.tmpdir() and spawns `node -e` children that try the same lock and print what happened.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { pbkdf2 } from "node:crypto";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "@effect/vitest";
-import { Effect } from "effect";
+import { Effect, Either, Fiber } from "effect";
 import * as Disk from "../../src/disk/Disk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 
@@ -123,6 +124,48 @@ describe("NodeDisk dataSync", () => {
         yield* handle.close();
       }
     }),
+  );
+});
+
+describe("NodeDisk write.inline", () => {
+  it.scopedLive(
+    "writes through the O_DSYNC descriptor on the caller's thread: the bytes are there when it returns",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const file = path.join(directory, "segment.tay");
+        const created = yield* NodeDisk.make.create(file, bytes("header"));
+        yield* created.close();
+        const dsync = (yield* Effect.promise(() => import("node:fs"))).constants.O_DSYNC;
+        const handle = yield* NodeDisk.make.open(file, "readWrite", { dataSync: true });
+        const inline = handle.write.inline;
+        expect(inline).toBeDefined();
+        // The thread pool is kept busy (libuv runs pbkdf2 there), so a write handed to it would
+        // still wait when the file is read just below.
+        const busy = Array.from({ length: 16 }, () =>
+          Effect.promise(
+            () =>
+              new Promise<void>((resolve) =>
+                pbkdf2("p", "s", 100_000, 32, "sha256", () => resolve()),
+              ),
+          ),
+        );
+        const pool = yield* Effect.fork(Effect.all(busy, { concurrency: "unbounded" }));
+        yield* Effect.sleep(5);
+        const outcome = inline?.(6, bytes("-record"));
+        // Read at once, before this fiber yields: an answer before the write returned fails here.
+        const contents = readFileSync(file, "utf8");
+        expect(outcome).toEqual(Either.right(7));
+        expect(contents).toBe("header-record");
+        const flags = yield* descriptorFlags(file);
+        expect(flags).toHaveLength(1);
+        expect((flags[0] ?? 0) & dsync).not.toBe(0);
+        yield* handle.close();
+        const closed = inline?.(13, bytes("!"));
+        expect(closed !== undefined && Either.isLeft(closed)).toBe(true);
+        expect(readFileSync(file, "utf8")).toBe("header-record");
+        yield* Fiber.join(pool);
+      }),
   );
 });
 

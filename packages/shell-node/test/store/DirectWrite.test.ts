@@ -4,66 +4,124 @@
 // write; the reused layout buffer leaves no byte of an earlier batch in a later one, across sizes
 // past its 1 MiB bound; a failed `write.now` takes the batch back and stops the writer. It runs
 // NodeDisk under a wrapper that counts the two kinds of write, and fails `write.now` on demand.
+// Under Maximal a lone small batch is written on the caller's thread (`write.inline`), a larger one
+// or one after a slow inline write through `write.now`, and the inline path comes back once the
+// hold passed and a pool write was fast (the wrapper makes inline writes slow on demand).
 import { describe, expect, it } from "@effect/vitest";
-import { Effect } from "effect";
+import { Effect, Either, type Scope } from "effect";
 import { DiskError, type DiskService, type FileHandle, type Write } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Init from "../../src/store/Init.js";
 import * as Projection from "../../src/log/Projection.js";
 import * as Store from "../../src/store/Store.js";
 import * as StoreOptions from "../../src/store/StoreOptions.js";
+import * as InlineWrite from "../../src/store/internal/inlineWrite.js";
 import { dataDirectory, diskLayer, inserted, nodeDisk } from "../support/store.js";
 
 interface WriteCounts {
   effectWrites: number;
   nowWrites: number;
+  inlineWrites: number;
+  /** While above 0, each inline write waits this long after it returned (a slow disk). */
+  slowInlineMs: number;
   /** While set, `write.now` fails with EIO and writes nothing. */
   failNow: boolean;
   /** While set, `write.now` throws (a bug below the writer). */
   throwNow: boolean;
+  /** While set, `write.inline` fails with EIO and writes nothing. */
+  failInline: boolean;
+  /** An inline write was made in this turn of the event loop (cleared at the next check phase). */
+  inlineThisTurn: boolean;
+  /** Inline writes made in a turn that had one already. */
+  inlineSameTurn: number;
 }
 
-/** NodeDisk whose segment handles count Effect writes and callback writes apart. */
-const splitCounting = (): { readonly service: DiskService; readonly counts: WriteCounts } => {
-  const counts: WriteCounts = { effectWrites: 0, nowWrites: 0, failNow: false, throwNow: false };
+const planted = (path: string): DiskError =>
+  new DiskError({ operation: "write", path, code: "EIO", detail: "planted" });
+
+/**
+ * NodeDisk whose segment handles count Effect writes and callback writes apart; with `inline`,
+ * they also offer `write.inline` (counted, and slow on demand).
+ */
+const splitCounting = (
+  inlineWrites = false,
+  base: DiskService = NodeDisk.make,
+): { readonly service: DiskService; readonly counts: WriteCounts } => {
+  const counts: WriteCounts = {
+    effectWrites: 0,
+    nowWrites: 0,
+    inlineWrites: 0,
+    slowInlineMs: 0,
+    failNow: false,
+    throwNow: false,
+    failInline: false,
+    inlineThisTurn: false,
+    inlineSameTurn: 0,
+  };
   const wrap = (handle: FileHandle): FileHandle => {
     const inner = handle.write;
     const now = inner.now;
+    const inline = inner.inline;
     const write: Write = Object.assign(
       (position: number, bytes: Uint8Array) =>
         Effect.suspend(() => {
           counts.effectWrites += 1;
           return inner(position, bytes);
         }),
-      now === undefined
-        ? {}
-        : {
-            now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
-              counts.nowWrites += 1;
-              if (counts.throwNow) throw new Error("planted defect");
-              if (counts.failNow) {
-                done(
-                  new DiskError({
-                    operation: "write",
-                    path: handle.path,
-                    code: "EIO",
-                    detail: "planted",
-                  }),
-                  0,
-                );
-                return;
-              }
-              now(position, bytes, done);
-            },
-          },
+      {
+        ...(now === undefined
+          ? {}
+          : {
+              now: (position: number, bytes: Uint8Array, done: Parameters<typeof now>[2]) => {
+                counts.nowWrites += 1;
+                if (counts.throwNow) throw new Error("planted defect");
+                if (counts.failNow) {
+                  done(planted(handle.path), 0);
+                  return;
+                }
+                now(position, bytes, done);
+              },
+            }),
+        ...(inline === undefined || !inlineWrites
+          ? {}
+          : {
+              inline: (position: number, bytes: Uint8Array) => {
+                counts.inlineWrites += 1;
+                if (counts.failInline) return Either.left(planted(handle.path));
+                if (counts.inlineThisTurn) counts.inlineSameTurn += 1;
+                counts.inlineThisTurn = true;
+                setImmediate(() => {
+                  counts.inlineThisTurn = false;
+                });
+                const outcome = inline(position, bytes);
+                const until = performance.now() + counts.slowInlineMs;
+                while (performance.now() < until) {
+                  // A slow device: the caller's thread waits.
+                }
+                return outcome;
+              },
+            }),
+      },
     );
     return { ...handle, write };
   };
   const service: DiskService = {
-    ...NodeDisk.make,
-    open: (file, mode, options) => Effect.map(NodeDisk.make.open(file, mode, options), wrap),
+    ...base,
+    open: (file, mode, options) => Effect.map(base.open(file, mode, options), wrap),
   };
   return { service, counts };
+};
+
+/**
+ * Counts from zero: after an open, whose writes are not the test's, and its first append (which
+ * may find the flusher holding the writer's turn and go through its Effect write).
+ */
+const restart = (counts: WriteCounts): void => {
+  counts.effectWrites = 0;
+  counts.nowWrites = 0;
+  counts.inlineWrites = 0;
 };
 
 const range = (from: number, to: number): Array<number> =>
@@ -191,5 +249,124 @@ describe("the direct path", () => {
       );
       expect(yield* reopenedCount(directory)).toBe(1);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+describe("durable writes on the caller's thread", () => {
+  /** A Maximal store over `splitCounting(true)`, one append made, the counts from zero. */
+  const warmed = <A, E>(
+    body: (store: Store.Store, counts: WriteCounts) => Effect.Effect<A, E, Scope.Scope>,
+    durability: StoreOptions.DurabilityPolicy = "Maximal",
+  ) =>
+    Effect.gen(function* () {
+      const directory = yield* initialized;
+      const { service, counts } = splitCounting(true);
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(directory, { durability }, Projection.count);
+          yield* store.append([inserted(1)]);
+          restart(counts);
+          yield* body(store, counts);
+        }).pipe(Effect.provide(diskLayer(service))),
+      );
+      return { directory, counts };
+    });
+
+  it.scopedLive(
+    "Maximal writes a lone small batch inline and a batch over a page in the pool",
+    () =>
+      Effect.gen(function* () {
+        const { directory } = yield* warmed((store, counts) =>
+          Effect.gen(function* () {
+            yield* store.append([inserted(2)]);
+            expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 0, effectWrites: 0 });
+            // (A small write after it goes to the pool if that real write was slow: not asked.)
+            yield* store.append([inserted(3, 5000)]);
+            expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 1, effectWrites: 0 });
+          }),
+        );
+        expect(yield* reopenedCount(directory)).toBe(3);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("other durabilities never write through write.inline", () =>
+    Effect.gen(function* () {
+      for (const durability of ["Segment", "Throughput"] as const) {
+        const { counts } = yield* warmed(
+          (store) => Effect.asVoid(store.append([inserted(2)])),
+          durability,
+        );
+        expect(counts).toMatchObject({ inlineWrites: 0, nowWrites: 1 });
+      }
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a slow inline write sends the next writes to the pool until the hold passed", () =>
+    Effect.gen(function* () {
+      const { directory } = yield* warmed((store, counts) =>
+        Effect.gen(function* () {
+          counts.slowInlineMs = InlineWrite.inlineSlowMs + 1;
+          yield* store.append([inserted(2)]);
+          counts.slowInlineMs = 0;
+          yield* store.append([inserted(3)]);
+          yield* store.append([inserted(4)]);
+          expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 2 });
+          yield* Effect.sleep(InlineWrite.inlineHoldMs + 20);
+          // The first write after the hold goes to the pool; once one there was fast (on a
+          // loaded machine not every one is), inline again.
+          yield* store.append([inserted(5)]);
+          expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 3 });
+          let jobId = 5;
+          while (counts.inlineWrites === 1 && jobId < 100) {
+            jobId += 1;
+            yield* store.append([inserted(jobId)]);
+          }
+          expect(counts.inlineWrites).toBe(2);
+          return jobId;
+        }),
+      );
+      expect(yield* reopenedCount(directory)).toBeGreaterThanOrEqual(6);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a failed inline write takes the batch back and stops the writer", () =>
+    Effect.gen(function* () {
+      const { directory } = yield* warmed((store, counts) =>
+        Effect.gen(function* () {
+          counts.failInline = true;
+          const failed = yield* Effect.flip(store.append([inserted(2)]));
+          expect(failed).toMatchObject({
+            _tag: "WriterFailed",
+            cause: { _tag: "DiskError", code: "EIO" },
+            rollback: { _tag: "RolledBack" },
+          });
+          expect(counts.inlineWrites).toBe(1);
+        }),
+      );
+      expect(yield* reopenedCount(directory)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("makes at most one inline write per turn of the event loop", () =>
+    Effect.gen(function* () {
+      const inlineWanted = 50;
+      // The fault disk's writes are microseconds once warm (a slow first one holds the inline path
+      // off for a while, so the loop runs until enough were inline, within a bound).
+      const { service, counts } = splitCounting(true, FaultDisk.make());
+      // The engine's promise face, awaited one insert after another: each answer issues the next
+      // insert in a microtask, so without the rule the loop would never turn.
+      yield* Effect.promise(async () => {
+        const engine = await EnginePromises.open("/data", {
+          createIfMissing: true,
+          disk: diskLayer(service),
+        });
+        for (let index = 0; index < 2000 && counts.inlineWrites < inlineWanted; index++) {
+          await engine.insert({ worker: "W", queue: "q", args: { index } });
+        }
+        await engine.close();
+      });
+      expect(counts.inlineWrites).toBeGreaterThanOrEqual(inlineWanted);
+      expect(counts.inlineSameTurn).toBe(0);
+    }),
   );
 });

@@ -101,6 +101,16 @@ export const makeFileHandle = (
   const sync = () => run(attempt("sync", path, {}, true), syncStep(handle));
   const truncate = (size: number) =>
     run(attempt("truncate", path, { length: size }, true), truncateStep(handle, space, size));
+  // An O_DSYNC write is modelled as the write then a sync, two
+  // operations of the log: a cut between them loses the bytes (the call
+  // never returned), and sync faults strike it as they strike `sync`.
+  const durableWrite = (position: number, bytes: Uint8Array) =>
+    Effect.zipRight(
+      checkByteCounts(path, position, bytes.length),
+      dataSync
+        ? Effect.flatMap(write(position, bytes), (length) => Effect.as(sync(), length))
+        : write(position, bytes),
+    );
   return {
     path,
     dataSync,
@@ -115,16 +125,13 @@ export const makeFileHandle = (
           (bytes) => bytes.length,
         ),
       ),
-    // An O_DSYNC write is modelled as the write then a sync, two
-    // operations of the log: a cut between them loses the bytes (the call
-    // never returned), and sync faults strike it as they strike `sync`.
-    write: (position, bytes) =>
-      Effect.zipRight(
-        checkByteCounts(path, position, bytes.length),
-        dataSync
-          ? Effect.flatMap(write(position, bytes), (length) => Effect.as(sync(), length))
-          : write(position, bytes),
-      ),
+    write: Object.assign(durableWrite, {
+      // The same operations run to their end on the caller's thread: the
+      // model is synchronous, so the store's inline path meets the same cut
+      // points and faults as its other writes.
+      inline: (position: number, bytes: Uint8Array) =>
+        Effect.runSync(Effect.either(durableWrite(position, bytes))),
+    }),
     sync,
     size: () =>
       run(attempt("size", path), () =>

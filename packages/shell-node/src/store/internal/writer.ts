@@ -48,6 +48,7 @@ import {
   segmentFooterBytes,
 } from "./codec.js";
 import { Exclusive } from "./exclusive.js";
+import * as InlineWrite from "./inlineWrite.js";
 import { rollBack } from "./rollback.js";
 import { createSegment } from "./segmentCreate.js";
 import { decide } from "./flushDecision.js";
@@ -105,12 +106,28 @@ export interface Writer {
    * Grows up to `scratchBytesMax`; a larger batch gets its own.
    */
   scratch: Uint8Array;
+  /** The durable writes made on the caller's thread (`inlineWrite.ts`), and when the next may be. */
+  readonly inline: InlineWrite.InlineRecord;
   // Bound once: the direct path schedules and answers without a closure per batch.
   readonly writeDirect: () => void;
   readonly onWritten: (error: DiskError | undefined, count: number) => void;
+  /** `writeRest` deferred to the loop's next check phase (a second inline write in a turn). */
+  readonly writeRest: () => void;
+  /** Marks the loop's turn over: the next inline write may be made at once. */
+  readonly nextTurn: () => void;
 }
 
 const resolved = Promise.resolve();
+
+/**
+ * Runs `run` after the loop's next poll (Node's and Bun's check phase); a
+ * runtime without `setImmediate` gets a zero timer, which also lets the
+ * loop turn first.
+ */
+const afterPoll = (run: () => void): void => {
+  if (typeof globalThis.setImmediate === "function") globalThis.setImmediate(run);
+  else setTimeout(run, 0);
+};
 
 /** The largest batch laid out in the writer's reused buffer. */
 export const scratchBytesMax = 1024 * 1024;
@@ -131,7 +148,18 @@ export const make = (
     context,
     now,
     scratch: new Uint8Array(4096),
+    inline: InlineWrite.makeRecord(),
     writeDirect: () => writeDirect(writer),
+    writeRest: () => {
+      try {
+        writeRest(writer);
+      } catch (defect) {
+        stopOnDefect(writer, defect);
+      }
+    },
+    nextTurn: () => {
+      writer.inline.turnUsed = false;
+    },
     onWritten: (error, count) => {
       try {
         onDirectWritten(writer, error, count);
@@ -681,9 +709,12 @@ const directBatch = (writer: Writer): void => {
 };
 
 /**
- * Writes what is left of the current batch: through the handle's
- * `write.now` (answered by `onWritten`, perhaps before it returns), or its
- * `write` run by `runRare` for a handle without one.
+ * Writes what is left of the current batch: on the caller's thread when
+ * `inlineWrite.ts` allows it (a small durable batch, nothing behind it),
+ * else through the handle's `write.now` (answered by `onWritten`, perhaps
+ * before it returns), or its `write` run by `runRare` for a handle
+ * without one. Every way answers through `onWritten` only once the write
+ * has returned.
  */
 const writeRest = (writer: Writer): void => {
   const { buffer, active, written } = writer.current;
@@ -691,6 +722,27 @@ const writeRest = (writer: Writer): void => {
   const { handle } = active;
   const rest = written === 0 ? buffer : buffer.subarray(written);
   const position = active.segment.size + written;
+  const durableOnReturn = writer.state.options.durability === "Maximal" && handle.dataSync;
+  const inline = handle.write.inline;
+  const plan = inline === undefined ? "Pool" : inlinePlan(writer, durableOnReturn, rest.length);
+  if (plan === "NextTurn") {
+    // The loop turns first (timers, I/O), then this batch is written inline or not.
+    afterPoll(writer.writeRest);
+    return;
+  }
+  if (inline !== undefined && plan === "Now") {
+    const record = writer.inline;
+    record.turnUsed = true;
+    afterPoll(writer.nextTurn);
+    const started = performance.now();
+    const outcome = inline(position, rest);
+    InlineWrite.note(record, started, performance.now());
+    if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
+    else writer.onWritten(outcome.left, 0);
+    return;
+  }
+  // A durable write handed off is timed: a fast one lets the inline path back.
+  if (durableOnReturn) InlineWrite.notePoolStart(writer.inline, performance.now());
   const now = handle.write.now;
   if (now !== undefined) {
     now(position, rest, writer.onWritten);
@@ -703,8 +755,21 @@ const writeRest = (writer: Writer): void => {
   );
 };
 
+/** Where this part of the current batch is written (`inlineWrite.ts`). */
+const inlinePlan = (
+  writer: Writer,
+  durableOnReturn: boolean,
+  bytes: number,
+): InlineWrite.InlinePlan =>
+  InlineWrite.plan(writer.inline, {
+    durableOnReturn,
+    bytes,
+    pendingRecords: writer.state.pending.length,
+  });
+
 /** A write of the current batch returned: the next part, the failure, or the batch's end. */
 const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
+  InlineWrite.notePoolEnd(writer.inline, performance.now());
   const { current } = writer;
   const { active } = current;
   if (active === undefined) return;
