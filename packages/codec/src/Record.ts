@@ -278,6 +278,29 @@ export const scanRecordAt = (
   bytes: Uint8Array,
   offset: number,
   frame: RecordFrame,
+): number | RecordFault => scanFramed(bytes, offset, frame, true);
+
+/**
+ * `scanRecordAt` without the record CRC: every check but the one over the
+ * payload (magic, version, header CRC, fields, length, whether the whole
+ * record is present, the sequence). For a reader that will check each
+ * payload when it reads it (the terminal index notes where its entries are
+ * at open and decodes an entry, record CRC first, only on a lookup): the
+ * header CRC still vouches for the length, so the walk from one record to
+ * the next is as sure as `scanRecordAt`'s. Never accept a log segment's
+ * records with this.
+ */
+export const scanRecordHeaderAt = (
+  bytes: Uint8Array,
+  offset: number,
+  frame: RecordFrame,
+): number | RecordFault => scanFramed(bytes, offset, frame, false);
+
+const scanFramed = (
+  bytes: Uint8Array,
+  offset: number,
+  frame: RecordFrame,
+  payloadChecked: boolean,
 ): number | RecordFault => {
   if (!Number.isInteger(offset) || offset < 0 || offset > bytes.length) {
     throw new RangeError(`record offset ${offset} is outside 0..${bytes.length}`);
@@ -304,7 +327,10 @@ export const scanRecordAt = (
   if (available < size) return { _tag: "Incomplete", offset };
   const payloadStart = offset + recordHeaderBytes;
   const payloadEnd = payloadStart + length;
-  if (payloadCrc(bytes, payloadStart, payloadEnd, headerCrc) !== readU32(bytes, payloadEnd)) {
+  if (
+    payloadChecked &&
+    payloadCrc(bytes, payloadStart, payloadEnd, headerCrc) !== readU32(bytes, payloadEnd)
+  ) {
     return corrupt("RecordChecksum", offset);
   }
   const sequenceHigh = readU32(bytes, offset + sequenceOffset);
