@@ -501,7 +501,11 @@ describe("scanRecordHeaderAt", () => {
           const headerOnly = recordFrame();
           const full = scanRecordAt(cut, 0, whole);
           const header = scanRecordHeaderAt(cut, 0, headerOnly);
-          if (typeof full === "object" && full._tag === "Corrupt" && full.reason === "RecordChecksum") {
+          if (
+            typeof full === "object" &&
+            full._tag === "Corrupt" &&
+            full.reason === "RecordChecksum"
+          ) {
             // Everything before the payload's CRC held: the size and fields are the record's.
             expect(header).toBe(cut.length);
             expect(headerOnly.payloadEnd).toBe(cut.length - 4);
