@@ -22,6 +22,7 @@ import {
   encodeRecordInto,
   recordFrame,
   recordSize,
+  scanRecordAt,
   scanRecordHeaderAt,
 } from "./codec.js";
 
@@ -202,8 +203,18 @@ export type Frame =
 // each, as the segment scan does (docs/benchmarks.md, "Cold start").
 const frameOfScan = recordFrame();
 
-export const decodeFrame = (bytes: Uint8Array, offset: number): Frame => {
-  const scanned = scanRecordHeaderAt(bytes, offset, frameOfScan);
+export const decodeFrame = (bytes: Uint8Array, offset: number): Frame =>
+  frameOf(scanRecordHeaderAt(bytes, offset, frameOfScan));
+
+/**
+ * `decodeFrame` with the payload's record CRC checked too: what a reader
+ * with no rebuild to fall back on (`openReadOnly`, the CLI at rest, which
+ * folds whole instead when the index fails) walks the entries with.
+ */
+export const decodeFrameChecked = (bytes: Uint8Array, offset: number): Frame =>
+  frameOf(scanRecordAt(bytes, offset, frameOfScan));
+
+const frameOf = (scanned: ReturnType<typeof scanRecordAt>): Frame => {
   if (typeof scanned !== "number") {
     return scanned._tag === "Incomplete"
       ? { _tag: "Incomplete" }
