@@ -24,6 +24,7 @@ import {
   recordOverheadBytes,
   recordSize,
   scanRecordAt,
+  scanRecordHeaderAt,
   shortPayloadBytesMax,
 } from "../src/Record.js";
 
@@ -482,5 +483,39 @@ describe("scanRecordAt", () => {
         expect(scanRecordAt(damaged, 0, recordFrame())).toEqual(corrupt("RecordChecksum"));
       }
     }
+  });
+});
+
+describe("scanRecordHeaderAt", () => {
+  it("gives scanRecordAt's verdict except that a record CRC fault passes (property)", () => {
+    fc.assert(
+      fc.property(
+        recordFields,
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }),
+        fc.nat(),
+        (record, changes, cutAt) => {
+          const bytes = encoded(record);
+          for (const [where, byte] of changes) bytes[where % bytes.length] = byte;
+          const cut = bytes.subarray(0, cutAt % (bytes.length + 1));
+          const whole = recordFrame();
+          const headerOnly = recordFrame();
+          const full = scanRecordAt(cut, 0, whole);
+          const header = scanRecordHeaderAt(cut, 0, headerOnly);
+          if (
+            typeof full === "object" &&
+            full._tag === "Corrupt" &&
+            full.reason === "RecordChecksum"
+          ) {
+            // Everything before the payload's CRC held: the size and fields are the record's.
+            expect(header).toBe(cut.length);
+            expect(headerOnly.payloadEnd).toBe(cut.length - 4);
+          } else {
+            expect(header).toEqual(full);
+            if (typeof full === "number") expect(headerOnly).toEqual(whole);
+          }
+        },
+      ),
+      { numRuns: 1000 },
+    );
   });
 });

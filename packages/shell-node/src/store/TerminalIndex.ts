@@ -27,6 +27,7 @@ import { OffsetTable } from "./internal/offsetTable.js";
 import {
   decodeEntry,
   decodeFrame,
+  decodeFrameChecked,
   decodeHead,
   type Frame,
   encodeEntries,
@@ -277,8 +278,14 @@ const openCurrent = (
     const corrupt =
       size < entriesBytes
         ? { offset: size, reason: `the file ends early (HEAD vouches for ${entriesBytes} bytes)` }
-        : yield* scanEntries(handle, 0, entriesBytes, decodeFrame, (entry, at) =>
-            noteEntry(offsets, entry, at),
+        : yield* scanEntries(
+            handle,
+            0,
+            entriesBytes,
+            // The engine's open leaves payloads to its lookups, which rebuild on a failure;
+            // a read-only reader (the CLI at rest) has no rebuild, so it checks them here.
+            mode === "read" ? decodeFrameChecked : decodeFrame,
+            (entry, at) => noteEntry(offsets, entry, at),
           );
     if (corrupt === undefined) return { path, handle, offsets, end: entriesBytes, headed: true };
     yield* Effect.ignore(handle.close());

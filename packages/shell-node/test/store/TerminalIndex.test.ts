@@ -71,6 +71,17 @@ const indexed = (
     return [...State.jobs(full.right)].filter(Terminal.leavesMemory);
   });
 
+/** Where the first entry that starts after byte `after` of the entries file starts. */
+const headerOffsetAfter = (entries: string, after: number) =>
+  Effect.promise(async () => {
+    const bytes = await fs.readFile(entries);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    // FORMAT.md: the payload length at header bytes 16..19; 24 + length + 4 bytes a record.
+    let offset = 0;
+    while (offset <= after) offset += 28 + view.getUint32(offset + 16);
+    return offset;
+  });
+
 const lookups = (index: TerminalIndex.TerminalIndex, jobs: ReadonlyArray<Job.Job>) =>
   Effect.forEach(jobs, (job) => TerminalIndex.lookup(index, job.jobId));
 
@@ -163,19 +174,38 @@ describe("TerminalIndex", () => {
         expect(yield* lookups(again.index, expected)).toEqual(expected);
         expect(yield* TerminalIndex.scan(again.index)).toEqual(expected);
         yield* TerminalIndex.close(again.index);
+        // A flipped payload byte past the first chunk: the open checks headers
+        // only (the payload's record CRC is the lookup's), so it is current,
+        // and the lookup of the one entry that holds the byte fails, typed.
         const flipped = TerminalIndex.scanChunkBytes + 1_000_000;
-        yield* Effect.promise(async () => {
-          const bytes = await fs.readFile(entries);
-          bytes[flipped] = (bytes[flipped] ?? 0) ^ 1;
-          await fs.writeFile(entries, bytes);
-        });
+        const flip = (at: number) =>
+          Effect.promise(async () => {
+            const bytes = await fs.readFile(entries);
+            bytes[at] = (bytes[at] ?? 0) ^ 1;
+            await fs.writeFile(entries, bytes);
+          });
+        yield* flip(flipped);
         const opened = yield* TerminalIndex.open(directory, identity);
-        const stale = opened.stale;
-        if (stale?._tag !== "Corrupt") return expect.unreachable(`corrupt, not ${stale?._tag}`);
-        // The entry that holds the flipped byte: it starts within 600 KB before it.
-        expect(stale.offset).toBeLessThanOrEqual(flipped);
-        expect(stale.offset).toBeGreaterThan(flipped - 700_000);
+        expect(opened.stale).toBeUndefined();
+        const failed: Array<number> = [];
+        for (const job of expected) {
+          const found = TerminalIndex.lookupNow(opened.index, job.jobId);
+          if (Either.isLeft(found)) {
+            expect(found.left._tag).toBe("TerminalIndexCorrupt");
+            failed.push(job.jobId);
+          } else expect(found.right).toEqual(job);
+        }
+        expect(failed).toHaveLength(1);
         yield* TerminalIndex.close(opened.index);
+        // A flipped header byte of a later entry (its sequence, at 8..15) is found at open.
+        yield* flip(flipped);
+        const header = yield* headerOffsetAfter(entries, flipped);
+        yield* flip(header + 12);
+        const flippedHeader = yield* TerminalIndex.open(directory, identity);
+        const stale = flippedHeader.stale;
+        if (stale?._tag !== "Corrupt") return expect.unreachable(`corrupt, not ${stale?._tag}`);
+        expect(stale.offset).toBe(header);
+        yield* TerminalIndex.close(flippedHeader.index);
       }).pipe(Effect.provide(nodeDisk)),
   );
 
@@ -203,7 +233,8 @@ describe("TerminalIndex", () => {
         yield* Effect.promise(async () => {
           const bytes = await fs.readFile(entries);
           if (damage === "flip") {
-            bytes[40] = (bytes[40] ?? 0) ^ 1;
+            // The entry's header (its sequence): the open's walk checks headers.
+            bytes[12] = (bytes[12] ?? 0) ^ 1;
             await fs.writeFile(entries, bytes);
           } else {
             await fs.writeFile(entries, bytes.subarray(0, bytes.length - 3));

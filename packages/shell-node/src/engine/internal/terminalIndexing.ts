@@ -121,12 +121,28 @@ export class Indexing {
     this.#queue.push(left);
     // A disposable projection: a failed write is rebuilt from the log, in the background.
     const failed = (error: TerminalIndex.TerminalIndexError) =>
-      Effect.sync(() => {
-        const first = this.#failure === undefined;
-        this.#failure ??= error;
-        if (first) this.repair();
-      });
+      Effect.sync(() => this.#failed(error));
     Effect.runFork(Effect.catchAll(this.drain(), failed));
+  }
+
+  /** The first failure is kept (reads fail with it) and repaired by a rebuild in the background. */
+  #failed(error: TerminalIndex.TerminalIndexError): void {
+    const first = this.#failure === undefined;
+    this.#failure ??= error;
+    if (first) this.repair();
+  }
+
+  /**
+   * An entry whose bytes fail their checks when read: the open checks only
+   * the entries' headers (a payload's record CRC is the lookup's), so such
+   * an entry is first met here, and the index is rebuilt rather than left
+   * failing that job's reads until something else rebuilds it.
+   */
+  #checked<A>(read: Either.Either<A, TerminalIndex.TerminalIndexError>) {
+    if (Either.isLeft(read) && read.left instanceof TerminalIndex.TerminalIndexCorrupt) {
+      this.#failed(read.left);
+    }
+    return read;
   }
 
   /** Writes everything queued (one writer at a time). */
@@ -155,7 +171,7 @@ export class Indexing {
     const pending = this.#pending.get(jobId);
     if (pending !== undefined) return Either.right(pending);
     if (this.#failure !== undefined) return Either.left(this.#failure);
-    const found = TerminalIndex.lookupNow(this.#index, jobId);
+    const found = this.#checked(TerminalIndex.lookupNow(this.#index, jobId));
     const result = this.#pendingResults.get(jobId);
     if (result === undefined || Either.isLeft(found) || found.right === undefined) return found;
     return Either.right({ ...found.right, result: { value: result.result, at: result.at } });
@@ -186,9 +202,11 @@ export class Indexing {
   #page(jobIds: ReadonlyArray<number>): ReadonlyArray<Job.Job> {
     if (jobIds.length === 0) return [];
     if (this.#failure !== undefined) throw this.#failure;
-    const read = TerminalIndex.lookupPageNow(
-      this.#index,
-      jobIds.filter((jobId) => !this.#pending.has(jobId)),
+    const read = this.#checked(
+      TerminalIndex.lookupPageNow(
+        this.#index,
+        jobIds.filter((jobId) => !this.#pending.has(jobId)),
+      ),
     );
     if (Either.isLeft(read)) throw read.left;
     const jobs: Array<Job.Job> = [];

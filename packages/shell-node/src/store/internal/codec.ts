@@ -35,6 +35,7 @@ export {
   recordFrame,
   recordSize,
   scanRecordAt,
+  scanRecordHeaderAt,
   type SegmentFooter,
   type SegmentHeader,
   type StoreMarker,

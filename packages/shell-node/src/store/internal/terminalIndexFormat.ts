@@ -23,6 +23,7 @@ import {
   recordFrame,
   recordSize,
   scanRecordAt,
+  scanRecordHeaderAt,
 } from "./codec.js";
 
 /** The record type of HEAD: outside every event type the log uses. */
@@ -188,18 +189,32 @@ export type Frame =
   | { readonly _tag: "Corrupt"; readonly reason: string };
 
 /**
- * The frame of the entry at `offset` of `bytes`: every byte checked by the
- * record's CRCs, the payload not decoded (a lookup decodes it, checking
- * it again). What the open's scan of a current index notes offsets from:
- * a fraction of a full decode's cost per entry.
+ * The frame of the entry at `offset` of `bytes`: its header checked by the
+ * header CRC (so its length, job id and kind are sure), its payload neither
+ * decoded nor checked by the record CRC, which a lookup checks (with the
+ * decode) before it answers (2026-12-02: the payload CRC at open was half
+ * the index's share of a cold start; a flipped payload byte now fails the
+ * lookup of that entry with `TerminalIndexCorrupt`, which rebuilds the
+ * index, as bytes changed underneath always did). What the open's scan of
+ * a current index notes offsets from.
  */
 // One frame for every `decodeFrame`: the open scans a current index's
 // entries (hundreds of thousands) without a record object and payload view
 // each, as the segment scan does (docs/benchmarks.md, "Cold start").
 const frameOfScan = recordFrame();
 
-export const decodeFrame = (bytes: Uint8Array, offset: number): Frame => {
-  const scanned = scanRecordAt(bytes, offset, frameOfScan);
+export const decodeFrame = (bytes: Uint8Array, offset: number): Frame =>
+  frameOf(scanRecordHeaderAt(bytes, offset, frameOfScan));
+
+/**
+ * `decodeFrame` with the payload's record CRC checked too: what a reader
+ * with no rebuild to fall back on (`openReadOnly`, the CLI at rest, which
+ * folds whole instead when the index fails) walks the entries with.
+ */
+export const decodeFrameChecked = (bytes: Uint8Array, offset: number): Frame =>
+  frameOf(scanRecordAt(bytes, offset, frameOfScan));
+
+const frameOf = (scanned: ReturnType<typeof scanRecordAt>): Frame => {
   if (typeof scanned !== "number") {
     return scanned._tag === "Incomplete"
       ? { _tag: "Incomplete" }
