@@ -578,8 +578,10 @@ const answeredInsert = (
   if (bytes > Limits.payloadBytesMax) {
     return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
   }
-  // The slots of duplicates dropped.
-  events.length = count;
+  // The slots of duplicates dropped. Only then: setting an array's length
+  // goes through V8's runtime even when it does not change (~0.3 µs a
+  // keyed insert, profiled 2026-12-02).
+  if (count < events.length) events.length = count;
   return Either.right(count === 0 ? [] : [asRecord(events)]);
 };
 
