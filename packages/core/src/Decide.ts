@@ -347,8 +347,7 @@ export const insertAnswers = (
   }
   const store = {
     getJob: (jobId: number) => ruleJob(after, jobId),
-    uniqueHolders: (queue: string, key: string) =>
-      after.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+    uniqueHolders: (queue: string, key: string) => after.indexes.unique.holders(queue, key) ?? [],
   };
   let next = 0;
   return command.jobs.map((job) => {
@@ -379,7 +378,7 @@ export const uniqueHolderOf = (
 ): number | undefined =>
   job.uniqueKey === undefined
     ? undefined
-    : heldByKey(state, uniqueIndexKey(job.queue, job.uniqueKey), now, job.uniquePeriodMs ?? null);
+    : heldByKey(state, job.queue, job.uniqueKey, now, job.uniquePeriodMs ?? null);
 
 const isV3Job = (job: Commands.NewJob | undefined): boolean =>
   typeof job === "object" &&
@@ -428,23 +427,24 @@ const textBytes = (text: string | null): number =>
   text === null ? 0 : Math.max(0, Fields.utf8Length(text));
 
 /**
- * The job holding the key `indexKey` (`uniqueIndexKey`) against a job
- * inserted at `now` with `periodMs`: in `state` (`uniqueHolder`'s rule),
- * else a pending insert's.
+ * The job of `state` holding `queue`'s `uniqueKey` against a job inserted
+ * at `now` with `periodMs` (`uniqueHolder`'s rule).
  */
 const heldByKey = (
   state: State,
-  indexKey: string,
+  queue: string,
+  uniqueKey: string,
   now: number,
   periodMs: number | null,
 ): number | undefined => {
-  const holders = state.indexes.unique.get(indexKey);
+  const holders = state.indexes.unique.holders(queue, uniqueKey);
   return holders === undefined ? undefined : holderAmong(holders, state, ruleJob, 0, now, periodMs);
 };
 
 /**
  * The job of the state, of the pending inserts, or of this batch, that a
- * new job's unique key collides with. The index key is built once per job.
+ * new job's unique key collides with. A joined key is built only for a
+ * command of several jobs (`batch`).
  */
 const duplicateOf = (
   state: State,
@@ -455,13 +455,14 @@ const duplicateOf = (
   jobId: number,
 ): number | undefined => {
   if (job.uniqueKey === undefined) return undefined;
-  const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
   const held =
-    heldByKey(state, indexKey, now, job.uniquePeriodMs ?? null) ??
-    pending?.get(job.queue)?.get(job.uniqueKey) ??
-    batch?.get(indexKey);
-  if (held === undefined) batch?.set(indexKey, jobId);
-  return held;
+    heldByKey(state, job.queue, job.uniqueKey, now, job.uniquePeriodMs ?? null) ??
+    pending?.get(job.queue)?.get(job.uniqueKey);
+  if (held !== undefined || batch === undefined) return held;
+  const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
+  const earlier = batch.get(indexKey);
+  if (earlier === undefined) batch.set(indexKey, jobId);
+  return earlier;
 };
 
 const insertedV3 = (
@@ -577,8 +578,10 @@ const answeredInsert = (
   if (bytes > Limits.payloadBytesMax) {
     return Either.left({ _tag: "TooLarge", bytes, limit: Limits.payloadBytesMax });
   }
-  // The slots of duplicates dropped.
-  events.length = count;
+  // The slots of duplicates dropped. Only then: setting an array's length
+  // goes through V8's runtime even when it does not change (~0.3 µs a
+  // keyed insert, profiled 2026-12-02).
+  if (count < events.length) events.length = count;
   return Either.right(count === 0 ? [] : [asRecord(events)]);
 };
 
@@ -1091,8 +1094,7 @@ export const redriveJob = (state: State, command: Commands.RedriveJob): Decided 
   if (job.uniqueKey !== null) {
     const store = {
       getJob: (jobId: number) => ruleJob(state, jobId),
-      uniqueHolders: (queue: string, key: string) =>
-        state.indexes.unique.get(uniqueIndexKey(queue, key)) ?? [],
+      uniqueHolders: (queue: string, key: string) => state.indexes.unique.holders(queue, key) ?? [],
     };
     const heldBy = uniqueHolder(store, job.queue, job.uniqueKey, job.jobId, now, null);
     if (heldBy !== undefined) {

@@ -12,6 +12,7 @@ import { type Job, equals as jobEquals } from "./Job.js";
 import { FactMap } from "./internal/FactMap.js";
 import { IdMap } from "./internal/IdMap.js";
 import { compareStrings, SortedMap } from "./internal/SortedMap.js";
+import { UniqueIndex } from "./internal/UniqueIndex.js";
 import { type QueueState, equals as queueEquals } from "./Queue.js";
 import { type Schedule, equals as scheduleEquals } from "./Schedule.js";
 import { type Fact, equals as factEquals } from "./Terminal.js";
@@ -37,10 +38,10 @@ export interface Indexes {
   /** Per queue: job counts by state. */
   readonly counts: SortedMap<string, StateCounts>;
   /**
-   * Per (queue, unique key) (`uniqueIndexKey`): the ids of the jobs holding
-   * the key, ascending. Only jobs with a unique key are listed.
+   * Per (queue, unique key): the ids of the jobs holding the key, ascending
+   * (`UniqueIndex.holders`). Only jobs with a unique key are listed.
    */
-  readonly unique: SortedMap<string, ReadonlyArray<number>>;
+  readonly unique: UniqueIndex;
   /**
    * Per rate-limited queue: the `at` of its latest starts (at most its
    * limit's count), ascending. Derived from this generation's tail only:
@@ -80,8 +81,10 @@ export interface State {
 }
 
 /**
- * The key of the `unique` index for a queue and a unique key: the queue's
- * length first, so that no two (queue, key) pairs share a key.
+ * A queue and a unique key joined in one string, the queue's length first,
+ * so that no two (queue, key) pairs share one: the generation fold's key
+ * for its unique map, and `UniqueIndex.get`'s (the index itself is keyed
+ * by a hash of the pair since 2026-12-02).
  */
 export const uniqueIndexKey = (queue: string, uniqueKey: string): string =>
   `${queue.length}:${queue}${uniqueKey}`;
@@ -141,7 +144,7 @@ export const initialState: State = {
     deadlines: SortedMap.empty(compareDeadlineOrder),
     due: SortedMap.empty(compareDueOrder),
     counts: SortedMap.empty(compareStrings),
-    unique: SortedMap.empty(compareStrings),
+    unique: UniqueIndex.empty(),
     starts: SortedMap.empty(compareStrings),
     schema3: false,
   },

@@ -35,6 +35,7 @@ import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from ".
 import { FactMap, FactMapBuilder } from "./FactMap.js";
 import { IdMap } from "./IdMap.js";
 import { pushStart, withStart } from "./Starts.js";
+import { UniqueIndex } from "./UniqueIndex.js";
 import { type Compare, compareStrings, SortedMap } from "./SortedMap.js";
 
 /** What the transition rules read and write. */
@@ -409,7 +410,7 @@ export const buildState = (
   schema3 = false,
   { terminal, lean }: Terminal = fullTerminal,
 ): State => {
-  const unique = new Map<string, Array<number>>();
+  const unique = new Map<string, [string, string, Array<number>]>();
   const available = new Map<string, Array<Job>>();
   const pending: Array<Job> = [];
   const executing: Array<Job> = [];
@@ -423,9 +424,9 @@ export const buildState = (
     if (job.uniqueKey !== null) {
       // Visited in ascending id order, so each list is ascending.
       const key = uniqueIndexKey(job.queue, job.uniqueKey);
-      const holders = unique.get(key);
-      if (holders === undefined) unique.set(key, [job.jobId]);
-      else holders.push(job.jobId);
+      const pair = unique.get(key);
+      if (pair === undefined) unique.set(key, [job.queue, job.uniqueKey, [job.jobId]]);
+      else pair[2].push(job.jobId);
     }
     switch (job.state) {
       case "available": {
@@ -470,20 +471,12 @@ export const buildState = (
       deadlines: setOf(compareDeadlineOrder, deadlines),
       due: setOf(compareDueOrder, due),
       counts: mapOf<string, StateCounts>(compareStrings, counts),
-      unique: mapOf<string, ReadonlyArray<number>>(compareStrings, unique),
+      unique: UniqueIndex.of(unique.values()),
       starts: mapOf(compareStrings, new Map(starts)),
       schema3,
     },
   };
 };
-
-/** A unique key looked up in a draft's index: its index key and holders then. */
-interface UniqueLookup {
-  readonly queue: string;
-  readonly uniqueKey: string;
-  readonly key: string;
-  readonly holders: ReadonlyArray<number>;
-}
 
 /**
  * A working copy of a persistent state; `toState` publishes it. With an
@@ -499,9 +492,6 @@ export class Draft implements Store {
   private schedules: SortedMap<string, Schedule>;
   private queues: SortedMap<string, QueueState>;
   private unique: Indexes["unique"];
-  // The last unique lookup, valid until `unique` next changes (only
-  // `addHolder` changes it, and clears this first).
-  private lastUnique: UniqueLookup | undefined;
   private starts: Indexes["starts"];
   private readonly ownedStarts: Map<string, Array<number>> | undefined;
   private available: Indexes["available"];
@@ -585,10 +575,7 @@ export class Draft implements Store {
   }
 
   uniqueHolders(queue: string, uniqueKey: string): ReadonlyArray<number> {
-    const key = uniqueIndexKey(queue, uniqueKey);
-    const holders = this.unique.get(key) ?? noIds;
-    this.lastUnique = { queue, uniqueKey, key, holders };
-    return holders;
+    return this.unique.holders(queue, uniqueKey) ?? noIds;
   }
 
   setMembership(job: Job, scheduleId: string | null): void {
@@ -603,29 +590,13 @@ export class Draft implements Store {
       this.jobs = this.jobs.set(after.jobId, after, this.edit);
     }
     if (before === undefined && after.uniqueKey !== null) {
-      this.addHolder(after.queue, after.uniqueKey, after.jobId);
+      this.unique = this.unique.withHolder(after.queue, after.uniqueKey, after.jobId, this.edit);
     }
     if (before !== undefined) this.unindex(before);
     this.index(after);
     if (before === undefined || before.state !== after.state) {
       this.count(after.queue, before === undefined ? undefined : before.state, after.state);
     }
-  }
-
-  // A new job's unique key: the insert rule has just looked it up
-  // (`uniqueHolders`), so its key string and holders are reused rather
-  // than built and found again. Ids only grow: appending keeps the list ascending.
-  private addHolder(queue: string, uniqueKey: string, jobId: number): void {
-    const last = this.lastUnique;
-    this.lastUnique = undefined;
-    const reuse = last !== undefined && last.queue === queue && last.uniqueKey === uniqueKey;
-    const key = reuse ? last.key : uniqueIndexKey(queue, uniqueKey);
-    const holders = reuse ? last.holders : (this.unique.get(key) ?? noIds);
-    // Built to its length: a spread grows a list of 17 slots for one id.
-    const next = new Array<number>(holders.length + 1);
-    for (let index = 0; index < holders.length; index++) next[index] = holders[index] ?? 0;
-    next[holders.length] = jobId;
-    this.unique = this.unique.set(key, next, this.edit);
   }
 
   getSchedule(scheduleId: string): Schedule | undefined {
