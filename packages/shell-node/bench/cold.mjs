@@ -15,9 +15,14 @@
  *
  * The store is built once under bench/tmp/cold-N (kept; `DIR=` another
  * place) with this tree's build; the format is the same for every build.
+ * With several builds each opens its own copy of it (`cold-N.1`, `cold-N.2`,
+ * ..., made once and kept): an open closes the engine, which rewrites the
+ * terminal index's HEAD as that build writes it (since 2026-12-02 with the
+ * offsets file beside it), so on one shared copy each build would open
+ * what the other left.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { cpSync, existsSync } from "node:fs";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { benchRoot, makeArgs } from "./lib/common.mjs";
@@ -74,9 +79,19 @@ const readAndCrc = (root) => {
   return JSON.parse(run.stdout.trim().split("\n").pop());
 };
 
+// One copy of the store per build when there are several (see the top).
+const directories = new Map(
+  roots.map((root, index) => {
+    if (roots.length === 1) return [root, directory];
+    const copy = `${directory}.${index + 1}`;
+    if (!existsSync(join(copy, "CURRENT"))) cpSync(directory, copy, { recursive: true });
+    return [root, copy];
+  }),
+);
+
 const openOnce = (root) => {
   const child = `${root}/packages/shell-node/bench/lib/open-child.mjs`;
-  const run = spawnSync(process.execPath, ["--expose-gc", child, "tay", directory], {
+  const run = spawnSync(process.execPath, ["--expose-gc", child, "tay", directories.get(root)], {
     encoding: "utf8",
     maxBuffer: 16 * 1024 * 1024,
   });

@@ -23,6 +23,7 @@ import { Cause, Data, Effect, Either, Exit, Option } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
+import { crc32c } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import {
   decodeEntry,
@@ -43,6 +44,8 @@ export const directoryName = "terminal-index";
 export const headName = "HEAD";
 /** The entries, `terminal-index/entries`. */
 export const entriesName = "entries";
+/** Where each job's entries are, `terminal-index/offsets`, written with HEAD (2026-12-02). */
+export const offsetsName = "offsets";
 
 /** Bytes read at a time while scanning the entries. */
 export const scanChunkBytes = 4 * 1024 * 1024;
@@ -125,6 +128,7 @@ export interface Opened {
 
 const entriesPath = (index: { readonly path: string }) => Path.join(index.path, entriesName);
 const headPath = (index: { readonly path: string }) => Path.join(index.path, headName);
+const offsetsPath = (index: { readonly path: string }) => Path.join(index.path, offsetsName);
 
 const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
@@ -244,7 +248,7 @@ export const open = (
     const head = yield* readHead(headPath({ path }));
     const found = "_tag" in head ? head : staleness(head, identity);
     if (found === undefined && !("_tag" in head)) {
-      const current = yield* openCurrent(path, head.entriesBytes);
+      const current = yield* openCurrent(path, head);
       if (!("_tag" in current)) return { index: current, stale: undefined };
       return { index: yield* openEmpty(path), stale: current };
     }
@@ -260,12 +264,33 @@ const openEmpty = (path: string): Effect.Effect<TerminalIndex, DiskError, Disk> 
     headed: false,
   }));
 
+/**
+ * The offsets file HEAD names, when its length and CRC are HEAD's and its
+ * offsets fall inside the entries; undefined otherwise (missing, torn,
+ * flipped, or HEAD names none), and the open walks the entries instead.
+ */
+const savedOffsets = (
+  path: string,
+  head: Head,
+): Effect.Effect<OffsetTable | undefined, never, Disk> =>
+  Effect.gen(function* () {
+    const { offsets } = head;
+    if (offsets === undefined) return undefined;
+    const disk = yield* Disk;
+    const bytes = yield* Effect.either(disk.readFile(offsetsPath({ path })));
+    if (bytes._tag === "Left" || bytes.right.length !== offsets.bytes) return undefined;
+    if (crc32c(bytes.right) !== offsets.crc) return undefined;
+    const table = OffsetTable.decode(bytes.right, head.entriesBytes);
+    return typeof table === "string" ? undefined : table;
+  });
+
 const openCurrent = (
   path: string,
-  entriesBytes: number,
+  head: Head,
   mode: "read" | "readWrite" = "readWrite",
 ): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
+    const { entriesBytes } = head;
     const disk = yield* Disk;
     const opened = yield* Effect.either(disk.open(entriesPath({ path }), mode));
     if (opened._tag === "Left") {
@@ -273,8 +298,14 @@ const openCurrent = (
       return yield* opened.left;
     }
     const handle = opened.right;
-    const offsets = new OffsetTable();
     const size = yield* handle.size();
+    // The engine's open takes the offsets saved with HEAD and walks nothing
+    // (2026-12-02): every lookup checks its entry whole, and its job id.
+    const saved =
+      mode === "readWrite" && size >= entriesBytes ? yield* savedOffsets(path, head) : undefined;
+    if (saved !== undefined)
+      return { path, handle, offsets: saved, end: entriesBytes, headed: true };
+    const offsets = new OffsetTable();
     const corrupt =
       size < entriesBytes
         ? { offset: size, reason: `the file ends early (HEAD vouches for ${entriesBytes} bytes)` }
@@ -308,7 +339,7 @@ export const openReadOnly = (
     if ("_tag" in head) return head;
     const found = staleness(head, identity);
     if (found !== undefined) return found;
-    return yield* openCurrent(path, head.entriesBytes, "read");
+    return yield* openCurrent(path, head, "read");
   });
 
 /** True when `opened` is an index, not why there is none. */
@@ -502,7 +533,11 @@ export const publish = (
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
     yield* index.handle.sync();
-    const head = encodeHead({ ...identity, entriesBytes: index.end });
+    // The offsets go first, durable before the HEAD that names them by length and CRC.
+    const table = index.offsets.encode();
+    if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
+    const offsets = table === undefined ? undefined : { bytes: table.length, crc: crc32c(table) };
+    const head = encodeHead({ ...identity, entriesBytes: index.end, offsets });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({
         path: headPath(index),
@@ -559,10 +594,14 @@ export const lookup = (
     const offsets = index.offsets.get(jobId);
     if (offsets === undefined) return undefined;
     const entry = yield* readEntry(index, offsets.job);
-    if (entry._tag !== "Job") return yield* mismatch(index, offsets.job, "a job entry");
+    if (entry._tag !== "Job" || entry.job.jobId !== jobId) {
+      return yield* mismatch(index, offsets.job, `job ${jobId}'s entry`);
+    }
     if (offsets.result < 0) return entry.job;
     const result = yield* readEntry(index, offsets.result);
-    if (result._tag !== "Result") return yield* mismatch(index, offsets.result, "a result entry");
+    if (result._tag !== "Result" || result.event.jobId !== jobId) {
+      return yield* mismatch(index, offsets.result, `job ${jobId}'s result entry`);
+    }
     return { ...entry.job, result: { value: result.event.result, at: result.event.at } };
   });
 
@@ -645,13 +684,15 @@ export const lookupNow = (
   if (offsets === undefined) return Either.right(undefined);
   const entry = readEntryNow(index, offsets.job);
   if (Either.isLeft(entry)) return Either.left(entry.left);
-  if (entry.right._tag !== "Job") return Either.left(mismatch(index, offsets.job, "a job entry"));
+  if (entry.right._tag !== "Job" || entry.right.job.jobId !== jobId) {
+    return Either.left(mismatch(index, offsets.job, `job ${jobId}'s entry`));
+  }
   const job = entry.right.job;
   if (offsets.result < 0) return Either.right(job);
   const result = readEntryNow(index, offsets.result);
   if (Either.isLeft(result)) return Either.left(result.left);
-  if (result.right._tag !== "Result") {
-    return Either.left(mismatch(index, offsets.result, "a result entry"));
+  if (result.right._tag !== "Result" || result.right.event.jobId !== jobId) {
+    return Either.left(mismatch(index, offsets.result, `job ${jobId}'s result entry`));
   }
   const { result: value, at } = result.right.event;
   return Either.right({ ...job, result: { value, at } });
@@ -736,14 +777,16 @@ export const lookupPageNow = (
       continue;
     }
     const entry = entries.right.get(offsets.job);
-    if (entry?._tag !== "Job") return Either.left(mismatch(index, offsets.job, "a job entry"));
+    if (entry?._tag !== "Job" || entry.job.jobId !== jobId) {
+      return Either.left(mismatch(index, offsets.job, `job ${jobId}'s entry`));
+    }
     if (offsets.result < 0) {
       jobs.push(entry.job);
       continue;
     }
     const result = entries.right.get(offsets.result);
-    if (result?._tag !== "Result") {
-      return Either.left(mismatch(index, offsets.result, "a result entry"));
+    if (result?._tag !== "Result" || result.event.jobId !== jobId) {
+      return Either.left(mismatch(index, offsets.result, `job ${jobId}'s result entry`));
     }
     jobs.push({ ...entry.job, result: { value: result.event.result, at: result.event.at } });
   }

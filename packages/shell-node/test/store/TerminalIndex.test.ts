@@ -10,6 +10,9 @@ import { Event, Evolve, Generation, type Job, State, Terminal } from "@tay/core"
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
+import { crc32c } from "../../src/store/internal/codec.js";
+import { OffsetTable } from "../../src/store/internal/offsetTable.js";
+import { encodeHead } from "../../src/store/internal/terminalIndexFormat.js";
 import { nodeDisk, temporaryDirectory } from "../support/store.js";
 
 const storeId = "07070707-0707-0707-0707-070707070707";
@@ -81,6 +84,14 @@ const headerOffsetAfter = (entries: string, after: number) =>
     while (offset <= after) offset += 28 + view.getUint32(offset + 16);
     return offset;
   });
+
+/** Removes the offsets file saved with HEAD: the next open walks the entries. */
+const removeOffsets = (directory: string) =>
+  Effect.promise(() =>
+    fs.rm(path.join(TerminalIndex.indexPath(directory), TerminalIndex.offsetsName), {
+      force: true,
+    }),
+  );
 
 const lookups = (index: TerminalIndex.TerminalIndex, jobs: ReadonlyArray<Job.Job>) =>
   Effect.forEach(jobs, (job) => TerminalIndex.lookup(index, job.jobId));
@@ -197,10 +208,13 @@ describe("TerminalIndex", () => {
         }
         expect(failed).toHaveLength(1);
         yield* TerminalIndex.close(opened.index);
-        // A flipped header byte of a later entry (its sequence, at 8..15) is found at open.
+        // A flipped header byte of a later entry (its sequence, at 8..15) is found by the
+        // open's walk, which an index without its offsets file takes (an older build's HEAD,
+        // or a torn or flipped offsets file; the saved offsets are tested below).
         yield* flip(flipped);
         const header = yield* headerOffsetAfter(entries, flipped);
         yield* flip(header + 12);
+        yield* removeOffsets(directory);
         const flippedHeader = yield* TerminalIndex.open(directory, identity);
         const stale = flippedHeader.stale;
         if (stale?._tag !== "Corrupt") return expect.unreachable(`corrupt, not ${stale?._tag}`);
@@ -233,9 +247,10 @@ describe("TerminalIndex", () => {
         yield* Effect.promise(async () => {
           const bytes = await fs.readFile(entries);
           if (damage === "flip") {
-            // The entry's header (its sequence): the open's walk checks headers.
+            // The entry's header (its sequence): the open's walk (no offsets file) checks headers.
             bytes[12] = (bytes[12] ?? 0) ^ 1;
             await fs.writeFile(entries, bytes);
+            await fs.rm(path.join(path.dirname(entries), TerminalIndex.offsetsName));
           } else {
             await fs.writeFile(entries, bytes.subarray(0, bytes.length - 3));
           }
@@ -271,5 +286,96 @@ describe("TerminalIndex", () => {
         expect(Either.isLeft(flipped) && flipped.left._tag).toBe("TerminalIndexCorrupt");
         yield* TerminalIndex.close(index);
       }).pipe(Effect.provide(nodeDisk)),
+  );
+  it.scopedLive("opens from the offsets saved with HEAD, and walks when they do not check", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const at = (name: string) => path.join(TerminalIndex.indexPath(directory), name);
+      const read = (name: string) => Effect.promise(() => fs.readFile(at(name)));
+      const write = (name: string, bytes: Uint8Array) =>
+        Effect.promise(() => fs.writeFile(at(name), bytes));
+      const records = [
+        ...lifeOf(1, "with"),
+        ...lifeOf(2, "none"),
+        ...lifeOf(3, "later"),
+        Event.resultRecorded({ jobId: 3, result: "late", at: 999 }),
+      ];
+      const first = yield* TerminalIndex.open(directory, identity);
+      const expected = yield* indexed(first.index, records, 1);
+      yield* TerminalIndex.publish(first.index, identity);
+      yield* TerminalIndex.close(first.index);
+      const entries = yield* read(TerminalIndex.entriesName);
+      const saved = yield* read(TerminalIndex.offsetsName);
+      const head = yield* read(TerminalIndex.headName);
+      const real = OffsetTable.decode(saved, entries.length);
+      if (typeof real === "string") return expect.unreachable(real);
+      const offsetsOf = (jobId: number) => real.get(jobId) ?? expect.unreachable(`job ${jobId}`);
+      expect(offsetsOf(1).job).toBe(0);
+      // Job 1's entry comes first: a flipped byte of its header (its sequence).
+      const flippedEntries = Uint8Array.from(entries);
+      flippedEntries[12] = (flippedEntries[12] ?? 0) ^ 1;
+      yield* write(TerminalIndex.entriesName, flippedEntries);
+      // From the offsets the open walks nothing: current, job 1's lookup fails typed, the rest answer.
+      const opened = yield* TerminalIndex.open(directory, identity);
+      expect(opened.stale).toBeUndefined();
+      const one = TerminalIndex.lookupNow(opened.index, 1);
+      expect(Either.isLeft(one) && one.left._tag).toBe("TerminalIndexCorrupt");
+      for (const job of expected.filter((each) => each.jobId !== 1)) {
+        expect(TerminalIndex.lookupNow(opened.index, job.jobId)).toEqual(Either.right(job));
+      }
+      yield* TerminalIndex.close(opened.index);
+      // A torn, flipped or missing offsets file: the open walks, so it finds the flipped header
+      // (and empties the index: its files are written again for the next case).
+      // Flipped: job 1's offset (f64 at 40: after the 16-byte header and the page's index,
+      // slot 2) made job 2's, a well-formed table that only the CRC tells from the saved one.
+      const flippedSaved = Uint8Array.from(saved);
+      new DataView(flippedSaved.buffer).setFloat64(40, offsetsOf(2).job, true);
+      for (const damaged of [saved.subarray(0, saved.length - 8), flippedSaved, undefined]) {
+        if (damaged === undefined) yield* removeOffsets(directory);
+        else yield* write(TerminalIndex.offsetsName, damaged);
+        const walked = yield* TerminalIndex.open(directory, identity);
+        expect(walked.stale).toEqual({ _tag: "Corrupt", offset: 0, reason: "Corrupt" });
+        yield* TerminalIndex.close(walked.index);
+        yield* write(TerminalIndex.entriesName, flippedEntries);
+        yield* write(TerminalIndex.headName, head);
+      }
+      // Offsets whose length and CRC HEAD names but which are wrong: written by hand.
+      const publishTable = (table: OffsetTable) =>
+        Effect.gen(function* () {
+          const bytes = table.encode();
+          if (bytes === undefined) return expect.unreachable("a little-endian host");
+          yield* write(TerminalIndex.offsetsName, bytes);
+          const offsets = { bytes: bytes.length, crc: crc32c(bytes) };
+          const head = encodeHead({ ...identity, entriesBytes: entries.length, offsets });
+          if (Either.isLeft(head)) return expect.unreachable(head.left);
+          yield* write(TerminalIndex.headName, head.right);
+        });
+      // An offset past the entries: refused, the open walks (and finds the flip).
+      const outside = new OffsetTable();
+      outside.setJob(2, entries.length + 28);
+      yield* publishTable(outside);
+      const walked = yield* TerminalIndex.open(directory, identity);
+      expect(walked.stale?._tag).toBe("Corrupt");
+      yield* TerminalIndex.close(walked.index);
+      // Jobs 1 and 2 swapped, on intact entries: each lookup sees another job's entry and fails.
+      yield* write(TerminalIndex.entriesName, entries);
+      const swapped = new OffsetTable();
+      swapped.setJob(1, offsetsOf(2).job);
+      swapped.setJob(2, offsetsOf(1).job);
+      swapped.setJob(3, offsetsOf(3).job);
+      swapped.setResult(3, offsetsOf(1).result);
+      yield* publishTable(swapped);
+      const crossed = yield* TerminalIndex.open(directory, identity);
+      expect(crossed.stale).toBeUndefined();
+      for (const jobId of [1, 2, 3]) {
+        const found = TerminalIndex.lookupNow(crossed.index, jobId);
+        expect(Either.isLeft(found) && found.left._tag).toBe("TerminalIndexCorrupt");
+        const page = TerminalIndex.lookupPageNow(crossed.index, [jobId]);
+        expect(Either.isLeft(page) && page.left._tag).toBe("TerminalIndexCorrupt");
+        const effect = yield* Effect.either(TerminalIndex.lookup(crossed.index, jobId));
+        expect(Either.isLeft(effect) && effect.left._tag).toBe("TerminalIndexCorrupt");
+      }
+      yield* TerminalIndex.close(crossed.index);
+    }).pipe(Effect.provide(nodeDisk)),
   );
 });

@@ -11,6 +11,37 @@ export const pageIds = 1024;
 
 const absent = -1;
 
+/** Whether this host's typed arrays are little-endian, the offsets file's order. */
+const littleEndian = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f;
+
+/** The offsets file's first bytes. */
+const fileMagic = Uint8Array.from("TAYIOFF1", (char) => char.charCodeAt(0));
+
+/** Magic, ids per page (u32), page count (u32). */
+const fileHeaderBytes = 16;
+
+/** A saved page: its index (f64) and its `pageIds` pairs of offsets (f64). */
+const savedPageBytes = 8 + pageIds * 2 * 8;
+
+/**
+ * The jobs of a loaded page (slots with a job offset), or -1 when an offset
+ * is neither -1 nor an integer in 0..entriesBytes-1, or a result has no job.
+ */
+const checkedJobs = (page: Float64Array, entriesBytes: number): number => {
+  let jobs = 0;
+  for (let slot = 0; slot < page.length; slot += 2) {
+    const job = page[slot] ?? Number.NaN;
+    const result = page[slot + 1] ?? Number.NaN;
+    const jobOk = job === absent || (Number.isSafeInteger(job) && job >= 0 && job < entriesBytes);
+    const resultOk =
+      result === absent ||
+      (job !== absent && Number.isSafeInteger(result) && result >= 0 && result < entriesBytes);
+    if (!jobOk || !resultOk) return -1;
+    if (job !== absent) jobs++;
+  }
+  return jobs;
+};
+
 /** A job's entry offsets. */
 export interface Offsets {
   readonly job: number;
@@ -68,6 +99,68 @@ export class OffsetTable {
         if (page[slot * 2] !== absent) yield index * pageIds + slot;
       }
     }
+  }
+
+  /**
+   * The table as bytes (magic, ids per page, page count, then each page
+   * with its index; docs/store.md, "Offsets"): what `publish` saves beside
+   * HEAD so that the next open reads the offsets instead of walking the
+   * entries. `undefined` on a big-endian host, whose `Float64Array` bytes
+   * are not the file's (the open then walks, as without the file).
+   */
+  encode(): Uint8Array | undefined {
+    if (!littleEndian) return undefined;
+    const indexes = [...this.pages.keys()].sort((left, right) => left - right);
+    const bytes = new Uint8Array(fileHeaderBytes + indexes.length * savedPageBytes);
+    const view = new DataView(bytes.buffer);
+    bytes.set(fileMagic, 0);
+    view.setUint32(8, pageIds, true);
+    view.setUint32(12, indexes.length, true);
+    indexes.forEach((index, position) => {
+      const page = this.pages.get(index);
+      if (page === undefined) return;
+      const at = fileHeaderBytes + position * savedPageBytes;
+      view.setFloat64(at, index, true);
+      bytes.set(new Uint8Array(page.buffer, page.byteOffset, page.byteLength), at + 8);
+    });
+    return bytes;
+  }
+
+  /**
+   * The table `encode` wrote, every offset checked to be -1 or an entry's
+   * possible start (an integer below `entriesBytes`), every result beside a
+   * job, every page index once and ascending; or the one-line reason the
+   * bytes are not such a table (the open then walks the entries instead).
+   */
+  static decode(bytes: Uint8Array, entriesBytes: number): OffsetTable | string {
+    if (!littleEndian) return "a big-endian host";
+    if (bytes.length < fileHeaderBytes || !fileMagic.every((byte, at) => bytes[at] === byte)) {
+      return "not an offsets file";
+    }
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const count = view.getUint32(12, true);
+    if (
+      view.getUint32(8, true) !== pageIds ||
+      bytes.length !== fileHeaderBytes + count * savedPageBytes
+    ) {
+      return "another page size or length";
+    }
+    const table = new OffsetTable();
+    let previous = -1;
+    for (let position = 0; position < count; position++) {
+      const at = fileHeaderBytes + position * savedPageBytes;
+      const index = view.getFloat64(at, true);
+      if (!Number.isSafeInteger(index) || index <= previous) return "page indexes out of order";
+      previous = index;
+      // A copy: aligned whatever the read buffer's offset, and not a view of it.
+      const page = new Float64Array(pageIds * 2);
+      new Uint8Array(page.buffer).set(bytes.subarray(at + 8, at + savedPageBytes));
+      const jobs = checkedJobs(page, entriesBytes);
+      if (jobs < 0) return `page ${index}: an offset outside the entries`;
+      table.pages.set(index, page);
+      table.count += jobs;
+    }
+    return table;
   }
 
   private page(jobId: number): Float64Array {

@@ -10,7 +10,10 @@
  * - HEAD is one record of type `headType` whose payload is a value map:
  *   `format`, `store` (the printed STORE_ID), `epoch`, `sequence`
  *   (the last log sequence the index reflects) and `bytes` (the length of
- *   the entries file it vouches for).
+ *   the entries file it vouches for); since 2026-12-02 also, when the
+ *   offsets file was written beside it, `offsets` (its length) and
+ *   `offsets_crc` (the CRC-32C of its bytes). A HEAD without them (an older
+ *   build's) is read as before: the open walks the entries.
  */
 import { Event, type Generation, Job, type Value } from "@tay/core";
 import { decodeValue, encodeValue } from "@tay/codec";
@@ -39,6 +42,14 @@ export interface Head {
   readonly lastSequence: number;
   /** Bytes of the entries file HEAD vouches for; bytes past them are ignored. */
   readonly entriesBytes: number;
+  /** The offsets file written with HEAD: its length and CRC-32C, when there is one. */
+  readonly offsets?: OffsetsFile | undefined;
+}
+
+/** What HEAD says of the offsets file beside it. */
+export interface OffsetsFile {
+  readonly bytes: number;
+  readonly crc: number;
 }
 
 /** The bytes of HEAD (a Left only for fields no store has: a length past 2^53-1). */
@@ -50,6 +61,10 @@ export const encodeHead = (head: Head): Either.Either<Uint8Array, string> => {
     ["sequence", head.lastSequence],
     ["bytes", head.entriesBytes],
   ]);
+  if (head.offsets !== undefined) {
+    value.set("offsets", head.offsets.bytes);
+    value.set("offsets_crc", head.offsets.crc);
+  }
   const payload = encodeValue(value);
   if (payload._tag === "Left") return Either.left(`HEAD does not encode: ${payload.left._tag}`);
   const bytes = new Uint8Array(recordSize(payload.right.length));
@@ -78,7 +93,14 @@ export const decodeHead = (bytes: Uint8Array): Head | string => {
   const entriesBytes = naturalIn(map, "bytes");
   if (typeof storeId !== "string" || epoch === undefined) return "no store or epoch";
   if (lastSequence === undefined || entriesBytes === undefined) return "no sequence or length";
-  return { storeId, epoch, lastSequence, entriesBytes };
+  const offsetsBytes = naturalIn(map, "offsets");
+  const offsetsCrc = naturalIn(map, "offsets_crc");
+  // Both or neither: a HEAD with one of them names no offsets file (the open walks).
+  const offsets =
+    offsetsBytes === undefined || offsetsCrc === undefined || offsetsCrc > 0xffff_ffff
+      ? undefined
+      : { bytes: offsetsBytes, crc: offsetsCrc };
+  return { storeId, epoch, lastSequence, entriesBytes, offsets };
 };
 
 /** Where an entry of `encodeEntries` starts, relative to the bytes returned. */
