@@ -441,7 +441,7 @@ const resolveThrough = (state: StoreState, sequence: number): void => {
   }
   if (resolved === 0) return;
   // One ticket (one awaited producer): off the list without a new one.
-  const [only] = tickets;
+  const only = tickets[0];
   if (tickets.length === 1 && only !== undefined) {
     tickets.length = 0;
     Ticket.settle(only, undefined);
