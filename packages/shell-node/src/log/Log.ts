@@ -48,6 +48,12 @@ export interface Stats {
   /** Appended but not yet durable. */
   readonly pendingRecords: number;
   readonly pendingBytes: number;
+  /** A file log's durable writes made on the event loop's thread (`Stats.InlineWriteStats`); absent elsewhere. */
+  readonly inlineWrites?: {
+    readonly writes: number;
+    readonly slow: number;
+    readonly slowestMs: number;
+  };
 }
 
 /** The reads every log offers: nothing here appends. */

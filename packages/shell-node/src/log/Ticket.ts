@@ -15,8 +15,13 @@ export interface Ticket<E> {
   /** Whether the ticket has ended; `failure` says how. */
   settled: boolean;
   failure: E | undefined;
-  /** Called when it ends (emptied then). */
-  waiters: Array<Waiter<E>>;
+  /**
+   * Called when it ends (emptied then): the first waiter, and the others
+   * in the order they came. Most tickets have one (the engine's drain), so
+   * a ticket makes no array until a second one comes.
+   */
+  waiter: Waiter<E> | undefined;
+  more: Array<Waiter<E>> | undefined;
 }
 
 /** A ticket for an append ending at `lastSequence`, not yet settled. */
@@ -24,13 +29,16 @@ export const make = <E>(lastSequence: number): Ticket<E> => ({
   lastSequence,
   settled: false,
   failure: undefined,
-  waiters: [],
+  waiter: undefined,
+  more: undefined,
 });
 
 /** Calls `waiter` when `ticket` ends (at once, if it has). */
 export const onSettled = <E>(ticket: Ticket<E>, waiter: Waiter<E>): void => {
   if (ticket.settled) waiter(ticket.failure);
-  else ticket.waiters.push(waiter);
+  else if (ticket.waiter === undefined) ticket.waiter = waiter;
+  else if (ticket.more === undefined) ticket.more = [waiter];
+  else ticket.more.push(waiter);
 };
 
 /** Ends `ticket` (a no-op if it has ended) and tells its waiters, in the order they came. */
@@ -38,14 +46,20 @@ export const settle = <E>(ticket: Ticket<E>, failure: E | undefined): void => {
   if (ticket.settled) return;
   ticket.settled = true;
   ticket.failure = failure;
-  const { waiters } = ticket;
-  ticket.waiters = [];
+  const { waiter, more } = ticket;
+  ticket.waiter = undefined;
+  ticket.more = undefined;
+  if (waiter === undefined) return;
+  if (more === undefined) {
+    waiter(failure);
+    return;
+  }
   // A waiter that throws (a bug of its own) must not leave the ones after
   // it waiting forever: every waiter is told, then the first throw goes on.
   let thrown: { readonly error: unknown } | undefined;
-  for (const waiter of waiters) {
+  for (const each of [waiter, ...more]) {
     try {
-      waiter(failure);
+      each(failure);
     } catch (error) {
       thrown ??= { error };
     }

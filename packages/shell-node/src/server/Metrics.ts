@@ -126,6 +126,7 @@ const stateGauges = (
     "Records appended, not yet durable",
     () => Effect.runSync(engine.log.stats()).pendingRecords,
   );
+  inlineWriteMetrics(registry, engine);
   gauge(
     "tay_subscribers",
     "Subscribers of the committed event stream",
@@ -143,6 +144,43 @@ const stateGauges = (
     "Leases that expired or dropped with their session (since start)",
     server.leasesExpired,
   );
+};
+
+/**
+ * The store writer's inline writes (`Stats.InlineWriteStats`), read when
+ * scraped: counters that only grow while the store is open, and the
+ * slowest one's time. A log that keeps none (PostgreSQL) shows 0.
+ */
+const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log.Kind>) => {
+  const inline = () => Effect.runSync(engine.log.stats()).inlineWrites;
+  const counter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  counter(
+    "tay_inline_writes_total",
+    "Durable writes made on the event loop's thread (Maximal, a lone small batch)",
+    () => inline()?.writes ?? 0,
+  );
+  counter(
+    "tay_inline_writes_slow_total",
+    "Inline writes slower than 2 ms (each sends the next writes to the thread pool for a while)",
+    () => inline()?.slow ?? 0,
+  );
+  new Gauge({
+    name: "tay_inline_write_slowest_seconds",
+    help: "The slowest inline write since the store opened",
+    registers: [registry],
+    collect() {
+      this.set((inline()?.slowestMs ?? 0) / 1000);
+    },
+  });
 };
 
 /**

@@ -20,6 +20,23 @@ export interface StoreStats {
   readonly pendingRecords: number;
   /** Bytes (encoded) of those records. */
   readonly pendingBytes: number;
+  /** The durable writes made on the event loop's thread since the store opened. */
+  readonly inlineWrites: InlineWriteStats;
+}
+
+/**
+ * The writer's inline writes (`internal/inlineWrite.ts`): under `Maximal`
+ * a lone small batch is written `O_DSYNC` on the event loop's thread, which
+ * waits for the device meanwhile. These say how often, and how long the
+ * worst wait was; all 0 under the other durabilities (docs/store.md).
+ */
+export interface InlineWriteStats {
+  /** Durable writes made inline. */
+  readonly writes: number;
+  /** Those that took longer than `inlineSlowMs` (2 ms): each held the inline path off for a while. */
+  readonly slow: number;
+  /** The longest one, in milliseconds (0 for none). */
+  readonly slowestMs: number;
 }
 
 /** Sizes of the segment files, in bytes (the seed's `SegmentSizeStats`). */

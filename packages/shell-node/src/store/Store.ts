@@ -19,6 +19,7 @@ import {
 } from "./internal/compaction.js";
 import * as Lock from "../disk/Lock.js";
 import { readFrom as readEntries } from "./internal/reader.js";
+import type { InlineRecord } from "./internal/inlineWrite.js";
 import { classifyRoot, validate } from "./internal/recovery.js";
 import {
   type StoreState,
@@ -121,7 +122,7 @@ export interface Recovered<S> extends Log.Recovered<S, FileLogKind> {
   readonly store: Store;
 }
 
-const statsOf = (state: StoreState): Stats.StoreStats => ({
+const statsOf = (state: StoreState, inline: InlineRecord): Stats.StoreStats => ({
   segments: state.generation.segments.length,
   records: writtenRecords(state),
   bytes: writtenBytes(state),
@@ -129,6 +130,7 @@ const statsOf = (state: StoreState): Stats.StoreStats => ({
   lastSequence: lastAssigned(state),
   pendingRecords: state.pending.length + state.inFlight.length,
   pendingBytes: state.pendingBytes + state.inFlight.reduce((sum, record) => sum + record.size, 0),
+  inlineWrites: { writes: inline.writes, slow: inline.slow, slowestMs: inline.slowestMs },
 });
 
 /** The store's reads, from its running state. */
@@ -136,6 +138,7 @@ const viewOf = (
   directory: string,
   storeId: string,
   state: StoreState,
+  inline: InlineRecord,
   withDisk: <A, X>(effect: Effect.Effect<A, X, Disk>) => Effect.Effect<A, X>,
 ): StoreView => {
   const readFrom = (sequence: number, limit: number) =>
@@ -155,7 +158,7 @@ const viewOf = (
           ] as const;
         }),
       ),
-    stats: () => Effect.sync(() => statsOf(state)),
+    stats: () => Effect.sync(() => statsOf(state, inline)),
     storePressure: () => Effect.sync(pressure),
     isOverloaded: () => Effect.sync(() => Stats.isOverloaded(pressure())),
     segmentSizeStats: () =>
@@ -244,7 +247,13 @@ export const open = <S, E>(
     const context = yield* Effect.context<Disk>();
     const withDisk = <A, X>(effect: Effect.Effect<A, X, Disk>): Effect.Effect<A, X> =>
       Effect.provide(effect, context);
-    const view = viewOf(directory, formatStoreId(validated.marker.storeId), writer.state, withDisk);
+    const view = viewOf(
+      directory,
+      formatStoreId(validated.marker.storeId),
+      writer.state,
+      writer.inline,
+      withDisk,
+    );
     const store: Store = {
       ...view,
       submit: (events) => Writer.submit(writer, events),

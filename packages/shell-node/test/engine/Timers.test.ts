@@ -99,6 +99,49 @@ describe("waiting claims", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("listen to their signal only once parked: one answered by its drain never does", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const controller = new AbortController();
+      let added = 0;
+      const add = controller.signal.addEventListener.bind(controller.signal);
+      controller.signal.addEventListener = (...args: Parameters<typeof add>) => {
+        added += 1;
+        add(...args);
+      };
+      yield* engine.insert(job("q"));
+      const started = yield* engine.nextJobs([{ queue: "q", limit: 1 }], {
+        signal: controller.signal,
+      });
+      expect(started).toHaveLength(1);
+      expect(added).toBe(0);
+      // Parked: now it listens, and an abort answers it with no job.
+      const parked = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+        signal: controller.signal,
+      });
+      yield* settle;
+      expect(added).toBe(1);
+      controller.abort();
+      expect(yield* Effect.promise(() => parked)).toEqual([]);
+      expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("given up in the turn they were issued in, start nothing though jobs wait", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      const inserted = yield* engine.insert(job("q"));
+      const controller = new AbortController();
+      const aborted = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+        signal: controller.signal,
+      });
+      controller.abort();
+      expect(yield* Effect.promise(() => aborted)).toEqual([]);
+      expect((yield* engine.job(inserted.jobId))?.state).toBe("available");
+      expect(yield* lastSequence(engine)).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("take their listener off a signal once answered, however many share it", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

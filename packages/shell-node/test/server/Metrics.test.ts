@@ -5,7 +5,9 @@ import { request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Effect } from "effect";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as Metrics from "../../src/server/Metrics.js";
 import * as Server from "../../src/server/Server.js";
 
 let directory = "";
@@ -53,6 +55,38 @@ describe("metrics", () => {
     expect(text).toMatch(/^tay_batch_records_count 3$/m);
     expect(text).toMatch(/^tay_last_sequence 3$/m);
     expect(text).toContain("tay_request_seconds_bucket");
+  });
+
+  it("reads the store writer's inline writes when scraped", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "tay-metrics-inline-"));
+    // Maximal: a lone small batch is written on the loop's thread.
+    const maximal = await EnginePromises.open(join(scratch, "data"), {
+      createIfMissing: true,
+      durability: "Maximal",
+    });
+    const metrics = Metrics.make(maximal.engine, {
+      leases: () => 0,
+      sessions: () => 0,
+      leasesExpired: () => 0,
+      pressure: () => 0,
+      segments: () => 1,
+    });
+    try {
+      const scraped = async (name: string) =>
+        Number((await metrics.registry.metrics()).match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1]);
+      // The first writes may find the writer's turn taken, or a slow disk: a few more then.
+      for (let index = 0; index < 100 && (await scraped("tay_inline_writes_total")) === 0; index++)
+        await maximal.insert({ queue: "q", worker: "W", args: null });
+      const stats = Effect.runSync(maximal.engine.log.stats()).inlineWrites;
+      expect(stats?.writes).toBeGreaterThan(0);
+      expect(await scraped("tay_inline_writes_total")).toBe(stats?.writes);
+      expect(await scraped("tay_inline_writes_slow_total")).toBe(stats?.slow);
+      expect(await scraped("tay_inline_write_slowest_seconds")).toBeGreaterThan(0);
+    } finally {
+      metrics.stop();
+      await maximal.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
   });
 
   it("labels requests by their route's pattern, so ids do not multiply the series", async () => {

@@ -278,8 +278,11 @@ describe("durable writes on the caller's thread", () => {
       Effect.gen(function* () {
         const { directory } = yield* warmed((store, counts) =>
           Effect.gen(function* () {
+            const before = (yield* store.stats()).inlineWrites.writes;
             yield* store.append([inserted(2)]);
             expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 0, effectWrites: 0 });
+            // The store's stats count it (and `/metrics` reads them: Metrics.test.ts).
+            expect((yield* store.stats()).inlineWrites.writes).toBe(before + 1);
             // (A small write after it goes to the pool if that real write was slow: not asked.)
             yield* store.append([inserted(3, 5000)]);
             expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 1, effectWrites: 0 });
@@ -306,8 +309,13 @@ describe("durable writes on the caller's thread", () => {
       const { directory } = yield* warmed((store, counts) =>
         Effect.gen(function* () {
           counts.slowInlineMs = InlineWrite.inlineSlowMs + 1;
+          const before = (yield* store.stats()).inlineWrites;
           yield* store.append([inserted(2)]);
           counts.slowInlineMs = 0;
+          const after = (yield* store.stats()).inlineWrites;
+          expect(after.writes).toBe(before.writes + 1);
+          expect(after.slow).toBe(before.slow + 1);
+          expect(after.slowestMs).toBeGreaterThan(InlineWrite.inlineSlowMs);
           yield* store.append([inserted(3)]);
           yield* store.append([inserted(4)]);
           expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 2 });

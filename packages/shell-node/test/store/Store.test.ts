@@ -597,6 +597,7 @@ describe("stats", () => {
           lastSequence: 0,
           pendingRecords: 0,
           pendingBytes: 0,
+          inlineWrites: { writes: 0, slow: 0, slowestMs: 0 },
         });
         expect(yield* store.storePressure()).toBeCloseTo(segmentHeaderBytes / 1000);
         expect(yield* store.isOverloaded()).toBe(false);

@@ -214,7 +214,12 @@ class Drain<K extends Log.Kind> {
     if (!fromLastId && this.backlog.length > 0) this.foldBacklog();
     try {
       if (request.waiting !== undefined) {
-        if (!this.claimWaiting(request, request.waiting, command.now, true)) {
+        // Given up before its drain (nothing listened to its signal yet):
+        // answered with no job, as an abort while parked is.
+        if (request.signal?.aborted === true) {
+          request.accept(this.state, none);
+          request.settle(undefined);
+        } else if (!this.claimWaiting(request, request.waiting, command.now, true)) {
           this.parkingList = pushed(this.parkingList, request);
         }
       } else if (command._tag === "InsertJobs") this.insert(request, command);
@@ -475,6 +480,12 @@ export class BatchDecider<K extends Log.Kind> {
    * were decided on.
    */
   afterCommit: (records: ReadonlyArray<Entry>, before: State.State) => void = () => {};
+  /**
+   * Told of a command that waits past the drain it entered (a parked
+   * claim, a command held or retried by a catch-up): the queue listens to
+   * its signal from then on (`Pending.signal`).
+   */
+  waits: (request: Pending<Failure<K>>) => void = () => {};
   /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
   readonly catchUp: CatchUp<K, Failure<K>>;
   // The requests of the log's incoming jobs and their keys: never decided
@@ -507,6 +518,7 @@ export class BatchDecider<K extends Log.Kind> {
           if (entries.length > 0) this.afterCommit(entries, before);
         },
         takeParked: () => this.takeParked(),
+        waits: (request) => this.waits(request),
         decide: (requests) => this.decide(requests),
       },
       conflictRetriesMax,
@@ -563,7 +575,10 @@ export class BatchDecider<K extends Log.Kind> {
     // The log's incoming jobs go first: they were committed before these commands were issued.
     for (const request of this.takeIncoming()) drain.add(request);
     for (const request of requests) drain.add(request);
-    for (const request of drain.parking) this.parked.push(request);
+    for (const request of drain.parking) {
+      this.parked.push(request);
+      this.waits(request);
+    }
     if (drain.madeAvailable && this.parked.length > 0) this.wakeParked(drain);
     if (drain.accepted.length === 0) {
       this.answerRiders(drain.riders);

@@ -69,6 +69,8 @@ export interface Host<X> {
   ) => void;
   /** Every parked waiting claim, unparked, oldest first. */
   readonly takeParked: () => Array<Pending<X>>;
+  /** A command now waits for the catch-up (its caller may give up meanwhile). */
+  readonly waits: (request: Pending<X>) => void;
   /** Decides `requests` in order as one drain (they are answered by it). */
   readonly decide: (requests: ReadonlyArray<Pending<X>>) => void;
 }
@@ -138,13 +140,17 @@ export class CatchUp<K extends Log.Kind, X> {
       this.attempts.set(request, attempts);
       this.counters.retried += 1;
       this.waiting.push(request);
+      this.host.waits(request);
     }
     this.start();
   }
 
   /** Commands issued while a catch-up runs: decided after it, behind the refused ones. */
   hold(requests: ReadonlyArray<Pending<X>>): void {
-    for (const request of requests) this.waiting.push(request);
+    for (const request of requests) {
+      this.waiting.push(request);
+      this.host.waits(request);
+    }
   }
 
   /** Drops a held command whose caller gave up; false when it is not held. */

@@ -53,7 +53,9 @@ export class CommandQueue<K extends Log.Kind> {
     private readonly log: Log.Log<K>,
     private readonly decider: BatchDecider<K>,
     private readonly queuedCommandsMax: number = queuedCommandsMaxDefault,
-  ) {}
+  ) {
+    decider.waits = this.watch;
+  }
 
   /** Commands waiting to be decided now. */
   get queued(): number {
@@ -137,19 +139,34 @@ export class CommandQueue<K extends Log.Kind> {
         request.settle(undefined);
         return;
       }
-      const onAbort = () => {
-        // Answered with no job, unless a drain already started jobs for it.
-        if (!this.cancel(request)) return;
-        request.accept(this.decider.committed, []);
-        request.settle(undefined);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      // A signal may outlive many claims: each takes its listener away once answered.
-      request.onAnswered = () => signal.removeEventListener("abort", onAbort);
+      // Listened to only if it waits past its drain (`watch`); the drain
+      // itself answers a claim whose signal aborted meanwhile with no job.
+      request.signal = signal;
+      if (this.paused || this.waitingForGate) this.watch(request);
     }
     this.queue.push(request);
     this.schedule();
   }
+
+  /**
+   * Listens to `request`'s signal from now on: it waits past its drain
+   * (parked, held by a catch-up, or queued while the queue is held).
+   * Once per request; a signal that aborted before is heard at once.
+   */
+  private readonly watch = (request: Pending<Failure<K> | Overloaded>): void => {
+    const signal = request.signal;
+    if (signal === undefined || request.onAnswered !== undefined) return;
+    const onAbort = () => {
+      // Answered with no job, unless a drain already started jobs for it.
+      if (!this.cancel(request)) return;
+      request.accept(this.decider.committed, []);
+      request.settle(undefined);
+    };
+    // A signal may outlive many claims: each takes its listener away once answered.
+    request.onAnswered = () => signal.removeEventListener("abort", onAbort);
+    if (signal.aborted) resolved.then(onAbort);
+    else signal.addEventListener("abort", onAbort, { once: true });
+  };
 
   /** Drops `request` if it is still queued or parked; false once it is decided. */
   private cancel(request: Pending<Failure<K> | Overloaded>): boolean {
@@ -197,6 +214,7 @@ export class CommandQueue<K extends Log.Kind> {
     if (this.paused || (this.queue.length === 0 && !this.kicked)) return;
     const admitted = this.log.admission();
     if (admitted._tag === "Gated") {
+      for (const request of this.queue) this.watch(request);
       this.waitFor(admitted.gate);
       return;
     }

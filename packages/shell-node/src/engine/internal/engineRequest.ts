@@ -109,6 +109,14 @@ export interface Pending<X> {
   readonly waiting: Waiting | undefined;
   /** Its caller gave up (an interrupted fiber, an aborted signal): drop it unanswered. */
   cancelled: boolean;
+  /**
+   * A waiting claim's signal: its caller may give up. The queue listens to
+   * it only once the claim waits past its drain (parked, held by a
+   * catch-up, or queued behind a pause): most claims are answered by the
+   * drain they enter, and a listener added and taken away per claim cost
+   * more than the rest of its queueing (docs/engine.md, 2026-12-02).
+   */
+  signal: AbortSignal | undefined;
   /** Run once, when the request is answered (a waiting claim drops its signal's listener). */
   onAnswered: (() => void) | undefined;
   /** Records the answer: the command is in the batch. */
@@ -128,6 +136,7 @@ export interface Pending<X> {
 abstract class Request<A, X> implements Pending<X> {
   private answer: A | Missing = noAnswer;
   cancelled = false;
+  signal: AbortSignal | undefined = undefined;
   onAnswered: (() => void) | undefined = undefined;
 
   /** Runs `onAnswered` once: the caller is being answered now. */

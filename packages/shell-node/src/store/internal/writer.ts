@@ -440,6 +440,13 @@ const resolveThrough = (state: StoreState, sequence: number): void => {
     resolved += 1;
   }
   if (resolved === 0) return;
+  // One ticket (one awaited producer): off the list without a new one.
+  const only = tickets[0];
+  if (tickets.length === 1 && only !== undefined) {
+    tickets.length = 0;
+    Ticket.settle(only, undefined);
+    return;
+  }
   // Off the list first: a waiter may submit again.
   const done = resolved === tickets.length ? tickets : tickets.slice(0, resolved);
   state.tickets = resolved === tickets.length ? [] : tickets.slice(resolved);
@@ -769,7 +776,10 @@ const inlinePlan = (
 
 /** A write of the current batch returned: the next part, the failure, or the batch's end. */
 const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
-  InlineWrite.notePoolEnd(writer.inline, performance.now());
+  // Only a durable write handed to the pool is timed (no clock read otherwise).
+  if (!Number.isNaN(writer.inline.poolStartedAt)) {
+    InlineWrite.notePoolEnd(writer.inline, performance.now());
+  }
   const { current } = writer;
   const { active } = current;
   if (active === undefined) return;
