@@ -530,6 +530,152 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
     }).pipe(Effect.scoped),
   );
 
+  it.live("a writer's commits within its followIntervalMs are notified at the interval's end", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const intervalMs = 1_000;
+      const listening = { followIntervalMs: 0, pollIntervalMs: 60_000 };
+      const follower = yield* PgLog.open(url, listening, Projection.collect);
+      const writer = yield* PgLog.open(
+        url,
+        { followIntervalMs: intervalMs, pollIntervalMs: 60_000 },
+        Projection.collect,
+      );
+      const told: Array<number> = [];
+      const unwatch = follower.log.watchOthers?.(() => told.push(performance.now()));
+      const unwatchWriter = writer.log.watchOthers?.(() => {});
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => [unwatch, unwatchWriter].map((f) => f?.())),
+      );
+      yield* Effect.sleep("300 millis");
+      for (let jobId = 1; jobId <= 3; jobId++) yield* append(writer.log, [inserted(jobId)]);
+      const lastCommit = performance.now();
+      while (
+        (told.at(-1) ?? 0) < lastCommit &&
+        performance.now() - lastCommit < intervalMs + 10_000
+      ) {
+        yield* Effect.sleep("50 millis");
+      }
+      // The first commit at once; the two after it once the writer's interval ended.
+      expect(told.at(-1) ?? 0).toBeGreaterThan(lastCommit);
+      expect(told.length).toBe(2);
+    }).pipe(Effect.scoped),
+  );
+
+  /**
+   * A node-postgres driver that counts what an engine's sessions hear
+   * (notification payloads) and its head reads once the follower listens;
+   * with `hold`, an append's batch that notifies answers only once the
+   * listening session has received that very notification, so it always
+   * arrives while the log still believes its head is before that commit.
+   */
+  const counting = (url: string, hold: boolean) => {
+    const inner = Driver.nodePg(url);
+    const heard: Array<string> = [];
+    const seen = { listening: false, headReads: 0 };
+    const until = (done: () => boolean) =>
+      Effect.gen(function* () {
+        while (!done()) yield* Effect.sleep("5 millis");
+      });
+    const driver: Driver.Driver = {
+      connect: async () => {
+        const session = await inner.connect();
+        if (Driver.isFailure(session)) return session;
+        const batch = session.batch;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            const result = await session.query(text, parameters);
+            if (text.startsWith("LISTEN")) seen.listening = true;
+            else if (seen.listening && text.startsWith("SELECT epoch, last_sequence FROM")) {
+              seen.headReads += 1;
+            }
+            return result;
+          },
+          ...(batch === undefined
+            ? {}
+            : {
+                batch: async (statements: ReadonlyArray<Driver.Bound>) => {
+                  const result = await batch(statements);
+                  const notice = statements.find((one) => one.text.includes("pg_notify"));
+                  const payload = notice?.parameters.at(-1);
+                  if (hold && typeof payload === "string") {
+                    await Effect.runPromise(until(() => heard.includes(payload)));
+                  }
+                  return result;
+                },
+              }),
+          onNotification: (handler) =>
+            session.onNotification?.((name, payload) => {
+              heard.push(payload);
+              handler(name, payload);
+            }),
+        };
+      },
+    };
+    return { driver, heard, seen, until };
+  };
+
+  /** An engine alone on a fresh store, its follower listening; inserts `count` jobs. */
+  const alone = (options: PgOptions.PgLogOptions, hold: boolean, count: number) =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const { driver, heard, seen, until } = counting(url, hold);
+      const recovered = yield* PgLog.open(
+        url,
+        { ...options, pollIntervalMs: 3_600_000, driver: () => driver },
+        StateProjection.foldProjection,
+      );
+      const engine = yield* Engine.fromLog(recovered, { timers: false });
+      // The follower listens, then polls the head once: reads from here on are catch-ups.
+      yield* until(() => seen.listening && seen.headReads >= 1);
+      const readsBefore = seen.headReads;
+      for (let index = 0; index < count; index++) {
+        yield* engine.insert({ queue: "q", worker: "W", args: index });
+      }
+      // Notifications reach a listener in commit order: once this one is
+      // heard, every notification of the inserts above has been.
+      const storeId = recovered.report.storeId;
+      yield* Effect.promise(() =>
+        Server.admin(url, (client) =>
+          client.query("SELECT pg_notify($1, 'sentinel:0')", [
+            `tay_${storeId.replace(/[^0-9a-f]/gi, "").toLowerCase()}`,
+          ]),
+        ),
+      );
+      yield* until(() => heard.includes("sentinel:0"));
+      return {
+        own: heard.filter((payload) => payload !== "sentinel:0").length,
+        reads: seen.headReads - readsBefore,
+        catchUps: engine.contention().catchUps,
+      };
+    });
+
+  it.live("an engine alone is never told of its own commits (every commit notifying)", () =>
+    Effect.gen(function* () {
+      // followIntervalMs 0: every commit notifies; each reaches the follower
+      // before the writer learns that it committed.
+      const seen = yield* alone({ followIntervalMs: 0 }, true, 12);
+      expect(seen.own).toBeGreaterThanOrEqual(11);
+      expect(seen.catchUps).toBe(0);
+      expect(seen.reads).toBe(0);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live(
+    "an engine alone notifies, and so wakes its own follower, once per followIntervalMs",
+    () =>
+      Effect.gen(function* () {
+        const seen = yield* alone({ followIntervalMs: 60_000 }, false, 20);
+        // The first commit after a quiet spell only; the rest are owed to the interval's end.
+        expect(seen.own).toBe(1);
+        expect(seen.catchUps).toBe(0);
+        expect(seen.reads).toBe(0);
+      }).pipe(Effect.scoped),
+  );
+
   it.live("without LISTEN (notifications off) the head is polled and the claim still wakes", () =>
     Effect.gen(function* () {
       const { url } = yield* database;
