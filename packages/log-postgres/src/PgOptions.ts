@@ -62,7 +62,10 @@ export interface PgLogOptions extends LocationOptions {
    * milliseconds: the first notification after a quiet spell at once, every
    * later one within the interval folded into one told when it ends (each
    * tell costs the engine a catch-up: a read of the head and of the new
-   * records). 0 tells every notification at once. Default 50 ms.
+   * records). 0 tells every notification at once. Default 50 ms. The log
+   * also notifies the others at most once per this interval (the first
+   * commit after a quiet spell at once, the later ones at its end); 0
+   * notifies every commit.
    */
   readonly followIntervalMs?: number;
   /**

@@ -238,15 +238,20 @@ const faulty = (
     dropAfter?: string;
     dropBefore?: string;
     refuseReconnect?: boolean;
-    /** The append's one script (node-postgres' simple query): dropped after it ran, or before it was sent. */
-    script?: "dropAfter" | "dropBefore";
-    /** The append's one batch of prepared statements: dropped after it ran, or before it was sent. */
-    batch?: "dropAfter" | "dropBefore";
+    /**
+     * The append's one round trip, on the path named (its script, sent by
+     * node-postgres' simple query, or its batch of prepared statements):
+     * dropped after it ran, or before it was sent. The sessions then offer
+     * both `script` and `batch`, so only the log's `oneTrip` picks the path.
+     */
+    trip?: { readonly path: "script" | "batch"; readonly when: "dropAfter" | "dropBefore" };
   },
 ) => {
   const inner = Driver.nodePg(url);
   let dropped = false;
   let connections = 0;
+  // The paths whose first append was dropped (a test checks the planned one was taken).
+  const droppedOn: Array<"script" | "batch"> = [];
   const lost: Driver.Failure = {
     _tag: "DriverFailure",
     connection: true,
@@ -284,38 +289,47 @@ const faulty = (
           }
           return result;
         },
-        ...(plan.script === undefined ? {} : { script: scriptOf(session, plan.script) }),
-        ...(plan.batch === undefined ? {} : { batch: batchOf(session, plan.batch) }),
+        ...(plan.trip === undefined
+          ? {}
+          : { script: scriptOf(session, plan.trip), batch: batchOf(session, plan.trip) }),
         close: session.close,
       };
     },
   };
+  type Trip = NonNullable<typeof plan.trip>;
+  /** Runs `send`, or drops the connection around it if it is the planned path's first append. */
+  const dropFirst = async <A>(
+    session: Driver.Session,
+    trip: Trip,
+    path: Trip["path"],
+    appending: boolean,
+    send: () => Promise<A | Driver.Failure>,
+  ): Promise<A | Driver.Failure> => {
+    if (dropped || !appending || trip.path !== path) return send();
+    dropped = true;
+    droppedOn.push(path);
+    if (trip.when === "dropAfter") await send();
+    await session.close();
+    return lost;
+  };
   // The session's script, dropping the first append script as planned.
-  const scriptOf = (session: Driver.Session, when: "dropAfter" | "dropBefore") => {
+  const scriptOf = (session: Driver.Session, trip: Trip) => {
     const script = session.script;
-    return async (text: string) => {
-      if (script === undefined) return lost;
-      if (dropped || !text.includes("tay_record")) return script(text);
-      dropped = true;
-      if (when === "dropAfter") await script(text);
-      await session.close();
-      return lost;
-    };
+    return async (text: string) =>
+      script === undefined
+        ? lost
+        : dropFirst(session, trip, "script", text.includes("tay_record"), () => script(text));
   };
   // The session's batch, dropping the first append batch as planned.
-  const batchOf = (session: Driver.Session, when: "dropAfter" | "dropBefore") => {
+  const batchOf = (session: Driver.Session, trip: Trip) => {
     const batch = session.batch;
     return async (statements: ReadonlyArray<Driver.Bound>) => {
       if (batch === undefined) return lost;
       const appending = statements.some((statement) => statement.text.includes("tay_record"));
-      if (dropped || !appending) return batch(statements);
-      dropped = true;
-      if (when === "dropAfter") await batch(statements);
-      await session.close();
-      return lost;
+      return dropFirst(session, trip, "batch", appending, () => batch(statements));
     };
   };
-  return { driver, connections: () => connections };
+  return { driver, connections: () => connections, dropped: () => [...droppedOn] };
 };
 
 describe.skipIf(!("url" in server))("a dropped connection", () => {
@@ -342,44 +356,29 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
       ),
   );
 
-  it.live.each(["dropAfter", "dropBefore"] as const)(
-    "the append's one script, %s: the run again on a new connection commits once",
-    (when) =>
+  it.live.each([
+    ["script", "dropAfter"],
+    ["script", "dropBefore"],
+    ["batch", "dropAfter"],
+    ["batch", "dropBefore"],
+  ] as const)(
+    "the append's one round trip (%s), %s: the run again on a new connection commits once",
+    ([path, when]) =>
       Effect.scoped(
         Effect.gen(function* () {
           const { url } = yield* database;
           yield* PgSchema.init(url);
-          const { driver, connections } = faulty(url, { script: when });
+          // The session offers both ways; `oneTrip` alone chooses the path.
+          const { driver, connections, dropped } = faulty(url, { trip: { path, when } });
           const { log } = yield* PgLog.open(
             url,
-            { ...options, driver: () => driver },
+            { ...options, oneTrip: path, driver: () => driver },
             Projection.collect,
           );
           yield* append(log, [inserted(1), inserted(2)]);
           yield* append(log, [inserted(3)]);
           expect(connections()).toBeGreaterThanOrEqual(2);
-          expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0 });
-          expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
-        }),
-      ),
-  );
-
-  it.live.each(["dropAfter", "dropBefore"] as const)(
-    "the append's one batch of prepared statements, %s: the run again on a new connection commits once",
-    (when) =>
-      Effect.scoped(
-        Effect.gen(function* () {
-          const { url } = yield* database;
-          yield* PgSchema.init(url);
-          const { driver, connections } = faulty(url, { batch: when });
-          const { log } = yield* PgLog.open(
-            url,
-            { ...options, driver: () => driver },
-            Projection.collect,
-          );
-          yield* append(log, [inserted(1), inserted(2)]);
-          yield* append(log, [inserted(3)]);
-          expect(connections()).toBeGreaterThanOrEqual(2);
+          expect(dropped()).toEqual([path]);
           expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0 });
           expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
         }),
@@ -529,6 +528,152 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
         expect((told[index] ?? 0) - (told[index - 1] ?? 0)).toBeGreaterThanOrEqual(intervalMs - 5);
       }
     }).pipe(Effect.scoped),
+  );
+
+  it.live("a writer's commits within its followIntervalMs are notified at the interval's end", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const intervalMs = 1_000;
+      const listening = { followIntervalMs: 0, pollIntervalMs: 60_000 };
+      const follower = yield* PgLog.open(url, listening, Projection.collect);
+      const writer = yield* PgLog.open(
+        url,
+        { followIntervalMs: intervalMs, pollIntervalMs: 60_000 },
+        Projection.collect,
+      );
+      const told: Array<number> = [];
+      const unwatch = follower.log.watchOthers?.(() => told.push(performance.now()));
+      const unwatchWriter = writer.log.watchOthers?.(() => {});
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => [unwatch, unwatchWriter].map((f) => f?.())),
+      );
+      yield* Effect.sleep("300 millis");
+      for (let jobId = 1; jobId <= 3; jobId++) yield* append(writer.log, [inserted(jobId)]);
+      const lastCommit = performance.now();
+      while (
+        (told.at(-1) ?? 0) < lastCommit &&
+        performance.now() - lastCommit < intervalMs + 10_000
+      ) {
+        yield* Effect.sleep("50 millis");
+      }
+      // The first commit at once; the two after it once the writer's interval ended.
+      expect(told.at(-1) ?? 0).toBeGreaterThan(lastCommit);
+      expect(told.length).toBe(2);
+    }).pipe(Effect.scoped),
+  );
+
+  /**
+   * A node-postgres driver that counts what an engine's sessions hear
+   * (notification payloads) and its head reads once the follower listens;
+   * with `hold`, an append's batch that notifies answers only once the
+   * listening session has received that very notification, so it always
+   * arrives while the log still believes its head is before that commit.
+   */
+  const counting = (url: string, hold: boolean) => {
+    const inner = Driver.nodePg(url);
+    const heard: Array<string> = [];
+    const seen = { listening: false, headReads: 0 };
+    const until = (done: () => boolean) =>
+      Effect.gen(function* () {
+        while (!done()) yield* Effect.sleep("5 millis");
+      });
+    const driver: Driver.Driver = {
+      connect: async () => {
+        const session = await inner.connect();
+        if (Driver.isFailure(session)) return session;
+        const batch = session.batch;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            const result = await session.query(text, parameters);
+            if (text.startsWith("LISTEN")) seen.listening = true;
+            else if (seen.listening && text.startsWith("SELECT epoch, last_sequence FROM")) {
+              seen.headReads += 1;
+            }
+            return result;
+          },
+          ...(batch === undefined
+            ? {}
+            : {
+                batch: async (statements: ReadonlyArray<Driver.Bound>) => {
+                  const result = await batch(statements);
+                  const notice = statements.find((one) => one.text.includes("pg_notify"));
+                  const payload = notice?.parameters.at(-1);
+                  if (hold && typeof payload === "string") {
+                    await Effect.runPromise(until(() => heard.includes(payload)));
+                  }
+                  return result;
+                },
+              }),
+          onNotification: (handler) =>
+            session.onNotification?.((name, payload) => {
+              heard.push(payload);
+              handler(name, payload);
+            }),
+        };
+      },
+    };
+    return { driver, heard, seen, until };
+  };
+
+  /** An engine alone on a fresh store, its follower listening; inserts `count` jobs. */
+  const alone = (options: PgOptions.PgLogOptions, hold: boolean, count: number) =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const { driver, heard, seen, until } = counting(url, hold);
+      const recovered = yield* PgLog.open(
+        url,
+        { ...options, pollIntervalMs: 3_600_000, driver: () => driver },
+        StateProjection.foldProjection,
+      );
+      const engine = yield* Engine.fromLog(recovered, { timers: false });
+      // The follower listens, then polls the head once: reads from here on are catch-ups.
+      yield* until(() => seen.listening && seen.headReads >= 1);
+      const readsBefore = seen.headReads;
+      for (let index = 0; index < count; index++) {
+        yield* engine.insert({ queue: "q", worker: "W", args: index });
+      }
+      // Notifications reach a listener in commit order: once this one is
+      // heard, every notification of the inserts above has been.
+      const storeId = recovered.report.storeId;
+      yield* Effect.promise(() =>
+        Server.admin(url, (client) =>
+          client.query("SELECT pg_notify($1, 'sentinel:0')", [
+            `tay_${storeId.replace(/[^0-9a-f]/gi, "").toLowerCase()}`,
+          ]),
+        ),
+      );
+      yield* until(() => heard.includes("sentinel:0"));
+      return {
+        own: heard.filter((payload) => payload !== "sentinel:0").length,
+        reads: seen.headReads - readsBefore,
+        catchUps: engine.contention().catchUps,
+      };
+    });
+
+  it.live("an engine alone is never told of its own commits (every commit notifying)", () =>
+    Effect.gen(function* () {
+      // followIntervalMs 0: every commit notifies; each reaches the follower
+      // before the writer learns that it committed.
+      const seen = yield* alone({ followIntervalMs: 0 }, true, 12);
+      expect(seen.own).toBeGreaterThanOrEqual(11);
+      expect(seen.catchUps).toBe(0);
+      expect(seen.reads).toBe(0);
+    }).pipe(Effect.scoped),
+  );
+
+  it.live(
+    "an engine alone notifies, and so wakes its own follower, once per followIntervalMs",
+    () =>
+      Effect.gen(function* () {
+        const seen = yield* alone({ followIntervalMs: 60_000 }, false, 20);
+        // The first commit after a quiet spell only; the rest are owed to the interval's end.
+        expect(seen.own).toBe(1);
+        expect(seen.catchUps).toBe(0);
+        expect(seen.reads).toBe(0);
+      }).pipe(Effect.scoped),
   );
 
   it.live("without LISTEN (notifications off) the head is polled and the claim still wakes", () =>

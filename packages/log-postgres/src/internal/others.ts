@@ -18,6 +18,15 @@
  * each tell costs the engine a catch-up (the head and the new records
  * read, folded), and an idle engine beside a busy one otherwise spent as
  * much CPU catching up on every commit as the writer spent committing.
+ *
+ * What it tells is throttled the same way: this log notifies at most once
+ * per `followIntervalMs` (the first commit after a quiet spell at once,
+ * inline; the commits after it within the interval in one notification
+ * at its end, or inline in the first append after it). Every notification
+ * reaches every listening session of the store, this log's own follower
+ * included, which had to wake, read and discard its own notification for
+ * every append (and the server had to queue and deliver it); the others
+ * tell their engines at most once per interval anyway.
  */
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
@@ -79,6 +88,10 @@ export interface Follower {
   toldAt: number;
   /** The tell owed at the end of the current interval, if one is owed. */
   trailing: ReturnType<typeof setTimeout> | undefined;
+  /** When this log last notified the others (`performance.now()`), for `followIntervalMs`. */
+  noticedAt: number;
+  /** The notification owed at the end of the current interval, if one is owed. */
+  owing: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A follower of `state`'s store, not started. */
@@ -96,6 +109,8 @@ export const follower = (state: LogState): Follower => ({
   resend: () => {},
   toldAt: Number.NEGATIVE_INFINITY,
   trailing: undefined,
+  noticedAt: Number.NEGATIVE_INFINITY,
+  owing: undefined,
 });
 
 /**
@@ -230,55 +245,88 @@ export const stopFollowing = (follow: Follower): void => {
   follow.listening = false;
   if (follow.trailing !== undefined) clearTimeout(follow.trailing);
   follow.trailing = undefined;
+  if (follow.owing !== undefined) clearTimeout(follow.owing);
+  follow.owing = undefined;
   if (fiber !== undefined) Effect.runFork(Fiber.interrupt(fiber));
   if (session !== undefined) void session.close();
 };
 
+/** Whether this log's next notification may go now: the last one is `followIntervalMs` old. */
+const noticeDue = (state: LogState, follow: Follower): boolean =>
+  performance.now() >= follow.noticedAt + state.options.followIntervalMs;
+
 /**
- * Tells the other writers this log committed up to `last` (after COMMIT,
- * on the follower's session, without holding the writer): one notification
- * at a time, the latest last sequence sent next.
+ * Tells the other writers this log committed up to `last`, at most once
+ * per `followIntervalMs` (see the module's comment): inside the commit's
+ * own script where it said so (`notified`), else after COMMIT on the
+ * follower's session without holding the writer, at once if the last
+ * notification is an interval old, or at the interval's end (unless an
+ * append's script told them first). One notification at a time, the
+ * latest last sequence sent next.
  */
 export const notifyCommitted =
   (state: LogState, follow: Follower) => (last: number, notified: boolean) => {
-    // The commit's own script told them (and anything older still owed is older news).
     if (notified) {
+      // The commit's own script told them (and anything older still owed is older news).
       follow.latest = undefined;
+      follow.noticedAt = performance.now();
+      if (follow.owing !== undefined) clearTimeout(follow.owing);
+      follow.owing = undefined;
       return;
     }
     follow.latest = last;
-    if (follow.sending) return;
-    const send = (): void => {
-      const session = follow.session;
-      const value = follow.latest;
-      if (session === undefined || value === undefined || !follow.notifying) {
-        follow.sending = false;
-        return;
-      }
-      follow.latest = undefined;
-      follow.sending = true;
-      const payload = `${follow.writerId}:${value}`;
-      void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
-        if (!("_tag" in result) && state.inlineNotice === undefined) {
-          // The database takes pg_notify: the next appends send theirs in
-          // their own script, at their commit, without this round trip.
-          const name = channel(state.storeId);
-          state.inlineNotice = (next) => ({ channel: name, payload: `${follow.writerId}:${next}` });
-        }
-        if ("_tag" in result) {
-          // A database without pg_notify refuses it: the others poll. A lost
-          // session owes the value again, sent once the follower reconnects.
-          if (!result.connection) follow.notifying = false;
-          else {
-            follow.latest ??= value;
-            lost(follow, session);
-          }
-        }
-        send();
-      });
-    };
-    follow.resend = () => {
-      if (!follow.sending) send();
-    };
-    send();
+    owe(state, follow);
   };
+
+/** Sends the owed notification now if the last one is an interval old, else at the interval's end. */
+const owe = (state: LogState, follow: Follower): void => {
+  follow.resend = () => {
+    if (!follow.sending) send(state, follow);
+  };
+  if (follow.sending || follow.owing !== undefined || follow.latest === undefined) return;
+  const wait = follow.noticedAt + state.options.followIntervalMs - performance.now();
+  if (wait <= 0) {
+    send(state, follow);
+    return;
+  }
+  follow.owing = setTimeout(() => {
+    follow.owing = undefined;
+    if (!follow.sending) send(state, follow);
+  }, wait);
+};
+
+/** Sends the latest notification owed (`follow.latest`) on the follower's session; what is owed meanwhile follows, throttled. */
+const send = (state: LogState, follow: Follower): void => {
+  const session = follow.session;
+  const value = follow.latest;
+  if (session === undefined || value === undefined || !follow.notifying) {
+    follow.sending = false;
+    return;
+  }
+  follow.latest = undefined;
+  follow.sending = true;
+  follow.noticedAt = performance.now();
+  const payload = `${follow.writerId}:${value}`;
+  void session.query(notifications.notify, [channel(state.storeId), payload]).then((result) => {
+    if (!("_tag" in result) && state.inlineNotice === undefined) {
+      // The database takes pg_notify: the next appends send theirs in
+      // their own script, at their commit, without this round trip.
+      const name = channel(state.storeId);
+      state.inlineNotice = (next) =>
+        noticeDue(state, follow)
+          ? { channel: name, payload: `${follow.writerId}:${next}` }
+          : undefined;
+    }
+    if ("_tag" in result) {
+      // A database without pg_notify refuses it: the others poll. A lost
+      // session owes the value again, sent once the follower reconnects.
+      if (!result.connection) follow.notifying = false;
+      else {
+        follow.latest ??= value;
+        lost(follow, session);
+      }
+    }
+    follow.sending = false;
+    owe(state, follow);
+  });
+};

@@ -68,10 +68,12 @@ export interface LogState {
   /**
    * The notification an append's script sends at its commit, once this
    * database took a `pg_notify` (PostgreSQL): undefined until then, and
-   * where notifications are off or refused.
+   * where notifications are off or refused. It gives undefined while the
+   * last notification is younger than `followIntervalMs` (the commit is
+   * then owed, told at the interval's end).
    */
   inlineNotice:
-    | ((last: number) => { readonly channel: string; readonly payload: string })
+    | ((last: number) => { readonly channel: string; readonly payload: string } | undefined)
     | undefined;
 }
 
