@@ -52,7 +52,9 @@ export const headNow = (
 const generationOf = (state: LogState, reader: ReaderSession, epoch: number) =>
   Effect.gen(function* () {
     const found = yield* Effect.catchIf(
-      onReader(state, reader, (session) => run(session, state.sql.generation, [state.storeId, epoch])),
+      onReader(state, reader, (session) =>
+        run(session, state.sql.generation, [state.storeId, epoch]),
+      ),
       isFailure,
       (failure) => Effect.fail(databaseError(state.path, "refresh")(failure)),
     );
