@@ -190,7 +190,9 @@ export type MismatchField =
   /** The sequence inside the record's bytes against its row's key. */
   | "RecordSequence"
   /** The head row against the generation's last record. */
-  | "LastSequence";
+  | "LastSequence"
+  /** A compaction's staged records, after a lost connection, against what it sent. */
+  | "StagedSequence";
 
 /** Two things that must agree do not (a gap in the sequences, a head past the records). */
 export class Mismatch extends Data.TaggedError("Mismatch")<{

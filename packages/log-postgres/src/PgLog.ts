@@ -116,7 +116,12 @@ const viewOf = (state: LogState, reader: ReaderSession, inbox: () => InboxStats)
         pendingBytes: state.pendingBytes,
       };
     }),
-  generation: () => Effect.sync(() => ({ epoch: state.epoch, firstSequence: state.firstSequence })),
+  generation: () =>
+    Effect.sync(() => ({
+      epoch: state.epoch,
+      firstSequence: state.firstSequence,
+      baseRecordCount: state.baseRecordCount,
+    })),
   writes: () => ({ ...state.writes }),
   inbox,
 });

@@ -7,7 +7,7 @@
  * its own schema (or store) of one PGlite started for the file.
  */
 import type { PGlite } from "@electric-sql/pglite";
-import type { Event } from "@tay/core";
+import { Event, Limits } from "@tay/core";
 import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
@@ -289,6 +289,148 @@ describe("compaction", () => {
       { sequence: 4, event: inserted(3) },
       { sequence: 5, event: inserted(4) },
     ]);
+  });
+});
+
+/** `count` inserts from `from` on, counting in `pulled.count` how many the reader took. */
+function* counted(from: number, count: number, pulled: { count: number }) {
+  for (let jobId = from; jobId < from + count; jobId++) {
+    pulled.count += 1;
+    yield inserted(jobId);
+  }
+}
+
+/**
+ * `inner` whose sessions report, before each INSERT of records under epoch
+ * 2, what `before` says; and fail one such INSERT as a lost connection,
+ * after it ran or before it was sent (`drop`).
+ */
+const staging = (
+  inner: Driver.Driver,
+  before: (rows: number) => void,
+  drop?: { readonly insert: number; readonly when: "after" | "before" },
+): Driver.Driver => {
+  let inserts = 0;
+  const lost: Driver.Failure = {
+    _tag: "DriverFailure",
+    connection: true,
+    code: "ECONNRESET",
+    detail: "planted",
+  };
+  return {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      return {
+        ...session,
+        query: async (text, parameters) => {
+          if (!(text.includes("tay_record (") && parameters[1] === 2)) {
+            return session.query(text, parameters);
+          }
+          inserts += 1;
+          before((parameters.length - 2) / 2);
+          if (drop?.insert !== inserts) return session.query(text, parameters);
+          if (drop.when === "after") await session.query(text, parameters);
+          return lost;
+        },
+      };
+    },
+  };
+};
+
+describe("compaction streams its base", () => {
+  it("reads at most one slice of the base ahead of what it inserted; the count is set at the switch", async () => {
+    const pulled = { count: 0 };
+    const ahead: Array<number> = [];
+    let written = 0;
+    const options = fresh({ statementRowsMax: 4 });
+    const driver = staging(Pglite.driver(database), (rows) => {
+      written += rows;
+      ahead.push(pulled.count - written);
+    });
+    await run(PgSchema.init(url, options));
+    const report = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect({ ...options, driver: () => driver });
+        yield* append(log, [inserted(1), inserted(2), inserted(3)]);
+        return yield* log.compact(counted(10, 22, pulled), 3);
+      }),
+    );
+    expect(report).toMatchObject({ epoch: 2, firstSequence: 4, baseRecords: 22 });
+    // Six slices of at most 4, each inserted before the next is read.
+    expect(ahead).toEqual([0, 0, 0, 0, 0, 0]);
+    const counts = await database.query(
+      `SELECT epoch, base_record_count FROM ${options.schema}.tay_generation ORDER BY epoch`,
+    );
+    expect(counts.rows).toEqual([{ epoch: 2, base_record_count: 22 }]);
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 22, lastSequence: 25 });
+    expect(reopened.state.map((entry) => entry.sequence)).toEqual(
+      Array.from({ length: 22 }, (_, index) => 4 + index),
+    );
+  });
+
+  it.each([
+    ["after", 2],
+    ["before", 2],
+    ["after", 6],
+    ["before", 1],
+  ] as const)(
+    "a connection lost %s staged INSERT %d: the slice is inserted once, the base whole",
+    async (when, insert) => {
+      const options = fresh({ statementRowsMax: 4, reconnectDelayMs: 1 });
+      const driver = staging(Pglite.driver(database), () => {}, { insert, when });
+      await run(PgSchema.init(url, options));
+      await run(
+        Effect.gen(function* () {
+          const { log } = yield* openCollect({ ...options, driver: () => driver });
+          yield* append(log, [inserted(1)]);
+          yield* log.compact(counted(10, 22, { count: 0 }), 1);
+        }),
+      );
+      const reopened = await run(openCollect(options));
+      expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 22, lastSequence: 23 });
+      expect(reopened.state.map((entry) => entry.event)).toEqual(
+        Array.from({ length: 22 }, (_, index) => inserted(10 + index)),
+      );
+    },
+  );
+
+  it("an unencodable event ends the compaction: its staging removed, the epoch and appends unchanged", async () => {
+    const options = fresh({ statementRowsMax: 4 });
+    await run(PgSchema.init(url, options));
+    const huge = Event.jobInserted({
+      jobId: 9,
+      queue: "default",
+      worker: "W",
+      args: "x".repeat(Limits.payloadBytesMax),
+      priority: 0,
+      maxAttempts: 1,
+      scheduledAt: 0,
+      insertedAt: 0,
+    });
+    function* base() {
+      yield* counted(1, 5, { count: 0 });
+      yield huge;
+    }
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1)]);
+        const refused = yield* Effect.flip(log.compact(base(), 1));
+        expect(refused._tag).toBe("UnencodableEvent");
+        expect(yield* log.view.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+        yield* append(log, [inserted(2)]);
+      }),
+    );
+    expect(await rows(options.schema ?? "")).toEqual([
+      { epoch: 1, sequence: 1 },
+      { epoch: 1, sequence: 2 },
+    ]);
+    const generations = await database.query(
+      `SELECT epoch FROM ${options.schema}.tay_generation ORDER BY epoch`,
+    );
+    expect(generations.rows).toEqual([{ epoch: 1 }]);
   });
 });
 

@@ -1,33 +1,35 @@
 /**
  * Compaction on the tables, the file store's steps in rows:
  *
- * 1. encode the base (an unencodable event fails before anything pauses);
- * 2. hold appends (the gate) and wait until nothing is queued or in flight;
+ * 1. hold appends (the gate) and wait until nothing is queued or in flight;
  *    the log's last sequence must be the caller's (`CompactionConflict`);
- * 3. remove leftover generations (a crashed compaction's staged one, a
+ * 2. remove leftover generations (a crashed compaction's staged one, a
  *    superseded one whose removal failed): records, then the row;
- * 4. stage generation E+1: its row (parent E, first sequence = last + 1,
- *    base record count), then its base records, in transactions of at most
- *    `statementRowsMax` records. Until step 5 commits nothing reads them;
- * 5. switch: one UPDATE moves the head row from (E, last) to
- *    (E+1, last + base) only if it is still at (E, last), the compare-and-set
- *    that also fences any writer still appending to E. A lost connection is
- *    resolved as an append's is: run it again; the head at (E+1, last +
- *    base) means the first run switched;
- * 6. swap the in-memory generation and open the gate;
- * 7. delete E's records and row (a failure is reported in `notRemoved`
+ * 3. stage generation E+1: its row (parent E, first sequence = last + 1,
+ *    base record count 0 for now), then its base records as the base is
+ *    read, encoded and inserted in slices of at most `statementRowsMax`
+ *    records, each its own transaction (the base is streamed: never held
+ *    whole, issue 19). Until step 4 commits nothing reads them; an
+ *    unencodable event ends the compaction here, its staging removed;
+ * 4. switch, in one transaction: set E+1's base record count, and move the
+ *    head row from (E, last) to (E+1, last + base) only if it is still at
+ *    (E, last), the compare-and-set that also fences any writer still
+ *    appending to E. A lost connection is resolved as an append's is: run
+ *    it again; the head at (E+1, last + base) means the first run switched;
+ * 5. swap the in-memory generation and open the gate;
+ * 6. delete E's records and row (a failure is reported in `notRemoved`
  *    and retried by the next compaction: E is no longer current).
  */
 import type { Event } from "@tay/core";
 import { Batch, LogError } from "@tay/shell-node";
 import { Clock, Deferred, Effect, Either } from "effect";
 import type { Parameter, Session } from "../Driver.js";
-import type { PgLogError } from "../PgError.js";
+import { Mismatch, type PgLogError } from "../PgError.js";
 import * as Rows from "./rows.js";
 import { run } from "./session.js";
 import { type LogState, whenIdle } from "./state.js";
 import * as Tables from "./tables.js";
-import { layout, readHead, rollbackOnError, withReconnect } from "./writer.js";
+import { type Laid, layout, readHead, rollbackOnError, withReconnect } from "./writer.js";
 
 /** What a compaction did. */
 export interface CompactionReport {
@@ -79,42 +81,126 @@ const removeOthers = (state: LogState, session: Session) =>
     return { removed, notRemoved };
   });
 
+/** The next at most `count` events of `events` (fewer only at its end). */
+const nextSlice = (events: Iterator<Event.Event>, count: number): Array<Event.Event> => {
+  const slice: Array<Event.Event> = [];
+  while (slice.length < count) {
+    const next = events.next();
+    if (next.done === true) break;
+    slice.push(next.value);
+  }
+  return slice;
+};
+
+/** The last sequence staged under `epoch` (`empty` when none is). */
+const stagedThrough = (state: LogState, session: Session, epoch: number, empty: number) =>
+  Effect.map(run(session, state.sql.lastRecordOf, [state.storeId, epoch]), (result) => {
+    const through = Rows.optionalInteger(Rows.field(result.rows[0], "sequence"));
+    return Rows.isRefused(through) || through === null ? empty : through;
+  });
+
 /**
- * Stages generation `epoch`: its row, then its base records, each INSERT
- * its own transaction (nothing reads them before the switch), after
- * removing whatever an earlier, interrupted run staged.
+ * Inserts one laid-out slice of the base in its own transaction. A lost
+ * connection leaves its outcome unknown, and the base cannot be read again
+ * (it is streamed): the run again reads how far the staged records go and
+ * inserts the slice only if they end just before it.
  */
-const stage = (state: LogState, session: Session, epoch: number, base: Batch.Batch, now: number) =>
-  Effect.gen(function* () {
-    const { sql, storeId } = state;
-    const expected = state.assignedLast;
-    // A run cut short by a lost connection left part of it: start over.
-    yield* removeGeneration(state, session, epoch);
-    yield* run(session, sql.insertGeneration, [
-      storeId,
-      epoch,
-      state.epoch,
-      expected + 1,
-      base.records.length,
-      now,
-    ]);
-    let sequence = expected;
-    for (const record of base.records) {
-      sequence += 1;
-      record.sequence = sequence;
-    }
-    const laid = layout(expected, base.records);
-    const rowsMax = state.options.statementRowsMax;
-    for (let start = 0; start < laid.rows.length; start += rowsMax) {
-      const count = Math.min(rowsMax, laid.rows.length - start);
-      const parameters: Array<Parameter> = [storeId, epoch];
-      for (let index = start; index < start + count; index++) {
+const insertSlice = (state: LogState, epoch: number, laid: Laid) => {
+  let runs = 0;
+  return withReconnect(state, "compact", laid.last, (session) =>
+    Effect.gen(function* () {
+      runs += 1;
+      if (runs > 1) {
+        const through = yield* stagedThrough(state, session, epoch, state.assignedLast);
+        if (through === laid.last) return;
+        if (through !== laid.expected) {
+          return yield* new Mismatch({
+            path: state.path,
+            epoch,
+            sequence: undefined,
+            field: "StagedSequence",
+            expected: `${laid.expected} or ${laid.last}`,
+            found: `${through}`,
+          });
+        }
+      }
+      const parameters: Array<Parameter> = [state.storeId, epoch];
+      for (let index = 0; index < laid.rows.length; index++) {
         parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
       }
-      yield* run(session, sql.insertRecords(count), parameters);
+      yield* run(session, state.sql.insertRecords(laid.rows.length), parameters);
+    }),
+  );
+};
+
+/** What staging wrote: the base's records and bytes. */
+interface Staged {
+  readonly records: number;
+  readonly bytes: number;
+}
+
+/**
+ * Streams the base into generation `epoch`: slices of at most
+ * `statementRowsMax` events, each encoded, given the sequences after the
+ * slice before it and inserted, so no more than one slice is held.
+ */
+const stageRecords = (state: LogState, epoch: number, events: Iterator<Event.Event>) =>
+  Effect.gen(function* () {
+    const first = state.assignedLast;
+    let last = first;
+    let bytes = 0;
+    for (;;) {
+      const slice = nextSlice(events, state.options.statementRowsMax);
+      if (slice.length === 0) return { records: last - first, bytes } satisfies Staged;
+      const prepared = Batch.prepare(slice);
+      if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left);
+      let sequence = last;
+      for (const record of prepared.right.records) {
+        sequence += 1;
+        record.sequence = sequence;
+      }
+      const laid = layout(last, prepared.right.records);
+      yield* insertSlice(state, epoch, laid);
+      last = laid.last;
+      bytes += laid.bytes;
     }
-    return laid;
   });
+
+/**
+ * Stages generation `epoch`: its row (base record count 0 until the switch
+ * sets it: the base is streamed, its count known only at its end), after
+ * removing whatever an earlier, interrupted run staged, then its base.
+ * A failure removes what it staged (best effort: the next compaction
+ * removes an orphan left behind, and open reports it).
+ */
+const stage = (state: LogState, epoch: number, events: Iterator<Event.Event>, now: number) =>
+  Effect.gen(function* () {
+    const { sql, storeId } = state;
+    yield* withReconnect(state, "compact", undefined, (session) =>
+      Effect.gen(function* () {
+        // A run cut short by a lost connection left part of it: start over.
+        yield* removeGeneration(state, session, epoch);
+        yield* run(session, sql.insertGeneration, [
+          storeId,
+          epoch,
+          state.epoch,
+          state.assignedLast + 1,
+          0,
+          now,
+        ]);
+      }),
+    );
+    return yield* stageRecords(state, epoch, events);
+  }).pipe(
+    // Any end but success (a refusal, the base's producer throwing, an interruption).
+    Effect.onError(() =>
+      Effect.ignore(
+        withReconnect(state, "compact", undefined, (session) =>
+          removeGeneration(state, session, epoch),
+        ),
+      ),
+    ),
+  );
 
 /** The compare-and-set of CURRENT; `false` when the head is neither where it was nor where it goes. */
 const switchTo = (state: LogState, session: Session, epoch: number, last: number) =>
@@ -122,6 +208,7 @@ const switchTo = (state: LogState, session: Session, epoch: number, last: number
     const { sql, storeId } = state;
     const expected = state.assignedLast;
     yield* run(session, sql.begin);
+    yield* run(session, sql.countGeneration, [storeId, epoch, last - expected]);
     const moved = yield* run(session, sql.switchGeneration, [
       storeId,
       state.epoch,
@@ -138,8 +225,8 @@ const switchTo = (state: LogState, session: Session, epoch: number, last: number
     return head.epoch === epoch && head.lastSequence === last;
   }).pipe(Effect.tapError(rollbackOnError(state, session)));
 
-/** Steps 3 to 6 under the gate: returns the new generation's layout and what was removed. */
-const publish = (state: LogState, base: Batch.Batch, expectedLastSequence: number) =>
+/** Steps 3 to 6 under the gate: returns what was staged and what was removed. */
+const publish = (state: LogState, events: Iterator<Event.Event>, expectedLastSequence: number) =>
   Effect.gen(function* () {
     yield* whenIdle(state);
     if (state.failure !== undefined) return yield* Effect.fail(state.failure);
@@ -153,13 +240,11 @@ const publish = (state: LogState, base: Batch.Batch, expectedLastSequence: numbe
     }
     const now = yield* Clock.currentTimeMillis;
     const epoch = state.epoch + 1;
-    const last = state.assignedLast + base.records.length;
     const leftovers = yield* withReconnect(state, "compact", undefined, (session) =>
       removeOthers(state, session),
     );
-    const laid = yield* withReconnect(state, "compact", undefined, (session) =>
-      stage(state, session, epoch, base, now),
-    );
+    const staged = yield* stage(state, epoch, events, now);
+    const last = state.assignedLast + staged.records;
     const switched = yield* withReconnect(state, "compact", last, (session) =>
       switchTo(state, session, epoch, last),
     );
@@ -173,11 +258,11 @@ const publish = (state: LogState, base: Batch.Batch, expectedLastSequence: numbe
     const previous = state.epoch;
     state.epoch = epoch;
     state.firstSequence = expectedLastSequence + 1;
-    state.baseRecordCount = base.records.length;
+    state.baseRecordCount = staged.records;
     state.committedLast = last;
     state.assignedLast = last;
-    state.committedBytes = laid.bytes;
-    return { laid, previous, leftovers };
+    state.committedBytes = staged.bytes;
+    return { staged, previous, leftovers };
   });
 
 /** Compacts as the module says; see `Log.compact`. */
@@ -187,24 +272,22 @@ export const compact = (
   expectedLastSequence: number,
 ): Effect.Effect<CompactionReport, PgLogError> =>
   Effect.gen(function* () {
-    // The generation's row names its base record count before its records: this log
-    // takes the base whole (the file store streams it, docs/store.md).
-    const prepared = Batch.prepare(Array.from(events));
-    if (Either.isLeft(prepared)) return yield* Effect.fail(prepared.left);
-    const base = prepared.right;
     const gate = yield* Deferred.make<void>();
     const started = yield* Clock.currentTimeMillis;
     state.gate = gate;
-    const published = yield* publish(state, base, expectedLastSequence).pipe(
+    const iterator = events[Symbol.iterator]();
+    const published = yield* publish(state, iterator, expectedLastSequence).pipe(
       Effect.ensuring(
         Effect.suspend(() => {
+          // A base left part-read (a failure) is closed, so its producer's cleanup runs.
+          iterator.return?.();
           state.gate = undefined;
           return Deferred.succeed(gate, undefined);
         }),
       ),
     );
     const pauseMs = (yield* Clock.currentTimeMillis) - started;
-    const { previous, leftovers, laid } = published;
+    const { previous, leftovers, staged } = published;
     const removal = yield* Effect.either(
       withReconnect(state, "compact", undefined, (session) =>
         removeGeneration(state, session, previous),
@@ -213,8 +296,8 @@ export const compact = (
     return {
       epoch: state.epoch,
       firstSequence: state.firstSequence,
-      baseRecords: base.records.length,
-      baseBytes: laid.bytes,
+      baseRecords: staged.records,
+      baseBytes: staged.bytes,
       pauseMs,
       removed: removal._tag === "Right" ? [...leftovers.removed, previous] : leftovers.removed,
       notRemoved:

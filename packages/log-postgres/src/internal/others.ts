@@ -5,7 +5,9 @@
  * is further on in the same generation, takes it as the log's last
  * sequence: the records between are the others', committed, and the view
  * reads them from the table. A head in another epoch (another writer
- * compacted) is left alone: the next append conflicts and stops the log.
+ * compacted) moves the log onto that generation: its first sequence, base
+ * record count and head (`view.generation()` tells the change; the engine
+ * folds the new generation again, docs/postgres.md).
  *
  * The follower hears the others: a session that LISTENs on the store's
  * channel (each writer notifies it after a commit, `WRITER:LAST`) and polls
@@ -36,7 +38,7 @@ import type { PgLogError } from "../PgError.js";
 import { onReader, type ReaderSession } from "./reader.js";
 import { close, connect, databaseError, run } from "./session.js";
 import { channel, notifications } from "./sql.js";
-import type * as Tables from "./tables.js";
+import * as Tables from "./tables.js";
 import { type LogState, whenIdle } from "./state.js";
 import { isFailure, readHead } from "./writer.js";
 
@@ -52,13 +54,40 @@ export const headNow = (
     (failure) => Effect.fail(databaseError(state.path, operation)(failure)),
   );
 
+/**
+ * Another writer's generation, now current: its row, read on the reader's
+ * session (a row missing or malformed is the log's typed refusal).
+ */
+const generationOf = (state: LogState, reader: ReaderSession, epoch: number) =>
+  Effect.gen(function* () {
+    const found = yield* Effect.catchIf(
+      onReader(state, reader, (session) =>
+        run(session, state.sql.generation, [state.storeId, epoch]),
+      ),
+      isFailure,
+      (failure) => Effect.fail(databaseError(state.path, "refresh")(failure)),
+    );
+    const generation = Tables.generation(state.path, epoch, found.rows);
+    return "firstSequence" in generation ? generation : yield* Effect.fail(generation);
+  });
+
 /** Moves the log's last sequence up to the head others reached (see the module's comment). */
 export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<void, PgLogError> =>
   Effect.gen(function* () {
     yield* whenIdle(state);
     const head = yield* headNow(state, reader, "refresh");
     const idle = state.pending.length === 0 && state.inFlight.length === 0;
-    if (idle && head.epoch === state.epoch && head.lastSequence > state.committedLast) {
+    if (!idle) return;
+    if (head.epoch !== state.epoch && state.gate === undefined) {
+      // Another writer compacted: this log follows onto its generation.
+      const generation = yield* generationOf(state, reader, head.epoch);
+      state.epoch = head.epoch;
+      state.firstSequence = generation.firstSequence;
+      state.baseRecordCount = generation.baseRecordCount;
+      state.committedLast = head.lastSequence;
+      state.assignedLast = head.lastSequence;
+      state.committedBytes = 0;
+    } else if (head.epoch === state.epoch && head.lastSequence > state.committedLast) {
       state.committedLast = head.lastSequence;
       state.assignedLast = head.lastSequence;
     }

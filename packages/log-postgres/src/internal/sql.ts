@@ -67,6 +67,8 @@ export const statements = (schema: string) => {
     advanceHead: `UPDATE ${current} SET last_sequence = $3 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $4`,
     /** Compaction's compare-and-set of CURRENT: epoch and head move together. */
     switchGeneration: `UPDATE ${current} SET epoch = $3, last_sequence = $4 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $5`,
+    /** The staged generation's base record count, known once its base has been streamed (set in the switch's transaction). */
+    countGeneration: `UPDATE ${generation} SET base_record_count = $3 WHERE store_id = $1 AND epoch = $2`,
     deleteRecords: `DELETE FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4`,
     /**
      * The inbox (docs/postgres.md, "Enqueue inside your transaction"): one

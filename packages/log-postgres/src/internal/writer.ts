@@ -479,10 +479,10 @@ const settle = (
         expectedLastSequence,
         lastSequence: head.lastSequence,
       });
-    // Another writer's records are the log's now; another epoch means
-    // this log's generation is gone: it stops.
+    // Another writer's records are the log's now. Another epoch (another
+    // writer compacted): this log's generation is gone, and `refresh`
+    // moves the log onto the new one (the engine's catch-up folds it again).
     if (head.epoch === state.epoch) state.committedLast = head.lastSequence;
-    else state.failure = conflict(laid.expected);
     failAll(state, (queued) => conflict(queued.expected));
     return;
   }

@@ -457,6 +457,10 @@ const subscriptionsOf = <K extends Log.Kind>(
     generation = { first: firstSequence, firstEvent: log.lastSequence() + 1 };
     subscriptions.skipTo(generation.firstEvent);
   };
+  decider.afterReload = ({ firstSequence, firstEvent }) => {
+    generation = { first: firstSequence, firstEvent };
+    subscriptions.reread();
+  };
   return { subscriptions, rebased };
 };
 

@@ -70,10 +70,11 @@ export interface View<E> {
   /** Every entry from `sequence`, page by page; ends once caught up with the last. */
   readonly iterFrom: (sequence: number) => Stream.Stream<Entry, E>;
   readonly stats: () => Effect.Effect<Stats>;
-  /** The current generation's epoch and first sequence. */
+  /** The current generation's epoch and first sequence (and its base's length, where a log tells it). */
   readonly generation: () => Effect.Effect<{
     readonly epoch: number;
     readonly firstSequence: number;
+    readonly baseRecordCount?: number;
   }>;
 }
 

@@ -26,7 +26,12 @@ import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError } from "../../log/LogError.js";
 import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
-import { CatchUp, type ContentionExhausted, conflictRetriesMaxDefault } from "./catchUp.js";
+import {
+  CatchUp,
+  type ContentionExhausted,
+  conflictRetriesMaxDefault,
+  type Reloaded,
+} from "./catchUp.js";
 import { type Pending, PromiseRequest, Rejected, type Waiting } from "./engineRequest.js";
 
 // Microtasks as a resolved promise's reactions: cheaper than `queueMicrotask`.
@@ -486,6 +491,8 @@ export class BatchDecider<K extends Log.Kind> {
    * its signal from then on (`Pending.signal`).
    */
   waits: (request: Pending<Failure<K>>) => void = () => {};
+  /** Told when the engine moved onto another writer's generation (its subscribers re-read). */
+  afterReload: (generation: Reloaded) => void = () => {};
   /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
   readonly catchUp: CatchUp<K, Failure<K>>;
   // The requests of the log's incoming jobs and their keys: never decided
@@ -515,6 +522,15 @@ export class BatchDecider<K extends Log.Kind> {
           // nothing is answered at once, not after an append that conflicted.
           this.lastAppend = undefined;
           this.committedState = { state: caught, lastSequence: last };
+          if (entries.length > 0) this.afterCommit(entries, before);
+        },
+        reloaded: (reloaded, last, generation, entries) => {
+          const before = this.committedState.state;
+          this.rebase(reloaded);
+          this.decidedLastSequence = last;
+          this.lastAppend = undefined;
+          this.committedState = { state: reloaded, lastSequence: last };
+          this.afterReload(generation);
           if (entries.length > 0) this.afterCommit(entries, before);
         },
         takeParked: () => this.takeParked(),

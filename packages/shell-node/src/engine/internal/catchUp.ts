@@ -19,13 +19,17 @@
  * waiting claims again, so a job inserted through another engine wakes a
  * claim parked in this one.
  */
-import type { State } from "@tay/core";
-import { Evolve } from "@tay/core";
+import type { HistoryError, State } from "@tay/core";
+import { Evolve, Generation } from "@tay/core";
 import { Cause, Data, Deferred, Effect, Option } from "effect";
 import * as Described from "../../disk/Described.js";
 import type * as Log from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 import type { Pending } from "./engineRequest.js";
+
+/** Another writer's records that the fold refuses: nothing may be decided on that history. */
+const refusedByFold = (error: HistoryError.HistoryError): Error =>
+  new Error(`another writer's generation refused by the fold: ${error._tag}`);
 
 /** How many times one command is decided again after conflicts before its caller is told. */
 export const conflictRetriesMaxDefault = 64;
@@ -67,12 +71,30 @@ export interface Host<X> {
     lastSequence: number,
     entries: ReadonlyArray<Entry>,
   ) => void;
+  /**
+   * Makes `state` (the fold of another writer's new generation, at
+   * `lastSequence`) both states; `entries` are the records after its base.
+   */
+  readonly reloaded: (
+    state: State.State,
+    lastSequence: number,
+    generation: Reloaded,
+    entries: ReadonlyArray<Entry>,
+  ) => void;
   /** Every parked waiting claim, unparked, oldest first. */
   readonly takeParked: () => Array<Pending<X>>;
   /** A command now waits for the catch-up (its caller may give up meanwhile). */
   readonly waits: (request: Pending<X>) => void;
   /** Decides `requests` in order as one drain (they are answered by it). */
   readonly decide: (requests: ReadonlyArray<Pending<X>>) => void;
+}
+
+/** Another writer's generation the engine moved onto: where it starts, where its events start. */
+export interface Reloaded {
+  readonly epoch: number;
+  readonly firstSequence: number;
+  /** The first sequence after its canonical base. */
+  readonly firstEvent: number;
 }
 
 /** The catch-up's counters: how often appends conflicted and commands were decided again. */
@@ -87,6 +109,8 @@ export interface CatchUpStats {
   readonly exhausted: number;
   /** Records of other writers folded. */
   readonly recordsFolded: number;
+  /** Generations of other writers' compactions folded again (the log moved onto them). */
+  readonly reloads: number;
 }
 
 /** The refused commands of one log and the catch-up that decides them again. */
@@ -96,7 +120,14 @@ export class CatchUp<K extends Log.Kind, X> {
   private again = false;
   private waiting: Array<Pending<X>> = [];
   private readonly attempts = new WeakMap<Pending<X>, number>();
-  private counters = { conflicts: 0, catchUps: 0, retried: 0, exhausted: 0, recordsFolded: 0 };
+  private counters = {
+    conflicts: 0,
+    catchUps: 0,
+    retried: 0,
+    exhausted: 0,
+    recordsFolded: 0,
+    reloads: 0,
+  };
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -189,7 +220,11 @@ export class CatchUp<K extends Log.Kind, X> {
   private read(): Effect.Effect<void, K["error"]> {
     return Effect.gen(this, function* () {
       yield* this.opened();
+      const before = yield* this.log.view.generation();
       if (this.log.refresh !== undefined) yield* this.log.refresh();
+      const after = yield* this.log.view.generation();
+      // Another writer compacted and the log moved onto its generation.
+      if (after.epoch !== before.epoch) return yield* this.reload(after);
       const from = this.host.committed();
       let state = from.state;
       let last = from.lastSequence;
@@ -212,6 +247,40 @@ export class CatchUp<K extends Log.Kind, X> {
       }
       this.counters.recordsFolded += entries.length;
       this.host.caughtUp(state, last, entries);
+    });
+  }
+
+  /**
+   * Folds another writer's generation from its first record (its base
+   * restates every job this engine knew, so nothing of the old state is
+   * kept) and hands it over with the records after the base.
+   */
+  private reload(generation: {
+    readonly epoch: number;
+    readonly firstSequence: number;
+    readonly baseRecordCount?: number;
+  }): Effect.Effect<void, K["error"]> {
+    return Effect.gen(this, function* () {
+      const { epoch, firstSequence, baseRecordCount = 0 } = generation;
+      const firstEvent = firstSequence + baseRecordCount;
+      const builder = Generation.start(baseRecordCount, { lean: this.host.committed().state.lean });
+      const entries: Array<Entry> = [];
+      let last = firstSequence - 1;
+      while (last < this.log.lastSequence()) {
+        const page = yield* this.log.view.readFrom(last + 1, pageRecords);
+        if (page.length === 0) break;
+        for (const entry of page) {
+          const applied = Generation.apply(builder, entry.sequence, entry.event);
+          if (applied._tag === "Left") return yield* Effect.die(refusedByFold(applied.left));
+          if (entry.sequence >= firstEvent) entries.push(entry);
+        }
+        last = page[page.length - 1]?.sequence ?? last;
+      }
+      const state = Generation.finish(builder);
+      if (state._tag === "Left") return yield* Effect.die(refusedByFold(state.left));
+      this.counters.reloads += 1;
+      this.counters.recordsFolded += last - firstSequence + 1;
+      this.host.reloaded(state.right, last, { epoch, firstSequence, firstEvent }, entries);
     });
   }
 

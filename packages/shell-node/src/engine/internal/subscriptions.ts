@@ -193,6 +193,21 @@ export class Subscriptions<E> {
     }
   }
 
+  /**
+   * The engine moved onto another writer's generation: every live
+   * subscriber reads from the log again, so one that had not seen
+   * everything before it fails with `Compacted`, and one that had skips
+   * the base (`catchUp`).
+   */
+  reread(): void {
+    for (const subscriber of this.subscribers) {
+      if (subscriber.live) {
+        subscriber.live = false;
+        subscriber.notify();
+      }
+    }
+  }
+
   /** Ends every subscription (the engine closes). */
   closeAll(): void {
     for (const subscriber of [...this.subscribers]) subscriber.close();

@@ -1,0 +1,137 @@
+/**
+ * Several engines, one store, and a compaction (issue 15: "engines still on
+ * the old epoch notice, reload and go on"): when another engine compacts,
+ * this engine's next append conflicts with a head in another epoch; its
+ * catch-up moves the log onto the new generation, folds it from its first
+ * record and decides the command again. Its state then equals a reopen's;
+ * a subscriber that had seen everything before the compaction goes on
+ * after the new base, one that had not fails with `Compacted`. On a real
+ * server (skipped, with the reason printed, when none answers).
+ */
+import { describe, expect, it } from "@effect/vitest";
+import { type Event, State } from "@tay/core";
+import { PgLog, PgSchema } from "@tay/log-postgres";
+import { Engine, StateProjection } from "@tay/shell-node";
+import { Effect, Schedule, Stream } from "effect";
+import * as Server from "./support/server.js";
+
+const server = await Server.locate();
+const serverUrl = "url" in server ? server.url : "";
+
+const database = Effect.acquireRelease(
+  Effect.promise(() => Server.freshDatabase(serverUrl)),
+  (made) => Effect.promise(() => made.drop()),
+);
+
+/**
+ * An engine over the store for the scope: no timers, no rescue (another
+ * engine runs); `deaf` neither hears nor tells the others (no LISTEN or
+ * NOTIFY, no polls within a test): it learns of their records only when
+ * its own append conflicts, and they of its records at their next append.
+ */
+const engineOver = (url: string, deaf = false) =>
+  Effect.flatMap(
+    PgLog.open(
+      url,
+      deaf ? { notifications: false, pollIntervalMs: 3_600_000 } : {},
+      StateProjection.foldProjection,
+    ),
+    (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+  );
+
+/** A job insert's args (what the tests insert are strings). */
+const argsOf = (event: Event.Event): unknown =>
+  event._tag === "JobInserted" ? event.args : event._tag;
+
+/** The first `count` events of a subscription (then it is closed). */
+const firstOf = async (subscription: Engine.Subscription, count: number) => {
+  const taken: Array<Engine.Committed> = [];
+  for await (const committed of subscription) {
+    taken.push(committed);
+    if (taken.length === count) break;
+  }
+  return taken;
+};
+
+/**
+ * Compacts once the engine has heard the other engine's last records (its
+ * follower tells it within `followIntervalMs`): until then the head has
+ * moved past the engine's last sequence and compaction is refused.
+ */
+const compactWhenCaughtUp = (engine: Engine.EngineService<PgLog.PgKind>) =>
+  Effect.retry(engine.compact(0), {
+    while: (error) => error._tag === "CompactionConflict",
+    schedule: Schedule.spaced("20 millis"),
+    times: 250,
+  });
+
+/** The state a fresh open folds. */
+const reopened = (url: string) =>
+  Effect.scoped(Effect.map(engineOver(url), (engine) => engine.promises.state()));
+
+describe.skipIf(!("url" in server))("another engine compacts the store", () => {
+  it.scopedLive("this engine folds the new generation, decides its insert again and goes on", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const compacting = yield* engineOver(url);
+      const other = yield* engineOver(url);
+      yield* compacting.insert({ queue: "q", worker: "W", args: "one" });
+      yield* other.insert({ queue: "q", worker: "W", args: "two" });
+      yield* compacting.insert({ queue: "q", worker: "W", args: "three" });
+      const [claimed] = yield* compacting.claim("q", 1);
+      yield* compacting.complete(claimed?.jobId ?? 0, null);
+      const report = yield* compacting.compact(0);
+      expect(report).toMatchObject({ epoch: 2, removed: [1] });
+      // Its first append meets epoch 2: caught up, decided again, appended.
+      const fourth = yield* other.insert({ queue: "q", worker: "W", args: "four" });
+      expect(fourth.jobId).toBe(4);
+      expect(other.contention()).toMatchObject({ reloads: 1 });
+      const [next] = yield* other.claim("q", 1);
+      expect(next?.jobId).toBe(2);
+      const held = yield* other.state();
+      expect(State.equals(yield* reopened(url), held)).toBe(true);
+      // And the compacting engine catches up with the other's records as before.
+      yield* compacting.insert({ queue: "q", worker: "W", args: "five" });
+      expect(State.equals(yield* reopened(url), yield* compacting.state())).toBe(true);
+    }),
+  );
+
+  it.scopedLive("a subscriber that had seen everything goes on after the new base", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const compacting = yield* engineOver(url);
+      const other = yield* engineOver(url);
+      yield* other.insert({ queue: "q", worker: "W", args: "one" });
+      // Subscribed at once (the promise face), from the next commit on.
+      const current = other.promises.subscribe();
+      yield* compacting.insert({ queue: "q", worker: "W", args: "two" });
+      // Catches up (told, or by a conflict: the subscriber is handed "two"), appends "three".
+      yield* other.insert({ queue: "q", worker: "W", args: "three" });
+      yield* compactWhenCaughtUp(compacting);
+      yield* other.insert({ queue: "q", worker: "W", args: "four" });
+      const taken = yield* Effect.promise(() => firstOf(current, 3));
+      expect(taken.map((committed) => argsOf(committed.event))).toEqual(["two", "three", "four"]);
+    }),
+  );
+
+  it.scopedLive("a subscriber that had not seen everything fails with Compacted", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      const compacting = yield* engineOver(url);
+      const other = yield* engineOver(url, true);
+      yield* other.insert({ queue: "q", worker: "W", args: "one" });
+      const live = other.promises.subscribe();
+      // Never seen by the other engine before the compaction removes it.
+      yield* compacting.insert({ queue: "q", worker: "W", args: "two" });
+      yield* compactWhenCaughtUp(compacting);
+      yield* other.insert({ queue: "q", worker: "W", args: "three" });
+      const failed = yield* Effect.promise(() => firstOf(live, 1).catch((error: unknown) => error));
+      expect(failed).toMatchObject({ _tag: "Compacted", sequence: 2 });
+      const behind = yield* Effect.flip(Stream.runDrain(other.subscribe({ from: 1 })));
+      expect(behind).toMatchObject({ _tag: "Compacted", sequence: 1 });
+    }),
+  );
+});
