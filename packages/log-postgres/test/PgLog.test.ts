@@ -261,7 +261,11 @@ describe("compaction", () => {
         const conflict = yield* Effect.flip(log.compact([inserted(3)], 2));
         expect(conflict._tag).toBe("CompactionConflict");
         const compacted = yield* log.compact([inserted(3)], 3);
-        expect(yield* log.view.generation()).toEqual({ epoch: 2, firstSequence: 4 });
+        expect(yield* log.view.generation()).toEqual({
+          epoch: 2,
+          firstSequence: 4,
+          baseRecordCount: 1,
+        });
         expect(yield* Effect.flip(log.view.readFrom(3, 10))).toMatchObject({
           _tag: "Compacted",
           firstAvailable: 4,
@@ -419,7 +423,11 @@ describe("compaction streams its base", () => {
         yield* append(log, [inserted(1)]);
         const refused = yield* Effect.flip(log.compact(base(), 1));
         expect(refused._tag).toBe("UnencodableEvent");
-        expect(yield* log.view.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+        expect(yield* log.view.generation()).toEqual({
+          epoch: 1,
+          firstSequence: 1,
+          baseRecordCount: 0,
+        });
         yield* append(log, [inserted(2)]);
       }),
     );
