@@ -6,7 +6,7 @@
 // parked in one engine wakes when another engine inserts (the log's notice of other writers).
 import { describe, expect, it } from "@effect/vitest";
 import { Event, State } from "@tay/core";
-import { Effect } from "effect";
+import { Cause, Effect } from "effect";
 import * as fc from "fast-check";
 import * as Engine from "../../src/engine/Engine.js";
 import * as SharedLog from "../support/sharedLog.js";
@@ -253,5 +253,48 @@ describe("several engines on one shared log", () => {
         expect(yield* Effect.promise(() => claim)).toEqual([]);
       }),
     ),
+  );
+
+  // The catch-up moves onto another writer's generation (its compaction):
+  // the base's length must be told, or the base's restated jobs could not be
+  // told from the events after it. A log that moves without telling it ends
+  // the engine's command with a defect that says so; told, the same history
+  // reloads and the command goes on.
+  const afterAMove = (moved: NonNullable<SharedLog.WriterOptions["movesOnRefresh"]>) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const moving = yield* openEngine(log, { notified: false, movesOnRefresh: moved });
+        const other = yield* openEngine(log);
+        yield* other.insert({ queue: "q", worker: "W", args: 1 });
+        // `moving` still expects the log empty: its insert conflicts and catches up.
+        const inserted = yield* Effect.exit(
+          Effect.promise(() => moving.promises.insert({ queue: "q", worker: "W", args: 2 })),
+        );
+        return { inserted, reloads: moving.contention().reloads };
+      }),
+    );
+
+  it.effect("a move onto a generation with its base's length told reloads and goes on", () =>
+    Effect.gen(function* () {
+      const { inserted, reloads } = yield* afterAMove({
+        epoch: 2,
+        firstSequence: 1,
+        baseRecordCount: 0,
+      });
+      expect(inserted._tag).toBe("Success");
+      expect(reloads).toBe(1);
+    }),
+  );
+
+  it.effect("a move onto a generation whose base's length is untold is a defect that says so", () =>
+    Effect.gen(function* () {
+      const { inserted, reloads } = yield* afterAMove({ epoch: 2, firstSequence: 1 });
+      expect(inserted._tag).toBe("Failure");
+      expect(String(inserted._tag === "Failure" ? Cause.squash(inserted.cause) : "")).toContain(
+        "moved onto epoch 2 without telling its base's length",
+      );
+      expect(reloads).toBe(0);
+    }),
   );
 });

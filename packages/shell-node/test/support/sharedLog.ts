@@ -40,6 +40,17 @@ export interface WriterOptions {
   readonly interloper?: () => void;
   /** Tell this writer when others write (as LISTEN/NOTIFY would). Default true. */
   readonly notified?: boolean;
+  /**
+   * The generation this writer's `refresh` moves onto (as a PostgreSQL log
+   * does after another engine's compaction); `generation()` answers it from
+   * then on. The records stay where they are: a base of `baseRecordCount`
+   * records from `firstSequence`.
+   */
+  readonly movesOnRefresh?: {
+    readonly epoch: number;
+    readonly firstSequence: number;
+    readonly baseRecordCount?: number;
+  };
 }
 
 interface Queued {
@@ -75,6 +86,11 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
   let pending: Array<Queued> = [];
   let writing = false;
   let idle: Array<() => void> = [];
+  let generation: {
+    readonly epoch: number;
+    readonly firstSequence: number;
+    readonly baseRecordCount?: number;
+  } = { epoch: 1, firstSequence: 1, baseRecordCount: 0 };
   const listeners = new Set<() => void>();
   const self = {
     wrote: (by: unknown) => {
@@ -138,7 +154,7 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
         pendingRecords: 0,
         pendingBytes: 0,
       })),
-    generation: () => Effect.succeed({ epoch: 1, firstSequence: 1 }),
+    generation: () => Effect.sync(() => generation),
   };
   return {
     view,
@@ -172,6 +188,7 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
           committed = log.entries.length;
           assigned = committed;
         }
+        if (options.movesOnRefresh !== undefined) generation = options.movesOnRefresh;
       }),
     watchOthers: (listener) => {
       listeners.add(listener);

@@ -27,9 +27,22 @@ import type * as Log from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 import type { Pending } from "./engineRequest.js";
 
-/** Another writer's records that the fold refuses: nothing may be decided on that history. */
+/**
+ * Another writer's records that the fold refuses: the log holds a history
+ * this engine cannot follow, and nothing may be decided on it.
+ */
 const refusedByFold = (error: HistoryError.HistoryError): Error =>
-  new Error(`another writer's generation refused by the fold: ${error._tag}`);
+  new Error(`another writer's record refused by the fold: ${error.reason._tag}`);
+
+/**
+ * A log moved onto another writer's generation without saying how many
+ * records its canonical base holds: the engine cannot tell the base's
+ * restated jobs from the events after it, so it stops rather than guess.
+ */
+const baseLengthUntold = (epoch: number): Error =>
+  new Error(
+    `the log moved onto epoch ${epoch} without telling its base's length (Log.View.generation's baseRecordCount)`,
+  );
 
 /** How many times one command is decided again after conflicts before its caller is told. */
 export const conflictRetriesMaxDefault = 64;
@@ -91,7 +104,6 @@ export interface Host<X> {
 
 /** Another writer's generation the engine moved onto: where it starts, where its events start. */
 export interface Reloaded {
-  readonly epoch: number;
   readonly firstSequence: number;
   /** The first sequence after its canonical base. */
   readonly firstEvent: number;
@@ -227,24 +239,15 @@ export class CatchUp<K extends Log.Kind, X> {
       if (after.epoch !== before.epoch) return yield* this.reload(after);
       const from = this.host.committed();
       let state = from.state;
-      let last = from.lastSequence;
       const entries: Array<Entry> = [];
       const fold = Evolve.batch(state);
-      while (last < this.log.lastSequence()) {
-        const page = yield* this.log.view.readFrom(last + 1, pageRecords);
-        if (page.length === 0) break;
+      const last = yield* this.pages(from.lastSequence, (page) => {
         const next = fold.evolveAll(page.map((entry) => entry.event));
-        // Another writer's records that the fold refuses: the log holds a
-        // history this engine cannot follow; nothing may be decided on it.
-        if (next._tag === "Left") {
-          return yield* Effect.die(
-            new Error(`another writer's record refused by the fold: ${next.left.reason._tag}`),
-          );
-        }
+        if (next._tag === "Left") return next.left;
         state = next.right;
         for (const entry of page) entries.push(entry);
-        last = page[page.length - 1]?.sequence ?? last;
-      }
+        return undefined;
+      });
       this.counters.recordsFolded += entries.length;
       this.host.caughtUp(state, last, entries);
     });
@@ -261,26 +264,46 @@ export class CatchUp<K extends Log.Kind, X> {
     readonly baseRecordCount?: number;
   }): Effect.Effect<void, K["error"]> {
     return Effect.gen(this, function* () {
-      const { epoch, firstSequence, baseRecordCount = 0 } = generation;
+      const { epoch, firstSequence, baseRecordCount } = generation;
+      if (baseRecordCount === undefined) return yield* Effect.die(baseLengthUntold(epoch));
       const firstEvent = firstSequence + baseRecordCount;
       const builder = Generation.start(baseRecordCount, { lean: this.host.committed().state.lean });
       const entries: Array<Entry> = [];
-      let last = firstSequence - 1;
-      while (last < this.log.lastSequence()) {
-        const page = yield* this.log.view.readFrom(last + 1, pageRecords);
-        if (page.length === 0) break;
+      const last = yield* this.pages(firstSequence - 1, (page) => {
         for (const entry of page) {
           const applied = Generation.apply(builder, entry.sequence, entry.event);
-          if (applied._tag === "Left") return yield* Effect.die(refusedByFold(applied.left));
+          if (applied._tag === "Left") return applied.left;
           if (entry.sequence >= firstEvent) entries.push(entry);
         }
-        last = page[page.length - 1]?.sequence ?? last;
-      }
+        return undefined;
+      });
       const state = Generation.finish(builder);
       if (state._tag === "Left") return yield* Effect.die(refusedByFold(state.left));
       this.counters.reloads += 1;
       this.counters.recordsFolded += last - firstSequence + 1;
-      this.host.reloaded(state.right, last, { epoch, firstSequence, firstEvent }, entries);
+      this.host.reloaded(state.right, last, { firstSequence, firstEvent }, entries);
+    });
+  }
+
+  /**
+   * Reads the log page by page from after `from` to its last sequence and
+   * hands each page to `fold` (which answers the fold's refusal, if any);
+   * answers the last sequence read. A refused page ends the engine.
+   */
+  private pages(
+    from: number,
+    fold: (page: ReadonlyArray<Entry>) => HistoryError.HistoryError | undefined,
+  ): Effect.Effect<number, K["error"]> {
+    return Effect.gen(this, function* () {
+      let last = from;
+      while (last < this.log.lastSequence()) {
+        const page = yield* this.log.view.readFrom(last + 1, pageRecords);
+        if (page.length === 0) break;
+        const refused = fold(page);
+        if (refused !== undefined) return yield* Effect.die(refusedByFold(refused));
+        last = page[page.length - 1]?.sequence ?? last;
+      }
+      return last;
     });
   }
 
