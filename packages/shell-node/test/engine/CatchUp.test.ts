@@ -297,4 +297,28 @@ describe("several engines on one shared log", () => {
       expect(reloads).toBe(0);
     }),
   );
+
+  it.effect(
+    "another writer's record the fold refuses ends the command with the refusal's reason",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const engine = yield* openEngine(log, { notified: false });
+          // Another writer's illegal record: job 9 was never inserted.
+          log.entries.push({
+            sequence: 1,
+            event: { _tag: "JobStarted", jobId: 9, at: 1, attempt: 1 },
+          });
+          const inserted = yield* Effect.exit(
+            Effect.promise(() => engine.promises.insert({ queue: "q", worker: "W", args: 1 })),
+          );
+          expect(inserted._tag).toBe("Failure");
+          expect(String(inserted._tag === "Failure" ? Cause.squash(inserted.cause) : "")).toContain(
+            "another writer's record refused by the fold: UnknownJob",
+          );
+          expect(log.entries).toHaveLength(1);
+        }),
+      ),
+  );
 });
