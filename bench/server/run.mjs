@@ -8,7 +8,7 @@
  * sharing 1, 16 or 256 concurrent producers, each producer awaiting its
  * insert before the next; the processing cases add workers in the same
  * processes and end once every job inserted is completed. Each process
- * warms up with 300 inserts (another queue) before it is timed. Reports jobs/s,
+ * warms up with `--warmup` inserts (default 3,000, another queue) before it is timed. Reports jobs/s,
  * p50/p99 of an insert, and the server's own CPU (utime+stime of its
  * process from /proc) per job and, for Tay, per HTTP request.
  *
@@ -17,7 +17,7 @@
  * before/after figures from the same run.
  *
  *   pnpm build && node bench/server/run.mjs [--jobs=N] [--out=FILE] [--trees=A,B] [--rounds=N]
- *     [--cases=I,J]
+ *     [--cases=I,J] [--warmup=N]
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -34,6 +34,12 @@ const argument = (name, fallback) => {
   return found === undefined ? fallback : found.slice(name.length + 3);
 };
 const jobsPerCase = Number(argument("jobs", "4000"));
+// Inserts each producing process makes (on another queue) before it is
+// timed, for every system alike. The default lets V8 optimize the server's
+// and the clients' request paths (with 300, a 1,500-job case measured
+// mostly unoptimized code: 750-850 us of server CPU per request against
+// 370-395 us once warm, 2026-12-02); Redis itself needs none.
+const warmup = Number(argument("warmup", "3000"));
 const out = argument("out", undefined);
 const here = new URL("../..", import.meta.url).pathname;
 const trees = argument("trees", here)
@@ -95,7 +101,7 @@ const runCase = async (system, shape, index) => {
       producers: Math.max(1, shape.producers / shape.processes),
       workers: shape.workers / shape.processes,
       jobs,
-      warmup: 300,
+      warmup,
     }),
   );
   for (const child of children) await child.next();
@@ -258,7 +264,7 @@ const lines = [
   `\`uptime\` before: \`${uptimeLineBefore}\`  `,
   `\`uptime\` after: \`${uptimeLineAfter}\``,
   "",
-  `\`node bench/server/run.mjs --jobs=${jobsPerCase}\`: ${jobsPerCase} jobs per case, producers (and workers) in 1 or 4 processes of their own beside the server's, each server in its own process; load average ${loadBefore} before and ${loadAfter} after (2 shared cores; uptime ${uptimeBefore.split(" ")[0]} s at the start). Each process warms up with 300 inserts on another queue first. A processing case (workers > 0) ends when every job inserted is completed; its p50/p99 are the inserts'. Server CPU is the server process's utime+stime (Redis's for BullMQ) over the case.`,
+  `\`node bench/server/run.mjs --jobs=${jobsPerCase}\`: ${jobsPerCase} jobs per case, producers (and workers) in 1 or 4 processes of their own beside the server's, each server in its own process; load average ${loadBefore} before and ${loadAfter} after (2 shared cores; uptime ${uptimeBefore.split(" ")[0]} s at the start). Each process warms up with ${warmup} inserts on another queue first. A processing case (workers > 0) ends when every job inserted is completed; its p50/p99 are the inserts'. Server CPU is the server process's utime+stime (Redis's for BullMQ) over the case.`,
   "",
   "| system | processes | producers | workers | jobs/s | p50 ms | p99 ms | server CPU µs/job | server CPU µs/request | Tay ÷ BullMQ |",
   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
