@@ -36,6 +36,7 @@ import {
 } from "./codec.js";
 import { withFile } from "../../disk/Files.js";
 import { equalBytes } from "./bytes.js";
+import { chunkBuffers } from "./chunkReader.js";
 import {
   fixedLayoutFailure,
   type ScannedBatch,
@@ -429,6 +430,8 @@ const scanSegments = <S, E, X, R>(
     const segments: Array<ScannedSegment> = [];
     let nextSequence = firstSequence;
     let bytes = 0;
+    // One pair of read buffers for every segment: scanned one after another.
+    const buffers = chunkBuffers();
     for (const id of ids) {
       const path = Layout.segmentPath(directory, epoch, id);
       const target = {
@@ -450,6 +453,7 @@ const scanSegments = <S, E, X, R>(
             afterBatch === undefined
               ? fold
               : (batch: ScannedBatch) => Effect.zipRight(fold(batch), afterBatch()),
+            buffers,
           );
         }),
       );

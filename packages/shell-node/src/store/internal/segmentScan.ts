@@ -36,6 +36,7 @@ import {
 } from "./codec.js";
 import { readUpTo } from "../../disk/Files.js";
 import { equalBytes } from "./bytes.js";
+import { type ChunkBuffers, ChunkReader, chunkBuffers } from "./chunkReader.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import { recordBytesWanted } from "./segmentRead.js";
 
@@ -414,8 +415,8 @@ class RecordScan<X, R> {
   crcBeforeBuffer: number;
   readonly index = SegmentIndex.empty();
   private readonly batch = new BatchColumns();
-  /** The buffer chunks are read into, when the handle can (`read`). */
-  private reused: Uint8Array = new Uint8Array(0);
+  /** The file's chunks, the next read while this one is decoded. */
+  private readonly chunks: ChunkReader;
 
   constructor(
     private readonly handle: FileHandle,
@@ -424,9 +425,13 @@ class RecordScan<X, R> {
     readonly ending: Ending,
     headerBytes: Uint8Array,
     private readonly onRecords: (batch: ScannedBatch) => Effect.Effect<void, X, R>,
+    buffers: ChunkBuffers,
   ) {
     this.scan = new ScanCursor(target.firstSequence);
     this.crcBeforeBuffer = crc32c(headerBytes);
+    this.chunks = new ChunkReader(buffers, handle, size, scanChunkBytes, (position) =>
+      earlyEnd(target.path, position),
+    );
   }
 
   /** Hands the records decoded so far to the caller. */
@@ -444,6 +449,12 @@ class RecordScan<X, R> {
 
   /** Decodes what the buffer holds, reading chunk after chunk, to the records' end. */
   run(): Effect.Effect<void, ScanError | X, R> {
+    // A chunk read ahead and not needed (a fault, the caller's refusal) is
+    // waited for: no read of this handle outlives the scan.
+    return Effect.ensuring(this.chunkByChunk(), this.chunks.settle());
+  }
+
+  private chunkByChunk(): Effect.Effect<void, ScanError | X, R> {
     return Effect.gen(this, function* () {
       const { scan, ending } = this;
       for (;;) {
@@ -475,9 +486,9 @@ class RecordScan<X, R> {
   }
 
   /**
-   * Reads the next chunk, from the first byte not yet decoded: the start of
-   * a record the buffer holds only part of is read again (a few hundred
-   * bytes) rather than every chunk being copied behind it. Those bytes were
+   * Takes the next chunk, from the first byte not yet decoded: the start of
+   * a record the buffer holds only part of is carried into it (or read
+   * again) rather than every chunk being copied behind it. Those bytes were
    * neither hashed nor delivered yet; the segment CRC covers the bytes as
    * decoded.
    */
@@ -489,32 +500,13 @@ class RecordScan<X, R> {
       const length = Math.min(wanted, this.ending.recordsEnd - offset);
       // Hashed before the read: a reused buffer is overwritten by it.
       const crc = crc32c(scan.buffer.subarray(0, scan.cursor), this.crcBeforeBuffer);
-      const chunk = yield* this.read(offset, length);
-      if (chunk.length < length) return yield* earlyEnd(this.target.path, offset + length);
+      const carried = scan.buffer.subarray(scan.cursor);
+      const chunk = yield* this.chunks.next(offset, carried, length, this.ending.recordsEnd);
       this.crcBeforeBuffer = crc;
       scan.bufferStart = offset;
       scan.cursor = 0;
       scan.buffer = chunk;
     });
-  }
-
-  /**
-   * `length` bytes at `offset` (fewer at the end of the file): into the
-   * scan's one reused buffer when the handle reads into a caller's buffer
-   * (`Read.into`), else a new buffer per chunk. Nothing decoded keeps a view
-   * of the bytes (the codec copies what it keeps), and a batch is folded
-   * before the next read, so reusing the buffer is safe.
-   */
-  private read(offset: number, length: number): Effect.Effect<Uint8Array, DiskError> {
-    const into = this.handle.read.into;
-    if (into === undefined) return readUpTo(this.handle, offset, length);
-    // No bigger than the segment: a 4 MiB buffer made (and zeroed) for each
-    // of a thousand 2 KiB segments made their open 15 times slower.
-    if (this.reused.length < length) {
-      this.reused = new Uint8Array(Math.max(length, Math.min(scanChunkBytes, this.size)));
-    }
-    const target = this.reused;
-    return Effect.map(into(offset, target, length), (count) => target.subarray(0, count));
   }
 
   /** The error for the record refused at `offset`. */
@@ -602,12 +594,14 @@ export const scanSegment = <X, R>(
   size: number,
   target: ScanTarget,
   onRecords: (batch: ScannedBatch) => Effect.Effect<void, X, R>,
+  /** The read buffers, shared by the segments one open scans in turn. */
+  buffers: ChunkBuffers = chunkBuffers(),
 ): Effect.Effect<ScannedSegment, ScanError | X, R> =>
   Effect.gen(function* () {
     const { path } = target;
     const headerBytes = yield* readHeader(handle, size, target);
     const ending = yield* readEnding(handle, size, target);
-    const records = new RecordScan(handle, size, target, ending, headerBytes, onRecords);
+    const records = new RecordScan(handle, size, target, ending, headerBytes, onRecords, buffers);
     yield* records.run();
     const { buffer, bufferStart, cursor, recordCount, lastRecordOffset } = records.scan;
     const crc = crc32c(buffer.subarray(0, cursor), records.crcBeforeBuffer);
