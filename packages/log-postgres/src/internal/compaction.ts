@@ -49,6 +49,13 @@ export interface CompactionReport {
 /** Rows one DELETE removes at most, so no transaction grows with the history. */
 export const deleteRowsMax = 10_000;
 
+/** The last sequence staged under `epoch` (`empty` when none is). */
+const stagedThrough = (state: LogState, session: Session, epoch: number, empty: number) =>
+  Effect.map(run(session, state.sql.lastRecordOf, [state.storeId, epoch]), (result) => {
+    const through = Rows.optionalInteger(Rows.field(result.rows[0], "sequence"));
+    return Rows.isRefused(through) || through === null ? empty : through;
+  });
+
 /** Deletes one generation that is not current: its records in ranges, then its row. */
 const removeGeneration = (state: LogState, session: Session, epoch: number) =>
   Effect.gen(function* () {
@@ -56,12 +63,10 @@ const removeGeneration = (state: LogState, session: Session, epoch: number) =>
     const row = yield* run(session, sql.generation, [storeId, epoch]);
     const generation = Tables.generation(path, epoch, row.rows);
     const first = "firstSequence" in generation ? generation.firstSequence : 1;
-    const last = yield* run(session, sql.lastRecordOf, [storeId, epoch]);
-    const through = Rows.optionalInteger(Rows.field(last.rows[0], "sequence"));
-    if (!Rows.isRefused(through) && through !== null) {
-      for (let from = Math.min(first, through); from <= through; from += deleteRowsMax) {
-        yield* run(session, sql.deleteRecords, [storeId, epoch, from, from + deleteRowsMax - 1]);
-      }
+    // No record (or none readable): nothing to delete but the row.
+    const through = yield* stagedThrough(state, session, epoch, Number.NaN);
+    for (let from = Math.min(first, through); from <= through; from += deleteRowsMax) {
+      yield* run(session, sql.deleteRecords, [storeId, epoch, from, from + deleteRowsMax - 1]);
     }
     yield* run(session, sql.deleteGeneration, [storeId, epoch]);
   });
@@ -91,13 +96,6 @@ const nextSlice = (events: Iterator<Event.Event>, count: number): Array<Event.Ev
   }
   return slice;
 };
-
-/** The last sequence staged under `epoch` (`empty` when none is). */
-const stagedThrough = (state: LogState, session: Session, epoch: number, empty: number) =>
-  Effect.map(run(session, state.sql.lastRecordOf, [state.storeId, epoch]), (result) => {
-    const through = Rows.optionalInteger(Rows.field(result.rows[0], "sequence"));
-    return Rows.isRefused(through) || through === null ? empty : through;
-  });
 
 /**
  * Inserts one laid-out slice of the base in its own transaction. A lost

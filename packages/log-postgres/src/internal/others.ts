@@ -42,17 +42,24 @@ import * as Tables from "./tables.js";
 import { type LogState, whenIdle } from "./state.js";
 import { isFailure, readHead } from "./writer.js";
 
+/** `read` on the reader's session, a driver failure told as `DatabaseError` of `operation`. */
+const onReaderOrDatabaseError = <A, E>(
+  state: LogState,
+  reader: ReaderSession,
+  operation: string,
+  read: (session: Session) => Effect.Effect<A, E>,
+) =>
+  Effect.catchIf(onReader(state, reader, read), isFailure, (failure) =>
+    Effect.fail(databaseError(state.path, operation)(failure)),
+  );
+
 /** The head row now, read on the reader's session; a driver failure is `DatabaseError`. */
 export const headNow = (
   state: LogState,
   reader: ReaderSession,
   operation: string,
 ): Effect.Effect<Tables.Head, PgLogError> =>
-  Effect.catchIf(
-    onReader(state, reader, (session) => readHead(state, session)),
-    isFailure,
-    (failure) => Effect.fail(databaseError(state.path, operation)(failure)),
-  );
+  onReaderOrDatabaseError(state, reader, operation, (session) => readHead(state, session));
 
 /**
  * Another writer's generation, now current: its row, read on the reader's
@@ -60,12 +67,8 @@ export const headNow = (
  */
 const generationOf = (state: LogState, reader: ReaderSession, epoch: number) =>
   Effect.gen(function* () {
-    const found = yield* Effect.catchIf(
-      onReader(state, reader, (session) =>
-        run(session, state.sql.generation, [state.storeId, epoch]),
-      ),
-      isFailure,
-      (failure) => Effect.fail(databaseError(state.path, "refresh")(failure)),
+    const found = yield* onReaderOrDatabaseError(state, reader, "refresh", (session) =>
+      run(session, state.sql.generation, [state.storeId, epoch]),
     );
     const generation = Tables.generation(state.path, epoch, found.rows);
     return "firstSequence" in generation ? generation : yield* Effect.fail(generation);
