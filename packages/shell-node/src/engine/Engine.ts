@@ -397,9 +397,13 @@ const compactor = <K extends Log.Kind>(
           yield* checkRetention(retentionMs);
           const at = yield* Clock.currentTimeMillis;
           yield* Effect.sync(() => queue.pause());
-          return yield* Effect.gen(function* () {
+          // No catch-up replaces the states while the base is written and folded.
+          const body = Effect.gen(function* () {
             if (indexing !== undefined) yield* committedAll(log, decider);
-            const lastBefore = log.lastSequence();
+            // What `decided` holds, not the log's last (which a catch-up moves to the
+            // head before it folds the records; none runs now, but a base must never
+            // be offered for records it lacks: the log refuses a stale expectation).
+            const lastBefore = decider.decidedThrough;
             const options = { now: at, retentionMs };
             // The base is produced as the log writes it, and folded as it goes (issue 19).
             const compacted = yield* compactStreamed(
@@ -420,7 +424,12 @@ const compactor = <K extends Log.Kind>(
               );
             }
             return compacted.report;
-          }).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
+          });
+          return yield* Effect.acquireUseRelease(
+            decider.catchUp.suspend(),
+            () => body,
+            () => Effect.sync(() => decider.catchUp.resume()),
+          ).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
         }),
       ),
   );

@@ -8,11 +8,11 @@
  * chooses, so engines interleave; `refresh` and `watchOthers` follow the
  * other writers as the PostgreSQL log's do (LISTEN/NOTIFY, polling).
  */
-import { Generation, type HistoryError } from "@tay/core";
+import { type Event, Generation, type HistoryError } from "@tay/core";
 import { Deferred, Effect, Either, Stream } from "effect";
 import type * as Batch from "../../src/log/Batch.js";
 import type * as Log from "../../src/log/Log.js";
-import { AppendConflict, type LogError } from "../../src/log/LogError.js";
+import { AppendConflict, CompactionConflict, type LogError } from "../../src/log/LogError.js";
 import type { Entry } from "../../src/log/Projection.js";
 import * as Ticket from "../../src/log/Ticket.js";
 
@@ -51,6 +51,18 @@ export interface WriterOptions {
     readonly firstSequence: number;
     readonly baseRecordCount?: number;
   };
+  /** Awaited before each read of records (a catch-up held between its refresh and its fold). */
+  readonly beforeRead?: () => Promise<void>;
+  /**
+   * Where a compaction this log would accept (its expected last sequence is
+   * the log's) is recorded: the expected sequence and the base's events.
+   * The log records compactions, it does not perform them: each is then
+   * refused as `CompactionConflict`, and nothing changes.
+   */
+  readonly compactions?: Array<{
+    readonly expected: number;
+    readonly base: ReadonlyArray<Event.Event>;
+  }>;
 }
 
 interface Queued {
@@ -142,7 +154,12 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
     path,
     storeId: "shared",
     readFrom: (sequence, limit) =>
-      Effect.sync(() => log.entries.slice(sequence - 1, Math.min(committed, sequence - 1 + limit))),
+      Effect.zipRight(
+        Effect.promise(() => options.beforeRead?.() ?? Promise.resolve()),
+        Effect.sync(() =>
+          log.entries.slice(sequence - 1, Math.min(committed, sequence - 1 + limit)),
+        ),
+      ),
     iterFrom: (sequence) =>
       Stream.fromIterableEffect(Effect.sync(() => log.entries.slice(sequence - 1, committed))),
     stats: () =>
@@ -174,7 +191,20 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
       if (!writing) void write();
       return ticket;
     },
-    compact: () => Effect.die("the shared log does not compact"),
+    compact: (base, expectedLastSequence) => {
+      const recorded = options.compactions;
+      if (recorded === undefined) return Effect.die("the shared log does not compact");
+      const refused = new CompactionConflict({
+        path,
+        expectedLastSequence,
+        lastSequence: assigned,
+      });
+      if (expectedLastSequence !== assigned) return Effect.fail(refused);
+      return Effect.zipRight(
+        Effect.sync(() => recorded.push({ expected: expectedLastSequence, base: [...base] })),
+        Effect.fail(refused),
+      );
+    },
     flush: () => Effect.void,
     close: () => Effect.sync(() => log.writers.delete(self)),
     refresh: () =>

@@ -553,6 +553,15 @@ export class BatchDecider<K extends Log.Kind> {
     return this.committedState.state;
   }
 
+  /**
+   * The last sequence `decided` holds. It trails the log's last sequence
+   * while a catch-up has learned other writers' head but not yet folded
+   * their records: a compaction of `decided` must expect this one.
+   */
+  get decidedThrough(): number {
+    return this.decidedLastSequence;
+  }
+
   /** The last sequence of what is committed. */
   get committedLastSequence(): number {
     return this.committedState.lastSequence;

@@ -128,8 +128,13 @@ export interface CatchUpStats {
 /** The refused commands of one log and the catch-up that decides them again. */
 export class CatchUp<K extends Log.Kind, X> {
   private running = false;
-  // Another catch-up was asked for while one ran (a notice that the log moved again).
+  // Another catch-up was asked for while one ran, or while suspended (a notice
+  // that the log moved again): it starts when the one running ends or on resume.
   private again = false;
+  // Suspensions under way (this engine's compaction): no catch-up starts meanwhile.
+  private suspended = 0;
+  // Told when the running catch-up has ended.
+  private ended: Array<() => void> = [];
   private waiting: Array<Pending<X>> = [];
   private readonly attempts = new WeakMap<Pending<X>, number>();
   private counters = {
@@ -210,8 +215,36 @@ export class CatchUp<K extends Log.Kind, X> {
     else this.start();
   }
 
+  /**
+   * Keeps catch-ups from starting, then waits for the one running to end:
+   * a compaction writes the engine's state as the base and makes the folded
+   * base both states, which a catch-up replacing the states meanwhile (or
+   * having learned the head without folding its records) would undo or
+   * leave a hole in. `resume` ends it; a catch-up asked for meanwhile runs then.
+   */
+  suspend(): Effect.Effect<void> {
+    return Effect.gen(this, function* () {
+      this.suspended += 1;
+      while (this.running) {
+        const ended = yield* Deferred.make<void>();
+        this.ended.push(() => Deferred.unsafeDone(ended, Effect.void));
+        yield* Deferred.await(ended);
+      }
+    });
+  }
+
+  /** Ends a `suspend`; starts the catch-up asked for meanwhile. */
+  resume(): void {
+    this.suspended -= 1;
+    if (this.suspended === 0 && this.again) this.start();
+  }
+
   private start(): void {
     if (this.running) return;
+    if (this.suspended > 0) {
+      this.again = true;
+      return;
+    }
     this.running = true;
     this.again = false;
     this.counters.catchUps += 1;
@@ -339,6 +372,9 @@ export class CatchUp<K extends Log.Kind, X> {
         for (const request of requests) request.die(defect);
       }
     }
+    const ended = this.ended;
+    this.ended = [];
+    for (const tell of ended) tell();
     if (this.again) this.start();
   }
 }

@@ -1,0 +1,69 @@
+// Proves that a compaction never writes a base that misses records its expected last sequence
+// covers: an engine whose catch-up has learned another writer's head (the log's `refresh`) but
+// not yet folded its records waits for that fold before it takes its state as the base (before
+// 2026-12-03 it handed the log the log's last sequence with a state that lacked them, and the
+// other writer's job was gone from the new base). Found by two engines compacting one
+// PostgreSQL store at once (packages/log-postgres/test/EngineCompacted.test.ts).
+import { describe, expect, it } from "@effect/vitest";
+import type { Event } from "@tay/core";
+import { Effect, Fiber } from "effect";
+import * as Engine from "../../src/engine/Engine.js";
+import * as SharedLog from "../support/sharedLog.js";
+
+/** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it go. */
+const readGate = () => {
+  let held = true;
+  let release = () => {};
+  let reached = () => {};
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const waiting = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  return {
+    beforeRead: async () => {
+      if (!held) return;
+      reached();
+      await opened;
+    },
+    reached: waiting,
+    open: () => {
+      held = false;
+      release();
+    },
+  };
+};
+
+describe("a compaction while a catch-up runs", () => {
+  it.scopedLive(
+    "waits for the catch-up to fold what it learned; the base then holds the other writer's job",
+    () =>
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const gate = readGate();
+        const compactions: Array<{ expected: number; base: ReadonlyArray<Event.Event> }> = [];
+        const options = { beforeRead: gate.beforeRead, compactions };
+        const engine = yield* Effect.flatMap(SharedLog.open(log, options), (recovered) =>
+          Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+        );
+        const other = yield* Effect.flatMap(SharedLog.open(log), (recovered) =>
+          Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+        );
+        yield* engine.insert({ queue: "q", worker: "W", args: "mine" });
+        // The other writer's insert tells `engine`, whose catch-up refreshes, then reads (held).
+        yield* other.insert({ queue: "q", worker: "W", args: "theirs" });
+        yield* Effect.promise(() => gate.reached);
+        const compaction = yield* Effect.fork(Effect.flip(engine.compact(0)));
+        yield* Effect.sleep("30 millis");
+        // Nothing offered to the log while the catch-up holds records it has not folded.
+        expect(compactions).toEqual([]);
+        gate.open();
+        // The shared log records a compaction and refuses it (it does not compact).
+        expect((yield* Fiber.join(compaction))._tag).toBe("CompactionConflict");
+        expect(compactions.map((compaction) => compaction.expected)).toEqual([2]);
+        const restated = JSON.stringify(compactions[0]?.base);
+        for (const args of ["mine", "theirs"]) expect(restated).toContain(`"${args}"`);
+      }),
+  );
+});
