@@ -187,6 +187,18 @@ const samples: Samples = {
     attempts: 5,
     detail: "Connection terminated unexpectedly",
   }),
+  CompactionBusy: new PgError.CompactionBusy({
+    path: "postgres://tay@db:5432/app#tay.default",
+    holder: "6f9619ff-8b86-4011-b42d-00c04fc964ff",
+    label: "worker-2 pid 4121",
+    expiresAt: 1_796_300_000_000,
+  }),
+  CompactionLeaseLost: new PgError.CompactionLeaseLost({
+    path: "postgres://tay@db:5432/app#tay.default",
+    epoch: 4,
+    label: "worker-2 pid 4121",
+    expiresAt: 1_796_300_000_000,
+  }),
   CopyMismatch: new CopyMismatch({
     path: "postgres://tay@db:5432/app#tay.default",
     detail: "the copy ends at sequence 4, the source at 5",

@@ -19,12 +19,7 @@ import type { Commands } from "@tay/core";
 import { Described } from "@tay/shell-node";
 import { Data } from "effect";
 import { encodeJobs, nextKey } from "./internal/inboxRow.js";
-import {
-  inboxChannel,
-  notifications,
-  schemaVersion as expectedVersion,
-  statements,
-} from "./internal/sql.js";
+import { inboxChannel, inboxSince, notifications, statements } from "./internal/sql.js";
 import { DatabaseError, InvalidOption, StoreNotFound } from "./PgError.js";
 import { resolve } from "./PgOptions.js";
 
@@ -84,7 +79,7 @@ export class InboxMissing extends Data.TaggedError("InboxMissing")<{
       Described.describe(
         "InboxMissing",
         this.path,
-        `no inbox table (${this.code}): the schema is missing or older than version ${expectedVersion}; nothing was enqueued`,
+        `no inbox table (${this.code}): the schema is missing or older than version ${inboxSince}; nothing was enqueued`,
       ),
       "PgSchema.migrate (or tay init URL) brings the schema up to date",
     );

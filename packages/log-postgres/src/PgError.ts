@@ -355,11 +355,77 @@ export class ConnectionLost extends Data.TaggedError("ConnectionLost")<{
   }
 }
 
+/** When a lease runs out, as an instant a person reads. */
+const instant = (ms: number): string =>
+  Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : `${ms} ms`;
+
+/**
+ * Another compaction holds the store's lease (docs/postgres.md, "Two
+ * compactions at once"): this one was refused before it wrote anything.
+ */
+export class CompactionBusy extends Data.TaggedError("CompactionBusy")<{
+  readonly path: string;
+  /** The holder's lease token. */
+  readonly holder: string;
+  /** Who holds it, as the holder named itself (host and process). */
+  readonly label: string;
+  /** When the lease runs out unless its holder renews it (ms since the epoch). */
+  readonly expiresAt: number;
+}> {
+  get description(): Described.Description {
+    return Described.advise(
+      Described.describe(
+        "CompactionBusy",
+        this.path,
+        `another compaction holds this store's lease (${this.label}, lease ${this.holder}) until ${instant(this.expiresAt)}; nothing was changed`,
+      ),
+      "compact again once it has ended: a compactor that died holds the lease only until then",
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/**
+ * The compaction's lease ran out and another compactor took it before the
+ * switch: the compaction stopped at its next transaction, which wrote
+ * nothing, so nothing of it became current.
+ */
+export class CompactionLeaseLost extends Data.TaggedError("CompactionLeaseLost")<{
+  readonly path: string;
+  /** The generation the compaction was staging. */
+  readonly epoch: number;
+  /** Who holds the lease now, as it named itself; undefined when it is free again. */
+  readonly label: string | undefined;
+  readonly expiresAt: number | undefined;
+}> {
+  get description(): Described.Description {
+    const now =
+      this.label === undefined
+        ? "it is free again"
+        : `${this.label} holds it until ${instant(this.expiresAt ?? 0)}`;
+    return Described.advise(
+      Described.describe(
+        "CompactionLeaseLost",
+        this.path,
+        `this compaction's lease on the store ran out and was taken before it switched to epoch ${this.epoch} (${now}); nothing of it became current and nothing was written after the loss`,
+      ),
+      "compact again: what it staged is removed by the next compaction, and a lease longer than the pauses between its transactions (compactionLeaseMs) keeps it",
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
 /** What the running log's operations fail with (the generic refusals of any log included). */
 export type PgLogError =
   | LogError.LogError
   | DatabaseError
   | ConnectionLost
+  | CompactionBusy
+  | CompactionLeaseLost
   | CorruptRecord
   | Mismatch
   | MissingRow

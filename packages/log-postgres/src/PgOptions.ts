@@ -86,6 +86,14 @@ export interface PgLogOptions extends LocationOptions {
   readonly inbox?: boolean;
   /** Inbox rows one fold reads and hands the engine (one transaction). Default 1,024. */
   readonly inboxPageRows?: number;
+  /**
+   * How long a compaction's lease on the store lasts past its latest
+   * transaction (docs/postgres.md, "Two compactions at once"): each of its
+   * transactions renews it, and another compactor may take it over only
+   * once it has run out. Longer than any pause between two of a
+   * compaction's transactions. Default 60,000 ms.
+   */
+  readonly compactionLeaseMs?: number;
 }
 
 /** Options with every default filled in and every limit checked. */
@@ -108,6 +116,7 @@ export interface Resolved {
   readonly oneTrip: "batch" | "script";
   readonly inbox: boolean;
   readonly inboxPageRows: number;
+  readonly compactionLeaseMs: number;
 }
 
 /** Rows one INSERT may carry: 2 parameters a row and 2 shared under PostgreSQL's 65,535. */
@@ -129,6 +138,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["pollIntervalMs", 1000, 1, 3_600_000],
   ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
+  ["compactionLeaseMs", 60_000, 1, 86_400_000],
 ];
 
 /** Fills in the defaults, or names the first option out of range. */
@@ -187,5 +197,6 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     oneTrip: options.oneTrip === "script" ? "script" : "batch",
     inbox: options.inbox ?? true,
     inboxPageRows: number("inboxPageRows"),
+    compactionLeaseMs: number("compactionLeaseMs"),
   };
 };

@@ -83,14 +83,14 @@ describe("init and open", () => {
   it("open names the schema version found and expected, and a missing store", async () => {
     const options = fresh();
     const unmigrated = await refusal(options);
-    expect(unmigrated).toMatchObject({ _tag: "SchemaVersionMismatch", found: 0, expected: 2 });
+    expect(unmigrated).toMatchObject({ _tag: "SchemaVersionMismatch", found: 0, expected: 3 });
     await run(PgSchema.migrate(url, options));
-    expect(await run(PgSchema.migrate(url, options))).toEqual({ from: 2, to: 2 });
+    expect(await run(PgSchema.migrate(url, options))).toEqual({ from: 3, to: 3 });
     const missing = await refusal(options);
     expect(missing).toMatchObject({ _tag: "StoreNotFound", store: "default" });
-    await database.query(`INSERT INTO ${options.schema}.tay_schema VALUES (3, 0)`);
+    await database.query(`INSERT INTO ${options.schema}.tay_schema VALUES (4, 0)`);
     const newer = await refusal(options);
-    expect(newer.message).toContain("the schema is at version 3, this version of Tay expects 2");
+    expect(newer.message).toContain("the schema is at version 4, this version of Tay expects 3");
     expect(newer.message).not.toContain("hunter2");
   });
 });

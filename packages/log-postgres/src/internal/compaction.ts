@@ -3,6 +3,12 @@
  *
  * 1. hold appends (the gate) and wait until nothing is queued or in flight;
  *    the log's last sequence must be the caller's (`CompactionConflict`);
+ *    take the store's compaction lease (`lease.ts`; `CompactionBusy` while
+ *    another compactor holds it), then read the head: it must still be at
+ *    this log's epoch and last sequence (another engine's compaction or
+ *    append not yet followed is `CompactionConflict`, before anything is
+ *    removed). Every transaction from here on renews the lease first and
+ *    writes nothing once it was taken (`CompactionLeaseLost`);
  * 2. remove leftover generations (a crashed compaction's staged one, a
  *    superseded one whose removal failed): records, then the row;
  * 3. stage generation E+1: its row (parent E, first sequence = last + 1,
@@ -18,13 +24,16 @@
  *    it again; the head at (E+1, last + base) means the first run switched;
  * 5. swap the in-memory generation and open the gate;
  * 6. delete E's records and row (a failure is reported in `notRemoved`
- *    and retried by the next compaction: E is no longer current).
+ *    and retried by the next compaction: E is no longer current), and
+ *    free the lease (it is freed on every other end too, best effort: a
+ *    lease left behind runs out after `compactionLeaseMs`).
  */
 import type { Event } from "@tay/core";
 import { Batch, LogError } from "@tay/shell-node";
 import { Clock, Deferred, Effect, Either } from "effect";
-import type { Parameter, Session } from "../Driver.js";
+import type { Failure, Parameter, Session } from "../Driver.js";
 import { Mismatch, type PgLogError } from "../PgError.js";
+import * as Lease from "./lease.js";
 import * as Rows from "./rows.js";
 import { run } from "./session.js";
 import { type LogState, whenIdle } from "./state.js";
@@ -56,8 +65,32 @@ const stagedThrough = (state: LogState, session: Session, epoch: number, empty: 
     return Rows.isRefused(through) || through === null ? empty : through;
   });
 
+/** A compaction under way: its lease and the generation it makes. */
+interface Making {
+  readonly lease: Lease.Lease;
+  readonly epoch: number;
+}
+
+/**
+ * `body` in one transaction on `session` that first renews the lease:
+ * nothing is written once another compactor took it.
+ */
+const leased = <A, E extends PgLogError | Failure>(
+  state: LogState,
+  session: Session,
+  making: Making,
+  body: Effect.Effect<A, E>,
+) =>
+  Effect.gen(function* () {
+    yield* run(session, state.sql.begin);
+    yield* Lease.renew(state, session, making.lease, making.epoch);
+    const result = yield* body;
+    yield* run(session, state.sql.commit);
+    return result;
+  }).pipe(Effect.tapError(rollbackOnError(state, session)));
+
 /** Deletes one generation that is not current: its records in ranges, then its row. */
-const removeGeneration = (state: LogState, session: Session, epoch: number) =>
+const removeGeneration = (state: LogState, session: Session, making: Making, epoch: number) =>
   Effect.gen(function* () {
     const { sql, storeId, path } = state;
     const row = yield* run(session, sql.generation, [storeId, epoch]);
@@ -66,13 +99,14 @@ const removeGeneration = (state: LogState, session: Session, epoch: number) =>
     // No record (or none readable): nothing to delete but the row.
     const through = yield* stagedThrough(state, session, epoch, Number.NaN);
     for (let from = Math.min(first, through); from <= through; from += deleteRowsMax) {
-      yield* run(session, sql.deleteRecords, [storeId, epoch, from, from + deleteRowsMax - 1]);
+      const range = [storeId, epoch, from, from + deleteRowsMax - 1];
+      yield* leased(state, session, making, run(session, sql.deleteRecords, range));
     }
-    yield* run(session, sql.deleteGeneration, [storeId, epoch]);
+    yield* leased(state, session, making, run(session, sql.deleteGeneration, [storeId, epoch]));
   });
 
 /** Removes every generation but the current one; returns which went and which stayed. */
-const removeOthers = (state: LogState, session: Session) =>
+const removeOthers = (state: LogState, session: Session, making: Making) =>
   Effect.gen(function* () {
     const found = yield* run(session, state.sql.otherGenerations, [state.storeId, state.epoch]);
     const removed: Array<number> = [];
@@ -80,7 +114,11 @@ const removeOthers = (state: LogState, session: Session) =>
     for (const row of found.rows) {
       const epoch = Rows.integer(Rows.field(row, "epoch"), 1);
       if (Rows.isRefused(epoch)) continue;
-      const done = yield* Effect.either(removeGeneration(state, session, epoch));
+      const done = yield* Effect.either(removeGeneration(state, session, making, epoch));
+      // Another compactor took the lease: nothing more may be removed.
+      if (done._tag === "Left" && done.left._tag === "CompactionLeaseLost") {
+        return yield* Effect.fail(done.left);
+      }
       (done._tag === "Right" ? removed : notRemoved).push(epoch);
     }
     return { removed, notRemoved };
@@ -103,7 +141,8 @@ const nextSlice = (events: Iterator<Event.Event>, count: number): Array<Event.Ev
  * (it is streamed): the run again reads how far the staged records go and
  * inserts the slice only if they end just before it.
  */
-const insertSlice = (state: LogState, epoch: number, laid: Laid) => {
+const insertSlice = (state: LogState, making: Making, laid: Laid) => {
+  const { epoch } = making;
   let runs = 0;
   return withReconnect(state, "compact", laid.last, (session) =>
     Effect.gen(function* () {
@@ -126,7 +165,8 @@ const insertSlice = (state: LogState, epoch: number, laid: Laid) => {
       for (let index = 0; index < laid.rows.length; index++) {
         parameters.push(laid.sequences[index] ?? 0, laid.rows[index] ?? null);
       }
-      yield* run(session, state.sql.insertRecords(laid.rows.length), parameters);
+      const insert = run(session, state.sql.insertRecords(laid.rows.length), parameters);
+      yield* leased(state, session, making, insert);
     }),
   );
 };
@@ -142,7 +182,7 @@ interface Staged {
  * `statementRowsMax` events, each encoded, given the sequences after the
  * slice before it and inserted, so no more than one slice is held.
  */
-const stageRecords = (state: LogState, epoch: number, events: Iterator<Event.Event>) =>
+const stageRecords = (state: LogState, making: Making, events: Iterator<Event.Event>) =>
   Effect.gen(function* () {
     const first = state.assignedLast;
     let last = first;
@@ -158,7 +198,7 @@ const stageRecords = (state: LogState, epoch: number, events: Iterator<Event.Eve
         record.sequence = sequence;
       }
       const laid = layout(last, prepared.right.records);
-      yield* insertSlice(state, epoch, laid);
+      yield* insertSlice(state, making, laid);
       last = laid.last;
       bytes += laid.bytes;
     }
@@ -171,41 +211,39 @@ const stageRecords = (state: LogState, epoch: number, events: Iterator<Event.Eve
  * A failure removes what it staged (best effort: the next compaction
  * removes an orphan left behind, and open reports it).
  */
-const stage = (state: LogState, epoch: number, events: Iterator<Event.Event>, now: number) =>
+const stage = (state: LogState, making: Making, events: Iterator<Event.Event>, now: number) =>
   Effect.gen(function* () {
     const { sql, storeId } = state;
+    const { epoch } = making;
+    const row = [storeId, epoch, state.epoch, state.assignedLast + 1, 0, now];
     yield* withReconnect(state, "compact", undefined, (session) =>
       Effect.gen(function* () {
         // A run cut short by a lost connection left part of it: start over.
-        yield* removeGeneration(state, session, epoch);
-        yield* run(session, sql.insertGeneration, [
-          storeId,
-          epoch,
-          state.epoch,
-          state.assignedLast + 1,
-          0,
-          now,
-        ]);
+        yield* removeGeneration(state, session, making, epoch);
+        yield* leased(state, session, making, run(session, sql.insertGeneration, row));
       }),
     );
-    return yield* stageRecords(state, epoch, events);
+    return yield* stageRecords(state, making, events);
   }).pipe(
-    // Any end but success (a refusal, the base's producer throwing, an interruption).
+    // Any end but success (a refusal, the base's producer throwing, an
+    // interruption); with the lease lost the removal writes nothing either.
     Effect.onError(() =>
       Effect.ignore(
         withReconnect(state, "compact", undefined, (session) =>
-          removeGeneration(state, session, epoch),
+          removeGeneration(state, session, making, making.epoch),
         ),
       ),
     ),
   );
 
 /** The compare-and-set of CURRENT; `false` when the head is neither where it was nor where it goes. */
-const switchTo = (state: LogState, session: Session, epoch: number, last: number) =>
+const switchTo = (state: LogState, session: Session, making: Making, last: number) =>
   Effect.gen(function* () {
     const { sql, storeId } = state;
+    const { epoch } = making;
     const expected = state.assignedLast;
     yield* run(session, sql.begin);
+    yield* Lease.renew(state, session, making.lease, epoch);
     yield* run(session, sql.countGeneration, [storeId, epoch, last - expected]);
     const moved = yield* run(session, sql.switchGeneration, [
       storeId,
@@ -223,8 +261,34 @@ const switchTo = (state: LogState, session: Session, epoch: number, last: number
     return head.epoch === epoch && head.lastSequence === last;
   }).pipe(Effect.tapError(rollbackOnError(state, session)));
 
-/** Steps 3 to 6 under the gate: returns what was staged and what was removed. */
-const publish = (state: LogState, events: Iterator<Event.Event>, expectedLastSequence: number) =>
+/**
+ * Takes the lease, then reads the head: it must be where this log stands.
+ * A log that has not followed another engine's compaction (or append) yet
+ * would otherwise remove the current generation as a leftover.
+ */
+const claim = (state: LogState, making: Making, expectedLastSequence: number) =>
+  withReconnect(state, "compact", undefined, (session) =>
+    Effect.gen(function* () {
+      yield* Lease.take(state, session, making.lease);
+      const head = yield* readHead(state, session);
+      // The caller's sequence, not the state's: a concurrent `refresh` may have moved that.
+      const here = head.epoch === state.epoch && head.lastSequence === expectedLastSequence;
+      if (here && state.assignedLast === expectedLastSequence) return;
+      return yield* new LogError.CompactionConflict({
+        path: state.path,
+        expectedLastSequence,
+        lastSequence: head.lastSequence,
+      });
+    }),
+  );
+
+/** Steps 2 to 5 under the gate: returns what was staged and what was removed. */
+const publish = (
+  state: LogState,
+  events: Iterator<Event.Event>,
+  expectedLastSequence: number,
+  lease: Lease.Lease,
+) =>
   Effect.gen(function* () {
     yield* whenIdle(state);
     if (state.failure !== undefined) return yield* Effect.fail(state.failure);
@@ -236,15 +300,16 @@ const publish = (state: LogState, events: Iterator<Event.Event>, expectedLastSeq
         lastSequence: state.assignedLast,
       });
     }
+    const making: Making = { lease, epoch: state.epoch + 1 };
+    yield* claim(state, making, expectedLastSequence);
     const now = yield* Clock.currentTimeMillis;
-    const epoch = state.epoch + 1;
     const leftovers = yield* withReconnect(state, "compact", undefined, (session) =>
-      removeOthers(state, session),
+      removeOthers(state, session, making),
     );
-    const staged = yield* stage(state, epoch, events, now);
+    const staged = yield* stage(state, making, events, now);
     const last = state.assignedLast + staged.records;
     const switched = yield* withReconnect(state, "compact", last, (session) =>
-      switchTo(state, session, epoch, last),
+      switchTo(state, session, making, last),
     );
     if (!switched) {
       return yield* new LogError.CompactionConflict({
@@ -254,13 +319,13 @@ const publish = (state: LogState, events: Iterator<Event.Event>, expectedLastSeq
       });
     }
     const previous = state.epoch;
-    state.epoch = epoch;
+    state.epoch = making.epoch;
     state.firstSequence = expectedLastSequence + 1;
     state.baseRecordCount = staged.records;
     state.committedLast = last;
     state.assignedLast = last;
     state.committedBytes = staged.bytes;
-    return { staged, previous, leftovers };
+    return { staged, previous, leftovers, making };
   });
 
 /** Compacts as the module says; see `Log.compact`. */
@@ -268,13 +333,14 @@ export const compact = (
   state: LogState,
   events: Iterable<Event.Event>,
   expectedLastSequence: number,
-): Effect.Effect<CompactionReport, PgLogError> =>
-  Effect.gen(function* () {
+): Effect.Effect<CompactionReport, PgLogError> => {
+  const lease = Lease.token();
+  return Effect.gen(function* () {
     const gate = yield* Deferred.make<void>();
     const started = yield* Clock.currentTimeMillis;
     state.gate = gate;
     const iterator = events[Symbol.iterator]();
-    const published = yield* publish(state, iterator, expectedLastSequence).pipe(
+    const published = yield* publish(state, iterator, expectedLastSequence, lease).pipe(
       Effect.ensuring(
         Effect.suspend(() => {
           // A base left part-read (a failure) is closed, so its producer's cleanup runs.
@@ -285,10 +351,10 @@ export const compact = (
       ),
     );
     const pauseMs = (yield* Clock.currentTimeMillis) - started;
-    const { previous, leftovers, staged } = published;
+    const { previous, leftovers, staged, making } = published;
     const removal = yield* Effect.either(
       withReconnect(state, "compact", undefined, (session) =>
-        removeGeneration(state, session, previous),
+        removeGeneration(state, session, making, previous),
       ),
     );
     return {
@@ -301,4 +367,14 @@ export const compact = (
       notRemoved:
         removal._tag === "Right" ? leftovers.notRemoved : [...leftovers.notRemoved, previous],
     };
-  });
+  }).pipe(
+    // Freed on every end (a lease not ours, or no row, is left as it is).
+    Effect.ensuring(
+      Effect.ignore(
+        withReconnect(state, "compact", undefined, (session) =>
+          Lease.release(state, session, lease),
+        ),
+      ),
+    ),
+  );
+};

@@ -22,7 +22,10 @@ import * as Literal from "./literal.js";
 export const schemaName = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The schema version these statements are written for. */
-export const schemaVersion = 2;
+export const schemaVersion = 3;
+
+/** The schema version that made the inbox table (what an enqueue needs at least). */
+export const inboxSince = 2;
 
 /** Parameters per row of `insertRecords` beyond the two shared ones. */
 const rowParameters = 2;
@@ -36,6 +39,7 @@ export const statements = (schema: string) => {
   const record = table("tay_record");
   const version = table("tay_schema");
   const inbox = table("tay_inbox");
+  const lease = table("tay_compaction");
   return {
     begin: "BEGIN",
     commit: "COMMIT",
@@ -70,6 +74,18 @@ export const statements = (schema: string) => {
     /** The staged generation's base record count, known once its base has been streamed (set in the switch's transaction). */
     countGeneration: `UPDATE ${generation} SET base_record_count = $3 WHERE store_id = $1 AND epoch = $2`,
     deleteRecords: `DELETE FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4`,
+    /**
+     * The compaction lease (docs/postgres.md, "Two compactions at once"):
+     * one row per store, made by the first compaction. Taken only when free
+     * or run out (`$5` the taker's clock); every compaction transaction
+     * renews it first and goes on only if its row changed, so a compactor
+     * whose lease was taken writes nothing more.
+     */
+    leaseTake: `UPDATE ${lease} SET holder = $2, label = $3, expires_at = $4 WHERE store_id = $1 AND (holder IS NULL OR expires_at < $5)`,
+    leaseInsert: `INSERT INTO ${lease} (store_id, holder, label, expires_at) VALUES ($1, $2, $3, $4)`,
+    leaseRead: `SELECT holder, label, expires_at FROM ${lease} WHERE store_id = $1`,
+    leaseRenew: `UPDATE ${lease} SET expires_at = $3 WHERE store_id = $1 AND holder = $2`,
+    leaseRelease: `UPDATE ${lease} SET holder = NULL, label = NULL, expires_at = 0 WHERE store_id = $1 AND holder = $2`,
     /**
      * The inbox (docs/postgres.md, "Enqueue inside your transaction"): one
      * row per enqueue call, written by the application's own transaction.
@@ -275,6 +291,10 @@ export const migrations = (schema: string): ReadonlyArray<ReadonlyArray<string>>
     // 2 (2026-12-02): the inbox, written by applications' own transactions.
     [
       `CREATE TABLE ${table("tay_inbox")} (store TEXT NOT NULL REFERENCES ${table("tay_store")} (name), id UUID NOT NULL, enqueued_at BIGINT NOT NULL CHECK (enqueued_at >= 0), event_type INTEGER NOT NULL CHECK (event_type >= 0), event_schema INTEGER NOT NULL CHECK (event_schema >= 0), payload BYTEA NOT NULL, refusal TEXT, PRIMARY KEY (store, id))`,
+    ],
+    // 3 (2026-12-03): the compaction lease, one row per store (a free lease has no holder).
+    [
+      `CREATE TABLE ${table("tay_compaction")} (store_id UUID PRIMARY KEY REFERENCES ${table("tay_store")} (store_id), holder UUID, label TEXT, expires_at BIGINT NOT NULL CHECK (expires_at >= 0))`,
     ],
   ];
 };

@@ -1,0 +1,247 @@
+/**
+ * The compaction lease on PGlite (docs/postgres.md, "Two compactions at
+ * once"): two logs of one store compacting together (one switches, the
+ * other is refused with `CompactionBusy` and changes nothing), a lease held
+ * by another compactor (refused, named), an expired one (taken over, its
+ * staging removed), a lease lost mid-compaction (the slice and the
+ * switch refused: nothing of the compaction becomes current, nothing is
+ * written after the loss), and a log that has not followed another's
+ * compaction (refused before it removes the current generation).
+ */
+import type { PGlite } from "@electric-sql/pglite";
+import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
+import { Effect, Either } from "effect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as Pglite from "./support/pglite.js";
+import { inserted, run } from "./support/events.js";
+
+let database: PGlite;
+beforeAll(async () => {
+  database = await Pglite.start();
+}, 180_000);
+afterAll(async () => {
+  await database.close();
+});
+
+const url = "postgres://tester@pglite.invalid:5432/memory";
+let schemas = 0;
+const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
+  schema: `l${++schemas}`,
+  driver: () => Pglite.driver(database),
+  ...extra,
+});
+
+const append = (log: Log.Log<PgLog.PgKind>, jobIds: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    const batch = Either.getOrThrow(Batch.prepare(jobIds.map(inserted)));
+    const ticket = log.append(batch, log.lastSequence());
+    if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+    yield* Ticket.wait(ticket);
+  });
+
+const openCollect = (options: PgOptions.PgLogOptions) =>
+  PgLog.open(url, options, Projection.collect);
+
+/** `count` inserts from job `from` on: a base of several slices at `statementRowsMax: 4`. */
+function* base(from: number, count: number) {
+  for (let jobId = from; jobId < from + count; jobId++) yield inserted(jobId);
+}
+
+const query = async (text: string) => (await database.query(text)).rows;
+
+/** A store with jobs 1..3 appended; its options. */
+const storeWithThree = async (extra: PgOptions.PgLogOptions = {}) => {
+  const options = fresh({ statementRowsMax: 4, ...extra });
+  await run(PgSchema.init(url, options));
+  await run(
+    Effect.gen(function* () {
+      const { log } = yield* openCollect(options);
+      yield* append(log, [1, 2, 3]);
+    }),
+  );
+  return options;
+};
+
+/** Sets the store's lease row as another compactor's, expiring at `expiresAt`. */
+const holdLease = async (schema: string, expiresAt: number) => {
+  await database.query(`DELETE FROM ${schema}.tay_compaction`);
+  await database.query(
+    `INSERT INTO ${schema}.tay_compaction (store_id, holder, label, expires_at) SELECT store_id, '00000000-0000-4000-8000-000000000001', 'elsewhere pid 7', ${expiresAt} FROM ${schema}.tay_store`,
+  );
+};
+
+describe("two compactions at once", () => {
+  it("one switches, the other is refused with CompactionBusy; the store reopens whole", async () => {
+    // One driver for both logs: its sessions keep their transactions apart on the one PGlite.
+    const shared = Pglite.driver(database);
+    const options = await storeWithThree({ driver: () => shared });
+    const outcomes = await run(
+      Effect.gen(function* () {
+        const first = yield* openCollect(options);
+        const second = yield* openCollect(options);
+        return yield* Effect.all(
+          [
+            Effect.either(first.log.compact(base(10, 22), 3)),
+            Effect.either(second.log.compact(base(100, 22), 3)),
+          ],
+          { concurrency: 2 },
+        );
+      }),
+    );
+    const won = outcomes.filter(Either.isRight);
+    const lost = outcomes.filter(Either.isLeft).map((outcome) => outcome.left);
+    expect(won).toHaveLength(1);
+    expect(lost.map((error) => error._tag)).toEqual(["CompactionBusy"]);
+    expect(lost[0]?.message).toContain("another compaction holds this store");
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({
+      epoch: 2,
+      baseRecordCount: 22,
+      lastSequence: 25,
+      orphanedGenerations: [],
+    });
+    const from = reopened.state[0]?.event;
+    expect(from?._tag === "JobInserted" && [10, 100].includes(from.jobId)).toBe(true);
+    expect(await query(`SELECT holder FROM ${options.schema}.tay_compaction`)).toEqual([
+      { holder: null },
+    ]);
+  });
+});
+
+describe("a log behind another's compaction", () => {
+  it("is refused with CompactionConflict before it removes anything: the other's generation stays whole", async () => {
+    const shared = Pglite.driver(database);
+    const options = await storeWithThree({ driver: () => shared, pollIntervalMs: 3_600_000 });
+    const refused = await run(
+      Effect.gen(function* () {
+        const behind = yield* openCollect(options);
+        const ahead = yield* openCollect(options);
+        yield* ahead.log.compact(base(10, 6), 3);
+        // `behind` is still on epoch 1 at sequence 3: its own check passes.
+        return yield* Effect.flip(behind.log.compact(base(100, 2), 3));
+      }),
+    );
+    expect(refused._tag).toBe("CompactionConflict");
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 6, lastSequence: 9 });
+    expect(reopened.state.map((entry) => entry.event)).toEqual([...base(10, 6)]);
+  });
+});
+
+describe("the lease", () => {
+  it("held by another compactor: refused, naming it and its expiry; nothing changed", async () => {
+    const options = await storeWithThree();
+    const until = Date.now() + 3_600_000;
+    await holdLease(options.schema ?? "", until);
+    const refused = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        const error = yield* Effect.flip(log.compact(base(10, 5), 3));
+        // The gate opened again: appends go on.
+        yield* append(log, [4]);
+        return error;
+      }),
+    );
+    expect(refused).toMatchObject({ _tag: "CompactionBusy", label: "elsewhere pid 7" });
+    expect(refused.message).toContain("elsewhere pid 7");
+    expect(refused.message).toContain(new Date(until).toISOString());
+    expect(refused.message).toContain("nothing was changed");
+    expect(await query(`SELECT epoch FROM ${options.schema}.tay_generation`)).toEqual([
+      { epoch: 1 },
+    ]);
+  });
+
+  it("expired: taken over, the crashed compactor's staging removed, the compaction whole", async () => {
+    const options = await storeWithThree();
+    const schema = options.schema ?? "";
+    await holdLease(schema, Date.now() - 1);
+    // What a compactor that died mid-staging left: generation 2 and part of its base.
+    const [store] = await query(`SELECT store_id FROM ${schema}.tay_store`);
+    const storeId = String((store as { store_id: string }).store_id);
+    await database.query(
+      `INSERT INTO ${schema}.tay_generation VALUES ('${storeId}', 2, 1, 4, 0, 0)`,
+    );
+    await database.query(
+      `INSERT INTO ${schema}.tay_record SELECT store_id, 2, 4, record FROM ${schema}.tay_record WHERE epoch = 1 AND sequence = 1`,
+    );
+    const report = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        return yield* log.compact(base(10, 6), 3);
+      }),
+    );
+    // The dead compactor's generation 2 (a leftover), then the superseded 1.
+    expect(report).toMatchObject({ epoch: 2, baseRecords: 6, removed: [2, 1] });
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 6, lastSequence: 9 });
+    expect(reopened.state.map((entry) => entry.event)).toEqual([...base(10, 6)]);
+  });
+});
+
+/**
+ * `inner` whose sessions let another compactor take the lease (its row
+ * rewritten as if it had run out and been taken) just before the BEGIN of
+ * the transaction that inserts the `slice`-th slice of staged records
+ * under epoch 2: no transaction of the log is open then.
+ */
+const stealing = (inner: Driver.Driver, schema: string, slice: number): Driver.Driver => {
+  let inserts = 0;
+  let staging = false;
+  let stolen = false;
+  return {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      return {
+        ...session,
+        query: async (text, parameters) => {
+          if (text.startsWith("INSERT INTO") && text.includes("tay_generation (")) staging = true;
+          if (text.includes("tay_record (") && parameters[1] === 2) inserts += 1;
+          if (text === "BEGIN" && staging && !stolen && inserts === slice - 1) {
+            stolen = true;
+            await holdLease(schema, Date.now() + 3_600_000);
+          }
+          return session.query(text, parameters);
+        },
+      };
+    },
+  };
+};
+
+describe("a lease lost mid-compaction", () => {
+  // 22 base records at 4 a slice: slices 1..6, then the switch's transaction.
+  it.each([
+    ["staged INSERT 1", 1, 0],
+    ["staged INSERT 3", 3, 8],
+    ["the switch", 7, 22],
+  ])(
+    "before %s: refused with CompactionLeaseLost, nothing written after the loss, epoch 1 current",
+    async (_, slice, rows) => {
+      const options = await storeWithThree();
+      const schema = options.schema ?? "";
+      const driver = stealing(Pglite.driver(database), schema, slice);
+      const refused = await run(
+        Effect.gen(function* () {
+          const { log } = yield* openCollect({ ...options, driver: () => driver });
+          const error = yield* Effect.flip(log.compact(base(10, 22), 3));
+          expect(yield* log.view.generation()).toMatchObject({ epoch: 1 });
+          // Appends go on in epoch 1.
+          yield* append(log, [4]);
+          return error;
+        }),
+      );
+      expect(refused._tag).toBe("CompactionLeaseLost");
+      expect(refused.message).toContain("elsewhere pid 7");
+      // The slices before the loss and none after; the new holder removes them.
+      const staged = await query(`SELECT count(*) AS n FROM ${schema}.tay_record WHERE epoch = 2`);
+      expect(staged).toEqual([{ n: rows }]);
+      expect(await query(`SELECT epoch, last_sequence FROM ${schema}.tay_current`)).toEqual([
+        { epoch: 1, last_sequence: 4 },
+      ]);
+      expect(
+        await query(`SELECT base_record_count FROM ${schema}.tay_generation WHERE epoch = 2`),
+      ).toEqual([{ base_record_count: 0 }]);
+    },
+  );
+});
