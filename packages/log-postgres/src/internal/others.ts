@@ -214,6 +214,8 @@ const listen = (state: LogState, follow: Follower) =>
       run(session, notifications.listen(channel(state.storeId))),
     );
     follow.listening = listened._tag === "Right";
+    // The connection went while it listened: connect again (the loop does, with no session).
+    if (listened._tag === "Left" && listened.left.connection) lost(follow, session);
   });
 
 /** One look at the head: the others moved it past what this log knows. */
@@ -240,9 +242,12 @@ const following = (state: LogState, follow: Follower): Effect.Effect<void> =>
         if (connected._tag === "Left") yield* Effect.sleep(Duration.millis(interval));
         return;
       }
-      yield* poll(state, follow, session);
+      // Listened for before the poll: a loss the poll itself finds (the
+      // driver had not told it) ends the sleep at once, instead of leaving
+      // the follower without a session for a whole interval.
       const woken = yield* Deferred.make<void>();
       follow.woken = woken;
+      yield* poll(state, follow, session);
       yield* Effect.raceFirst(
         Effect.sleep(Duration.millis(follow.listening ? interval * 10 : interval)),
         Deferred.await(woken),
