@@ -20,7 +20,7 @@ import {
 import * as Lock from "../disk/Lock.js";
 import { readFrom as readEntries } from "./internal/reader.js";
 import type { InlineRecord } from "./internal/inlineWrite.js";
-import { classifyRoot, validate } from "./internal/recovery.js";
+import { classifyRoot, validateOnTrust } from "./internal/recovery.js";
 import {
   type StoreState,
   lastAssigned,
@@ -213,7 +213,7 @@ const activated = <S, E>(
     }
     yield* classifyRoot(directory);
     const lock = yield* Lock.acquire(Layout.lockPath(directory));
-    const validated = yield* validate(directory, resolved.right.budgets, projection);
+    const validated = yield* validateOnTrust(directory, resolved.right.budgets, projection);
     if (!(yield* Lock.stillOurs(lock))) {
       return yield* new LockSessionLost({ path: lock.path, session: lock.holder.session });
     }

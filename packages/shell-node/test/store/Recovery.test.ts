@@ -7,6 +7,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  crc32c,
   encodeManifest,
   encodeRecord,
   encodeSegmentFooter,
@@ -209,6 +210,51 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
       });
       expect(yield* readBytes(file)).toEqual(original.subarray(0, footerOffset));
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a sealed segment's records on trust at open: a flipped bit is still named by its record; a wrong record CRC its segment CRC covers opens, inspection refuses it",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* populated(12, { rotationTargetBytes: 400 });
+        const file = segment(directory, 1);
+        const original = yield* readBytes(file);
+        const footerOffset = original.length - segmentFooterBytes;
+        // Open's first scan fails only at the segment's end (SegmentChecksum); its second names the record.
+        const flipped = new Uint8Array(original);
+        flipped[segmentHeaderBytes + 30] = (flipped[segmentHeaderBytes + 30] ?? 0) ^ 0x10;
+        yield* writeBytes(file, flipped);
+        expect(yield* openError(directory)).toMatchObject({
+          _tag: "CorruptRecord",
+          path: file,
+          offset: segmentHeaderBytes,
+          sequence: 1,
+          reason: "RecordChecksum",
+        });
+        // A writer that hashed record 1 wrongly but sealed the bytes as written.
+        const length = new DataView(original.buffer, original.byteOffset).getUint32(
+          segmentHeaderBytes + 16,
+        );
+        const consistent = new Uint8Array(original);
+        const recordCrcAt = segmentHeaderBytes + 24 + length;
+        consistent[recordCrcAt] = (consistent[recordCrcAt] ?? 0) ^ 0x01;
+        const footer = decodeSegmentFooter(original.subarray(footerOffset));
+        if (E.isLeft(footer)) return expect.unreachable("the footer must decode");
+        const segmentCrc = crc32c(consistent.subarray(0, footerOffset));
+        consistent.set(encodeSegmentFooter({ ...footer.right, segmentCrc }), footerOffset);
+        yield* writeBytes(file, consistent);
+        const opened = yield* Effect.scoped(Store.open(directory, {}, Projection.count));
+        expect(opened.state).toBe(12);
+        expect(yield* Effect.flip(Recovery.inspect(directory, {}, Projection.count))).toMatchObject(
+          {
+            _tag: "CorruptRecord",
+            path: file,
+            offset: segmentHeaderBytes,
+            sequence: 1,
+            reason: "RecordChecksum",
+          },
+        );
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scopedLive("an unknown event, a rejected history and a missing base", () =>

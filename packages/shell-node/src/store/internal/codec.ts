@@ -36,6 +36,7 @@ export {
   recordSize,
   scanRecordAt,
   scanRecordHeaderAt,
+  scanRecordStructureAt,
   type SegmentFooter,
   type SegmentHeader,
   type StoreMarker,

@@ -130,6 +130,7 @@ const scan = (
   into = false,
   handle: FileHandle = handleOver(bytes, into),
   onBatch: (firstSequence: number) => void = () => {},
+  sealedOnTrust = false,
 ) =>
   Effect.gen(function* () {
     const batches: Array<{ sequences: Array<number>; offsets: Array<number>; same: boolean }> = [];
@@ -156,7 +157,7 @@ const scan = (
         batches.push({ sequences, offsets, same });
       });
     const result = yield* Effect.either(
-      scanSegment(handle, bytes.length, target(highest), onRecords),
+      scanSegment(handle, bytes.length, target(highest), onRecords, undefined, sealedOnTrust),
     );
     return { result, batches };
   });
@@ -387,5 +388,89 @@ describe("reading ahead (a handle with `into`)", () => {
       expect(log.events.filter((event) => event.startsWith("read")).length).toBe(2);
       expect(log.inFlight).toBe(0);
     }),
+  );
+});
+
+/** `bytes` (a sealed test segment) with its footer's segment CRC made again over what it now holds. */
+const resealed = (bytes: Uint8Array, count: number): Uint8Array => {
+  const footerAt = bytes.length - 64;
+  const footer = encodeSegmentFooter({
+    segmentId: 1,
+    firstSequence: 1,
+    storeId,
+    lastSequence: count,
+    recordCount: count,
+    segmentCrc: crc32c(bytes.subarray(0, footerAt)),
+  });
+  const copy = bytes.slice();
+  copy.set(footer, footerAt);
+  return copy;
+};
+
+describe("a sealed segment on trust of its segment CRC (open's first scan, docs/store.md)", () => {
+  const records = 3000;
+  const bad = 2100;
+  it.effect.each([false, true])(
+    "a record CRC the writer got wrong but the segment CRC covers: accepted on trust, refused record by record (into: %s)",
+    (into) =>
+      Effect.gen(function* () {
+        const built = segmentOf(records, 200, true);
+        const bytes = built.bytes.slice();
+        const recordEnd = (built.offsets[bad + 1] ?? 0) - 1;
+        bytes[recordEnd] = (bytes[recordEnd] ?? 0) ^ 0x01;
+        const consistent = resealed(bytes, records);
+        const trusted = yield* scan(consistent, false, into, undefined, undefined, true);
+        expect(trusted.result._tag).toBe("Right");
+        expect(delivered(trusted.batches)).toEqual(everyRecord(records));
+        expect(trusted.batches.every((batch) => batch.same)).toBe(true);
+        const each = yield* scan(consistent, false, into);
+        expect(each.result).toMatchObject({
+          _tag: "Left",
+          left: { _tag: "CorruptRecord", reason: "RecordChecksum", offset: built.offsets[bad] },
+        });
+      }),
+  );
+
+  it.effect.each([false, true])(
+    "a payload byte flipped after sealing: on trust the segment CRC fails at the end, record by record the record is named (into: %s)",
+    (into) =>
+      Effect.gen(function* () {
+        const built = segmentOf(records, 200, true);
+        const bytes = built.bytes.slice();
+        const inPayload = (built.offsets[bad] ?? 0) + 30;
+        bytes[inPayload] = (bytes[inPayload] ?? 0) ^ 0x40;
+        const trusted = yield* scan(bytes, false, into, undefined, undefined, true);
+        expect(trusted.result).toMatchObject({
+          _tag: "Left",
+          left: { _tag: "Mismatch", field: "SegmentChecksum" },
+        });
+        const each = yield* scan(bytes, false, into);
+        expect(each.result).toMatchObject({
+          _tag: "Left",
+          left: {
+            _tag: "CorruptRecord",
+            reason: "RecordChecksum",
+            offset: built.offsets[bad],
+            sequence: bad + 1,
+          },
+        });
+        expect(delivered(each.batches)).toEqual(everyRecord(bad));
+      }),
+  );
+
+  it.effect(
+    "the active segment (no footer to vouch) is checked record by record all the same",
+    () =>
+      Effect.gen(function* () {
+        const built = segmentOf(records, 200, false);
+        const bytes = built.bytes.slice();
+        const recordEnd = (built.offsets[bad + 1] ?? 0) - 1;
+        bytes[recordEnd] = (bytes[recordEnd] ?? 0) ^ 0x01;
+        const scanned = yield* scan(bytes, true, true, undefined, undefined, true);
+        expect(scanned.result).toMatchObject({
+          _tag: "Left",
+          left: { _tag: "CorruptRecord", reason: "RecordChecksum", offset: built.offsets[bad] },
+        });
+      }),
   );
 });
