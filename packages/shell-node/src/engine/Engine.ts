@@ -429,7 +429,16 @@ const compactor = <K extends Log.Kind>(
             decider.catchUp.suspend(),
             () => body,
             () => Effect.sync(() => decider.catchUp.resume()),
-          ).pipe(Effect.ensuring(Effect.sync(() => queue.resume())));
+          ).pipe(
+            // Refused because another writer moved the log (a shared one): catch up
+            // now, so that the caller's next try finds this engine current.
+            Effect.tapError((error) =>
+              Effect.sync(() => {
+                if (error._tag === "CompactionConflict") decider.catchUp.follow();
+              }),
+            ),
+            Effect.ensuring(Effect.sync(() => queue.resume())),
+          );
         }),
       ),
   );
