@@ -193,6 +193,7 @@ export const open = <S, E>(
       baseRecordCount: generation.baseRecordCount,
       committedLast: recovered.lastSequence,
       committedBytes: recovered.bytes,
+      uncounted: [],
       assignedLast: recovered.lastSequence,
       pending: [],
       inFlight: [],

@@ -94,6 +94,12 @@ describe.skipIf(!("url" in server))("another engine compacts the store", () => {
       // And the compacting engine catches up with the other's records as before.
       yield* compacting.insert({ queue: "q", worker: "W", args: "five" });
       expect(State.equals(yield* reopened(url), yield* compacting.state())).toBe(true);
+      // Both count the generation's bytes as a fresh open does (docs/postgres.md).
+      const bytes = yield* Effect.scoped(
+        Effect.flatMap(engineOver(url), (fresh) => fresh.log.stats()),
+      );
+      expect((yield* compacting.log.stats()).bytes).toBe(bytes.bytes);
+      expect((yield* other.log.stats()).bytes).toBe(bytes.bytes);
     }),
   );
 

@@ -250,6 +250,106 @@ describe("appends", () => {
   });
 });
 
+describe("stats().bytes beside other writers", () => {
+  /** The bytes of the current generation's records, as the table holds them. */
+  const tableBytes = async (schema: string) => {
+    const found = await database.query<{ bytes: number | string }>(
+      `SELECT coalesce(sum(octet_length(r.record)), 0) AS bytes FROM ${schema}.tay_record r JOIN ${schema}.tay_current c ON r.store_id = c.store_id AND r.epoch = c.epoch`,
+    );
+    return Number(found.rows[0]?.bytes);
+  };
+  const refreshed = (log: Log.Log<PgLog.PgKind>) => log.refresh?.() ?? Effect.void;
+  const bytesOf = (log: Log.Log<PgLog.PgKind>) =>
+    Effect.map(log.view.stats(), (stats) => stats.bytes);
+
+  it("counts what others appended (read by refresh, and after a conflict) and follows a compaction", async () => {
+    const options = fresh();
+    const schema = options.schema ?? "";
+    await run(PgSchema.init(url, options));
+    const seen = await run(
+      Effect.gen(function* () {
+        const first = yield* openCollect(options);
+        const second = yield* openCollect(options);
+        const after: Array<readonly [number, number]> = [];
+        yield* append(second.log, [inserted(1), inserted(2)]);
+        yield* refreshed(first.log);
+        after.push([yield* bytesOf(first.log), yield* bytesOf(second.log)]);
+        // The second is behind: its append is refused, it appends after
+        // the others' record without a refresh, is refused again, then
+        // catches up (two runs of others' records with its own between).
+        yield* append(first.log, [inserted(3)]);
+        yield* Effect.flip(append(second.log, [inserted(9)]));
+        yield* append(second.log, [inserted(4)]);
+        yield* refreshed(first.log);
+        yield* append(first.log, [inserted(5)]);
+        yield* Effect.flip(append(second.log, [inserted(9)]));
+        yield* refreshed(second.log);
+        after.push([yield* bytesOf(first.log), yield* bytesOf(second.log)]);
+        yield* append(second.log, [inserted(6)]);
+        yield* refreshed(first.log);
+        after.push([yield* bytesOf(first.log), yield* bytesOf(second.log)]);
+        // The first compacts; the second follows onto the new generation.
+        yield* first.log.compact([inserted(6)], 6);
+        yield* append(first.log, [inserted(7)]);
+        yield* refreshed(second.log);
+        after.push([yield* bytesOf(first.log), yield* bytesOf(second.log)]);
+        return after;
+      }),
+    );
+    const total = await tableBytes(schema);
+    const last = seen.at(-1);
+    expect(last).toEqual([total, total]);
+    for (const [first, second] of seen) expect(second).toBe(first);
+    expect(seen.map(([first]) => first > 0)).toEqual([true, true, true, true]);
+  });
+  it("a refresh overtaken by a commit of its own log does not count that commit twice", async () => {
+    let release = () => {};
+    let held = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const holding = new Promise<void>((resolve) => {
+      held = resolve;
+    });
+    const shared = Pglite.driver(database);
+    // Holds the first read of the head with its bytes until `release`.
+    const holdingDriver: Driver.Driver = {
+      connect: async () => {
+        const session = await shared.connect();
+        if (Driver.isFailure(session)) return session;
+        let planted = false;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            if (planted || !text.includes("octet_length") || !text.startsWith("SELECT c.epoch")) {
+              return session.query(text, parameters);
+            }
+            planted = true;
+            held();
+            await released;
+            return session.query(text, parameters);
+          },
+        };
+      },
+    };
+    const options = fresh({ driver: () => holdingDriver });
+    await run(PgSchema.init(url, options));
+    const bytes = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        const refreshing = yield* Effect.fork(refreshed(log));
+        yield* Effect.promise(() => holding);
+        yield* append(log, [inserted(1)]);
+        release();
+        yield* refreshing.await;
+        return yield* bytesOf(log);
+      }),
+    );
+    expect(bytes).toBe(await tableBytes(options.schema ?? ""));
+    expect(bytes).toBeGreaterThan(0);
+  });
+});
+
 describe("compaction", () => {
   it("writes the base under epoch 2, switches CURRENT, deletes epoch 1; a reopen folds the base", async () => {
     const options = fresh();

@@ -325,6 +325,7 @@ const publish = (
     state.committedLast = last;
     state.assignedLast = last;
     state.committedBytes = staged.bytes;
+    state.uncounted = [];
     return { staged, previous, leftovers, making };
   });
 

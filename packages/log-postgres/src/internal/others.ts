@@ -35,31 +35,13 @@ import { performance } from "node:perf_hooks";
 import { Deferred, Duration, Effect, Fiber } from "effect";
 import type { Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
-import { onReader, type ReaderSession } from "./reader.js";
-import { close, connect, databaseError, run } from "./session.js";
+import { onReaderOrDatabaseError, type ReaderSession } from "./reader.js";
+import { close, connect, run } from "./session.js";
 import { channel, notifications } from "./sql.js";
 import * as Tables from "./tables.js";
+import * as OthersBytes from "./othersBytes.js";
 import { type LogState, whenIdle } from "./state.js";
 import { isFailure, readHead } from "./writer.js";
-
-/** `read` on the reader's session, a driver failure told as `DatabaseError` of `operation`. */
-const onReaderOrDatabaseError = <A, E>(
-  state: LogState,
-  reader: ReaderSession,
-  operation: string,
-  read: (session: Session) => Effect.Effect<A, E>,
-) =>
-  Effect.catchIf(onReader(state, reader, read), isFailure, (failure) =>
-    Effect.fail(databaseError(state.path, operation)(failure)),
-  );
-
-/** The head row now, read on the reader's session; a driver failure is `DatabaseError`. */
-export const headNow = (
-  state: LogState,
-  reader: ReaderSession,
-  operation: string,
-): Effect.Effect<Tables.Head, PgLogError> =>
-  onReaderOrDatabaseError(state, reader, operation, (session) => readHead(state, session));
 
 /**
  * Another writer's generation, now current: its row, read on the reader's
@@ -78,10 +60,15 @@ const generationOf = (state: LogState, reader: ReaderSession, epoch: number) =>
 export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<void, PgLogError> =>
   Effect.gen(function* () {
     yield* whenIdle(state);
-    const head = yield* headNow(state, reader, "refresh");
+    const taken = yield* OthersBytes.take(state, reader);
+    const read = yield* OthersBytes.headNow(state, reader, taken);
+    const { head } = read;
     const idle = state.pending.length === 0 && state.inFlight.length === 0;
-    if (!idle) return;
-    if (head.epoch !== state.epoch && state.gate === undefined) {
+    if (!idle || (head.epoch !== state.epoch && state.gate !== undefined)) {
+      OthersBytes.putBack(state, taken);
+      return;
+    }
+    if (head.epoch !== state.epoch) {
       // Another writer compacted: this log follows onto its generation.
       const generation = yield* generationOf(state, reader, head.epoch);
       state.epoch = head.epoch;
@@ -90,10 +77,11 @@ export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<v
       state.committedLast = head.lastSequence;
       state.assignedLast = head.lastSequence;
       state.committedBytes = 0;
-    } else if (head.epoch === state.epoch && head.lastSequence > state.committedLast) {
-      state.committedLast = head.lastSequence;
-      state.assignedLast = head.lastSequence;
+      state.uncounted = [{ first: generation.firstSequence, last: head.lastSequence }];
+      yield* OthersBytes.count(state, reader);
+      return;
     }
+    OthersBytes.settle(state, taken, read);
   });
 
 /** What follows the other writers: one session that listens (or polls) and the listeners it tells. */

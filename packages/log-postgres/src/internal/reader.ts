@@ -203,3 +203,14 @@ export const iterFrom = (
       ] as const;
     }),
   );
+
+/** `read` on the reader's session, a driver failure told as `DatabaseError` of `operation`. */
+export const onReaderOrDatabaseError = <A, E>(
+  state: LogState,
+  reader: ReaderSession,
+  operation: string,
+  read: (session: Session) => Effect.Effect<A, E>,
+) =>
+  Effect.catchIf(onReader(state, reader, read), isFailure, (failure) =>
+    Effect.fail(databaseError(state.path, operation)(failure)),
+  );

@@ -51,6 +51,8 @@ export const statements = (schema: string) => {
     storeByName: `SELECT store_id, created_at FROM ${store} WHERE name = $1`,
     insertStore: `INSERT INTO ${store} (name, store_id, created_at) VALUES ($1, $2, $3)`,
     current: `SELECT epoch, last_sequence FROM ${current} WHERE store_id = $1`,
+    /** The head, and the bytes of its generation's records from `$2` on (`refresh`: one snapshot). */
+    currentWithBytes: `SELECT c.epoch, c.last_sequence, (SELECT coalesce(sum(octet_length(r.record)), 0) FROM ${record} r WHERE r.store_id = c.store_id AND r.epoch = c.epoch AND r.sequence >= $2) AS bytes FROM ${current} c WHERE c.store_id = $1`,
     insertCurrent: `INSERT INTO ${current} (store_id, epoch, last_sequence) VALUES ($1, $2, $3)`,
     generation: `SELECT epoch, parent_epoch, first_sequence, base_record_count, created_at FROM ${generation} WHERE store_id = $1 AND epoch = $2`,
     otherGenerations: `SELECT epoch FROM ${generation} WHERE store_id = $1 AND epoch <> $2 ORDER BY epoch`,
@@ -62,6 +64,8 @@ export const statements = (schema: string) => {
     /** Rows of the generation past its head: there must be none. */
     recordsPast: `SELECT sequence FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence > $3 ORDER BY sequence LIMIT 1`,
     lastRecordOf: `SELECT max(sequence) AS sequence FROM ${record} WHERE store_id = $1 AND epoch = $2`,
+    /** The bytes of a run of records (`stats().bytes` of other writers' records). */
+    bytesBetween: `SELECT coalesce(sum(octet_length(record)), 0) AS bytes FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4`,
     /**
      * The append's guard: moves the head from the expected last sequence to
      * the batch's last, in the transaction that inserts the batch. No row

@@ -37,8 +37,17 @@ export interface LogState {
   baseRecordCount: number;
   /** The head row as this log last knew it (what committed). */
   committedLast: number;
-  /** Bytes of the generation's records this log read or wrote. */
+  /**
+   * Bytes of the generation's records through `committedLast`, but for the
+   * runs in `uncounted`.
+   */
   committedBytes: number;
+  /**
+   * Runs of other writers' records (first and last sequence) that
+   * `committedLast` moved past on a conflict, not yet in `committedBytes`:
+   * `refresh` reads their bytes and adds them.
+   */
+  uncounted: Array<{ readonly first: number; readonly last: number }>;
   /** The last sequence assigned (committed or not). */
   assignedLast: number;
   /** Appends not yet taken by a transaction, in order. */

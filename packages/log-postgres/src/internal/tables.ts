@@ -56,6 +56,16 @@ const integers = (
   return values;
 };
 
+/** The byte count `bytesBetween` read (its one row), or why it cannot be one. */
+export const byteCount = (
+  path: string,
+  epoch: number,
+  rows: ReadonlyArray<unknown>,
+): number | MalformedRow => {
+  const values = integers(path, "tay_record", rows[0], [["bytes", 0]], epoch);
+  return values instanceof MalformedRow ? values : (values[0] ?? 0);
+};
+
 /** The head row (the first of `rows`), or why it is missing or malformed. */
 export const head = (
   path: string,

@@ -482,7 +482,11 @@ const settle = (
     // Another writer's records are the log's now. Another epoch (another
     // writer compacted): this log's generation is gone, and `refresh`
     // moves the log onto the new one (the engine's catch-up folds it again).
-    if (head.epoch === state.epoch) state.committedLast = head.lastSequence;
+    if (head.epoch === state.epoch && head.lastSequence > state.committedLast) {
+      // Their bytes are read by the next `refresh` (the engine's catch-up).
+      state.uncounted.push({ first: state.committedLast + 1, last: head.lastSequence });
+      state.committedLast = head.lastSequence;
+    }
     failAll(state, (queued) => conflict(queued.expected));
     return;
   }
