@@ -69,6 +69,33 @@ export const inspectState = (
 ): Effect.Effect<{ readonly state: State.State }, InspectError | PgReadError, Disk.Disk> =>
   isUrl(target) ? inspectPg(target, projection) : inspect(target, projection);
 
+/** True when the lease of a compaction open found had run out by open's clock. */
+const runOut = (report: PgLog.PgReport, held: PgLog.CompactionHeld): boolean =>
+  held.expiresAt < report.openedAt;
+
+/** The compaction lease as `status` prints it. */
+const compactionText = (report: PgLog.PgReport): string => {
+  const held = report.compaction;
+  if (held === undefined) return "none running";
+  const until = Text.time(held.expiresAt);
+  return runOut(report, held)
+    ? `none running: ${Text.printable(held.label)} held the lease until ${until} and stopped renewing it; the next compaction takes it over and removes what it staged`
+    : `running: ${Text.printable(held.label)}, lease until ${until}`;
+};
+
+/** A generation other than the current one, as `status` prints it. */
+const orphanText = (report: PgLog.PgReport, orphan: PgLog.OrphanedGeneration): string => {
+  const held = report.compaction;
+  const staging =
+    orphan.kind === "Staged" &&
+    orphan.epoch === report.epoch + 1 &&
+    held !== undefined &&
+    !runOut(report, held);
+  return staging
+    ? "Staged: being written by the running compaction"
+    : `${orphan.kind}: removed by the next compaction`;
+};
+
 /** The report's fields as `status` and `verify` print them. */
 export const reportFields = (
   report: PgLog.PgReport,
@@ -81,6 +108,11 @@ export const reportFields = (
   ["jobs", `${State.jobCount(state)}`],
   ["schedules", `${state.schedules.size}`],
   ["synchronous_commit", report.synchronousCommit],
+  ["compaction", compactionText(report)],
+  ...report.orphanedGenerations.map((orphan): readonly [string, string] => [
+    `generation ${orphan.epoch}`,
+    orphanText(report, orphan),
+  ]),
   ["checked in", Text.duration(report.openMs)],
 ];
 
@@ -101,6 +133,14 @@ export const reportJson = (report: PgLog.PgReport, state: State.State) => ({
     epoch: orphan.epoch,
     kind: orphan.kind,
   })),
+  compaction:
+    report.compaction === undefined
+      ? null
+      : {
+          holder: report.compaction.label,
+          lease_expires_at: report.compaction.expiresAt,
+          run_out: runOut(report, report.compaction),
+        },
 });
 
 /**

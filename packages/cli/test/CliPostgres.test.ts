@@ -46,6 +46,52 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     expect(dumped.map((line) => JSON.parse(line).event)).toEqual(["JobInserted"]);
   }, 240_000);
 
+  it("status names the compaction holding the lease, and the generation it stages", async () => {
+    const url = await freshDatabase();
+    await runInProcess(["init", url]);
+    await runInProcess(["insert", url, "--queue", "q", "--worker", "W", "--args", "1"]);
+    // Another process's compaction, as its rows stand while it stages generation 2.
+    const lease = (expiresAt: number) =>
+      admin(url, async (client) => {
+        const { rows } = await client.query("SELECT store_id FROM tay.tay_store");
+        const storeId = rows[0]?.store_id;
+        await client.query(
+          "INSERT INTO tay.tay_generation (store_id, epoch, parent_epoch, first_sequence, base_record_count, created_at) SELECT $1, 2, 1, 2, 0, 0 WHERE NOT EXISTS (SELECT 1 FROM tay.tay_generation WHERE store_id = $1 AND epoch = 2)",
+          [storeId],
+        );
+        await client.query("DELETE FROM tay.tay_compaction WHERE store_id = $1", [storeId]);
+        await client.query(
+          "INSERT INTO tay.tay_compaction (store_id, holder, label, expires_at) VALUES ($1, $2, $3, $4)",
+          [storeId, "0b9a4c1e-9f53-4d5e-8a53-0d3b1c7f2a11", "host-a pid 7", expiresAt],
+        );
+      });
+    const free = (await runInProcess(["status", url])).stdout;
+    expect(free).toMatch(/^compaction +none running$/m);
+    const until = Date.now() + 3_600_000;
+    await lease(until);
+    const running = (await runInProcess(["status", url])).stdout;
+    expect(running).toMatch(
+      new RegExp(
+        `^compaction +running: host-a pid 7, lease until ${new Date(until).toISOString()}$`,
+        "m",
+      ),
+    );
+    expect(running).toMatch(/^generation 2 +Staged: being written by the running compaction$/m);
+    expect(JSON.parse((await runInProcess(["status", url, "--json"])).stdout)).toMatchObject({
+      compaction: { holder: "host-a pid 7", lease_expires_at: until, run_out: false },
+      orphaned_generations: [{ epoch: 2, kind: "Staged" }],
+    });
+    await lease(1_000);
+    const stopped = (await runInProcess(["status", url])).stdout;
+    expect(stopped).toMatch(
+      /^compaction +none running: host-a pid 7 held the lease until 1970-01-01T00:00:01.000Z and stopped renewing it/m,
+    );
+    expect(stopped).toMatch(/^generation 2 +Staged: removed by the next compaction$/m);
+    expect(JSON.parse((await runInProcess(["status", url, "--json"])).stdout)).toMatchObject({
+      compaction: { holder: "host-a pid 7", lease_expires_at: 1_000, run_out: true },
+    });
+  }, 240_000);
+
   it("compact takes the URL: a new epoch whose base holds the jobs kept", async () => {
     const url = await freshDatabase();
     await runInProcess(["init", url]);

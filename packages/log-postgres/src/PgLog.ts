@@ -39,6 +39,7 @@ import {
   stopFollowing,
   watchOthers,
 } from "./internal/others.js";
+import type { Held as CompactionHeld } from "./internal/lease.js";
 import { type OrphanedGeneration, type Recovery, recover } from "./internal/recovery.js";
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
@@ -53,7 +54,7 @@ import {
 } from "./PgError.js";
 import { type PgLogOptions, resolve } from "./PgOptions.js";
 
-export type { CompactionReport, InboxStats, OrphanedGeneration };
+export type { CompactionHeld, CompactionReport, InboxStats, OrphanedGeneration };
 
 /** The read-only view of a PostgreSQL log. */
 export interface PgView extends Log.View<PgLogError> {
@@ -83,6 +84,13 @@ export interface PgReport {
   readonly bytes: number;
   /** Generations other than the current one (left by compaction; the next one removes them). */
   readonly orphanedGenerations: ReadonlyArray<OrphanedGeneration>;
+  /**
+   * The compaction holding the store's compaction lease when open read it
+   * (its staged generation is among `orphanedGenerations`), if one did.
+   */
+  readonly compaction: CompactionHeld | undefined;
+  /** When open read the store (ms since the epoch): what `compaction.expiresAt` compares with. */
+  readonly openedAt: number;
   /** The session's `synchronous_commit`: what an acknowledged append waited for. */
   readonly synchronousCommit: string;
   readonly openMs: number;
@@ -268,6 +276,8 @@ export const reportOf = <S>(path: string, recovered: Recovery<S>): PgReport => (
   records: recovered.records,
   bytes: recovered.bytes,
   orphanedGenerations: recovered.orphanedGenerations,
+  compaction: recovered.compaction,
+  openedAt: recovered.openedAt,
   synchronousCommit: recovered.synchronousCommit,
   openMs: recovered.openMs,
 });

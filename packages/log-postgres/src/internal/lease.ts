@@ -21,6 +21,7 @@ import type { Failure, Session } from "../Driver.js";
 import { CompactionBusy, CompactionLeaseLost } from "../PgError.js";
 import * as Rows from "./rows.js";
 import { run } from "./session.js";
+import type { Statements } from "./sql.js";
 import type { LogState } from "./state.js";
 
 /** A lease this process took: its token. */
@@ -40,7 +41,32 @@ const label = (): string => `${hostname()} pid ${process.pid}`;
 
 /** The store's lease row, or undefined when no compaction ever made it. */
 const read = (state: LogState, session: Session): Effect.Effect<Row | undefined, Failure> =>
-  Effect.map(run(session, state.sql.leaseRead, [state.storeId]), (result) => {
+  rowOf(state.sql, session, state.storeId);
+
+/** What open reports of a compaction holding the lease (docs/postgres.md). */
+export interface Held {
+  /** Who holds it: "HOST pid N". */
+  readonly label: string;
+  /** Until when (ms since the epoch, by the holder's clock). */
+  readonly expiresAt: number;
+}
+
+/** The lease of `storeId` when a compaction holds it (run out or not), else undefined. */
+export const held = (
+  sql: Statements,
+  session: Session,
+  storeId: string,
+): Effect.Effect<Held | undefined, Failure> =>
+  Effect.map(rowOf(sql, session, storeId), (row) =>
+    row?.holder === undefined ? undefined : { label: row.label, expiresAt: row.expiresAt },
+  );
+
+const rowOf = (
+  sql: Statements,
+  session: Session,
+  storeId: string,
+): Effect.Effect<Row | undefined, Failure> =>
+  Effect.map(run(session, sql.leaseRead, [storeId]), (result) => {
     const row = result.rows[0];
     if (row === undefined) return undefined;
     const holder = Rows.field(row, "holder");

@@ -24,6 +24,7 @@ import {
   UndecodableEvent,
 } from "../PgError.js";
 import * as PgSchema from "../PgSchema.js";
+import * as Lease from "./lease.js";
 import type { Resolved } from "../PgOptions.js";
 import * as Rows from "./rows.js";
 import { databaseError, run } from "./session.js";
@@ -48,6 +49,10 @@ export interface Recovery<S> {
   readonly records: number;
   readonly bytes: number;
   readonly orphanedGenerations: ReadonlyArray<OrphanedGeneration>;
+  /** The compaction holding the store's lease at open, if one does. */
+  readonly compaction: Lease.Held | undefined;
+  /** When open read the store (ms since the epoch, this process's clock). */
+  readonly openedAt: number;
   readonly synchronousCommit: string;
   readonly openMs: number;
 }
@@ -227,6 +232,7 @@ const recoverIn = <S, E, X>(
     const generation = Tables.generation(path, head.epoch, generationRows.rows);
     if (!("firstSequence" in generation)) return yield* Effect.fail(generation);
     const orphanedGenerations = yield* orphans(where, session, store.idText, head.epoch);
+    const compaction = yield* Lease.held(sql, session, store.idText);
     const folding: Folding<S> = {
       state: projection.start({ storeId: store.id, ...generation }),
       next: generation.firstSequence,
@@ -243,7 +249,7 @@ const recoverIn = <S, E, X>(
       afterPage,
     );
     yield* checkEnd(where, session, store.idText, generation, head, folding.next - 1);
-    return { store, head, generation, folding, orphanedGenerations };
+    return { store, head, generation, folding, orphanedGenerations, compaction };
   });
 
 /** The session's synchronous_commit, or "unknown" where the database has no such setting. */
@@ -289,7 +295,7 @@ export const recover = <S, E, X = never>(
       ),
     );
     yield* run(session, sql.commit);
-    const { store, head, generation, folding, orphanedGenerations } = snapshot;
+    const { store, head, generation, folding, orphanedGenerations, compaction } = snapshot;
     return {
       state: folding.state,
       storeId: store.id,
@@ -300,6 +306,8 @@ export const recover = <S, E, X = never>(
       records: head.lastSequence - generation.firstSequence + 1,
       bytes: folding.bytes,
       orphanedGenerations,
+      compaction,
+      openedAt: started,
       synchronousCommit: yield* synchronousCommitOf(session),
       openMs: (yield* Clock.currentTimeMillis) - started,
     };
