@@ -25,7 +25,8 @@
  *   npx tsc -b packages/core packages/codec packages/client packages/shell-node
  *   node --expose-gc packages/shell-node/bench/v3.bench.mjs
  *
- * BENCH_ROUNDS (default 3) sets the rounds, BENCH_SECONDS (2) the length
+ * BENCH_KEYS=random draws the unique keys in no order (default
+ * sequential: `key-0`, `key-1`...). BENCH_ROUNDS (default 3) sets the rounds, BENCH_SECONDS (2) the length
  * of a case, BENCH_DURABILITY (Maximal) the durability, BENCH_PRODUCERS
  * (1,256) the producer counts, BENCH_CLAIMS=0 skips the claims. ROOT runs
  * another build's engine (its packages/shell-node/dist) for A/B runs of two
@@ -75,6 +76,12 @@ const freshEngine = async (name) => {
 };
 
 // ---------------------------------------------------------------- 1. inserts
+// BENCH_KEYS=random: keys in no order (an id's bits scrambled, as UUIDs or
+// hashes would be) instead of `key-0`, `key-1`...: the unique index's
+// lookups then land anywhere in it rather than beside the last one.
+const randomKeys = process.env.BENCH_KEYS === "random";
+const keyOf = (index) =>
+  randomKeys ? `key-${(Math.imul(index, 0x9e3779b1) >>> 0).toString(16)}` : `key-${index}`;
 const insertVariants = {
   plain: () => ({ queue: "bench", worker: "W", args }),
   // Every tenth insert repeats the previous key: a duplicate of a job that is still available.
@@ -82,7 +89,7 @@ const insertVariants = {
     queue: "bench",
     worker: "W",
     args,
-    uniqueKey: `key-${index % 10 === 9 ? index - 1 : index}`,
+    uniqueKey: keyOf(index % 10 === 9 ? index - 1 : index),
   }),
 };
 
@@ -256,4 +263,13 @@ if (withClaims)
       formatRatio(results.claims.ratio),
     ],
   ]);
-console.log(JSON.stringify({ benchmark: "v3", root, durability, load: machineLoad(), ...results }));
+console.log(
+  JSON.stringify({
+    benchmark: "v3",
+    root,
+    durability,
+    keys: randomKeys ? "random" : "sequential",
+    load: machineLoad(),
+    ...results,
+  }),
+);
