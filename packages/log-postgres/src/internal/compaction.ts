@@ -71,23 +71,44 @@ interface Making {
   readonly epoch: number;
 }
 
+/** What the body of a leased transaction answers, and whether it commits. */
+interface Verdict<A> {
+  readonly value: A;
+  readonly commit: boolean;
+}
+
 /**
- * `body` in one transaction on `session` that first renews the lease:
- * nothing is written once another compactor took it.
+ * `body` in one transaction on `session` that first renews the lease
+ * (nothing is written once another compactor took it), committed or rolled
+ * back as the body decides.
  */
+const leasedDeciding = <A, E extends PgLogError | Failure>(
+  state: LogState,
+  session: Session,
+  making: Making,
+  body: Effect.Effect<Verdict<A>, E>,
+) =>
+  Effect.gen(function* () {
+    yield* run(session, state.sql.begin);
+    yield* Lease.renew(state, session, making.lease, making.epoch);
+    const verdict = yield* body;
+    yield* run(session, verdict.commit ? state.sql.commit : state.sql.rollback);
+    return verdict.value;
+  }).pipe(Effect.tapError(rollbackOnError(state, session)));
+
+/** `body` in a leased transaction that commits. */
 const leased = <A, E extends PgLogError | Failure>(
   state: LogState,
   session: Session,
   making: Making,
   body: Effect.Effect<A, E>,
 ) =>
-  Effect.gen(function* () {
-    yield* run(session, state.sql.begin);
-    yield* Lease.renew(state, session, making.lease, making.epoch);
-    const result = yield* body;
-    yield* run(session, state.sql.commit);
-    return result;
-  }).pipe(Effect.tapError(rollbackOnError(state, session)));
+  leasedDeciding(
+    state,
+    session,
+    making,
+    Effect.map(body, (value) => ({ value, commit: true })),
+  );
 
 /** Deletes one generation that is not current: its records in ranges, then its row. */
 const removeGeneration = (state: LogState, session: Session, making: Making, epoch: number) =>
@@ -238,28 +259,28 @@ const stage = (state: LogState, making: Making, events: Iterator<Event.Event>, n
 
 /** The compare-and-set of CURRENT; `false` when the head is neither where it was nor where it goes. */
 const switchTo = (state: LogState, session: Session, making: Making, last: number) =>
-  Effect.gen(function* () {
-    const { sql, storeId } = state;
-    const { epoch } = making;
-    const expected = state.assignedLast;
-    yield* run(session, sql.begin);
-    yield* Lease.renew(state, session, making.lease, epoch);
-    yield* run(session, sql.countGeneration, [storeId, epoch, last - expected]);
-    const moved = yield* run(session, sql.switchGeneration, [
-      storeId,
-      state.epoch,
-      epoch,
-      last,
-      expected,
-    ]);
-    if (moved.affected === 1) {
-      yield* run(session, sql.commit);
-      return true;
-    }
-    const head = yield* readHead(state, session);
-    yield* run(session, sql.rollback);
-    return head.epoch === epoch && head.lastSequence === last;
-  }).pipe(Effect.tapError(rollbackOnError(state, session)));
+  leasedDeciding(
+    state,
+    session,
+    making,
+    Effect.gen(function* () {
+      const { sql, storeId } = state;
+      const { epoch } = making;
+      const expected = state.assignedLast;
+      yield* run(session, sql.countGeneration, [storeId, epoch, last - expected]);
+      const moved = yield* run(session, sql.switchGeneration, [
+        storeId,
+        state.epoch,
+        epoch,
+        last,
+        expected,
+      ]);
+      if (moved.affected === 1) return { value: true, commit: true };
+      // Moved nothing: a run again whose first run switched, or another writer.
+      const head = yield* readHead(state, session);
+      return { value: head.epoch === epoch && head.lastSequence === last, commit: false };
+    }),
+  );
 
 /**
  * Takes the lease, then reads the head: it must be where this log stands.
