@@ -12,26 +12,16 @@ import type { Event } from "@tay/core";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
 import { inserted, run } from "./support/events.js";
 
-let database: PGlite;
-beforeAll(async () => {
-  database = await Pglite.start();
-}, 180_000);
-afterAll(async () => {
-  await database.close();
-});
+const pglite = Pglite.perFile("s");
+const database = (): PGlite => pglite.database();
 
 const url = "postgres://tester@pglite.invalid:5432/memory";
-let schemas = 0;
-const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
-  schema: `s${++schemas}`,
-  driver: () => Pglite.driver(database),
-  reconnectDelayMs: 1,
-  ...extra,
-});
+const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions =>
+  pglite.fresh({ reconnectDelayMs: 1, ...extra });
 
 const openCollect = (options: PgOptions.PgLogOptions) =>
   PgLog.open(url, options, Projection.collect);
@@ -47,13 +37,13 @@ const append = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) 
 
 const rows = async (schema: string) =>
   (
-    await database.query<{ epoch: number; sequence: number }>(
+    await database().query<{ epoch: number; sequence: number }>(
       `SELECT epoch, sequence FROM ${schema}.tay_record ORDER BY epoch, sequence`,
     )
   ).rows;
 
 const head = async (schema: string) =>
-  (await database.query(`SELECT epoch, last_sequence FROM ${schema}.tay_current`)).rows;
+  (await database().query(`SELECT epoch, last_sequence FROM ${schema}.tay_current`)).rows;
 
 /**
  * A driver whose first append script is cut off: with `after`, it runs on
@@ -132,7 +122,7 @@ describe("the append script", () => {
     ["committed before its answer was lost: the run again recognises its records", true],
     ["lost before it reached the server: the run again commits", false],
   ])("a lost connection, the script %s", async (_, after) => {
-    const cutter = cutting(Pglite.driver(database), after);
+    const cutter = cutting(Pglite.driver(database()), after);
     const options = fresh({ driver: () => cutter.driver });
     await run(PgSchema.init(url, fresh({ schema: options.schema ?? "" })));
     const writes = await run(

@@ -12,25 +12,15 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
 import { inserted, run } from "./support/events.js";
 
-let database: PGlite;
-beforeAll(async () => {
-  database = await Pglite.start();
-}, 180_000);
-afterAll(async () => {
-  await database.close();
-});
+const pglite = Pglite.perFile("l");
+const database = (): PGlite => pglite.database();
 
 const url = "postgres://tester@pglite.invalid:5432/memory";
-let schemas = 0;
-const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
-  schema: `l${++schemas}`,
-  driver: () => Pglite.driver(database),
-  ...extra,
-});
+const fresh = pglite.fresh;
 
 const append = (log: Log.Log<PgLog.PgKind>, jobIds: ReadonlyArray<number>) =>
   Effect.gen(function* () {
@@ -48,7 +38,7 @@ function* base(from: number, count: number) {
   for (let jobId = from; jobId < from + count; jobId++) yield inserted(jobId);
 }
 
-const query = async (text: string) => (await database.query(text)).rows;
+const query = async (text: string) => (await database().query(text)).rows;
 
 /** A store with jobs 1..3 appended; its options. */
 const storeWithThree = async (extra: PgOptions.PgLogOptions = {}) => {
@@ -65,8 +55,8 @@ const storeWithThree = async (extra: PgOptions.PgLogOptions = {}) => {
 
 /** Sets the store's lease row as another compactor's, expiring at `expiresAt`. */
 const holdLease = async (schema: string, expiresAt: number) => {
-  await database.query(`DELETE FROM ${schema}.tay_compaction`);
-  await database.query(
+  await database().query(`DELETE FROM ${schema}.tay_compaction`);
+  await database().query(
     `INSERT INTO ${schema}.tay_compaction (store_id, holder, label, expires_at) SELECT store_id, '00000000-0000-4000-8000-000000000001', 'elsewhere pid 7', ${expiresAt} FROM ${schema}.tay_store`,
   );
 };
@@ -74,7 +64,7 @@ const holdLease = async (schema: string, expiresAt: number) => {
 describe("two compactions at once", () => {
   it("one switches, the other is refused with CompactionBusy; the store reopens whole", async () => {
     // One driver for both logs: its sessions keep their transactions apart on the one PGlite.
-    const shared = Pglite.driver(database);
+    const shared = Pglite.driver(database());
     const options = await storeWithThree({ driver: () => shared });
     const outcomes = await run(
       Effect.gen(function* () {
@@ -111,7 +101,7 @@ describe("two compactions at once", () => {
 
 describe("a log behind another's compaction", () => {
   it("is refused with CompactionConflict before it removes anything: the other's generation stays whole", async () => {
-    const shared = Pglite.driver(database);
+    const shared = Pglite.driver(database());
     const options = await storeWithThree({ driver: () => shared, pollIntervalMs: 3_600_000 });
     const refused = await run(
       Effect.gen(function* () {
@@ -159,10 +149,10 @@ describe("the lease", () => {
     // What a compactor that died mid-staging left: generation 2 and part of its base.
     const [store] = await query(`SELECT store_id FROM ${schema}.tay_store`);
     const storeId = String((store as { store_id: string }).store_id);
-    await database.query(
+    await database().query(
       `INSERT INTO ${schema}.tay_generation VALUES ('${storeId}', 2, 1, 4, 0, 0)`,
     );
-    await database.query(
+    await database().query(
       `INSERT INTO ${schema}.tay_record SELECT store_id, 2, 4, record FROM ${schema}.tay_record WHERE epoch = 1 AND sequence = 1`,
     );
     const report = await run(
@@ -220,7 +210,7 @@ describe("a lease lost mid-compaction", () => {
     async (_, slice, rows) => {
       const options = await storeWithThree();
       const schema = options.schema ?? "";
-      const driver = stealing(Pglite.driver(database), schema, slice);
+      const driver = stealing(Pglite.driver(database()), schema, slice);
       const refused = await run(
         Effect.gen(function* () {
           const { log } = yield* openCollect({ ...options, driver: () => driver });

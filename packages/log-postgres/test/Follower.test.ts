@@ -10,17 +10,12 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Driver, PgLog, PgSchema } from "@tay/log-postgres";
 import { Engine, StateProjection } from "@tay/shell-node";
 import { Effect } from "effect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { run } from "./support/events.js";
 import * as Pglite from "./support/pglite.js";
 
-let database: PGlite;
-beforeAll(async () => {
-  database = await Pglite.start();
-}, 180_000);
-afterAll(async () => {
-  await database.close();
-});
+const pglite = Pglite.perFile("f");
+const database = (): PGlite => pglite.database();
 
 const url = "postgres://tester@pglite.invalid:5432/memory";
 const lost: Driver.Failure = {
@@ -70,7 +65,7 @@ const losingFollower = (inner: Driver.Driver) => {
 
 describe("a follower whose poll finds its session lost", () => {
   it("reconnects and polls at once: a parked claim wakes on another engine's insert", async () => {
-    const shared = Pglite.driver(database);
+    const shared = Pglite.driver(database());
     const losing = losingFollower(shared);
     const options = { schema: "follower", pollIntervalMs: 3_600_000 };
     await run(PgSchema.init(url, { ...options, driver: () => shared }));

@@ -8,17 +8,12 @@
  */
 import type { PGlite } from "@electric-sql/pglite";
 import * as fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as Literal from "../src/internal/literal.js";
+import * as Pglite from "./support/pglite.js";
 
-let database: PGlite;
-beforeAll(async () => {
-  const { PGlite } = await import("@electric-sql/pglite");
-  database = await PGlite.create();
-}, 180_000);
-afterAll(async () => {
-  await database.close();
-});
+const pglite = Pglite.perFile("literal");
+const database = (): PGlite => pglite.database();
 
 /** Texts meant to break out of a literal, beside arbitrary ones. */
 const hostile = fc.oneof(
@@ -47,7 +42,9 @@ const hostile = fc.oneof(
 
 /** The one statement `SELECT <literal> AS v; SELECT 'end' AS v` runs, by its results. */
 const selectBoth = async (literal: string) =>
-  (await database.exec(`SELECT ${literal} AS v;\nSELECT 'end' AS v`)).map((result) => result.rows);
+  (await database().exec(`SELECT ${literal} AS v;\nSELECT 'end' AS v`)).map(
+    (result) => result.rows,
+  );
 
 describe("literals of the append script", () => {
   it("bytes: every byte value, and random byte strings, come back exact", async () => {
@@ -71,7 +68,7 @@ describe("literals of the append script", () => {
   it.each(["on", "off"])(
     "text: any text without NUL comes back exact, and ends nowhere but its literal (standard_conforming_strings %s)",
     async (setting) => {
-      await database.exec(`SET standard_conforming_strings = ${setting}`);
+      await database().exec(`SET standard_conforming_strings = ${setting}`);
       try {
         await fc.assert(
           fc.asyncProperty(hostile, async (text) => {
@@ -82,7 +79,7 @@ describe("literals of the append script", () => {
           { numRuns: 300 },
         );
       } finally {
-        await database.exec("SET standard_conforming_strings = on");
+        await database().exec("SET standard_conforming_strings = on");
       }
     },
   );

@@ -12,26 +12,16 @@ import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postg
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
 import { inserted, run } from "./support/events.js";
 
-let database: PGlite;
-beforeAll(async () => {
-  database = await Pglite.start();
-}, 180_000);
-afterAll(async () => {
-  await database.close();
-});
+const pglite = Pglite.perFile("t");
+const database = (): PGlite => pglite.database();
 
 // A password that must never reach a message.
 const url = "postgres://tester:hunter2@pglite.invalid:5432/memory";
-let schemas = 0;
-const fresh = (extra: PgOptions.PgLogOptions = {}): PgOptions.PgLogOptions => ({
-  schema: `t${++schemas}`,
-  driver: () => Pglite.driver(database),
-  ...extra,
-});
+const fresh = pglite.fresh;
 
 /** Appends `events` after the log's last sequence; the ticket (or the conflict). */
 const appendNow = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) => {
@@ -55,7 +45,7 @@ const refusal = (options: PgOptions.PgLogOptions) =>
 
 const rows = async (schema: string, where = "") =>
   (
-    await database.query(
+    await database().query(
       `SELECT epoch, sequence FROM ${schema}.tay_record ${where} ORDER BY epoch, sequence`,
     )
   ).rows;
@@ -88,7 +78,7 @@ describe("init and open", () => {
     expect(await run(PgSchema.migrate(url, options))).toEqual({ from: 3, to: 3 });
     const missing = await refusal(options);
     expect(missing).toMatchObject({ _tag: "StoreNotFound", store: "default" });
-    await database.query(`INSERT INTO ${options.schema}.tay_schema VALUES (4, 0)`);
+    await database().query(`INSERT INTO ${options.schema}.tay_schema VALUES (4, 0)`);
     const newer = await refusal(options);
     expect(newer.message).toContain("the schema is at version 4, this version of Tay expects 3");
     expect(newer.message).not.toContain("hunter2");
@@ -149,7 +139,7 @@ describe("appends", () => {
   ])(
     "what arrives while a transaction is in flight goes into the next one, whole batches only: %s",
     async (_, wrap, expected) => {
-      const { driver, counts } = Pglite.counting(wrap(Pglite.driver(database)));
+      const { driver, counts } = Pglite.counting(wrap(Pglite.driver(database())));
       const options = fresh({ driver: () => driver, transactionRecordsMax: 4 });
       await run(PgSchema.init(url, options));
       await run(
@@ -253,7 +243,7 @@ describe("appends", () => {
 describe("stats().bytes beside other writers", () => {
   /** The bytes of the current generation's records, as the table holds them. */
   const tableBytes = async (schema: string) => {
-    const found = await database.query<{ bytes: number | string }>(
+    const found = await database().query<{ bytes: number | string }>(
       `SELECT coalesce(sum(octet_length(r.record)), 0) AS bytes FROM ${schema}.tay_record r JOIN ${schema}.tay_current c ON r.store_id = c.store_id AND r.epoch = c.epoch`,
     );
     return Number(found.rows[0]?.bytes);
@@ -311,7 +301,7 @@ describe("stats().bytes beside other writers", () => {
     const holding = new Promise<void>((resolve) => {
       held = resolve;
     });
-    const shared = Pglite.driver(database);
+    const shared = Pglite.driver(database());
     // Holds the first read of the head with its bytes until `release`.
     const holdingDriver: Driver.Driver = {
       connect: async () => {
@@ -448,7 +438,7 @@ describe("compaction streams its base", () => {
     const ahead: Array<number> = [];
     let written = 0;
     const options = fresh({ statementRowsMax: 4 });
-    const driver = staging(Pglite.driver(database), (rows) => {
+    const driver = staging(Pglite.driver(database()), (rows) => {
       written += rows;
       ahead.push(pulled.count - written);
     });
@@ -463,7 +453,7 @@ describe("compaction streams its base", () => {
     expect(report).toMatchObject({ epoch: 2, firstSequence: 4, baseRecords: 22 });
     // Six slices of at most 4, each inserted before the next is read.
     expect(ahead).toEqual([0, 0, 0, 0, 0, 0]);
-    const counts = await database.query(
+    const counts = await database().query(
       `SELECT epoch, base_record_count FROM ${options.schema}.tay_generation ORDER BY epoch`,
     );
     expect(counts.rows).toEqual([{ epoch: 2, base_record_count: 22 }]);
@@ -483,7 +473,7 @@ describe("compaction streams its base", () => {
     "a connection lost %s staged INSERT %d: the slice is inserted once, the base whole",
     async (when, insert) => {
       const options = fresh({ statementRowsMax: 4, reconnectDelayMs: 1 });
-      const driver = staging(Pglite.driver(database), () => {}, { insert, when });
+      const driver = staging(Pglite.driver(database()), () => {}, { insert, when });
       await run(PgSchema.init(url, options));
       await run(
         Effect.gen(function* () {
@@ -535,7 +525,7 @@ describe("compaction streams its base", () => {
       { epoch: 1, sequence: 1 },
       { epoch: 1, sequence: 2 },
     ]);
-    const generations = await database.query(
+    const generations = await database().query(
       `SELECT epoch FROM ${options.schema}.tay_generation ORDER BY epoch`,
     );
     expect(generations.rows).toEqual([{ epoch: 1 }]);
@@ -603,9 +593,9 @@ const tracking = (inner: Driver.Driver) => {
 
 describe("close", () => {
   it("a read running when the log closes fails StoreClosed and leaves no session open", async () => {
-    const tracked = tracking(Pglite.driver(database));
+    const tracked = tracking(Pglite.driver(database()));
     const options = fresh({ driver: () => tracked.driver, reconnectDelayMs: 1 });
-    await run(PgSchema.init(url, { ...options, driver: () => Pglite.driver(database) }));
+    await run(PgSchema.init(url, { ...options, driver: () => Pglite.driver(database()) }));
     let reading: Promise<unknown> = Promise.resolve();
     const after = await run(
       Effect.gen(function* () {
@@ -643,7 +633,7 @@ describe("open refuses tampered rows, naming epoch and sequence", () => {
         yield* append(log, [inserted(1), inserted(2), inserted(3)]);
       }),
     );
-    await database.query(statement(options.schema ?? ""));
+    await database().query(statement(options.schema ?? ""));
     const error = await refusal(options);
     expect(error.message).not.toContain("hunter2");
     return { error, schema: options.schema ?? "" };

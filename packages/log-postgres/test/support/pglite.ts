@@ -5,10 +5,12 @@
  * session that runs BEGIN holds a mutex until its COMMIT or ROLLBACK and
  * the other sessions' statements wait for it, which is what separate
  * connections would see. `counting` wraps a driver and counts statements
- * by their first word, for the group-commit tests.
+ * by their first word, for the group-commit tests. `perFile` starts one
+ * PGlite for a test file and names a schema per store.
  */
 import { PGlite } from "@electric-sql/pglite";
-import { Driver } from "@tay/log-postgres";
+import { Driver, type PgOptions } from "@tay/log-postgres";
+import { afterAll, beforeAll } from "vitest";
 
 /** A started PGlite (slow to start under load: make one per test file). */
 export const start = (): Promise<PGlite> => PGlite.create();
@@ -116,5 +118,37 @@ export const counting = (inner: Driver.Driver): { driver: Driver.Driver; counts:
         };
       },
     },
+  };
+};
+
+/** A test file's PGlite, and stores on it each in a schema of its own. */
+export interface PerFile {
+  /** The file's PGlite: started before its first test, closed after its last. */
+  readonly database: () => PGlite;
+  /** Options of a new store on the file's PGlite, in schema PREFIX + a number. */
+  readonly fresh: (extra?: PgOptions.PgLogOptions) => PgOptions.PgLogOptions;
+}
+
+/** Starts a PGlite before the calling file's tests and closes it after them. */
+export const perFile = (prefix: string): PerFile => {
+  let started: PGlite | undefined;
+  beforeAll(async () => {
+    started = await start();
+  }, 180_000);
+  afterAll(async () => {
+    await started?.close();
+  });
+  const database = (): PGlite => {
+    if (started === undefined) throw new Error("the file's PGlite is used before it started");
+    return started;
+  };
+  let schemas = 0;
+  return {
+    database,
+    fresh: (extra = {}) => ({
+      schema: `${prefix}${++schemas}`,
+      driver: () => driver(database()),
+      ...extra,
+    }),
   };
 };
