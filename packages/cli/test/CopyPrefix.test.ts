@@ -82,7 +82,9 @@ describe("copy-prefix", () => {
     }
     // The source, staging file included, is left exactly as it was.
     expect(await hashTree(source)).toBe(before);
-    expect(await fs.readdir(path.join(target, "epochs", "00000000000000000002"))).toEqual([
+    // A new store: its one generation (epoch 1) holds the prefix's base.
+    expect(await fs.readdir(path.join(target, "epochs"))).toEqual(["00000000000000000001"]);
+    expect(await fs.readdir(path.join(target, "epochs", "00000000000000000001"))).toEqual([
       "MANIFEST",
       "segments",
     ]);
@@ -116,8 +118,10 @@ describe("copy-prefix", () => {
         bytes: size - tornAt,
         files: [],
       },
-      target: { path: target, epoch: 2, verified: true },
+      target: { path: target, epoch: 1, verified: true },
     });
+    // Staged beside the target and renamed onto it: no staging directory is left.
+    expect((await fs.readdir(root)).filter((name) => name.includes("tay-copy"))).toEqual([]);
 
     expect(await json(["verify", target])).toMatchObject({ valid: true, jobs: 1, schedules: 1 });
     expect(await json(["jobs", target])).toEqual(prefixJobs);

@@ -17,10 +17,11 @@
  * for the duration of the copy (without rewriting its description), so a
  * copy never races a live writer: a held lock is `Locked`.
  */
-import { Generation, type HistoryError, Snapshot, State } from "@tay/core";
+import { type Event, Generation, type HistoryError, Snapshot, State } from "@tay/core";
 import { Clock, Data, Effect, Either } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Described from "../disk/Described.js";
+import * as Import from "./Import.js";
 import * as Init from "./Init.js";
 import { formatStoreId, segmentFooterBytes, segmentHeaderBytes } from "./internal/codec.js";
 import {
@@ -32,11 +33,10 @@ import {
 } from "./internal/copyPrefixScan.js";
 import { readHolder } from "../disk/Lock.js";
 import * as Layout from "./Layout.js";
-import * as Projection from "../log/Projection.js";
 import * as Recovery from "./Recovery.js";
 import { foldProjection } from "./StateProjection.js";
-import * as Store from "./Store.js";
 import {
+  CopyVerificationFailed,
   HistoryRejected,
   type InitError,
   Locked,
@@ -78,22 +78,8 @@ export class PrefixUnavailable extends Data.TaggedError("PrefixUnavailable")<{
   }
 }
 
-/** The written copy does not inspect to the state that was copied: nothing at the target is trusted. */
-export class CopyVerificationFailed extends Data.TaggedError("CopyVerificationFailed")<{
-  readonly path: string;
-  readonly detail: string;
-}> {
-  get description(): Described.Description {
-    return Described.describe(
-      "CopyVerificationFailed",
-      this.path,
-      `${this.detail}; the copy is not to be trusted`,
-    );
-  }
-  override get message(): string {
-    return Described.message(this);
-  }
-}
+// Defined with the store's errors (the import raises it too); named here as before.
+export { CopyVerificationFailed };
 
 /** Everything `copyPrefix` can fail with. */
 export type CopyPrefixError =
@@ -102,6 +88,7 @@ export type CopyPrefixError =
   | RecoveryError
   | HistoryRejected<HistoryError.HistoryError>
   | InitError
+  | Import.ImportError
   | StoreError;
 
 /** What the copy left out of the source. */
@@ -310,19 +297,37 @@ const findPrefix = (source: string) =>
     return { state: finished.right, manifest, fold, leftOut };
   });
 
-/** Writes `state` as the canonical base of a new store at `target`; returns the base size. */
+/** Whether `base` folds to `state` (checked before anything is written). */
+const foldsTo = (base: ReadonlyArray<Event.Event>, state: State.State): boolean => {
+  const builder = Generation.start(base.length);
+  for (const [index, event] of base.entries()) {
+    if (Generation.apply(builder, index + 1, event)._tag === "Left") return false;
+  }
+  const folded = Generation.finish(builder);
+  return folded._tag === "Right" && State.equals(folded.right, state);
+};
+
+/**
+ * Writes `state` as the canonical base of a new store at `target`
+ * (generation 1, sequences from 1): staged beside the target, verified and
+ * published by one rename (`Import`, docs/cli.md "copy-prefix"), so a crash
+ * leaves the target as it was or the whole copy. Returns the base size.
+ */
 const writeCopy = (target: string, state: State.State) =>
   Effect.gen(function* () {
-    yield* Init.init(target);
     const now = yield* Clock.currentTimeMillis;
     const base = Snapshot.snapshot(state, { now, retentionMs: keepEverythingMs });
-    yield* Effect.scoped(
-      Effect.gen(function* () {
-        const { store } = yield* Store.open(target, {}, Projection.count);
-        yield* store.compact(base);
-        yield* store.close();
-      }),
-    );
+    if (!foldsTo(base, state)) {
+      return yield* new CopyVerificationFailed({
+        path: target,
+        detail: "the snapshot of the prefix does not fold back to it (nothing was written)",
+      });
+    }
+    yield* Import.importGeneration(target, {
+      firstSequence: 1,
+      baseRecordCount: base.length,
+      events: base,
+    });
     return base.length;
   });
 

@@ -39,7 +39,6 @@ import {
 import * as Lock from "../disk/Lock.js";
 import * as Batch from "../log/Batch.js";
 import type { UnencodableEvent } from "../log/LogError.js";
-import { CopyVerificationFailed } from "./CopyPrefix.js";
 import * as CopyStaging from "./CopyStaging.js";
 import { type Initialized, refuseEntries } from "./Init.js";
 import { BaseSegments, createActiveSegment } from "./internal/baseSegments.js";
@@ -54,6 +53,7 @@ import * as Layout from "./Layout.js";
 import * as Recovery from "./Recovery.js";
 import { foldProjection } from "./StateProjection.js";
 import {
+  CopyVerificationFailed,
   HistoryRejected,
   type InitError,
   type RecoveryError,

@@ -638,3 +638,20 @@ export type InitError =
   | HardLinksUnsupported
   | Locked
   | DiskError;
+
+/** The written copy does not inspect to the state that was copied: nothing at the target is trusted. */
+export class CopyVerificationFailed extends Data.TaggedError("CopyVerificationFailed")<{
+  readonly path: string;
+  readonly detail: string;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "CopyVerificationFailed",
+      this.path,
+      `${this.detail}; the copy is not to be trusted`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
