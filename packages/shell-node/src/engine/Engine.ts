@@ -70,6 +70,7 @@ import {
   type JobsFilter,
   OpenFold,
   openIndexing,
+  openLog,
   readerOf,
 } from "./internal/terminalIndexing.js";
 import {
@@ -719,7 +720,7 @@ export const open = (
     }
     // HEAD is read before the fold, so that the fold knows whether to rebuild the index too.
     const fold = new OpenFold(yield* TerminalIndex.peek(directory), directory);
-    const recovered = yield* FileLog.open(directory, options, fold.projection);
+    const recovered = yield* openLog(directory, options, fold);
     const { log } = recovered;
     const indexing = yield* openIndexing(directory, recovered, fold);
     // Added after the log's own finalizer, so it runs first: the log is closed

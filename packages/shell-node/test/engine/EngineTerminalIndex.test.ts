@@ -11,6 +11,7 @@
  * Each check would fail if a completed job were lost, kept twice, read
  * without its result, listed out of order, or kept past its retention.
  */
+import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -19,7 +20,7 @@ import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Effect } from "effect";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
-import { OpenFold, openIndexing } from "../../src/engine/internal/terminalIndexing.js";
+import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FileLog from "../../src/store/FileLog.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
@@ -421,4 +422,49 @@ describe("the open's rebuild of the index", () => {
     expect(reopened.jobs()).toEqual(expected);
     await reopened.close();
   });
+
+  // Counts descriptors through Linux's /proc (CI's system); skipped where there is none.
+  it.skipIf(!existsSync("/proc/self/fd"))(
+    "an open that fails after the rebuild wrote entries closes the entries file",
+    async () => {
+      const engine = await EnginePromises.open(dir, { createIfMissing: true });
+      // Over 4 MiB of records: the scan reads several chunks, and the rebuild
+      // writes entries between them before the torn tail fails the open.
+      const count = 9_000;
+      await Promise.all(
+        Array.from({ length: count }, (_, index) =>
+          engine.insert({ queue: "a", worker: "W", args: { index, pad: "x".repeat(300) } }),
+        ),
+      );
+      const claimed = await engine.claim("a", count);
+      await Promise.all(claimed.map((job) => engine.complete(job.jobId, undefined)));
+      await engine.close();
+      await fs.rm(TerminalIndex.indexPath(dir), { recursive: true, force: true });
+      const segments = path.join(dir, "epochs", "00000000000000000001", "segments");
+      const last = path.join(segments, (await fs.readdir(segments)).sort().at(-1) ?? "");
+      await fs.truncate(last, (await fs.stat(last)).size - 5);
+      const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+      /** This process's descriptors open on the entries file (Linux's /proc). */
+      const openOnEntries = async () => {
+        const descriptors = await fs.readdir("/proc/self/fd");
+        const targets = await Promise.all(
+          descriptors.map((fd) => fs.readlink(`/proc/self/fd/${fd}`).catch(() => "")),
+        );
+        return targets.filter((target) => target === entries).length;
+      };
+      const outcome = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const fold = new OpenFold(yield* TerminalIndex.peek(dir), dir, 1024);
+            const failed = yield* Effect.flip(openLog(dir, {}, fold));
+            return { failed, spilled: fold.staged?.written ?? 0 };
+          }),
+        ).pipe(Effect.provide(NodeDisk.layer)),
+      );
+      expect(outcome.failed._tag).toBe("IncompleteTail");
+      // The rebuild had written entries (and opened the file) before the failure.
+      expect(outcome.spilled).toBeGreaterThan(0);
+      expect(await openOnEntries()).toBe(0);
+    },
+  );
 });

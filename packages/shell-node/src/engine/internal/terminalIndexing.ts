@@ -24,6 +24,8 @@ import { type Disk, DiskError } from "../../disk/Disk.js";
 import type * as Log from "../../log/Log.js";
 import type { Projection } from "../../log/Projection.js";
 import { foldProjection } from "../../store/StateProjection.js";
+import * as FileLog from "../../store/FileLog.js";
+import type { StoreOptionsInput } from "../../store/StoreOptions.js";
 import * as TerminalIndex from "../../store/TerminalIndex.js";
 import type { JobFilter, TerminalReader } from "./operations.js";
 
@@ -409,7 +411,33 @@ export class OpenFold {
       return Effect.zipRight(closed, spilled);
     },
   };
+
+  /**
+   * Closes the entries files of every fold this one ran (an open that
+   * failed: nothing will write them again). Left open, a failed open's
+   * rebuild kept one file handle per try until the process ended.
+   */
+  release(): Effect.Effect<void> {
+    const all = this.#abandoned.splice(0);
+    if (this.staged !== undefined) all.push(this.staged);
+    return Effect.forEach(
+      all,
+      (staged) => {
+        const { handle } = staged;
+        staged.handle = undefined;
+        return handle === undefined ? Effect.void : Effect.ignore(handle.close());
+      },
+      { discard: true },
+    );
+  }
 }
+
+/**
+ * The file log of `directory` folded by `fold` (the engine's open); an open
+ * that fails closes what the fold's rebuild of the index had opened.
+ */
+export const openLog = (directory: string, options: StoreOptionsInput, fold: OpenFold) =>
+  FileLog.open(directory, options, fold.projection).pipe(Effect.onError(() => fold.release()));
 
 /**
  * Opens the index of the store in `directory` for the engine over `log`,
