@@ -7,7 +7,7 @@
  * at once") in a loaded CI run, 2026-12-03.
  */
 import type { PGlite } from "@electric-sql/pglite";
-import { Driver, PgLog, PgSchema } from "@tay/log-postgres";
+import { type Driver, PgLog, PgSchema } from "@tay/log-postgres";
 import { Engine, StateProjection } from "@tay/shell-node";
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
@@ -31,37 +31,12 @@ const lost: Driver.Failure = {
  * poll until `release`, then answers it as a lost connection without
  * telling `onLost`, as a socket found broken by the statement would.
  */
-const losingFollower = (inner: Driver.Driver) => {
-  let release = () => {};
-  let held = () => {};
-  const released = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const holding = new Promise<void>((resolve) => {
-    held = resolve;
-  });
-  let planted = false;
-  const driver: Driver.Driver = {
-    connect: async () => {
-      const session = await inner.connect();
-      if (Driver.isFailure(session)) return session;
-      let first = true;
-      return {
-        ...session,
-        query: async (text, parameters) => {
-          const follower = first && !planted && text.startsWith("SELECT epoch, last_sequence");
-          first = false;
-          if (!follower) return session.query(text, parameters);
-          planted = true;
-          held();
-          await released;
-          return lost;
-        },
-      };
-    },
-  };
-  return { driver, holding, release };
-};
+const losingFollower = (inner: Driver.Driver) =>
+  Pglite.holdingOnce(
+    inner,
+    (text, first) => first && text.startsWith("SELECT epoch, last_sequence"),
+    () => lost,
+  );
 
 describe("a follower whose poll finds its session lost", () => {
   it("reconnects and polls at once: a parked claim wakes on another engine's insert", async () => {

@@ -293,35 +293,15 @@ describe("stats().bytes beside other writers", () => {
     expect(seen.map(([first]) => first > 0)).toEqual([true, true, true, true]);
   });
   it("a refresh overtaken by a commit of its own log does not count that commit twice", async () => {
-    let release = () => {};
-    let held = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const holding = new Promise<void>((resolve) => {
-      held = resolve;
-    });
-    const shared = Pglite.driver(database());
     // Holds the first read of the head with its bytes until `release`.
-    const holdingDriver: Driver.Driver = {
-      connect: async () => {
-        const session = await shared.connect();
-        if (Driver.isFailure(session)) return session;
-        let planted = false;
-        return {
-          ...session,
-          query: async (text, parameters) => {
-            if (planted || !text.includes("octet_length") || !text.startsWith("SELECT c.epoch")) {
-              return session.query(text, parameters);
-            }
-            planted = true;
-            held();
-            await released;
-            return session.query(text, parameters);
-          },
-        };
-      },
-    };
+    const {
+      driver: holdingDriver,
+      holding,
+      release,
+    } = Pglite.holdingOnce(
+      Pglite.driver(database()),
+      (text) => text.startsWith("SELECT c.epoch") && text.includes("octet_length"),
+    );
     const options = fresh({ driver: () => holdingDriver });
     await run(PgSchema.init(url, options));
     const bytes = await run(

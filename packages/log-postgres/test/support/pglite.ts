@@ -152,3 +152,53 @@ export const perFile = (prefix: string): PerFile => {
     }),
   };
 };
+
+/** A driver holding one statement, and the handles a test steers it by. */
+export interface Holding {
+  readonly driver: Driver.Driver;
+  /** Resolves once the held statement waits. */
+  readonly holding: Promise<void>;
+  /** Lets the held statement go on. */
+  readonly release: () => void;
+}
+
+/**
+ * `inner` whose first statement `matches` picks (across all its sessions;
+ * `first` tells whether it is its session's first) waits until `release`,
+ * then is answered by `after`: by default it runs as sent.
+ */
+export const holdingOnce = (
+  inner: Driver.Driver,
+  matches: (text: string, first: boolean) => boolean,
+  after?: () => Driver.Failure,
+): Holding => {
+  let release = () => {};
+  let held = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const holding = new Promise<void>((resolve) => {
+    held = resolve;
+  });
+  let planted = false;
+  const driver: Driver.Driver = {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      let first = true;
+      return {
+        ...session,
+        query: async (text, parameters) => {
+          const picked = !planted && matches(text, first);
+          first = false;
+          if (!picked) return session.query(text, parameters);
+          planted = true;
+          held();
+          await released;
+          return after === undefined ? session.query(text, parameters) : after();
+        },
+      };
+    },
+  };
+  return { driver, holding, release };
+};

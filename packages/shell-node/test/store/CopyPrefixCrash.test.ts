@@ -20,6 +20,7 @@ import * as Layout from "../../src/store/Layout.js";
 import * as Recovery from "../../src/store/Recovery.js";
 import { foldProjection } from "../../src/store/StateProjection.js";
 import * as Store from "../../src/store/Store.js";
+import * as Staging from "../support/staging.js";
 import { inserted } from "../support/store.js";
 
 type Label = { readonly _tag: "Copied" };
@@ -64,20 +65,12 @@ const workload: Crash.Workload<Label> = (disk, acknowledge) =>
 /** What the crashes left, for the report. */
 const outcomes = { absent: 0, empty: 0, store: 0, stagingLeft: 0 };
 
-/** The staging directories beside the target; anything else there fails the check. */
+/** The staging directories beside the target; anything else there but the two stores fails the check. */
 const stagingDirectories = (disk: FaultDisk.FaultDisk) =>
-  Effect.gen(function* () {
-    const names = (yield* disk.readDirectory(parent)).filter(
-      (name) => name !== "data" && name !== "src",
-    );
-    for (const name of names) expect(CopyStaging.isStagingName(target, name)).toBe(true);
-    return names;
-  });
+  Staging.stagingDirectories(disk, parent, target, ["data", "src"]);
 
 const holdsCurrent = (disk: FaultDisk.FaultDisk, name: string) =>
-  Effect.map(disk.readDirectory(`${parent}/${name}`), (entries) =>
-    entries.includes(Layout.currentName),
-  );
+  Staging.holdsCurrent(disk, parent, name);
 
 const checkWith =
   (expected: { state: State.State | undefined }): Crash.Check<Label> =>

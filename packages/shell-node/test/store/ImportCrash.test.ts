@@ -16,6 +16,7 @@ import * as Import from "../../src/store/Import.js";
 import * as Layout from "../../src/store/Layout.js";
 import * as Store from "../../src/store/Store.js";
 import { Generation, Snapshot } from "@tay/core";
+import * as Staging from "../support/staging.js";
 import { inserted } from "../support/store.js";
 
 type Label = { readonly _tag: "Imported" };
@@ -66,17 +67,10 @@ const expectWholeStore = Effect.scoped(
 
 /** The staging directories beside DIR; anything else there but DIR fails the check. */
 const stagingDirectories = (disk: FaultDisk.FaultDisk) =>
-  Effect.gen(function* () {
-    const names = (yield* disk.readDirectory(parent)).filter((name) => name !== "data");
-    for (const name of names) expect(CopyStaging.isStagingName(directory, name)).toBe(true);
-    return names;
-  });
+  Staging.stagingDirectories(disk, parent, directory, ["data"]);
 
-/** Whether the staging directory `name` holds CURRENT (a whole store, kept by the cleaning). */
 const holdsCurrent = (disk: FaultDisk.FaultDisk, name: string) =>
-  Effect.map(disk.readDirectory(`${parent}/${name}`), (entries) =>
-    entries.includes(Layout.currentName),
-  );
+  Staging.holdsCurrent(disk, parent, name);
 
 const check: Crash.Check<Label> = (disk, acknowledged) =>
   Effect.gen(function* () {
