@@ -11,7 +11,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
-import { Effect, Either } from "effect";
+import { Effect, Either, Fiber } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
 import { inserted, run } from "./support/events.js";
@@ -116,6 +116,41 @@ describe("a log behind another's compaction", () => {
     const reopened = await run(openCollect(options));
     expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 6, lastSequence: 9 });
     expect(reopened.state.map((entry) => entry.event)).toEqual([...base(10, 6)]);
+  });
+});
+
+describe("a log whose state moves while its compaction starts", () => {
+  it("is refused when another's append came before its claim, even once a refresh took that in", async () => {
+    // The compaction waits at its lease (the claim's first statement) while
+    // the other log appends and this one refreshes: its state then says 4,
+    // the sequence its base was made for says 3.
+    const held = Pglite.holdingOnce(Pglite.driver(database()), (text) =>
+      text.includes("tay_compaction SET holder"),
+    );
+    const options = await storeWithThree({ driver: () => held.driver, pollIntervalMs: 3_600_000 });
+    const outcome = await run(
+      Effect.gen(function* () {
+        const compacting = yield* openCollect(options);
+        const other = yield* openCollect(options);
+        const compaction = yield* Effect.fork(
+          Effect.either(compacting.log.compact(base(10, 3), 3)),
+        );
+        yield* Effect.promise(() => held.holding);
+        yield* append(other.log, [4]);
+        yield* compacting.log.refresh?.() ?? Effect.void;
+        const moved = compacting.log.lastSequence();
+        held.release();
+        return { result: yield* Fiber.join(compaction), moved };
+      }),
+    );
+    expect(outcome.moved).toBe(4);
+    expect(outcome.result._tag === "Left" ? outcome.result.left._tag : "switched").toBe(
+      "CompactionConflict",
+    );
+    // Nothing was compacted: the other's record is there, in epoch 1.
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 1, lastSequence: 4 });
+    expect(reopened.state.map((entry) => entry.event)).toEqual([1, 2, 3, 4].map(inserted));
   });
 });
 
