@@ -9,7 +9,10 @@
  *   N records, a folded state of one schedule, so what grows is only
  *   what the copy holds of the history;
  * - `jobs`: N jobs inserted with 100 bytes of args: the state grows too
- *   (each fold holds every job).
+ *   (each fold holds every job);
+ * - `completed` (`--shapes=completed`): N such jobs inserted, claimed and
+ *   completed: the folds are lean (2026-12-03), so a finished job costs
+ *   its facts, not its record.
  *
  * With `--baseline=PATH/bin/tay.mjs`, the same copies by another build
  * run alternately with this one, in the same run.
@@ -85,6 +88,13 @@ const build = (directory, shape, size) =>
                 }),
           );
           yield* Effect.all(issues, { concurrency: "unbounded", discard: true });
+          if (shape === "completed") {
+            const claimed = yield* engine.claim("q", count);
+            yield* Effect.all(
+              claimed.map((job) => engine.complete(job.jobId, null)),
+              { concurrency: "unbounded", discard: true },
+            );
+          }
         }
         yield* engine.close();
       }),

@@ -251,18 +251,20 @@ export const copyToPg = (
               if (Either.isLeft(records)) return yield* Effect.fail(records.left);
               yield* sink.write(records.right);
             });
+          // Lean, as the copy's fold below: the two states are compared.
           const collect = tapped(
             () => {
               page.length = 0;
             },
             (entry) => page.push(entry),
+            StateProjection.leanFoldProjection,
           );
           inspected = yield* inspectOnce(source, collect, drain);
           yield* drain();
           return inspected.report;
         });
       const imported = yield* PgCopy.importGeneration(target, {}, produce, {
-        projection: StateProjection.foldProjection,
+        projection: StateProjection.leanFoldProjection,
         verify: (builder, lastSequence) => {
           const finished = Generation.finish(builder);
           copied = finished._tag === "Right" ? finished.right : undefined;

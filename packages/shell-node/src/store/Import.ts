@@ -2,7 +2,7 @@
  * Creating a store that starts with a given generation: how a store kept
  * by another log (PostgreSQL, `tay copy URL DIR`) becomes a directory with
  * every record under its own sequence and in its own bytes, a page at a
- * time (memory: one page and the fold's state, never the history).
+ * time (memory: one page and two lean states, never the history).
  *
  * FORMAT.md's publication order, as `init` follows it, each step durable
  * before the next: STORE-V2; `epochs/00000000000000000001/` with its
@@ -13,7 +13,11 @@
  * (epoch 1). Every event is folded with core's fold before its page is
  * written, so this writes nothing the engine's deciders could not have
  * produced. Then the copy is inspected as `verify` would and must fold to
- * the same state.
+ * the same state. Both folds are lean (a terminal job kept as the facts
+ * its rules need, `Generation.start(n, { lean: true })`): the same rules
+ * refuse the same histories, and a store of mostly finished jobs is
+ * copied in memory for its active ones (2026-12-03; the records' own
+ * bytes are checked by their CRCs when the copy is inspected).
  *
  * It writes all this in a staging directory beside DIR
  * (`.NAME.tay-copy-<16 hex>`, `CopyStaging`), every file and directory
@@ -51,7 +55,7 @@ import {
 } from "./internal/codec.js";
 import * as Layout from "./Layout.js";
 import * as Recovery from "./Recovery.js";
-import { foldProjection } from "./StateProjection.js";
+import { leanFoldProjection } from "./StateProjection.js";
 import {
   CopyVerificationFailed,
   HistoryRejected,
@@ -83,7 +87,7 @@ export interface Imported extends Initialized {
   /** Segment files written, the header-only active one included. */
   readonly segments: number;
   readonly bytes: number;
-  /** The state the copy folds to (the same as the history's). */
+  /** The lean state the copy folds to (the same as the history's). */
   readonly state: State.State;
 }
 
@@ -176,7 +180,7 @@ class Importing implements GenerationSink {
       });
       this.begun = {
         manifest,
-        builder: foldProjection.start(manifest),
+        builder: leanFoldProjection.start(manifest),
         segments,
         next: firstSequence,
       };
@@ -191,7 +195,7 @@ class Importing implements GenerationSink {
       const records = prepared.right.records;
       for (const record of records) {
         record.sequence = begun.next;
-        const applied = foldProjection.apply(begun.builder, begun.next, record.event);
+        const applied = leanFoldProjection.apply(begun.builder, begun.next, record.event);
         if (Either.isLeft(applied)) return yield* this.refused(begun.next, applied.left);
         begun.next += 1;
       }
@@ -211,7 +215,7 @@ class Importing implements GenerationSink {
 /** Inspects the written store: it must end at `lastSequence` and fold to `expected`. */
 const verify = (directory: string, lastSequence: number, expected: State.State) =>
   Effect.gen(function* () {
-    const inspection = yield* Recovery.inspect(directory, {}, foldProjection);
+    const inspection = yield* Recovery.inspect(directory, {}, leanFoldProjection);
     const folded = Generation.finish(inspection.state);
     const detail =
       inspection.report.lastSequence !== lastSequence
