@@ -487,35 +487,40 @@ describe("scanRecordAt", () => {
   });
 });
 
+/** A record's bytes with up to two bytes changed, cut anywhere (the partial scans' input). */
+const damagedAndCut = fc
+  .tuple(
+    recordFields,
+    fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }),
+    fc.nat(),
+  )
+  .map(([record, changes, cutAt]) => {
+    const bytes = encoded(record);
+    for (const [where, byte] of changes) bytes[where % bytes.length] = byte;
+    return bytes.subarray(0, cutAt % (bytes.length + 1));
+  });
+
 describe("scanRecordHeaderAt", () => {
   it("gives scanRecordAt's verdict except that a record CRC fault passes (property)", () => {
     fc.assert(
-      fc.property(
-        recordFields,
-        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }),
-        fc.nat(),
-        (record, changes, cutAt) => {
-          const bytes = encoded(record);
-          for (const [where, byte] of changes) bytes[where % bytes.length] = byte;
-          const cut = bytes.subarray(0, cutAt % (bytes.length + 1));
-          const whole = recordFrame();
-          const headerOnly = recordFrame();
-          const full = scanRecordAt(cut, 0, whole);
-          const header = scanRecordHeaderAt(cut, 0, headerOnly);
-          if (
-            typeof full === "object" &&
-            full._tag === "Corrupt" &&
-            full.reason === "RecordChecksum"
-          ) {
-            // Everything before the payload's CRC held: the size and fields are the record's.
-            expect(header).toBe(cut.length);
-            expect(headerOnly.payloadEnd).toBe(cut.length - 4);
-          } else {
-            expect(header).toEqual(full);
-            if (typeof full === "number") expect(headerOnly).toEqual(whole);
-          }
-        },
-      ),
+      fc.property(damagedAndCut, (cut) => {
+        const whole = recordFrame();
+        const headerOnly = recordFrame();
+        const full = scanRecordAt(cut, 0, whole);
+        const header = scanRecordHeaderAt(cut, 0, headerOnly);
+        if (
+          typeof full === "object" &&
+          full._tag === "Corrupt" &&
+          full.reason === "RecordChecksum"
+        ) {
+          // Everything before the payload's CRC held: the size and fields are the record's.
+          expect(header).toBe(cut.length);
+          expect(headerOnly.payloadEnd).toBe(cut.length - 4);
+        } else {
+          expect(header).toEqual(full);
+          if (typeof full === "number") expect(headerOnly).toEqual(whole);
+        }
+      }),
       { numRuns: 1000 },
     );
   });
@@ -524,37 +529,29 @@ describe("scanRecordHeaderAt", () => {
 describe("scanRecordStructureAt", () => {
   it("gives scanRecordAt's verdict except that a header or record CRC fault passes (property)", () => {
     fc.assert(
-      fc.property(
-        recordFields,
-        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 2 }),
-        fc.nat(),
-        (record, changes, cutAt) => {
-          const bytes = encoded(record);
-          for (const [where, byte] of changes) bytes[where % bytes.length] = byte;
-          const cut = bytes.subarray(0, cutAt % (bytes.length + 1));
-          // The record as its CRCs would have it: what a scan that checks them sees.
-          const rehashed = new Uint8Array(cut);
-          if (rehashed.length >= recordHeaderBytes) {
-            const length = new DataView(rehashed.buffer).getUint32(16);
-            const end = recordHeaderBytes + length;
-            const headerCrc = crc32c(rehashed.subarray(0, 20));
-            new DataView(rehashed.buffer).setUint32(20, headerCrc);
-            if (end + 4 <= rehashed.length) {
-              const recordCrc = crc32c(rehashed.subarray(24, end), headerCrc);
-              new DataView(rehashed.buffer).setUint32(end, recordCrc);
-            }
+      fc.property(damagedAndCut, (cut) => {
+        // The record as its CRCs would have it: what a scan that checks them sees.
+        const rehashed = new Uint8Array(cut);
+        if (rehashed.length >= recordHeaderBytes) {
+          const length = new DataView(rehashed.buffer).getUint32(16);
+          const end = recordHeaderBytes + length;
+          const headerCrc = crc32c(rehashed.subarray(0, 20));
+          new DataView(rehashed.buffer).setUint32(20, headerCrc);
+          if (end + 4 <= rehashed.length) {
+            const recordCrc = crc32c(rehashed.subarray(24, end), headerCrc);
+            new DataView(rehashed.buffer).setUint32(end, recordCrc);
           }
-          const checked = recordFrame();
-          const structure = recordFrame();
-          const full = scanRecordAt(rehashed, 0, checked);
-          const found = scanRecordStructureAt(cut, 0, structure);
-          // Same verdict as on the bytes with their CRCs made right, for any CRCs.
-          expect(typeof found === "number" ? found : found._tag).toEqual(
-            typeof full === "number" ? full : full._tag,
-          );
-          if (typeof full === "number") expect(structure).toEqual(checked);
-        },
-      ),
+        }
+        const checked = recordFrame();
+        const structure = recordFrame();
+        const full = scanRecordAt(rehashed, 0, checked);
+        const found = scanRecordStructureAt(cut, 0, structure);
+        // Same verdict as on the bytes with their CRCs made right, for any CRCs.
+        expect(typeof found === "number" ? found : found._tag).toEqual(
+          typeof full === "number" ? full : full._tag,
+        );
+        if (typeof full === "number") expect(structure).toEqual(checked);
+      }),
       { numRuns: 1000 },
     );
   });

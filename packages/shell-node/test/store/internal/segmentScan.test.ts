@@ -64,6 +64,17 @@ interface Built {
   readonly offsets: ReadonlyArray<number>;
 }
 
+/** The footer of a test segment of `count` records whose bytes before the footer are `body`. */
+const footerOver = (body: Uint8Array, count: number): Uint8Array =>
+  encodeSegmentFooter({
+    segmentId: 1,
+    firstSequence: 1,
+    storeId,
+    lastSequence: count,
+    recordCount: count,
+    segmentCrc: crc32c(body),
+  });
+
 /**
  * A segment of `count` records from sequence 1; `sequenceOf` may lie about
  * some record's sequence; sealed with a correct footer when `sealed`.
@@ -101,14 +112,7 @@ const segmentOf = (
     at += part.length;
   }
   if (!sealed) return { bytes: body, offsets };
-  const footer = encodeSegmentFooter({
-    segmentId: 1,
-    firstSequence: 1,
-    storeId,
-    lastSequence: count,
-    recordCount: count,
-    segmentCrc: crc32c(body),
-  });
+  const footer = footerOver(body, count);
   const bytes = new Uint8Array(size + footer.length);
   bytes.set(body, 0);
   bytes.set(footer, size);
@@ -394,14 +398,7 @@ describe("reading ahead (a handle with `into`)", () => {
 /** `bytes` (a sealed test segment) with its footer's segment CRC made again over what it now holds. */
 const resealed = (bytes: Uint8Array, count: number): Uint8Array => {
   const footerAt = bytes.length - 64;
-  const footer = encodeSegmentFooter({
-    segmentId: 1,
-    firstSequence: 1,
-    storeId,
-    lastSequence: count,
-    recordCount: count,
-    segmentCrc: crc32c(bytes.subarray(0, footerAt)),
-  });
+  const footer = footerOver(bytes.subarray(0, footerAt), count);
   const copy = bytes.slice();
   copy.set(footer, footerAt);
   return copy;
