@@ -107,39 +107,8 @@ const writableBranch = <K, V>(node: Branch<K, V>, edit: Edit | undefined): Branc
 /** Numeric ascending order. */
 export const compareNumbers: Compare<number> = (left, right) => left - right;
 
-// Maps ordered by `compareNumbers` (the unique index's hashes) compare
-// inline: the searches' call of `compare` sees every map's order, so V8
-// calls it out of line, ~45 calls a keyed insert (2026-12-02). The keys of
-// such a map are numbers: the order was chosen for them.
-const isNumeric = <K>(compare: Compare<K>): boolean => (compare as unknown) === compareNumbers;
-
-const lowerBoundNumber = (keys: ReadonlyArray<number>, key: number): number => {
-  let low = 0;
-  let high = keys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((keys[middle] ?? 0) < key) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-};
-
-const childIndexNumber = (keys: ReadonlyArray<number>, key: number): number => {
-  let low = 0;
-  let high = keys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if ((keys[middle] ?? 0) <= key) low = middle + 1;
-    else high = middle;
-  }
-  return low === 0 ? 0 : low - 1;
-};
-
 /** The first index whose key is >= `key` (the length when none is). */
 const lowerBound = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
-  if (isNumeric(compare)) {
-    return lowerBoundNumber(keys as unknown as ReadonlyArray<number>, key as unknown as number);
-  }
   let low = 0;
   let high = keys.length;
   while (low < high) {
@@ -152,9 +121,6 @@ const lowerBound = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): num
 
 /** The child of a branch whose range holds `key`: the last whose smallest key is <= it, or the first. */
 const childIndex = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
-  if (isNumeric(compare)) {
-    return childIndexNumber(keys as unknown as ReadonlyArray<number>, key as unknown as number);
-  }
   let low = 0;
   let high = keys.length;
   while (low < high) {

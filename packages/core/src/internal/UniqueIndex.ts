@@ -1,78 +1,197 @@
 /**
  * The state's unique index (`State.indexes.unique`): per (queue, unique
  * key), the ids of the jobs holding the key, ascending. In memory only: the
- * log and the events know nothing of it (docs/core.md, "The unique index
- * keyed by a hash", 2026-12-02).
+ * log and the events know nothing of it (docs/core.md, "One table for
+ * every version of the unique index", 2026-12-03).
  *
- * Persistent like every index: a `SortedMap` from a 30-bit hash of the pair
- * (a small integer, compared inline, no string read) to a chain of the
- * pairs with that hash, each entry holding its full queue and key, which a
- * lookup compares for equality. It replaced a `SortedMap` keyed by the
- * joined string (`uniqueIndexKey`): every lookup then compared ~17 joined
- * strings sharing a long prefix (the queue's and the keys' own), half of a
- * keyed insert's decision at 256 producers.
+ * Persistent, as every index of a state: every version stays readable and
+ * updatable. All versions share one mutable table (per queue, a
+ * `KeyTable` from key to holders); the versions the table does not show
+ * hold the change that leads from each to a neighbouring version (a
+ * version tree rerooted on access, as Baker's persistent arrays). The
+ * engine and the fold read and extend the newest version, which costs one
+ * hash probe, and an update leaves one small record of what it replaced. Reading an
+ * older version first turns the table back to it: each change on the way
+ * is undone once and its opposite left on the newer version, so every
+ * version stays correct, at a cost linear in the changes between the two.
  *
- * The hash is the polynomial one of Java's `String.hashCode` over the queue
- * then the key: keys that differ only in their last characters (`key-1`,
- * `key-2`...) land on neighbouring hashes, so a drain's run of sequential
- * keys updates neighbouring leaves, as the joined strings' order did.
- * Strings chosen to collide make a chain as long as the set: its lookups
- * are linear in it (accepted: keys are the application's own, and a chain
- * costs equality checks, not a wrong answer).
+ * It replaced a `SortedMap` keyed by a 30-bit hash of the pair: a key in
+ * no order (a UUID, a hash) copied a leaf and its parent per insert, copies
+ * that outlived the young generation (a unique insert cost 2.5x a plain
+ * one's CPU at 256 producers), and each key kept an entry and a holders
+ * list beside its map slot. Here a key costs its map slot; a key held by
+ * one job stores that job's id, not a list.
  */
 import type { Edit } from "./Edit.js";
-import { compareNumbers, SortedMap } from "./SortedMap.js";
+import { KeyTable } from "./KeyTable.js";
 
-/** A hash of a (queue, key) pair: an integer 0..2^30-1 (a V8 small integer). */
-export type Hash = (queue: string, uniqueKey: string) => number;
+/** A key's holders: one job's id, or the ids of two or more, ascending. */
+type Holders = number | ReadonlyArray<number>;
 
-/** One pair of a hash, and the next pair with the same hash. Never changed once made. */
-interface Entry {
-  readonly queue: string;
-  readonly uniqueKey: string;
-  readonly holders: ReadonlyArray<number>;
-  readonly next: Entry | undefined;
+/**
+ * The most keys one table of a queue is given before the queue spills into
+ * another: a table of 2^23 keys has 2^24 slots, and a smaller one regrows
+ * in shorter pauses. Tests lower it.
+ */
+const spillAt = 1 << 23;
+
+/** One queue's keys: a list of tables (one until 2^23 keys), each key in exactly one of them. */
+class QueueKeys {
+  readonly tables: Array<KeyTable<Holders>> = [new KeyTable()];
+
+  constructor(private readonly capacity: number) {}
+
+  get(uniqueKey: string): Holders | undefined {
+    const tables = this.tables;
+    for (let index = 0; index < tables.length; index++) {
+      const holders = tables[index]?.get(uniqueKey);
+      if (holders !== undefined) return holders;
+    }
+    return undefined;
+  }
+
+  put(uniqueKey: string, holders: Holders | undefined): void {
+    const tables = this.tables;
+    const [only] = tables;
+    // One table with room: one probe, not a search then a write.
+    if (tables.length === 1 && only !== undefined && only.size < this.capacity) {
+      if (holders === undefined) only.delete(uniqueKey);
+      else only.set(uniqueKey, holders);
+      return;
+    }
+    for (let index = 0; index < tables.length; index++) {
+      const table = tables[index];
+      if (table === undefined || table.get(uniqueKey) === undefined) continue;
+      if (holders === undefined) table.delete(uniqueKey);
+      else table.set(uniqueKey, holders);
+      return;
+    }
+    if (holders === undefined) return;
+    const last = tables[tables.length - 1];
+    if (last !== undefined && last.size < this.capacity) last.set(uniqueKey, holders);
+    else {
+      const table = new KeyTable<Holders>();
+      table.set(uniqueKey, holders);
+      tables.push(table);
+    }
+  }
 }
 
-const hashMask = 0x3fffffff;
+/** The keys of the version that holds the table: mutable, shared by every version. */
+class Table {
+  private readonly queues = new Map<string, QueueKeys>();
+  // The last pair read or written and its holders: the fold reads a key to
+  // check it, then again to add a holder.
+  private lastQueue = "";
+  private lastKey: string | undefined = undefined;
+  private lastHolders: Holders | undefined = undefined;
 
-/** The default hash: 31-polynomial over the queue, its length, then the key. */
-export const hashPair: Hash = (queue, uniqueKey) => {
-  let hash = 0;
-  for (let index = 0; index < queue.length; index++) {
-    hash = (Math.imul(hash, 31) + queue.charCodeAt(index)) | 0;
+  constructor(private readonly capacity: number) {}
+
+  get(queue: string, uniqueKey: string): Holders | undefined {
+    if (uniqueKey === this.lastKey && queue === this.lastQueue) return this.lastHolders;
+    const holders = this.queues.get(queue)?.get(uniqueKey);
+    this.remember(queue, uniqueKey, holders);
+    return holders;
   }
-  // The queue's length between the two: ("ab", "c") and ("a", "bc") differ.
-  hash = (Math.imul(hash, 31) + queue.length) | 0;
-  for (let index = 0; index < uniqueKey.length; index++) {
-    hash = (Math.imul(hash, 31) + uniqueKey.charCodeAt(index)) | 0;
+
+  put(queue: string, uniqueKey: string, holders: Holders | undefined): void {
+    this.remember(queue, uniqueKey, holders);
+    let keys = this.queues.get(queue);
+    if (keys === undefined) {
+      if (holders === undefined) return;
+      keys = new QueueKeys(this.capacity);
+      this.queues.set(queue, keys);
+    }
+    keys.put(uniqueKey, holders);
   }
-  return hash & hashMask;
+
+  private remember(queue: string, uniqueKey: string, holders: Holders | undefined): void {
+    this.lastQueue = queue;
+    this.lastKey = uniqueKey;
+    this.lastHolders = holders;
+  }
+
+  /** Per queue, the number of keys in each of its tables. */
+  tableSizes(): ReadonlyMap<string, ReadonlyArray<number>> {
+    const sizes = new Map<string, ReadonlyArray<number>>();
+    for (const [queue, keys] of this.queues)
+      sizes.set(
+        queue,
+        keys.tables.map((table) => table.size),
+      );
+    return sizes;
+  }
+
+  *pairs(): IterableIterator<readonly [string, string, Holders]> {
+    for (const [queue, keys] of this.queues) {
+      for (const table of keys.tables) {
+        for (const [uniqueKey, holders] of table.entries()) yield [queue, uniqueKey, holders];
+      }
+    }
+  }
+}
+
+/** A version one change away from `toward`: its holders of (queue, key) are `holders`. */
+class Change {
+  constructor(
+    readonly queue: string,
+    readonly uniqueKey: string,
+    readonly holders: Holders | undefined,
+    readonly toward: Version,
+  ) {}
+}
+
+/**
+ * A version's place: the table itself, or one change away from another
+ * version. Mutable on purpose: rerooting moves the table between versions;
+ * what each version reads never changes.
+ */
+class Version {
+  constructor(public place: Table | Change) {}
+}
+
+/** The table turned to show `version`, which then holds it (rerooting). */
+const tableOf = (version: Version): Table => {
+  const first = version.place;
+  if (first instanceof Table) return first;
+  const path: Array<readonly [Version, Change]> = [];
+  let at: Version = version;
+  let place: Table | Change = first;
+  while (place instanceof Change) {
+    path.push([at, place]);
+    at = place.toward;
+    place = at.place;
+  }
+  const table = place;
+  // From the change next to the table back to `version`: undo each one and
+  // leave its opposite on the version that held the table until then.
+  for (let index = path.length - 1; index >= 0; index--) {
+    const step = path[index];
+    if (step === undefined) continue;
+    const [older, change] = step;
+    const { queue, uniqueKey } = change;
+    const current = table.get(queue, uniqueKey);
+    change.toward.place = new Change(queue, uniqueKey, current, older);
+    table.put(queue, uniqueKey, change.holders);
+    older.place = table;
+  }
+  return table;
 };
 
-// `compareNumbers` itself: the map's searches compare such keys inline.
-const compareHashes = compareNumbers;
+/** `holders` as a list (a fresh one for a single id: lists read are never kept). */
+const listOf = (holders: Holders | undefined): ReadonlyArray<number> | undefined =>
+  holders === undefined || typeof holders !== "number" ? holders : [holders];
 
-/** The entry of (queue, uniqueKey) in a chain, if any. */
-const inChain = (entry: Entry | undefined, queue: string, uniqueKey: string): Entry | undefined => {
-  let at = entry;
-  while (at !== undefined && (at.uniqueKey !== uniqueKey || at.queue !== queue)) at = at.next;
-  return at;
-};
-
-/** `chain` with `found`'s holders replaced (the entries before it copied), or a new head. */
-const withEntry = (
-  chain: Entry | undefined,
-  found: Entry | undefined,
-  queue: string,
-  uniqueKey: string,
-  holders: ReadonlyArray<number>,
-): Entry => {
-  if (found === undefined) return { queue, uniqueKey, holders, next: chain };
-  const replaced: Entry = { queue, uniqueKey, holders, next: found.next };
-  return chain === found || chain === undefined
-    ? replaced
-    : { ...chain, next: withEntry(chain.next, found, queue, uniqueKey, holders) };
+/** `holders` with `jobId` after them: ids only grow, so the list stays ascending. */
+const withId = (holders: Holders | undefined, jobId: number): Holders => {
+  if (holders === undefined) return jobId;
+  if (typeof holders === "number") return [holders, jobId];
+  // Built to its length: a spread grows a list of 17 slots for one id.
+  const next = new Array<number>(holders.length + 1);
+  for (let index = 0; index < holders.length; index++) next[index] = holders[index] ?? 0;
+  next[holders.length] = jobId;
+  return next;
 };
 
 /**
@@ -94,60 +213,49 @@ const joinedKey = (queue: string, uniqueKey: string): string =>
 /** A persistent unique index; every "update" returns a new one. */
 export class UniqueIndex {
   private constructor(
-    private readonly chains: SortedMap<number, Entry>,
+    private readonly version: Version,
     /** The number of (queue, key) pairs held. */
     readonly size: number,
-    private readonly hash: Hash,
   ) {}
 
-  /** The empty index; `hash` only for tests (a planted weak hash forces collisions). */
-  static empty(hash: Hash = hashPair): UniqueIndex {
-    return new UniqueIndex(SortedMap.empty(compareHashes), 0, hash);
+  /** The empty index; `capacity` (keys per map of a queue) only for tests. */
+  static empty(capacity: number = spillAt): UniqueIndex {
+    return new UniqueIndex(new Version(new Table(capacity)), 0);
   }
 
-  /** An index of `pairs` ((queue, key, holders ascending), each pair once), in O(n log n). */
+  /** An index of `pairs` ((queue, key, holders ascending), each pair once), in O(n). */
   static of(
     pairs: Iterable<readonly [string, string, ReadonlyArray<number>]>,
-    hash: Hash = hashPair,
+    capacity: number = spillAt,
   ): UniqueIndex {
-    const chains = new Map<number, Entry>();
+    const table = new Table(capacity);
     let size = 0;
     for (const [queue, uniqueKey, holders] of pairs) {
-      const at = hash(queue, uniqueKey);
-      chains.set(at, { queue, uniqueKey, holders, next: chains.get(at) });
+      const [only] = holders;
+      table.put(queue, uniqueKey, holders.length === 1 && only !== undefined ? only : holders);
       size++;
     }
-    const hashes = [...chains.keys()].sort(compareHashes);
-    const heads: Array<Entry> = [];
-    for (const at of hashes) {
-      const head = chains.get(at);
-      if (head !== undefined) heads.push(head);
-    }
-    return new UniqueIndex(SortedMap.fromSorted(compareHashes, hashes, heads), size, hash);
+    return new UniqueIndex(new Version(table), size);
   }
 
   /** The ids of the jobs of `queue` holding `uniqueKey`, ascending; undefined when none ever did. */
   holders(queue: string, uniqueKey: string): ReadonlyArray<number> | undefined {
-    return inChain(this.chains.get(this.hash(queue, uniqueKey)), queue, uniqueKey)?.holders;
+    return listOf(tableOf(this.version).get(queue, uniqueKey));
   }
 
   /**
-   * The index with `jobId` appended to the holders of (queue, uniqueKey):
-   * ids only grow, so the list stays ascending. With `edit`, the map's
-   * nodes of that run are updated in place (see `Edit`); entries never are.
+   * The index with `jobId` appended to the holders of (queue, uniqueKey).
+   * `edit` is taken as every persistent map of a state takes it, and not
+   * needed: an update costs one table write and one change record, and
+   * every version stays as it was.
    */
-  withHolder(queue: string, uniqueKey: string, jobId: number, edit?: Edit): UniqueIndex {
-    const at = this.hash(queue, uniqueKey);
-    const chain = this.chains.get(at);
-    const found = inChain(chain, queue, uniqueKey);
-    const before = found?.holders ?? [];
-    // Built to its length: a spread grows a list of 17 slots for one id.
-    const holders = new Array<number>(before.length + 1);
-    for (let index = 0; index < before.length; index++) holders[index] = before[index] ?? 0;
-    holders[before.length] = jobId;
-    const head = withEntry(chain, found, queue, uniqueKey, holders);
-    const size = found === undefined ? this.size + 1 : this.size;
-    return new UniqueIndex(this.chains.set(at, head, edit), size, this.hash);
+  withHolder(queue: string, uniqueKey: string, jobId: number, _edit?: Edit): UniqueIndex {
+    const table = tableOf(this.version);
+    const before = table.get(queue, uniqueKey);
+    table.put(queue, uniqueKey, withId(before, jobId));
+    const next = new Version(table);
+    this.version.place = new Change(queue, uniqueKey, before, next);
+    return new UniqueIndex(next, before === undefined ? this.size + 1 : this.size);
   }
 
   /**
@@ -160,13 +268,16 @@ export class UniqueIndex {
     return pair === undefined ? undefined : this.holders(pair[0], pair[1]);
   }
 
+  /** Per queue, the number of keys in each of its tables (for tests: a table holds at most 2^23). */
+  tableSizes(): ReadonlyMap<string, ReadonlyArray<number>> {
+    return tableOf(this.version).tableSizes();
+  }
+
   /** Every (joined key, holders), in the joined keys' order: O(n log n), for tests and tools. */
   entries(): IterableIterator<readonly [string, ReadonlyArray<number>]> {
     const all: Array<readonly [string, ReadonlyArray<number>]> = [];
-    for (const head of this.chains.values()) {
-      for (let entry: Entry | undefined = head; entry !== undefined; entry = entry.next) {
-        all.push([joinedKey(entry.queue, entry.uniqueKey), entry.holders]);
-      }
+    for (const [queue, uniqueKey, holders] of tableOf(this.version).pairs()) {
+      all.push([joinedKey(queue, uniqueKey), listOf(holders) ?? []]);
     }
     all.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
     return all.values();

@@ -1,13 +1,14 @@
-// The unique index keyed by a hash of (queue, key) agrees with a naive
-// `Map` of joined pairs after any run of added holders: under its own hash
-// and under planted weak ones that make every pair, or many, collide (the
-// chains then decide). Runs sharing an `Edit` agree too, and never change
-// an index published before the run; without one, every earlier version
-// stays as it was. Built at once (`of`), it is the index the adds make.
+// The unique index agrees with a naive `Map` of joined pairs after any run
+// of added holders, with one table per queue and with tables so small that
+// a queue's keys spill into several. Every version stays as it was, read in
+// any order and extended from any of them (the shared table is turned back
+// and forth between versions: a change left behind wrong, or not at all,
+// shows in another version's reads). Built at once (`of`), it is the index
+// the adds make.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
-import { type Hash, hashPair, UniqueIndex } from "../../src/internal/UniqueIndex.js";
+import { UniqueIndex } from "../../src/internal/UniqueIndex.js";
 import { uniqueIndexKey } from "../../src/State.js";
 
 type Model = ReadonlyArray<readonly [string, ReadonlyArray<number>]>;
@@ -16,11 +17,11 @@ const queues = ["default", "mail", "m", "ma", ""];
 const keys = ["a", "b", "il", "ail", "5:x", "é", "key-1", "key-2", ""];
 const pair = fc.tuple(fc.constantFrom(...queues), fc.constantFrom(...keys));
 
-const hashes: ReadonlyArray<readonly [string, Hash]> = [
-  ["hashPair", hashPair],
-  ["one bucket for all", () => 0],
-  ["by the key's length", (_queue, key) => key.length % 3],
-  ["by the queue's length", (queue) => queue.length],
+// Keys per table of a queue: the default, and tiny ones that spill.
+const capacities: ReadonlyArray<readonly [string, number | undefined]> = [
+  ["one table per queue", undefined],
+  ["one key per table", 1],
+  ["three keys per table", 3],
 ];
 
 /** The model's entries in the joined keys' order, as `entries` yields them. */
@@ -28,8 +29,15 @@ const sorted = (model: ReadonlyMap<string, ReadonlyArray<number>>): Model =>
   [...model].sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
 
 /** Checks `index` against `entries` for every pair (held or not). */
-const agrees = (index: UniqueIndex, entries: Model): void => {
+const agrees = (index: UniqueIndex, entries: Model, capacity?: number): void => {
   const model = new Map(entries);
+  // Each queue's keys spread over tables of at most `capacity` keys.
+  for (const [queue, sizes] of index.tableSizes()) {
+    const held = entries.filter(([joined]) => splitJoined(joined)[0] === queue).length;
+    expect(sizes.reduce((sum, size) => sum + size, 0)).toBe(held);
+    if (capacity !== undefined)
+      for (const size of sizes) expect(size).toBeLessThanOrEqual(capacity);
+  }
   expect([...index.entries()]).toEqual(entries);
   expect(index.size).toBe(entries.length);
   for (const queue of queues) {
@@ -42,11 +50,11 @@ const agrees = (index: UniqueIndex, entries: Model): void => {
 };
 
 describe("UniqueIndex", () => {
-  for (const [name, hash] of hashes) {
+  for (const [name, capacity] of capacities) {
     it(`matches a Map of joined pairs, earlier versions intact (${name}, property)`, () => {
       fc.assert(
         fc.property(fc.array(fc.tuple(pair, fc.boolean()), { maxLength: 50 }), (steps) => {
-          let index = UniqueIndex.empty(hash);
+          let index = UniqueIndex.empty(capacity);
           const model = new Map<string, ReadonlyArray<number>>();
           const versions: Array<readonly [UniqueIndex, Model]> = [];
           let edit: Edit | undefined;
@@ -61,38 +69,53 @@ describe("UniqueIndex", () => {
             index = index.withHolder(queue, key, jobId, edit);
             const joined = uniqueIndexKey(queue, key);
             model.set(joined, [...(model.get(joined) ?? []), jobId]);
-            agrees(index, sorted(model));
+            agrees(index, sorted(model), capacity);
           }
-          for (const [version, entries] of versions) agrees(version, entries);
+          for (const [version, entries] of versions) agrees(version, entries, capacity);
           const rebuilt = UniqueIndex.of(
             [...model].map(([joined, holders]) => {
               const [queue = "", key = ""] = splitJoined(joined);
               return [queue, key, holders] as const;
             }),
-            hash,
+            capacity,
           );
-          agrees(rebuilt, sorted(model));
+          agrees(rebuilt, sorted(model), capacity);
         }),
         { numRuns: 60 },
       );
     });
   }
 
-  it("hashes to a small integer, 0..2^30-1, the same for the same pair (property)", () => {
-    fc.assert(
-      fc.property(fc.string(), fc.string(), (queue, key) => {
-        const hash = hashPair(queue, key);
-        expect(Number.isInteger(hash) && hash >= 0 && hash < 2 ** 30).toBe(true);
-        expect(hashPair(`${queue}`, `${key}`)).toBe(hash);
-      }),
-    );
-  });
-
-  it("keeps sequential keys on neighbouring hashes (a drain's keys update neighbouring leaves)", () => {
-    const spread = hashPair("bench", "key-100255") - hashPair("bench", "key-100000");
-    expect(spread).toBeGreaterThan(0);
-    expect(spread).toBeLessThan(2 ** 12);
-  });
+  for (const [name, capacity] of capacities) {
+    it(`reads and extends any earlier version, in any order (${name}, property)`, () => {
+      // Each step picks a version made so far (by its position), reads it,
+      // and extends it: versions branch, and the shared table is turned
+      // from one branch to another at every step.
+      const step = fc.tuple(fc.nat(), pair, fc.boolean());
+      fc.assert(
+        fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+          const versions: Array<
+            readonly [UniqueIndex, ReadonlyMap<string, ReadonlyArray<number>>]
+          > = [[UniqueIndex.empty(capacity), new Map()]];
+          let jobId = 0;
+          for (const [pick, [queue, key], reread] of steps) {
+            const [index, model] = versions[pick % versions.length] ?? [];
+            if (index === undefined || model === undefined) continue;
+            agrees(index, sorted(model), capacity);
+            jobId += 1;
+            const joined = uniqueIndexKey(queue, key);
+            const next = new Map(model).set(joined, [...(model.get(joined) ?? []), jobId]);
+            versions.push([index.withHolder(queue, key, jobId), next]);
+            // Sometimes the version extended is read again at once.
+            if (reread) agrees(index, sorted(model), capacity);
+          }
+          for (const [index, model] of versions.slice().reverse())
+            agrees(index, sorted(model), capacity);
+        }),
+        { numRuns: 60 },
+      );
+    });
+  }
 
   it("finds nothing under a string no pair joins to", () => {
     const index = UniqueIndex.empty().withHolder("mail", "a", 1);
