@@ -10,6 +10,7 @@ import { type Event, Generation, type HistoryError, State } from "@tay/core";
 import { PgCopy, PgError, PgLog } from "@tay/log-postgres";
 import {
   Batch,
+  CopyCheck,
   Described,
   type Disk,
   Engine,
@@ -172,6 +173,9 @@ export class CopyMismatch extends Data.TaggedError("CopyMismatch")<{
   }
 }
 
+/** What a copy and its source are called when they differ. */
+const names: CopyCheck.CopyNames = { copy: "the copy", source: "the source" };
+
 /** What `copy` can fail with. */
 export type CopyError =
   | InspectError
@@ -206,19 +210,6 @@ const recordsOf = (
     }
     return prepared.records;
   });
-
-/** The mismatch of a copy that ends elsewhere or folds otherwise than its source, if any. */
-const mismatchOf = (
-  copied: { readonly lastSequence: number; readonly state: State.State | undefined },
-  source: { readonly lastSequence: number; readonly state: State.State | undefined },
-): string | undefined =>
-  copied.lastSequence !== source.lastSequence
-    ? `the copy ends at sequence ${copied.lastSequence}, the source at ${source.lastSequence}`
-    : copied.state === undefined ||
-        source.state === undefined ||
-        !State.equals(copied.state, source.state)
-      ? "the copy folds to another state than the source"
-      : undefined;
 
 /**
  * Copies the store in the directory `source` into a new PostgreSQL store
@@ -268,12 +259,13 @@ export const copyToPg = (
         verify: (builder, lastSequence) => {
           const finished = Generation.finish(builder);
           copied = finished._tag === "Right" ? finished.right : undefined;
-          const mismatch = mismatchOf(
+          const mismatch = CopyCheck.copyMismatch(
             { lastSequence, state: copied },
             {
               lastSequence: inspected?.report.lastSequence ?? Number.NaN,
               state: inspected?.state,
             },
+            names,
           );
           return mismatch === undefined
             ? Effect.void
@@ -351,11 +343,10 @@ export const copyFromPg = (
         report = read.report;
         // Checked before the import publishes: a mismatch leaves nothing.
         const copied = read.report.firstSequence + written - 1;
-        if (copied !== read.report.lastSequence) {
-          return yield* new CopyMismatch({
-            path: target,
-            detail: `the copy ends at sequence ${copied}, the source at ${read.report.lastSequence}`,
-          });
+        // The states are compared by the import itself, before it publishes.
+        const mismatch = CopyCheck.endMismatch(copied, read.report.lastSequence, names);
+        if (mismatch !== undefined) {
+          return yield* new CopyMismatch({ path: target, detail: mismatch });
         }
       }),
     );

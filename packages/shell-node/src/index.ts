@@ -30,6 +30,7 @@ export * as Log from "./log/Log.js";
 export * as LogError from "./log/LogError.js";
 export * as Projection from "./log/Projection.js";
 export * as Ticket from "./log/Ticket.js";
+export * as CopyCheck from "./store/CopyCheck.js";
 export * as CopyPrefix from "./store/CopyPrefix.js";
 export * as Import from "./store/Import.js";
 export * as Init from "./store/Init.js";

@@ -21,6 +21,7 @@ import { type Event, Generation, type HistoryError, Snapshot, State } from "@tay
 import { Clock, Data, Effect, Either } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Described from "../disk/Described.js";
+import { copyMismatch } from "./CopyCheck.js";
 import * as Import from "./Import.js";
 import * as Init from "./Init.js";
 import { formatStoreId, segmentFooterBytes, segmentHeaderBytes } from "./internal/codec.js";
@@ -331,8 +332,11 @@ const writeCopy = (target: string, state: State.State) =>
     return base.length;
   });
 
-/** Inspects the written copy and checks that it folds to `expected`. */
-const verifyCopy = (target: string, expected: State.State) =>
+/**
+ * Inspects the written copy and checks that it ends at `lastSequence` (its
+ * base: generation 1 from sequence 1) and folds, whole, to `expected`.
+ */
+const verifyCopy = (target: string, lastSequence: number, expected: State.State) =>
   Effect.gen(function* () {
     const inspection = yield* Recovery.inspect(target, {}, foldProjection);
     const folded = Generation.finish(inspection.state);
@@ -342,12 +346,12 @@ const verifyCopy = (target: string, expected: State.State) =>
         detail: `the copy does not fold: ${folded.left.reason._tag}`,
       });
     }
-    if (!State.equals(folded.right, expected)) {
-      return yield* new CopyVerificationFailed({
-        path: target,
-        detail: "the copy folds to a state other than the prefix's",
-      });
-    }
+    const detail = copyMismatch(
+      { lastSequence: inspection.report.lastSequence, state: folded.right },
+      { lastSequence, state: expected },
+      { copy: "the copy", source: "the prefix" },
+    );
+    if (detail !== undefined) return yield* new CopyVerificationFailed({ path: target, detail });
     return inspection.report;
   });
 
@@ -375,7 +379,7 @@ export const copyPrefix = (
       yield* holdSourceLock(source);
       const prefix = yield* findPrefix(source);
       const baseRecords = yield* writeCopy(target, prefix.state);
-      const report = yield* verifyCopy(target, prefix.state);
+      const report = yield* verifyCopy(target, baseRecords, prefix.state);
       const { manifest, fold, state } = prefix;
       return {
         source: {

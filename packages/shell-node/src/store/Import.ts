@@ -29,7 +29,7 @@
  * most a staging directory beside it, which the next import into DIR
  * removes: never a store with part of the history, nothing to repair.
  */
-import { type Event, Generation, type HistoryError, State } from "@tay/core";
+import { type Event, Generation, type HistoryError, type State } from "@tay/core";
 import { Clock, Effect, Either, type Scope } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
@@ -43,6 +43,7 @@ import {
 import * as Lock from "../disk/Lock.js";
 import * as Batch from "../log/Batch.js";
 import type { UnencodableEvent } from "../log/LogError.js";
+import { copyMismatch } from "./CopyCheck.js";
 import * as CopyStaging from "./CopyStaging.js";
 import { type Initialized, refuseEntries } from "./Init.js";
 import { BaseSegments, createActiveSegment } from "./internal/baseSegments.js";
@@ -217,12 +218,14 @@ const verify = (directory: string, lastSequence: number, expected: State.State) 
   Effect.gen(function* () {
     const inspection = yield* Recovery.inspect(directory, {}, leanFoldProjection);
     const folded = Generation.finish(inspection.state);
-    const detail =
-      inspection.report.lastSequence !== lastSequence
-        ? `the written store ends at sequence ${inspection.report.lastSequence}, the history at ${lastSequence}`
-        : folded._tag === "Left" || !State.equals(folded.right, expected)
-          ? "the written store folds to another state than the history given"
-          : undefined;
+    const detail = copyMismatch(
+      {
+        lastSequence: inspection.report.lastSequence,
+        state: folded._tag === "Right" ? folded.right : undefined,
+      },
+      { lastSequence, state: expected },
+      { copy: "the written store", source: "the history given" },
+    );
     if (detail !== undefined) return yield* new CopyVerificationFailed({ path: directory, detail });
     return inspection.report;
   });
