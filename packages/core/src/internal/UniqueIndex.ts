@@ -132,18 +132,23 @@ class Table {
   }
 }
 
-/** A version one change away from `toward`: its holders of (queue, key) are `holders`. */
+/** One (queue, key) and the holders a version sees under it. */
+type Entry = readonly [queue: string, uniqueKey: string, holders: Holders | undefined];
+
+/**
+ * A version some changes away from `toward`: applied from the last entry
+ * to the first, they turn `toward`'s table into this version's. One entry
+ * per update, or all of a run's under one `Edit` (one record for a batch).
+ */
 class Change {
   constructor(
-    readonly queue: string,
-    readonly uniqueKey: string,
-    readonly holders: Holders | undefined,
+    readonly entries: Array<Entry>,
     readonly toward: Version,
   ) {}
 }
 
 /**
- * A version's place: the table itself, or one change away from another
+ * A version's place: the table itself, or changes away from another
  * version. Mutable on purpose: rerooting moves the table between versions;
  * what each version reads never changes.
  */
@@ -170,14 +175,37 @@ const tableOf = (version: Version): Table => {
     const step = path[index];
     if (step === undefined) continue;
     const [older, change] = step;
-    const { queue, uniqueKey } = change;
-    const current = table.get(queue, uniqueKey);
-    change.toward.place = new Change(queue, uniqueKey, current, older);
-    table.put(queue, uniqueKey, change.holders);
+    change.toward.place = new Change(undo(table, change.entries), older);
     older.place = table;
   }
   return table;
 };
+
+/**
+ * Writes `entries` into the table, last to first, and returns what each
+ * replaced in the order written: applied last to first, they restore it.
+ */
+const undo = (table: Table, entries: ReadonlyArray<Entry>): Array<Entry> => {
+  const opposite: Array<Entry> = [];
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index];
+    if (entry === undefined) continue;
+    const [queue, uniqueKey, holders] = entry;
+    opposite.push([queue, uniqueKey, table.get(queue, uniqueKey)]);
+    table.put(queue, uniqueKey, holders);
+  }
+  return opposite;
+};
+
+/**
+ * The run an index made under an `Edit` may extend in place: the version
+ * before the run, and the change that leads from it to the index's version.
+ */
+interface Run {
+  readonly edit: Edit;
+  readonly from: Version;
+  readonly change: Change;
+}
 
 /** `holders` as a list (a fresh one for a single id: lists read are never kept). */
 const listOf = (holders: Holders | undefined): ReadonlyArray<number> | undefined =>
@@ -214,13 +242,18 @@ const joinedKey = (queue: string, uniqueKey: string): string =>
 export class UniqueIndex {
   private constructor(
     private readonly version: Version,
-    /** The number of (queue, key) pairs held. */
-    readonly size: number,
+    private count: number,
+    private readonly run: Run | undefined,
   ) {}
+
+  /** The number of (queue, key) pairs held. */
+  get size(): number {
+    return this.count;
+  }
 
   /** The empty index; `capacity` (keys per map of a queue) only for tests. */
   static empty(capacity: number = spillAt): UniqueIndex {
-    return new UniqueIndex(new Version(new Table(capacity)), 0);
+    return new UniqueIndex(new Version(new Table(capacity)), 0, undefined);
   }
 
   /** An index of `pairs` ((queue, key, holders ascending), each pair once), in O(n). */
@@ -235,7 +268,7 @@ export class UniqueIndex {
       table.put(queue, uniqueKey, holders.length === 1 && only !== undefined ? only : holders);
       size++;
     }
-    return new UniqueIndex(new Version(table), size);
+    return new UniqueIndex(new Version(table), size, undefined);
   }
 
   /** The ids of the jobs of `queue` holding `uniqueKey`, ascending; undefined when none ever did. */
@@ -245,17 +278,29 @@ export class UniqueIndex {
 
   /**
    * The index with `jobId` appended to the holders of (queue, uniqueKey).
-   * `edit` is taken as every persistent map of a state takes it, and not
-   * needed: an update costs one table write and one change record, and
-   * every version stays as it was.
+   * Every version stays as it was, except, as with every map of a state,
+   * the ones made under the same `edit` as this update: an index made
+   * under `edit` is extended in place, its run kept as one change (one
+   * record per batch rather than three objects per insert, which the
+   * young generation would copy while the batch is in flight).
    */
-  withHolder(queue: string, uniqueKey: string, jobId: number, _edit?: Edit): UniqueIndex {
+  withHolder(queue: string, uniqueKey: string, jobId: number, edit?: Edit): UniqueIndex {
     const table = tableOf(this.version);
     const before = table.get(queue, uniqueKey);
     table.put(queue, uniqueKey, withId(before, jobId));
+    const count = before === undefined ? this.count + 1 : this.count;
+    const run = this.run;
+    // The run's change still leads to this version (no reroot since).
+    if (edit !== undefined && run?.edit === edit && run.from.place === run.change) {
+      run.change.entries.push([queue, uniqueKey, before]);
+      this.count = count;
+      return this;
+    }
     const next = new Version(table);
-    this.version.place = new Change(queue, uniqueKey, before, next);
-    return new UniqueIndex(next, before === undefined ? this.size + 1 : this.size);
+    const change = new Change([[queue, uniqueKey, before]], next);
+    const from = this.version;
+    from.place = change;
+    return new UniqueIndex(next, count, edit === undefined ? undefined : { edit, from, change });
   }
 
   /**

@@ -53,34 +53,41 @@ describe("UniqueIndex", () => {
   for (const [name, capacity] of capacities) {
     it(`matches a Map of joined pairs, earlier versions intact (${name}, property)`, () => {
       fc.assert(
-        fc.property(fc.array(fc.tuple(pair, fc.boolean()), { maxLength: 50 }), (steps) => {
-          let index = UniqueIndex.empty(capacity);
-          const model = new Map<string, ReadonlyArray<number>>();
-          const versions: Array<readonly [UniqueIndex, Model]> = [];
-          let edit: Edit | undefined;
-          let jobId = 0;
-          for (const [[queue, key], newRun] of steps) {
-            // A new run (or none): the versions made so far are published.
-            if (newRun) {
-              versions.push([index, sorted(model)]);
-              edit = jobId % 2 === 0 ? new Edit() : undefined;
+        fc.property(
+          fc.array(fc.tuple(pair, fc.boolean(), fc.boolean()), { maxLength: 50 }),
+          (steps) => {
+            let index = UniqueIndex.empty(capacity);
+            const model = new Map<string, ReadonlyArray<number>>();
+            const versions: Array<readonly [UniqueIndex, Model]> = [];
+            let edit: Edit | undefined;
+            let jobId = 0;
+            for (const [[queue, key], newRun, readBack] of steps) {
+              // A new run (or none): the versions made so far are published.
+              if (newRun) {
+                versions.push([index, sorted(model)]);
+                edit = jobId % 2 === 0 ? new Edit() : undefined;
+              }
+              // A published version read in the middle of a run turns the
+              // table back to it: the run goes on, from then on, as new changes.
+              const published = versions[jobId % Math.max(1, versions.length)];
+              if (readBack && published !== undefined) agrees(published[0], published[1], capacity);
+              jobId += 1;
+              index = index.withHolder(queue, key, jobId, edit);
+              const joined = uniqueIndexKey(queue, key);
+              model.set(joined, [...(model.get(joined) ?? []), jobId]);
+              agrees(index, sorted(model), capacity);
             }
-            jobId += 1;
-            index = index.withHolder(queue, key, jobId, edit);
-            const joined = uniqueIndexKey(queue, key);
-            model.set(joined, [...(model.get(joined) ?? []), jobId]);
-            agrees(index, sorted(model), capacity);
-          }
-          for (const [version, entries] of versions) agrees(version, entries, capacity);
-          const rebuilt = UniqueIndex.of(
-            [...model].map(([joined, holders]) => {
-              const [queue = "", key = ""] = splitJoined(joined);
-              return [queue, key, holders] as const;
-            }),
-            capacity,
-          );
-          agrees(rebuilt, sorted(model), capacity);
-        }),
+            for (const [version, entries] of versions) agrees(version, entries, capacity);
+            const rebuilt = UniqueIndex.of(
+              [...model].map(([joined, holders]) => {
+                const [queue = "", key = ""] = splitJoined(joined);
+                return [queue, key, holders] as const;
+              }),
+              capacity,
+            );
+            agrees(rebuilt, sorted(model), capacity);
+          },
+        ),
         { numRuns: 60 },
       );
     });
