@@ -225,7 +225,9 @@ const checkFlush = (
  * `Maximal` (each batch is durable when written), with small writes made
  * on the caller's thread under `Throughput` (nothing waits for the device,
  * and a page-cache write costs less than the hop to the thread pool; see
- * `Disk.OpenOptions.inlineWrites`).
+ * `Disk.OpenOptions.inlineWrites`). `Maximal`'s and `Segment`'s small
+ * writes go on the caller's thread too, but by the writer's choice, held
+ * off while the disk is slow (`internal/inlineWrite.ts`).
  */
 export const appendOptions = (durability: DurabilityPolicy): OpenOptions => ({
   dataSync: durability === "Maximal",

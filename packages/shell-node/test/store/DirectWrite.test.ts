@@ -292,49 +292,72 @@ describe("durable writes on the caller's thread", () => {
       }).pipe(Effect.provide(nodeDisk)),
   );
 
-  it.scopedLive("other durabilities never write through write.inline", () =>
-    Effect.gen(function* () {
-      for (const durability of ["Segment", "Throughput"] as const) {
-        const { counts } = yield* warmed(
-          (store) => Effect.asVoid(store.append([inserted(2)])),
-          durability,
+  it.scopedLive(
+    "Segment writes a lone batch of up to 64 KiB inline (a page-cache copy) and a larger one in the pool",
+    () =>
+      Effect.gen(function* () {
+        const { directory } = yield* warmed(
+          (store, counts) =>
+            Effect.gen(function* () {
+              // Beyond Maximal's one page, within Segment's 64 KiB.
+              yield* store.append([inserted(2, 20_000)]);
+              expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 0, effectWrites: 0 });
+              yield* store.append([inserted(3, 70_000)]);
+              expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 1, effectWrites: 0 });
+            }),
+          "Segment",
         );
-        expect(counts).toMatchObject({ inlineWrites: 0, nowWrites: 1 });
-      }
-    }).pipe(Effect.provide(nodeDisk)),
+        expect(yield* reopenedCount(directory)).toBe(3);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
-  it.scopedLive("a slow inline write sends the next writes to the pool until the hold passed", () =>
-    Effect.gen(function* () {
-      const { directory } = yield* warmed((store, counts) =>
-        Effect.gen(function* () {
-          counts.slowInlineMs = InlineWrite.inlineSlowMs + 1;
-          const before = (yield* store.stats()).inlineWrites;
-          yield* store.append([inserted(2)]);
-          counts.slowInlineMs = 0;
-          const after = (yield* store.stats()).inlineWrites;
-          expect(after.writes).toBe(before.writes + 1);
-          expect(after.slow).toBe(before.slow + 1);
-          expect(after.slowestMs).toBeGreaterThan(InlineWrite.inlineSlowMs);
-          yield* store.append([inserted(3)]);
-          yield* store.append([inserted(4)]);
-          expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 2 });
-          yield* Effect.sleep(InlineWrite.inlineHoldMs + 20);
-          // The first write after the hold goes to the pool; once one there was fast (on a
-          // loaded machine not every one is), inline again.
-          yield* store.append([inserted(5)]);
-          expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 3 });
-          let jobId = 5;
-          while (counts.inlineWrites === 1 && jobId < 100) {
-            jobId += 1;
-            yield* store.append([inserted(jobId)]);
-          }
-          expect(counts.inlineWrites).toBe(2);
-          return jobId;
-        }),
-      );
-      expect(yield* reopenedCount(directory)).toBeGreaterThanOrEqual(6);
-    }).pipe(Effect.provide(nodeDisk)),
+  it.scopedLive(
+    "Throughput never writes through write.inline (its handle writes inline itself)",
+    () =>
+      Effect.gen(function* () {
+        const { counts } = yield* warmed(
+          (store) => Effect.asVoid(store.append([inserted(2)])),
+          "Throughput",
+        );
+        expect(counts).toMatchObject({ inlineWrites: 0, nowWrites: 1 });
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive.each(["Maximal", "Segment"] as const)(
+    "a slow inline write sends the next writes to the pool until the hold passed (%s)",
+    (durability) =>
+      Effect.gen(function* () {
+        const { directory } = yield* warmed(
+          (store, counts) =>
+            Effect.gen(function* () {
+              counts.slowInlineMs = InlineWrite.inlineSlowMs + 1;
+              const before = (yield* store.stats()).inlineWrites;
+              yield* store.append([inserted(2)]);
+              counts.slowInlineMs = 0;
+              const after = (yield* store.stats()).inlineWrites;
+              expect(after.writes).toBe(before.writes + 1);
+              expect(after.slow).toBe(before.slow + 1);
+              expect(after.slowestMs).toBeGreaterThan(InlineWrite.inlineSlowMs);
+              yield* store.append([inserted(3)]);
+              yield* store.append([inserted(4)]);
+              expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 2 });
+              yield* Effect.sleep(InlineWrite.inlineHoldMs + 20);
+              // The first write after the hold goes to the pool; once one there was fast (on a
+              // loaded machine not every one is), inline again.
+              yield* store.append([inserted(5)]);
+              expect(counts).toMatchObject({ inlineWrites: 1, nowWrites: 3 });
+              let jobId = 5;
+              while (counts.inlineWrites === 1 && jobId < 100) {
+                jobId += 1;
+                yield* store.append([inserted(jobId)]);
+              }
+              expect(counts.inlineWrites).toBe(2);
+              return jobId;
+            }),
+          durability,
+        );
+        expect(yield* reopenedCount(directory)).toBeGreaterThanOrEqual(6);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scopedLive("a failed inline write takes the batch back and stops the writer", () =>

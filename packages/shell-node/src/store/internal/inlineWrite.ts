@@ -1,17 +1,25 @@
+import type { DurabilityPolicy } from "../StoreOptions.js";
+
 /**
- * When the writer's direct path makes a durable write on the caller's
- * thread (the event loop) instead of handing it to the thread pool: the
- * pure leaf of that decision, and the record of the inline writes made.
+ * When the writer's direct path makes a write the store waits for on the
+ * caller's thread (the event loop) instead of handing it to the thread
+ * pool: the pure leaf of that decision, and the record of the inline
+ * writes made.
  *
  * A one-producer awaited insert under `Maximal` spent more time in the
  * hand-off to libuv's thread pool and back (dispatch, the pool thread's
  * wake-up, the completion's trip through the poll phase) than the rest of
- * its path; Redis writes and syncs its AOF on its one thread. The price is
- * that the loop waits for the device while the write runs, so the inline
- * path is bounded (docs/disk.md, "Durable writes on the caller's thread"):
- * - only a small batch (`inlineBytesMax`: one page, the device's smallest
- *   write; a larger batch means many producers, whose next batch forms
- *   while the pool writes this one);
+ * its path; Redis writes and syncs its AOF on its one thread. Under
+ * `Segment` the write only copies into the page cache (microseconds), so
+ * the hop is nearly all of it. The price is that the loop waits while the
+ * write runs: for the device under `Maximal`, and under `Segment` for the
+ * rare page-cache write that waits on writeback (a page a sync is writing
+ * out, or dirty-page throttling). So the inline path is bounded
+ * (docs/disk.md, "Durable writes on the caller's thread"):
+ * - only a small batch (`bytesMaxFor`: under `Maximal` one page, the
+ *   device's smallest write, since a larger batch means many producers,
+ *   whose next batch forms while the pool writes this one; under `Segment`
+ *   64 KiB, the size `Throughput` writes inline);
  * - only when nothing else is pending (a batch cut short by a size limit
  *   goes to the pool, its rest right behind it);
  * - not after an inline write that took more than `inlineSlowMs`: a disk
@@ -30,15 +38,31 @@
  *   turn waits for the next check phase (`setImmediate`), so timers and
  *   I/O run between any two.
  *
- * The bound this gives the host's loop: it waits for at most one durable
- * write per turn, of at most 4 KiB, and for at most one write slower than
- * `inlineSlowMs` per hold (10 a second at most, fewer while the disk
- * stays slow); how long that one write takes is the device's (measured in
- * docs/benchmarks.md).
+ * The bound this gives the host's loop: it waits for at most one such
+ * write per turn, of at most 4 KiB (`Maximal`) or 64 KiB (`Segment`), and
+ * for at most one write slower than `inlineSlowMs` per hold (10 a second
+ * at most, fewer while the disk stays slow); how long that one write takes
+ * is the device's (measured in docs/benchmarks.md). `Throughput`'s handle
+ * writes inline by itself (`Disk.OpenOptions.inlineWrites`: nothing there
+ * is waited for, so it is not held).
  */
 
-/** The largest batch written inline: one 4 KiB page. */
+/** The largest batch written inline under `Maximal`: one 4 KiB page. */
 export const inlineBytesMax = 4096;
+
+/** The largest batch written inline under `Segment`: a page-cache copy, as `Throughput`'s. */
+export const inlineBufferedBytesMax = 64 * 1024;
+
+/**
+ * The largest batch this policy writes inline through this path; 0 for
+ * none (`Throughput`, whose handle writes inline by itself, and a
+ * `Maximal` handle without `O_DSYNC`, whose writes are not durable when
+ * they return).
+ */
+export const bytesMaxFor = (durability: DurabilityPolicy, dataSync: boolean): number => {
+  if (durability === "Maximal") return dataSync ? inlineBytesMax : 0;
+  return durability === "Segment" && !dataSync ? inlineBufferedBytesMax : 0;
+};
 
 /** An inline write that took longer than this holds the inline path off. */
 export const inlineSlowMs = 2;
@@ -85,8 +109,8 @@ export const makeRecord = (): InlineRecord => ({
 
 /** What the decision reads of the batch and the writer. */
 export interface InlineInputs {
-  /** The handle's writes are durable when they return (O_DSYNC), and the policy asks for it. */
-  readonly durableOnReturn: boolean;
+  /** `bytesMaxFor` the policy and the handle: 0 when this path never writes inline. */
+  readonly bytesMax: number;
   readonly bytes: number;
   /** Records still pending behind this batch. */
   readonly pendingRecords: number;
@@ -94,8 +118,8 @@ export interface InlineInputs {
 
 /** Whether this write may be made on the caller's thread (in this turn or the next). */
 export const mayInline = (record: InlineRecord, inputs: InlineInputs): boolean =>
-  inputs.durableOnReturn &&
-  inputs.bytes <= inlineBytesMax &&
+  inputs.bytesMax > 0 &&
+  inputs.bytes <= inputs.bytesMax &&
   inputs.pendingRecords === 0 &&
   !record.held;
 

@@ -717,7 +717,8 @@ const directBatch = (writer: Writer): void => {
 
 /**
  * Writes what is left of the current batch: on the caller's thread when
- * `inlineWrite.ts` allows it (a small durable batch, nothing behind it),
+ * `inlineWrite.ts` allows it (a small batch the policy waits for, under
+ * `Maximal` or `Segment`, with nothing behind it),
  * else through the handle's `write.now` (answered by `onWritten`, perhaps
  * before it returns), or its `write` run by `runRare` for a handle
  * without one. Every way answers through `onWritten` only once the write
@@ -729,9 +730,9 @@ const writeRest = (writer: Writer): void => {
   const { handle } = active;
   const rest = written === 0 ? buffer : buffer.subarray(written);
   const position = active.segment.size + written;
-  const durableOnReturn = writer.state.options.durability === "Maximal" && handle.dataSync;
+  const bytesMax = InlineWrite.bytesMaxFor(writer.state.options.durability, handle.dataSync);
   const inline = handle.write.inline;
-  const plan = inline === undefined ? "Pool" : inlinePlan(writer, durableOnReturn, rest.length);
+  const plan = inline === undefined ? "Pool" : inlinePlan(writer, bytesMax, rest.length);
   if (plan === "NextTurn") {
     // The loop turns first (timers, I/O), then this batch is written inline or not.
     afterPoll(writer.writeRest);
@@ -748,8 +749,8 @@ const writeRest = (writer: Writer): void => {
     else writer.onWritten(outcome.left, 0);
     return;
   }
-  // A durable write handed off is timed: a fast one lets the inline path back.
-  if (durableOnReturn) InlineWrite.notePoolStart(writer.inline, performance.now());
+  // A write that could have been inline, handed off, is timed: a fast one lets the inline path back.
+  if (bytesMax > 0) InlineWrite.notePoolStart(writer.inline, performance.now());
   const now = handle.write.now;
   if (now !== undefined) {
     now(position, rest, writer.onWritten);
@@ -763,20 +764,16 @@ const writeRest = (writer: Writer): void => {
 };
 
 /** Where this part of the current batch is written (`inlineWrite.ts`). */
-const inlinePlan = (
-  writer: Writer,
-  durableOnReturn: boolean,
-  bytes: number,
-): InlineWrite.InlinePlan =>
+const inlinePlan = (writer: Writer, bytesMax: number, bytes: number): InlineWrite.InlinePlan =>
   InlineWrite.plan(writer.inline, {
-    durableOnReturn,
+    bytesMax,
     bytes,
     pendingRecords: writer.state.pending.length,
   });
 
 /** A write of the current batch returned: the next part, the failure, or the batch's end. */
 const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
-  // Only a durable write handed to the pool is timed (no clock read otherwise).
+  // Only a write that could have been inline, handed to the pool, is timed (no clock read otherwise).
   if (!Number.isNaN(writer.inline.poolStartedAt)) {
     InlineWrite.notePoolEnd(writer.inline, performance.now());
   }

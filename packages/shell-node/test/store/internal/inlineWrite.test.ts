@@ -1,12 +1,13 @@
 // Proves the rule for durable writes on the caller's thread (docs/disk.md, "Durable writes on the
-// caller's thread"): only a write that is durable when it returns, of at most one page, with
-// nothing pending behind it, and not while held; a slow inline write holds the path off for at
+// caller's thread"): only a write the policy waits for (`Maximal`'s O_DSYNC write, of at most one
+// page; `Segment`'s page-cache write, of at most 64 KiB), with nothing pending behind it, and not
+// while held; a slow inline write holds the path off for at
 // least `inlineHoldMs` and until a write in the pool is fast again; a second inline write in one
 // turn of the event loop waits for the next. Pure, times passed in.
 import { describe, expect, it } from "@effect/vitest";
 import * as InlineWrite from "../../../src/store/internal/inlineWrite.js";
 
-const small = { durableOnReturn: true, bytes: 130, pendingRecords: 0 };
+const small = { bytesMax: InlineWrite.inlineBytesMax, bytes: 130, pendingRecords: 0 };
 
 describe("the inline write rule", () => {
   it("takes a lone small durable write", () => {
@@ -15,9 +16,24 @@ describe("the inline write rule", () => {
     expect(InlineWrite.mayInline(InlineWrite.makeRecord(), page)).toBe(true);
   });
 
-  it("leaves to the pool a write not durable on return, a larger one, or one with work behind it", () => {
+  it("bounds each policy's inline batch: a page under Maximal, 64 KiB under Segment, none else", () => {
+    expect(InlineWrite.bytesMaxFor("Maximal", true)).toBe(InlineWrite.inlineBytesMax);
+    expect(InlineWrite.bytesMaxFor("Segment", false)).toBe(InlineWrite.inlineBufferedBytesMax);
+    expect(InlineWrite.inlineBufferedBytesMax).toBe(64 * 1024);
+    // Not durable on return; written inline by the handle itself; not a page-cache write.
+    expect(InlineWrite.bytesMaxFor("Maximal", false)).toBe(0);
+    expect(InlineWrite.bytesMaxFor("Throughput", false)).toBe(0);
+    expect(InlineWrite.bytesMaxFor("Segment", true)).toBe(0);
+    const buffered = { ...small, bytesMax: InlineWrite.inlineBufferedBytesMax };
     const record = InlineWrite.makeRecord();
-    expect(InlineWrite.mayInline(record, { ...small, durableOnReturn: false })).toBe(false);
+    expect(InlineWrite.mayInline(record, { ...buffered, bytes: 64 * 1024 })).toBe(true);
+    expect(InlineWrite.mayInline(record, { ...buffered, bytes: 64 * 1024 + 1 })).toBe(false);
+  });
+
+  it("leaves to the pool a write of a policy without the path, a larger one, or one with work behind it", () => {
+    const record = InlineWrite.makeRecord();
+    expect(InlineWrite.mayInline(record, { ...small, bytesMax: 0 })).toBe(false);
+    expect(InlineWrite.mayInline(record, { ...small, bytes: 0, bytesMax: 0 })).toBe(false);
     expect(InlineWrite.mayInline(record, { ...small, bytes: InlineWrite.inlineBytesMax + 1 })).toBe(
       false,
     );
