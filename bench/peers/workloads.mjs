@@ -88,10 +88,17 @@ const work = async (driver, { concurrency, shouldStop, onStart, onCompleted, idl
  * Workload 2: `jobs` jobs enqueued first (not measured), then processed
  * (claim + complete, no work in between) by `concurrency` in-process
  * workers until all are done or `seconds` have passed. Latency: claim
- * returned (or processor entered) to completion acknowledged.
+ * returned (or processor entered) to completion acknowledged. With
+ * `warmUpJobs`, that many more are enqueued and processed first by the same
+ * workers, untimed (the code paths run warm, as in a long-lived process).
  */
-export const processJobs = async (driver, { concurrency, jobs, seconds }) => {
-  await prefill(driver, jobs);
+export const processJobs = async (driver, { concurrency, jobs, seconds, warmUpJobs = 0 }) => {
+  await prefill(driver, jobs + warmUpJobs);
+  // Workers stopping may finish a few more than asked: the timed part runs what is left.
+  const left =
+    warmUpJobs > 0
+      ? jobs + warmUpJobs - (await warmUp(driver, concurrency, warmUpJobs, seconds))
+      : jobs;
   const latencies = [];
   const startedAt = new Map();
   let completed = 0;
@@ -99,7 +106,7 @@ export const processJobs = async (driver, { concurrency, jobs, seconds }) => {
   const started = now();
   const deadline = started + seconds * 1000;
   const shouldStop = () => {
-    if (finishedAt === undefined && (completed >= jobs || now() >= deadline)) finishedAt = now();
+    if (finishedAt === undefined && (completed >= left || now() >= deadline)) finishedAt = now();
     return finishedAt !== undefined;
   };
   await work(driver, {
@@ -119,6 +126,21 @@ export const processJobs = async (driver, { concurrency, jobs, seconds }) => {
     seconds: ((finishedAt ?? now()) - started) / 1000,
     latencies,
   });
+};
+
+/** Processes `jobs` of the queue untimed (or for at most `seconds`); answers how many completed. */
+const warmUp = async (driver, concurrency, jobs, seconds) => {
+  let completed = 0;
+  const deadline = now() + seconds * 1000;
+  await work(driver, {
+    concurrency,
+    shouldStop: () => completed >= jobs || now() >= deadline,
+    onStart: () => {},
+    onCompleted: () => {
+      completed += 1;
+    },
+  });
+  return completed;
 };
 
 /**
