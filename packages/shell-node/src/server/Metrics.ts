@@ -165,7 +165,7 @@ const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log
     });
   counter(
     "tay_inline_writes_total",
-    "Durable writes made on the event loop's thread (Maximal, a lone small batch)",
+    "Writes made on the event loop's thread (Maximal or Segment, a lone small batch)",
     () => inline()?.writes ?? 0,
   );
   counter(

@@ -20,18 +20,21 @@ export interface StoreStats {
   readonly pendingRecords: number;
   /** Bytes (encoded) of those records. */
   readonly pendingBytes: number;
-  /** The durable writes made on the event loop's thread since the store opened. */
+  /** The writes made on the event loop's thread by the writer's choice since the store opened. */
   readonly inlineWrites: InlineWriteStats;
 }
 
 /**
  * The writer's inline writes (`internal/inlineWrite.ts`): under `Maximal`
  * a lone small batch is written `O_DSYNC` on the event loop's thread, which
- * waits for the device meanwhile. These say how often, and how long the
- * worst wait was; all 0 under the other durabilities (docs/store.md).
+ * waits for the device meanwhile; under `Segment` (since 2026-12-04) a lone
+ * batch of up to 64 KiB is copied into the page cache there, which waits
+ * only when writeback holds a page. These say how often, and how long the
+ * worst wait was; all 0 under `Throughput`, whose handle writes inline by
+ * itself, unheld and uncounted (docs/store.md).
  */
 export interface InlineWriteStats {
-  /** Durable writes made inline. */
+  /** Writes made inline. */
   readonly writes: number;
   /** Those that took longer than `inlineSlowMs` (2 ms): each held the inline path off for a while. */
   readonly slow: number;
