@@ -34,6 +34,7 @@ import {
   encodeEntries,
   encodeHead,
   type Head,
+  type Placed,
 } from "./internal/terminalIndexFormat.js";
 
 export type { Head } from "./internal/terminalIndexFormat.js";
@@ -497,34 +498,70 @@ const joinChunks = (chunks: Array<Uint8Array>, bytesMax: number): Uint8Array => 
 };
 
 /**
- * Adds what a lean fold handed over at the end of the entries. The first addition after an open
- * removes HEAD: from then on the index is current only once `publish`ed.
+ * Appends the entries of several commits' `lefts`, in their order, with one
+ * write: the same bytes and offsets as adding them one by one. Each is
+ * encoded before anything is written, so a failure to encode writes
+ * nothing. The first addition after an open removes HEAD: from then on the
+ * index is current only once `publish`ed.
  */
-export const add = (
+export const addAll = (
   index: TerminalIndex,
-  left: Generation.Left,
+  lefts: ReadonlyArray<Generation.Left>,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
-    if (left.jobs.length === 0 && left.results.length === 0) return;
-    const entries = encodeEntries(left);
-    if (Either.isLeft(entries)) {
-      return yield* new TerminalIndexCorrupt({
-        path: entriesPath(index),
-        offset: index.end,
-        reason: entries.left,
-      });
+    const parts: Array<{ readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> }> = [];
+    let length = 0;
+    for (const left of lefts) {
+      if (left.jobs.length === 0 && left.results.length === 0) continue;
+      const entries = encodeEntries(left);
+      if (Either.isLeft(entries)) {
+        return yield* new TerminalIndexCorrupt({
+          path: entriesPath(index),
+          offset: index.end + length,
+          reason: entries.left,
+        });
+      }
+      parts.push(entries.right);
+      length += entries.right.bytes.length;
     }
+    if (length === 0) return;
     if (index.headed) {
       yield* Files.removeIfPresent(headPath(index), false);
       index.headed = false;
     }
-    yield* Files.writeAll(index.handle, index.end, entries.right.bytes);
-    for (const { jobId, kind, offset } of entries.right.placed) {
-      if (kind === "job") index.offsets.setJob(jobId, index.end + offset);
-      else index.offsets.setResult(jobId, index.end + offset);
+    yield* Files.writeAll(index.handle, index.end, joinParts(parts, length));
+    let at = index.end;
+    for (const { bytes, placed } of parts) {
+      for (const { jobId, kind, offset } of placed) {
+        if (kind === "job") index.offsets.setJob(jobId, at + offset);
+        else index.offsets.setResult(jobId, at + offset);
+      }
+      at += bytes.length;
     }
-    index.end += entries.right.bytes.length;
+    index.end += length;
   });
+
+/** Appends the entries of what one commit let go of (`addAll` of one). */
+export const add = (
+  index: TerminalIndex,
+  left: Generation.Left,
+): Effect.Effect<void, TerminalIndexError, Disk> => addAll(index, [left]);
+
+/** The parts' bytes one after another (the part itself when there is one). */
+const joinParts = (
+  parts: ReadonlyArray<{ readonly bytes: Uint8Array }>,
+  length: number,
+): Uint8Array => {
+  const [first] = parts;
+  if (parts.length === 1 && first !== undefined) return first.bytes;
+  const joined = new Uint8Array(length);
+  let at = 0;
+  for (const { bytes } of parts) {
+    joined.set(bytes, at);
+    at += bytes.length;
+  }
+  return joined;
+};
 
 /** Syncs the entries and publishes HEAD for `identity`: the index is current for it. */
 export const publish = (

@@ -18,7 +18,8 @@ import * as path from "node:path";
 import { Event, State } from "@tay/core";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Effect } from "effect";
+import { Effect, Layer } from "effect";
+import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
@@ -168,6 +169,37 @@ const reference = async (lastJobId: number) => {
   return seen;
 };
 
+/** NodeDisk whose terminal index entries files count their writes, and how many run at once. */
+const countingEntriesWrites = (counts: {
+  writes: number;
+  inFlight: number;
+  mostInFlight: number;
+}): DiskService => {
+  const counted = (file: string, handle: FileHandle): FileHandle => {
+    if (path.basename(file) !== TerminalIndex.entriesName) return handle;
+    const write = (position: number, bytes: Uint8Array) =>
+      Effect.suspend(() => {
+        counts.writes += 1;
+        counts.inFlight += 1;
+        counts.mostInFlight = Math.max(counts.mostInFlight, counts.inFlight);
+        return Effect.ensuring(
+          handle.write(position, bytes),
+          Effect.sync(() => {
+            counts.inFlight -= 1;
+          }),
+        );
+      });
+    return { ...handle, write };
+  };
+  return {
+    ...NodeDisk.make,
+    open: (file, mode, options) =>
+      Effect.map(NodeDisk.make.open(file, mode, options), (handle) => counted(file, handle)),
+    create: (file, bytes) =>
+      Effect.map(NodeDisk.make.create(file, bytes), (handle) => counted(file, handle)),
+  };
+};
+
 describe("an engine with a terminal index", () => {
   it("answers as the all-in-memory engine on random workloads, reopened and rebuilt", async () => {
     // A fixed seed: eight unseeded samples sometimes completed no keyless job with a result,
@@ -217,6 +249,42 @@ describe("an engine with a terminal index", () => {
     expect(withResults).toBeGreaterThan(0);
   });
 
+  it("writes what a run of commits let go of together, one write at a time, answering meanwhile", async () => {
+    const counts = { writes: 0, inFlight: 0, mostInFlight: 0 };
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      durability: "Throughput",
+      disk: Layer.succeed(Disk, countingEntriesWrites(counts)),
+    });
+    const jobs = 300;
+    await engine.insertMany(
+      Array.from({ length: jobs }, (_, index) => ({ queue: "a", worker: "W", args: { index } })),
+    );
+    // One commit per completion, each awaited: each lets its job go.
+    for (let index = 0; index < jobs; index++) {
+      const [job] = await engine.claim("a", 1);
+      if (job === undefined) throw new Error("no job to claim");
+      await engine.complete(job.jobId, index % 2 === 0 ? { index } : undefined);
+      // Written or not yet, the job reads whole.
+      expect(engine.job(job.jobId)).toMatchObject({
+        state: "completed",
+        args: new Map([["index", index]]),
+        result: index % 2 === 0 ? { value: new Map([["index", index]]) } : null,
+      });
+    }
+    const live = engine.jobs({ state: "completed" });
+    expect(live).toHaveLength(jobs);
+    await engine.close();
+    // A write per commit would be 300; batches of `drainItemsMin` jobs, and the close's, are 2.
+    expect(counts.writes).toBeGreaterThan(0);
+    expect(counts.writes).toBeLessThan(jobs / 4);
+    expect(counts.mostInFlight).toBe(1);
+    const reopened = await EnginePromises.open(dir);
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(reopened.jobs({ state: "completed" })).toEqual(live);
+    await reopened.close();
+  });
+
   it("prunes the index with compaction's retention, as the log", async () => {
     const engine = await EnginePromises.open(dir, { createIfMissing: true });
     for (let index = 0; index < 6; index++) {
@@ -227,6 +295,8 @@ describe("an engine with a terminal index", () => {
       if (job !== undefined) await engine.complete(job.jobId, index);
     }
     expect(engine.jobs({ state: "completed" })).toHaveLength(4);
+    // Retention 0 drops what finished before now: not in the same millisecond as the last completion.
+    await new Promise((resolve) => setTimeout(resolve, 2));
     await engine.compact(0);
     expect(engine.jobs({ state: "completed" })).toEqual([]);
     expect(engine.job(1)).toBeUndefined();
