@@ -40,28 +40,7 @@ interface Row {
 const label = (): string => `${hostname()} pid ${process.pid}`;
 
 /** The store's lease row, or undefined when no compaction ever made it. */
-const read = (state: LogState, session: Session): Effect.Effect<Row | undefined, Failure> =>
-  rowOf(state.sql, session, state.storeId);
-
-/** What open reports of a compaction holding the lease (docs/postgres.md). */
-export interface Held {
-  /** Who holds it: "HOST pid N". */
-  readonly label: string;
-  /** Until when (ms since the epoch, by the holder's clock). */
-  readonly expiresAt: number;
-}
-
-/** The lease of `storeId` when a compaction holds it (run out or not), else undefined. */
-export const held = (
-  sql: Statements,
-  session: Session,
-  storeId: string,
-): Effect.Effect<Held | undefined, Failure> =>
-  Effect.map(rowOf(sql, session, storeId), (row) =>
-    row?.holder === undefined ? undefined : { label: row.label, expiresAt: row.expiresAt },
-  );
-
-const rowOf = (
+const leaseRow = (
   sql: Statements,
   session: Session,
   storeId: string,
@@ -78,6 +57,24 @@ const rowOf = (
       expiresAt: Rows.isRefused(expiresAt) ? 0 : expiresAt,
     };
   });
+
+/** What open reports of a compaction holding the lease (docs/postgres.md). */
+export interface Held {
+  /** Who holds it: "HOST pid N". */
+  readonly label: string;
+  /** Until when (ms since the epoch, by the holder's clock). */
+  readonly expiresAt: number;
+}
+
+/** The lease of `storeId` when a compaction holds it (run out or not), else undefined. */
+export const held = (
+  sql: Statements,
+  session: Session,
+  storeId: string,
+): Effect.Effect<Held | undefined, Failure> =>
+  Effect.map(leaseRow(sql, session, storeId), (row) =>
+    row?.holder === undefined ? undefined : { label: row.label, expiresAt: row.expiresAt },
+  );
 
 /** A new token for `take`; made once per compaction so a run again recognizes its own lease. */
 export const token = (): Lease => ({ holder: randomUUID() });
@@ -99,13 +96,13 @@ export const take = (
     const values = [storeId, lease.holder, label(), until];
     const taken = yield* run(session, sql.leaseTake, [...values, now]);
     if (taken.affected === 1) return;
-    let found = yield* read(state, session);
+    let found = yield* leaseRow(sql, session, storeId);
     if (found === undefined) {
       // The store's first compaction makes the row; a racing first one made it already.
       const made = yield* Effect.either(run(session, sql.leaseInsert, values));
       if (made._tag === "Right") return;
       if (made.left.code !== "23505") return yield* Effect.fail(made.left);
-      found = yield* read(state, session);
+      found = yield* leaseRow(sql, session, storeId);
     }
     if (found === undefined || found.holder === lease.holder) return;
     return yield* new CompactionBusy({
@@ -132,7 +129,7 @@ export const renew = (
     const until = now + state.options.compactionLeaseMs;
     const renewed = yield* run(session, state.sql.leaseRenew, [state.storeId, lease.holder, until]);
     if (renewed.affected === 1) return;
-    const found = yield* read(state, session);
+    const found = yield* leaseRow(state.sql, session, state.storeId);
     const held = found?.holder === undefined ? undefined : found;
     return yield* new CompactionLeaseLost({
       path: state.path,
