@@ -170,7 +170,7 @@ const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log
   );
   counter(
     "tay_inline_writes_slow_total",
-    "Inline writes slower than 2 ms (each sends the next writes to the thread pool for a while)",
+    "Inline writes slower than 2 ms (each spends its time from a budget; once it is overdrawn, writes go to the thread pool until it refills)",
     () => inline()?.slow ?? 0,
   );
   new Gauge({

@@ -36,7 +36,7 @@ export interface StoreStats {
 export interface InlineWriteStats {
   /** Writes made inline. */
   readonly writes: number;
-  /** Those that took longer than `inlineSlowMs` (2 ms): each held the inline path off for a while. */
+  /** Those that took longer than `inlineSlowMs` (2 ms): each spent its time from the slow-write budget. */
   readonly slow: number;
   /** The longest one, in milliseconds (0 for none). */
   readonly slowestMs: number;

@@ -22,15 +22,15 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  *   64 KiB, the size `Throughput` writes inline);
  * - only when nothing else is pending (a batch cut short by a size limit
  *   goes to the pool, its rest right behind it);
- * - not after an inline write that took more than `inlineSlowMs`: a disk
- *   that is slow now (writeback, another process's syncs, a failing
- *   device) is given to the pool for at least a hold, and then until a
- *   write there takes at most `inlineSlowMs` again (measured from the
- *   hand-off to the answer on the loop, which only overstates it). The
- *   hold starts at `inlineHoldMs` and doubles with each slow inline write
- *   up to `inlineHoldMsMax`, back to the start after `fastWritesToReset`
- *   fast inline writes in a row: a disk that stays slow stalls the loop
- *   ever more rarely.
+ * - within a budget of loop time for slow writes: an inline write that
+ *   took more than `inlineSlowMs` spends its whole duration from a budget
+ *   of `slowBudgetMs`, which refills at `slowBudgetRate` of the time that
+ *   passes; once it is spent, writes go to the pool until it has refilled
+ *   to zero (a disk that is slow now, from writeback, another process's
+ *   syncs or a failing device, is probed once per refill). The odd slow
+ *   write of a healthy device (this VM's: a few in a thousand, 2–8 ms)
+ *   costs nothing more than its own wait; a disk that stays slow stalls
+ *   the loop for at most that share of the time.
  *
  * - at most one per turn of the event loop: a producer that awaits each
  *   insert would otherwise chain write, answer, next insert and next write
@@ -40,9 +40,11 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  *
  * The bound this gives the host's loop: it waits for at most one such
  * write per turn, of at most 4 KiB (`Maximal`) or 64 KiB (`Segment`), and
- * for at most one write slower than `inlineSlowMs` per hold (10 a second
- * at most, fewer while the disk stays slow); how long that one write takes
- * is the device's (measured in docs/benchmarks.md). `Throughput`'s handle
+ * over any span of t ms for writes slower than `inlineSlowMs` for at most
+ * `slowBudgetMs` + `slowBudgetRate` × t, plus the one write that
+ * overdraws the budget (the loop learns a write is slow only once it
+ * returned: how long that one takes is the device's; measured in
+ * docs/benchmarks.md). `Throughput`'s handle
  * writes inline by itself (`Disk.OpenOptions.inlineWrites`: nothing there
  * is waited for, so it is not held).
  */
@@ -64,47 +66,41 @@ export const bytesMaxFor = (durability: DurabilityPolicy, dataSync: boolean): nu
   return durability === "Segment" && !dataSync ? inlineBufferedBytesMax : 0;
 };
 
-/** An inline write that took longer than this holds the inline path off. */
+/** An inline write that took longer than this spends its time from the slow-write budget. */
 export const inlineSlowMs = 2;
 
-/** The first hold after a slow inline write. */
-export const inlineHoldMs = 100;
+/** The loop time slow inline writes may take at once (ms): the budget's capacity. */
+export const slowBudgetMs = 50;
 
-/** The longest hold: the disk is probed again at least this often. */
-export const inlineHoldMsMax = 6400;
-
-/** Fast inline writes in a row after which the hold is back to `inlineHoldMs`. */
-export const fastWritesToReset = 64;
+/** The budget's refill, as a share of the time that passes: 50 ms a second. */
+export const slowBudgetRate = 0.05;
 
 /** The inline writes made by one writer: how many, how many were slow, the slowest. */
 export interface InlineRecord {
   writes: number;
   slow: number;
   slowestMs: number;
-  /** Durable writes go to the pool until this time (`performance.now()`, ms) and one there is fast again. */
+  /** The slow-write budget (ms) as of `budgetAt`; below zero while overdrawn. */
+  budgetMs: number;
+  /** When the budget was last spent (`performance.now()`, ms). */
+  budgetAt: number;
+  /** Writes go to the pool until `heldUntil` (`performance.now()`, ms): the budget is overdrawn. */
   held: boolean;
   heldUntil: number;
-  /** The hold the next slow inline write sets. */
-  holdMs: number;
-  /** Fast inline writes since the last slow one. */
-  fastInARow: number;
   /** An inline write was made in this turn of the event loop. */
   turnUsed: boolean;
-  /** When the durable write in the pool now was handed off (`performance.now()`, ms), or NaN. */
-  poolStartedAt: number;
 }
 
-/** A record of no inline write. */
+/** A record of no inline write, its budget whole. */
 export const makeRecord = (): InlineRecord => ({
   writes: 0,
   slow: 0,
   slowestMs: 0,
+  budgetMs: slowBudgetMs,
+  budgetAt: Number.NEGATIVE_INFINITY,
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
-  holdMs: inlineHoldMs,
-  fastInARow: 0,
   turnUsed: false,
-  poolStartedAt: Number.NaN,
 });
 
 /** What the decision reads of the batch and the writer. */
@@ -132,32 +128,22 @@ export const plan = (record: InlineRecord, inputs: InlineInputs): InlinePlan => 
   return record.turnUsed ? "NextTurn" : "Now";
 };
 
-/** Notes an inline write that ran from `started` to `ended` (ms). */
+/** Notes an inline write that ran from `started` to `ended` (ms): a slow one spends from the budget. */
 export const note = (record: InlineRecord, started: number, ended: number): void => {
   const tookMs = ended - started;
   record.writes += 1;
   if (tookMs > record.slowestMs) record.slowestMs = tookMs;
-  if (tookMs > inlineSlowMs) {
-    record.slow += 1;
-    record.held = true;
-    record.heldUntil = ended + record.holdMs;
-    record.holdMs = Math.min(record.holdMs * 2, inlineHoldMsMax);
-    record.fastInARow = 0;
-    return;
-  }
-  record.fastInARow += 1;
-  if (record.fastInARow >= fastWritesToReset) record.holdMs = inlineHoldMs;
+  if (tookMs <= inlineSlowMs) return;
+  record.slow += 1;
+  const refilled = record.budgetMs + (started - record.budgetAt) * slowBudgetRate;
+  record.budgetMs = Math.min(slowBudgetMs, refilled) - tookMs;
+  record.budgetAt = ended;
+  if (record.budgetMs >= 0) return;
+  record.held = true;
+  record.heldUntil = ended - record.budgetMs / slowBudgetRate;
 };
 
-/** Notes that a durable write was handed to the pool at `started` (ms). */
-export const notePoolStart = (record: InlineRecord, started: number): void => {
-  record.poolStartedAt = started;
-};
-
-/** A durable write handed to the pool answered at `ended`: a fast one lifts the hold. */
-export const notePoolEnd = (record: InlineRecord, ended: number): void => {
-  const started = record.poolStartedAt;
-  if (Number.isNaN(started)) return;
-  record.poolStartedAt = Number.NaN;
-  if (ended >= record.heldUntil && ended - started <= inlineSlowMs) record.held = false;
+/** At `now` (ms), lifts the hold once the budget has refilled to zero. */
+export const lift = (record: InlineRecord, now: number): void => {
+  if (now >= record.heldUntil) record.held = false;
 };

@@ -749,8 +749,6 @@ const writeRest = (writer: Writer): void => {
     else writer.onWritten(outcome.left, 0);
     return;
   }
-  // A write that could have been inline, handed off, is timed: a fast one lets the inline path back.
-  if (bytesMax > 0) InlineWrite.notePoolStart(writer.inline, performance.now());
   const now = handle.write.now;
   if (now !== undefined) {
     now(position, rest, writer.onWritten);
@@ -764,19 +762,18 @@ const writeRest = (writer: Writer): void => {
 };
 
 /** Where this part of the current batch is written (`inlineWrite.ts`). */
-const inlinePlan = (writer: Writer, bytesMax: number, bytes: number): InlineWrite.InlinePlan =>
-  InlineWrite.plan(writer.inline, {
+const inlinePlan = (writer: Writer, bytesMax: number, bytes: number): InlineWrite.InlinePlan => {
+  // The clock is read only while the path is held off.
+  if (writer.inline.held) InlineWrite.lift(writer.inline, performance.now());
+  return InlineWrite.plan(writer.inline, {
     bytesMax,
     bytes,
     pendingRecords: writer.state.pending.length,
   });
+};
 
 /** A write of the current batch returned: the next part, the failure, or the batch's end. */
 const onDirectWritten = (writer: Writer, error: DiskError | undefined, count: number): void => {
-  // Only a write that could have been inline, handed to the pool, is timed (no clock read otherwise).
-  if (!Number.isNaN(writer.inline.poolStartedAt)) {
-    InlineWrite.notePoolEnd(writer.inline, performance.now());
-  }
   const { current } = writer;
   const { active } = current;
   if (active === undefined) return;

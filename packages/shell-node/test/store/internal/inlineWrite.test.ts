@@ -1,9 +1,10 @@
 // Proves the rule for durable writes on the caller's thread (docs/disk.md, "Durable writes on the
 // caller's thread"): only a write the policy waits for (`Maximal`'s O_DSYNC write, of at most one
 // page; `Segment`'s page-cache write, of at most 64 KiB), with nothing pending behind it, and not
-// while held; a slow inline write holds the path off for at
-// least `inlineHoldMs` and until a write in the pool is fast again; a second inline write in one
-// turn of the event loop waits for the next. Pure, times passed in.
+// while held; a slow inline write spends its time from a budget that refills at a rate, and only
+// an overdrawn budget holds the path off (until it has refilled to zero), which bounds the loop's
+// time in slow writes over any span; a second inline write in one turn of the event loop waits
+// for the next. Pure, times passed in.
 import { describe, expect, it } from "@effect/vitest";
 import * as InlineWrite from "../../../src/store/internal/inlineWrite.js";
 
@@ -40,30 +41,69 @@ describe("the inline write rule", () => {
     expect(InlineWrite.mayInline(record, { ...small, pendingRecords: 1 })).toBe(false);
   });
 
-  it("a slow inline write holds the path off until the hold passed and a pool write is fast", () => {
+  it("spends a slow write's time from the budget, and holds the path off only once it is overdrawn", () => {
     const record = InlineWrite.makeRecord();
     InlineWrite.note(record, 0, 0.4);
+    expect(record).toMatchObject({ writes: 1, slow: 0, budgetMs: InlineWrite.slowBudgetMs });
+    // The odd slow write of a healthy device: spent, not held.
+    const slow = InlineWrite.inlineSlowMs + 1;
+    InlineWrite.note(record, 10, 10 + slow);
+    expect(record).toMatchObject({ writes: 2, slow: 1, slowestMs: slow, held: false });
+    expect(record.budgetMs).toBeCloseTo(InlineWrite.slowBudgetMs - slow);
     expect(InlineWrite.mayInline(record, small)).toBe(true);
-    InlineWrite.note(record, 10, 10 + InlineWrite.inlineSlowMs + 1);
-    expect(record).toMatchObject({ writes: 2, slow: 1, slowestMs: InlineWrite.inlineSlowMs + 1 });
+    // A write that overdraws it by 10 ms holds the path until 10 ms have refilled.
+    const long = InlineWrite.slowBudgetMs + 10;
+    InlineWrite.note(record, 20, 20 + long);
+    expect(record.held).toBe(true);
     expect(InlineWrite.mayInline(record, small)).toBe(false);
-    const slowEnd = 10 + InlineWrite.inlineSlowMs + 1;
-    // A fast pool write inside the hold does not lift it.
-    InlineWrite.notePoolStart(record, slowEnd + 1);
-    InlineWrite.notePoolEnd(record, slowEnd + 1.5);
+    const overdrawn = -record.budgetMs;
+    expect(overdrawn).toBeGreaterThan(10);
+    const until = 20 + long + overdrawn / InlineWrite.slowBudgetRate;
+    expect(record.heldUntil).toBeCloseTo(until);
+    InlineWrite.lift(record, until - 1);
     expect(InlineWrite.mayInline(record, small)).toBe(false);
-    // A slow pool write after the hold does not lift it either.
-    const afterHold = slowEnd + InlineWrite.inlineHoldMs;
-    InlineWrite.notePoolStart(record, afterHold);
-    InlineWrite.notePoolEnd(record, afterHold + InlineWrite.inlineSlowMs + 1);
-    expect(InlineWrite.mayInline(record, small)).toBe(false);
-    // An answer with no pool write started (an inline write's own) lifts nothing.
-    InlineWrite.notePoolEnd(record, afterHold + 10);
-    expect(InlineWrite.mayInline(record, small)).toBe(false);
-    // A fast one after the hold does.
-    InlineWrite.notePoolStart(record, afterHold + 20);
-    InlineWrite.notePoolEnd(record, afterHold + 20.5);
+    InlineWrite.lift(record, until);
     expect(InlineWrite.mayInline(record, small)).toBe(true);
+  });
+
+  it("refills at its rate up to its capacity, never past it", () => {
+    const record = InlineWrite.makeRecord();
+    const slow = 10;
+    InlineWrite.note(record, 0, slow);
+    expect(record.budgetMs).toBe(InlineWrite.slowBudgetMs - slow);
+    // 100 ms later 5 ms have come back (at 5%), then the next 10 are spent.
+    InlineWrite.note(record, slow + 100, slow + 100 + slow);
+    expect(record.budgetMs).toBeCloseTo(
+      InlineWrite.slowBudgetMs - slow + 100 * InlineWrite.slowBudgetRate - slow,
+    );
+    // A long quiet spell refills it to its capacity only.
+    InlineWrite.note(record, 1_000_000, 1_000_000 + slow);
+    expect(record.budgetMs).toBe(InlineWrite.slowBudgetMs - slow);
+  });
+
+  it("bounds the loop's time in slow writes by the capacity and the rate over any span", () => {
+    // A disk whose every write takes 30 ms, written inline whenever the rule lets it.
+    const record = InlineWrite.makeRecord();
+    const slow = 30;
+    let time = 0;
+    let waited = 0;
+    const span = 60_000;
+    while (time < span) {
+      InlineWrite.lift(record, time);
+      if (InlineWrite.mayInline(record, small)) {
+        InlineWrite.note(record, time, time + slow);
+        waited += slow;
+        time += slow;
+      } else {
+        time += 1;
+      }
+    }
+    // The bound, plus the one write that overdraws the budget.
+    expect(waited).toBeLessThanOrEqual(
+      InlineWrite.slowBudgetMs + InlineWrite.slowBudgetRate * span + slow,
+    );
+    // And the path is probed again: more than one write a hold's worth of time.
+    expect(waited).toBeGreaterThan(InlineWrite.slowBudgetRate * span * 0.8);
   });
 
   it("plans at most one inline write per turn of the loop", () => {
@@ -74,24 +114,5 @@ describe("the inline write rule", () => {
     expect(InlineWrite.plan(record, { ...small, pendingRecords: 1 })).toBe("Pool");
     record.held = true;
     expect(InlineWrite.plan(record, small)).toBe("Pool");
-  });
-
-  it("doubles the hold while the disk stays slow, and starts over after a run of fast writes", () => {
-    const record = InlineWrite.makeRecord();
-    const slow = InlineWrite.inlineSlowMs + 1;
-    const holds: Array<number> = [];
-    let time = 0;
-    for (let index = 0; index < 10; index++) {
-      InlineWrite.note(record, time, time + slow);
-      holds.push(record.heldUntil - (time + slow));
-      time = record.heldUntil + 1;
-      record.held = false;
-    }
-    expect(holds).toEqual([100, 200, 400, 800, 1600, 3200, 6400, 6400, 6400, 6400]);
-    for (let index = 0; index < InlineWrite.fastWritesToReset; index++) {
-      InlineWrite.note(record, time, time + 0.3);
-    }
-    InlineWrite.note(record, time, time + slow);
-    expect(record.heldUntil - (time + slow)).toBe(InlineWrite.inlineHoldMs);
   });
 });
