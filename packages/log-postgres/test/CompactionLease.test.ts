@@ -5,8 +5,9 @@
  * by another compactor (refused, named), an expired one (taken over, its
  * staging removed), a lease lost mid-compaction (the slice and the
  * switch refused: nothing of the compaction becomes current, nothing is
- * written after the loss), and a log that has not followed another's
- * compaction (refused before it removes the current generation).
+ * written after the loss), a log that has not followed another's
+ * compaction (refused before it removes the current generation), and
+ * open's report of the lease, read with the marker (statements counted).
  */
 import type { PGlite } from "@electric-sql/pglite";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
@@ -175,6 +176,30 @@ describe("the lease", () => {
     expect(await query(`SELECT epoch FROM ${options.schema}.tay_generation`)).toEqual([
       { epoch: 1 },
     ]);
+  });
+
+  it("read by open in the marker's round trip: the report names a holder, and none when free", async () => {
+    const { driver, counts } = Pglite.counting(Pglite.driver(database()));
+    const options = await storeWithThree({ driver: () => driver });
+    const openReport = async () => {
+      counts.byVerb.clear();
+      const { report } = await run(openCollect(options));
+      return { compaction: report.compaction, statements: Object.fromEntries(counts.byVerb) };
+    };
+    // Never compacted: no lease row.
+    const never = await openReport();
+    expect(never.compaction).toBeUndefined();
+    const until = Date.now() + 3_600_000;
+    await holdLease(options.schema ?? "", until);
+    const held = await openReport();
+    expect(held.compaction).toEqual({ label: "elsewhere pid 7", expiresAt: until });
+    await database().query(`UPDATE ${options.schema}.tay_compaction SET holder = NULL`);
+    expect((await openReport()).compaction).toBeUndefined();
+    // The schema version, the marker with the lease, the head, the generation, the others,
+    // one page of records and the check past the head; 8 SELECTs while the lease had its own.
+    const statements = { SELECT: 7, BEGIN: 1, SET: 1, COMMIT: 1, SHOW: 1 };
+    expect(never.statements).toEqual(statements);
+    expect(held.statements).toEqual(statements);
   });
 
   it("expired: taken over, the crashed compactor's staging removed, the compaction whole", async () => {

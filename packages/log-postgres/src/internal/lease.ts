@@ -39,6 +39,18 @@ interface Row {
 /** Who this compactor is, for the messages of the others. */
 const label = (): string => `${hostname()} pid ${process.pid}`;
 
+/** The lease as a row holds it (its table's, or open's marker row, where it is NULLs when free). */
+const rowFields = (row: unknown): Row => {
+  const holder = Rows.field(row, "holder");
+  const named = Rows.text(Rows.field(row, "label"));
+  const expiresAt = Rows.integer(Rows.field(row, "expires_at"));
+  return {
+    holder: typeof holder === "string" ? holder : undefined,
+    label: Rows.isRefused(named) ? "an unnamed compactor" : named,
+    expiresAt: Rows.isRefused(expiresAt) ? 0 : expiresAt,
+  };
+};
+
 /** The store's lease row, or undefined when no compaction ever made it. */
 const leaseRow = (
   sql: Statements,
@@ -47,15 +59,7 @@ const leaseRow = (
 ): Effect.Effect<Row | undefined, Failure> =>
   Effect.map(run(session, sql.leaseRead, [storeId]), (result) => {
     const row = result.rows[0];
-    if (row === undefined) return undefined;
-    const holder = Rows.field(row, "holder");
-    const named = Rows.text(Rows.field(row, "label"));
-    const expiresAt = Rows.integer(Rows.field(row, "expires_at"));
-    return {
-      holder: typeof holder === "string" ? holder : undefined,
-      label: Rows.isRefused(named) ? "an unnamed compactor" : named,
-      expiresAt: Rows.isRefused(expiresAt) ? 0 : expiresAt,
-    };
+    return row === undefined ? undefined : rowFields(row);
   });
 
 /** What open reports of a compaction holding the lease (docs/postgres.md). */
@@ -66,15 +70,17 @@ export interface Held {
   readonly expiresAt: number;
 }
 
-/** The lease of `storeId` when a compaction holds it (run out or not), else undefined. */
-export const held = (
-  sql: Statements,
-  session: Session,
-  storeId: string,
-): Effect.Effect<Held | undefined, Failure> =>
-  Effect.map(leaseRow(sql, session, storeId), (row) =>
-    row?.holder === undefined ? undefined : { label: row.label, expiresAt: row.expiresAt },
-  );
+/**
+ * The compaction holding the lease (run out or not) as open's marker row
+ * names it (`storeAndLease`: the lease's columns joined to the store's),
+ * else undefined: no row, or a free one.
+ */
+export const heldIn = (markerRow: unknown): Held | undefined => {
+  const found = rowFields(markerRow);
+  return found.holder === undefined
+    ? undefined
+    : { label: found.label, expiresAt: found.expiresAt };
+};
 
 /** A new token for `take`; made once per compaction so a run again recognizes its own lease. */
 export const token = (): Lease => ({ holder: randomUUID() });

@@ -63,11 +63,14 @@ interface Where {
   readonly options: Resolved;
 }
 
-/** The store's marker: its STORE_ID and creation time. */
+/**
+ * The store's marker: its STORE_ID and creation time, and the compaction
+ * holding its lease, read in the same round trip (only the report uses it).
+ */
 const marker = (where: Where, session: Session) =>
   Effect.gen(function* () {
     const { path, sql, options } = where;
-    const found = yield* run(session, sql.storeByName, [options.store]);
+    const found = yield* run(session, sql.storeAndLease, [options.store]);
     const row = found.rows[0];
     if (row === undefined) return yield* new StoreNotFound({ path, store: options.store });
     const refused = (column: string, value: Rows.Refused) =>
@@ -83,7 +86,7 @@ const marker = (where: Where, session: Session) =>
     if (Rows.isRefused(id)) return yield* refused("store_id", id);
     const createdAt = Rows.integer(Rows.field(row, "created_at"));
     if (Rows.isRefused(createdAt)) return yield* refused("created_at", createdAt);
-    return { id, idText: formatStoreId(id), createdAt };
+    return { id, idText: formatStoreId(id), createdAt, compaction: Lease.heldIn(row) };
   });
 
 /** Where the fold stands between pages. */
@@ -232,7 +235,6 @@ const recoverIn = <S, E, X>(
     const generation = Tables.generation(path, head.epoch, generationRows.rows);
     if (!("firstSequence" in generation)) return yield* Effect.fail(generation);
     const orphanedGenerations = yield* orphans(where, session, store.idText, head.epoch);
-    const compaction = yield* Lease.held(sql, session, store.idText);
     const folding: Folding<S> = {
       state: projection.start({ storeId: store.id, ...generation }),
       next: generation.firstSequence,
@@ -249,7 +251,7 @@ const recoverIn = <S, E, X>(
       afterPage,
     );
     yield* checkEnd(where, session, store.idText, generation, head, folding.next - 1);
-    return { store, head, generation, folding, orphanedGenerations, compaction };
+    return { store, head, generation, folding, orphanedGenerations };
   });
 
 /** The session's synchronous_commit, or "unknown" where the database has no such setting. */
@@ -295,7 +297,7 @@ export const recover = <S, E, X = never>(
       ),
     );
     yield* run(session, sql.commit);
-    const { store, head, generation, folding, orphanedGenerations, compaction } = snapshot;
+    const { store, head, generation, folding, orphanedGenerations } = snapshot;
     return {
       state: folding.state,
       storeId: store.id,
@@ -306,7 +308,7 @@ export const recover = <S, E, X = never>(
       records: head.lastSequence - generation.firstSequence + 1,
       bytes: folding.bytes,
       orphanedGenerations,
-      compaction,
+      compaction: store.compaction,
       openedAt: started,
       synchronousCommit: yield* synchronousCommitOf(session),
       openMs: (yield* Clock.currentTimeMillis) - started,

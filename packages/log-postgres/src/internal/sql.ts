@@ -49,6 +49,12 @@ export const statements = (schema: string) => {
     schemaVersion: `SELECT max(version) AS version FROM ${version}`,
     markVersion: `INSERT INTO ${version} (version, applied_at) VALUES ($1, $2)`,
     storeByName: `SELECT store_id, created_at FROM ${store} WHERE name = $1`,
+    /**
+     * Open's marker, and the compaction lease beside it (NULLs when no
+     * compaction ever made its row): the report's one use of the lease
+     * costs no round trip of its own.
+     */
+    storeAndLease: `SELECT s.store_id, s.created_at, l.holder, l.label, l.expires_at FROM ${store} s LEFT JOIN ${lease} l ON l.store_id = s.store_id WHERE s.name = $1`,
     insertStore: `INSERT INTO ${store} (name, store_id, created_at) VALUES ($1, $2, $3)`,
     current: `SELECT epoch, last_sequence FROM ${current} WHERE store_id = $1`,
     /** The head, and the bytes of its generation's records from `$2` on (`refresh`: one snapshot). */
