@@ -8,8 +8,9 @@
  * first record core's fold refuses — folds it with core's fold, and writes
  * a NEW store at the target whose one generation's canonical base is
  * `Snapshot.snapshot` of that state with a retention that drops nothing.
- * Then it verifies the target (a read-only inspection must fold to the
- * same state) and reports exactly what was left out: from which file,
+ * It verifies the target before publishing it (the import's read-only
+ * inspection must fold, whole, to the same state) and reports exactly
+ * what was left out: from which file,
  * offset and sequence, how many records and bytes, and why.
  *
  * The source is only read: segment files are opened read-only and nothing
@@ -21,7 +22,6 @@ import { type Event, Generation, type HistoryError, Snapshot, State } from "@tay
 import { Clock, Data, Effect, Either } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Described from "../disk/Described.js";
-import { copyMismatch } from "./CopyCheck.js";
 import * as Import from "./Import.js";
 import * as Init from "./Init.js";
 import { formatStoreId, segmentFooterBytes, segmentHeaderBytes } from "./internal/codec.js";
@@ -34,8 +34,7 @@ import {
 } from "./internal/copyPrefixScan.js";
 import { readHolder } from "../disk/Lock.js";
 import * as Layout from "./Layout.js";
-import * as Recovery from "./Recovery.js";
-import { foldProjection } from "./StateProjection.js";
+import type * as Recovery from "./Recovery.js";
 import {
   CopyVerificationFailed,
   HistoryRejected,
@@ -133,7 +132,7 @@ export interface CopyPrefixReport {
   };
   /** Null when the whole generation was valid and copied. */
   readonly leftOut: LeftOut | null;
-  /** The target as verified after writing. */
+  /** The target as verified after writing (before its staging directory was renamed onto it). */
   readonly target: Recovery.RecoveryReport;
   /** Records of the target's canonical base. */
   readonly baseRecords: number;
@@ -312,7 +311,10 @@ const foldsTo = (base: ReadonlyArray<Event.Event>, state: State.State): boolean 
  * Writes `state` as the canonical base of a new store at `target`
  * (generation 1, sequences from 1): staged beside the target, verified and
  * published by one rename (`Import`, docs/cli.md "copy-prefix"), so a crash
- * leaves the target as it was or the whole copy. Returns the base size.
+ * leaves the target as it was or the whole copy. The import's one read
+ * back of the copy checks it ends at the base's last record and folds,
+ * whole, to `state` (a copy that does not is never published). Returns the
+ * base size and the inspection of the copy.
  */
 const writeCopy = (target: string, state: State.State) =>
   Effect.gen(function* () {
@@ -324,35 +326,12 @@ const writeCopy = (target: string, state: State.State) =>
         detail: "the snapshot of the prefix does not fold back to it (nothing was written)",
       });
     }
-    yield* Import.importGeneration(target, {
-      firstSequence: 1,
-      baseRecordCount: base.length,
-      events: base,
-    });
-    return base.length;
-  });
-
-/**
- * Inspects the written copy and checks that it ends at `lastSequence` (its
- * base: generation 1 from sequence 1) and folds, whole, to `expected`.
- */
-const verifyCopy = (target: string, lastSequence: number, expected: State.State) =>
-  Effect.gen(function* () {
-    const inspection = yield* Recovery.inspect(target, {}, foldProjection);
-    const folded = Generation.finish(inspection.state);
-    if (folded._tag === "Left") {
-      return yield* new CopyVerificationFailed({
-        path: target,
-        detail: `the copy does not fold: ${folded.left.reason._tag}`,
-      });
-    }
-    const detail = copyMismatch(
-      { lastSequence: inspection.report.lastSequence, state: folded.right },
-      { lastSequence, state: expected },
-      { copy: "the copy", source: "the prefix" },
+    const imported = yield* Import.importGeneration(
+      target,
+      { firstSequence: 1, baseRecordCount: base.length, events: base },
+      { lastSequence: base.length, state, names: { copy: "the copy", source: "the prefix" } },
     );
-    if (detail !== undefined) return yield* new CopyVerificationFailed({ path: target, detail });
-    return inspection.report;
+    return { baseRecords: base.length, report: imported.inspection };
   });
 
 /**
@@ -378,8 +357,7 @@ export const copyPrefix = (
       yield* checkTarget(target);
       yield* holdSourceLock(source);
       const prefix = yield* findPrefix(source);
-      const baseRecords = yield* writeCopy(target, prefix.state);
-      const report = yield* verifyCopy(target, baseRecords, prefix.state);
+      const { baseRecords, report } = yield* writeCopy(target, prefix.state);
       const { manifest, fold, state } = prefix;
       return {
         source: {

@@ -17,7 +17,11 @@
  * its rules need, `Generation.start(n, { lean: true })`): the same rules
  * refuse the same histories, and a store of mostly finished jobs is
  * copied in memory for its active ones (2026-12-03; the records' own
- * bytes are checked by their CRCs when the copy is inspected).
+ * bytes are checked by their CRCs when the copy is inspected). A caller
+ * that holds the whole state the copy must fold to (`copy-prefix`) gives
+ * it as `Expected`: both folds are then whole, and the one read back is
+ * compared with it too, so the copy is read back once (2026-12-04: it
+ * was read back a second time by `copy-prefix`, after the rename).
  *
  * It writes all this in a staging directory beside DIR
  * (`.NAME.tay-copy-<16 hex>`, `CopyStaging`), every file and directory
@@ -43,7 +47,8 @@ import {
 import * as Lock from "../disk/Lock.js";
 import * as Batch from "../log/Batch.js";
 import type { UnencodableEvent } from "../log/LogError.js";
-import { copyMismatch } from "./CopyCheck.js";
+import type { Projection } from "../log/Projection.js";
+import { type CopyNames, copyMismatch } from "./CopyCheck.js";
 import * as CopyStaging from "./CopyStaging.js";
 import { type Initialized, refuseEntries } from "./Init.js";
 import { BaseSegments, createActiveSegment } from "./internal/baseSegments.js";
@@ -56,7 +61,7 @@ import {
 } from "./internal/codec.js";
 import * as Layout from "./Layout.js";
 import * as Recovery from "./Recovery.js";
-import { leanFoldProjection } from "./StateProjection.js";
+import { foldProjection, leanFoldProjection } from "./StateProjection.js";
 import {
   CopyVerificationFailed,
   HistoryRejected,
@@ -88,8 +93,25 @@ export interface Imported extends Initialized {
   /** Segment files written, the header-only active one included. */
   readonly segments: number;
   readonly bytes: number;
-  /** The lean state the copy folds to (the same as the history's). */
+  /** The state the copy folds to (the same as the history's): lean, or whole when `expected` was given. */
   readonly state: State.State;
+  /** The inspection of the written store (its path: the store's, not the staging directory's). */
+  readonly inspection: Recovery.RecoveryReport;
+}
+
+/**
+ * What a caller knows the copy must hold, checked on the import's own read
+ * back of the written store, before it is published (`copy-prefix`: the
+ * state of the prefix it copies). Given, the import folds whole, as it
+ * writes and as it reads back, for a whole state to compare with: memory
+ * is then the whole state, which such a caller holds already.
+ */
+export interface Expected {
+  /** The whole (not lean) state the copy must fold to. */
+  readonly state: State.State;
+  readonly lastSequence: number;
+  /** What the copy and the caller's source are called in `CopyVerificationFailed`. */
+  readonly names: CopyNames;
 }
 
 /** What an import can fail with. */
@@ -146,6 +168,7 @@ class Importing implements GenerationSink {
     private readonly target: string,
     private readonly storeId: Uint8Array,
     private readonly createdAt: number,
+    readonly projection: Projection<Generation.Builder, HistoryError.HistoryError>,
   ) {}
 
   readonly begin = (start: GenerationStart) =>
@@ -181,7 +204,7 @@ class Importing implements GenerationSink {
       });
       this.begun = {
         manifest,
-        builder: leanFoldProjection.start(manifest),
+        builder: this.projection.start(manifest),
         segments,
         next: firstSequence,
       };
@@ -196,7 +219,7 @@ class Importing implements GenerationSink {
       const records = prepared.right.records;
       for (const record of records) {
         record.sequence = begun.next;
-        const applied = leanFoldProjection.apply(begun.builder, begun.next, record.event);
+        const applied = this.projection.apply(begun.builder, begun.next, record.event);
         if (Either.isLeft(applied)) return yield* this.refused(begun.next, applied.left);
         begun.next += 1;
       }
@@ -213,20 +236,30 @@ class Importing implements GenerationSink {
   }
 }
 
-/** Inspects the written store: it must end at `lastSequence` and fold to `expected`. */
-const verify = (directory: string, lastSequence: number, expected: State.State) =>
+/**
+ * Reads the written store back, once, with the fold it was written with:
+ * it must end where `written` (the fold as it was written) ends and fold
+ * to its state, and likewise to `expected` when the caller gave one.
+ */
+const verify = (
+  importing: Importing,
+  directory: string,
+  written: Expected,
+  expected: Expected | undefined,
+) =>
   Effect.gen(function* () {
-    const inspection = yield* Recovery.inspect(directory, {}, leanFoldProjection);
+    const inspection = yield* Recovery.inspect(directory, {}, importing.projection);
     const folded = Generation.finish(inspection.state);
-    const detail = copyMismatch(
-      {
-        lastSequence: inspection.report.lastSequence,
-        state: folded._tag === "Right" ? folded.right : undefined,
-      },
-      { lastSequence, state: expected },
-      { copy: "the written store", source: "the history given" },
-    );
-    if (detail !== undefined) return yield* new CopyVerificationFailed({ path: directory, detail });
+    const copy = {
+      lastSequence: inspection.report.lastSequence,
+      state: folded._tag === "Right" ? folded.right : undefined,
+    };
+    for (const against of expected === undefined ? [written] : [written, expected]) {
+      const detail = copyMismatch(copy, against, against.names);
+      if (detail !== undefined) {
+        return yield* new CopyVerificationFailed({ path: directory, detail });
+      }
+    }
     return inspection.report;
   });
 
@@ -234,7 +267,13 @@ const verify = (directory: string, lastSequence: number, expected: State.State) 
  * Seals the segments, checks the fold ends well, creates the active
  * segment, publishes CURRENT and verifies the written store.
  */
-const finish = (importing: Importing, begun: Begun, directory: string, target: Target) =>
+const finish = (
+  importing: Importing,
+  begun: Begun,
+  directory: string,
+  target: Target,
+  expected: Expected | undefined,
+) =>
   Effect.gen(function* () {
     const { manifest, builder, segments, next } = begun;
     const sealed = yield* segments.seal();
@@ -252,7 +291,12 @@ const finish = (importing: Importing, begun: Begun, directory: string, target: T
       Layout.currentPath(directory),
       encodeCurrentPointer({ storeId: manifest.storeId, epoch: 1 }),
     );
-    const report = yield* verify(directory, next - 1, finished.right);
+    const written = {
+      lastSequence: next - 1,
+      state: finished.right,
+      names: { copy: "the written store", source: "the history given" },
+    };
+    const report = yield* verify(importing, directory, written, expected);
     yield* CopyStaging.publish(directory, target.path, target.exists);
     return {
       path: target.path,
@@ -264,6 +308,7 @@ const finish = (importing: Importing, begun: Begun, directory: string, target: T
       segments: sealed.length + 1,
       bytes: report.bytes,
       state: finished.right,
+      inspection: { ...report, path: target.path },
     };
   });
 
@@ -308,7 +353,8 @@ const removeStaging = (staging: string) =>
  * `Init.init` requires) whose one generation `produce` hands over page by
  * page through the sink: `begin` with where it starts, then `write` its
  * events in order, each under its own sequence (see the module comment).
- * The store is staged beside `directory`, verified, then renamed onto it
+ * The store is staged beside `directory`, verified (read back once, and
+ * compared with `expected` too when given), then renamed onto it
  * (`CopyStaging`). Returns what was written, verified.
  *
  * Fails with init's refusals of the directory (`NotEmpty`, `Locked`, ...)
@@ -324,6 +370,7 @@ const removeStaging = (staging: string) =>
 export const importPages = <X, R>(
   directory: string,
   produce: (sink: GenerationSink) => Effect.Effect<void, X, R>,
+  expected?: Expected,
 ): Effect.Effect<Imported, ImportError | DiskError | X, Disk | Exclude<R, Scope.Scope>> =>
   Effect.gen(function* () {
     let staging: string | undefined;
@@ -344,11 +391,13 @@ export const importPages = <X, R>(
         let current: Importing | undefined;
         yield* Effect.addFinalizer(() => current?.begun?.segments.close() ?? Effect.void);
         const storeId = yield* Entropy.storeId;
-        current = new Importing(made, directory, storeId, yield* Clock.currentTimeMillis);
+        const projection = expected === undefined ? leanFoldProjection : foldProjection;
+        const createdAt = yield* Clock.currentTimeMillis;
+        current = new Importing(made, directory, storeId, createdAt, projection);
         yield* produce(current);
         const begun = current.begun;
         if (begun === undefined) return yield* Effect.dieMessage("importPages: never begun");
-        return yield* finish(current, begun, made, target);
+        return yield* finish(current, begun, made, target, expected);
       }),
     ).pipe(
       // After the scope: the locks are released and the files closed first.
@@ -365,7 +414,10 @@ export const importPages = <X, R>(
 export const importGeneration = (
   directory: string,
   generation: ImportedGeneration,
+  expected?: Expected,
 ): Effect.Effect<Imported, ImportError | DiskError, Disk> =>
-  importPages(directory, (sink) =>
-    Effect.zipRight(sink.begin(generation), sink.write(generation.events)),
+  importPages(
+    directory,
+    (sink) => Effect.zipRight(sink.begin(generation), sink.write(generation.events)),
+    expected,
   );
