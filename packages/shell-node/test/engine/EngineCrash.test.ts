@@ -11,19 +11,13 @@
 import { describe, expect, it } from "@effect/vitest";
 import { State } from "@tay/core";
 import { Effect } from "effect";
-import * as Crash from "../../src/disk/Crash.js";
 import { crashCheck, noOutcomes } from "../support/engineCrashCheck.js";
 import { crashWorkload, directory, replay, workloads } from "../support/engineWorkloads.js";
+import { exploreCrashModes } from "../support/store.js";
 
 const full = process.env.TAY_CRASH_FULL === "1";
 /** Cut points sampled per workload in CI (the last always among them). */
 const sampledCutPoints = Number(process.env.TAY_CRASH_SAMPLE ?? 60);
-
-const modes: ReadonlyArray<Crash.CrashMode> = [
-  { tear: "none", unsyncedEntries: "lost" },
-  { tear: "anywhere", unsyncedEntries: "prefix" },
-  { tear: "sector", unsyncedEntries: "lost" },
-];
 
 const totals = { cutPoints: 0, explored: 0, crashes: 0 };
 
@@ -49,18 +43,16 @@ describe("engine crashes", () => {
         Effect.gen(function* () {
           const expected = replay(workload.steps);
           const outcomes = noOutcomes();
-          const report = yield* Crash.exploreCrashes(
+          const report = yield* exploreCrashModes(
             crashWorkload(workload, expected),
             crashCheck(expected, outcomes),
             {
               setup: (disk) => Effect.sync(() => disk.seedDirectory(directory)),
-              modes,
               samplesPerCutPoint: full ? 2 : 1,
               ...(full ? {} : { cutPointsMax: sampledCutPoints }),
               seed: 17,
             },
           );
-          expect(report.failures.slice(0, 3).map(Crash.describeFailure)).toEqual([]);
           expect(outcomes.tornHeader).toBe(0);
           expect(outcomes.opened).toBeGreaterThan(report.explored);
           totals.cutPoints += report.cutPoints;

@@ -1,12 +1,15 @@
 /**
  * Shared fixtures of the store suites: temporary directories, sample events,
- * a trivial projection run, and a `Disk` wrapper that counts operations.
+ * a trivial projection run, a `Disk` wrapper that counts operations, and
+ * the crash suites' exploration (their three crash modes, no failure).
  */
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
+import { expect } from "@effect/vitest";
 import { Event } from "@tay/core";
 import { Effect, Layer } from "effect";
+import * as Crash from "../../src/disk/Crash.js";
 import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 
@@ -110,3 +113,33 @@ export const readBytes = (file: string): Effect.Effect<Uint8Array> =>
 /** Replaces a file's bytes. */
 export const writeBytes = (file: string, bytes: Uint8Array): Effect.Effect<void> =>
   Effect.promise(() => fs.writeFile(file, bytes));
+
+/**
+ * The crashes every crash suite of the store and the engine tries at each
+ * cut point: the unsynced data dropped; the last writes torn anywhere with
+ * directory entries kept in part; torn at sector boundaries.
+ */
+export const crashModes: ReadonlyArray<Crash.CrashMode> = [
+  { tear: "none" },
+  { tear: "anywhere", unsyncedEntries: "prefix" },
+  { tear: "sector", unsyncedEntries: "lost" },
+];
+
+/**
+ * Cuts `workload` before every mutating disk operation (or a seeded sample
+ * of them, with `cutPointsMax`), crashes it in `crashModes` and runs
+ * `check` on each crashed disk. Fails the test with the first three
+ * failures described, and when nothing was sampled, unless every cut
+ * point was explored. Returns the report, for the suite's own counts.
+ */
+export const exploreCrashModes = <A>(
+  workload: Crash.Workload<A>,
+  check: Crash.Check<A>,
+  options: Omit<Crash.ExploreOptions, "modes">,
+) =>
+  Effect.gen(function* () {
+    const report = yield* Crash.exploreCrashes(workload, check, { ...options, modes: crashModes });
+    expect(report.failures.slice(0, 3).map(Crash.describeFailure)).toEqual([]);
+    if (options.cutPointsMax === undefined) expect(report.explored).toBe(report.cutPoints);
+    return report;
+  });
