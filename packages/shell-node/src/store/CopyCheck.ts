@@ -12,6 +12,8 @@ import { State } from "@tay/core";
 export interface CopySide {
   readonly lastSequence: number;
   readonly state: State.State | undefined;
+  /** Why it did not fold, when it did not and the caller knows. */
+  readonly refusal?: string;
 }
 
 /** What the two sides are called in the message ("the written store", "the history"). */
@@ -34,9 +36,11 @@ export const copyMismatch = (
 ): string | undefined => {
   const end = endMismatch(copy.lastSequence, source.lastSequence, names);
   if (end !== undefined) return end;
-  if (copy.state === undefined) return `${names.copy} does not fold`;
-  if (source.state === undefined) return `${names.source} does not fold`;
+  if (copy.state === undefined) return `${names.copy} does not fold${because(copy)}`;
+  if (source.state === undefined) return `${names.source} does not fold${because(source)}`;
   return State.equals(copy.state, source.state)
     ? undefined
     : `${names.copy} folds to another state than ${names.source}`;
 };
+
+const because = (side: CopySide): string => (side.refusal === undefined ? "" : `: ${side.refusal}`);

@@ -33,7 +33,7 @@
  * most a staging directory beside it, which the next import into DIR
  * removes: never a store with part of the history, nothing to repair.
  */
-import { type Event, Generation, type HistoryError, type State } from "@tay/core";
+import { type Event, Generation, HistoryError, type State } from "@tay/core";
 import { Clock, Effect, Either, type Scope } from "effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
@@ -250,10 +250,14 @@ const verify = (
   Effect.gen(function* () {
     const inspection = yield* Recovery.inspect(directory, {}, importing.projection);
     const folded = Generation.finish(inspection.state);
-    const copy = {
-      lastSequence: inspection.report.lastSequence,
-      state: folded._tag === "Right" ? folded.right : undefined,
-    };
+    const copy =
+      folded._tag === "Right"
+        ? { lastSequence: inspection.report.lastSequence, state: folded.right }
+        : {
+            lastSequence: inspection.report.lastSequence,
+            state: undefined,
+            refusal: HistoryError.describe(folded.left),
+          };
     for (const against of expected === undefined ? [written] : [written, expected]) {
       const detail = copyMismatch(copy, against, against.names);
       if (detail !== undefined) {

@@ -63,5 +63,13 @@ describe("CopyCheck", () => {
         names,
       ),
     ).toBe("the history given does not fold");
+    // With the fold's reason when the caller has it (the import's read back does).
+    expect(
+      copyMismatch(
+        { lastSequence: 3, state: undefined, refusal: "job 2 is executing at the end" },
+        { lastSequence: 3, state: folded(3) },
+        names,
+      ),
+    ).toBe("the written store does not fold: job 2 is executing at the end");
   });
 });
