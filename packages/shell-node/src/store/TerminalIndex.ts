@@ -34,7 +34,6 @@ import {
   encodeEntries,
   encodeHead,
   type Head,
-  type Placed,
 } from "./internal/terminalIndexFormat.js";
 
 export type { Head } from "./internal/terminalIndexFormat.js";
@@ -509,36 +508,26 @@ export const addAll = (
   lefts: ReadonlyArray<Generation.Left>,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
-    const parts: Array<{ readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> }> = [];
-    let length = 0;
-    for (const left of lefts) {
-      if (left.jobs.length === 0 && left.results.length === 0) continue;
-      const entries = encodeEntries(left);
-      if (Either.isLeft(entries)) {
-        return yield* new TerminalIndexCorrupt({
-          path: entriesPath(index),
-          offset: index.end + length,
-          reason: entries.left,
-        });
-      }
-      parts.push(entries.right);
-      length += entries.right.bytes.length;
+    const entries = encodeEntries(lefts);
+    if (Either.isLeft(entries)) {
+      return yield* new TerminalIndexCorrupt({
+        path: entriesPath(index),
+        offset: index.end,
+        reason: entries.left,
+      });
     }
-    if (length === 0) return;
+    const { bytes, placed } = entries.right;
+    if (bytes.length === 0) return;
     if (index.headed) {
       yield* Files.removeIfPresent(headPath(index), false);
       index.headed = false;
     }
-    yield* Files.writeAll(index.handle, index.end, joinParts(parts, length));
-    let at = index.end;
-    for (const { bytes, placed } of parts) {
-      for (const { jobId, kind, offset } of placed) {
-        if (kind === "job") index.offsets.setJob(jobId, at + offset);
-        else index.offsets.setResult(jobId, at + offset);
-      }
-      at += bytes.length;
+    yield* Files.writeAll(index.handle, index.end, bytes);
+    for (const { jobId, kind, offset } of placed) {
+      if (kind === "job") index.offsets.setJob(jobId, index.end + offset);
+      else index.offsets.setResult(jobId, index.end + offset);
     }
-    index.end += length;
+    index.end += bytes.length;
   });
 
 /** Appends the entries of what one commit let go of (`addAll` of one). */
@@ -546,22 +535,6 @@ export const add = (
   index: TerminalIndex,
   left: Generation.Left,
 ): Effect.Effect<void, TerminalIndexError, Disk> => addAll(index, [left]);
-
-/** The parts' bytes one after another (the part itself when there is one). */
-const joinParts = (
-  parts: ReadonlyArray<{ readonly bytes: Uint8Array }>,
-  length: number,
-): Uint8Array => {
-  const [first] = parts;
-  if (parts.length === 1 && first !== undefined) return first.bytes;
-  const joined = new Uint8Array(length);
-  let at = 0;
-  for (const { bytes } of parts) {
-    joined.set(bytes, at);
-    at += bytes.length;
-  }
-  return joined;
-};
 
 /** Syncs the entries and publishes HEAD for `identity`: the index is current for it. */
 export const publish = (

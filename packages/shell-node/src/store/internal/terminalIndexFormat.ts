@@ -134,12 +134,13 @@ const jobIdOf = (event: Event.Event): number =>
       : 0;
 
 /**
- * The entries of what a lean fold handed over, laid out one after another,
- * and where each starts. Fails only on a value the log itself could not
- * hold (every job here was folded from decoded or decided records).
+ * The entries of what a lean fold handed over (one commit's or several
+ * commits', in order), laid out one after another in one buffer, and where
+ * each starts. Fails only on a value the log itself could not hold (every
+ * job here was folded from decoded or decided records).
  */
 export const encodeEntries = (
-  left: Generation.Left,
+  lefts: Generation.Left | ReadonlyArray<Generation.Left>,
 ): Either.Either<
   { readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> },
   string
@@ -152,12 +153,14 @@ export const encodeEntries = (
     readonly payload: Uint8Array;
   }> = [];
   let total = 0;
-  for (const event of entryEvents(left)) {
-    const result = encodeEvent(event);
-    if (result._tag === "Left") return Either.left(`job ${jobIdOf(event)}: ${result.left._tag}`);
-    const kind = event._tag === "ResultRecorded" ? "result" : "job";
-    records.push({ jobId: jobIdOf(event), kind, ...result.right });
-    total += recordSize(result.right.payload.length);
+  for (const left of "jobs" in lefts ? [lefts] : lefts) {
+    for (const event of entryEvents(left)) {
+      const result = encodeEvent(event);
+      if (result._tag === "Left") return Either.left(`job ${jobIdOf(event)}: ${result.left._tag}`);
+      const kind = event._tag === "ResultRecorded" ? "result" : "job";
+      records.push({ jobId: jobIdOf(event), kind, ...result.right });
+      total += recordSize(result.right.payload.length);
+    }
   }
   const bytes = new Uint8Array(total);
   const placed: Array<Placed> = [];
