@@ -34,6 +34,7 @@ import {
   encodeEntries,
   encodeHead,
   type Head,
+  type Placed,
 } from "./internal/terminalIndexFormat.js";
 
 export type { Head } from "./internal/terminalIndexFormat.js";
@@ -440,16 +441,13 @@ export const stage = (staged: Staged, left: Generation.Left): void => {
   if (staged.failure !== undefined || (left.jobs.length === 0 && left.results.length === 0)) {
     return;
   }
-  const entries = encodeEntries(left);
+  const entries = encodeEntries([left]);
   if (Either.isLeft(entries)) {
     staged.failure = { offset: staged.end, reason: entries.left };
     return;
   }
   staged.chunks.push(entries.right.bytes);
-  for (const { jobId, kind, offset } of entries.right.placed) {
-    if (kind === "job") staged.offsets.setJob(jobId, staged.end + offset);
-    else staged.offsets.setResult(jobId, staged.end + offset);
-  }
+  notePlaced(staged.offsets, entries.right.placed, staged.end);
   staged.end += entries.right.bytes.length;
 };
 
@@ -523,12 +521,17 @@ export const addAll = (
       index.headed = false;
     }
     yield* Files.writeAll(index.handle, index.end, bytes);
-    for (const { jobId, kind, offset } of placed) {
-      if (kind === "job") index.offsets.setJob(jobId, index.end + offset);
-      else index.offsets.setResult(jobId, index.end + offset);
-    }
+    notePlaced(index.offsets, placed, index.end);
     index.end += bytes.length;
   });
+
+/** Notes where each entry of an encoded run starts, the run written at `at`. */
+const notePlaced = (offsets: OffsetTable, placed: ReadonlyArray<Placed>, at: number): void => {
+  for (const { jobId, kind, offset } of placed) {
+    if (kind === "job") offsets.setJob(jobId, at + offset);
+    else offsets.setResult(jobId, at + offset);
+  }
+};
 
 /** Appends the entries of what one commit let go of (`addAll` of one). */
 export const add = (

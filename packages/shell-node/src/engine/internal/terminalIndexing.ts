@@ -179,14 +179,9 @@ export class Indexing {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#queue.length);
         this.#queuedItems = 0;
-        yield* TerminalIndex.addAll(
-          this.#index,
-          batch.map(({ left }) => left),
-        );
-        this.#pending.written(
-          batch.map(({ left }) => left),
-          batch[batch.length - 1]?.commit ?? 0,
-        );
+        const lefts = batch.map(({ left }) => left);
+        yield* TerminalIndex.addAll(this.#index, lefts);
+        this.#pending.written(lefts, batch[batch.length - 1]?.commit ?? 0);
       }
     });
   }

@@ -140,7 +140,7 @@ const jobIdOf = (event: Event.Event): number =>
  * job here was folded from decoded or decided records).
  */
 export const encodeEntries = (
-  lefts: Generation.Left | ReadonlyArray<Generation.Left>,
+  lefts: ReadonlyArray<Generation.Left>,
 ): Either.Either<
   { readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> },
   string
@@ -153,7 +153,7 @@ export const encodeEntries = (
     readonly payload: Uint8Array;
   }> = [];
   let total = 0;
-  for (const left of "jobs" in lefts ? [lefts] : lefts) {
+  for (const left of lefts) {
     for (const event of entryEvents(left)) {
       const result = encodeEvent(event);
       if (result._tag === "Left") return Either.left(`job ${jobIdOf(event)}: ${result.left._tag}`);
