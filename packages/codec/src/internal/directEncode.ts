@@ -21,7 +21,7 @@
  * own test checks against the declarations; the checks repeat the kinds of
  * `Payload.ts`.
  */
-import { Event as CoreEvent, Limits, type Value as CoreValue } from "@tay/core";
+import { Event as CoreEvent, Value as CoreValue, Limits } from "@tay/core";
 import { payloadBytesMax } from "../Record.js";
 import { twoToThe32 } from "./bytes.js";
 import { keep } from "./payloadArena.js";
@@ -60,6 +60,9 @@ const keys = {
   JobCancelled: chunksOf(directKeys.JobCancelled),
   JobRetried: chunksOf(directKeys.JobRetried),
   ResultRecorded: chunksOf(directKeys.ResultRecorded),
+  SnapshotPart: chunksOf(directKeys.SnapshotPart),
+  JobSnapshotV3: chunksOf(directKeys.JobSnapshotV3),
+  JobError: chunksOf(directKeys.JobError),
   MutationPayload: chunksOf(directKeys.MutationPayload),
   MutationPayloadEntry: chunksOf(directKeys.MutationPayloadEntry),
 } as const;
@@ -212,6 +215,9 @@ const outcomes: ReadonlyArray<string> = ["completed", "discarded"];
 /** `value` (`args`, `result`): a field of the payload's map, so at depth 2. */
 const value = (input: Value): boolean => writeValue(writer, input, 2) === undefined;
 
+/** `args` of a snapshot part's job: payload map, `jobs` list, job map, so at depth 4. */
+const jobValue = (input: Value): boolean => writeValue(writer, input, 4) === undefined;
+
 // Each writer below reads every field of its event once, in canonical key
 // order, and stops at the first one the general path would refuse.
 
@@ -348,6 +354,101 @@ const resultRecorded = (event: CoreEvent.ResultRecorded): boolean => {
   );
 };
 
+/** One failed attempt of a snapshot's job: `{ at, attempt, error }`. */
+const jobError = (input: CoreEvent.JobError): boolean => {
+  if (typeof input !== "object" || input === null) return false;
+  const chunks = keys.JobError;
+  return (
+    header(valueTags.map, 3) &&
+    key(chunks, 0) &&
+    time(input.at) &&
+    key(chunks, 1) &&
+    // A failed attempt is at least 1 (Payload.ts, `attemptMade`).
+    integer(input.attempt, 1, Limits.maxAttemptsMax) &&
+    key(chunks, 2) &&
+    text(input.error)
+  );
+};
+
+/** A list: an array whose every item `write` takes (a hole is `undefined`, refused). */
+const listOf = <Item>(input: ReadonlyArray<Item>, write: (item: Item) => boolean): boolean => {
+  const isList: boolean = Array.isArray(input);
+  if (!isList) return false;
+  header(valueTags.list, input.length);
+  for (let index = 0; index < input.length; index++) {
+    const item = input[index];
+    if (item === undefined || !write(item)) return false;
+  }
+  return true;
+};
+
+const nullableTime = (input: unknown): boolean => nothing(input) || time(input);
+
+/** A (7,3) job, in the canonical order of its sixteen keys. */
+const jobSnapshotV3 = (job: CoreEvent.JobSnapshotV3): boolean => {
+  if (typeof job !== "object" || job === null) return false;
+  const chunks = keys.JobSnapshotV3;
+  return (
+    header(valueTags.map, 16) &&
+    key(chunks, 0) &&
+    jobValue(job.args) &&
+    key(chunks, 1) &&
+    integer(job.attempt, 0, Limits.maxAttemptsMax) &&
+    key(chunks, 2) &&
+    nullableTime(job.attemptedAt) &&
+    key(chunks, 3) &&
+    listOf(job.errors, jobError) &&
+    key(chunks, 4) &&
+    nullableTime(job.finishedAt) &&
+    jobSnapshotTail(job, chunks)
+  );
+};
+
+/** `jobSnapshotV3` from `inserted_at` on. */
+const jobSnapshotTail = (
+  job: CoreEvent.JobSnapshotV3,
+  chunks: ReadonlyArray<Uint8Array>,
+): boolean =>
+  key(chunks, 5) &&
+  time(job.insertedAt) &&
+  key(chunks, 6) &&
+  id(job.jobId) &&
+  key(chunks, 7) &&
+  integer(job.maxAttempts, Limits.maxAttemptsMin, Limits.maxAttemptsMax) &&
+  key(chunks, 8) &&
+  integer(job.priority, Limits.priorityMin, Limits.priorityMax) &&
+  key(chunks, 9) &&
+  name(job.queue) &&
+  key(chunks, 10) &&
+  time(job.scheduledAt) &&
+  key(chunks, 11) &&
+  member(job.state, CoreEvent.jobStates) &&
+  key(chunks, 12) &&
+  idOrNull(job.timeoutMs) &&
+  key(chunks, 13) &&
+  nameOrNull(job.uniqueKey) &&
+  key(chunks, 14) &&
+  idOrNull(job.uniquePeriodMs) &&
+  key(chunks, 15) &&
+  name(job.worker);
+
+/**
+ * (7,3): `{ jobs, last_job_id, part }`. Written directly because the
+ * terminal index writes one for every job that leaves memory.
+ */
+const snapshotPartV3 = (event: CoreEvent.SnapshotPartV3): boolean => {
+  const chunks = keys.SnapshotPart;
+  return (
+    header(valueTags.map, 3) &&
+    key(chunks, 0) &&
+    listOf(event.jobs, jobSnapshotV3) &&
+    key(chunks, 1) &&
+    integer(event.lastJobId, 0, CoreValue.safeIntegerMax) &&
+    key(chunks, 2) &&
+    integer(event.part, 0, CoreValue.safeIntegerMax)
+  );
+};
+
 /** The pair of a tag written here, or undefined for any other tag. */
 const directPairOf = (tag: unknown): CoreEvent.Pair | undefined => {
   switch (tag) {
@@ -448,7 +549,10 @@ export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefi
     if (event._tag === "Mutation") {
       pair = CoreEvent.pairs.Mutation;
       written = mutation(event);
-    } else if (event._tag !== "SnapshotPart" && event._tag !== "SnapshotPartV3") {
+    } else if (event._tag === "SnapshotPartV3") {
+      pair = CoreEvent.pairs.SnapshotPartV3;
+      written = snapshotPartV3(event);
+    } else if (event._tag !== "SnapshotPart") {
       pair = directPairOf(event._tag);
       written = pair !== undefined && domainEvent(event);
     }

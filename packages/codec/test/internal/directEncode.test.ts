@@ -31,6 +31,7 @@ const directTags = new Set<string>([
   "JobCancelled",
   "JobRetried",
   "ResultRecorded",
+  "SnapshotPartV3",
 ]);
 
 const writtenDirectly = (event: Event.Event): boolean =>
@@ -226,6 +227,66 @@ describe("valid events", () => {
     const room = eventPayloadBytesMax - empty.right.payload.length;
     expect(agree({ ...base, result: "x".repeat(room) })).toBe(true);
     refused({ ...base, result: "x".repeat(room + 1) });
+  });
+});
+
+describe("(7,3) snapshot parts", () => {
+  /** A part of one job (as the terminal index writes it) or several. */
+  const parts = fc.oneof(
+    Events.snapshotPartV3(),
+    fc.tuple(Events.snapshotPartV3(), Values.value({ maxDepth: 4 })).map(([part, args]) => ({
+      ...part,
+      jobs: part.jobs.map((job) => ({ ...job, args })),
+    })),
+  );
+
+  it("are written directly, as the general encoder writes them", () => {
+    fc.assert(
+      fc.property(parts, (event) => {
+        expect(agree(event)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("refuse a job's or an error's field outside its declaration as the general encoder does", () => {
+    const withJobs = Events.snapshotPartV3().filter((part) =>
+      part.jobs.some((job) => job.errors.length > 0),
+    );
+    fc.assert(
+      fc.property(withJobs, fc.nat(), (part, pick) => {
+        const at = pick % part.jobs.length;
+        const job = part.jobs[at];
+        if (job === undefined) throw new Error("a job");
+        const replaced = (changed: unknown): Event.SnapshotPartV3 => {
+          const jobs: unknown[] = [...part.jobs];
+          jobs[at] = changed;
+          // Deliberately untyped: a job or error field of any kind.
+          return { ...part, jobs: jobs as Event.SnapshotPartV3["jobs"] };
+        };
+        for (const item of aroundFields) {
+          for (const key of Object.keys(job)) agree(replaced({ ...job, [key]: item }));
+          const errors = job.errors.map((error) => ({ ...error, attempt: item }));
+          agree(replaced({ ...job, errors }));
+          agree(replaced(item));
+        }
+        for (const key of Object.keys(job)) refused(replaced({ ...job, [key]: undefined }));
+        for (const key of ["part", "lastJobId", "jobs"]) refused({ ...part, [key]: undefined });
+      }),
+      { numRuns: 20 },
+    );
+  });
+
+  it("nest a job's args to the depth limit counted from the payload's root, and not deeper", () => {
+    fc.assert(
+      fc.property(Events.snapshotPartV3(), Values.deepValue(61), (part, args) => {
+        const jobs = part.jobs.length > 0 ? part.jobs : [];
+        fc.pre(jobs.length > 0);
+        expect(agree({ ...part, jobs: jobs.map((job) => ({ ...job, args })) })).toBe(true);
+        refused({ ...part, jobs: jobs.map((job) => ({ ...job, args: [args] })) });
+      }),
+      { numRuns: 10 },
+    );
   });
 });
 

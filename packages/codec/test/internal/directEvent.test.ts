@@ -20,6 +20,7 @@ import {
   eventToValue,
   jobErrorPayload,
   jobSnapshotPayload,
+  jobSnapshotV3Payload,
   type PayloadKindDescriptor,
   payloadPairs,
 } from "../../src/Payload.js";
@@ -116,6 +117,7 @@ describe("the key lists", () => {
     }
     expect(directKeys.JobSnapshot).toEqual(sorted(wireKeys(jobSnapshotPayload.descriptor)));
     expect(directKeys.JobError).toEqual(sorted(wireKeys(jobErrorPayload.descriptor)));
+    expect(directKeys.JobSnapshotV3).toEqual(sorted(wireKeys(jobSnapshotV3Payload.descriptor)));
   });
 });
 

@@ -113,9 +113,9 @@ export interface Placed {
 const entryEvents = (left: Generation.Left): ReadonlyArray<Event.Event> => {
   const events: Array<Event.Event> = [];
   for (const job of left.jobs) {
-    events.push(
-      Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [Job.toSnapshotV3(job)] }),
-    );
+    // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders read
+    // only the declared fields of (7,3), and this runs for every job let go.
+    events.push(Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] }));
     if (job.result !== null) {
       events.push(
         Event.resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at }),
