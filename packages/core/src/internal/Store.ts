@@ -493,7 +493,9 @@ export class Draft implements Store {
   private queues: SortedMap<string, QueueState>;
   private unique: Indexes["unique"];
   private starts: Indexes["starts"];
-  private readonly ownedStarts: Map<string, Array<number>> | undefined;
+  // Made at the first start noted under an edit: most drafts (an insert's)
+  // note none, and a `Map` per draft cost ~200 bytes per one-insert batch.
+  private ownedStarts: Map<string, Array<number>> | undefined;
   private available: Indexes["available"];
   private pending: Indexes["pending"];
   private executing: Indexes["executing"];
@@ -514,7 +516,6 @@ export class Draft implements Store {
     this.queues = state.queues;
     this.unique = state.indexes.unique;
     this.starts = state.indexes.starts;
-    this.ownedStarts = edit === undefined ? undefined : new Map();
     this.available = state.indexes.available;
     this.pending = state.indexes.pending;
     this.executing = state.indexes.executing;
@@ -553,7 +554,9 @@ export class Draft implements Store {
     }
     const next = withStart(current, at, count);
     this.starts = this.starts.set(queue, next, this.edit);
-    this.ownedStarts?.set(queue, next);
+    if (this.edit === undefined) return;
+    this.ownedStarts ??= new Map();
+    this.ownedStarts.set(queue, next);
   }
 
   getQueue(queue: string): QueueState | undefined {
