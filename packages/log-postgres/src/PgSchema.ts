@@ -47,19 +47,27 @@ export const version = (
       if (code !== undefined && missingStates.has(code)) return 0;
       return yield* Effect.fail(result.left);
     }
-    const found = Rows.optionalInteger(Rows.field(result.right.rows[0], "version"));
-    if (Rows.isRefused(found)) {
-      return yield* new MalformedRow({
-        path,
-        table: "tay_schema",
-        column: "version",
-        found: found.found,
-        epoch: undefined,
-        sequence: undefined,
-      });
-    }
-    return found ?? 0;
+    const found = versionIn(path, result.right.rows[0]);
+    return found instanceof MalformedRow ? yield* found : found;
   });
+
+/**
+ * The schema's version as a row's `version` column holds it (`max(version)`
+ * of `tay_schema`: NULL, that is 0, when no migration is recorded), or
+ * `MalformedRow` naming what was found.
+ */
+export const versionIn = (path: string, row: unknown): number | MalformedRow => {
+  const found = Rows.optionalInteger(Rows.field(row, "version"));
+  if (!Rows.isRefused(found)) return found ?? 0;
+  return new MalformedRow({
+    path,
+    table: "tay_schema",
+    column: "version",
+    found: found.found,
+    epoch: undefined,
+    sequence: undefined,
+  });
+};
 
 /** Applies migration `index + 1` in one transaction, with the row that records it. */
 const applyMigration = (session: Session, schema: string, index: number, now: number) =>

@@ -666,3 +666,106 @@ describe("open refuses tampered rows, naming epoch and sequence", () => {
     expect(base.error).toMatchObject({ _tag: "MissingBase", baseRecordCount: 9, records: 3 });
   });
 });
+
+describe("open's first read: the version, the marker, the head and the generations at once", () => {
+  /** A store initialised in a schema of its own; its options and schema. */
+  const made = async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    return { options, schema: options.schema ?? "" };
+  };
+
+  it("a schema at another version is SchemaVersionMismatch, even where the read's tables are missing", async () => {
+    // Version 2: no tay_compaction, so the joined read itself fails; the version read alone names it.
+    const older = await made();
+    await database().query(`DROP TABLE ${older.schema}.tay_compaction`);
+    await database().query(`DELETE FROM ${older.schema}.tay_schema WHERE version = 3`);
+    expect(await refusal(older.options)).toMatchObject({
+      _tag: "SchemaVersionMismatch",
+      found: 2,
+      expected: 3,
+    });
+    // Version 4 over a whole store: every table there, and the store is still refused.
+    const newer = await made();
+    await database().query(`INSERT INTO ${newer.schema}.tay_schema VALUES (4, 0)`);
+    expect(await refusal(newer.options)).toMatchObject({ found: 4, expected: 3 });
+    // No migration recorded at all: version 0.
+    const empty = await made();
+    await database().query(`DELETE FROM ${empty.schema}.tay_schema`);
+    expect(await refusal(empty.options)).toMatchObject({ found: 0, expected: 3 });
+  });
+
+  it("a missing head or current generation is MissingRow naming its table", async () => {
+    const headless = await made();
+    await database().query(`DELETE FROM ${headless.schema}.tay_current`);
+    const head = await refusal(headless.options);
+    expect(head).toMatchObject({ _tag: "MissingRow", table: "tay_current", epoch: undefined });
+    expect(head.message).toContain("no row in tay_current");
+    const orphaned = await made();
+    await database().query(
+      `ALTER TABLE ${orphaned.schema}.tay_current DROP CONSTRAINT tay_current_store_id_epoch_fkey`,
+    );
+    await database().query(`DELETE FROM ${orphaned.schema}.tay_generation`);
+    expect(await refusal(orphaned.options)).toMatchObject({
+      _tag: "MissingRow",
+      table: "tay_generation",
+      epoch: 1,
+    });
+  });
+
+  it("a field beyond 2^53 in the marker, the head or the generation is MalformedRow naming its column", async () => {
+    const beyond = "1152921504606846976";
+    const cases = [
+      ["tay_store", "created_at"],
+      ["tay_current", "last_sequence"],
+      ["tay_generation", "created_at"],
+    ] as const;
+    for (const [table, column] of cases) {
+      const store = await made();
+      await database().query(`UPDATE ${store.schema}.${table} SET ${column} = ${beyond}`);
+      const error = await refusal(store.options);
+      expect(error).toMatchObject({ _tag: "MalformedRow", table, column });
+      expect(error.message).toContain(beyond);
+    }
+  });
+
+  it("keeps to its store and its current epoch: the others reported in order, the lease beside them", async () => {
+    const { options, schema } = await made();
+    const other = { ...options, store: "other" };
+    await run(PgSchema.init(url, other));
+    const [row] = (
+      await database().query(`SELECT store_id FROM ${schema}.tay_store WHERE name = 'default'`)
+    ).rows;
+    const storeId = String((row as { store_id: string }).store_id);
+    // Epoch 2 current (empty, as after a switch), 1 superseded, 3 staged; a lease held.
+    const generation = (epoch: number, parent: number, first: number) =>
+      database().query(
+        `INSERT INTO ${schema}.tay_generation VALUES ('${storeId}', ${epoch}, ${parent}, ${first}, 0, 5)`,
+      );
+    await generation(2, 1, 4);
+    await generation(3, 2, 4);
+    await database().query(
+      `UPDATE ${schema}.tay_current SET epoch = 2, last_sequence = 3 WHERE store_id = '${storeId}'`,
+    );
+    await database().query(
+      `INSERT INTO ${schema}.tay_compaction VALUES ('${storeId}', '0b9a4c1e-9f53-4d5e-8a53-0d3b1c7f2a11', 'elsewhere pid 7', 9)`,
+    );
+    const { report } = await run(openCollect(options));
+    expect(report).toMatchObject({
+      epoch: 2,
+      parentEpoch: 1,
+      firstSequence: 4,
+      lastSequence: 3,
+      records: 0,
+      orphanedGenerations: [
+        { epoch: 1, kind: "Superseded" },
+        { epoch: 3, kind: "Staged" },
+      ],
+      compaction: { label: "elsewhere pid 7", expiresAt: 9 },
+    });
+    // The other store of the schema sees none of it.
+    const alone = await run(openCollect(other));
+    expect(alone.report).toMatchObject({ epoch: 1, lastSequence: 0, orphanedGenerations: [] });
+    expect(alone.report.compaction).toBeUndefined();
+  });
+});

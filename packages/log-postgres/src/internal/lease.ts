@@ -72,7 +72,7 @@ export interface Held {
 
 /**
  * The compaction holding the lease (run out or not) as open's marker row
- * names it (`storeAndLease`: the lease's columns joined to the store's),
+ * names it (`opening`: the lease's columns joined to the store's),
  * else undefined: no row, or a free one.
  */
 export const heldIn = (markerRow: unknown): Held | undefined => {

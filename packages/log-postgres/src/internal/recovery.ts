@@ -1,6 +1,7 @@
 /**
- * Open's recovery: one REPEATABLE READ snapshot of the store's marker, its
- * head row, its current generation and every record of it in sequence
+ * Open's recovery: one REPEATABLE READ snapshot of the schema's version,
+ * the store's marker, its head row and its generations (one statement,
+ * `opening`), then every record of the current generation in sequence
  * order (keyset pages of `pageRecords`), each row checked and its event
  * decoded and folded into the projection as the file store's recovery
  * does, stopping at the first fault with the file store's error kinds
@@ -63,30 +64,115 @@ interface Where {
   readonly options: Resolved;
 }
 
+/** The store's marker row, checked, and the compaction holding its lease. */
+interface Marker {
+  readonly id: Uint8Array;
+  readonly idText: string;
+  readonly createdAt: number;
+  readonly compaction: Lease.Held | undefined;
+}
+
+/** The marker's columns of open's first row (`StoreNotFound` when no marker matched). */
+const markerIn = (where: Where, row: unknown): Marker | StoreNotFound | MalformedRow => {
+  const { path, options } = where;
+  const refused = (column: string, value: Rows.Refused) =>
+    new MalformedRow({
+      path,
+      table: "tay_store",
+      column,
+      found: value.found,
+      epoch: undefined,
+      sequence: undefined,
+    });
+  const rawId = Rows.field(row, "store_id");
+  // NOT NULL in its table: NULL only when the LEFT JOIN found no marker.
+  if (rawId === null || rawId === undefined) {
+    return new StoreNotFound({ path, store: options.store });
+  }
+  const id = Rows.storeId(rawId);
+  if (Rows.isRefused(id)) return refused("store_id", id);
+  const createdAt = Rows.integer(Rows.field(row, "created_at"));
+  if (Rows.isRefused(createdAt)) return refused("created_at", createdAt);
+  return { id, idText: formatStoreId(id), createdAt, compaction: Lease.heldIn(row) };
+};
+
+/** The generations that are not current, as open reports them (one per row of the first read). */
+const othersIn = (rows: ReadonlyArray<unknown>, epoch: number): Array<OrphanedGeneration> =>
+  rows.flatMap((row): Array<OrphanedGeneration> => {
+    const found = Rows.integer(Rows.field(row, "other_epoch"), 1);
+    if (Rows.isRefused(found)) return [];
+    return [{ epoch: found, kind: found > epoch ? "Staged" : "Superseded" }];
+  });
+
 /**
- * The store's marker: its STORE_ID and creation time, and the compaction
- * holding its lease, read in the same round trip (only the report uses it).
+ * The statement of open's first read failed (not the connection): on a
+ * schema at another version its tables may not be this version's, so open
+ * reads the version alone before it blames the database.
  */
-const marker = (where: Where, session: Session) =>
+class OpeningRefused {
+  readonly _tag = "OpeningRefused";
+  constructor(readonly failure: Failure) {}
+}
+
+const isOpeningRefused = (error: unknown): error is OpeningRefused =>
+  error instanceof OpeningRefused;
+
+const headColumns = ["epoch", "last_sequence"];
+const generationColumns = [
+  "epoch",
+  "parent_epoch",
+  "first_sequence",
+  "base_record_count",
+  "created_at",
+];
+
+/**
+ * Open's first read, checked in the order it stands on: the schema's
+ * version (`SchemaVersionMismatch`), the marker (`StoreNotFound`), the
+ * head (`MissingRow tay_current`), the current generation (`MissingRow
+ * tay_generation`), each field decoded (`MalformedRow`); then the others.
+ */
+const opening = (where: Where, session: Session) =>
   Effect.gen(function* () {
     const { path, sql, options } = where;
-    const found = yield* run(session, sql.storeAndLease, [options.store]);
+    const found = yield* Effect.mapError(run(session, sql.opening, [options.store]), (failure) =>
+      failure.connection ? failure : new OpeningRefused(failure),
+    );
     const row = found.rows[0];
-    if (row === undefined) return yield* new StoreNotFound({ path, store: options.store });
-    const refused = (column: string, value: Rows.Refused) =>
-      new MalformedRow({
+    const version = PgSchema.versionIn(path, row);
+    if (version instanceof MalformedRow) return yield* version;
+    if (version !== PgSchema.expectedVersion) {
+      return yield* new SchemaVersionMismatch({
         path,
-        table: "tay_store",
-        column,
-        found: value.found,
-        epoch: undefined,
-        sequence: undefined,
+        found: version,
+        expected: PgSchema.expectedVersion,
       });
-    const id = Rows.storeId(Rows.field(row, "store_id"));
-    if (Rows.isRefused(id)) return yield* refused("store_id", id);
-    const createdAt = Rows.integer(Rows.field(row, "created_at"));
-    if (Rows.isRefused(createdAt)) return yield* refused("created_at", createdAt);
-    return { id, idText: formatStoreId(id), createdAt, compaction: Lease.heldIn(row) };
+    }
+    const store = markerIn(where, row);
+    if (!("idText" in store)) return yield* Effect.fail(store);
+    const head = Tables.head(path, Rows.joined(row, "current_", "store_id", headColumns));
+    if (!("lastSequence" in head)) return yield* Effect.fail(head);
+    const generation = Tables.generation(
+      path,
+      head.epoch,
+      Rows.joined(row, "generation_", "store_id", generationColumns),
+    );
+    if (!("firstSequence" in generation)) return yield* Effect.fail(generation);
+    return { store, head, generation, orphanedGenerations: othersIn(found.rows, head.epoch) };
+  });
+
+/**
+ * After a refused first read (and its rollback): `SchemaVersionMismatch`
+ * when the schema is at another version, else the database's refusal.
+ */
+const refusedOpening = (where: Where, session: Session, refused: OpeningRefused) =>
+  Effect.gen(function* () {
+    const { path, options } = where;
+    const found = yield* PgSchema.version(session, options.schema, path);
+    if (found !== PgSchema.expectedVersion) {
+      return yield* new SchemaVersionMismatch({ path, found, expected: PgSchema.expectedVersion });
+    }
+    return yield* Effect.fail(refused.failure);
   });
 
 /** Where the fold stands between pages. */
@@ -208,16 +294,6 @@ const checkEnd = (
     }
   });
 
-/** The generations that are not current, as open reports them. */
-const orphans = (where: Where, session: Session, storeId: string, epoch: number) =>
-  Effect.map(run(session, where.sql.otherGenerations, [storeId, epoch]), ({ rows }) =>
-    rows.flatMap((row): Array<OrphanedGeneration> => {
-      const found = Rows.integer(Rows.field(row, "epoch"), 1);
-      if (Rows.isRefused(found)) return [];
-      return [{ epoch: found, kind: found > epoch ? "Staged" : "Superseded" }];
-    }),
-  );
-
 /** The snapshot's reads and checks, inside its transaction. */
 const recoverIn = <S, E, X>(
   where: Where,
@@ -226,15 +302,7 @@ const recoverIn = <S, E, X>(
   afterPage: AfterPage<X>,
 ) =>
   Effect.gen(function* () {
-    const { path, sql } = where;
-    const store = yield* marker(where, session);
-    const headRows = yield* run(session, sql.current, [store.idText]);
-    const head = Tables.head(path, headRows.rows);
-    if (!("lastSequence" in head)) return yield* Effect.fail(head);
-    const generationRows = yield* run(session, sql.generation, [store.idText, head.epoch]);
-    const generation = Tables.generation(path, head.epoch, generationRows.rows);
-    if (!("firstSequence" in generation)) return yield* Effect.fail(generation);
-    const orphanedGenerations = yield* orphans(where, session, store.idText, head.epoch);
+    const { store, head, generation, orphanedGenerations } = yield* opening(where, session);
     const folding: Folding<S> = {
       state: projection.start({ storeId: store.id, ...generation }),
       next: generation.firstSequence,
@@ -265,8 +333,11 @@ const synchronousCommitOf = (session: Session) =>
   });
 
 /**
- * Recovers the store on `session`: the schema version, then the snapshot.
- * Driver failures become `DatabaseError { operation: "open" }`.
+ * Recovers the store on `session` in one snapshot, whose first read checks
+ * the schema version with the marker, the head and the generations (a
+ * schema at another version is `SchemaVersionMismatch`, even where its
+ * tables refuse that read). Driver failures become
+ * `DatabaseError { operation: "open" }`.
  */
 export const recover = <S, E, X = never>(
   where: Where,
@@ -275,16 +346,8 @@ export const recover = <S, E, X = never>(
   afterPage?: AfterPage<X>,
 ): Effect.Effect<Recovery<S>, PgOpenError | HistoryRejected<E> | X> =>
   Effect.gen(function* () {
-    const { path, sql } = where;
+    const { sql } = where;
     const started = yield* Clock.currentTimeMillis;
-    const found = yield* PgSchema.version(session, where.options.schema, path);
-    if (found !== PgSchema.expectedVersion) {
-      return yield* new SchemaVersionMismatch({
-        path,
-        found,
-        expected: PgSchema.expectedVersion,
-      });
-    }
     yield* run(session, sql.begin);
     const snapshot = yield* Effect.zipRight(
       run(session, sql.snapshot),
@@ -295,6 +358,7 @@ export const recover = <S, E, X = never>(
           ? Effect.void
           : Effect.ignore(run(session, sql.rollback)),
       ),
+      Effect.catchIf(isOpeningRefused, (refused) => refusedOpening(where, session, refused)),
     );
     yield* run(session, sql.commit);
     const { store, head, generation, folding, orphanedGenerations } = snapshot;

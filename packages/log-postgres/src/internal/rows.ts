@@ -84,3 +84,21 @@ export const storeId = (value: unknown): Decoded<Uint8Array> => {
 /** A text value. */
 export const text = (value: unknown): Decoded<string> =>
   typeof value === "string" ? value : refuse(value);
+
+/**
+ * The row a LEFT JOIN brought into `row` under `prefix`, with its columns
+ * under their own names, as a list of one (what the table decoders take);
+ * an empty list when its `key` column, NOT NULL in its table, is NULL or
+ * absent: no row matched the join.
+ */
+export const joined = (
+  row: unknown,
+  prefix: string,
+  key: string,
+  columns: ReadonlyArray<string>,
+): ReadonlyArray<unknown> => {
+  const found = field(row, `${prefix}${key}`);
+  if (found === null || found === undefined) return [];
+  // fromEntries defines own properties: no column name can reach a prototype.
+  return [Object.fromEntries(columns.map((column) => [column, field(row, `${prefix}${column}`)]))];
+};

@@ -50,11 +50,17 @@ export const statements = (schema: string) => {
     markVersion: `INSERT INTO ${version} (version, applied_at) VALUES ($1, $2)`,
     storeByName: `SELECT store_id, created_at FROM ${store} WHERE name = $1`,
     /**
-     * Open's marker, and the compaction lease beside it (NULLs when no
-     * compaction ever made its row): the report's one use of the lease
-     * costs no round trip of its own.
+     * Open's first read, in its snapshot (docs/postgres.md, "Open"): the
+     * schema's version, the store's marker with its compaction lease, its
+     * CURRENT, the current generation's row and the other generations'
+     * epochs, one round trip instead of five. One row per other generation
+     * (one row when there is none): the version's aggregate always makes a
+     * row, and every join is LEFT, so a missing marker, head or generation
+     * leaves its columns NULL (its key, NOT NULL in its table, says which)
+     * and open names what is missing. A schema at another version may lack
+     * these tables: the statement then fails and open reads the version alone.
      */
-    storeAndLease: `SELECT s.store_id, s.created_at, l.holder, l.label, l.expires_at FROM ${store} s LEFT JOIN ${lease} l ON l.store_id = s.store_id WHERE s.name = $1`,
+    opening: `SELECT v.version, s.store_id, s.created_at, l.holder, l.label, l.expires_at, c.store_id AS current_store_id, c.epoch AS current_epoch, c.last_sequence AS current_last_sequence, g.store_id AS generation_store_id, g.epoch AS generation_epoch, g.parent_epoch AS generation_parent_epoch, g.first_sequence AS generation_first_sequence, g.base_record_count AS generation_base_record_count, g.created_at AS generation_created_at, o.epoch AS other_epoch FROM (SELECT max(version) AS version FROM ${version}) v LEFT JOIN ${store} s ON s.name = $1 LEFT JOIN ${lease} l ON l.store_id = s.store_id LEFT JOIN ${current} c ON c.store_id = s.store_id LEFT JOIN ${generation} g ON g.store_id = c.store_id AND g.epoch = c.epoch LEFT JOIN ${generation} o ON o.store_id = c.store_id AND o.epoch <> c.epoch ORDER BY o.epoch`,
     insertStore: `INSERT INTO ${store} (name, store_id, created_at) VALUES ($1, $2, $3)`,
     current: `SELECT epoch, last_sequence FROM ${current} WHERE store_id = $1`,
     /** The head, and the bytes of its generation's records from `$2` on (`refresh`: one snapshot). */
