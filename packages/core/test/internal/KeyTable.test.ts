@@ -2,7 +2,9 @@
 // sets and deletes: under its own hash and under planted weak ones that put
 // every key, or many, on one home slot, so runs wrap around the table's end
 // and deletions must move later keys back (backward shift) for probes to
-// find them. Its size and entries agree too, across the regrowths.
+// find them. Its size and entries agree too, across the regrowths, and when
+// lookups come between the writes (a key looked up, not found, then set
+// takes the slot the lookup remembered, unless a write came between).
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type KeyHash, KeyTable, keyHash } from "../../src/internal/KeyTable.js";
@@ -51,6 +53,46 @@ describe("KeyTable", () => {
           agrees(table, model);
         }),
         { numRuns: 150 },
+      );
+    });
+  }
+
+  for (const [name, hash] of hashes) {
+    it(`matches a Map when a key is looked up, another written, then the first set (${name}, property)`, () => {
+      // `set` after a `get` that missed takes the slot the lookup remembered:
+      // the write between must make it forget (a delete shortens the probe's
+      // run, a set may take that very slot, a regrowth moves every slot).
+      const write = fc.record({
+        kind: fc.constantFrom<"set" | "delete">("set", "delete"),
+        key: fc.constantFrom(...keys.slice(0, 12)),
+        value: fc.integer({ min: 0, max: 1000 }),
+      });
+      const step = fc.record({
+        probed: fc.constantFrom(...keys.slice(0, 12)),
+        between: fc.option(write, { nil: undefined }),
+        value: fc.integer({ min: 0, max: 1000 }),
+      });
+      const apply = (table: KeyTable<number>, model: Map<string, number>, op: Operation) => {
+        if (op.kind === "set") {
+          table.set(op.key, op.value);
+          model.set(op.key, op.value);
+        } else {
+          table.delete(op.key);
+          model.delete(op.key);
+        }
+      };
+      fc.assert(
+        fc.property(fc.array(step, { maxLength: 60 }), (steps) => {
+          const table = new KeyTable<number>(hash);
+          const model = new Map<string, number>();
+          for (const { probed, between, value } of steps) {
+            expect(table.get(probed)).toBe(model.get(probed));
+            if (between !== undefined) apply(table, model, between);
+            apply(table, model, { kind: "set", key: probed, value });
+            agrees(table, model);
+          }
+        }),
+        { numRuns: 300 },
       );
     });
   }
