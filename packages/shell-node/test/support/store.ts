@@ -143,3 +143,23 @@ export const exploreCrashModes = <A>(
     if (options.cutPointsMax === undefined) expect(report.explored).toBe(report.cutPoints);
     return report;
   });
+
+/**
+ * `exploreCrashModes` with modes of the suite's own tried beside the three
+ * (`crashModes`): a suite moved onto the skeleton keeps every mode it had,
+ * such as a sector tear that keeps unsynced entries in part. Fails the
+ * test as `exploreCrashModes` does; returns the report.
+ */
+export const exploreCrashModesAnd = <A>(
+  extraModes: ReadonlyArray<Crash.CrashMode>,
+  workload: Crash.Workload<A>,
+  check: Crash.Check<A>,
+  options: Omit<Crash.ExploreOptions, "modes">,
+) =>
+  Effect.gen(function* () {
+    const modes = [...crashModes, ...extraModes];
+    const report = yield* Crash.exploreCrashes(workload, check, { ...options, modes });
+    expect(report.failures.slice(0, 3).map(Crash.describeFailure)).toEqual([]);
+    if (options.cutPointsMax === undefined) expect(report.explored).toBe(report.cutPoints);
+    return report;
+  });
