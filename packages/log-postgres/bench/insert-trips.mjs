@@ -130,7 +130,12 @@ for (const system of systems) {
   counting = true;
   const started = performance.now();
   const cpu = process.cpuUsage();
-  for (let index = 0; index < inserts; index++) await driver.insert(warmup + 1 + index);
+  const latencies = [];
+  for (let index = 0; index < inserts; index++) {
+    const sent = performance.now();
+    await driver.insert(warmup + 1 + index);
+    latencies.push(performance.now() - sent);
+  }
   const used = process.cpuUsage(cpu);
   const wall = performance.now() - started;
   counting = false;
@@ -141,6 +146,17 @@ for (const system of systems) {
   const per = (value) => (value / inserts).toFixed(2);
   console.log(
     `${system}: ${inserts} awaited inserts, ${(wall / inserts).toFixed(3)} ms each, client CPU ${((used.user + used.system) / inserts).toFixed(0)} µs each`,
+  );
+  // The mean is what the throughput sees: a tail far above the median shows there.
+  latencies.sort((left, right) => left - right);
+  const at = (fraction) =>
+    latencies[Math.min(latencies.length - 1, Math.floor(fraction * latencies.length))].toFixed(2);
+  const over = (ms) => latencies.filter((latency) => latency > ms).length;
+  console.log(
+    `  latency ms: p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)}, max ${at(1)}; over 2 ms: ${over(2)}, taking ${latencies
+      .filter((latency) => latency > 2)
+      .reduce((sum, latency) => sum + latency, 0)
+      .toFixed(0)} of ${wall.toFixed(0)} ms`,
   );
   for (const [key, value] of [...counts].sort()) console.log(`  ${key}: ${per(value)} per insert`);
   const total = [...counts.values()].reduce((sum, value) => sum + value, 0);

@@ -4,7 +4,9 @@
  * `init` migrates and then creates a store in one transaction (its
  * marker, its first generation and its CURRENT row together, so there is
  * no half-initialized store to refuse later), and `version` reads where a
- * schema stands, which open checks before it reads anything else.
+ * schema stands. Open reads the version in the first statement of its
+ * snapshot (`versionIn` decodes it there), and alone only when that
+ * statement fails, as it does on a schema whose tables are older.
  */
 import { randomUUID } from "node:crypto";
 import { Clock, Effect } from "effect";
