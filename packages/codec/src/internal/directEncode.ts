@@ -255,6 +255,24 @@ const idOrNull = (input: unknown): boolean => nothing(input) || id(input);
 /** `name|null`. */
 const nameOrNull = (input: unknown): boolean => nothing(input) || name(input);
 
+/** Two key chunks with a `null` between them: a nullable field's key, its null, the next key. */
+const aroundNull = (before: Uint8Array | undefined, after: Uint8Array | undefined) => {
+  const first = before ?? keyChunk("");
+  const second = after ?? keyChunk("");
+  const run = new Uint8Array(first.length + 1 + second.length);
+  run.set(first, 0);
+  run[first.length] = valueTags.null;
+  run.set(second, first.length + 1);
+  return [run];
+};
+
+// A keyed insert's usual `timeout_ms` and `unique_period_ms` are null: each
+// is written with the keys on both sides as one constant run, two copies
+// where there were three keys and a null (the unique insert's encoding was
+// 0.3 µs over a plain one's, 2026-12-04).
+const nullTimeout = aroundNull(keys.JobInsertedV3[7], keys.JobInsertedV3[8]);
+const nullPeriod = aroundNull(keys.JobInsertedV3[9], keys.JobInsertedV3[10]);
+
 // (1,3): the fields of (1,1), then the three of schema 3 before `worker`
 // (`timeout_ms` < `unique_key` < `unique_period_ms` < `worker`).
 const jobInsertedV3 = (event: CoreEvent.JobInsertedV3): boolean => {
@@ -262,13 +280,13 @@ const jobInsertedV3 = (event: CoreEvent.JobInsertedV3): boolean => {
   return (
     header(valueTags.map, 11) &&
     insertHead(event, chunks) &&
-    key(chunks, 7) &&
-    idOrNull(event.timeoutMs) &&
-    key(chunks, 8) &&
+    (event.timeoutMs === null
+      ? key(nullTimeout, 0)
+      : key(chunks, 7) && id(event.timeoutMs) && key(chunks, 8)) &&
     nameOrNull(event.uniqueKey) &&
-    key(chunks, 9) &&
-    idOrNull(event.uniquePeriodMs) &&
-    key(chunks, 10) &&
+    (event.uniquePeriodMs === null
+      ? key(nullPeriod, 0)
+      : key(chunks, 9) && id(event.uniquePeriodMs) && key(chunks, 10)) &&
     name(event.worker)
   );
 };

@@ -190,6 +190,30 @@ describe("valid events", () => {
     );
   });
 
+  it("write a (1,3) whose timeout_ms or unique_period_ms is null (one constant run each) as the general encoder does", () => {
+    // Each of the two nullable ids null or not, in every combination: the
+    // direct writer takes a constant run of key, null, key for a null one.
+    const nullableId = fc.option(fc.integer({ min: 1, max: Number.MAX_SAFE_INTEGER }), {
+      nil: null,
+    });
+    const v3 = fc
+      .tuple(
+        Events.jobInsertedV3(),
+        nullableId,
+        fc.option(Values.name(), { nil: null }),
+        nullableId,
+      )
+      .map(([event, timeoutMs, uniqueKey, uniquePeriodMs]) =>
+        Event.jobInsertedV3({ ...event, timeoutMs, uniqueKey, uniquePeriodMs }),
+      );
+    fc.assert(
+      fc.property(v3, (event) => {
+        expect(agree(event)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("keep tricky names and any args or result: bounds, surrogate pairs, big integers, bytes", () => {
     const tricky = fc.record({
       queue: fc.constantFrom(...Values.namesAtBound, ...Values.trickyNames),
