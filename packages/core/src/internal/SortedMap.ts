@@ -135,6 +135,12 @@ const childIndex = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): num
 interface Outcome<K, V> {
   changed: boolean;
   split: Node<K, V> | null;
+  /**
+   * The sibling holds only the new entry and the node is untouched (see
+   * `appendsPastFull`). Not "the same node": one the run owns may have
+   * been split in place.
+   */
+  appended: boolean;
 }
 
 /** Splits an overfull node the run owns in two halves; the right half goes to `outcome`. */
@@ -161,6 +167,37 @@ const insertAt = <T>(list: Array<T>, at: number, item: T): void => {
   list[at] = item;
 };
 
+/**
+ * A copy of `list` with `item` at `at`, exactly as long as it needs to be.
+ * (A `slice` then an insert would grow the copy by half again: a tree built
+ * by persistent inserts held about 80 bytes an entry that way, 2026-12-04.)
+ */
+const withInserted = <T>(list: ReadonlyArray<T>, at: number, item: T): Array<T> => {
+  const copy = new Array<T>(list.length + 1);
+  for (let index = 0; index < at; index++) copy[index] = list[index] as T;
+  copy[at] = item;
+  for (let index = at; index < list.length; index++) copy[index + 1] = list[index] as T;
+  return copy;
+};
+
+/** A copy of `list` without its item at `at` (`slice` and `splice` would make two lists). */
+const withRemoved = <T>(list: ReadonlyArray<T>, at: number): Array<T> => {
+  const copy = new Array<T>(list.length - 1);
+  for (let index = 0; index < at; index++) copy[index] = list[index] as T;
+  for (let index = at + 1; index < list.length; index++) copy[index - 1] = list[index] as T;
+  return copy;
+};
+
+/**
+ * Whether an entry added at `at` goes after the last of a full node on the
+ * tree's right edge: then the node stays as it is (shared, not copied) and
+ * the entry starts its right sibling. Ids and times arrive in ascending
+ * order, so the indexes grow at their right edge: split in halves, every
+ * node they left behind would stay half empty.
+ */
+const appendsPastFull = <K, V>(node: Node<K, V>, at: number, rightmost: boolean): boolean =>
+  rightmost && at === node.keys.length && node.keys.length >= entriesMax;
+
 const insertInLeaf = <K, V>(
   node: Leaf<K, V>,
   key: K,
@@ -168,20 +205,35 @@ const insertInLeaf = <K, V>(
   compare: Compare<K>,
   edit: Edit | undefined,
   outcome: Outcome<K, V>,
+  rightmost: boolean,
 ): Node<K, V> => {
   const at = lowerBound(node.keys, key, compare);
-  const target = writableLeaf(node, edit);
   if (at < node.keys.length && compare(node.keys[at] as K, key) === 0) {
+    const target = writableLeaf(node, edit);
     target.keys[at] = key;
     target.values[at] = value;
     return target;
   }
   outcome.changed = true;
-  insertAt(target.keys, at, key);
-  insertAt(target.values, at, value);
-  target.size++;
-  splitIfFull(target, outcome, edit);
-  return target;
+  if (appendsPastFull(node, at, rightmost)) {
+    outcome.split = leafOf([key], [value], edit);
+    outcome.appended = true;
+    return node;
+  }
+  if (!owns(edit, node.edit)) {
+    const copy = leafOf(
+      withInserted(node.keys, at, key),
+      withInserted(node.values, at, value),
+      edit,
+    );
+    splitIfFull(copy, outcome, edit);
+    return copy;
+  }
+  insertAt(node.keys, at, key);
+  insertAt(node.values, at, value);
+  node.size++;
+  splitIfFull(node, outcome, edit);
+  return node;
 };
 
 const insert = <K, V>(
@@ -191,17 +243,40 @@ const insert = <K, V>(
   compare: Compare<K>,
   edit: Edit | undefined,
   outcome: Outcome<K, V>,
+  rightmost: boolean,
 ): Node<K, V> => {
-  if (node.children === null) return insertInLeaf(node, key, value, compare, edit, outcome);
+  if (node.children === null) {
+    return insertInLeaf(node, key, value, compare, edit, outcome, rightmost);
+  }
   const at = childIndex(node.keys, key, compare);
   const child = node.children[at] as Node<K, V>;
-  const next = insert(child, key, value, compare, edit, outcome);
+  const last = at === node.children.length - 1;
+  const next = insert(child, key, value, compare, edit, outcome, rightmost && last);
   const split = outcome.split;
+  const appended = outcome.appended;
   outcome.split = null;
+  outcome.appended = false;
   // A replacement inside a child the run owns changes nothing here (unless
   // it replaced the child's smallest key with another equal one).
   const unchanged = next === child && split === null && !outcome.changed;
   if (unchanged && node.keys[at] === minKey(next)) return node;
+  if (split !== null && appended && appendsPastFull(node, at + 1, rightmost)) {
+    // The child stayed as it was and the new sibling goes past a full
+    // branch: this branch stays shared too, the sibling starts the next one.
+    outcome.split = branchOf([split], edit);
+    outcome.appended = true;
+    return node;
+  }
+  if (split !== null && !owns(edit, node.edit)) {
+    // A copy with the sibling in place, exactly as long as it needs (a split means an entry came).
+    const children = withInserted(node.children, at + 1, split);
+    children[at] = next;
+    const keys = withInserted(node.keys, at + 1, minKey(split));
+    keys[at] = minKey(next);
+    const copy: Branch<K, V> = { keys, values: null, children, size: node.size + 1, edit };
+    splitIfFull(copy, outcome, edit);
+    return copy;
+  }
   const target = writableBranch(node, edit);
   target.children[at] = next;
   target.keys[at] = minKey(next);
@@ -255,11 +330,13 @@ const remove = <K, V>(
     const at = lowerBound(node.keys, key, compare);
     if (at === node.keys.length || compare(node.keys[at] as K, key) !== 0) return node;
     outcome.changed = true;
-    const target = writableLeaf(node, edit);
-    target.keys.splice(at, 1);
-    target.values.splice(at, 1);
-    target.size--;
-    return target;
+    if (!owns(edit, node.edit)) {
+      return leafOf(withRemoved(node.keys, at), withRemoved(node.values, at), edit);
+    }
+    node.keys.splice(at, 1);
+    node.values.splice(at, 1);
+    node.size--;
+    return node;
   }
   const at = childIndex(node.keys, key, compare);
   const next = remove(node.children[at] as Node<K, V>, key, compare, edit, outcome);
@@ -432,8 +509,8 @@ export class SortedMap<K, V> {
    */
   set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
     if (this.root === null) return new SortedMap(this.compare, leafOf([key], [value], edit));
-    const outcome: Outcome<K, V> = { changed: false, split: null };
-    const root = insert(this.root, key, value, this.compare, edit, outcome);
+    const outcome: Outcome<K, V> = { changed: false, split: null, appended: false };
+    const root = insert(this.root, key, value, this.compare, edit, outcome, true);
     const grown = outcome.split === null ? root : branchOf([root, outcome.split], edit);
     return grown === this.root ? this : new SortedMap(this.compare, grown);
   }
@@ -441,7 +518,7 @@ export class SortedMap<K, V> {
   /** A map without `key` (the same map when it is absent); `edit` as for `set`. */
   delete(key: K, edit?: Edit): SortedMap<K, V> {
     if (this.root === null) return this;
-    const outcome: Outcome<K, V> = { changed: false, split: null };
+    const outcome: Outcome<K, V> = { changed: false, split: null, appended: false };
     let root: Node<K, V> | null = remove(this.root, key, this.compare, edit, outcome);
     if (!outcome.changed) return this;
     // A branch left with one child gives way to it; an empty leaf to nothing.
@@ -487,11 +564,24 @@ export class SortedMap<K, V> {
     }
   }
 
+  /** The number of entries of each leaf, left to right: the tree's fill, for tests. */
+  leafSizes(): Array<number> {
+    const sizes: Array<number> = [];
+    const visit = (node: Node<K, V> | null): void => {
+      if (node === null) return;
+      if (node.children === null) sizes.push(node.keys.length);
+      else for (const child of node.children) visit(child);
+    };
+    visit(this.root);
+    return sizes;
+  }
+
   /**
    * Checks the tree's invariants, for tests: keys ascending across the
    * leaves, a branch's keys the smallest of its children, sizes the sums
-   * below, every leaf at the same depth, every node but the root at least
-   * half full, none beyond 32 entries, a root branch with two children or more.
+   * below, every leaf at the same depth, every node off the right edge at
+   * least half full (one on it at least one entry: `appendsPastFull`), none
+   * beyond 32 entries, a root branch with two children or more.
    */
   isValid(): boolean {
     const root = this.root;
@@ -499,8 +589,8 @@ export class SortedMap<K, V> {
     if (root.children !== null && root.children.length < 2) return false;
     let previous: K | undefined;
     let leafDepth = -1;
-    const check = (node: Node<K, V>, depth: number): boolean => {
-      const fewest = depth === 0 ? 1 : entriesMin;
+    const check = (node: Node<K, V>, depth: number, rightmost: boolean): boolean => {
+      const fewest = rightmost ? 1 : entriesMin;
       if (node.keys.length < fewest || node.keys.length > entriesMax) return false;
       if (node.children === null) {
         if (leafDepth === -1) leafDepth = depth;
@@ -516,10 +606,11 @@ export class SortedMap<K, V> {
       if (node.size !== sizeOfAll(node.children)) return false;
       return node.children.every(
         (child, index) =>
-          this.compare(minKey(child), node.keys[index] as K) === 0 && check(child, depth + 1),
+          this.compare(minKey(child), node.keys[index] as K) === 0 &&
+          check(child, depth + 1, rightmost && index === node.children.length - 1),
       );
     };
-    return check(root, 0);
+    return check(root, 0, true);
   }
 }
 

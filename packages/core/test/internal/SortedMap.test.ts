@@ -86,8 +86,46 @@ describe("SortedMap", () => {
           expect(map.first()).toEqual(entries[0]);
         }
       }),
-      { numRuns: 60 },
+      {
+        numRuns: 60,
+        examples: [
+          // A transient run splitting a leaf it owns in place just before a
+          // full branch at the right edge: the branch must not be taken for
+          // untouched (its size was 16 off, 2026-12-04).
+          [
+            [
+              { kind: "set", key: 22, run: 1, stride: 1, transient: false },
+              { kind: "set", key: 0, run: 360, stride: 7, transient: false },
+              { kind: "set", key: 2091, run: 394, stride: 1, transient: true },
+            ],
+          ],
+        ],
+      },
     );
+  });
+
+  it("fills its nodes whole when keys arrive in ascending order, persistent or transient", () => {
+    // Job ids and times arrive ascending: split in halves, every leaf left
+    // behind the right edge would stay half empty (and twice the memory).
+    for (const edit of [undefined, new Edit()]) {
+      let map = SortedMap.empty<number, null>(compareNumbers);
+      for (let key = 0; key < 5_000; key++) map = map.set(key, null, edit);
+      const sizes = map.leafSizes();
+      expect(map.isValid()).toBe(true);
+      expect(sizes.slice(0, -1).every((size) => size === 32)).toBe(true);
+      expect(sizes.length).toBe(Math.ceil(5_000 / 32));
+    }
+    // Keys in the middle still split in halves, never leaving a node below half.
+    let map = SortedMap.empty<number, null>(compareNumbers);
+    for (let key = 0; key < 2_000; key += 2) map = map.set(key, null);
+    for (let key = 1; key < 2_000; key += 2) map = map.set(key, null);
+    expect(map.isValid()).toBe(true);
+    expect(
+      map
+        .leafSizes()
+        .slice(0, -1)
+        .every((size) => size >= 16),
+    ).toBe(true);
   });
 
   it("builds valid trees of every size from sorted input", () => {
