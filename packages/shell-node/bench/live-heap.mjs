@@ -41,6 +41,8 @@ await Promise.all(
   }),
 );
 const perJob = (held() - before) / jobs;
-console.log(`${jobs} jobs inserted live by ${producers} producers: ${perJob.toFixed(1)} B per active job`);
+console.log(
+  `${jobs} jobs inserted live by ${producers} producers: ${perJob.toFixed(1)} B per active job`,
+);
 await engine.close();
 rmSync(directory, { recursive: true, force: true });
