@@ -13,11 +13,18 @@
  */
 import type { Event, Job, Terminal } from "@tay/core";
 
+/** What is held for one id: its whole record or a result for one written before, and since when. */
+interface Held {
+  job: Job.Job | undefined;
+  result: Event.ResultRecorded | undefined;
+  /** The commit that last set it. */
+  since: number;
+}
+
 export class PendingTerminal {
-  readonly #jobs = new Map<number, Job.Job>();
-  readonly #results = new Map<number, Event.ResultRecorded>();
-  /** For each id held above, the commit that last set it. */
-  readonly #since = new Map<number, number>();
+  // One map, not one per kind: a job let go of costs one lookup and one
+  // insertion, and its release one deletion (three maps made that three each).
+  readonly #held = new Map<number, Held>();
   #commits = 0;
 
   /** Commits noted so far (the number of the last). */
@@ -27,33 +34,45 @@ export class PendingTerminal {
 
   /** Ids held (jobs or results). */
   get size(): number {
-    return this.#since.size;
+    return this.#held.size;
   }
 
   /** Notes what one commit let go of; answers the commit's number. */
   add(left: Terminal.Left): number {
     const commit = ++this.#commits;
     for (const job of left.jobs) {
-      this.#jobs.set(job.jobId, job);
-      this.#since.set(job.jobId, commit);
+      const held = this.#held.get(job.jobId);
+      if (held === undefined) this.#held.set(job.jobId, { job, result: undefined, since: commit });
+      else {
+        held.job = job;
+        held.since = commit;
+      }
     }
-    for (const result of left.results) {
-      const job = this.#jobs.get(result.jobId);
-      if (job === undefined) this.#results.set(result.jobId, result);
-      else this.#jobs.set(job.jobId, { ...job, result: { value: result.result, at: result.at } });
-      this.#since.set(result.jobId, commit);
-    }
+    for (const result of left.results) this.#addResult(result, commit);
     return commit;
+  }
+
+  #addResult(result: Event.ResultRecorded, commit: number): void {
+    const held = this.#held.get(result.jobId);
+    const job = held?.job;
+    if (held === undefined) {
+      this.#held.set(result.jobId, { job: undefined, result, since: commit });
+      return;
+    }
+    if (job === undefined) held.result = result;
+    else held.job = { ...job, result: { value: result.result, at: result.at } };
+    held.since = commit;
   }
 
   /** The whole record of a job not written yet (with any result recorded since). */
   job(jobId: number): Job.Job | undefined {
-    return this.#jobs.get(jobId);
+    return this.#held.get(jobId)?.job;
   }
 
   /** A result recorded for a job already written, not written itself yet. */
   result(jobId: number): Event.ResultRecorded | undefined {
-    return this.#results.get(jobId);
+    const held = this.#held.get(jobId);
+    return held?.job === undefined ? held?.result : undefined;
   }
 
   /** The commits up to `last` are written, `lefts` among them: lets go of what no later one set. */
@@ -66,14 +85,11 @@ export class PendingTerminal {
 
   /** Everything of the commits up to `last` is in the index (a rebuild from the log). */
   writtenUpTo(last: number): void {
-    for (const jobId of [...this.#since.keys()]) this.#release(jobId, last);
+    for (const [jobId, held] of [...this.#held]) if (held.since <= last) this.#held.delete(jobId);
   }
 
   #release(jobId: number, last: number): void {
-    const since = this.#since.get(jobId);
-    if (since === undefined || since > last) return;
-    this.#jobs.delete(jobId);
-    this.#results.delete(jobId);
-    this.#since.delete(jobId);
+    const held = this.#held.get(jobId);
+    if (held !== undefined && held.since <= last) this.#held.delete(jobId);
   }
 }
