@@ -217,6 +217,22 @@ const isJobTransition = (event: DomainEvent): event is Job.JobTransitionEvent =>
   event._tag === "JobRedriven" ||
   event._tag === "ResultRecorded";
 
+/** Nothing let go of (shared: a `Left` is never changed). */
+const nothingLeft: Terminal.Left = { jobs: [], results: [] };
+
+/** `leaving` for records of one domain event. */
+const leavingOne = (before: State, event: DomainEvent): Terminal.Left => {
+  if (!isJobTransition(event)) return nothingLeft;
+  const job = before.jobs.get(event.jobId);
+  if (job === undefined) {
+    return event._tag === "ResultRecorded" && before.terminal.has(event.jobId)
+      ? { jobs: [], results: [event] }
+      : nothingLeft;
+  }
+  const next = Job.applied(job, event);
+  return Terminal.leavesMemory(next) ? { jobs: [next], results: [] } : nothingLeft;
+};
+
 /**
  * What committing `records` on the lean state `before` lets go of: the
  * whole records of the jobs that leave memory (as they are after the
@@ -225,9 +241,16 @@ const isJobTransition = (event: DomainEvent): event is Job.JobTransitionEvent =>
  * `before` (a runtime calls it on what it committed); it does not check them.
  */
 export const leaving = (before: State, records: Iterable<Event>): Terminal.Left => {
+  if (!before.lean) return nothingLeft;
+  // One event (a claim's start, a completion): no event of the same
+  // records can see its job first, so no maps are needed. Runtimes call
+  // this once or twice a commit, and the maps were most of its cost.
+  const only = Array.isArray(records) && records.length === 1 ? records[0] : undefined;
+  if (only !== undefined && only._tag !== "Mutation" && !isSnapshotPart(only)) {
+    return leavingOne(before, only);
+  }
   const jobs: Array<Job.Job> = [];
   const results: Array<ResultRecorded> = [];
-  if (!before.lean) return { jobs, results };
   const touched = new Map<number, Job.Job>();
   const handedOver = new Map<number, number>();
   const step = (event: DomainEvent): void => {
