@@ -319,12 +319,31 @@ const rebalance = <K, V>(parent: Branch<K, V>, at: number, edit: Edit | undefine
   parent.keys.splice(left, 2, ...nodes.map(minKey));
 };
 
+/** Where a node lies: on the tree's left edge, on its right edge (the root is on both). */
+interface Edges {
+  readonly left: boolean;
+  readonly right: boolean;
+}
+
+const bothEdges: Edges = { left: true, right: true };
+const noEdge: Edges = { left: false, right: false };
+const leftEdge: Edges = { left: true, right: false };
+const rightEdge: Edges = { left: false, right: true };
+
+/** The edges of the child at `at` of a branch with `count` children lying on `edges`. */
+const childEdges = (edges: Edges, at: number, count: number): Edges => {
+  const left = edges.left && at === 0;
+  const right = edges.right && at === count - 1;
+  return left ? (right ? bothEdges : leftEdge) : right ? rightEdge : noEdge;
+};
+
 const remove = <K, V>(
   node: Node<K, V>,
   key: K,
   compare: Compare<K>,
   edit: Edit | undefined,
   outcome: Outcome<K, V>,
+  edges: Edges,
 ): Node<K, V> => {
   if (node.children === null) {
     const at = lowerBound(node.keys, key, compare);
@@ -339,7 +358,8 @@ const remove = <K, V>(
     return node;
   }
   const at = childIndex(node.keys, key, compare);
-  const next = remove(node.children[at] as Node<K, V>, key, compare, edit, outcome);
+  const below = childEdges(edges, at, node.children.length);
+  const next = remove(node.children[at] as Node<K, V>, key, compare, edit, outcome, below);
   if (!outcome.changed) return node;
   const target = writableBranch(node, edit);
   target.size--;
@@ -350,7 +370,12 @@ const remove = <K, V>(
   }
   target.children[at] = next;
   target.keys[at] = minKey(next);
-  if (next.keys.length < entriesMin && target.children.length > 1) rebalance(target, at, edit);
+  // A node on an edge may run low: a queue taken from its front (claims
+  // in order) would otherwise rebuild its first two leaves every few removals.
+  const onEdge = below.left || below.right;
+  if (next.keys.length < entriesMin && !onEdge && target.children.length > 1) {
+    rebalance(target, at, edit);
+  }
   return target;
 };
 
@@ -519,7 +544,7 @@ export class SortedMap<K, V> {
   delete(key: K, edit?: Edit): SortedMap<K, V> {
     if (this.root === null) return this;
     const outcome: Outcome<K, V> = { changed: false, split: null, appended: false };
-    let root: Node<K, V> | null = remove(this.root, key, this.compare, edit, outcome);
+    let root: Node<K, V> | null = remove(this.root, key, this.compare, edit, outcome, bothEdges);
     if (!outcome.changed) return this;
     // A branch left with one child gives way to it; an empty leaf to nothing.
     while (root !== null && root.children !== null && root.children.length === 1) {
@@ -579,8 +604,9 @@ export class SortedMap<K, V> {
   /**
    * Checks the tree's invariants, for tests: keys ascending across the
    * leaves, a branch's keys the smallest of its children, sizes the sums
-   * below, every leaf at the same depth, every node off the right edge at
-   * least half full (one on it at least one entry: `appendsPastFull`), none
+   * below, every leaf at the same depth, every node off the tree's edges at
+   * least half full (one on an edge at least one entry: `appendsPastFull`,
+   * `remove`), none
    * beyond 32 entries, a root branch with two children or more.
    */
   isValid(): boolean {
@@ -589,8 +615,8 @@ export class SortedMap<K, V> {
     if (root.children !== null && root.children.length < 2) return false;
     let previous: K | undefined;
     let leafDepth = -1;
-    const check = (node: Node<K, V>, depth: number, rightmost: boolean): boolean => {
-      const fewest = rightmost ? 1 : entriesMin;
+    const check = (node: Node<K, V>, depth: number, edges: Edges): boolean => {
+      const fewest = edges.left || edges.right ? 1 : entriesMin;
       if (node.keys.length < fewest || node.keys.length > entriesMax) return false;
       if (node.children === null) {
         if (leafDepth === -1) leafDepth = depth;
@@ -607,10 +633,10 @@ export class SortedMap<K, V> {
       return node.children.every(
         (child, index) =>
           this.compare(minKey(child), node.keys[index] as K) === 0 &&
-          check(child, depth + 1, rightmost && index === node.children.length - 1),
+          check(child, depth + 1, childEdges(edges, index, node.children.length)),
       );
     };
-    return check(root, 0, true);
+    return check(root, 0, bothEdges);
   }
 }
 

@@ -104,7 +104,7 @@ describe("SortedMap", () => {
     );
   });
 
-  it("fills its nodes whole when keys arrive in ascending order, persistent or transient", () => {
+  it("fills its nodes whole when keys arrive in ascending order and leave from the front", () => {
     // Job ids and times arrive ascending: split in halves, every leaf left
     // behind the right edge would stay half empty (and twice the memory).
     for (const edit of [undefined, new Edit()]) {
@@ -114,6 +114,17 @@ describe("SortedMap", () => {
       expect(map.isValid()).toBe(true);
       expect(sizes.slice(0, -1).every((size) => size === 32)).toBe(true);
       expect(sizes.length).toBe(Math.ceil(5_000 / 32));
+    }
+    // A queue taken from its front (claims in order) keeps the leaves behind
+    // it whole: only the first leaf runs low, as the last one does.
+    for (const edit of [undefined, new Edit()]) {
+      let queue = SortedMap.empty<number, null>(compareNumbers);
+      for (let key = 0; key < 5_000; key++) queue = queue.set(key, null, edit);
+      for (let key = 0; key < 3_000; key++) queue = queue.delete(key, edit);
+      const sizes = queue.leafSizes();
+      expect(queue.isValid()).toBe(true);
+      expect([...queue.keys()][0]).toBe(3_000);
+      expect(sizes.slice(1, -1).every((size) => size === 32)).toBe(true);
     }
     // Keys in the middle still split in halves, never leaving a node below half.
     let map = SortedMap.empty<number, null>(compareNumbers);
