@@ -57,6 +57,23 @@ const readU32 = (bytes: Uint8Array, offset: number): number =>
 /** The bytes of an ASCII wire key. */
 const keyBytes = (key: string): Uint8Array => Uint8Array.from(key, (unit) => unit.charCodeAt(0));
 
+/** A (7,1) job's wire keys, in canonical order. */
+const jobSnapshotKeys = [
+  "args",
+  "attempt",
+  "attempted_at",
+  "errors",
+  "finished_at",
+  "inserted_at",
+  "job_id",
+  "max_attempts",
+  "priority",
+  "queue",
+  "scheduled_at",
+  "state",
+  "worker",
+] as const;
+
 /**
  * Wire keys of the pairs read here, in canonical (byte) order: the order a
  * canonical payload lists them in.
@@ -93,34 +110,10 @@ export const directKeys = {
   JobRetried: ["at", "error", "job_id", "retry_at"],
   ResultRecorded: ["at", "job_id", "result"],
   SnapshotPart: ["jobs", "last_job_id", "part"],
-  JobSnapshot: [
-    "args",
-    "attempt",
-    "attempted_at",
-    "errors",
-    "finished_at",
-    "inserted_at",
-    "job_id",
-    "max_attempts",
-    "priority",
-    "queue",
-    "scheduled_at",
-    "state",
-    "worker",
-  ],
+  JobSnapshot: jobSnapshotKeys,
+  // (7,3)'s job: (7,1)'s keys with the three of schema 3 before `worker`.
   JobSnapshotV3: [
-    "args",
-    "attempt",
-    "attempted_at",
-    "errors",
-    "finished_at",
-    "inserted_at",
-    "job_id",
-    "max_attempts",
-    "priority",
-    "queue",
-    "scheduled_at",
-    "state",
+    ...jobSnapshotKeys.slice(0, -1),
     "timeout_ms",
     "unique_key",
     "unique_period_ms",
