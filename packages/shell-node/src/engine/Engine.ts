@@ -483,14 +483,29 @@ const subscriptionsOf = <K extends Log.Kind>(
   return { subscriptions, rebased };
 };
 
+/**
+ * The state an engine starts from, handed to its decider and then
+ * forgotten. A generator's context keeps every variable its closures name,
+ * and the engine's closures live as long as the engine: a `state` named in
+ * `serve` or `deciding` kept the open's state, and through it every version
+ * of the maps since (each job present at open, the unique index's change
+ * records), for the engine's life.
+ */
+interface Opening {
+  state: State.State | undefined;
+}
+
 /** The decider and queue over a recovered log, and what ends their waits when the log closes. */
 const deciding = <K extends Log.Kind>(
   { log }: Opened<K>,
-  state: State.State,
+  opening: Opening,
   now: () => number,
   options: StartOptions,
 ) =>
   Effect.gen(function* () {
+    const state = opening.state;
+    opening.state = undefined;
+    if (state === undefined) return yield* Effect.dieMessage("the opening state was taken twice");
     const queuedCommandsMax = yield* checkCount(
       "queuedCommandsMax",
       options.queuedCommandsMax ?? queuedCommandsMaxDefault,
@@ -581,13 +596,14 @@ const serve = <K extends Log.Kind>(
   state: State.State,
   options: StartOptions,
   indexing: Indexing | undefined,
-): Effect.Effect<EngineService<K>, EngineError<K> | InvalidArgument, Scope.Scope> =>
-  Effect.gen(function* () {
+): Effect.Effect<EngineService<K>, EngineError<K> | InvalidArgument, Scope.Scope> => {
+  const opening: Opening = { state };
+  return Effect.gen(function* () {
     const { log } = opened;
     // The promise face reads the clock of the context the engine was opened in.
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
-    const { decider, queue, refuseParked } = yield* deciding(opened, state, now, options);
+    const { decider, queue, refuseParked } = yield* deciding(opened, opening, now, options);
     const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
     const { subscriptions, rebased } = subscriptionsOf(
       opened,
@@ -654,6 +670,7 @@ const serve = <K extends Log.Kind>(
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
+};
 
 /** What the fold found at open. */
 const reportOf = (state: State.State) => ({

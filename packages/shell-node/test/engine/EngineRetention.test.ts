@@ -30,6 +30,24 @@ const collected = async (ref: WeakRef<object>): Promise<boolean> => {
 };
 
 describe("Engine retention", () => {
+  it.scopedLive("lets go of the state it opened with once a commit replaces it", () =>
+    Effect.gen(function* () {
+      // The generators that build the engine held the open's state in their
+      // context for the engine's life, and with it every version of the maps
+      // since (every job present at open, the unique index's change records).
+      const directory = yield* dataDirectory;
+      yield* Init.init(directory);
+      const engine = yield* Effect.flatMap(
+        FileLog.open(directory, {}, foldProjection),
+        (recovered) => Engine.fromLog(recovered, { timers: false }),
+      );
+      const opened = new WeakRef(yield* engine.state());
+      const inserted = yield* engine.insert({ queue: "q", worker: "W", args: "x" });
+      expect((yield* engine.state()).lastJobId).toBe(inserted.jobId);
+      expect(yield* Effect.promise(() => collected(opened))).toBe(true);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("lets go of the open's fold builder once it serves", () =>
     Effect.gen(function* () {
       const directory = yield* dataDirectory;
