@@ -12,7 +12,12 @@
 import pg from "pg";
 import { ExtendedBatch, prepared, type Wire } from "./internal/extendedBatch.js";
 
-/** A statement parameter: text, a number, bytes (bytea) or null. */
+/**
+ * A statement parameter: text, a number, bytes (bytea) or null. Bytes are
+ * lent, not given: they are valid until the call that took them settles
+ * (the log's writer lays out its next transaction in the same memory), so
+ * a driver that keeps them longer (a log, a queue) copies them.
+ */
 export type Parameter = string | number | Uint8Array | null;
 
 /** What a statement gave back: its rows (untrusted) and how many rows it changed. */
@@ -211,10 +216,10 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
       },
       batch: async (statements) => {
         if (broken !== undefined) return broken;
-        const wire: ReadonlyArray<Wire> = statements.map((statement) => ({
-          text: statement.text,
-          values: statement.parameters.map(onWire),
-        }));
+        const wire: Array<Wire> = [];
+        for (const statement of statements) {
+          wire.push({ text: statement.text, values: statement.parameters.map(onWire) });
+        }
         const ended = await new Promise<Failure | ReadonlyArray<number>>((resolve) => {
           const batch = new ExtendedBatch(wire, cache);
           batch.callback = (error, counts) =>

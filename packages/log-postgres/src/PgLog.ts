@@ -210,6 +210,7 @@ export const open = <S, E>(
       closing: false,
       failure: undefined,
       session,
+      scratch: new Uint8Array(0),
       wake: undefined,
       idle: [],
       writes: { committed: 0, conflicted: 0 },

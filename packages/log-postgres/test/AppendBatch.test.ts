@@ -11,7 +11,8 @@
  */
 import { Driver, PgLog, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
-import type { Event } from "@tay/core";
+import { encodeRecord } from "@tay/codec";
+import { Event } from "@tay/core";
 import { Effect, Either } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
 import { appendBatch, statements } from "../src/internal/sql.js";
@@ -73,6 +74,39 @@ describe("chunkSizes", () => {
       statements("s1").advanceHead,
       statements("s1").advanceHead,
     ]);
+  });
+});
+
+describe("the batch's texts, built once per schema", () => {
+  const append = (rows: number) => ({
+    storeId: "6f9619ff-8b86-d011-b42d-00c04fc964ff",
+    epoch: 1,
+    expected: 0,
+    last: rows,
+    chunks: [
+      Array.from({ length: rows }, (_, index) => ({
+        sequence: index + 1,
+        bytes: Uint8Array.of(index),
+      })),
+    ],
+  });
+  const textsOf = (schema: string, rows: number) =>
+    appendBatch(schema, append(rows)).map((statement) => statement.text);
+
+  it("name the schema asked for, whichever schema the last append used", () => {
+    const first = textsOf("s1", 1);
+    const other = textsOf("s2", 1);
+    expect(other.every((text) => text.includes('"s2".') && !text.includes('"s1".'))).toBe(true);
+    expect(textsOf("s1", 1)).toEqual(first);
+    expect(first.every((text) => text.includes('"s1".') && !text.includes('"s2".'))).toBe(true);
+  });
+
+  it("give each row count its own INSERT, with one pair of parameters per row", () => {
+    for (const rows of [1, 2, 1, 4, 2, 8]) {
+      const [, insert] = textsOf("s1", rows);
+      expect(insert?.match(/CAST\(\$\d+ AS BYTEA\)/g)).toHaveLength(rows);
+      expect(insert).toContain(`CAST($${3 + 2 * rows} AS BYTEA)`);
+    }
   });
 });
 
@@ -162,6 +196,51 @@ describe.skipIf(!("url" in server))("the append batch on a PostgreSQL server", (
     expect(rows.map((row) => Number(row.sequence))).toEqual([1, 2, 3]);
     const reopened = await run(PgLog.open(url, {}, Projection.collect));
     expect(reopened.state.map((entry) => entry.event)).toEqual([1, 2, 3].map(inserted));
+  });
+
+  it("the writer's one buffer, reused by every transaction, leaves each row exactly its record", async () => {
+    const url = await fresh();
+    await run(PgSchema.init(url));
+    // Records of different sizes, transactions of different sizes: the
+    // buffer grows, is reused by smaller ones (its older bytes past their
+    // end), and a transaction past its largest kept size gets its own.
+    const sized = (jobId: number, bytes: number) =>
+      Event.jobInserted({
+        jobId,
+        queue: "default",
+        worker: "W",
+        args: "x".repeat(bytes),
+        priority: 0,
+        maxAttempts: 1,
+        scheduledAt: 0,
+        insertedAt: 0,
+      });
+    const groups = [
+      [sized(1, 3000), sized(2, 10), sized(3, 5000)],
+      [sized(4, 1)],
+      [sized(5, 700), sized(6, 20_000)],
+      [sized(7, 600_000), sized(8, 600_000)],
+      [sized(9, 2)],
+    ];
+    const expected: Array<Uint8Array> = [];
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* PgLog.open(url, {}, Projection.collect);
+        for (const events of groups) {
+          const batch = Either.getOrThrow(Batch.prepare(events));
+          const ticket = log.append(batch, log.lastSequence());
+          if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+          yield* Ticket.wait(ticket);
+          for (const record of batch.records) {
+            const encoded = encodeRecord(record);
+            if (encoded._tag === "Left") throw new Error(`unencodable: ${encoded.left.field}`);
+            expected.push(encoded.right);
+          }
+        }
+      }),
+    );
+    const rows = await rowsOf(url, "SELECT record FROM tay.tay_record ORDER BY sequence");
+    expect(rows.map((row) => Uint8Array.from(row.record))).toEqual(expected);
   });
 
   it("a group of 13 records (INSERTs of 8, 4 and 1 rows) commits once and reads back in order", async () => {

@@ -19,7 +19,8 @@ import type pg from "pg";
 /** A statement of a batch, its parameters mapped for the wire (text, or bytes sent as binary). */
 export interface Wire {
   readonly text: string;
-  readonly values: ReadonlyArray<string | Buffer | null>;
+  /** Made for this batch alone (node-postgres takes a mutable array; nothing changes it). */
+  readonly values: Array<string | Buffer | null>;
 }
 
 /** The statements a session has prepared: text → name. Names are never reused. */
@@ -74,7 +75,7 @@ export class ExtendedBatch implements pg.Submittable {
     try {
       for (const statement of this.statements) {
         const name = this.nameOf(connection, statement.text);
-        connection.bind({ statement: name, values: [...statement.values] }, false);
+        connection.bind({ statement: name, values: statement.values }, false);
         connection.execute({}, false);
       }
       connection.sync();
@@ -105,7 +106,8 @@ export class ExtendedBatch implements pg.Submittable {
 
   handleCommandComplete(message: { readonly text?: string }): void {
     // "UPDATE 1", "INSERT 0 3", "DELETE 2", "SELECT 1": the count is the last word.
-    const count = Number((message.text ?? "").split(" ").at(-1));
+    const text = message.text ?? "";
+    const count = Number(text.slice(text.lastIndexOf(" ") + 1));
     this.counts.push(Number.isSafeInteger(count) ? count : 0);
   }
 

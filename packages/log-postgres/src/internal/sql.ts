@@ -151,9 +151,9 @@ export interface Append {
     ReadonlyArray<{ readonly sequence: number; readonly bytes: Uint8Array }>
   >;
   /** The inbox rows the records fold (`Batch.consumed`): the store's name and the rows' keys. */
-  readonly consumed?: { readonly store: string; readonly keys: ReadonlyArray<string> };
+  readonly consumed?: { readonly store: string; readonly keys: ReadonlyArray<string> } | undefined;
   /** A notification sent at commit (PostgreSQL only: see `notifications`). */
-  readonly notify?: { readonly channel: string; readonly payload: string };
+  readonly notify?: { readonly channel: string; readonly payload: string } | undefined;
 }
 
 /**
@@ -165,7 +165,10 @@ export interface Append {
  * transaction exactly when its own guard moved the head.
  */
 export const marker = (last: number): string =>
-  (2n ** 62n + BigInt(Literal.integer(last))).toString();
+  (markerBase + BigInt(Literal.integer(last))).toString();
+
+/** 2^62, computed once rather than on every append. */
+const markerBase = 2n ** 62n;
 
 /**
  * The append as one text of statements for the simple query protocol:
@@ -229,6 +232,57 @@ export const appendScript = (schema: string, append: Append): ReadonlyArray<stri
 const numbered = (from: number, count: number): string =>
   Array.from({ length: count }, (_, index) => `$${from + index}`).join(", ");
 
+/** INSERT texts kept per schema: the sizes a batch uses (powers of two up to `statementRowsMax`). */
+const insertTextsMax = 64;
+
+/**
+ * The batch's texts for one schema, built once: an append only binds
+ * values, and its texts are the same string objects each time (the
+ * session's prepared-statement map then finds them without hashing a new
+ * string). INSERT texts by row count, at most `insertTextsMax` of them.
+ */
+interface BatchTexts {
+  readonly schema: string;
+  /** `statements(schema).advanceHead`: the guard and the last move of the head. */
+  readonly moveHead: string;
+  /** "The head holds the marker": $1 store id, $2 epoch, $3 the marker. */
+  readonly ours: string;
+  readonly notify: string;
+  readonly inserts: Map<number, string>;
+}
+
+const batchTextsOf = (schema: string): BatchTexts => {
+  const current = `"${schema}".tay_current`;
+  return {
+    schema,
+    moveHead: `UPDATE ${current} SET last_sequence = $3 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $4`,
+    ours: `EXISTS (SELECT 1 FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3)`,
+    notify: `SELECT pg_notify($4, $5) FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3`,
+    inserts: new Map(),
+  };
+};
+
+/** The last schema's texts: a process appends to one schema as a rule (another rebuilds them). */
+let lastTexts: BatchTexts | undefined;
+
+const textsFor = (schema: string): BatchTexts => {
+  if (lastTexts?.schema !== schema) lastTexts = batchTextsOf(schema);
+  return lastTexts;
+};
+
+/** The INSERT of `rows` records after the head's three parameters (see `appendBatch`). */
+const insertText = (texts: BatchTexts, rows: number): string => {
+  const known = texts.inserts.get(rows);
+  if (known !== undefined) return known;
+  const values = Array.from(
+    { length: rows },
+    (_, index) => `(CAST($${4 + 2 * index} AS BIGINT), CAST($${5 + 2 * index} AS BYTEA))`,
+  );
+  const text = `INSERT INTO "${texts.schema}".tay_record (store_id, epoch, sequence, record) SELECT CAST($1 AS UUID), CAST($2 AS BIGINT), v.sequence, v.record FROM (VALUES ${values.join(", ")}) AS v (sequence, record) WHERE ${texts.ours}`;
+  if (texts.inserts.size < insertTextsMax) texts.inserts.set(rows, text);
+  return text;
+};
+
 /**
  * The append as one batch of prepared statements with parameters
  * (`Session.batch`: the extended query protocol, one Sync): the same five
@@ -237,52 +291,59 @@ const numbered = (from: number, count: number): string =>
  * 2^53, goes as its decimal text (a BIGINT parameter).
  */
 export const appendBatch = (schema: string, append: Append): ReadonlyArray<Bound> => {
-  const table = (name: string) => `"${schema}".${name}`;
-  const current = table("tay_current");
-  const keys = append.consumed?.keys ?? [];
-  const store = append.consumed?.store ?? "";
-  // `statements(schema).advanceHead`, without building every statement per append.
-  const moveHead = `UPDATE ${current} SET last_sequence = $3 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $4`;
-  // $1 store id, $2 epoch, $3 the marker: "the head holds the marker".
-  const ours = `EXISTS (SELECT 1 FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3)`;
-  const head: Array<Parameter> = [append.storeId, append.epoch];
+  const texts = textsFor(schema);
+  const { storeId, epoch } = append;
   const held = marker(append.last);
-  const rows = `store = $4 AND id IN (${numbered(5, keys.length)})`;
+  const keys = append.consumed?.keys ?? [];
   const bound: Array<Bound> = [
     keys.length === 0
-      ? { text: moveHead, parameters: [...head, held, append.expected] }
-      : {
-          // Numbered after the head's four: the inbox rows' count must be all of them.
-          text: `${moveHead} AND (SELECT count(id) FROM ${table("tay_inbox")} WHERE store = $5 AND id IN (${numbered(6, keys.length)})) = $${6 + keys.length}`,
-          parameters: [...head, held, append.expected, store, ...keys, keys.length],
-        },
+      ? { text: texts.moveHead, parameters: [storeId, epoch, held, append.expected] }
+      : inboxGuard(schema, texts, append, held, keys),
   ];
   for (const chunk of append.chunks) {
-    const values = chunk.map(
-      (_, index) => `(CAST($${4 + 2 * index} AS BIGINT), CAST($${5 + 2 * index} AS BYTEA))`,
-    );
-    bound.push({
-      text: `INSERT INTO ${table("tay_record")} (store_id, epoch, sequence, record) SELECT CAST($1 AS UUID), CAST($2 AS BIGINT), v.sequence, v.record FROM (VALUES ${values.join(", ")}) AS v (sequence, record) WHERE ${ours}`,
-      parameters: [...head, held, ...chunk.flatMap((row) => [row.sequence, row.bytes])],
-    });
+    // $1 store id, $2 epoch, $3 the marker, then sequence and bytes per row.
+    const parameters: Array<Parameter> = [storeId, epoch, held];
+    for (const row of chunk) parameters.push(row.sequence, row.bytes);
+    bound.push({ text: insertText(texts, chunk.length), parameters });
   }
   if (keys.length > 0) {
     bound.push({
-      text: `DELETE FROM ${table("tay_inbox")} WHERE ${rows} AND ${ours}`,
-      parameters: [...head, held, store, ...keys],
+      text: `DELETE FROM "${schema}".tay_inbox WHERE store = $4 AND id IN (${numbered(5, keys.length)}) AND ${texts.ours}`,
+      parameters: [storeId, epoch, held, append.consumed?.store ?? "", ...keys],
     });
   }
-  bound.push({ text: moveHead, parameters: [...head, append.last, held] });
+  bound.push({ text: texts.moveHead, parameters: [storeId, epoch, append.last, held] });
   const notify = append.notify;
   if (notify !== undefined) {
     // Only once the head is at `last` (a guard that moved nothing tells no one).
     bound.push({
-      text: `SELECT pg_notify($4, $5) FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3`,
-      parameters: [...head, append.last, notify.channel, notify.payload],
+      text: texts.notify,
+      parameters: [storeId, epoch, append.last, notify.channel, notify.payload],
     });
   }
   return bound;
 };
+
+/** The guard of an append that folds inbox rows: the head's move, and every row still there. */
+const inboxGuard = (
+  schema: string,
+  texts: BatchTexts,
+  append: Append,
+  held: string,
+  keys: ReadonlyArray<string>,
+): Bound => ({
+  // Numbered after the head's four: the inbox rows' count must be all of them.
+  text: `${texts.moveHead} AND (SELECT count(id) FROM "${schema}".tay_inbox WHERE store = $5 AND id IN (${numbered(6, keys.length)})) = $${6 + keys.length}`,
+  parameters: [
+    append.storeId,
+    append.epoch,
+    held,
+    append.expected,
+    append.consumed?.store ?? "",
+    ...keys,
+    keys.length,
+  ],
+});
 
 /** Statements as one text for the simple query protocol (the only place statements are joined). */
 export const script = (texts: ReadonlyArray<string>): string => texts.join(";\n");

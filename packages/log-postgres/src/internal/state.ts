@@ -63,6 +63,8 @@ export interface LogState {
   failure: PgLogError | undefined;
   /** The writer's session, undefined while it must reconnect. */
   session: Session | undefined;
+  /** The writer's buffer for a transaction's records, reused (`writer.ts` `scratchOf`). */
+  scratch: Uint8Array;
   /** Wakes the writer (set while it waits). */
   wake: (() => void) | undefined;
   /** Told once nothing is pending or in flight. */

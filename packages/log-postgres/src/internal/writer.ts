@@ -21,7 +21,7 @@ import { encodeRecordInto } from "@tay/codec";
 import { LogError, Ticket } from "@tay/shell-node";
 import { Duration, Effect } from "effect";
 import type { Batch } from "@tay/shell-node";
-import type { Failure, Parameter, Session } from "../Driver.js";
+import type { Failure, Parameter, Result, Session } from "../Driver.js";
 import {
   ConnectionLost,
   DatabaseError,
@@ -29,7 +29,7 @@ import {
   type MissingRow,
   type PgLogError,
 } from "../PgError.js";
-import { close, connect, retriable, run, run as runOne, runBatch, runScript } from "./session.js";
+import { close, connect, retriable, run, run as runOne } from "./session.js";
 import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
@@ -67,10 +67,19 @@ export interface Laid {
   readonly bytes: number;
 }
 
-/** Lays out `records` (sequences assigned, contiguous after `expected`) into one buffer. */
-export const layout = (expected: number, records: ReadonlyArray<Batch.PendingRecord>): Laid => {
-  const bytes = records.reduce((sum, record) => sum + record.size, 0);
-  const buffer = new Uint8Array(bytes);
+/**
+ * Lays out `records` (sequences assigned, contiguous after `expected`) into
+ * one buffer: `scratch` when it is large enough (the writer's own, reused by
+ * each transaction: see `scratchOf`), else a new one.
+ */
+export const layout = (
+  expected: number,
+  records: ReadonlyArray<Batch.PendingRecord>,
+  scratch?: Uint8Array,
+): Laid => {
+  let bytes = 0;
+  for (const record of records) bytes += record.size;
+  const buffer = scratch !== undefined && scratch.length >= bytes ? scratch : new Uint8Array(bytes);
   const sequences: Array<number> = [];
   const rows: Array<Uint8Array> = [];
   let offset = 0;
@@ -82,6 +91,29 @@ export const layout = (expected: number, records: ReadonlyArray<Batch.PendingRec
   }
   return { expected, last: expected + records.length, sequences, rows, bytes };
 };
+
+/**
+ * The writer's buffer for a transaction of `bytes`: one buffer reused by
+ * every transaction instead of one allocated for each (an ArrayBuffer's
+ * memory lives outside the heap, and each one costs the collector and the
+ * allocator work per append). Safe because the writer runs one transaction
+ * at a time and nothing keeps its rows past it: the driver copies them
+ * into its message before the transaction's answer, and the next layout
+ * comes after that answer. Kept up to `scratchBytesMax`; a larger
+ * transaction gets a buffer of its own.
+ */
+const scratchOf = (state: LogState, bytes: number): Uint8Array | undefined => {
+  if (bytes > scratchBytesMax) return undefined;
+  if (state.scratch.length < bytes) {
+    state.scratch = new Uint8Array(
+      Math.min(scratchBytesMax, Math.max(bytes, 2 * state.scratch.length, 4096)),
+    );
+  }
+  return state.scratch;
+};
+
+/** The largest buffer the writer keeps between transactions. */
+const scratchBytesMax = 1 << 20;
 
 /** What a transaction found. */
 export type Outcome =
@@ -221,59 +253,68 @@ type OneTrip =
     }
   | { readonly _tag: "Script"; readonly script: NonNullable<Session["script"]> };
 
-/** Sends `append` the way `trip` says: one round trip, its results in statement order. */
-const send = (state: LogState, trip: OneTrip, append: Append) =>
-  trip._tag === "Batch"
-    ? Effect.flatMap(
-        Effect.sync(() => appendBatch(state.options.schema, append)),
-        (statements) => runBatch(trip.batch, statements),
-      )
-    : Effect.flatMap(
-        Effect.sync(() => joined(appendScript(state.options.schema, append))),
-        (text) => runScript(trip.script, text),
-      );
+/**
+ * Sends `append` the way `trip` says: one round trip, its results in
+ * statement order. The statements are built inside the Effect, so a value
+ * no statement can hold (a bug) is a defect of the writer, as before.
+ */
+const send = (
+  state: LogState,
+  trip: OneTrip,
+  append: Append,
+): Effect.Effect<ReadonlyArray<Result>, Failure> =>
+  Effect.async<ReadonlyArray<Result>, Failure>((resume) => {
+    const sent =
+      trip._tag === "Batch"
+        ? trip.batch(appendBatch(state.options.schema, append))
+        : trip.script(joined(appendScript(state.options.schema, append)));
+    sent.then(
+      (results) => resume(isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
+      (error: unknown) => resume(Effect.die(error)),
+    );
+  });
 
 /**
  * One run of the group's transaction in one round trip: a batch of
  * prepared statements or one script (docs/postgres.md, "One round trip per
  * append"). The guard's row count says whether it committed; a guard that
- * moved nothing made the whole transaction a no-op.
+ * moved nothing made the whole transaction a no-op. Plain code around one
+ * asynchronous step: it runs once per append.
  */
-const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run) =>
-  Effect.gen(function* () {
-    const { epoch, laid, consumed } = run;
-    const sizes = chunkSizes(
-      laid.rows.length,
-      state.options.statementRowsMax,
-      trip._tag === "Batch",
-    );
-    const chunks = chunksOf(laid, sizes);
-    const results = yield* send(state, trip, {
-      storeId: state.storeId,
-      epoch,
-      expected: laid.expected,
-      last: laid.last,
-      chunks,
-      ...(consumed.length > 0 ? { consumed: { store: state.options.store, keys: consumed } } : {}),
-      ...(run.notice === undefined ? {} : { notify: run.notice }),
-    });
-    if (results[0]?.affected !== 1)
-      return yield* refusedGuard(state, session, epoch, laid, run.rerun);
-    // The guard moved the head, so every INSERT wrote its rows (or the
-    // transaction failed whole). Anything else is not a state this log can go on from.
-    const inserted = results
-      .slice(1, 1 + chunks.length)
-      .reduce((sum, one) => sum + one.affected, 0);
-    if (inserted !== laid.rows.length) {
-      return yield* new DatabaseError({
-        path: state.path,
-        operation: "append",
-        code: undefined,
-        detail: `the guard moved the head to ${laid.last} but ${inserted} of ${laid.rows.length} records were inserted`,
-      });
-    }
-    return committed;
-  });
+const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run) => {
+  const { epoch, laid, consumed } = run;
+  const sizes = chunkSizes(laid.rows.length, state.options.statementRowsMax, trip._tag === "Batch");
+  const chunks = chunksOf(laid, sizes);
+  const append: Append = {
+    storeId: state.storeId,
+    epoch,
+    expected: laid.expected,
+    last: laid.last,
+    chunks,
+    consumed: consumed.length > 0 ? { store: state.options.store, keys: consumed } : undefined,
+    notify: run.notice,
+  };
+  return Effect.flatMap(
+    send(state, trip, append),
+    (results): Effect.Effect<Outcome, Failure | PgLogError | MissingRow | MalformedRow> => {
+      if (results[0]?.affected !== 1) return refusedGuard(state, session, epoch, laid, run.rerun);
+      // The guard moved the head, so every INSERT wrote its rows (or the
+      // transaction failed whole). Anything else is not a state this log can go on from.
+      let inserted = 0;
+      for (let index = 1; index <= chunks.length; index++)
+        inserted += results[index]?.affected ?? 0;
+      if (inserted === laid.rows.length) return Effect.succeed(committed);
+      return Effect.fail(
+        new DatabaseError({
+          path: state.path,
+          operation: "append",
+          code: undefined,
+          detail: `the guard moved the head to ${laid.last} but ${inserted} of ${laid.rows.length} records were inserted`,
+        }),
+      );
+    },
+  );
+};
 
 /** One run of the group's transaction, a statement at a time inside BEGIN and COMMIT. */
 const transactSteps = (state: LogState, session: Session, run: Run) => {
@@ -354,47 +395,64 @@ export const dropSession = (state: LogState): Effect.Effect<void> => {
  * after a lost connection or a transient refusal, up to
  * `reconnectAttemptsMax` times. `body` must be safe to run again whatever
  * the earlier run did (guarded statements). Gives up with
- * `ConnectionLost` (connection) or `DatabaseError` (a refusal).
+ * `ConnectionLost` (connection) or `DatabaseError` (a refusal). A run that
+ * succeeds costs one step around `body` (it runs for every append).
  */
 export const withReconnect = <A, E>(
   state: LogState,
   operation: string,
   lastSequence: number | undefined,
   body: (session: Session) => Effect.Effect<A, E | Failure>,
-): Effect.Effect<A, Exclude<E, Failure> | ConnectionLost | DatabaseError> =>
-  Effect.gen(function* () {
-    // The first lost connection of this operation: from then on its outcome is unknown.
-    let lost: Failure | undefined;
-    for (let attempts = 0; ; attempts++) {
-      const result = yield* Effect.either(Effect.flatMap(sessionOf(state), body));
-      if (result._tag === "Right") return result.right;
-      const error = result.left;
-      if (isTyped(error)) return yield* Effect.fail(error);
+): Effect.Effect<A, Exclude<E, Failure> | ConnectionLost | DatabaseError> => {
+  // `lost`: the first lost connection of this operation; from then on its outcome is unknown.
+  const attempt = (
+    attempts: number,
+    lost: Failure | undefined,
+  ): Effect.Effect<A, Exclude<E, Failure> | ConnectionLost | DatabaseError> =>
+    Effect.catchAll(Effect.flatMap(sessionOf(state), body), (error) => {
+      if (isTyped(error)) return Effect.fail(error);
       // Not one of the log's errors: the driver's (the guards are complements).
-      if (!isFailure(error)) return yield* Effect.die(error);
-      if (error.connection) {
-        lost ??= error;
-        yield* dropSession(state);
-      }
+      if (!isFailure(error)) return Effect.die(error);
+      const lostNow = error.connection ? (lost ?? error) : lost;
+      const dropped = error.connection ? dropSession(state) : Effect.void;
       if (!retriable(error) || attempts >= state.options.reconnectAttemptsMax) {
-        const { path } = state;
-        // A refusal after a lost connection (a reconnection refused: the
-        // database not accepting connections, a bad password) still leaves
-        // the first run's outcome unknown: never "nothing committed".
-        if (lost === undefined) {
-          return yield* new DatabaseError({
-            path,
-            operation,
-            code: error.code,
-            detail: error.detail,
-          });
-        }
-        const detail = error === lost ? lost.detail : `${lost.detail}; then ${error.detail}`;
-        return yield* new ConnectionLost({ path, operation, lastSequence, attempts, detail });
+        return Effect.zipRight(
+          dropped,
+          Effect.fail(givingUp(state, operation, lastSequence, attempts, error, lostNow)),
+        );
       }
-      yield* Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1)));
-    }
-  });
+      return Effect.zipRight(
+        dropped,
+        Effect.zipRight(
+          Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1))),
+          Effect.suspend(() => attempt(attempts + 1, lostNow)),
+        ),
+      );
+    });
+  return attempt(0, undefined);
+};
+
+/**
+ * The error an operation gives up with. A refusal after a lost connection
+ * (a reconnection refused: the database not accepting connections, a bad
+ * password) still leaves the first run's outcome unknown: never "nothing
+ * committed".
+ */
+const givingUp = (
+  state: LogState,
+  operation: string,
+  lastSequence: number | undefined,
+  attempts: number,
+  error: Failure,
+  lost: Failure | undefined,
+): ConnectionLost | DatabaseError => {
+  const { path } = state;
+  if (lost === undefined) {
+    return new DatabaseError({ path, operation, code: error.code, detail: error.detail });
+  }
+  const detail = error === lost ? lost.detail : `${lost.detail}; then ${error.detail}`;
+  return new ConnectionLost({ path, operation, lastSequence, attempts, detail });
+};
 
 /** Takes whole batches from the queue, up to `transactionRecordsMax` records (at least one batch). */
 const take = (state: LogState): Array<Queued> => {
@@ -535,12 +593,15 @@ export const writer = (state: LogState): Effect.Effect<void> =>
       const group = take(state);
       const first = group[0];
       if (first === undefined) continue;
-      const laid = layout(
-        first.expected,
-        group.flatMap((queued) => queued.records),
-      );
+      // A group of one append (the usual case with one producer) is laid out as it came.
+      const records =
+        group.length === 1 ? first.records : group.flatMap((queued) => queued.records);
+      let bytes = 0;
+      for (const record of records) bytes += record.size;
+      const laid = layout(first.expected, records, scratchOf(state, bytes));
       const epoch = state.epoch;
-      const consumed = group.flatMap((queued) => queued.consumed);
+      const consumed =
+        group.length === 1 ? first.consumed : group.flatMap((queued) => queued.consumed);
       const notice = state.inlineNotice?.(laid.last);
       let runs = 0;
       const outcome = yield* Effect.either(
