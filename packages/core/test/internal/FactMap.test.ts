@@ -143,6 +143,44 @@ describe("FactMap", () => {
     );
   });
 
+  it("appends past a map's end in place, and every other map derived from the same one sees none of it (property)", () => {
+    // Jobs complete mostly in id order: a fact past the map's end goes into
+    // the shared page in place. Any map branched from an earlier version,
+    // appending or not, from a builder or not, must see only its own facts.
+    const step = fc.record({
+      from: fc.nat(),
+      at: fc.integer({ min: 0, max: 3 * pageSlots }),
+      ahead: fc.boolean(),
+      fact,
+    });
+    fc.assert(
+      fc.property(fc.boolean(), fc.array(step, { maxLength: 60 }), (built, steps) => {
+        const start = new FactMapBuilder();
+        if (built) start.set(5, { queue: "b", attempt: 1, hasResult: false });
+        const first = built ? start.toFactMap() : FactMap.empty();
+        const first0 = new Map<number, Fact>(
+          built ? [[5, { queue: "b", attempt: 1, hasResult: false }]] : [],
+        );
+        const versions: Array<[FactMap, Map<number, Fact>, number]> = [
+          [first, first0, built ? 6 : 0],
+        ];
+        for (const { from, at, ahead, fact: value } of steps) {
+          const [map, model, end] = versions[from % versions.length] ?? [first, first0, 0];
+          // Mostly just past the version's own end, as completions come.
+          const target = ahead ? end + (at % 4) : at;
+          const next = new Map(model).set(target, value);
+          versions.push([map.set(target, value), next, Math.max(end, target + 1)]);
+        }
+        for (const [map, model] of versions) {
+          expectLike(map, model, [0, 1, 5, pageSlots, 2 * pageSlots + 7]);
+          expect([...map.entries()]).toEqual(sortedEntries(model));
+          expect(map.countsByQueue()).toEqual(queueCounts(model));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it("packs attempts below the limit and overflows the others whole", () => {
     const facts: Array<Fact> = [
       { queue: "q", attempt: 0, hasResult: false },
