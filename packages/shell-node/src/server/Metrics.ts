@@ -11,6 +11,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
 import type * as Projection from "../log/Projection.js";
+import { RequestSeconds } from "./internal/requestSeconds.js";
 
 /** What a scrape reads besides the engine: the server's leases and sessions, the store's facts. */
 export interface ServerGauges {
@@ -25,7 +26,12 @@ export interface ServerGauges {
 
 /** The metrics of one served engine. */
 export interface Metrics {
+  /** Everything but `tay_request_seconds` (see `text`). */
   readonly registry: Registry;
+  /** The whole scrape: the registry's metrics and the request histogram. */
+  readonly text: () => Promise<string>;
+  /** The scrape's content type. */
+  readonly contentType: string;
   /** Observes one answered request: its route and how long it took (seconds). */
   readonly observeRequest: (route: string, status: number, seconds: number) => void;
   /** Stops watching the engine. */
@@ -183,25 +189,6 @@ const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log
   });
 };
 
-/**
- * Observes a request in its (route, status) series. The series' children
- * are kept: finding one from its labels hashes them, a cost paid on every
- * answer otherwise. Routes are the table's patterns and statuses a few,
- * so the map stays small.
- */
-const requestObserver = (requests: Histogram<"route" | "status">) => {
-  const series = new Map<string, Histogram.Internal<"route" | "status">>();
-  return (route: string, status: number, seconds: number): void => {
-    const key = `${status} ${route}`;
-    let child = series.get(key);
-    if (child === undefined) {
-      child = requests.labels({ route, status: String(status) });
-      series.set(key, child);
-    }
-    child.observe(seconds);
-  };
-};
-
 /** The metrics of `engine` served with `server`'s leases and sessions. */
 export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauges): Metrics => {
   const registry = new Registry();
@@ -212,13 +199,12 @@ export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauge
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096],
     registers: [registry],
   });
-  const requests = new Histogram({
-    name: "tay_request_seconds",
-    help: "Requests from arrival to answer (a command's includes its durable write)",
-    labelNames: ["route", "status"] as const,
-    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2],
-    registers: [registry],
-  });
+  // Observed on every request, so kept outside prom-client (internal/requestSeconds.ts).
+  const requests = new RequestSeconds(
+    "tay_request_seconds",
+    "Requests from arrival to answer (a command's includes its durable write)",
+    [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2],
+  );
   stateGauges(registry, engine, server);
   const stop = engine.watch((records: ReadonlyArray<Projection.Entry>) => {
     batches.observe(records.length);
@@ -232,7 +218,10 @@ export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauge
   });
   return {
     registry,
-    observeRequest: requestObserver(requests),
+    // prom-client ends its text with a newline and separates metrics by a blank line.
+    text: async () => `${await registry.metrics()}\n${requests.text()}\n`,
+    contentType: registry.contentType,
+    observeRequest: (route, status, seconds) => requests.observe(route, status, seconds),
     stop,
   };
 };

@@ -13,7 +13,7 @@
  * where clients and the CLI find it, and optionally on a TCP address,
  * which requires the bearer token of `DATA_DIR/server-token`.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http";
 import { Locate } from "@tay/client";
 import { Effect, Either, Exit, type Layer, type Scope, Scope as ScopeModule } from "effect";
 import { Disk } from "../disk/Disk.js";
@@ -26,7 +26,7 @@ import type * as Log from "../log/Log.js";
 import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
 import { endings } from "./internal/endings.js";
 import { gathered } from "./internal/gather.js";
-import { errorJson, readBody, sendError, sendJson } from "./internal/http.js";
+import { errorJson, readBody, sendError, sendJson, takeBody } from "./internal/http.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
@@ -80,21 +80,30 @@ export interface Serving {
 const allRoutes: ReadonlyArray<Route> = [...routes, ...endings, ...streams];
 const openApi = OpenApi.document(allRoutes);
 
-/** Routes without parameters, by path then method: most requests are found in one lookup. */
-const fixedRoutes = new Map<string, ReadonlyMap<string, Route>>();
+const noParams: ReadonlyArray<string> = [];
+
+/** A route found for a request, and the request's parameters. */
+interface Matched {
+  readonly route: Route;
+  readonly params: ReadonlyArray<string>;
+}
+
+/**
+ * Routes without parameters, by path then method, each as its match (made
+ * once, not per request): most requests are found in one lookup.
+ */
+const fixedRoutes = new Map<string, ReadonlyMap<string, Matched>>();
 for (const route of allRoutes) {
   if (route.path.includes(":")) continue;
   const methods = new Map(fixedRoutes.get(route.path));
-  if (!methods.has(route.method)) methods.set(route.method, route);
+  if (!methods.has(route.method)) methods.set(route.method, { route, params: noParams });
   fixedRoutes.set(route.path, methods);
 }
 
-const noParams: ReadonlyArray<string> = [];
-
 /** The route matching `path`, its parameters, or why none does. */
-const match = (method: string, path: string) => {
+const match = (method: string, path: string): Matched => {
   const fixed = fixedRoutes.get(path)?.get(method);
-  if (fixed !== undefined) return { route: fixed, params: noParams };
+  if (fixed !== undefined) return fixed;
   const segments = path.split("/");
   let allowed: Array<string> = [];
   for (const route of allRoutes) {
@@ -150,11 +159,22 @@ const urlOf = (method: string, target: string): URL => {
 const plainTarget = /^\/[A-Za-z0-9_\-/]*$/;
 const noQuery = new URLSearchParams();
 
+/** A request's path and query. */
+interface Target {
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly url: URL | undefined;
+}
+
+// The targets of the fixed routes, each its own path: made once, found in one lookup.
+const fixedTargets = new Map<string, Target>(
+  [...fixedRoutes.keys()].map((path) => [path, { path, query: noQuery, url: undefined }]),
+);
+
 /** The request's path and query. */
-const targetOf = (
-  method: string,
-  target: string,
-): { readonly path: string; readonly query: URLSearchParams; readonly url: URL | undefined } => {
+const targetOf = (method: string, target: string): Target => {
+  const fixed = fixedTargets.get(target);
+  if (fixed !== undefined) return fixed;
   if (plainTarget.test(target)) return { path: target, query: noQuery, url: undefined };
   const url = urlOf(method, target);
   return { path: url.pathname, query: url.searchParams, url };
@@ -174,17 +194,30 @@ interface Handling {
   readonly token: Token.Current | null;
 }
 
-/** What the metrics learn of a request while it is answered: its route's label. */
-interface Seen {
-  label: string | undefined;
+/**
+ * A response that carries what the metrics learn of its request (when it
+ * arrived, its route's label, whose metrics count it), so the answer is
+ * observed by one shared `finish` listener rather than a closure and an
+ * object made per request. Node makes it as the request arrives.
+ */
+class TayResponse extends ServerResponse {
+  readonly startedAt = performance.now();
+  label: string | undefined = undefined;
+  metrics: Metrics.Metrics | undefined = undefined;
+}
+
+type TayServer = Server<typeof IncomingMessage, typeof TayResponse>;
+
+function observeFinished(this: TayResponse): void {
+  const seconds = (performance.now() - this.startedAt) / 1000;
+  this.metrics?.observeRequest(this.label ?? routeLabel(this.req), this.statusCode, seconds);
 }
 
 const answer = async (
   request: IncomingMessage,
-  response: ServerResponse,
+  response: TayResponse,
   handling: Handling,
   tcp: boolean,
-  seen: Seen,
 ) => {
   const method = request.method ?? "GET";
   const { path: route, query } = targetOf(method, request.url ?? "/");
@@ -192,21 +225,19 @@ const answer = async (
     await authorize(request, query, route, handling.token);
   }
   if (method === "GET" && (route === "/openapi.json" || route === "/metrics" || route === "/")) {
-    seen.label = route;
+    response.label = route;
     return answerDocument(response, handling, route);
   }
   const found = match(method, route);
-  seen.label = found.route.path;
+  response.label = found.route.path;
   const body =
     method === "POST"
-      ? await readBody(request, route, handling.options.bodyBytesMax ?? bodyBytesMaxDefault)
+      ? await commandBody(request, route, handling.options.bodyBytesMax ?? bodyBytesMaxDefault)
       : { ok: true as const, value: null };
   if (!body.ok) {
     response.setHeader("connection", "close");
     throw body.error;
   }
-  // Commands of this poll phase's requests join one drain (internal/gather.ts).
-  if (method === "POST") await gathered();
   const call: Call = {
     route,
     body: body.value,
@@ -226,29 +257,33 @@ const answer = async (
   sendJson(response, 200, result as Exclude<Answer, { readonly streamed: true }>);
 };
 
+/**
+ * A command's body, once the commands of this poll phase are gathered (they
+ * join one drain, internal/gather.ts). By then a body that came with its
+ * head (nearly every one) is parsed whole into the request and is taken in
+ * one read; one still arriving is read as a stream, then gathered again.
+ */
+const commandBody = async (request: IncomingMessage, route: string, limit: number) => {
+  await gathered();
+  const arrived = takeBody(request, route, limit);
+  if (arrived !== undefined) return arrived;
+  const body = await readBody(request, route, limit);
+  if (body.ok) await gathered();
+  return body;
+};
+
 const answerDocument = async (response: ServerResponse, handling: Handling, route: string) => {
   if (route === "/openapi.json") return sendJson(response, 200, openApi);
   if (route === "/metrics")
-    return sendText(
-      response,
-      handling.metrics.registry.contentType,
-      await handling.metrics.registry.metrics(),
-    );
+    return sendText(response, handling.metrics.contentType, await handling.metrics.text());
   return sendText(response, "text/html; charset=utf-8", dashboard);
 };
 
 const handler =
-  (handling: Handling, tcp: boolean) => (request: IncomingMessage, response: ServerResponse) => {
-    const startedAt = performance.now();
-    const seen: Seen = { label: undefined };
-    response.on("finish", () => {
-      const seconds = (performance.now() - startedAt) / 1000;
-      const label = seen.label ?? routeLabel(request);
-      handling.metrics.observeRequest(label, response.statusCode, seconds);
-    });
-    answer(request, response, handling, tcp, seen).catch((error: unknown) =>
-      sendError(response, error),
-    );
+  (handling: Handling, tcp: boolean) => (request: IncomingMessage, response: TayResponse) => {
+    response.metrics = handling.metrics;
+    response.on("finish", observeFinished);
+    answer(request, response, handling, tcp).catch((error: unknown) => sendError(response, error));
   };
 
 const patterns = allRoutes.map(
@@ -262,9 +297,10 @@ const routeLabel = (request: IncomingMessage): string => {
   return ["/", "/metrics", "/openapi.json"].includes(path) ? path : "other";
 };
 
-const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Server => {
+const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): TayServer => {
   const server = createServer(
     {
+      ServerResponse: TayResponse,
       requestTimeout: options.requestTimeoutMs ?? requestTimeoutMsDefault,
       headersTimeout: Math.min(10_000, options.requestTimeoutMs ?? requestTimeoutMsDefault),
       keepAliveTimeout: 5_000,
@@ -289,7 +325,7 @@ const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Se
   return server;
 };
 
-const closeServer = (server: Server): Promise<void> =>
+const closeServer = (server: TayServer): Promise<void> =>
   new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
@@ -337,7 +373,7 @@ const started = async (
     token: current,
   };
   const socket = options.socket ?? Locate.socketPathFor(options.directory);
-  const servers: Array<Server> = [];
+  const servers: Array<TayServer> = [];
   const unwatchEnds = engine.watch(tellEnds({ leases, sessions }));
   const stop = async () => {
     unwatchEnds();

@@ -52,6 +52,37 @@ export const readBody = (request: IncomingMessage, route: string, limit: number)
     });
   });
 
+/**
+ * The body, if all of it has arrived: by the check phase after its arrival
+ * a body that came with its head has been parsed into the request's
+ * buffer, and is taken in one `read()` without the `data` and `end` events
+ * (and the promise) of reading it as a stream. Undefined while more is to
+ * come (or someone already reads it): `readBody` then.
+ */
+export const takeBody = (
+  request: IncomingMessage,
+  route: string,
+  limit: number,
+): Body | undefined => {
+  if (!request.complete || request.readableFlowing !== null || request.readableDidRead) {
+    return undefined;
+  }
+  if (request.readableLength > limit) {
+    request.pause();
+    return { ok: false, error: new BodyTooLarge({ route, limit }) };
+  }
+  if (request.readableLength === 0) return { ok: true, value: null };
+  const bytes: unknown = request.read();
+  // Bytes unless someone set an encoding on the request, which nothing here does.
+  if (!Buffer.isBuffer(bytes)) {
+    return {
+      ok: false,
+      error: new MalformedJson({ route, detail: "the body was not read as bytes" }),
+    };
+  }
+  return parse(bytes, route);
+};
+
 // One decoder for every body: a decode without `stream` starts afresh.
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
@@ -75,10 +106,13 @@ const parse = (bytes: Buffer, route: string): Body => {
 export const sendJson = (response: ServerResponse, status: number, body: Json): void => {
   if (response.headersSent || response.destroyed) return;
   const text = `${JSON.stringify(body)}\n`;
-  response.writeHead(status, {
-    "content-type": "application/json",
-    "content-length": Buffer.byteLength(text),
-  });
+  // A flat list of names and values: Node copies an object's headers into one first.
+  response.writeHead(status, [
+    "content-type",
+    "application/json",
+    "content-length",
+    String(Buffer.byteLength(text)),
+  ]);
   response.end(text);
 };
 

@@ -4,7 +4,8 @@
  * in between) and, optionally, a TCP address.
  */
 import { chmod, mkdir, mkdtemp, rename, rmdir, stat, unlink } from "node:fs/promises";
-import type { Server } from "node:http";
+// Any listening server: node:http's is one whatever its request and response classes.
+import type { Server } from "node:net";
 import { basename, dirname, join } from "node:path";
 import { Locate } from "@tay/client";
 import { InvalidListen, ListenFailed } from "../ServerError.js";

@@ -1,0 +1,83 @@
+// A command's body is taken in one read when it has all arrived, and read as a stream otherwise:
+// bodies written on a raw socket whole, in pieces a few loop turns apart, and over the limit
+// either way, each get the answer a whole body gets (the job, or 413 and the connection closed).
+import { mkdtempSync, rmSync } from "node:fs";
+import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as Server from "../../src/server/Server.js";
+
+let directory = "";
+let opened: EnginePromises.OpenedEngine;
+let served: Server.StartedServer;
+
+const bodyBytesMax = 4_096;
+
+beforeAll(async () => {
+  directory = join(mkdtempSync(join(tmpdir(), "tay-http-")), "data");
+  opened = await EnginePromises.open(directory, { createIfMissing: true });
+  served = await Server.start(opened, { directory, bodyBytesMax });
+});
+
+afterAll(async () => {
+  await served.close();
+  await opened.close();
+  rmSync(join(directory, ".."), { recursive: true, force: true });
+});
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Writes `pieces` of one request with `gapMs` between them; the whole answer (the server closes). */
+const exchange = (pieces: ReadonlyArray<string>, gapMs: number): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = [];
+    const socket = connect(served.socket, async () => {
+      for (const [index, piece] of pieces.entries()) {
+        if (index > 0) await pause(gapMs);
+        if (!socket.destroyed) socket.write(piece);
+      }
+    });
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString()));
+    socket.on("error", reject);
+  });
+
+const insertPieces = (args: string, cuts: ReadonlyArray<number>): Array<string> => {
+  const body = `{"job":{"queue":"http","worker":"W","args":${args}}}`;
+  const head = `POST /v1/insert HTTP/1.1\r\nhost: tay\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+  const ends = [...cuts, body.length];
+  return [head, ...ends.map((end, index) => body.slice(index === 0 ? 0 : ends[index - 1], end))];
+};
+
+const statusOf = (answer: string): number => Number(answer.slice(9, 12));
+
+const jobOf = (answer: string): unknown =>
+  JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)).job?.args;
+
+describe("command bodies", () => {
+  it("takes a body that came with its head", async () => {
+    const answer = await exchange([insertPieces('{"n":1}', []).join("")], 0);
+    expect(statusOf(answer)).toBe(200);
+    expect(jobOf(answer)).toEqual({ n: 1 });
+  });
+
+  it("reads a body that arrives in pieces whole, however it is cut", async () => {
+    for (const cuts of [[0], [1], [10, 20], [30]]) {
+      const answer = await exchange(insertPieces('{"n":2,"text":"in pieces"}', cuts), 30);
+      expect(statusOf(answer)).toBe(200);
+      expect(jobOf(answer)).toEqual({ n: 2, text: "in pieces" });
+    }
+  });
+
+  it("refuses a body over the limit, arrived whole or still arriving, and closes", async () => {
+    const big = JSON.stringify("x".repeat(bodyBytesMax));
+    for (const cuts of [[], [100]]) {
+      const answer = await exchange(insertPieces(big, cuts), 30);
+      expect(statusOf(answer)).toBe(413);
+      expect(answer.toLowerCase()).toContain("connection: close");
+      expect(answer).toContain('"_tag":"BodyTooLarge"');
+    }
+  });
+});
