@@ -57,6 +57,21 @@ describe("metrics", () => {
     expect(text).toContain("tay_request_seconds_bucket");
   });
 
+  it("counts failures, retries and cancellations", async () => {
+    await opened.insertMany([
+      { queue: "counted", worker: "W", args: null, maxAttempts: 2 },
+      { queue: "counted", worker: "W", args: null },
+    ]);
+    const [first] = await opened.claim("counted");
+    if (first !== undefined) await opened.fail(first.jobId, "boom");
+    const [second] = opened.jobs({ queue: "counted", state: "available" });
+    if (second !== undefined) await opened.cancel(second.jobId, "no");
+    const text = await get("/metrics");
+    expect(text).toMatch(/^tay_failures_total 1$/m);
+    expect(text).toMatch(/^tay_retries_total 1$/m);
+    expect(text).toMatch(/^tay_cancellations_total 1$/m);
+  });
+
   it("reads the store writer's inline writes when scraped", async () => {
     const scratch = mkdtempSync(join(tmpdir(), "tay-metrics-inline-"));
     // Maximal: a lone small batch is written on the loop's thread.
