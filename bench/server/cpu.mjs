@@ -9,9 +9,13 @@
  * and for before/after comparisons (`--trees=A,B`: two built checkouts,
  * each server with its own client and worker, alternating for
  * `--rounds`), robust to the machine's load since it counts CPU, not time.
+ * `--command=heartbeat` sends `/v1/heartbeat` (of an attempt no one holds)
+ * instead of inserts: the request path (HTTP, routing, the gather, the
+ * metrics, the answer) without the engine's decision and durable write,
+ * which otherwise dominate and hide it.
  *
  *   pnpm build && node bench/server/cpu.mjs [--jobs=N] [--producers=1,16,256]
- *     [--workers=N] [--prof-dir=DIR] [--trees=DIR,DIR] [--rounds=N]
+ *     [--workers=N] [--prof-dir=DIR] [--trees=DIR,DIR] [--rounds=N] [--command=heartbeat]
  */
 import { spawn } from "node:child_process";
 import { request } from "node:http";
@@ -29,6 +33,7 @@ const producersList = argument("producers", "1,16,256").split(",").map(Number);
 const workers = Number(argument("workers", "0"));
 const profDir = argument("prof-dir", undefined);
 const rounds = Number(argument("rounds", "1"));
+const heartbeats = argument("command", "insert") === "heartbeat";
 const here = new URL("../..", import.meta.url).pathname;
 
 /** User and system CPU ms of `pid` (from /proc; USER_HZ 100). */
@@ -73,7 +78,8 @@ const drive = async (client, queue, producers, total) => {
     Array.from({ length: producers }, async () => {
       while (next < total) {
         next += 1;
-        await client.insert({ queue, worker: "W", args: { n: next } });
+        if (heartbeats) await client.heartbeat(1, 1);
+        else await client.insert({ queue, worker: "W", args: { n: next } });
       }
     }),
   );
@@ -128,7 +134,11 @@ const measure = async (tree, label) => {
     await worker?.close();
     const user = ((after.user - before.user) * 1000) / jobs;
     const system = ((after.system - before.system) * 1000) / jobs;
-    const what = workers === 0 ? "insert" : `job (${workers} worker slots)`;
+    const what = heartbeats
+      ? "heartbeat"
+      : workers === 0
+        ? "insert"
+        : `job (${workers} worker slots)`;
     console.log(
       `${label} producers ${producers}: ${Math.round(rate)} jobs/s, server CPU ${(user + system).toFixed(1)} µs/${what} (user ${user.toFixed(1)}, system ${system.toFixed(1)}); requests per job: ${requests}`,
     );
