@@ -313,7 +313,14 @@ const timeoutJobs = (model: Model, command: Commands.TimeoutJobs): Outcome => {
         job.timeoutMs !== null &&
         (job.attemptedAt ?? 0) + job.timeoutMs + command.graceMs <= now,
     )
-    .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
+    // Earliest deadline first (`State.compareDeadlineOrder`): under a limit
+    // the most overdue go first. (The model sorted by start time, which
+    // differs when timeouts differ: found by seed -582644135, 2026-12-04.)
+    .sort(
+      (a, b) =>
+        (a.attemptedAt ?? 0) + (a.timeoutMs ?? 0) - ((b.attemptedAt ?? 0) + (b.timeoutMs ?? 0)) ||
+        a.jobId - b.jobId,
+    )
     .slice(0, command.limit ?? 10_000);
   for (const job of late) fail(model, job, now, "timeout", false);
   return { model };
@@ -350,7 +357,14 @@ const rescueJobs = (model: Model, command: Commands.RescueJobs): Outcome => {
   const now = command.now;
   const orphans = model.jobs
     .filter((job) => job.state === "executing" && (job.attemptedAt ?? 0) < command.startedBefore)
-    .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
+    // Earliest deadline first (`State.compareDeadlineOrder`): under a limit
+    // the most overdue go first. (The model sorted by start time, which
+    // differs when timeouts differ: found by seed -582644135, 2026-12-04.)
+    .sort(
+      (a, b) =>
+        (a.attemptedAt ?? 0) + (a.timeoutMs ?? 0) - ((b.attemptedAt ?? 0) + (b.timeoutMs ?? 0)) ||
+        a.jobId - b.jobId,
+    )
     .slice(0, command.limit ?? 10_000);
   for (const job of orphans) fail(model, job, now, command.error, false);
   return { model };
