@@ -357,14 +357,7 @@ const rescueJobs = (model: Model, command: Commands.RescueJobs): Outcome => {
   const now = command.now;
   const orphans = model.jobs
     .filter((job) => job.state === "executing" && (job.attemptedAt ?? 0) < command.startedBefore)
-    // Earliest deadline first (`State.compareDeadlineOrder`): under a limit
-    // the most overdue go first. (The model sorted by start time, which
-    // differs when timeouts differ: found by seed -582644135, 2026-12-04.)
-    .sort(
-      (a, b) =>
-        (a.attemptedAt ?? 0) + (a.timeoutMs ?? 0) - ((b.attemptedAt ?? 0) + (b.timeoutMs ?? 0)) ||
-        a.jobId - b.jobId,
-    )
+    .sort((a, b) => (a.attemptedAt ?? 0) - (b.attemptedAt ?? 0) || a.jobId - b.jobId)
     .slice(0, command.limit ?? 10_000);
   for (const job of orphans) fail(model, job, now, command.error, false);
   return { model };
