@@ -64,15 +64,7 @@ const eventCounters = (registry: Registry): EventCounts => {
     cancellations: 0,
   };
   const counter = (name: string, help: string, key: keyof EventCounts) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(counts[key]);
-      },
-    });
+    scrapedCounter(registry, name, help, () => counts[key]);
   counter("tay_inserts_total", "Jobs inserted (committed)", "inserts");
   counter("tay_claims_total", "Attempts started (committed)", "claims");
   counter("tay_completions_total", "Jobs completed", "completions");
@@ -166,6 +158,18 @@ const stateGauges = (
   );
 };
 
+/** A counter whose value is `read` when scraped (a count kept elsewhere, not incremented here). */
+const scrapedCounter = (registry: Registry, name: string, help: string, read: () => number) =>
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(read());
+    },
+  });
+
 /**
  * The store writer's inline writes (`Stats.InlineWriteStats`), read when
  * scraped: counters that only grow while the store is open, and the
@@ -174,15 +178,7 @@ const stateGauges = (
 const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log.Kind>) => {
   const inline = () => Effect.runSync(engine.log.stats()).inlineWrites;
   const counter = (name: string, help: string, read: () => number) =>
-    new Counter({
-      name,
-      help,
-      registers: [registry],
-      collect() {
-        this.reset();
-        this.inc(read());
-      },
-    });
+    scrapedCounter(registry, name, help, read);
   counter(
     "tay_inline_writes_total",
     "Writes made on the event loop's thread (Maximal or Segment, a lone small batch)",
