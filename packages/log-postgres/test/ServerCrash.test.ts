@@ -2,7 +2,8 @@
  * The server itself crashing: on a private cluster this test owns
  * (support/cluster.ts), an engine inserts batches from eight fibers at once
  * while the postmaster is SIGKILLed mid-storm; the engine's commands then
- * fail with the log's typed `ConnectionLost`, and once the cluster is up
+ * fail with the log's typed `ConnectionLost` (or, held behind a catch-up
+ * whose read found no server, `DatabaseError`), and once the cluster is up
  * again (crash recovery) a reopen finds every acknowledged insert, every
  * batch whole or absent (never half of one), every row checked and folded,
  * and the store taking appends again. Runs with TAY_PG_CLUSTER=1; skipped,
@@ -127,7 +128,7 @@ describe.skipIf(!("url" in cluster))("the PostgreSQL server SIGKILLed mid-storm"
               if (storm.failures.length === 0) yield* Effect.promise(() => owned.crash());
             });
             yield* Effect.all([running, killer], { concurrency: "unbounded" });
-            // The log stopped: what it refuses now, it refuses with the same typed error.
+            // The writer's session died with the server: the next append stops the log.
             const after = yield* Effect.flip(
               engine.insert({ queue: "storm", worker: "W", args: "late" }),
             );
@@ -135,13 +136,17 @@ describe.skipIf(!("url" in cluster))("the PostgreSQL server SIGKILLed mid-storm"
           }),
         ).pipe(Effect.ignore);
         expect(storm.failures.length).toBe(fibers + 1);
-        // A dropped connection that could not be re-established: outcome unknown, typed.
-        expect(new Set(storm.failures.map((failure) => failure.tag))).toEqual(
-          new Set(["ConnectionLost"]),
+        // Each failure typed (listed whole when one is not, so it prints): a dropped
+        // connection that could not be re-established while a transaction was in flight
+        // (outcome unknown), or a read refused for want of a server (nothing committed:
+        // the commands held behind the catch-up that the follower's lost session asked
+        // for were never appended; 2 runs in 25 went that way).
+        const where = /postgres:\/\/postgres@127\.0\.0\.1:\d+\/test#tay\.default/.source;
+        const typed = new RegExp(
+          `^(ConnectionLost ${where}: the connection dropped|(ECONNREFUSED|57P0[123]|08[0-9A-Z]{3}) ${where}: (refresh|read) failed)`,
         );
-        expect(storm.failures[0]?.message).toMatch(
-          /^ConnectionLost postgres:\/\/postgres@127\.0\.0\.1:\d+\/test#tay\.default: the connection dropped/,
-        );
+        expect(storm.failures.filter((failure) => !typed.test(failure.message))).toEqual([]);
+        expect(storm.failures.at(-1)?.tag).toBe("ConnectionLost");
         yield* Effect.promise(() => owned.start());
 
         const { state, report } = yield* reopened(url);
