@@ -544,11 +544,16 @@ const listenToCommits = <K extends Log.Kind>(
   indexing: Indexing | undefined,
 ): ((listener: Watcher) => () => void) => {
   const watchers = new Set<Watcher>();
-  decider.afterCommit = (records, before) => {
-    indexing?.committed(
-      before,
-      records.map((record) => record.event),
-    );
+  decider.afterCommit = (records, before, left) => {
+    if (indexing !== undefined) {
+      if (left !== undefined) indexing.letGo(left);
+      else {
+        indexing.committed(
+          before,
+          records.map((record) => record.event),
+        );
+      }
+    }
     subscriptions.publish(records);
     for (const watcher of watchers) watcher(records);
     timers.poke();

@@ -19,7 +19,16 @@
  * duplicate waits in the same line, and is answered once the job it names
  * is folded.
  */
-import { Commands, Decide, type Event, Evolve, Query, type State } from "@tay/core";
+import {
+  Commands,
+  Decide,
+  type Event,
+  Evolve,
+  type Job,
+  Query,
+  type State,
+  type Terminal,
+} from "@tay/core";
 import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
@@ -177,6 +186,11 @@ class Drain<K extends Log.Kind> {
   madeAvailable = false;
   /** A throw of the late fold, after the records were queued. */
   defect: { readonly defect: unknown } | undefined;
+  // What the accepted commands let go of on a lean state, in order (each
+  // command's `leaving`, read for its answer): the terminal index takes
+  // them at the commit rather than computing `leaving` over the records again.
+  private leftJobs: Array<Job.Job> | undefined;
+  private leftResults: Array<Event.ResultRecorded> | undefined;
 
   constructor(
     private readonly log: Log.Log<K>,
@@ -189,6 +203,17 @@ class Drain<K extends Log.Kind> {
 
   get unfolded(): boolean {
     return this.backlog.length > 0;
+  }
+
+  /**
+   * On a lean state, what the drain's records let go of: equal to
+   * `Evolve.leaving(base, records)` but for a job that leaves and then gets
+   * a result in the same drain, held as its record and a result (the index
+   * takes either form). Undefined on a state that keeps every job.
+   */
+  get left(): Terminal.Left | undefined {
+    if (!this.base.lean) return undefined;
+    return { jobs: this.leftJobs ?? none, results: this.leftResults ?? none };
   }
 
   /**
@@ -425,6 +450,10 @@ class Drain<K extends Log.Kind> {
     this.state = next.right;
     this.lastJobId = this.state.lastJobId;
     request.accept(this.state, events, left);
+    if (left !== undefined) {
+      for (const job of left.jobs) this.leftJobs = pushed(this.leftJobs, job);
+      for (const result of left.results) this.leftResults = pushed(this.leftResults, result);
+    }
     this.take(request, prepared);
     this.folded = pushed(this.folded, events);
   }
@@ -484,7 +513,12 @@ export class BatchDecider<K extends Log.Kind> {
    * the terminal index), other writers' too, with the committed state they
    * were decided on.
    */
-  afterCommit: (records: ReadonlyArray<Entry>, before: State.State) => void = () => {};
+  afterCommit: (
+    records: ReadonlyArray<Entry>,
+    before: State.State,
+    // What the records let go of, when the drain knows it (not for a catch-up's records).
+    left?: Terminal.Left,
+  ) => void = () => {};
   /**
    * Told of a command that waits past the drain it entered (a parked
    * claim, a command held or retried by a catch-up): the queue listens to
@@ -773,7 +807,7 @@ export class BatchDecider<K extends Log.Kind> {
     }
     for (const request of drain.accepted) request.settle(failure);
     for (const request of drain.riders) request.settle(failure);
-    if (failure === undefined) this.afterCommit(drain.records, before);
+    if (failure === undefined) this.afterCommit(drain.records, before, drain.left);
     // A log that failed for good takes no more appends: nothing parked would ever wake.
     const admitted = failure === undefined ? undefined : this.log.admission();
     if (admitted?._tag === "Refused") {

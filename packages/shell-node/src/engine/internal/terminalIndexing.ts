@@ -127,7 +127,14 @@ export class Indexing {
   committed(before: State.State, records: ReadonlyArray<Event.Event>): void {
     // Inserts alone let go of nothing, and `leaving` would build a job record per insert to find that.
     if (insertsOnly(records)) return;
-    const left = Evolve.leaving(before, records);
+    this.letGo(Evolve.leaving(before, records));
+  }
+
+  /**
+   * After a commit whose caller knows what it let go of (a drain reads it
+   * for its commands' answers): written in the background, as `committed`.
+   */
+  letGo(left: Terminal.Left): void {
     if (left.jobs.length === 0 && left.results.length === 0) return;
     const commit = this.#pending.add(left);
     this.#queue.push({ left, commit });
