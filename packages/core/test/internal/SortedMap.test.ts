@@ -84,6 +84,16 @@ describe("SortedMap", () => {
           const from = key + 3;
           expect([...map.entries(from)]).toEqual(entries.filter(([at]) => at >= from));
           expect(map.first()).toEqual(entries[0]);
+          // Lookups reach every part (the edge leaves and the tree).
+          for (let index = 0; index < entries.length; index += 37) {
+            const [at, value] = entries[index] ?? [-1, -1];
+            expect(map.get(at)).toBe(value);
+          }
+          const [last, lastValue] = entries[entries.length - 1] ?? [-1, undefined];
+          expect(map.get(last)).toBe(lastValue);
+          for (const probe of [key - 1, key, key + 1, key + run]) {
+            expect(map.has(probe)).toBe(model.has(probe));
+          }
         }
       }),
       {
@@ -206,6 +216,27 @@ describe("SortedMap", () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it("keeps its edge leaves apart from the tree: a run that owns the first leaf, then takes from the front", () => {
+    const keys = Array.from({ length: 1000 }, (_, index) => index * 2);
+    const base = SortedMap.fromSorted(compareNumbers, keys, keys);
+    const edit = new Edit();
+    // Into the tree's first leaf (no head yet): the run owns that leaf now...
+    let map = base.set(1, 1, edit);
+    // ...and a removal from the front makes it the head, the tree without it.
+    map = map.delete(0, edit);
+    expect(map.isValid()).toBe(true);
+    expect(map.size).toBe(1000);
+    expect([...map.keys()].slice(0, 3)).toEqual([1, 2, 4]);
+    expect(map.leafSizes()[0]).toBe(15);
+    // Ascending appends past the end fill a tail, given to the tree 32 at a time.
+    for (let key = 2000; key < 2100; key++) map = map.set(key, key, edit);
+    expect(map.isValid()).toBe(true);
+    expect(map.leafSizes().at(-1)).toBe(100 - 3 * 32);
+    expect(map.size).toBe(1100);
+    expect(base.size).toBe(1000);
+    expect([...base.keys()]).toEqual(keys);
   });
 
   it("a transient run copies a path once, then updates it in place", () => {
