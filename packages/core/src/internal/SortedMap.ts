@@ -198,6 +198,64 @@ const withRemoved = <T>(list: ReadonlyArray<T>, at: number): Array<T> => {
 const appendsPastFull = <K, V>(node: Node<K, V>, at: number, rightmost: boolean): boolean =>
   rightmost && at === node.keys.length && node.keys.length >= entriesMax;
 
+/**
+ * `leaf` with `key` bound to `value` at `at` (its lower bound there): in
+ * place when the run owns it, else a copy exactly as long as it needs.
+ */
+const leafWithAt = <K, V>(
+  leaf: Leaf<K, V>,
+  at: number,
+  found: boolean,
+  key: K,
+  value: V,
+  edit: Edit | undefined,
+): Leaf<K, V> => {
+  if (found) {
+    const target = writableLeaf(leaf, edit);
+    target.keys[at] = key;
+    target.values[at] = value;
+    return target;
+  }
+  if (!owns(edit, leaf.edit)) {
+    return leafOf(withInserted(leaf.keys, at, key), withInserted(leaf.values, at, value), edit);
+  }
+  insertAt(leaf.keys, at, key);
+  insertAt(leaf.values, at, value);
+  leaf.size++;
+  return leaf;
+};
+
+/** `leaf` with `key` bound to `value` (see `leafWithAt`). */
+const leafWith = <K, V>(
+  leaf: Leaf<K, V>,
+  key: K,
+  value: V,
+  compare: Compare<K>,
+  edit: Edit | undefined,
+): Leaf<K, V> => {
+  const at = lowerBound(leaf.keys, key, compare);
+  const found = at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0;
+  return leafWithAt(leaf, at, found, key, value, edit);
+};
+
+/** `leaf` without `key` (in place when the run owns it), or undefined when it lacks it. */
+const leafWithout = <K, V>(
+  leaf: Leaf<K, V>,
+  key: K,
+  compare: Compare<K>,
+  edit: Edit | undefined,
+): Leaf<K, V> | undefined => {
+  const at = lowerBound(leaf.keys, key, compare);
+  if (at === leaf.keys.length || compare(leaf.keys[at] as K, key) !== 0) return undefined;
+  if (!owns(edit, leaf.edit)) {
+    return leafOf(withRemoved(leaf.keys, at), withRemoved(leaf.values, at), edit);
+  }
+  leaf.keys.splice(at, 1);
+  leaf.values.splice(at, 1);
+  leaf.size--;
+  return leaf;
+};
+
 const insertInLeaf = <K, V>(
   node: Leaf<K, V>,
   key: K,
@@ -208,32 +266,16 @@ const insertInLeaf = <K, V>(
   rightmost: boolean,
 ): Node<K, V> => {
   const at = lowerBound(node.keys, key, compare);
-  if (at < node.keys.length && compare(node.keys[at] as K, key) === 0) {
-    const target = writableLeaf(node, edit);
-    target.keys[at] = key;
-    target.values[at] = value;
-    return target;
-  }
-  outcome.changed = true;
-  if (appendsPastFull(node, at, rightmost)) {
+  const found = at < node.keys.length && compare(node.keys[at] as K, key) === 0;
+  if (!found) outcome.changed = true;
+  if (!found && appendsPastFull(node, at, rightmost)) {
     outcome.split = leafOf([key], [value], edit);
     outcome.appended = true;
     return node;
   }
-  if (!owns(edit, node.edit)) {
-    const copy = leafOf(
-      withInserted(node.keys, at, key),
-      withInserted(node.values, at, value),
-      edit,
-    );
-    splitIfFull(copy, outcome, edit);
-    return copy;
-  }
-  insertAt(node.keys, at, key);
-  insertAt(node.values, at, value);
-  node.size++;
-  splitIfFull(node, outcome, edit);
-  return node;
+  const next = leafWithAt(node, at, found, key, value, edit);
+  splitIfFull(next, outcome, edit);
+  return next;
 };
 
 const insert = <K, V>(
@@ -346,16 +388,10 @@ const remove = <K, V>(
   edges: Edges,
 ): Node<K, V> => {
   if (node.children === null) {
-    const at = lowerBound(node.keys, key, compare);
-    if (at === node.keys.length || compare(node.keys[at] as K, key) !== 0) return node;
+    const next = leafWithout(node, key, compare, edit);
+    if (next === undefined) return node;
     outcome.changed = true;
-    if (!owns(edit, node.edit)) {
-      return leafOf(withRemoved(node.keys, at), withRemoved(node.values, at), edit);
-    }
-    node.keys.splice(at, 1);
-    node.values.splice(at, 1);
-    node.size--;
-    return node;
+    return next;
   }
   const at = childIndex(node.keys, key, compare);
   const below = childEdges(edges, at, node.children.length);
@@ -454,49 +490,6 @@ const maxKey = <K, V>(root: Node<K, V>): K => {
 };
 
 const lastKey = <K, V>(leaf: Leaf<K, V>): K => leaf.keys[leaf.keys.length - 1] as K;
-
-/** `leaf` with `key` bound to `value`: in place when the run owns it, else a copy as long as needed. */
-const leafWith = <K, V>(
-  leaf: Leaf<K, V>,
-  key: K,
-  value: V,
-  compare: Compare<K>,
-  edit: Edit | undefined,
-): Leaf<K, V> => {
-  const at = lowerBound(leaf.keys, key, compare);
-  const found = at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0;
-  const target = found ? writableLeaf(leaf, edit) : leaf;
-  if (found) {
-    target.keys[at] = key;
-    target.values[at] = value;
-    return target;
-  }
-  if (!owns(edit, leaf.edit)) {
-    return leafOf(withInserted(leaf.keys, at, key), withInserted(leaf.values, at, value), edit);
-  }
-  insertAt(leaf.keys, at, key);
-  insertAt(leaf.values, at, value);
-  leaf.size++;
-  return leaf;
-};
-
-/** `leaf` without `key` (in place when the run owns it), or undefined when it lacks it. */
-const leafWithout = <K, V>(
-  leaf: Leaf<K, V>,
-  key: K,
-  compare: Compare<K>,
-  edit: Edit | undefined,
-): Leaf<K, V> | undefined => {
-  const at = lowerBound(leaf.keys, key, compare);
-  if (at === leaf.keys.length || compare(leaf.keys[at] as K, key) !== 0) return undefined;
-  if (!owns(edit, leaf.edit)) {
-    return leafOf(withRemoved(leaf.keys, at), withRemoved(leaf.values, at), edit);
-  }
-  leaf.keys.splice(at, 1);
-  leaf.values.splice(at, 1);
-  leaf.size--;
-  return leaf;
-};
 
 /**
  * `root` with the entries `from` to `to` of `leaf` inserted, as one run of
