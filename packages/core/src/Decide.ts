@@ -52,6 +52,7 @@ import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
 import * as Queue from "./Queue.js";
 import { holderAmong, pendingInsertRefusal, uniqueHolder } from "./internal/Apply.js";
+import { PendingKeys } from "./internal/PendingKeys.js";
 import { ruleJob } from "./internal/Store.js";
 import type { Rejection } from "./Rejection.js";
 import * as Schedule from "./Schedule.js";
@@ -271,12 +272,12 @@ export const insertJobs = (state: State, command: Commands.InsertJobs): Decided 
 };
 
 /**
- * The unique keys of inserts a runtime has decided but not folded yet, by
- * queue, then key: the job holding each. A job just inserted is not
- * terminal, so it holds its key whatever the period. (By queue rather than
- * by `uniqueIndexKey`: no joined string is built to record or find one.)
+ * The unique keys of inserts a runtime has decided but not folded yet: per
+ * (queue, key), the job holding it. A job just inserted is not terminal, so
+ * it holds its key whatever the period. One table serves a runtime's every
+ * drain (`clear` between them), so a drain allocates nothing for its keys.
  */
-export type PendingKeys = ReadonlyMap<string, ReadonlyMap<string, number>>;
+export { PendingKeys };
 
 /**
  * InsertJobs with schema-3 fields (`insertJobsAnswered`'s records) decided
@@ -457,7 +458,7 @@ const duplicateOf = (
   if (job.uniqueKey === undefined) return undefined;
   const held =
     heldByKey(state, job.queue, job.uniqueKey, now, job.uniquePeriodMs ?? null) ??
-    pending?.get(job.queue)?.get(job.uniqueKey);
+    pending?.holder(job.queue, job.uniqueKey);
   if (held !== undefined || batch === undefined) return held;
   const indexKey = uniqueIndexKey(job.queue, job.uniqueKey);
   const earlier = batch.get(indexKey);

@@ -19,6 +19,12 @@
  * arrays of holes (~30 ns a slot at 2^20 slots) and wrote every key again,
  * a third of a unique insert's index cost in the engine (2026-12-04).
  *
+ * Each list is kept in chunks of 4,096 places, each an ordinary heap
+ * object: one growing array past 16,384 elements lives in V8's large-object
+ * space, and each of its regrowths maps fresh pages and copies it whole
+ * (~95 ns a key for each of the two lists, measured by pushing 131,072
+ * keys; 2 ns in chunks: 2026-12-04).
+ *
  * The hash is unkeyed (the core is deterministic), so strings chosen to
  * collide make probes linear in their number: keys are the application's
  * own, and collisions cost time, never a wrong answer.
@@ -45,14 +51,21 @@ export const keyHash: KeyHash = (key) => {
 
 const initialSlots = 8;
 
+/** log2 of the places in a chunk of `keys` and `values`: 4,096 (32 KiB each, under V8's large-object size). */
+const chunkBitsDefault = 12;
+
 /** The table; `hash` only for tests (a planted weak hash forces collisions). */
 export class KeyTable<V extends NonNullable<unknown>> {
   // Two int32s per slot: the key's hash (0: an empty slot), then its place
   // in `keys` and `values`. A probe reads one cache line for several slots.
   private slots = new Int32Array(initialSlots * 2);
   private mask = initialSlots - 1;
-  private readonly keys: Array<string | undefined> = [];
-  private readonly values: Array<V | undefined> = [];
+  // The keys and values by place, chunk `place >>> chunkBits` at index
+  // `place & chunkMask`; `places` counts the places ever used.
+  private readonly keys: Array<Array<string | undefined>> = [];
+  private readonly values: Array<Array<V | undefined>> = [];
+  private places = 0;
+  private readonly chunkMask: number;
   // Places of removed keys, taken again before the lists grow.
   private readonly free: Array<number> = [];
   private count = 0;
@@ -63,7 +76,13 @@ export class KeyTable<V extends NonNullable<unknown>> {
   private missHash = 0;
   private missSlot = 0;
 
-  constructor(private readonly hash: KeyHash = keyHash) {}
+  /** `hash` and `chunkBits` (log2 of a chunk's places) only for tests. */
+  constructor(
+    private readonly hash: KeyHash = keyHash,
+    private readonly chunkBits: number = chunkBitsDefault,
+  ) {
+    this.chunkMask = (1 << chunkBits) - 1;
+  }
 
   /** The number of keys held. */
   get size(): number {
@@ -73,7 +92,7 @@ export class KeyTable<V extends NonNullable<unknown>> {
   get(key: string): V | undefined {
     const hash = this.hash(key);
     const slot = this.find(key, hash);
-    if (slot >= 0) return this.values[this.placeOf(slot)];
+    if (slot >= 0) return this.valueAt(this.placeOf(slot));
     this.missKey = key;
     this.missHash = hash;
     this.missSlot = ~slot;
@@ -89,7 +108,7 @@ export class KeyTable<V extends NonNullable<unknown>> {
     this.missKey = undefined;
     const hash = this.hash(key);
     const slot = this.find(key, hash);
-    if (slot >= 0) this.values[this.placeOf(slot)] = value;
+    if (slot >= 0) this.replace(this.placeOf(slot), value);
     else this.add(hash, ~slot, key, value);
   }
 
@@ -98,8 +117,7 @@ export class KeyTable<V extends NonNullable<unknown>> {
     const slot = this.find(key, this.hash(key));
     if (slot < 0) return;
     const place = this.placeOf(slot);
-    this.keys[place] = undefined;
-    this.values[place] = undefined;
+    this.put(place, undefined, undefined);
     this.free.push(place);
     this.count--;
     this.closeGap(slot);
@@ -107,9 +125,9 @@ export class KeyTable<V extends NonNullable<unknown>> {
 
   /** Every (key, value), in no particular order. */
   *entries(): IterableIterator<readonly [string, V]> {
-    for (let place = 0; place < this.keys.length; place++) {
-      const key = this.keys[place];
-      const value = this.values[place];
+    for (let place = 0; place < this.places; place++) {
+      const key = this.keyAt(place);
+      const value = this.valueAt(place);
       if (key !== undefined && value !== undefined) yield [key, value];
     }
   }
@@ -119,23 +137,53 @@ export class KeyTable<V extends NonNullable<unknown>> {
     return this.slots[slot * 2 + 1] ?? 0;
   }
 
+  private keyAt(place: number): string | undefined {
+    return this.keys[place >>> this.chunkBits]?.[place & this.chunkMask];
+  }
+
+  private valueAt(place: number): V | undefined {
+    return this.values[place >>> this.chunkBits]?.[place & this.chunkMask];
+  }
+
+  /** Replaces the value at `place`, a place in use. */
+  private replace(place: number, value: V): void {
+    const values = this.values[place >>> this.chunkBits];
+    if (values !== undefined) values[place & this.chunkMask] = value;
+  }
+
+  /** Writes `place`'s key and value (the first place past the last chunk opens the next one). */
+  private put(place: number, key: string | undefined, value: V | undefined): void {
+    const chunk = place >>> this.chunkBits;
+    const at = place & this.chunkMask;
+    let keys = this.keys[chunk];
+    let values = this.values[chunk];
+    if (keys === undefined || values === undefined) {
+      // Of their final length at once: no regrowth while the chunk fills.
+      keys = new Array<string | undefined>(this.chunkMask + 1);
+      values = new Array<V | undefined>(this.chunkMask + 1);
+      this.keys.push(keys);
+      this.values.push(values);
+    }
+    keys[at] = key;
+    values[at] = value;
+  }
+
   /** The slot holding `key`, or, when absent, `~slot` of the empty slot its probe stopped at. */
   private find(key: string, hash: number): number {
-    const { slots, keys, mask } = this;
+    const { slots, mask } = this;
     let slot = hash & mask;
     for (;;) {
       const held = slots[slot * 2];
       if (held === 0) return ~slot;
-      if (held === hash && keys[slots[slot * 2 + 1] ?? 0] === key) return slot;
+      if (held === hash && this.keyAt(slots[slot * 2 + 1] ?? 0) === key) return slot;
       slot = (slot + 1) & mask;
     }
   }
 
   /** Adds an absent key whose probe stopped at the empty slot `empty`. */
   private add(hash: number, empty: number, key: string, value: V): void {
-    const place = this.free.pop() ?? this.keys.length;
-    this.keys[place] = key;
-    this.values[place] = value;
+    const place = this.free.pop() ?? this.places++;
+    this.put(place, key, value);
     this.slots[empty * 2] = hash;
     this.slots[empty * 2 + 1] = place;
     this.count++;

@@ -268,6 +268,8 @@ export class UniqueIndex {
     private readonly version: Version,
     private count: number,
     private readonly run: Run | undefined,
+    // Keys per table of a queue (`spillAt`, lower in tests).
+    private readonly capacity: number,
   ) {}
 
   /** The number of (queue, key) pairs held. */
@@ -277,7 +279,7 @@ export class UniqueIndex {
 
   /** The empty index; `capacity` (keys per map of a queue) only for tests. */
   static empty(capacity: number = spillAt): UniqueIndex {
-    return new UniqueIndex(new Version(new Table(capacity)), 0, undefined);
+    return new UniqueIndex(new Version(new Table(capacity)), 0, undefined, capacity);
   }
 
   /** An index of `pairs` ((queue, key, holders ascending), each pair once), in O(n). */
@@ -292,7 +294,7 @@ export class UniqueIndex {
       table.put(queue, uniqueKey, holders.length === 1 && only !== undefined ? only : holders);
       size++;
     }
-    return new UniqueIndex(new Version(table), size, undefined);
+    return new UniqueIndex(new Version(table), size, undefined, capacity);
   }
 
   /** The ids of the jobs of `queue` holding `uniqueKey`, ascending; undefined when none ever did. */
@@ -309,6 +311,16 @@ export class UniqueIndex {
    * young generation would copy while the batch is in flight).
    */
   withHolder(queue: string, uniqueKey: string, jobId: number, edit?: Edit): UniqueIndex {
+    // The empty index has nothing to share: a first key starts a table of
+    // its own. Every fold from `State.initialState` starts from one empty
+    // index; sharing its table, each fold's first read turned the table back
+    // through the previous fold's every key, and the empty index kept that
+    // fold's table alive through its change record.
+    if (this.count === 0) {
+      const fresh = new Table(this.capacity);
+      fresh.put(queue, uniqueKey, jobId);
+      return new UniqueIndex(new Version(fresh), 1, undefined, this.capacity);
+    }
     const table = tableOf(this.version);
     const before = table.get(queue, uniqueKey);
     table.put(queue, uniqueKey, withId(before, jobId));
@@ -324,7 +336,8 @@ export class UniqueIndex {
     const change = new Change(entriesOf(queue, uniqueKey, before), next);
     const from = this.version;
     from.place = change;
-    return new UniqueIndex(next, count, edit === undefined ? undefined : { edit, from, change });
+    const nextRun = edit === undefined ? undefined : { edit, from, change };
+    return new UniqueIndex(next, count, nextRun, this.capacity);
   }
 
   /**

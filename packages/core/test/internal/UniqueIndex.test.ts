@@ -124,6 +124,22 @@ describe("UniqueIndex", () => {
     });
   }
 
+  it("gives the first key of an empty index a table of its own", () => {
+    // Every fold from `State.initialState` extends the same empty index: had
+    // they shared its table, reading the empty index (or a second fold's
+    // first read) would turn it back through the first fold's keys, and the
+    // queues that fold made would still be listed in the empty table.
+    const empty = UniqueIndex.empty();
+    const first = empty.withHolder("q", "k", 1);
+    const second = empty.withHolder("r", "j", 2).withHolder("r", "i", 3, new Edit());
+    expect(empty.tableSizes()).toEqual(new Map());
+    expect(first.tableSizes()).toEqual(new Map([["q", [1]]]));
+    expect(second.tableSizes()).toEqual(new Map([["r", [2]]]));
+    expect([first.holders("q", "k"), first.holders("r", "j")]).toEqual([[1], undefined]);
+    expect([second.holders("q", "k"), second.holders("r", "i")]).toEqual([undefined, [3]]);
+    expect([empty.size, first.size, second.size]).toEqual([0, 1, 2]);
+  });
+
   it("finds nothing under a string no pair joins to", () => {
     const index = UniqueIndex.empty().withHolder("mail", "a", 1);
     for (const joined of ["", "mail", ":mail", "x:mail", "9:mail", "-1:mail", "4:mail"]) {

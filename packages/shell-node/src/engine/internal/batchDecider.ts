@@ -176,8 +176,8 @@ class Drain<K extends Log.Kind> {
   // ...and those of accepted inserts that are not, in order (a duplicate
   // insert among them with no records: answered once its holder is folded).
   private backlog: Array<Unfolded<Failure<K>>> = [];
-  // The unique keys of the inserts in `backlog` by queue, and the job holding each.
-  private pendingKeys: Map<string, Map<string, number>> | undefined;
+  // The unique keys of the inserts in `backlog`, and the job holding each:
+  // the decider's one table, emptied as the drain starts and as its backlog folds.
   /** The records to append: the first command's own prepared list, then more appended to it. */
   records: Array<Batch.PendingRecord> = [];
   bytes = 0;
@@ -195,7 +195,9 @@ class Drain<K extends Log.Kind> {
   constructor(
     private readonly log: Log.Log<K>,
     private readonly base: State.State,
+    private readonly pendingKeys: Decide.PendingKeys,
   ) {
+    pendingKeys.clear();
     this.run = Evolve.batch(base);
     this.state = base;
     this.lastJobId = base.lastJobId;
@@ -283,7 +285,7 @@ class Drain<K extends Log.Kind> {
       this.folded = pushed(this.folded, events);
     }
     this.backlog = [];
-    this.pendingKeys = undefined;
+    this.pendingKeys.clear();
   }
 
   private insert(request: Pending<Failure<K>>, command: Commands.InsertJobs): void {
@@ -315,7 +317,12 @@ class Drain<K extends Log.Kind> {
     const { state, lastJobId, pendingKeys } = this;
     const events = recordsOf(
       request,
-      Decide.insertJobsPending(state, lastJobId, pendingKeys, command),
+      Decide.insertJobsPending(
+        state,
+        lastJobId,
+        pendingKeys.size === 0 ? undefined : pendingKeys,
+        command,
+      ),
     );
     if (events === undefined) return;
     if (events.length === 0) {
@@ -351,13 +358,7 @@ class Drain<K extends Log.Kind> {
 
   private pendKey(event: Event.Event): void {
     if (event._tag !== "JobInsertedV3" || event.uniqueKey === null) return;
-    this.pendingKeys ??= new Map();
-    let keys = this.pendingKeys.get(event.queue);
-    if (keys === undefined) {
-      keys = new Map();
-      this.pendingKeys.set(event.queue, keys);
-    }
-    keys.set(event.uniqueKey, event.jobId);
+    this.pendingKeys.add(event.queue, event.uniqueKey, event.jobId);
   }
 
   private decideAndFold(request: Pending<Failure<K>>, command: Commands.Command): void {
@@ -501,6 +502,9 @@ export class BatchDecider<K extends Log.Kind> {
   private committedState: { readonly state: State.State; readonly lastSequence: number };
   // The drain whose late fold has not run yet.
   private unfolded: Drain<K> | undefined;
+  // Every drain's pending unique keys, one table reused (each drain folds
+  // its backlog before the next drain starts: `decide` runs `foldPending`).
+  private readonly pendingKeys = new Decide.PendingKeys();
   // The ticket of the last append: everything decided is durable once it settles.
   private lastAppend: Ticket.Ticket<Failure<K>> | undefined;
   // A late fold that threw: `decided` lacks records that were queued, so
@@ -630,7 +634,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.catchUp.hold(requests);
       return;
     }
-    const drain = new Drain(this.log, this.decidedState);
+    const drain = new Drain(this.log, this.decidedState, this.pendingKeys);
     // The log's incoming jobs go first: they were committed before these commands were issued.
     for (const request of this.takeIncoming()) drain.add(request);
     for (const request of requests) drain.add(request);
