@@ -28,7 +28,8 @@
  *
  * BENCH_ROUNDS (default 3) sets the rounds, BENCH_SECONDS (2) the length
  * of a case, BENCH_DURABILITY (Maximal) the durability, BENCH_PRODUCERS
- * (1,256) the producer counts, BENCH_CLAIMS=0 skips the claims. ROOT runs
+ * (1,256) the producer counts, BENCH_CLAIMS=0 skips the claims, BENCH_KEYS
+ * (600,000) how many keys of each kind are made before anything is timed. ROOT runs
  * another build's engine (its packages/shell-node/dist) for A/B runs of two
  * builds with the same bench. The data goes to bench/tmp (TAY_BENCH_DIR to
  * change it) and is removed at the end.
@@ -82,6 +83,15 @@ const freshEngine = async (name) => {
 // be: each lookup lands anywhere in the index, 2026-12-03).
 const sequentialKey = (index) => `key-${index}`;
 const randomKey = (index) => `key-${(Math.imul(index, 0x9e3779b1) >>> 0).toString(16)}`;
+// The keys are made before any case is timed (a producer's own cost, not
+// the queue's: `toString(16)` alone was 0.4–0.7 µs an insert in profiles,
+// 2026-12-04), every case running beside the same tables; an insert past
+// the table makes its key as it goes.
+const keysMade = Number(process.env.BENCH_KEYS ?? 600_000);
+const keyTable = (keyOf) => {
+  const table = Array.from({ length: keysMade }, (_, index) => keyOf(index));
+  return (index) => table[index] ?? keyOf(index);
+};
 /** Every tenth insert repeats the previous key: a duplicate of a job that is still available. */
 const keyed = (keyOf) => (index) => ({
   queue: "bench",
@@ -91,8 +101,8 @@ const keyed = (keyOf) => (index) => ({
 });
 const insertVariants = {
   plain: () => ({ queue: "bench", worker: "W", args }),
-  unique: keyed(sequentialKey),
-  random: keyed(randomKey),
+  unique: keyed(keyTable(sequentialKey)),
+  random: keyed(keyTable(randomKey)),
 };
 
 /** `producers` each awaiting one insert after another for `caseSeconds`: inserts/s. */
