@@ -9,6 +9,8 @@
  * and for before/after comparisons (`--trees=A,B`: two built checkouts,
  * each server with its own client and worker, alternating for
  * `--rounds`), robust to the machine's load since it counts CPU, not time.
+ * The client's CPU per job (this process's `process.cpuUsage`: the client
+ * and, with `--workers`, the worker runtime) is reported beside it.
  * `--command=heartbeat` sends `/v1/heartbeat` (of an attempt no one holds)
  * instead of inserts: the request path (HTTP, routing, the gather, the
  * metrics, the answer) without the engine's decision and durable write,
@@ -128,7 +130,9 @@ const measure = async (tree, label) => {
     const socket = Locate.socketOf(directory);
     const requestsBefore = await requestsOf(socket);
     const before = cpuMs(server.pid);
+    const clientBefore = process.cpuUsage();
     const rate = await timed(client, queue, producers, jobs);
+    const clientCpu = process.cpuUsage(clientBefore);
     const after = cpuMs(server.pid);
     const requests = perJob(requestsBefore, await requestsOf(socket), jobs);
     await worker?.close();
@@ -140,7 +144,7 @@ const measure = async (tree, label) => {
         ? "insert"
         : `job (${workers} worker slots)`;
     console.log(
-      `${label} producers ${producers}: ${Math.round(rate)} jobs/s, server CPU ${(user + system).toFixed(1)} µs/${what} (user ${user.toFixed(1)}, system ${system.toFixed(1)}); requests per job: ${requests}`,
+      `${label} producers ${producers}: ${Math.round(rate)} jobs/s, server CPU ${(user + system).toFixed(1)} µs/${what} (user ${user.toFixed(1)}, system ${system.toFixed(1)}), client CPU ${((clientCpu.user + clientCpu.system) / jobs).toFixed(1)} µs (user ${(clientCpu.user / jobs).toFixed(1)}, system ${(clientCpu.system / jobs).toFixed(1)}); requests per job: ${requests}`,
     );
   }
   await client.close();

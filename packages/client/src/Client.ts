@@ -150,7 +150,7 @@ export class Client {
 
   constructor(address: Address) {
     this.transport = new Transport(address);
-    const none = () => ({});
+    const none = () => undefined;
     this.inserts = new Batches(this.transport, {
       route: "/v1/insert-batch",
       member: "jobs",
@@ -159,7 +159,8 @@ export class Client {
     this.ends = new Batches(this.transport, {
       route: "/v1/end-batch",
       member: "ends",
-      headers: () => (this.sessionId === undefined ? {} : { "x-tay-session": this.sessionId }),
+      headers: () =>
+        this.sessionId === undefined ? undefined : { "x-tay-session": this.sessionId },
     });
   }
 

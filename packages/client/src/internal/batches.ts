@@ -38,9 +38,11 @@ interface Queued extends Command {
 export interface BatchRoute {
   readonly route: string;
   readonly member: string;
-  /** Headers of every request (a worker session's id), read when it is sent. */
-  readonly headers: () => Record<string, string>;
+  /** Headers of every request (a worker session's id), read when it is sent; undefined: none. */
+  readonly headers: () => Record<string, string> | undefined;
 }
+
+const noOptions = {};
 
 const jobAnswer = Shape.struct({ job: Wire.job });
 
@@ -86,28 +88,36 @@ export class Batches {
     }
   };
 
-  private one(queued: Queued, headers: Record<string, string>): void {
+  private one(queued: Queued, headers: Record<string, string> | undefined): void {
     this.transport
-      .jsonText("POST", queued.route, queued.body, jobAnswer, { headers })
+      .jsonText(
+        "POST",
+        queued.route,
+        queued.body,
+        jobAnswer,
+        headers === undefined ? noOptions : { headers },
+      )
       .then((answer) => queued.resolve(answer.job), queued.reject);
   }
 
-  private many(part: ReadonlyArray<Queued>, headers: Record<string, string>): void {
+  private many(part: ReadonlyArray<Queued>, headers: Record<string, string> | undefined): void {
     const { route, member } = this.batch;
     const text = `{"${member}":[${part.map((queued) => queued.item).join(",")}]}`;
-    this.transport.jsonText("POST", route, text, batchAnswer, { headers }).then(
-      ({ results }) => {
-        if (results.length !== part.length) {
-          const detail = `${results.length} results for ${part.length} commands`;
-          for (const queued of part) queued.reject(new BadResponse(route, detail));
-          return;
-        }
-        for (const [index, queued] of part.entries()) settle(route, queued, results[index]);
-      },
-      (error: unknown) => {
-        for (const queued of part) queued.reject(error);
-      },
-    );
+    this.transport
+      .jsonText("POST", route, text, batchAnswer, headers === undefined ? noOptions : { headers })
+      .then(
+        ({ results }) => {
+          if (results.length !== part.length) {
+            const detail = `${results.length} results for ${part.length} commands`;
+            for (const queued of part) queued.reject(new BadResponse(route, detail));
+            return;
+          }
+          for (const [index, queued] of part.entries()) settle(route, queued, results[index]);
+        },
+        (error: unknown) => {
+          for (const queued of part) queued.reject(error);
+        },
+      );
   }
 }
 
