@@ -23,8 +23,7 @@
  * build (its packages/*\/dist) for A/B runs. Prints a table, then one JSON line.
  */
 import { resolve } from "node:path";
-import { GCProfiler, getHeapStatistics } from "node:v8";
-import { makeArgs, median, printTable } from "./lib/common.mjs";
+import { allocationCounter, makeArgs, median, printTable } from "./lib/common.mjs";
 
 const root = process.env.ROOT ?? resolve(new URL(".", import.meta.url).pathname, "../../..");
 const dist = `${root}/packages/shell-node/dist`;
@@ -79,24 +78,6 @@ const nullLog = () => {
       },
     },
     settle: () => Ticket.settle(ticket, undefined),
-  };
-};
-
-/** Bytes allocated on the V8 heap from now to the call of what it returns (as v3.bench.mjs). */
-const allocationCounter = () => {
-  const profiler = new GCProfiler();
-  profiler.start();
-  const start = getHeapStatistics().used_heap_size;
-  return () => {
-    const end = getHeapStatistics().used_heap_size;
-    const { statistics } = profiler.stop();
-    let bytes = 0;
-    let after = start;
-    for (const collection of statistics) {
-      bytes += collection.beforeGC.heapStatistics.usedHeapSize - after;
-      after = collection.afterGC.heapStatistics.usedHeapSize;
-    }
-    return bytes + end - after;
   };
 };
 

@@ -35,9 +35,9 @@
  * change it) and is removed at the end.
  */
 import { resolve } from "node:path";
-import { GCProfiler, getHeapStatistics } from "node:v8";
 import { Effect } from "effect";
 import {
+  allocationCounter,
   formatNumber,
   formatRatio,
   freshDirectory,
@@ -131,28 +131,6 @@ const insertCase = async (variant, producers, seconds = caseSeconds) => {
     duplicates: duplicates / Math.max(1, next),
     cpuMicros: (user + system) / next,
     bytes: bytes / next,
-  };
-};
-
-/**
- * Bytes allocated on the V8 heap from now to the call of what it returns:
- * the growth of the used heap between collections (each collection's
- * "before" less the previous one's "after"), plus the growth since the last.
- */
-const allocationCounter = () => {
-  const profiler = new GCProfiler();
-  profiler.start();
-  const start = getHeapStatistics().used_heap_size;
-  return () => {
-    const end = getHeapStatistics().used_heap_size;
-    const { statistics } = profiler.stop();
-    let bytes = 0;
-    let after = start;
-    for (const collection of statistics) {
-      bytes += collection.beforeGC.heapStatistics.usedHeapSize - after;
-      after = collection.afterGC.heapStatistics.usedHeapSize;
-    }
-    return bytes + end - after;
   };
 };
 

@@ -5,6 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { join, resolve } from "node:path";
+import { GCProfiler, getHeapStatistics } from "node:v8";
 
 /** The repository root (this file is packages/shell-node/bench/lib/common.mjs). */
 export const repositoryRoot = resolve(new URL("../../../../", import.meta.url).pathname);
@@ -179,4 +180,26 @@ export const printTable = (rows) => {
     );
     if (index === 0) console.log(widths.map((width) => "-".repeat(width)).join("  "));
   });
+};
+
+/**
+ * Bytes allocated on the V8 heap from now to the call of what it returns:
+ * the growth of the used heap between collections (each collection's
+ * "before" less the previous one's "after"), plus the growth since the last.
+ */
+export const allocationCounter = () => {
+  const profiler = new GCProfiler();
+  profiler.start();
+  const start = getHeapStatistics().used_heap_size;
+  return () => {
+    const end = getHeapStatistics().used_heap_size;
+    const { statistics } = profiler.stop();
+    let bytes = 0;
+    let after = start;
+    for (const collection of statistics) {
+      bytes += collection.beforeGC.heapStatistics.usedHeapSize - after;
+      after = collection.afterGC.heapStatistics.usedHeapSize;
+    }
+    return bytes + end - after;
+  };
 };
