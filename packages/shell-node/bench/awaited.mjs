@@ -33,7 +33,7 @@ import fs, {
 import { syncBuiltinESMExports } from "node:module";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join, resolve } from "node:path";
-import { GCProfiler, getHeapStatistics } from "node:v8";
+import { allocationCounter } from "./lib/common.mjs";
 
 const here = new URL(".", import.meta.url).pathname;
 const root = process.env.ROOT ?? resolve(here, "../../..");
@@ -95,12 +95,8 @@ const run = async (count) => {
   );
 };
 await run(warmUp);
-// Allocated bytes: what the used heap grew by between collections (each
-// collection's "before" less the previous one's "after"), plus the growth
-// since the last one.
-const profiler = new GCProfiler();
-profiler.start();
-const heapStart = getHeapStatistics().used_heap_size;
+// Allocated bytes and collections of the timed inserts (`allocationCounter`).
+const allocation = allocationCounter();
 const loopDelay = stall ? monitorEventLoopDelay({ resolution: 1 }) : undefined;
 loopDelay?.enable();
 timing = true;
@@ -111,19 +107,11 @@ const seconds = (performance.now() - started) / 1000;
 const used = process.cpuUsage(cpu);
 timing = false;
 loopDelay?.disable();
-const heapEnd = getHeapStatistics().used_heap_size;
-const { statistics } = profiler.stop();
-let allocated = 0;
-let after = heapStart;
-for (const collection of statistics) {
-  allocated += collection.beforeGC.heapStatistics.usedHeapSize - after;
-  after = collection.afterGC.heapStatistics.usedHeapSize;
-}
-allocated += heapEnd - after;
+const { bytes: allocated, collections } = allocation();
 await engine.close();
 rmSync(scratch, { recursive: true, force: true });
 console.log(
-  `${durability}, ${producers} producer(s): ${(inserts / seconds).toFixed(0)} inserts/s, CPU ${((used.user + used.system) / inserts).toFixed(1)} µs/insert (user ${(used.user / inserts).toFixed(1)}, system ${(used.system / inserts).toFixed(1)}), ${(allocated / inserts).toFixed(0)} bytes allocated/insert (${statistics.length} collections)`,
+  `${durability}, ${producers} producer(s): ${(inserts / seconds).toFixed(0)} inserts/s, CPU ${((used.user + used.system) / inserts).toFixed(1)} µs/insert (user ${(used.user / inserts).toFixed(1)}, system ${(used.system / inserts).toFixed(1)}), ${(allocated / inserts).toFixed(0)} bytes allocated/insert (${collections} collections)`,
 );
 if (stall && loopDelay !== undefined) {
   const sorted = writeSyncMs.sort((a, b) => a - b);

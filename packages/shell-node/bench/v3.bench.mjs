@@ -124,7 +124,7 @@ const insertCase = async (variant, producers, seconds = caseSeconds) => {
   await Promise.all(Array.from({ length: producers }, producer));
   const elapsed = (now() - started) / 1000;
   const { user, system } = process.cpuUsage(cpu);
-  const bytes = allocated();
+  const { bytes } = allocated();
   await close();
   return {
     perSecond: next / elapsed,

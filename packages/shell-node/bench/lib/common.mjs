@@ -185,7 +185,8 @@ export const printTable = (rows) => {
 /**
  * Bytes allocated on the V8 heap from now to the call of what it returns:
  * the growth of the used heap between collections (each collection's
- * "before" less the previous one's "after"), plus the growth since the last.
+ * "before" less the previous one's "after"), plus the growth since the last;
+ * and the collections meanwhile.
  */
 export const allocationCounter = () => {
   const profiler = new GCProfiler();
@@ -200,6 +201,6 @@ export const allocationCounter = () => {
       bytes += collection.beforeGC.heapStatistics.usedHeapSize - after;
       after = collection.afterGC.heapStatistics.usedHeapSize;
     }
-    return bytes + end - after;
+    return { bytes: bytes + end - after, collections: statistics.length };
   };
 };
