@@ -27,6 +27,25 @@ const hashes: ReadonlyArray<readonly [string, KeyHash]> = [
   ["homes at the end", (key) => -1 - (key.length % 2)],
 ];
 
+/** Applies `operations` to `table` and `model` alike, calling `after` after each. */
+const replay = (
+  table: KeyTable<number>,
+  model: Map<string, number>,
+  operations: ReadonlyArray<Operation>,
+  after: () => void = () => {},
+): void => {
+  for (const { kind, key, value } of operations) {
+    if (kind === "set") {
+      table.set(key, value);
+      model.set(key, value);
+    } else {
+      table.delete(key);
+      model.delete(key);
+    }
+    after();
+  }
+};
+
 const agrees = (table: KeyTable<number>, model: ReadonlyMap<string, number>): void => {
   expect(table.size).toBe(model.size);
   for (const key of keys) expect(table.get(key)).toBe(model.get(key));
@@ -41,16 +60,9 @@ describe("KeyTable", () => {
         fc.property(fc.array(operation, { maxLength: 150 }), (operations: Operation[]) => {
           const table = new KeyTable<number>(hash);
           const model = new Map<string, number>();
-          for (const { kind, key, value } of operations) {
-            if (kind === "set") {
-              table.set(key, value);
-              model.set(key, value);
-            } else {
-              table.delete(key);
-              model.delete(key);
-            }
+          replay(table, model, operations, () => {
             for (const probe of keys) expect(table.get(probe)).toBe(model.get(probe));
-          }
+          });
           agrees(table, model);
         }),
         { numRuns: 150 },
@@ -107,15 +119,7 @@ describe("KeyTable", () => {
         fc.property(fc.array(operation, { maxLength: 150 }), (operations: Operation[]) => {
           const table = new KeyTable<number>(keyHash, chunkBits);
           const model = new Map<string, number>();
-          for (const { kind, key, value } of operations) {
-            if (kind === "set") {
-              table.set(key, value);
-              model.set(key, value);
-            } else {
-              table.delete(key);
-              model.delete(key);
-            }
-          }
+          replay(table, model, operations);
           agrees(table, model);
         }),
         { numRuns: 150 },
