@@ -9,42 +9,49 @@
  * the first (the head). A copy of the leaf cost ~300 bytes of arrays per
  * update for one entry; a view costs one small object.
  *
- * - Adding after the last entry of the tail pushes onto the shared arrays
- *   when this version's `end` is where they end (no other version pushed
+ * - The arrays are allocated at their capacity (`Shared`: `count` entries
+ *   written, free slots after them), not grown by `push`: V8 would grow
+ *   them by half again plus 16 slots, and that slack stayed in every small
+ *   map (a map of 2 entries held 540 bytes instead of 260, 2026-12-04).
+ * - Adding after the last entry of the tail writes the next free slot when
+ *   this version's `end` is the arrays' `count` (no other version wrote
  *   past it); older versions keep seeing only their prefix. Else (a
- *   branching history: an older version appended to again) the entries
- *   are copied. Only the tail pushes: the head's arrays may be a leaf that
- *   older versions still hold in their tree, whose length is its size.
+ *   branching history: an older version appended to again), or when the
+ *   arrays are full, the entries are copied into arrays twice as large (at
+ *   most `entriesMax`). Only tails get free slots: a head's arrays may be
+ *   a leaf that older versions still hold in their tree.
  * - Dropping the first entry moves `start`. The dead prefix is copied away
  *   once it is both longer than the live entries and `deadMin` or more,
  *   so a version retains at most max(live, `deadMin`) dead slots (and the
  *   jobs in them).
- * - Any other change copies the live entries exactly, or rewrites them in
- *   place in a transient run that made the arrays (`writer`, see `Edit`)
- *   when nobody pushed past this version's end.
+ * - Any other change copies the live entries exactly, or replaces a value
+ *   in place in a transient run that made the arrays (`writer`, see
+ *   `Edit`).
  */
 import { type Edit, owns } from "./Edit.js";
-import {
-  type Compare,
-  entriesMax,
-  insertAt,
-  lowerBound,
-  withInserted,
-  withRemoved,
-} from "./SortedArrays.js";
+import { type Compare, entriesMax, lowerBound, withInserted, withRemoved } from "./SortedArrays.js";
 
-// `keys`, `values`, `start` and `end` change in place only under the `edit`
-// or `writer` token that allows it (see the fields).
+/**
+ * Arrays that versions of edge leaves share. Slots below `count` were
+ * written once (by whichever version appended them) and are never
+ * rewritten, except by the run that made them (`writer`); slots from
+ * `count` on are free.
+ */
+export interface Shared<K, V> {
+  readonly keys: Array<K>;
+  readonly values: Array<V>;
+  count: number;
+  readonly writer: Edit | undefined;
+}
+
+// `start` and `end` move in place only under the `edit` token.
 export interface EdgeLeaf<K, V> {
   /** Ascending from `start` to `end`; other versions may own entries past `end`. */
-  keys: Array<K>;
-  values: Array<V>;
+  readonly shared: Shared<K, V>;
   start: number;
   end: number;
   /** The run that may move this object's `start` and `end` in place. */
   readonly edit: Edit | undefined;
-  /** The run that made the arrays: only it may rewrite their entries in place. */
-  readonly writer: Edit | undefined;
 }
 
 /**
@@ -53,23 +60,32 @@ export interface EdgeLeaf<K, V> {
  */
 const deadMin = 8;
 
-/** An edge leaf over all of `keys` and `values` (fresh arrays the run `edit` made). */
+/**
+ * An edge leaf over all of `keys` and `values` (written, none free): fresh
+ * arrays the run `edit` made, or with `writer` those of a tree leaf.
+ */
 export const edgeOf = <K, V>(
   keys: Array<K>,
   values: Array<V>,
   edit: Edit | undefined,
-): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer: edit });
+  writer: Edit | undefined = edit,
+): EdgeLeaf<K, V> => ({
+  shared: { keys, values, count: keys.length, writer },
+  start: 0,
+  end: keys.length,
+  edit,
+});
 
 /** Number of entries of the edge leaf. */
 export const edgeSize = <K, V>(edge: EdgeLeaf<K, V>): number => edge.end - edge.start;
 
-export const firstKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.keys[edge.start] as K;
+export const firstKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.shared.keys[edge.start] as K;
 
-export const lastKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.keys[edge.end - 1] as K;
+export const lastKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.shared.keys[edge.end - 1] as K;
 
 /** The index (in the arrays) of the first entry >= `key`; `end` when none is. */
 export const positionOf = <K, V>(edge: EdgeLeaf<K, V>, key: K, compare: Compare<K>): number =>
-  lowerBound(edge.keys, key, compare, edge.start, edge.end);
+  lowerBound(edge.shared.keys, key, compare, edge.start, edge.end);
 
 /** Whether the entry at `at` (a `positionOf`) is `key`'s. */
 export const holdsAt = <K, V>(
@@ -77,16 +93,14 @@ export const holdsAt = <K, V>(
   at: number,
   key: K,
   compare: Compare<K>,
-): boolean => at < edge.end && compare(edge.keys[at] as K, key) === 0;
+): boolean => at < edge.end && compare(edge.shared.keys[at] as K, key) === 0;
 
-// True when no other version pushed past this one's entries.
-const atArraysEnd = <K, V>(edge: EdgeLeaf<K, V>): boolean =>
-  edge.end === edge.keys.length && edge.end === edge.values.length;
-
-// Whether the run may rewrite the arrays' entries in place: it made them
-// (so it also owns the view) and nobody pushed past this version's end.
-const rewritable = <K, V>(edge: EdgeLeaf<K, V>, edit: Edit | undefined): boolean =>
-  owns(edit, edge.writer) && atArraysEnd(edge);
+/**
+ * Whether the edge leaf is its arrays whole: all of them its entries, none
+ * free, so a tree may take them as a leaf (nobody writes them again).
+ */
+export const isWhole = <K, V>(edge: EdgeLeaf<K, V>): boolean =>
+  edge.start === 0 && edge.end === edge.shared.keys.length && edge.end === edge.shared.count;
 
 /** `edge`'s arrays from `start` to `end`: the same object moved when the run owns it, else a new view. */
 const viewOf = <K, V>(
@@ -100,14 +114,35 @@ const viewOf = <K, V>(
     edge.end = end;
     return edge;
   }
-  const writer = owns(edit, edge.writer) ? edit : undefined;
-  return { keys: edge.keys, values: edge.values, start, end, edit, writer };
+  return { shared: edge.shared, start, end, edit };
 };
 
 /**
+ * A tail of `size` entries in arrays of `capacity` slots: the first `size`
+ * to be written by the caller, the rest free. Allocated at their capacity
+ * (holes) rather than pushed, so no slack beyond it.
+ */
+export const tailWithRoom = <K, V>(
+  size: number,
+  capacity: number,
+  edit: Edit | undefined,
+): EdgeLeaf<K, V> => ({
+  shared: {
+    keys: new Array<K>(capacity),
+    values: new Array<V>(capacity),
+    count: size,
+    writer: edit,
+  },
+  start: 0,
+  end: size,
+  edit,
+});
+
+/**
  * The tail `edge` (fewer than `entriesMax` entries) with `key`, above all
- * of its keys, added last: pushed onto the shared arrays when they end
- * where this version does, else its entries copied with the new one.
+ * of its keys, added last: written into the next free slot when the
+ * arrays' entries end where this version's do, else its entries copied
+ * into arrays twice as large with the new one.
  */
 export const tailWithAppended = <K, V>(
   edge: EdgeLeaf<K, V>,
@@ -115,17 +150,22 @@ export const tailWithAppended = <K, V>(
   value: V,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => {
-  const { keys, values, start, end } = edge;
-  if (!atArraysEnd(edge)) {
-    return edgeOf(
-      withInserted(keys, end, key, start, end),
-      withInserted(values, end, value, start, end),
-      edit,
-    );
+  const { shared, start, end } = edge;
+  if (end === shared.count && end < shared.keys.length) {
+    shared.keys[end] = key;
+    shared.values[end] = value;
+    shared.count++;
+    return viewOf(edge, start, end + 1, edit);
   }
-  keys.push(key);
-  values.push(value);
-  return viewOf(edge, start, end + 1, edit);
+  const size = end - start + 1;
+  const next = tailWithRoom<K, V>(size, Math.min(entriesMax, 2 * size), edit);
+  for (let index = start; index < end; index++) {
+    next.shared.keys[index - start] = shared.keys[index] as K;
+    next.shared.values[index - start] = shared.values[index] as V;
+  }
+  next.shared.keys[size - 1] = key;
+  next.shared.values[size - 1] = value;
+  return next;
 };
 
 /**
@@ -141,21 +181,17 @@ export const edgeWithAt = <K, V>(
   value: V,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => {
-  const { keys, values, start, end } = edge;
-  if (rewritable(edge, edit)) {
-    if (found) {
-      keys[at] = key;
-      values[at] = value;
-      return edge;
-    }
-    insertAt(keys, at, key);
-    insertAt(values, at, value);
-    edge.end++;
-    return edge;
-  }
+  const { shared, start, end } = edge;
+  const { keys, values } = shared;
   if (!found) {
     const copiedKeys = withInserted(keys, at, key, start, end);
     return edgeOf(copiedKeys, withInserted(values, at, value, start, end), edit);
+  }
+  if (owns(edit, shared.writer) && end === shared.count) {
+    // The run made the arrays, so it owns every view of them.
+    keys[at] = key;
+    values[at] = value;
+    return edge;
   }
   const copiedKeys = keys.slice(start, end);
   const copiedValues = values.slice(start, end);
@@ -169,13 +205,14 @@ const tooDead = (start: number, end: number): boolean => start >= deadMin && sta
 
 /**
  * Whether the edge leaf is well formed, for tests: 1 to `entriesMax`
- * entries, ascending, within its arrays, its dead prefix bounded.
+ * entries, ascending, within the written slots, its dead prefix bounded.
  */
 export const edgeIsValid = <K, V>(edge: EdgeLeaf<K, V>, compare: Compare<K>): boolean => {
-  const { keys, start, end } = edge;
+  const { shared, start, end } = edge;
+  const { keys, count } = shared;
   const size = end - start;
   if (size < 1 || size > entriesMax || start < 0 || tooDead(start, end)) return false;
-  if (end > keys.length || end > edge.values.length) return false;
+  if (end > count || count > keys.length || shared.values.length !== keys.length) return false;
   for (let index = start + 1; index < end; index++) {
     if (compare(keys[index - 1] as K, keys[index] as K) >= 0) return false;
   }
@@ -188,18 +225,26 @@ export const edgeWithoutAt = <K, V>(
   at: number,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> | null => {
-  const { keys, values, start, end } = edge;
+  const { shared, start, end } = edge;
+  const { keys, values } = shared;
   if (end - start === 1) return null;
   if (at === start && !tooDead(start + 1, end)) return viewOf(edge, start + 1, end, edit);
   if (at === start) {
     // Too much dead: the live entries alone, so the dropped ones can go.
     return edgeOf(keys.slice(start + 1, end), values.slice(start + 1, end), edit);
   }
-  if (rewritable(edge, edit) && !tooDead(start, end - 1)) {
-    keys.splice(at, 1);
-    values.splice(at, 1);
-    edge.end--;
-    return edge;
-  }
   return edgeOf(withRemoved(keys, at, start, end), withRemoved(values, at, start, end), edit);
+};
+
+/** A tail of `key` alone, with room for `capacity` entries. */
+export const tailOf = <K, V>(
+  key: K,
+  value: V,
+  capacity: number,
+  edit: Edit | undefined,
+): EdgeLeaf<K, V> => {
+  const tail = tailWithRoom<K, V>(1, capacity, edit);
+  tail.shared.keys[0] = key;
+  tail.shared.values[0] = value;
+  return tail;
 };

@@ -32,6 +32,7 @@ import {
   holdsAt,
   lastKeyOf,
   positionOf,
+  tailOf,
   tailWithAppended,
 } from "./EdgeLeaf.js";
 import { Edit, owns } from "./Edit.js";
@@ -45,6 +46,14 @@ import {
 } from "./SortedArrays.js";
 
 export type { Compare } from "./SortedArrays.js";
+/**
+ * Slots of a new tail next to a tree (after a full tail went into it): a
+ * map that grew a tree is being appended to, so room for a few entries
+ * saves two copies (`tailWithAppended` doubles from there), and at most 7
+ * free slots (112 bytes) stay with the map. 32 at once allocated ~20 bytes
+ * less an insert but held 24 free slots in a map of 40 (2026-12-04).
+ */
+const tailRefillCapacity = 8;
 /** Fewest entries of a node other than the root once a deletion settles it. */
 const entriesMin = entriesMax / 2;
 
@@ -479,21 +488,34 @@ interface Grown<K, V> {
   split: Node<K, V> | null;
 }
 
-/** The entries `from` to `to` of `keys` and `values` (ascending, at most 32): a tail given to the tree. */
+/**
+ * The entries `from` to `to` of `keys` and `values` (ascending, at most
+ * 32): a tail given to the tree. Arrays that are these entries exactly are
+ * taken as they are; the caller guarantees that nobody writes them again.
+ */
 interface Entries<K, V> {
-  readonly keys: ReadonlyArray<K>;
-  readonly values: ReadonlyArray<V>;
+  readonly keys: Array<K>;
+  readonly values: Array<V>;
   readonly from: number;
   readonly to: number;
 }
+
+/** A leaf of `entries` from `from` on: their very arrays when that is all of them. */
+const leafOfPart = <K, V>(entries: Entries<K, V>, from: number): Leaf<K, V> => {
+  const { keys, values, to } = entries;
+  if (from === 0 && to === keys.length && to === values.length) {
+    return leafOf(keys, values, undefined);
+  }
+  return leafOf(keys.slice(from, to), values.slice(from, to), undefined);
+};
 
 /**
  * `node` (on the tree's right edge) with `entries` (all above the tree's)
  * added: its last leaf filled to 32, the rest a new last leaf; a full
  * branch keeps its children and the new leaf starts its right sibling.
  * Every node copied exactly as long as it needs (no slack for later
- * pushes, none of the tail's arrays taken over), so the nodes left behind
- * the edge are full and exact.
+ * pushes), so the nodes left behind the edge are full and exact; a whole
+ * tail of 32 becomes a leaf without a copy.
  */
 const appendRight = <K, V>(
   node: Node<K, V>,
@@ -504,7 +526,7 @@ const appendRight = <K, V>(
     const { keys, values, from, to } = entries;
     const room = Math.max(0, entriesMax - node.keys.length);
     const cut = Math.min(from + room, to);
-    if (cut < to) grown.split = leafOf(keys.slice(cut, to), values.slice(cut, to), undefined);
+    if (cut < to) grown.split = leafOfPart(entries, cut);
     if (room === 0) return node;
     return leafOf(
       node.keys.concat(keys.slice(from, cut)),
@@ -532,8 +554,7 @@ const appendRight = <K, V>(
 
 /** `root` with `entries` added at its right edge (see `appendRight`): copies, never the arrays. */
 const withAppended = <K, V>(root: Node<K, V> | null, entries: Entries<K, V>): Node<K, V> => {
-  const { keys, values, from, to } = entries;
-  if (root === null) return leafOf(keys.slice(from, to), values.slice(from, to), undefined);
+  if (root === null) return leafOfPart(entries, entries.from);
   const grown: Grown<K, V> = { split: null };
   const next = appendRight(root, entries, grown);
   return grown.split === null ? next : branchOf([next, grown.split], undefined);
@@ -601,8 +622,8 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
       if (edge !== null) {
         const at = this.edgeAt;
         if (at < this.edgeEnd) {
-          this.key = edge.keys[at];
-          this.value = edge.values[at];
+          this.key = edge.shared.keys[at];
+          this.value = edge.shared.values[at];
           this.edgeAt = at + 1;
           return true;
         }
@@ -758,7 +779,7 @@ export class SortedMap<K, V> {
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
-      return holdsAt(edge, at, key, compare) ? edge.values[at] : undefined;
+      return holdsAt(edge, at, key, compare) ? edge.shared.values[at] : undefined;
     }
     const leaf = this.treeLeafOf(key);
     if (leaf === null) return undefined;
@@ -790,13 +811,10 @@ export class SortedMap<K, V> {
       const next = edgeWithAt(head, at, holdsAt(head, at, key, compare), key, value, edit);
       if (edgeSize(next) <= entriesMax) return this.with(root, next, tail);
       // Past full: its upper half goes into the tree (below every key there).
+      const { keys, values } = next.shared;
       const half = next.start + (edgeSize(next) >>> 1);
-      const kept = edgeOf(
-        next.keys.slice(next.start, half),
-        next.values.slice(next.start, half),
-        edit,
-      );
-      const tree = withEntries(root, next.keys, next.values, half, next.end, compare);
+      const kept = edgeOf(keys.slice(next.start, half), values.slice(next.start, half), edit);
+      const tree = withEntries(root, keys, values, half, next.end, compare);
       return this.with(tree, kept, tail);
     }
     const intoTail =
@@ -804,7 +822,10 @@ export class SortedMap<K, V> {
       root === null ||
       compare(key, maxKey(root)) > 0;
     if (!intoTail) return this.with(insertRoot(root, key, value, compare, edit), head, tail);
-    if (tail === null) return this.with(root, head, edgeOf([key], [value], edit));
+    if (tail === null) {
+      const capacity = root === null ? 1 : tailRefillCapacity;
+      return this.with(root, head, tailOf(key, value, capacity, edit));
+    }
     return this.setInTail(tail, key, value, edit);
   }
 
@@ -822,16 +843,20 @@ export class SortedMap<K, V> {
       return this.with(root, head, tailWithAppended(tail, key, value, edit));
     }
     if (appends) {
-      // Full: its 32 entries become the tree's last leaf, whole, the new one the tail.
-      const whole = { keys: tail.keys, values: tail.values, from: tail.start, to: tail.end };
-      return this.with(withAppended(root, whole), head, edgeOf([key], [value], edit));
+      // Full: its 32 entries become the tree's last leaf (its very arrays:
+      // none free, nobody writes them again), the new one the tail.
+      const { keys, values } = tail.shared;
+      const whole = { keys, values, from: tail.start, to: tail.end };
+      const refill = tailOf(key, value, tailRefillCapacity, edit);
+      return this.with(withAppended(root, whole), head, refill);
     }
     const next = edgeWithAt(tail, at, holdsAt(tail, at, key, compare), key, value, edit);
     if (edgeSize(next) <= entriesMax) return this.with(root, head, next);
     // Past full: its first 32 entries become the tree's last leaf, whole.
+    const { keys, values } = next.shared;
     const cut = next.start + entriesMax;
-    const rest = edgeOf(next.keys.slice(cut, next.end), next.values.slice(cut, next.end), edit);
-    const whole = { keys: next.keys, values: next.values, from: next.start, to: cut };
+    const rest = edgeOf(keys.slice(cut, next.end), values.slice(cut, next.end), edit);
+    const whole = { keys, values, from: next.start, to: cut };
     return this.with(withAppended(root, whole), head, rest);
   }
 
@@ -855,14 +880,7 @@ export class SortedMap<K, V> {
       // The tree first: a run that owns `first` may change its arrays in place.
       const tree = withoutFirst(root);
       const writer = owns(edit, first.edit) ? edit : undefined;
-      const taken: EdgeLeaf<K, V> = {
-        keys: first.keys,
-        values: first.values,
-        start: 0,
-        end: first.keys.length,
-        edit,
-        writer,
-      };
+      const taken = edgeOf(first.keys, first.values, edit, writer);
       return this.with(tree, edgeWithoutAt(taken, at, edit), tail);
     }
     const next = removeRoot(root, key, compare, edit);
@@ -884,7 +902,7 @@ export class SortedMap<K, V> {
   first(): readonly [K, V] | undefined {
     const { head, root, tail } = this;
     const edge = head ?? (root === null ? tail : null);
-    if (edge !== null) return [edge.keys[edge.start] as K, edge.values[edge.start] as V];
+    if (edge !== null) return [firstKeyOf(edge), edge.shared.values[edge.start] as V];
     if (root === null) return undefined;
     const leaf = firstLeaf(root);
     return [leaf.keys[0] as K, leaf.values[0] as V];
