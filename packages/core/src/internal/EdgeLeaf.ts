@@ -9,17 +9,17 @@
  * the first (the head). A copy of the leaf cost ~300 bytes of arrays per
  * update for one entry; a view costs one small object.
  *
- * - The arrays are allocated at their capacity (`Shared`: `count` entries
- *   written, free slots after them), not grown by `push`: V8 would grow
- *   them by half again plus 16 slots, and that slack stayed in every small
- *   map (a map of 2 entries held 540 bytes instead of 260, 2026-12-04).
- * - Adding after the last entry of the tail writes the next free slot when
- *   this version's `end` is the arrays' `count` (no other version wrote
- *   past it); older versions keep seeing only their prefix. Else (a
- *   branching history: an older version appended to again), or when the
- *   arrays are full, the entries are copied into arrays twice as large (at
- *   most `entriesMax`). Only tails get free slots: a head's arrays may be
- *   a leaf that older versions still hold in their tree.
+ * - The tail's arrays are allocated at their capacity, with holes, not
+ *   grown by `push`: V8 would grow them by half again plus 16 slots, and
+ *   that slack stayed in every small map (a map of 2 entries held 540
+ *   bytes instead of 260, 2026-12-04). A hole is a free slot.
+ * - Adding after the last entry of the tail writes slot `end` when it is
+ *   still a hole (no other version wrote past this one's end); older
+ *   versions keep seeing only their prefix. Else (a branching history: an
+ *   older version appended to again), or when the arrays are full, the
+ *   entries are copied into arrays twice as large (at most `entriesMax`).
+ *   Only tails have holes: a head's arrays may be a leaf that older
+ *   versions still hold in their tree.
  * - Dropping the first entry moves `start`. The dead prefix is copied away
  *   once it is both longer than the live entries and `deadMin` or more,
  *   so a version retains at most max(live, `deadMin`) dead slots (and the
@@ -31,27 +31,21 @@
 import { type Edit, owns } from "./Edit.js";
 import { type Compare, entriesMax, lowerBound, withInserted, withRemoved } from "./SortedArrays.js";
 
-/**
- * Arrays that versions of edge leaves share. Slots below `count` were
- * written once (by whichever version appended them) and are never
- * rewritten, except by the run that made them (`writer`); slots from
- * `count` on are free.
- */
-export interface Shared<K, V> {
+// `start` and `end` move in place only under the `edit` token; entries of
+// the arrays are written once, except by the `writer` run.
+export interface EdgeLeaf<K, V> {
+  /**
+   * Ascending from `start` to `end`. Slots past `end` are holes (free) or
+   * the entries of versions that appended to these arrays after this one.
+   */
   readonly keys: Array<K>;
   readonly values: Array<V>;
-  count: number;
-  readonly writer: Edit | undefined;
-}
-
-// `start` and `end` move in place only under the `edit` token.
-export interface EdgeLeaf<K, V> {
-  /** Ascending from `start` to `end`; other versions may own entries past `end`. */
-  readonly shared: Shared<K, V>;
   start: number;
   end: number;
   /** The run that may move this object's `start` and `end` in place. */
   readonly edit: Edit | undefined;
+  /** The run that made the arrays: only it may rewrite their entries in place. */
+  readonly writer: Edit | undefined;
 }
 
 /**
@@ -61,31 +55,26 @@ export interface EdgeLeaf<K, V> {
 const deadMin = 8;
 
 /**
- * An edge leaf over all of `keys` and `values` (written, none free): fresh
- * arrays the run `edit` made, or with `writer` those of a tree leaf.
+ * An edge leaf over all of `keys` and `values` (no holes): fresh arrays the
+ * run `edit` made, or with `writer` those of a tree leaf.
  */
 export const edgeOf = <K, V>(
   keys: Array<K>,
   values: Array<V>,
   edit: Edit | undefined,
   writer: Edit | undefined = edit,
-): EdgeLeaf<K, V> => ({
-  shared: { keys, values, count: keys.length, writer },
-  start: 0,
-  end: keys.length,
-  edit,
-});
+): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer });
 
 /** Number of entries of the edge leaf. */
 export const edgeSize = <K, V>(edge: EdgeLeaf<K, V>): number => edge.end - edge.start;
 
-export const firstKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.shared.keys[edge.start] as K;
+export const firstKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.keys[edge.start] as K;
 
-export const lastKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.shared.keys[edge.end - 1] as K;
+export const lastKeyOf = <K, V>(edge: EdgeLeaf<K, V>): K => edge.keys[edge.end - 1] as K;
 
 /** The index (in the arrays) of the first entry >= `key`; `end` when none is. */
 export const positionOf = <K, V>(edge: EdgeLeaf<K, V>, key: K, compare: Compare<K>): number =>
-  lowerBound(edge.shared.keys, key, compare, edge.start, edge.end);
+  lowerBound(edge.keys, key, compare, edge.start, edge.end);
 
 /** Whether the entry at `at` (a `positionOf`) is `key`'s. */
 export const holdsAt = <K, V>(
@@ -93,14 +82,11 @@ export const holdsAt = <K, V>(
   at: number,
   key: K,
   compare: Compare<K>,
-): boolean => at < edge.end && compare(edge.shared.keys[at] as K, key) === 0;
+): boolean => at < edge.end && compare(edge.keys[at] as K, key) === 0;
 
-/**
- * Whether the edge leaf is its arrays whole: all of them its entries, none
- * free, so a tree may take them as a leaf (nobody writes them again).
- */
-export const isWhole = <K, V>(edge: EdgeLeaf<K, V>): boolean =>
-  edge.start === 0 && edge.end === edge.shared.keys.length && edge.end === edge.shared.count;
+// Whether slot `end` of the arrays is free: no version wrote it yet.
+const freeAt = <K, V>(edge: EdgeLeaf<K, V>, end: number): boolean =>
+  end < edge.keys.length && !(end in edge.keys);
 
 /** `edge`'s arrays from `start` to `end`: the same object moved when the run owns it, else a new view. */
 const viewOf = <K, V>(
@@ -114,35 +100,29 @@ const viewOf = <K, V>(
     edge.end = end;
     return edge;
   }
-  return { shared: edge.shared, start, end, edit };
+  const writer = owns(edit, edge.writer) ? edit : undefined;
+  return { keys: edge.keys, values: edge.values, start, end, edit, writer };
 };
 
 /**
  * A tail of `size` entries in arrays of `capacity` slots: the first `size`
- * to be written by the caller, the rest free. Allocated at their capacity
- * (holes) rather than pushed, so no slack beyond it.
+ * to be written by the caller, the rest holes (free). Allocated at their
+ * capacity rather than pushed, so no slack beyond it.
  */
-export const tailWithRoom = <K, V>(
+const tailWithRoom = <K, V>(
   size: number,
   capacity: number,
   edit: Edit | undefined,
-): EdgeLeaf<K, V> => ({
-  shared: {
-    keys: new Array<K>(capacity),
-    values: new Array<V>(capacity),
-    count: size,
-    writer: edit,
-  },
-  start: 0,
-  end: size,
-  edit,
-});
+): EdgeLeaf<K, V> => {
+  const keys = new Array<K>(capacity);
+  const values = new Array<V>(capacity);
+  return { keys, values, start: 0, end: size, edit, writer: edit };
+};
 
 /**
  * The tail `edge` (fewer than `entriesMax` entries) with `key`, above all
- * of its keys, added last: written into the next free slot when the
- * arrays' entries end where this version's do, else its entries copied
- * into arrays twice as large with the new one.
+ * of its keys, added last: written into slot `end` when it is free,
+ * else its entries copied into arrays twice as large with the new one.
  */
 export const tailWithAppended = <K, V>(
   edge: EdgeLeaf<K, V>,
@@ -150,21 +130,20 @@ export const tailWithAppended = <K, V>(
   value: V,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => {
-  const { shared, start, end } = edge;
-  if (end === shared.count && end < shared.keys.length) {
-    shared.keys[end] = key;
-    shared.values[end] = value;
-    shared.count++;
+  const { keys, values, start, end } = edge;
+  if (freeAt(edge, end)) {
+    keys[end] = key;
+    values[end] = value;
     return viewOf(edge, start, end + 1, edit);
   }
   const size = end - start + 1;
   const next = tailWithRoom<K, V>(size, Math.min(entriesMax, 2 * size), edit);
   for (let index = start; index < end; index++) {
-    next.shared.keys[index - start] = shared.keys[index] as K;
-    next.shared.values[index - start] = shared.values[index] as V;
+    next.keys[index - start] = keys[index] as K;
+    next.values[index - start] = values[index] as V;
   }
-  next.shared.keys[size - 1] = key;
-  next.shared.values[size - 1] = value;
+  next.keys[size - 1] = key;
+  next.values[size - 1] = value;
   return next;
 };
 
@@ -181,13 +160,12 @@ export const edgeWithAt = <K, V>(
   value: V,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => {
-  const { shared, start, end } = edge;
-  const { keys, values } = shared;
+  const { keys, values, start, end } = edge;
   if (!found) {
     const copiedKeys = withInserted(keys, at, key, start, end);
     return edgeOf(copiedKeys, withInserted(values, at, value, start, end), edit);
   }
-  if (owns(edit, shared.writer) && end === shared.count) {
+  if (owns(edit, edge.writer) && !(end in keys)) {
     // The run made the arrays, so it owns every view of them.
     keys[at] = key;
     values[at] = value;
@@ -205,16 +183,16 @@ const tooDead = (start: number, end: number): boolean => start >= deadMin && sta
 
 /**
  * Whether the edge leaf is well formed, for tests: 1 to `entriesMax`
- * entries, ascending, within the written slots, its dead prefix bounded.
+ * entries, ascending, none a hole, its dead prefix bounded.
  */
 export const edgeIsValid = <K, V>(edge: EdgeLeaf<K, V>, compare: Compare<K>): boolean => {
-  const { shared, start, end } = edge;
-  const { keys, count } = shared;
+  const { keys, start, end } = edge;
   const size = end - start;
   if (size < 1 || size > entriesMax || start < 0 || tooDead(start, end)) return false;
-  if (end > count || count > keys.length || shared.values.length !== keys.length) return false;
-  for (let index = start + 1; index < end; index++) {
-    if (compare(keys[index - 1] as K, keys[index] as K) >= 0) return false;
+  if (end > keys.length || edge.values.length !== keys.length) return false;
+  for (let index = start; index < end; index++) {
+    if (!(index in keys) || !(index in edge.values)) return false;
+    if (index > start && compare(keys[index - 1] as K, keys[index] as K) >= 0) return false;
   }
   return true;
 };
@@ -225,8 +203,7 @@ export const edgeWithoutAt = <K, V>(
   at: number,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> | null => {
-  const { shared, start, end } = edge;
-  const { keys, values } = shared;
+  const { keys, values, start, end } = edge;
   if (end - start === 1) return null;
   if (at === start && !tooDead(start + 1, end)) return viewOf(edge, start + 1, end, edit);
   if (at === start) {
@@ -244,7 +221,7 @@ export const tailOf = <K, V>(
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => {
   const tail = tailWithRoom<K, V>(1, capacity, edit);
-  tail.shared.keys[0] = key;
-  tail.shared.values[0] = value;
+  tail.keys[0] = key;
+  tail.values[0] = value;
   return tail;
 };

@@ -622,8 +622,8 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
       if (edge !== null) {
         const at = this.edgeAt;
         if (at < this.edgeEnd) {
-          this.key = edge.shared.keys[at];
-          this.value = edge.shared.values[at];
+          this.key = edge.keys[at];
+          this.value = edge.values[at];
           this.edgeAt = at + 1;
           return true;
         }
@@ -779,7 +779,7 @@ export class SortedMap<K, V> {
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
-      return holdsAt(edge, at, key, compare) ? edge.shared.values[at] : undefined;
+      return holdsAt(edge, at, key, compare) ? edge.values[at] : undefined;
     }
     const leaf = this.treeLeafOf(key);
     if (leaf === null) return undefined;
@@ -811,7 +811,7 @@ export class SortedMap<K, V> {
       const next = edgeWithAt(head, at, holdsAt(head, at, key, compare), key, value, edit);
       if (edgeSize(next) <= entriesMax) return this.with(root, next, tail);
       // Past full: its upper half goes into the tree (below every key there).
-      const { keys, values } = next.shared;
+      const { keys, values } = next;
       const half = next.start + (edgeSize(next) >>> 1);
       const kept = edgeOf(keys.slice(next.start, half), values.slice(next.start, half), edit);
       const tree = withEntries(root, keys, values, half, next.end, compare);
@@ -845,7 +845,7 @@ export class SortedMap<K, V> {
     if (appends) {
       // Full: its 32 entries become the tree's last leaf (its very arrays:
       // none free, nobody writes them again), the new one the tail.
-      const { keys, values } = tail.shared;
+      const { keys, values } = tail;
       const whole = { keys, values, from: tail.start, to: tail.end };
       const refill = tailOf(key, value, tailRefillCapacity, edit);
       return this.with(withAppended(root, whole), head, refill);
@@ -853,7 +853,7 @@ export class SortedMap<K, V> {
     const next = edgeWithAt(tail, at, holdsAt(tail, at, key, compare), key, value, edit);
     if (edgeSize(next) <= entriesMax) return this.with(root, head, next);
     // Past full: its first 32 entries become the tree's last leaf, whole.
-    const { keys, values } = next.shared;
+    const { keys, values } = next;
     const cut = next.start + entriesMax;
     const rest = edgeOf(keys.slice(cut, next.end), values.slice(cut, next.end), edit);
     const whole = { keys, values, from: next.start, to: cut };
@@ -902,7 +902,7 @@ export class SortedMap<K, V> {
   first(): readonly [K, V] | undefined {
     const { head, root, tail } = this;
     const edge = head ?? (root === null ? tail : null);
-    if (edge !== null) return [firstKeyOf(edge), edge.shared.values[edge.start] as V];
+    if (edge !== null) return [firstKeyOf(edge), edge.values[edge.start] as V];
     if (root === null) return undefined;
     const leaf = firstLeaf(root);
     return [leaf.keys[0] as K, leaf.values[0] as V];

@@ -113,6 +113,21 @@ describe("SortedMap", () => {
     );
   });
 
+  it("appends to an old version after a newer one appended to it: each sees its own entries", () => {
+    // 39 ascending keys: 32 in the tree, 7 in a tail with room for 8.
+    let base = SortedMap.empty<number, string>(compareNumbers);
+    for (let key = 0; key < 39; key++) base = base.set(key, "base");
+    const first = base.set(39, "first");
+    // The same free slot of the shared tail arrays, wanted by a second version.
+    const second = base.set(39, "second").set(40, "second");
+    const dropped = base.delete(0).set(39, "dropped");
+    expect([base.has(39), base.size]).toEqual([false, 39]);
+    expect([first.get(39), first.has(40), first.size]).toEqual(["first", false, 40]);
+    expect([second.get(39), second.get(40), second.size]).toEqual(["second", "second", 41]);
+    expect([dropped.get(39), dropped.has(0), dropped.size]).toEqual(["dropped", false, 39]);
+    for (const map of [base, first, second, dropped]) expect(map.isValid()).toBe(true);
+  });
+
   it("splits, merges and shares entries over several levels like the model (property)", () => {
     // Enough keys for three levels of 32-entry nodes, runs of neighbouring
     // keys (appends, front removals) as the job indexes see them, and
