@@ -54,15 +54,25 @@ export interface EdgeLeaf<K, V> {
  */
 const deadMin = 8;
 
-/**
- * An edge leaf over all of `keys` and `values` (no holes): fresh arrays the
- * run `edit` made, or with `writer` those of a tree leaf.
- */
+/** An edge leaf over all of `keys` and `values` (no holes): fresh arrays the run `edit` made. */
 export const edgeOf = <K, V>(
   keys: Array<K>,
   values: Array<V>,
   edit: Edit | undefined,
-  writer: Edit | undefined = edit,
+): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer: edit });
+
+/**
+ * An edge leaf over a tree leaf's arrays, for the run `edit`; `writer` is
+ * that run only when it made the leaf (else the arrays are older trees'
+ * too and never written). Not `edgeOf` with a default: an absent writer
+ * passed as `undefined` would take the default (found by the branching
+ * property, 2026-12-04).
+ */
+export const edgeOverLeaf = <K, V>(
+  keys: Array<K>,
+  values: Array<V>,
+  edit: Edit | undefined,
+  writer: Edit | undefined,
 ): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer });
 
 /** Number of entries of the edge leaf. */

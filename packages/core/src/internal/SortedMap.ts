@@ -25,6 +25,7 @@ import {
   type EdgeLeaf,
   edgeIsValid,
   edgeOf,
+  edgeOverLeaf,
   edgeSize,
   edgeWithAt,
   edgeWithoutAt,
@@ -880,7 +881,7 @@ export class SortedMap<K, V> {
       // The tree first: a run that owns `first` may change its arrays in place.
       const tree = withoutFirst(root);
       const writer = owns(edit, first.edit) ? edit : undefined;
-      const taken = edgeOf(first.keys, first.values, edit, writer);
+      const taken = edgeOverLeaf(first.keys, first.values, edit, writer);
       return this.with(tree, edgeWithoutAt(taken, at, edit), tail);
     }
     const next = removeRoot(root, key, compare, edit);

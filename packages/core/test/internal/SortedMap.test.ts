@@ -52,13 +52,22 @@ describe("SortedMap", () => {
   it("keeps every version of a branching history as it was (property)", () => {
     // Each step goes back to any version kept so far and applies a run of
     // one kind of update to it, persistent or transient: appends past the
-    // largest key and removals of the smallest (the edge leaves' shared
-    // arrays), or keys anywhere. Every version is checked against its model
+    // largest key, removals of the smallest (the edge leaves' shared
+    // arrays), removals of the smallest each followed by a new value for
+    // the next (a head just taken from the tree, changed), or keys anywhere. Every version is checked against its model
     // at the end, after all the updates derived from it.
     type Entries = Array<readonly [number, string]>;
     const step = fc.record({
       from: fc.nat(),
-      kind: fc.constantFrom("append", "append", "dropFirst", "dropLast", "set", "delete"),
+      kind: fc.constantFrom(
+        "append",
+        "append",
+        "dropFirst",
+        "dropLast",
+        "set",
+        "delete",
+        "frontChurn",
+      ),
       run: fc.integer({ min: 1, max: 70 }),
       gap: fc.integer({ min: 1, max: 3 }),
       key: fc.integer({ min: -50, max: 3_000 }),
@@ -68,7 +77,7 @@ describe("SortedMap", () => {
     const keyOf = (model: Map<number, string>, entries: Entries, { kind, gap, key }: Step) => {
       const last = entries[entries.length - 1]?.[0] ?? 0;
       if (kind === "append") return last + gap;
-      if (kind === "dropFirst") return entries[0]?.[0] ?? key;
+      if (kind === "dropFirst" || kind === "frontChurn") return entries[0]?.[0] ?? key;
       if (kind === "dropLast") return entries[entries.length - 1]?.[0] ?? key;
       return kind === "delete" && model.size > 0
         ? (entries[key % entries.length]?.[0] ?? key)
@@ -89,7 +98,12 @@ describe("SortedMap", () => {
           const edit = current.transient ? new Edit() : undefined;
           for (let index = 0; index < current.run; index++) {
             const key = keyOf(model, sorted(model), current);
-            if (current.kind === "append" || current.kind === "set") {
+            // A front churn removes the smallest, then replaces the new smallest's value.
+            const sets =
+              current.kind === "frontChurn"
+                ? index % 2 === 1
+                : current.kind === "append" || current.kind === "set";
+            if (sets) {
               map = map.set(key, `s${stepIndex}.${index}`, edit);
               model.set(key, `s${stepIndex}.${index}`);
             } else {
