@@ -21,13 +21,40 @@
  * once per update. Maps returned during a run share those nodes, so only the
  * last one is meant to be kept; maps made before the run are never changed.
  */
+import {
+  type EdgeLeaf,
+  edgeIsValid,
+  edgeOf,
+  edgeOverLeaf,
+  edgeSize,
+  edgeWithAt,
+  edgeWithoutAt,
+  firstKeyOf,
+  holdsAt,
+  lastKeyOf,
+  positionOf,
+  tailOf,
+  tailWithAppended,
+} from "./EdgeLeaf.js";
 import { Edit, owns } from "./Edit.js";
+import {
+  type Compare,
+  entriesMax,
+  insertAt,
+  lowerBound,
+  withInserted,
+  withRemoved,
+} from "./SortedArrays.js";
 
-/** A total order: negative, zero or positive like `Array.prototype.sort`. */
-export type Compare<K> = (left: K, right: K) => number;
-
-/** Most entries (keys of a leaf, children of a branch) a node holds. */
-const entriesMax = 32;
+export type { Compare } from "./SortedArrays.js";
+/**
+ * Slots of a new tail next to a tree (after a full tail went into it): a
+ * map that grew a tree is being appended to, so room for a few entries
+ * saves two copies (`tailWithAppended` doubles from there), and at most 7
+ * free slots (112 bytes) stay with the map. 32 at once allocated ~20 bytes
+ * less an insert but held 24 free slots in a map of 40 (2026-12-04).
+ */
+const tailRefillCapacity = 8;
 /** Fewest entries of a node other than the root once a deletion settles it. */
 const entriesMin = entriesMax / 2;
 
@@ -107,18 +134,6 @@ const writableBranch = <K, V>(node: Branch<K, V>, edit: Edit | undefined): Branc
 /** Numeric ascending order. */
 export const compareNumbers: Compare<number> = (left, right) => left - right;
 
-/** The first index whose key is >= `key` (the length when none is). */
-const lowerBound = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
-  let low = 0;
-  let high = keys.length;
-  while (low < high) {
-    const middle = (low + high) >>> 1;
-    if (compare(keys[middle] as K, key) < 0) low = middle + 1;
-    else high = middle;
-  }
-  return low;
-};
-
 /** The child of a branch whose range holds `key`: the last whose smallest key is <= it, or the first. */
 const childIndex = <K>(keys: ReadonlyArray<K>, key: K, compare: Compare<K>): number => {
   let low = 0;
@@ -158,37 +173,6 @@ const splitIfFull = <K, V>(node: Node<K, V>, outcome: Outcome<K, V>, edit: Edit 
 };
 
 /**
- * `list.splice(at, 0, item)` without the empty list of removed items that
- * `splice` makes on every call (one per index update of every command).
- */
-const insertAt = <T>(list: Array<T>, at: number, item: T): void => {
-  list.push(item);
-  for (let index = list.length - 1; index > at; index--) list[index] = list[index - 1] as T;
-  list[at] = item;
-};
-
-/**
- * A copy of `list` with `item` at `at`, exactly as long as it needs to be.
- * (A `slice` then an insert would grow the copy by half again: a tree built
- * by persistent inserts held about 80 bytes an entry that way, 2026-12-04.)
- */
-const withInserted = <T>(list: ReadonlyArray<T>, at: number, item: T): Array<T> => {
-  const copy = new Array<T>(list.length + 1);
-  for (let index = 0; index < at; index++) copy[index] = list[index] as T;
-  copy[at] = item;
-  for (let index = at; index < list.length; index++) copy[index + 1] = list[index] as T;
-  return copy;
-};
-
-/** A copy of `list` without its item at `at` (`slice` and `splice` would make two lists). */
-const withRemoved = <T>(list: ReadonlyArray<T>, at: number): Array<T> => {
-  const copy = new Array<T>(list.length - 1);
-  for (let index = 0; index < at; index++) copy[index] = list[index] as T;
-  for (let index = at + 1; index < list.length; index++) copy[index - 1] = list[index] as T;
-  return copy;
-};
-
-/**
  * Whether an entry added at `at` goes after the last of a full node on the
  * tree's right edge: then the node stays as it is (shared, not copied) and
  * the entry starts its right sibling. Ids and times arrive in ascending
@@ -223,19 +207,6 @@ const leafWithAt = <K, V>(
   insertAt(leaf.values, at, value);
   leaf.size++;
   return leaf;
-};
-
-/** `leaf` with `key` bound to `value` (see `leafWithAt`). */
-const leafWith = <K, V>(
-  leaf: Leaf<K, V>,
-  key: K,
-  value: V,
-  compare: Compare<K>,
-  edit: Edit | undefined,
-): Leaf<K, V> => {
-  const at = lowerBound(leaf.keys, key, compare);
-  const found = at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0;
-  return leafWithAt(leaf, at, found, key, value, edit);
 };
 
 /** `leaf` without `key` (in place when the run owns it), or undefined when it lacks it. */
@@ -492,13 +463,15 @@ const maxKey = <K, V>(root: Node<K, V>): K => {
 const lastKey = <K, V>(leaf: Leaf<K, V>): K => leaf.keys[leaf.keys.length - 1] as K;
 
 /**
- * `root` with the entries `from` to `to` of `leaf` inserted, as one run of
- * its own (the path copied once). A fresh token, never the caller's: the
- * caller's run may own nodes that maps still hold as their edge leaves.
+ * `root` with the entries `from` to `to` of `keys` and `values` inserted,
+ * as one run of its own (the path copied once). A fresh token, never the
+ * caller's: the caller's run may own nodes that maps still hold as their
+ * edge leaves.
  */
 const withEntries = <K, V>(
   root: Node<K, V> | null,
-  leaf: Leaf<K, V>,
+  keys: ReadonlyArray<K>,
+  values: ReadonlyArray<V>,
   from: number,
   to: number,
   compare: Compare<K>,
@@ -506,7 +479,7 @@ const withEntries = <K, V>(
   const run = new Edit();
   let tree = root;
   for (let index = from; index < to; index++) {
-    tree = insertRoot(tree, leaf.keys[index] as K, leaf.values[index] as V, compare, run);
+    tree = insertRoot(tree, keys[index] as K, values[index] as V, compare, run);
   }
   return tree;
 };
@@ -517,32 +490,54 @@ interface Grown<K, V> {
 }
 
 /**
- * `node` (on the tree's right edge) with `keys` (ascending, all above the
- * tree's, at most 32) added: its last leaf filled to 32, the rest a new
- * last leaf; a full branch keeps its children and the new leaf starts its
- * right sibling. Every node copied exactly as long as it needs (no slack
- * for later pushes), so the nodes left behind the edge are full.
+ * The entries `from` to `to` of `keys` and `values` (ascending, at most
+ * 32): a tail given to the tree. Arrays that are these entries exactly are
+ * taken as they are; the caller guarantees that nobody writes them again.
+ */
+interface Entries<K, V> {
+  readonly keys: Array<K>;
+  readonly values: Array<V>;
+  readonly from: number;
+  readonly to: number;
+}
+
+/** A leaf of `entries` from `from` on: their very arrays when that is all of them. */
+const leafOfPart = <K, V>(entries: Entries<K, V>, from: number): Leaf<K, V> => {
+  const { keys, values, to } = entries;
+  if (from === 0 && to === keys.length && to === values.length) {
+    return leafOf(keys, values, undefined);
+  }
+  return leafOf(keys.slice(from, to), values.slice(from, to), undefined);
+};
+
+/**
+ * `node` (on the tree's right edge) with `entries` (all above the tree's)
+ * added: its last leaf filled to 32, the rest a new last leaf; a full
+ * branch keeps its children and the new leaf starts its right sibling.
+ * Every node copied exactly as long as it needs (no slack for later
+ * pushes), so the nodes left behind the edge are full and exact; a whole
+ * tail of 32 becomes a leaf without a copy.
  */
 const appendRight = <K, V>(
   node: Node<K, V>,
-  keys: ReadonlyArray<K>,
-  values: ReadonlyArray<V>,
+  entries: Entries<K, V>,
   grown: Grown<K, V>,
 ): Node<K, V> => {
   if (node.children === null) {
+    const { keys, values, from, to } = entries;
     const room = Math.max(0, entriesMax - node.keys.length);
-    if (keys.length > room) grown.split = leafOf(keys.slice(room), values.slice(room), undefined);
+    const cut = Math.min(from + room, to);
+    if (cut < to) grown.split = leafOfPart(entries, cut);
     if (room === 0) return node;
-    const taken = Math.min(room, keys.length);
     return leafOf(
-      node.keys.concat(keys.slice(0, taken)),
-      node.values.concat(values.slice(0, taken)),
+      node.keys.concat(keys.slice(from, cut)),
+      node.values.concat(values.slice(from, cut)),
       undefined,
     );
   }
   const at = node.children.length - 1;
   const child = node.children[at] as Node<K, V>;
-  const next = appendRight(child, keys, values, grown);
+  const next = appendRight(child, entries, grown);
   const split = grown.split;
   grown.split = null;
   const fits = split !== null && node.children.length < entriesMax;
@@ -558,11 +553,11 @@ const appendRight = <K, V>(
   return { keys: branchKeys, values: null, children, size, edit: undefined };
 };
 
-/** `root` with the entries of `leaf` added at its right edge (see `appendRight`). */
-const withAppended = <K, V>(root: Node<K, V> | null, leaf: Leaf<K, V>): Node<K, V> => {
-  if (root === null) return leaf;
+/** `root` with `entries` added at its right edge (see `appendRight`): copies, never the arrays. */
+const withAppended = <K, V>(root: Node<K, V> | null, entries: Entries<K, V>): Node<K, V> => {
+  if (root === null) return leafOfPart(entries, entries.from);
   const grown: Grown<K, V> = { split: null };
-  const next = appendRight(root, leaf.keys, leaf.values, grown);
+  const next = appendRight(root, entries, grown);
   return grown.split === null ? next : branchOf([next, grown.split], undefined);
 };
 
@@ -600,9 +595,13 @@ const withoutFirst = <K, V>(root: Node<K, V>): Node<K, V> | null => {
  * the map's head leaf, tree and tail leaf in turn.
  */
 class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
-  // The path from the current part's root: each node and the index of the entry next read in it.
+  // The path from the tree's root: each node and the index of the entry next read in it.
   private readonly nodes: Array<Node<K, V>> = [];
   private readonly indexes: Array<number> = [];
+  // The edge leaf being read (the path is empty meanwhile), its next entry and its end.
+  private edge: EdgeLeaf<K, V> | null = null;
+  private edgeAt = 0;
+  private edgeEnd = 0;
   // The next part to enter: 0 the head, 1 the tree, 2 the tail, 3 none.
   private part = 0;
   /** The key and value the last `advance` found. */
@@ -610,9 +609,9 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
   value: V | undefined = undefined;
 
   constructor(
-    private readonly head: Leaf<K, V> | null,
+    private readonly head: EdgeLeaf<K, V> | null,
     private readonly root: Node<K, V> | null,
-    private readonly tail: Leaf<K, V> | null,
+    private readonly tail: EdgeLeaf<K, V> | null,
     private readonly compare: Compare<K>,
     private readonly from: K | undefined,
   ) {}
@@ -620,11 +619,31 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
   /** Moves to the next entry (into `key` and `value`); false when there is none. */
   advance(): boolean {
     for (;;) {
+      const edge = this.edge;
+      if (edge !== null) {
+        const at = this.edgeAt;
+        if (at < this.edgeEnd) {
+          this.key = edge.keys[at];
+          this.value = edge.values[at];
+          this.edgeAt = at + 1;
+          return true;
+        }
+        this.edge = null;
+      }
       if (this.nodes.length > 0 && this.step()) return true;
       if (this.part > 2) return false;
       const part = this.part++;
-      this.descend(part === 0 ? this.head : part === 1 ? this.root : this.tail);
+      if (part === 1) this.descend(this.root);
+      else this.enter(part === 0 ? this.head : this.tail);
     }
+  }
+
+  // The first entry >= `from` of an edge leaf.
+  private enter(edge: EdgeLeaf<K, V> | null): void {
+    if (edge === null) return;
+    this.edge = edge;
+    this.edgeAt = this.from === undefined ? edge.start : positionOf(edge, this.from, this.compare);
+    this.edgeEnd = edge.end;
   }
 
   // The path to the first entry >= `from` under `root`.
@@ -692,11 +711,14 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
  * Its two edge leaves live outside the tree (`head`: keys below all
  * others; `tail`: keys above all others). Ids and times arrive ascending
  * and queues are taken from their front, so most updates fall on an edge:
- * there they copy one leaf, not the leaf and every branch above it (the
- * path copy cost 1.3–1.5 KB an update at 30,000 entries). A tail past 32
- * entries gives its first 32 to the tree as a whole leaf (`withAppended`);
- * a removal in the tree's first leaf while there is no head takes that
- * leaf out as the head (`withoutFirst`); a head past 32 gives its upper
+ * there they touch one leaf, not the leaf and every branch above it (the
+ * path copy cost 1.3–1.5 KB an update at 30,000 entries), and the usual
+ * ones (an append to the tail, a removal of the head's first) copy no
+ * entries at all: versions share the edges' arrays (`EdgeLeaf`). A tail
+ * past 32 entries gives its first 32 to the tree as a whole leaf
+ * (`withAppended`, a copy); a removal in the tree's first leaf while there
+ * is no head takes that leaf out as the head (`withoutFirst`, its arrays
+ * shared with the trees that hold it); a head past 32 gives its upper
  * half to the tree.
  */
 export class SortedMap<K, V> {
@@ -704,8 +726,8 @@ export class SortedMap<K, V> {
     private readonly compare: Compare<K>,
     private readonly root: Node<K, V> | null,
     // Never empty when present.
-    private readonly head: Leaf<K, V> | null,
-    private readonly tail: Leaf<K, V> | null,
+    private readonly head: EdgeLeaf<K, V> | null,
+    private readonly tail: EdgeLeaf<K, V> | null,
   ) {}
 
   /** The empty map ordered by `compare`. */
@@ -727,20 +749,24 @@ export class SortedMap<K, V> {
 
   /** Number of entries, O(1). */
   get size(): number {
-    return (this.head?.size ?? 0) + (this.root?.size ?? 0) + (this.tail?.size ?? 0);
+    const { head, root, tail } = this;
+    return (
+      (head === null ? 0 : edgeSize(head)) +
+      (root?.size ?? 0) +
+      (tail === null ? 0 : edgeSize(tail))
+    );
   }
 
   // The edge leaf holding `key`, or that would; null when the tree does.
-  private onEdge(key: K): Leaf<K, V> | null {
+  private onEdge(key: K): EdgeLeaf<K, V> | null {
     const { head, tail, compare } = this;
-    if (head !== null && compare(key, lastKey(head)) <= 0) return head;
-    if (tail !== null && compare(key, tail.keys[0] as K) >= 0) return tail;
+    if (head !== null && compare(key, lastKeyOf(head)) <= 0) return head;
+    if (tail !== null && compare(key, firstKeyOf(tail)) >= 0) return tail;
     return null;
   }
 
-  private leafOf(key: K): Leaf<K, V> | null {
-    const edge = this.onEdge(key);
-    if (edge !== null) return edge;
+  // The tree's leaf whose range holds `key`.
+  private treeLeafOf(key: K): Leaf<K, V> | null {
     let node = this.root;
     while (node !== null && node.children !== null) {
       node = node.children[childIndex(node.keys, key, this.compare)] ?? null;
@@ -750,20 +776,29 @@ export class SortedMap<K, V> {
 
   /** The value at `key`, or undefined. */
   get(key: K): V | undefined {
-    const leaf = this.leafOf(key);
+    const { compare } = this;
+    const edge = this.onEdge(key);
+    if (edge !== null) {
+      const at = positionOf(edge, key, compare);
+      return holdsAt(edge, at, key, compare) ? edge.values[at] : undefined;
+    }
+    const leaf = this.treeLeafOf(key);
     if (leaf === null) return undefined;
-    const at = lowerBound(leaf.keys, key, this.compare);
-    return at < leaf.keys.length && this.compare(leaf.keys[at] as K, key) === 0
+    const at = lowerBound(leaf.keys, key, compare);
+    return at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0
       ? leaf.values[at]
       : undefined;
   }
 
   /** True when `key` is present. */
   has(key: K): boolean {
-    const leaf = this.leafOf(key);
+    const { compare } = this;
+    const edge = this.onEdge(key);
+    if (edge !== null) return holdsAt(edge, positionOf(edge, key, compare), key, compare);
+    const leaf = this.treeLeafOf(key);
     if (leaf === null) return false;
-    const at = lowerBound(leaf.keys, key, this.compare);
-    return at < leaf.keys.length && this.compare(leaf.keys[at] as K, key) === 0;
+    const at = lowerBound(leaf.keys, key, compare);
+    return at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0;
   }
 
   /**
@@ -772,25 +807,57 @@ export class SortedMap<K, V> {
    */
   set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
     const { compare, root, head, tail } = this;
-    if (head !== null && compare(key, lastKey(head)) <= 0) {
-      const next = leafWith(head, key, value, compare, edit);
-      if (next.keys.length <= entriesMax) return this.with(root, next, tail);
+    if (head !== null && compare(key, lastKeyOf(head)) <= 0) {
+      const at = positionOf(head, key, compare);
+      const next = edgeWithAt(head, at, holdsAt(head, at, key, compare), key, value, edit);
+      if (edgeSize(next) <= entriesMax) return this.with(root, next, tail);
       // Past full: its upper half goes into the tree (below every key there).
-      const half = next.keys.length >>> 1;
-      const kept = leafOf(next.keys.slice(0, half), next.values.slice(0, half), edit);
-      return this.with(withEntries(root, next, half, next.keys.length, compare), kept, tail);
+      const { keys, values } = next;
+      const half = next.start + (edgeSize(next) >>> 1);
+      const kept = edgeOf(keys.slice(next.start, half), values.slice(next.start, half), edit);
+      const tree = withEntries(root, keys, values, half, next.end, compare);
+      return this.with(tree, kept, tail);
     }
     const intoTail =
-      (tail !== null && compare(key, tail.keys[0] as K) >= 0) ||
+      (tail !== null && compare(key, firstKeyOf(tail)) >= 0) ||
       root === null ||
       compare(key, maxKey(root)) > 0;
     if (!intoTail) return this.with(insertRoot(root, key, value, compare, edit), head, tail);
-    if (tail === null) return this.with(root, head, leafOf([key], [value], edit));
-    const next = leafWith(tail, key, value, compare, edit);
-    if (next.keys.length <= entriesMax) return this.with(root, head, next);
+    if (tail === null) {
+      const capacity = root === null ? 1 : tailRefillCapacity;
+      return this.with(root, head, tailOf(key, value, capacity, edit));
+    }
+    return this.setInTail(tail, key, value, edit);
+  }
+
+  // `set` of a key that goes into the tail (present).
+  private setInTail(
+    tail: EdgeLeaf<K, V>,
+    key: K,
+    value: V,
+    edit: Edit | undefined,
+  ): SortedMap<K, V> {
+    const { compare, root, head } = this;
+    const at = positionOf(tail, key, compare);
+    const appends = at === tail.end;
+    if (appends && edgeSize(tail) < entriesMax) {
+      return this.with(root, head, tailWithAppended(tail, key, value, edit));
+    }
+    if (appends) {
+      // Full: its 32 entries become the tree's last leaf (its very arrays:
+      // none free, nobody writes them again), the new one the tail.
+      const { keys, values } = tail;
+      const whole = { keys, values, from: tail.start, to: tail.end };
+      const refill = tailOf(key, value, tailRefillCapacity, edit);
+      return this.with(withAppended(root, whole), head, refill);
+    }
+    const next = edgeWithAt(tail, at, holdsAt(tail, at, key, compare), key, value, edit);
+    if (edgeSize(next) <= entriesMax) return this.with(root, head, next);
     // Past full: its first 32 entries become the tree's last leaf, whole.
-    const rest = leafOf(next.keys.slice(entriesMax), next.values.slice(entriesMax), edit);
-    const whole = leafOf(next.keys.slice(0, entriesMax), next.values.slice(0, entriesMax), edit);
+    const { keys, values } = next;
+    const cut = next.start + entriesMax;
+    const rest = edgeOf(keys.slice(cut, next.end), values.slice(cut, next.end), edit);
+    const whole = { keys, values, from: next.start, to: cut };
     return this.with(withAppended(root, whole), head, rest);
   }
 
@@ -799,22 +866,23 @@ export class SortedMap<K, V> {
     const { compare, root, head, tail } = this;
     const edge = this.onEdge(key);
     if (edge !== null) {
-      const next = leafWithout(edge, key, compare, edit);
-      if (next === undefined) return this;
-      const left = next.keys.length === 0 ? null : next;
+      const at = positionOf(edge, key, compare);
+      if (!holdsAt(edge, at, key, compare)) return this;
+      const left = edgeWithoutAt(edge, at, edit);
       return edge === head ? this.with(root, left, tail) : this.with(root, head, left);
     }
     if (root === null) return this;
     const first = firstLeaf(root);
     if (head === null && compare(key, lastKey(first)) <= 0) {
       // The tree's first leaf becomes the head: the removals after this
-      // one (a queue taken from its front) copy that leaf alone.
+      // one (a queue taken from its front) move the head's start alone.
       const at = lowerBound(first.keys, key, compare);
       if (at === first.keys.length || compare(first.keys[at] as K, key) !== 0) return this;
-      // The tree first: `leafWithout` may change `first` in place (a run that owns it).
+      // The tree first: a run that owns `first` may change its arrays in place.
       const tree = withoutFirst(root);
-      const next = leafWithout(first, key, compare, edit) ?? first;
-      return this.with(tree, next.keys.length === 0 ? null : next, tail);
+      const writer = owns(edit, first.edit) ? edit : undefined;
+      const taken = edgeOverLeaf(first.keys, first.values, edit, writer);
+      return this.with(tree, edgeWithoutAt(taken, at, edit), tail);
     }
     const next = removeRoot(root, key, compare, edit);
     return next === root ? this : this.with(next, head, tail);
@@ -823,8 +891,8 @@ export class SortedMap<K, V> {
   // This map when nothing changed (a run's update in place), else a new one.
   private with(
     root: Node<K, V> | null,
-    head: Leaf<K, V> | null,
-    tail: Leaf<K, V> | null,
+    head: EdgeLeaf<K, V> | null,
+    tail: EdgeLeaf<K, V> | null,
   ): SortedMap<K, V> {
     return root === this.root && head === this.head && tail === this.tail
       ? this
@@ -833,8 +901,12 @@ export class SortedMap<K, V> {
 
   /** The smallest entry, or undefined when empty. */
   first(): readonly [K, V] | undefined {
-    const leaf = this.head ?? (this.root === null ? this.tail : firstLeaf(this.root));
-    return leaf === null ? undefined : [leaf.keys[0] as K, leaf.values[0] as V];
+    const { head, root, tail } = this;
+    const edge = head ?? (root === null ? tail : null);
+    if (edge !== null) return [firstKeyOf(edge), edge.values[edge.start] as V];
+    if (root === null) return undefined;
+    const leaf = firstLeaf(root);
+    return [leaf.keys[0] as K, leaf.values[0] as V];
   }
 
   private cursor(from: K | undefined): Cursor<K, V> {
@@ -877,32 +949,37 @@ export class SortedMap<K, V> {
       if (node.children === null) sizes.push(node.keys.length);
       else for (const child of node.children) visit(child);
     };
-    visit(this.head);
+    if (this.head !== null) sizes.push(edgeSize(this.head));
     visit(this.root);
-    visit(this.tail);
+    if (this.tail !== null) sizes.push(edgeSize(this.tail));
     return sizes;
   }
 
   /**
    * Checks the invariants, for tests: keys ascending across the head, the
-   * tree's leaves and the tail; edge leaves of 1 to 32 entries; in the
+   * tree's leaves and the tail; edge leaves of 1 to 32 entries within their
+   * arrays, their dead prefix bounded (`edgeIsValid`); in the
    * tree, a branch's keys the smallest of its children, sizes the sums
    * below, every leaf at the same depth, every node off the tree's edges at
    * least half full (one on an edge at least one entry: `appendsPastFull`,
    * `remove`), none beyond 32 entries, a root branch with two children or more.
    */
   isValid(): boolean {
+    const { compare, head, tail } = this;
     let previous: K | undefined;
+    const below = (key: K): boolean => previous === undefined || compare(previous, key) < 0;
     const ascending = (leaf: Leaf<K, V>): boolean => {
       for (const key of leaf.keys) {
-        if (previous !== undefined && this.compare(previous, key) >= 0) return false;
+        if (!below(key)) return false;
         previous = key;
       }
       return leaf.values.length === leaf.keys.length && leaf.size === leaf.keys.length;
     };
-    const edge = (leaf: Leaf<K, V> | null): boolean =>
-      leaf === null || (leaf.keys.length >= 1 && leaf.keys.length <= entriesMax && ascending(leaf));
-    return edge(this.head) && this.treeIsValid(ascending) && edge(this.tail);
+    if (head !== null && !edgeIsValid(head, compare)) return false;
+    if (tail !== null && !edgeIsValid(tail, compare)) return false;
+    if (head !== null) previous = lastKeyOf(head);
+    if (!this.treeIsValid(ascending)) return false;
+    return tail === null || below(firstKeyOf(tail));
   }
 
   private treeIsValid(ascending: (leaf: Leaf<K, V>) => boolean): boolean {

@@ -1,8 +1,10 @@
 // The persistent B+ tree agrees with a sorted array after any sequence of
 // sets and deletes, keeps its order/depth/fill/size invariants, and never
-// changes a map that an update was derived from. Transient runs (updates
-// sharing an `Edit` token) end in the same map and never change a map
-// published before the run, nor one built by another run.
+// changes a map that an update was derived from, even when older maps are
+// updated again after newer ones (branching histories: the edge leaves
+// share their arrays between versions). Transient runs (updates sharing an
+// `Edit` token) end in the same map and never change a map published
+// before the run, nor one built by another run.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
@@ -45,6 +47,99 @@ describe("SortedMap", () => {
       ),
       { numRuns: 150 },
     );
+  });
+
+  it("keeps every version of a branching history as it was (property)", () => {
+    // Each step goes back to any version kept so far and applies a run of
+    // one kind of update to it, persistent or transient: appends past the
+    // largest key, removals of the smallest (the edge leaves' shared
+    // arrays), removals of the smallest each followed by a new value for
+    // the next (a head just taken from the tree, changed), or keys anywhere. Every version is checked against its model
+    // at the end, after all the updates derived from it.
+    type Entries = Array<readonly [number, string]>;
+    const step = fc.record({
+      from: fc.nat(),
+      kind: fc.constantFrom(
+        "append",
+        "append",
+        "dropFirst",
+        "dropLast",
+        "set",
+        "delete",
+        "frontChurn",
+      ),
+      run: fc.integer({ min: 1, max: 70 }),
+      gap: fc.integer({ min: 1, max: 3 }),
+      key: fc.integer({ min: -50, max: 3_000 }),
+      transient: fc.boolean(),
+    });
+    type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
+    const keyOf = (model: Map<number, string>, entries: Entries, { kind, gap, key }: Step) => {
+      const last = entries[entries.length - 1]?.[0] ?? 0;
+      if (kind === "append") return last + gap;
+      if (kind === "dropFirst" || kind === "frontChurn") return entries[0]?.[0] ?? key;
+      if (kind === "dropLast") return entries[entries.length - 1]?.[0] ?? key;
+      return kind === "delete" && model.size > 0
+        ? (entries[key % entries.length]?.[0] ?? key)
+        : key;
+    };
+    const sorted = (model: Map<number, string>): Entries =>
+      [...model].sort((left, right) => left[0] - right[0]);
+    fc.assert(
+      fc.property(fc.array(step, { minLength: 1, maxLength: 40 }), (steps) => {
+        const versions: Array<[SortedMap<number, string>, Entries]> = [
+          [SortedMap.empty<number, string>(compareNumbers), []],
+        ];
+        steps.forEach((current, stepIndex) => {
+          const [start, startEntries] = versions[current.from % versions.length] ?? [];
+          if (start === undefined || startEntries === undefined) return;
+          let map = start;
+          const model = new Map(startEntries);
+          const edit = current.transient ? new Edit() : undefined;
+          for (let index = 0; index < current.run; index++) {
+            const key = keyOf(model, sorted(model), current);
+            // A front churn removes the smallest, then replaces the new smallest's value.
+            const sets =
+              current.kind === "frontChurn"
+                ? index % 2 === 1
+                : current.kind === "append" || current.kind === "set";
+            if (sets) {
+              map = map.set(key, `s${stepIndex}.${index}`, edit);
+              model.set(key, `s${stepIndex}.${index}`);
+            } else {
+              map = map.delete(key, edit);
+              model.delete(key);
+            }
+          }
+          versions.push([map, sorted(model)]);
+        });
+        for (const [version, entries] of versions) {
+          expect(version.isValid()).toBe(true);
+          expect(version.size).toBe(entries.length);
+          expect([...version.entries()]).toEqual(entries);
+          for (const [key, value] of entries) expect(version.get(key)).toBe(value);
+          expect(version.first()).toEqual(entries[0]);
+          const middle = entries[entries.length >>> 1]?.[0] ?? 0;
+          expect([...version.entries(middle)]).toEqual(entries.filter(([key]) => key >= middle));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("appends to an old version after a newer one appended to it: each sees its own entries", () => {
+    // 39 ascending keys: 32 in the tree, 7 in a tail with room for 8.
+    let base = SortedMap.empty<number, string>(compareNumbers);
+    for (let key = 0; key < 39; key++) base = base.set(key, "base");
+    const first = base.set(39, "first");
+    // The same free slot of the shared tail arrays, wanted by a second version.
+    const second = base.set(39, "second").set(40, "second");
+    const dropped = base.delete(0).set(39, "dropped");
+    expect([base.has(39), base.size]).toEqual([false, 39]);
+    expect([first.get(39), first.has(40), first.size]).toEqual(["first", false, 40]);
+    expect([second.get(39), second.get(40), second.size]).toEqual(["second", "second", 41]);
+    expect([dropped.get(39), dropped.has(0), dropped.size]).toEqual(["dropped", false, 39]);
+    for (const map of [base, first, second, dropped]) expect(map.isValid()).toBe(true);
   });
 
   it("splits, merges and shares entries over several levels like the model (property)", () => {
