@@ -247,6 +247,24 @@ describe("the lean path", () => {
     expect(await count()).toBe(before + 2);
   });
 
+  it("gives up a waiting claim whose client left, so a job inserted later stays available", async () => {
+    const socket = connect(served.socket);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const body = JSON.stringify({ lanes: [{ queue: "gone", limit: 1 }], waitMs: 20_000 });
+    let answered = "";
+    socket.on("data", (chunk: Buffer) => {
+      answered += chunk.toString();
+    });
+    socket.write(request("POST", "/v1/next-jobs", body));
+    await pause(100);
+    socket.destroy();
+    await pause(100);
+    const job = await opened.insert({ queue: "gone", worker: "W", args: null });
+    await pause(100);
+    expect(answered).toBe("");
+    expect(opened.job(job.jobId)?.state).toBe("available");
+  });
+
   it("answers any pipelined run of requests, however its bytes are cut (property)", async () => {
     const requests = [
       heartbeat(1),
