@@ -16,7 +16,6 @@
  */
 // Any listening server: node:http's is one whatever its request and response classes.
 import type { Server, Socket } from "node:net";
-import type { Json } from "@tay/client";
 import { gathered } from "./gather.js";
 import { errorJson, malformedRequestAnswer, parseBody } from "./http.js";
 import { type Complete, parse } from "./leanRequest.js";
@@ -80,9 +79,15 @@ const noParams: ReadonlyArray<string> = [];
 /** An answer to write, and whether the connection closes after it. */
 interface Written {
   readonly status: number;
-  readonly body: Json;
+  /** The body's one line of JSON, its newline included. */
+  readonly text: string;
   readonly close: boolean;
 }
+
+const refusal = (error: unknown, close: boolean): Written => {
+  const { status, body } = errorJson(error);
+  return { status, text: `${JSON.stringify(body)}\n`, close };
+};
 
 const isStreamed = (answer: Answer): answer is { readonly streamed: true } =>
   typeof answer === "object" && answer !== null && "streamed" in answer && answer.streamed === true;
@@ -102,7 +107,7 @@ const answerOf = async (
   try {
     if (route.method === "POST") await gathered();
     const body = parseBody(bytes, route.path);
-    if (!body.ok) return { ...errorJson(body.error), close: true };
+    if (!body.ok) return refusal(body.error, true);
     const call: Call = {
       route: route.path,
       body: body.value,
@@ -114,9 +119,10 @@ const answerOf = async (
     };
     const answer = await route.handle(call, served);
     if (isStreamed(answer)) throw new Error(`${route.path} streamed on the lean path`);
-    return { status: 200, body: answer, close: false };
+    // Written here, inside the guard: an answer that is no JSON is the server's defect, a 500.
+    return { status: 200, text: `${JSON.stringify(answer)}\n`, close: false };
   } catch (error) {
-    return { ...errorJson(error), close: false };
+    return refusal(error, false);
   }
 };
 
@@ -265,7 +271,7 @@ class LeanConnection implements Answering {
     const written = await answerOf(route, body, request.session, this, this.lean.served);
     const close = written.close || request.close;
     if (!this.socket.writable) return;
-    const text = `${JSON.stringify(written.body)}\n`;
+    const text = written.text;
     this.socket.write(
       `${headOf(written.status, close, this.lean.keepAliveMs)}date: ${dateNow()}\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
     );
