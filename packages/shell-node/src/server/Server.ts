@@ -26,7 +26,14 @@ import type * as Log from "../log/Log.js";
 import { type Answer, type Call, type Route, routes, type Served } from "./internal/routes.js";
 import { endings } from "./internal/endings.js";
 import { gathered } from "./internal/gather.js";
-import { errorJson, readBody, sendError, sendJson, takeBody } from "./internal/http.js";
+import {
+  malformedRequestAnswer,
+  readBody,
+  sendError,
+  sendJson,
+  takeBody,
+} from "./internal/http.js";
+import * as Lean from "./internal/lean.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
@@ -46,6 +53,9 @@ import * as Token from "./Token.js";
 
 /** Bytes a request body may have by default (a batch of a few thousand jobs). */
 export const bodyBytesMaxDefault = 4 * 1024 * 1024;
+
+/** How long an idle connection is kept open. */
+const keepAliveMs = 5_000;
 
 /** How long a client may take to send a whole request (headers and body). */
 export const requestTimeoutMsDefault = 30_000;
@@ -78,6 +88,8 @@ export interface Serving {
 }
 
 const allRoutes: ReadonlyArray<Route> = [...routes, ...endings, ...streams];
+// Streams and documents are node:http's: the lean path answers one JSON body a request.
+const leanLines = Lean.linesOf([...routes, ...endings]);
 const openApi = OpenApi.document(allRoutes);
 
 const noParams: ReadonlyArray<string> = [];
@@ -238,13 +250,15 @@ const answer = async (
     response.setHeader("connection", "close");
     throw body.error;
   }
+  const session = request.headers["x-tay-session"];
   const call: Call = {
     route,
     body: body.value,
     query,
     params: found.params,
-    request,
+    session: typeof session === "string" ? session : undefined,
     response,
+    stream: response,
   };
   const result: Answer = await found.route.handle(call, handling.served);
   if (
@@ -303,7 +317,7 @@ const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Ta
       ServerResponse: TayResponse,
       requestTimeout: options.requestTimeoutMs ?? requestTimeoutMsDefault,
       headersTimeout: Math.min(10_000, options.requestTimeoutMs ?? requestTimeoutMsDefault),
-      keepAliveTimeout: 5_000,
+      keepAliveTimeout: keepAliveMs,
     },
     handler(handling, tcp),
   );
@@ -313,21 +327,38 @@ const makeServer = (handling: Handling, tcp: boolean, options: ServeOptions): Ta
       socket.destroy();
       return;
     }
-    const { body } = errorJson({
-      _tag: "MalformedRequest",
-      message: `MalformedRequest: ${error.message}`,
-    });
-    const text = `${JSON.stringify(body)}\n`;
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
-    );
+    socket.end(malformedRequestAnswer(error.message));
   });
   return server;
 };
 
-const closeServer = (server: TayServer): Promise<void> =>
+/** A listening server, and how to end the connections its lean path holds (none over TCP). */
+interface Listening {
+  readonly server: TayServer;
+  readonly closeLean: () => void;
+}
+
+/**
+ * The Unix socket's server: the lean path first (internal/lean.ts), node:http
+ * for what it hands over. TCP is node:http's alone: its token check stays
+ * in one place, and the target of the lean path is the local producer.
+ */
+const makeLocal = (handling: Handling, options: ServeOptions): Listening => {
+  const server = makeServer(handling, false, options);
+  const { closeAll } = Lean.install(server, {
+    lines: leanLines,
+    served: handling.served,
+    bodyBytesMax: options.bodyBytesMax ?? bodyBytesMaxDefault,
+    keepAliveMs,
+    observe: handling.metrics.observeRequest,
+  });
+  return { server, closeLean: closeAll };
+};
+
+const closeServer = ({ server, closeLean }: Listening): Promise<void> =>
   new Promise((resolve) => {
     server.close(() => resolve());
+    closeLean();
     server.closeAllConnections();
   });
 
@@ -373,7 +404,7 @@ const started = async (
     token: current,
   };
   const socket = options.socket ?? Locate.socketPathFor(options.directory);
-  const servers: Array<TayServer> = [];
+  const servers: Array<Listening> = [];
   const unwatchEnds = engine.watch(tellEnds({ leases, sessions }));
   const stop = async () => {
     unwatchEnds();
@@ -384,13 +415,13 @@ const started = async (
     await removeSocket(socket);
   };
   try {
-    const local = makeServer(handling, false, options);
+    const local = makeLocal(handling, options);
     servers.push(local);
-    await listenSocket(local, socket);
+    await listenSocket(local.server, socket);
     let listen: string | null = null;
     if (tcpAddress !== undefined) {
       const remote = makeServer(handling, true, options);
-      servers.push(remote);
+      servers.push({ server: remote, closeLean: () => undefined });
       listen = `${tcpAddress.host}:${await listenTcp(remote, tcpAddress)}`;
     }
     return { serving: { socket, listen, token, leases: () => leases.size }, stop };

@@ -19,8 +19,8 @@ import { type Call, checked, definedOnly, errorOf, type Route, type Served } fro
 
 /** The session a request names, when the server has it open. */
 const sessionOf = (call: Call, served: Served): string | undefined => {
-  const session = call.request.headers["x-tay-session"];
-  return typeof session === "string" && served.sessions.has(session) ? session : undefined;
+  const session = call.session;
+  return session !== undefined && served.sessions.has(session) ? session : undefined;
 };
 
 type End = Requests.End;

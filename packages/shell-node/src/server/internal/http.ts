@@ -44,7 +44,7 @@ export const readBody = (request: IncomingMessage, route: string, limit: number)
     request.on("end", () => {
       if (done) return;
       finish(
-        parse(
+        parseBody(
           chunks.length === 1 && chunks[0] !== undefined ? chunks[0] : Buffer.concat(chunks),
           route,
         ),
@@ -80,13 +80,14 @@ export const takeBody = (
       error: new MalformedJson({ route, detail: "the body was not read as bytes" }),
     };
   }
-  return parse(bytes, route);
+  return parseBody(bytes, route);
 };
 
 // One decoder for every body: a decode without `stream` starts afresh.
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-const parse = (bytes: Buffer, route: string): Body => {
+/** A whole body's JSON (an empty body is `null`), or why it is none. */
+export const parseBody = (bytes: Buffer, route: string): Body => {
   if (bytes.length === 0) return { ok: true, value: null };
   let text: string;
   try {
@@ -192,4 +193,15 @@ export const statusOf = (tag: string): number => {
 export const sendError = (response: ServerResponse, error: unknown): void => {
   const { status, body } = errorJson(error);
   sendJson(response, status, body);
+};
+
+/**
+ * The whole answer to bytes that are no HTTP request (node:http's parser
+ * refused them with `reason`): a 400 with one typed JSON line, and the
+ * connection closed.
+ */
+export const malformedRequestAnswer = (reason: string): string => {
+  const { body } = errorJson({ _tag: "MalformedRequest", message: `MalformedRequest: ${reason}` });
+  const text = `${JSON.stringify(body)}\n`;
+  return `HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`;
 };

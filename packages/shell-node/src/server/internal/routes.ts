@@ -5,7 +5,7 @@
  * command on the engine's promise face and answers once it is durable;
  * a refusal appends nothing.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
 import { type Job, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
@@ -28,14 +28,32 @@ export interface Served {
   readonly sessions: Sessions;
 }
 
+/**
+ * What a handler may ask of the connection its answer goes to: whether it
+ * closed before the answer, and to hear when it closes. node:http's
+ * response is one; so is the socket of the lean path (internal/lean.ts).
+ */
+export interface Answering {
+  readonly destroyed: boolean;
+  readonly writableFinished: boolean;
+  once(event: "close", listener: () => void): unknown;
+  off(event: "close", listener: () => void): unknown;
+}
+
 /** One request as a handler sees it. */
 export interface Call {
   readonly route: string;
   readonly body: unknown;
   readonly query: URLSearchParams;
   readonly params: ReadonlyArray<string>;
-  readonly request: IncomingMessage;
-  readonly response: ServerResponse;
+  /** The request's `x-tay-session` header, if it has one. */
+  readonly session: string | undefined;
+  readonly response: Answering;
+  /**
+   * node:http's response, for the routes that write a stream themselves;
+   * null on the lean path, which hands every stream to node:http.
+   */
+  readonly stream: ServerResponse | null;
 }
 
 /** A handler's answer: a JSON body, or a stream it wrote itself. */
@@ -113,8 +131,8 @@ const leased = (
   jobs: ReadonlyArray<Job.Job>,
   leaseMs: number | undefined,
 ): JsonObject => {
-  const session = call.request.headers["x-tay-session"];
-  const holder = typeof session === "string" && served.sessions.has(session) ? session : undefined;
+  const session = call.session;
+  const holder = session !== undefined && served.sessions.has(session) ? session : undefined;
   const ms = leaseMs ?? leaseMsDefault;
   const leases = jobs.map((job) => ({
     jobId: job.jobId,

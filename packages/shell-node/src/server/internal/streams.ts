@@ -7,6 +7,7 @@
  * subscription then reads what it missed from the log, so a stalled
  * client costs bounded memory and stalls nobody else.
  */
+import type { ServerResponse } from "node:http";
 import { Wire } from "@tay/client";
 import type { Event } from "@tay/core";
 import type * as Projection from "../../log/Projection.js";
@@ -17,6 +18,17 @@ import { Shape } from "@tay/client";
 
 const streamed = { streamed: true } as const;
 
+/**
+ * The node:http response a stream is written to. Only node:http serves
+ * these routes (the lean path hands them over), so a call without one is
+ * a defect of the server, not of the request.
+ */
+const responseOf = (call: Call): ServerResponse => {
+  if (call.stream === null)
+    throw new Error(`${call.route} reached a stream route without a response`);
+  return call.stream;
+};
+
 /** Committed events from `?from=` (default: the next commit), until the reader leaves. */
 const events = async (call: Call, { engine }: Served) => {
   const fromText = call.query.get("from");
@@ -25,8 +37,9 @@ const events = async (call: Call, { engine }: Served) => {
       ? undefined
       : checked(call, Shape.integer(1), Requests.integerText(fromText), "query.from");
   const subscription = engine.promises.subscribe(from === undefined ? {} : { from });
-  const stream = new EventStream(call.response);
-  call.response.on("close", () => subscription.close());
+  const response = responseOf(call);
+  const stream = new EventStream(response);
+  response.on("close", () => subscription.close());
   void (async () => {
     try {
       for await (const committed of subscription) {
@@ -79,9 +92,10 @@ export const tellEnds =
 
 /** A worker session: its id first, then `ended` for each attempt of its leases that ends. */
 const session = async (call: Call, served: Served) => {
-  const stream = new EventStream(call.response);
+  const response = responseOf(call);
+  const stream = new EventStream(response);
   const id = served.sessions.start(stream);
-  call.response.on("close", () => served.sessions.dropped(id));
+  response.on("close", () => served.sessions.dropped(id));
   stream.send("session", { session: id });
   return streamed;
 };
@@ -89,7 +103,8 @@ const session = async (call: Call, served: Served) => {
 /** Wake-ups: the available count of each named queue, sent whenever a commit changes it. */
 const wakeups = async (call: Call, { engine }: Served) => {
   const queues = call.query.getAll("queue");
-  const stream = new EventStream(call.response);
+  const response = responseOf(call);
+  const stream = new EventStream(response);
   const last = new Map<string, number>();
   const tell = () => {
     const counts = engine.promises.counts();
@@ -101,7 +116,7 @@ const wakeups = async (call: Call, { engine }: Served) => {
     }
   };
   const unwatch = engine.watch(tell);
-  call.response.on("close", unwatch);
+  response.on("close", unwatch);
   tell();
   return streamed;
 };
