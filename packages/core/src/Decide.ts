@@ -47,6 +47,7 @@ import * as Zone from "./Zone.js";
 import { definitionEquals } from "./internal/Equality.js";
 import { eventOverheadBytes, recordBytes } from "./internal/Encoded.js";
 import * as Fields from "./internal/Fields.js";
+import { interned } from "./internal/Names.js";
 import { tagName } from "./internal/Tag.js";
 import type { Job } from "./Job.js";
 import * as Limits from "./Limits.js";
@@ -216,8 +217,8 @@ const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided
     }
     events[index] = jobInserted({
       jobId: lastJobId + index + 1,
-      queue: job.queue,
-      worker: job.worker,
+      queue: interned(job.queue),
+      worker: interned(job.worker),
       args: args.value,
       priority: Fields.canonicalNumber(job.priority ?? Commands.priorityDefault),
       maxAttempts: job.maxAttempts ?? Commands.maxAttemptsDefault,
@@ -475,7 +476,8 @@ const insertedV3 = (
   const priority = Fields.canonicalNumber(job.priority ?? Commands.priorityDefault);
   const maxAttempts = job.maxAttempts ?? Commands.maxAttemptsDefault;
   const scheduledAt = Fields.canonicalNumber(job.scheduledAt ?? now);
-  const { queue, worker } = job;
+  const queue = interned(job.queue);
+  const worker = interned(job.worker);
   // Schema 3 only when the job uses a v3 field. The fields are spelled out
   // rather than spread: V8 copies a spread with added keys through a slow
   // runtime path (2-3 µs per insert, measured 2026-12-02).

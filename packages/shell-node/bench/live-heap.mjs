@@ -6,6 +6,9 @@
  * reopened, then the growth of V8's used heap plus external memory per job
  * after two collections. `Throughput`, no timers. ROOT=<tree> measures
  * another build (A/B: docs/core.md, "Indexes grown at their right edge").
+ * With NAMES=parsed, each insert's queue and worker come from a JSON body
+ * parsed for it, as a server's do (docs/core.md, "What an active job
+ * holds, byte by byte").
  *
  *   node --expose-gc packages/shell-node/bench/live-heap.mjs [ROOT] [N=50000] [P=16]
  *
@@ -33,16 +36,19 @@ const held = () => {
   return getHeapStatistics().used_heap_size + process.memoryUsage().external;
 };
 const payload = "x".repeat(200);
+const body = JSON.stringify({ worker: "SendWelcomeEmail", queue: "emails.transactional" });
+const names =
+  process.env.NAMES === "parsed" ? () => JSON.parse(body) : () => ({ worker: "W", queue: "q" });
 const before = held();
 let left = jobs;
 await Promise.all(
   Array.from({ length: producers }, async () => {
-    while (left-- > 0) await engine.insert({ worker: "W", queue: "q", args: { payload } });
+    while (left-- > 0) await engine.insert({ ...names(), args: { payload } });
   }),
 );
 const perJob = (held() - before) / jobs;
 console.log(
-  `${jobs} jobs inserted live by ${producers} producers: ${perJob.toFixed(1)} B per active job`,
+  `${jobs} jobs inserted live by ${producers} producers${process.env.NAMES === "parsed" ? " (names parsed)" : ""}: ${perJob.toFixed(1)} B per active job`,
 );
 await engine.close();
 rmSync(directory, { recursive: true, force: true });

@@ -34,7 +34,8 @@ interface Branch<V> {
 
 interface Leaf<V> {
   readonly kind: "leaf";
-  readonly values: Array<V | undefined>;
+  // Replaced only by an exact copy of itself, once full (`appendInPlace`).
+  values: Array<V | undefined>;
   readonly edit: Edit | undefined;
 }
 
@@ -78,12 +79,13 @@ export class IdMap<V> {
     let nodes: Array<{ readonly index: number; readonly node: Branch<V> | Leaf<V> }> = [];
     const end = base + dense.length;
     for (let leaf = Math.floor(base / width); leaf * width < end; leaf++) {
-      const values: Array<V | undefined> = [];
+      // Exactly 32 slots: grown by pushes, the array would hold 43.
+      const values = new Array<V | undefined>(width);
       let present = false;
       for (let slot = 0; slot < width; slot++) {
         const offset = leaf * width + slot - base;
         const value = offset >= 0 && offset < dense.length ? dense[offset] : undefined;
-        values.push(value);
+        values[slot] = value;
         present ||= value !== undefined;
       }
       if (present) nodes.push({ index: leaf, node: { kind: "leaf", values, edit: undefined } });
@@ -201,6 +203,11 @@ export class IdMap<V> {
     const leaf = this.leafOf(id);
     if (leaf === undefined || leaf.values.length !== digit(id, 0)) return false;
     leaf.values.push(value);
+    // The pushes grew the array to 43 slots, 88 bytes more than its 32
+    // entries need for as long as the leaf lives (every job's id passes
+    // here). Full, it takes no more appends: an exact copy with the same
+    // entries serves every map that shares the leaf.
+    if (leaf.values.length === width) leaf.values = leaf.values.slice();
     return true;
   }
 

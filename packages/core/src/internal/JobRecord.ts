@@ -76,27 +76,87 @@ export type MutableJob = { -readonly [Field in keyof Job]: Job[Field] };
 /** The errors of a job that has none (shared). */
 export const noErrors: ReadonlyArray<JobError> = [];
 
-/** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
-export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => ({
-  jobId: event.jobId,
-  queue: event.queue,
-  worker: event.worker,
-  args: event.args,
-  priority: event.priority,
-  maxAttempts: event.maxAttempts,
+/**
+ * A record's shape with its times null, made once before any job (2026-12-04,
+ * issue 19; docs/core.md, "Times held as shared numbers"). V8 keeps a field
+ * that has only ever held numbers as a "double" field, a 16-byte box of its
+ * own in every object, and times in ms never fit its small integers: so
+ * `insertedAt` and `scheduledAt` cost 32 bytes a job in boxes. Every record
+ * is built by a literal with these keys in this order, so all share one
+ * hidden class with this object; once a time field of that class has held
+ * null, V8 keeps it as a tagged field, which points at a number that many
+ * records can share (`sharedTime`). Never read; exported so that no tool
+ * drops it as unused, and so that a test can see it was made.
+ */
+export const timesTaggedShape = {
+  jobId: 0,
+  queue: "",
+  worker: "",
+  args: null,
+  priority: 0,
+  maxAttempts: 0,
   attempt: 0,
-  state: event.scheduledAt > event.insertedAt ? "scheduled" : "available",
-  insertedAt: event.insertedAt,
-  scheduledAt: event.scheduledAt,
+  state: "",
+  insertedAt: null,
+  scheduledAt: null,
   attemptedAt: null,
   finishedAt: null,
   errors: noErrors,
   result: null,
   scheduleId: null,
-  uniqueKey: event._tag === "JobInsertedV3" ? event.uniqueKey : null,
-  uniquePeriodMs: event._tag === "JobInsertedV3" ? event.uniquePeriodMs : null,
-  timeoutMs: event._tag === "JobInsertedV3" ? event.timeoutMs : null,
-});
+  uniqueKey: null,
+  uniquePeriodMs: null,
+  timeoutMs: null,
+};
+
+/** Times below this are V8 small integers, kept in the field itself: nothing to share. */
+const sharedTimeMin = 2 ** 30;
+
+// The last time handed out. Module state, but of no consequence to any
+// result: `sharedTime` returns a number equal to its argument either way.
+let lastTime = sharedTimeMin;
+
+/**
+ * `time` itself, as the very number the previous call returned when the two
+ * are equal: a tagged field then points at the number the previous record's
+ * field points at, rather than at a box of its own. Jobs inserted or started
+ * in the same millisecond hold one 16-byte number between them. Only for
+ * the times an event takes from its `now` (inserted, attempted, finished):
+ * they come in order, where a scheduled or retry time in the future would
+ * push the current millisecond out of this one-entry memory.
+ */
+export const sharedTime = (time: number): number => {
+  // Small integers and -0 (which would equal 0) are returned as they are.
+  if (!(time >= sharedTimeMin)) return time;
+  if (time !== lastTime) lastTime = time;
+  return lastTime;
+};
+
+/** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
+export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => {
+  const insertedAt = sharedTime(event.insertedAt);
+  return {
+    jobId: event.jobId,
+    queue: event.queue,
+    worker: event.worker,
+    args: event.args,
+    priority: event.priority,
+    maxAttempts: event.maxAttempts,
+    attempt: 0,
+    state: event.scheduledAt > insertedAt ? "scheduled" : "available",
+    insertedAt,
+    // One number for both when they are the same (-0 is not 0 here).
+    scheduledAt: Object.is(event.scheduledAt, insertedAt) ? insertedAt : event.scheduledAt,
+    attemptedAt: null,
+    finishedAt: null,
+    errors: noErrors,
+    result: null,
+    scheduleId: null,
+    uniqueKey: event._tag === "JobInsertedV3" ? event.uniqueKey : null,
+    uniquePeriodMs: event._tag === "JobInsertedV3" ? event.uniquePeriodMs : null,
+    timeoutMs: event._tag === "JobInsertedV3" ? event.timeoutMs : null,
+  };
+};
 
 /** The record a snapshot part restores (result and schedule come from later base records). */
 export const restored = (snapshot: JobSnapshot | JobSnapshotV3): MutableJob => ({
@@ -154,11 +214,11 @@ export const applyInPlace = (job: MutableJob, event: JobTransitionEvent): void =
     case "JobStarted":
       job.state = "executing";
       job.attempt = event.attempt;
-      job.attemptedAt = event.at;
+      job.attemptedAt = sharedTime(event.at);
       return;
     case "JobFinished":
       job.state = event.outcome;
-      job.finishedAt = event.at;
+      job.finishedAt = sharedTime(event.at);
       if (event.error !== null) {
         job.errors = [...job.errors, { attempt: job.attempt, at: event.at, error: event.error }];
       }
@@ -166,7 +226,7 @@ export const applyInPlace = (job: MutableJob, event: JobTransitionEvent): void =
       return;
     case "JobCancelled":
       job.state = "cancelled";
-      job.finishedAt = event.at;
+      job.finishedAt = sharedTime(event.at);
       job.scheduleId = null;
       return;
     case "JobRetried":
@@ -180,7 +240,7 @@ export const applyInPlace = (job: MutableJob, event: JobTransitionEvent): void =
     case "JobRedriven":
       // Attempt and errors are kept; schedule membership is not restored.
       job.state = "available";
-      job.scheduledAt = event.at;
+      job.scheduledAt = sharedTime(event.at);
       job.finishedAt = null;
       job.maxAttempts = event.maxAttempts;
       return;

@@ -4,8 +4,12 @@
 // runs (sets sharing an `Edit` token) agree with the model and leave every
 // map published before the run unchanged. Maps branching from one another
 // (each adding its own next id in place, or setting and deleting) keep
-// their own contents: what one appended is never seen by another.
+// their own contents: what one appended is never seen by another. A leaf
+// filled by appends or built whole holds exactly its 32 slots, weighed on
+// V8's heap (`--expose-gc`, switched on for this process).
 import fc from "fast-check";
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
 import { IdMap } from "../../src/internal/IdMap.js";
@@ -15,6 +19,22 @@ const id = fc.oneof(
   fc.integer({ min: 0, max: 5_000 }),
   fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
 );
+
+setFlagsFromString("--expose-gc");
+const collect = runInNewContext("gc") as () => void;
+
+/** Bytes on V8's heap per entry of the map `build` makes from ids 0..count-1. */
+const bytesPerEntry = (count: number, build: () => IdMap<string>): number => {
+  collect();
+  collect();
+  const before = getHeapStatistics().used_heap_size;
+  const map = build();
+  collect();
+  collect();
+  const after = getHeapStatistics().used_heap_size;
+  expect(map.get(count - 1)).toBe("value");
+  return (after - before) / count;
+};
 
 const sortedEntries = (model: Map<number, string>) =>
   [...model].sort((left, right) => left[0] - right[0]);
@@ -147,5 +167,26 @@ describe("IdMap", () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  // 8 bytes a slot; a leaf's array header, its object and its array object
+  // over 32 entries add ~3.3, the branches less than 0.5. A leaf grown by
+  // pushes holds 43 slots: 2.75 bytes more an entry.
+  const entryBytesMax = 8 + 3.3 + 0.5 + 1;
+  const entries = 100_000;
+
+  it("holds a leaf filled by appends in exactly 32 slots", () => {
+    const bytes = bytesPerEntry(entries, () => {
+      let map = IdMap.empty<string>();
+      for (let id = 0; id < entries; id++) map = map.set(id, "value");
+      return map;
+    });
+    expect(bytes).toBeLessThan(entryBytesMax);
+  });
+
+  it("holds a leaf built whole in exactly 32 slots", () => {
+    const dense = new Array<string>(entries).fill("value");
+    const bytes = bytesPerEntry(entries, () => IdMap.fromDense(dense, 0, entries));
+    expect(bytes).toBeLessThan(entryBytesMax);
   });
 });
