@@ -1,31 +1,13 @@
 // A command's body is taken in one read when it has all arrived, and read as a stream otherwise:
 // bodies written on a raw socket whole, in pieces a few loop turns apart, and over the limit
 // either way, each get the answer a whole body gets (the job, or 413 and the connection closed).
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as EnginePromises from "../../src/engine/EnginePromises.js";
-import * as Server from "../../src/server/Server.js";
-
-let directory = "";
-let opened: EnginePromises.OpenedEngine;
-let served: Server.StartedServer;
+import { describe, expect, it } from "vitest";
+import { servedForFile } from "../support/servedForFile.js";
 
 const bodyBytesMax = 4_096;
 
-beforeAll(async () => {
-  directory = join(mkdtempSync(join(tmpdir(), "tay-http-")), "data");
-  opened = await EnginePromises.open(directory, { createIfMissing: true });
-  served = await Server.start(opened, { directory, bodyBytesMax });
-});
-
-afterAll(async () => {
-  await served.close();
-  await opened.close();
-  rmSync(join(directory, ".."), { recursive: true, force: true });
-});
+const file = servedForFile("tay-http-", { bodyBytesMax });
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -33,7 +15,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const exchange = (pieces: ReadonlyArray<string>, gapMs: number): Promise<string> =>
   new Promise((resolve, reject) => {
     const chunks: Array<Buffer> = [];
-    const socket = connect(served.socket, async () => {
+    const socket = connect(file.served.socket, async () => {
       for (const [index, piece] of pieces.entries()) {
         if (index > 0) await pause(gapMs);
         if (!socket.destroyed) socket.write(piece);

@@ -3,32 +3,14 @@
 // ones, over the limit, garbage, stalled) each get the answers node:http gives, in order.
 // Which path answered is read from the head: the lean path writes its header names in lower
 // case (`date`), node:http its own `Date` capitalized (and its refusals of garbage none).
-import { mkdtempSync, rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import * as EnginePromises from "../../src/engine/EnginePromises.js";
-import * as Server from "../../src/server/Server.js";
-
-let directory = "";
-let opened: EnginePromises.OpenedEngine;
-let served: Server.StartedServer;
+import { describe, expect, it } from "vitest";
+import { servedForFile } from "../support/servedForFile.js";
 
 const bodyBytesMax = 4_096;
 
-beforeAll(async () => {
-  directory = join(mkdtempSync(join(tmpdir(), "tay-lean-")), "data");
-  opened = await EnginePromises.open(directory, { createIfMissing: true });
-  served = await Server.start(opened, { directory, bodyBytesMax });
-});
-
-afterAll(async () => {
-  await served.close();
-  await opened.close();
-  rmSync(join(directory, ".."), { recursive: true, force: true });
-});
+const file = servedForFile("tay-lean-", { bodyBytesMax });
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -87,7 +69,7 @@ const exchange = (
       socket.destroy();
       resolve(repliesOf(Buffer.concat(chunks)));
     };
-    const socket = connect(served.socket, async () => {
+    const socket = connect(file.served.socket, async () => {
       for (const [index, piece] of pieces.entries()) {
         if (index > 0) await pause(options.gapMs ?? 5);
         if (!socket.destroyed) socket.write(piece);
@@ -248,7 +230,7 @@ describe("the lean path", () => {
   });
 
   it("gives up a waiting claim whose client left, so a job inserted later stays available", async () => {
-    const socket = connect(served.socket);
+    const socket = connect(file.served.socket);
     await new Promise((resolve) => socket.once("connect", resolve));
     const body = JSON.stringify({ lanes: [{ queue: "gone", limit: 1 }], waitMs: 20_000 });
     let answered = "";
@@ -259,10 +241,10 @@ describe("the lean path", () => {
     await pause(100);
     socket.destroy();
     await pause(100);
-    const job = await opened.insert({ queue: "gone", worker: "W", args: null });
+    const job = await file.opened.insert({ queue: "gone", worker: "W", args: null });
     await pause(100);
     expect(answered).toBe("");
-    expect(opened.job(job.jobId)?.state).toBe("available");
+    expect(file.opened.job(job.jobId)?.state).toBe("available");
   });
 
   it("answers any pipelined run of requests, however its bytes are cut (property)", async () => {
