@@ -15,13 +15,7 @@ import { Wire } from "@tay/client";
 import type { Lease } from "./leases.js";
 import * as Requests from "./requests.js";
 import * as Schemas from "./schemas.js";
-import { type Call, checked, definedOnly, errorOf, type Route, type Served } from "./routes.js";
-
-/** The session a request names, when the server has it open. */
-const sessionOf = (call: Call, served: Served): string | undefined => {
-  const session = call.session;
-  return session !== undefined && served.sessions.has(session) ? session : undefined;
-};
+import { checked, definedOnly, errorOf, type Route, type Served, sessionOf } from "./routes.js";
 
 type End = Requests.End;
 

@@ -15,6 +15,7 @@
  * timeouts.
  */
 // Any listening server: node:http's is one whatever its request and response classes.
+import { STATUS_CODES } from "node:http";
 import type { Server, Socket } from "node:net";
 import { gathered } from "./gather.js";
 import { errorJson, malformedRequestAnswer, parseBody } from "./http.js";
@@ -142,19 +143,8 @@ const headOf = (status: number, close: boolean, keepAliveMs: number): string => 
   return head;
 };
 
-const statusTexts: Readonly<Record<number, string>> = {
-  200: "OK",
-  400: "Bad Request",
-  401: "Unauthorized",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  409: "Conflict",
-  413: "Payload Too Large",
-  500: "Internal Server Error",
-  503: "Service Unavailable",
-};
-
-const statusText = (status: number): string => statusTexts[status] ?? "Unknown";
+// node:http's own reason phrases, so a lean answer's status line reads as node's does.
+const statusText = (status: number): string => STATUS_CODES[status] ?? "Unknown";
 
 // The `date` header changes once a second: made once a second (as node:http does).
 let dateSecond = -1;

@@ -124,6 +124,12 @@ const waited = async <A>(
   }
 };
 
+/** The worker session a request names (`x-tay-session`), when the server has it open. */
+export const sessionOf = (call: Call, served: Served): string | undefined => {
+  const session = call.session;
+  return session !== undefined && served.sessions.has(session) ? session : undefined;
+};
+
 /** Leases every job a remote claim started, or fails them at once if the caller has gone. */
 const leased = (
   call: Call,
@@ -131,8 +137,7 @@ const leased = (
   jobs: ReadonlyArray<Job.Job>,
   leaseMs: number | undefined,
 ): JsonObject => {
-  const session = call.session;
-  const holder = session !== undefined && served.sessions.has(session) ? session : undefined;
+  const holder = sessionOf(call, served);
   const ms = leaseMs ?? leaseMsDefault;
   const leases = jobs.map((job) => ({
     jobId: job.jobId,
