@@ -80,8 +80,9 @@ export const inspect = (
     Generation.Builder,
     HistoryError.HistoryError
   > = StateProjection.foldProjection,
+  records: "checked" | "onTrust" = "checked",
 ): Effect.Effect<Inspected, InspectError, Disk.Disk> =>
-  retryTransient(inspectOnce(directory, projection));
+  retryTransient(inspectOnce(directory, projection, undefined, records));
 
 /**
  * `inspect` once, without retrying, running `afterBatch` after each batch
@@ -91,9 +92,10 @@ export const inspectOnce = <X = never>(
   directory: string,
   projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
   afterBatch?: () => Effect.Effect<void, X, Disk.Disk>,
+  records: "checked" | "onTrust" = "checked",
 ): Effect.Effect<Inspected, InspectError | X, Disk.Disk> =>
   Effect.gen(function* () {
-    const inspection = yield* Recovery.inspect(directory, {}, projection, afterBatch);
+    const inspection = yield* Recovery.inspect(directory, {}, projection, afterBatch, records);
     const finished = Generation.finish(inspection.state);
     if (finished._tag === "Left") {
       return yield* new StoreError.HistoryRejected<HistoryError.HistoryError>({

@@ -344,7 +344,14 @@ const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
 };
 
 /** The entries of one record that concern `jobId` (a snapshot part narrowed to the job). */
-export const historyEntries = (entry: Projection.Entry, jobId: number): Array<HistoryEntry> => {
+// What almost every record of a large store gives a job's history: one
+// shared empty list, not a new one per record folded.
+const noEntries: ReadonlyArray<HistoryEntry> = [];
+
+export const historyEntries = (
+  entry: Projection.Entry,
+  jobId: number,
+): ReadonlyArray<HistoryEntry> => {
   const { sequence, event } = entry;
   switch (event._tag) {
     case "Mutation":
@@ -353,14 +360,18 @@ export const historyEntries = (entry: Projection.Entry, jobId: number): Array<Hi
       );
     case "SnapshotPart": {
       const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
+      return jobs.length === 0
+        ? noEntries
+        : [{ sequence, member: null, event: { ...event, jobs } }];
     }
     case "SnapshotPartV3": {
       const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0 ? [] : [{ sequence, member: null, event: { ...event, jobs } }];
+      return jobs.length === 0
+        ? noEntries
+        : [{ sequence, member: null, event: { ...event, jobs } }];
     }
     default:
-      return concerns(event, jobId) ? [{ sequence, member: null, event }] : [];
+      return concerns(event, jobId) ? [{ sequence, member: null, event }] : noEntries;
   }
 };
 

@@ -8,12 +8,19 @@
 // is not used, and the answers stay the reference's. Nothing the commands do writes a byte of the store or its index.
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
+import {
+  crc32c,
+  decodeSegmentFooter,
+  encodeSegmentFooter,
+  segmentFooterBytes,
+  segmentHeaderBytes,
+} from "@tay/codec";
 import { Event } from "@tay/core";
 import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
-import { Effect } from "effect";
+import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { withAtRest } from "../src/atRest.js";
+import { jobAt, withAtRest } from "../src/atRest.js";
 import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
 
 let root = "";
@@ -141,6 +148,22 @@ const usesIndex = () =>
     ).pipe(Effect.provide(NodeDisk.layer)),
   );
 
+/** For each job id, whether `tay job` would answer it from the index or from the whole fold. */
+const answeredFrom = async (lastJobId: number) => {
+  const from: Array<string> = [];
+  for (let jobId = 1; jobId <= lastJobId; jobId++) {
+    const where = await Effect.runPromise(
+      withAtRest(dir, true, (atRest) =>
+        Either.map(jobAt(atRest, jobId), () =>
+          atRest.index === undefined ? "whole fold" : "index",
+        ),
+      ).pipe(Effect.provide(NodeDisk.layer)),
+    );
+    from.push(where);
+  }
+  return from;
+};
+
 /** Every file of the store and its bytes: what a read command must leave as it found it. */
 const files = async (): Promise<Map<string, string>> => {
   const found = new Map<string, string>();
@@ -179,6 +202,60 @@ describe("the read commands at rest", () => {
     expect(fromIndex).toBeGreaterThan(3);
   });
 
+  it("read sealed segments' records on trust of their segment CRC, as the engine's open does; verify checks each", async () => {
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      rotationTargetBytes: 400,
+    });
+    for (let index = 0; index < 8; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: { index } });
+    }
+    await engine.close();
+    const first = path.join(
+      dir,
+      "epochs",
+      "00000000000000000001",
+      "segments",
+      "00000000000000000001.tay",
+    );
+    const original = await fs.readFile(first);
+    const footerAt = original.length - segmentFooterBytes;
+    const footer = decodeSegmentFooter(original.subarray(footerAt));
+    if (footer._tag === "Left") return expect.unreachable("a sealed first segment");
+    // A writer that hashed record 1 wrongly and sealed the bytes as written: the segment CRC
+    // vouches for them, record 1's own CRC does not.
+    const length = original.readUInt32BE(segmentHeaderBytes + 16);
+    const wrong = Uint8Array.from(original);
+    const crcAt = segmentHeaderBytes + 24 + length;
+    wrong[crcAt] = (wrong[crcAt] ?? 0) ^ 0x01;
+    wrong.set(
+      encodeSegmentFooter({ ...footer.right, segmentCrc: crc32c(wrong.subarray(0, footerAt)) }),
+      footerAt,
+    );
+    await fs.writeFile(first, wrong);
+    expect((await run(["status", dir])).status).toBe(0);
+    expect((await run(["jobs", dir])).status).toBe(0);
+    expect((await run(["job", dir, "1"])).status).toBe(0);
+    const verified = await run(["verify", dir]);
+    expect(verified.status).not.toBe(0);
+    expect(verified.stderr).toContain("RecordChecksum");
+    // A flipped byte fails the segment CRC, and the second reading names its record.
+    const flipped = Uint8Array.from(original);
+    flipped[segmentHeaderBytes + 30] = (flipped[segmentHeaderBytes + 30] ?? 0) ^ 0x10;
+    await fs.writeFile(first, flipped);
+    for (const command of [
+      ["status", dir],
+      ["jobs", dir],
+      ["job", dir, "1"],
+    ]) {
+      const refused = await run(command);
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toContain(
+        `RecordChecksum ${first} at offset ${segmentHeaderBytes} sequence 1`,
+      );
+    }
+  });
+
   it("fold whole when HEAD names another sequence, or the entries were flipped or unreadable", async () => {
     const steps: Array<Step> = [];
     for (let index = 0; index < 6; index++) {
@@ -199,14 +276,19 @@ describe("the read commands at rest", () => {
     const behind = await answers(lastJobId + 1);
     await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
     expect(behind).toEqual(await answers(lastJobId + 1));
-    // A current HEAD over entries whose bytes changed: not used either.
+    // A current HEAD over entries whose bytes changed: the open takes the offsets saved with
+    // HEAD and reads no entry (2026-12-04), the lookup of the changed entry fails its check,
+    // and that command folds the log whole; the others answer from the index.
     const fresh = await EnginePromises.open(dir);
     await fresh.close();
     expect(await usesIndex()).toBe(true);
     const flipped = await fs.readFile(indexFile());
     flipped[flipped.length - 3] = (flipped[flipped.length - 3] ?? 0) ^ 0x10;
     await fs.writeFile(indexFile(), flipped);
-    expect(await usesIndex()).toBe(false);
+    expect(await usesIndex()).toBe(true);
+    const from = await answeredFrom(lastJobId + 1);
+    expect(from).toContain("index");
+    expect(from).toContain("whole fold");
     const damaged = await answers(lastJobId + 1);
     await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
     expect(damaged).toEqual(await answers(lastJobId + 1));

@@ -91,12 +91,23 @@ export const reportOf = <S>(validated: Validated<S>): RecoveryReport => ({
  * before the next is read, so a caller can write out what its projection
  * collected (`tay copy DIR URL` a page at a time); its error ends the
  * inspection.
+ *
+ * `records` (2026-12-04): `"checked"` (the default) checks every record's
+ * own CRCs (`tay verify`, `dump`, `copy`); `"onTrust"` reads sealed
+ * segments' records on trust of their segment CRC and, on any failure,
+ * inspects again record by record, whose outcome is the answer, as the
+ * engine's open does (docs/store.md, "Record CRCs at open"): the read
+ * commands that only answer from the state (`status`, `jobs`, `job`).
+ * The projection starts again for the second try, and `afterBatch` runs
+ * again from the first batch: a caller whose `afterBatch` writes keeps
+ * `"checked"`.
  */
 export const inspect = <S, E, X = never, R = never>(
   directory: string,
   options: StoreOptionsInput,
   projection: Projection<S, E>,
   afterBatch?: () => Effect.Effect<void, X, R>,
+  records: "checked" | "onTrust" = "checked",
 ): Effect.Effect<Inspection<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
   Effect.gen(function* () {
     const resolved = resolve(options, segmentFileBytesMax);
@@ -105,6 +116,10 @@ export const inspect = <S, E, X = never, R = never>(
       return yield* new InvalidOption({ path: directory, option, value });
     }
     yield* classifyRoot(directory);
-    const validated = yield* validate(directory, resolved.right.budgets, projection, afterBatch);
+    const { budgets } = resolved.right;
+    const checked = validate(directory, budgets, projection, afterBatch);
+    const validated = yield* records === "checked"
+      ? checked
+      : Effect.catchAll(validate(directory, budgets, projection, afterBatch, true), () => checked);
     return { state: validated.state, report: reportOf(validated) };
   });

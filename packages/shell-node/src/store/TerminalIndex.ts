@@ -300,10 +300,11 @@ const openCurrent = (
     }
     const handle = opened.right;
     const size = yield* handle.size();
-    // The engine's open takes the offsets saved with HEAD and walks nothing
-    // (2026-12-02): every lookup checks its entry whole, and its job id.
-    const saved =
-      mode === "readWrite" && size >= entriesBytes ? yield* savedOffsets(path, head) : undefined;
+    // The open takes the offsets saved with HEAD and walks nothing (the
+    // engine's since 2026-12-02, a reader's since 2026-12-04): every lookup
+    // checks its entry whole, and its job id; a failed one is the caller's
+    // to answer (the engine rebuilds, the CLI folds the log whole).
+    const saved = size >= entriesBytes ? yield* savedOffsets(path, head) : undefined;
     if (saved !== undefined)
       return { path, handle, offsets: saved, end: entriesBytes, headed: true };
     const offsets = new OffsetTable();
@@ -314,8 +315,8 @@ const openCurrent = (
             handle,
             0,
             entriesBytes,
-            // The engine's open leaves payloads to its lookups, which rebuild on a failure;
-            // a read-only reader (the CLI at rest) has no rebuild, so it checks them here.
+            // Without usable offsets: the engine's open leaves payloads to its lookups,
+            // which rebuild on a failure; a read-only reader checks them here.
             mode === "read" ? decodeFrameChecked : decodeFrame,
             (entry, at) => noteEntry(offsets, entry, at),
           );
@@ -326,9 +327,12 @@ const openCurrent = (
 
 /**
  * The index of the store in `directory` for reading only, when it is
- * current for `identity` (every entry HEAD vouches for checked, their
- * offsets noted), else why not; nothing is written, removed or emptied
- * (`tay jobs`, `tay job` on a store at rest). Fails only on the disk.
+ * current for `identity` (its offsets from the file HEAD names when that
+ * checks, each entry then checked by its lookup; else every entry HEAD
+ * vouches for checked by a walk, their offsets noted), else why not;
+ * nothing is written, removed or emptied (`tay jobs`, `tay job` on a
+ * store at rest, which fold the log whole when a lookup fails). Fails
+ * only on the disk.
  */
 export const openReadOnly = (
   directory: string,

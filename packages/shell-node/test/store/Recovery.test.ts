@@ -213,7 +213,7 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
   );
 
   it.scopedLive(
-    "a sealed segment's records on trust at open: a flipped bit is still named by its record; a wrong record CRC its segment CRC covers opens, inspection refuses it",
+    "a sealed segment's records on trust at open and in an inspection on trust: a flipped bit is still named by its record; a wrong record CRC its segment CRC covers opens, a checked inspection refuses it",
     () =>
       Effect.gen(function* () {
         const directory = yield* populated(12, { rotationTargetBytes: 400 });
@@ -224,13 +224,17 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
         const flipped = new Uint8Array(original);
         flipped[segmentHeaderBytes + 30] = (flipped[segmentHeaderBytes + 30] ?? 0) ^ 0x10;
         yield* writeBytes(file, flipped);
-        expect(yield* openError(directory)).toMatchObject({
+        const namedRecord = {
           _tag: "CorruptRecord",
           path: file,
           offset: segmentHeaderBytes,
           sequence: 1,
           reason: "RecordChecksum",
-        });
+        };
+        expect(yield* openError(directory)).toMatchObject(namedRecord);
+        // An inspection on trust (the CLI's status, jobs, job) names it the same way.
+        const onTrust = Recovery.inspect(directory, {}, Projection.count, undefined, "onTrust");
+        expect(yield* Effect.flip(onTrust)).toMatchObject(namedRecord);
         // A writer that hashed record 1 wrongly but sealed the bytes as written.
         const length = new DataView(original.buffer, original.byteOffset).getUint32(
           segmentHeaderBytes + 16,
@@ -245,6 +249,7 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
         yield* writeBytes(file, consistent);
         const opened = yield* Effect.scoped(Store.open(directory, {}, Projection.count));
         expect(opened.state).toBe(12);
+        expect((yield* onTrust).state).toBe(12);
         expect(yield* Effect.flip(Recovery.inspect(directory, {}, Projection.count))).toMatchObject(
           {
             _tag: "CorruptRecord",
