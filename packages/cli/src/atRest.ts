@@ -120,16 +120,16 @@ const recordOf = (
   jobId: number,
 ): Either.Either<Job.Job, TerminalIndex.TerminalIndexError> =>
   Either.flatMap(TerminalIndex.lookupNow(index, jobId), (job) =>
-    job === undefined
-      ? Either.left(
-          new TerminalIndex.TerminalIndexCorrupt({
-            path: index.path,
-            offset: index.end,
-            reason: `no entry for completed job ${jobId}`,
-          }),
-        )
-      : Either.right(job),
+    job === undefined ? Either.left(noEntry(index, jobId)) : Either.right(job),
   );
+
+/** A fact the index holds no entry of. */
+const noEntry = (index: TerminalIndex.TerminalIndex, jobId: number) =>
+  new TerminalIndex.TerminalIndexCorrupt({
+    path: index.path,
+    offset: index.end,
+    reason: `no entry for completed job ${jobId}`,
+  });
 
 /** One job, whole or from the index, or undefined. */
 export const jobAt = (
@@ -163,8 +163,11 @@ function* factIds(state: State.State, filter: Filter): Generator<number> {
 
 /**
  * The jobs `filter` wants, ascending by id, at most `limit`: the whole
- * ones and (a lean state) the index's, merged by id, each record read only
- * once it is listed.
+ * ones and (a lean state) the index's, merged by id; the records of the
+ * facts listed read from the index a page of ids at a time
+ * (`lookupPageNow`: one read per span of entries, 2026-12-04; one read
+ * per job took ~1.9 of the 10.8 s of CPU of listing 300,000 completed
+ * jobs).
  */
 export const listed = (
   atRest: AtRest,
@@ -172,24 +175,61 @@ export const listed = (
 ): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> => {
   const { state, index } = atRest;
   const whole = [...State.jobs(state)].filter((job) => wanted(job, filter));
-  const jobs: Array<Job.Job> = [];
+  // A whole job, or the id of a fact whose record the index holds.
+  const picked: Array<Job.Job | number> = [];
   const ids = index === undefined ? undefined : factIds(state, filter);
   let next = ids?.next();
   let at = 0;
-  while (jobs.length < filter.limit) {
+  while (picked.length < filter.limit) {
     const job = whole[at];
     const fact = next === undefined || next.done === true ? undefined : next.value;
     if (job === undefined && fact === undefined) break;
     if (fact === undefined || (job !== undefined && job.jobId < fact)) {
-      if (job !== undefined) jobs.push(job);
+      if (job !== undefined) picked.push(job);
       at++;
       continue;
     }
-    if (index === undefined) break;
-    const read = recordOf(index, fact);
-    if (Either.isLeft(read)) return Either.left(read.left);
-    jobs.push(read.right);
+    picked.push(fact);
     next = ids?.next();
   }
+  if (index === undefined) return Either.right(picked.filter(isJob));
+  const records = recordsOf(index, picked.filter(isId));
+  if (Either.isLeft(records)) return Either.left(records.left);
+  const jobs: Array<Job.Job> = [];
+  for (const pick of picked) {
+    if (isJob(pick)) {
+      jobs.push(pick);
+      continue;
+    }
+    const job = records.right.get(pick);
+    if (job === undefined) return Either.left(noEntry(index, pick));
+    jobs.push(job);
+  }
   return Either.right(jobs);
+};
+
+const isJob = (pick: Job.Job | number): pick is Job.Job => typeof pick !== "number";
+
+const isId = (pick: Job.Job | number): pick is number => typeof pick === "number";
+
+/** Ids per page read from the index at once. */
+const pageIds = 1024;
+
+/** The whole records of completed jobs `jobIds` from the index, by id (each one present). */
+const recordsOf = (
+  index: TerminalIndex.TerminalIndex,
+  jobIds: ReadonlyArray<number>,
+): Either.Either<ReadonlyMap<number, Job.Job>, TerminalIndex.TerminalIndexError> => {
+  const records = new Map<number, Job.Job>();
+  for (let from = 0; from < jobIds.length; from += pageIds) {
+    const page = jobIds.slice(from, from + pageIds);
+    const read = TerminalIndex.lookupPageNow(index, page);
+    if (Either.isLeft(read)) return Either.left(read.left);
+    for (const [position, jobId] of page.entries()) {
+      const job = read.right[position];
+      if (job === undefined) return Either.left(noEntry(index, jobId));
+      records.set(jobId, job);
+    }
+  }
+  return Either.right(records);
 };

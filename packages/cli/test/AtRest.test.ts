@@ -20,7 +20,7 @@ import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { jobAt, withAtRest } from "../src/atRest.js";
+import { jobAt, listed, withAtRest } from "../src/atRest.js";
 import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
 
 let root = "";
@@ -200,6 +200,48 @@ describe("the read commands at rest", () => {
     }
     // Most samples left completed jobs without a key: those answered from the index.
     expect(fromIndex).toBeGreaterThan(3);
+  });
+
+  it("list more completed jobs than one page of the index holds, in order, as the whole fold does", async () => {
+    // Past 1,024 ids the index is read a page at a time (`listed`): three pages and a part.
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    const total = 3 * 1024 + 7;
+    for (let from = 0; from < total; from += 500) {
+      const count = Math.min(500, total - from);
+      const jobs = Array.from({ length: count }, (_, index) => ({
+        queue: "a",
+        worker: "W",
+        args: { n: from + index },
+      }));
+      await engine.insertMany(jobs);
+      for (const job of await engine.claim("a", count)) {
+        // Every third one stays executing: whole jobs between the facts.
+        if (job.jobId % 3 !== 0) await engine.complete(job.jobId, job.jobId);
+      }
+    }
+    await engine.close();
+    expect(await usesIndex()).toBe(true);
+    // Answered by the index itself, not by the whole fold a failed page would fall back to.
+    const fromIndex = await Effect.runPromise(
+      withAtRest(dir, true, (atRest) =>
+        Either.map(
+          listed(atRest, { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER }),
+          (jobs) => ({ index: atRest.index !== undefined, jobs }),
+        ),
+      ).pipe(Effect.provide(NodeDisk.layer)),
+    );
+    expect(fromIndex.index).toBe(true);
+    expect(fromIndex.jobs.map((job) => job.jobId)).toEqual(
+      Array.from({ length: total }, (_, at) => at + 1),
+    );
+    const listings = async () => [
+      await run(["jobs", dir, "--json"]),
+      await run(["jobs", dir, "--state", "completed", "--json"]),
+      await run(["jobs", dir, "--limit", "2050", "--json"]),
+    ];
+    const answered = await listings();
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    expect(answered).toEqual(await listings());
   });
 
   it("read sealed segments' records on trust of their segment CRC, as the engine's open does; verify checks each", async () => {
