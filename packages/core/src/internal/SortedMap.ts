@@ -802,6 +802,11 @@ export class SortedMap<K, V> {
     return new SortedMap<K, V>(compare, build(keys, values), null, null, null);
   }
 
+  /** True for a keys-only map (`keysOnly`, `fromSortedKeys`): its leaves hold no values. */
+  isKeysOnly(): boolean {
+    return this.only !== null;
+  }
+
   /** Number of entries, O(1). */
   get size(): number {
     const { head, root, tail } = this;
