@@ -71,6 +71,16 @@ interface Only<V> {
 
 const nullOnly: Only<null> = { value: null };
 
+/**
+ * What every version of a map shares: its order and, in a keys-only map,
+ * its one value. One field of the map rather than two: a map object is
+ * made by every update (8 bytes each).
+ */
+interface Order<K, V> {
+  readonly compare: Compare<K>;
+  readonly only: Only<V> | null;
+}
+
 /** Fewest entries of a node other than the root once a deletion settles it. */
 const entriesMin = entriesMax / 2;
 
@@ -761,18 +771,17 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
  */
 export class SortedMap<K, V> {
   private constructor(
-    private readonly compare: Compare<K>,
+    // `only` set in a keys-only map (every leaf's `values` null).
+    private readonly order: Order<K, V>,
     private readonly root: Node<K, V> | null,
     // Never empty when present.
     private readonly head: EdgeLeaf<K, V> | null,
     private readonly tail: EdgeLeaf<K, V> | null,
-    // Set in a keys-only map (every leaf's `values` null), null otherwise.
-    private readonly only: Only<V> | null,
   ) {}
 
   /** The empty map ordered by `compare`. */
   static empty<K, V>(compare: Compare<K>): SortedMap<K, V> {
-    return new SortedMap<K, V>(compare, null, null, null, null);
+    return new SortedMap<K, V>({ compare, only: null }, null, null, null);
   }
 
   /**
@@ -782,12 +791,13 @@ export class SortedMap<K, V> {
    * does.
    */
   static keysOnly<K>(compare: Compare<K>): SortedMap<K, null> {
-    return new SortedMap<K, null>(compare, null, null, null, nullOnly);
+    return new SortedMap<K, null>({ compare, only: nullOnly }, null, null, null);
   }
 
   /** A keys-only map (`keysOnly`) built in O(n) from keys already strictly ascending by `compare`. */
   static fromSortedKeys<K>(compare: Compare<K>, keys: ReadonlyArray<K>): SortedMap<K, null> {
-    return new SortedMap<K, null>(compare, build<K, null>(keys, null), null, null, nullOnly);
+    const order = { compare, only: nullOnly };
+    return new SortedMap<K, null>(order, build<K, null>(keys, null), null, null);
   }
 
   /**
@@ -799,12 +809,12 @@ export class SortedMap<K, V> {
     keys: ReadonlyArray<K>,
     values: ReadonlyArray<V>,
   ): SortedMap<K, V> {
-    return new SortedMap<K, V>(compare, build(keys, values), null, null, null);
+    return new SortedMap<K, V>({ compare, only: null }, build(keys, values), null, null);
   }
 
   /** True for a keys-only map (`keysOnly`, `fromSortedKeys`): its leaves hold no values. */
   isKeysOnly(): boolean {
-    return this.only !== null;
+    return this.order.only !== null;
   }
 
   /** Number of entries, O(1). */
@@ -819,7 +829,8 @@ export class SortedMap<K, V> {
 
   // The edge leaf holding `key`, or that would; null when the tree does.
   private onEdge(key: K): EdgeLeaf<K, V> | null {
-    const { head, tail, compare } = this;
+    const { head, tail } = this;
+    const { compare } = this.order;
     if (head !== null && compare(key, lastKeyOf(head)) <= 0) return head;
     if (tail !== null && compare(key, firstKeyOf(tail)) >= 0) return tail;
     return null;
@@ -829,14 +840,14 @@ export class SortedMap<K, V> {
   private treeLeafOf(key: K): Leaf<K, V> | null {
     let node = this.root;
     while (node !== null && node.children !== null) {
-      node = node.children[childIndex(node.keys, key, this.compare)] ?? null;
+      node = node.children[childIndex(node.keys, key, this.order.compare)] ?? null;
     }
     return node;
   }
 
   /** The value at `key`, or undefined. */
   get(key: K): V | undefined {
-    const { compare } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
@@ -852,12 +863,12 @@ export class SortedMap<K, V> {
 
   // The value at `at` of a leaf's values; the map's one value when it is keys-only.
   private valueIn(values: Values<V>, at: number): V | undefined {
-    return values === null ? this.only?.value : values[at];
+    return values === null ? this.order.only?.value : values[at];
   }
 
   /** True when `key` is present. */
   has(key: K): boolean {
-    const { compare } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) return holdsAt(edge, positionOf(edge, key, compare), key, compare);
     const leaf = this.treeLeafOf(key);
@@ -871,7 +882,8 @@ export class SortedMap<K, V> {
    * nodes of that run are updated in place (see `Edit`).
    */
   set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
-    const { compare, root, head, tail, only } = this;
+    const { root, head, tail } = this;
+    const { compare, only } = this.order;
     if (head !== null && compare(key, lastKeyOf(head)) <= 0) {
       const at = positionOf(head, key, compare);
       const next = edgeWithAt(head, at, holdsAt(head, at, key, compare), key, value, edit);
@@ -909,7 +921,8 @@ export class SortedMap<K, V> {
     value: V,
     edit: Edit | undefined,
   ): SortedMap<K, V> {
-    const { compare, root, head } = this;
+    const { root, head } = this;
+    const { compare, only } = this.order;
     const at = positionOf(tail, key, compare);
     const appends = at === tail.end;
     if (appends && edgeSize(tail) < entriesMax) {
@@ -920,7 +933,7 @@ export class SortedMap<K, V> {
       // none free, nobody writes them again), the new one the tail.
       const { keys, values } = tail;
       const whole = { keys, values, from: tail.start, to: tail.end };
-      const refill = tailOf(key, value, tailRefillCapacity, edit, this.only !== null);
+      const refill = tailOf(key, value, tailRefillCapacity, edit, only !== null);
       return this.with(withAppended(root, whole), head, refill);
     }
     const next = edgeWithAt(tail, at, holdsAt(tail, at, key, compare), key, value, edit);
@@ -935,7 +948,8 @@ export class SortedMap<K, V> {
 
   /** A map without `key` (the same map when it is absent); `edit` as for `set`. */
   delete(key: K, edit?: Edit): SortedMap<K, V> {
-    const { compare, root, head, tail } = this;
+    const { root, head, tail } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
@@ -968,7 +982,7 @@ export class SortedMap<K, V> {
   ): SortedMap<K, V> {
     return root === this.root && head === this.head && tail === this.tail
       ? this
-      : new SortedMap(this.compare, root, head, tail, this.only);
+      : new SortedMap(this.order, root, head, tail);
   }
 
   /** The smallest entry, or undefined when empty. */
@@ -982,7 +996,8 @@ export class SortedMap<K, V> {
   }
 
   private cursor(from: K | undefined): Cursor<K, V> {
-    const { head, root, tail, compare, only } = this;
+    const { head, root, tail } = this;
+    const { compare, only } = this.order;
     return new Cursor(head, root, tail, compare, from, only?.value);
   }
 
@@ -1039,10 +1054,11 @@ export class SortedMap<K, V> {
    * more; a values array in every leaf exactly when the map is not keys-only.
    */
   isValid(): boolean {
-    const { compare, head, tail } = this;
+    const { head, tail } = this;
+    const { compare, only } = this.order;
     let previous: K | undefined;
     const below = (key: K): boolean => previous === undefined || compare(previous, key) < 0;
-    const keysOnly = this.only !== null;
+    const keysOnly = only !== null;
     const ascending = (leaf: Leaf<K, V>): boolean => {
       for (const key of leaf.keys) {
         if (!below(key)) return false;
@@ -1075,7 +1091,7 @@ export class SortedMap<K, V> {
       if (node.size !== sizeOfAll(node.children)) return false;
       return node.children.every(
         (child, index) =>
-          this.compare(minKey(child), node.keys[index] as K) === 0 &&
+          this.order.compare(minKey(child), node.keys[index] as K) === 0 &&
           check(child, depth + 1, childEdges(edges, index, node.children.length)),
       );
     };
