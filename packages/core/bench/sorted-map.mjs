@@ -1,8 +1,8 @@
 // The sorted map alone (not run by `pnpm bench`): N ascending keys set one
 // persistent update at a time (as a running engine grows its indexes), then
 // N steps of a queue (the smallest key removed, a larger one set), then
-// 10,000 small maps of a few entries each. Prints the bytes allocated per
-// insert and per step (the used heap's growth between collections, summed:
+// 10,000 small maps of a few entries each; keys-only maps when the build
+// has them. Prints the bytes allocated per insert and per step (the used heap's growth between collections, summed:
 // `v8.GCProfiler`), the heap the map retains per entry (per small map)
 // after two collections, and CPU per operation. Pass the compiled module to
 // compare two builds (docs/core.md, "Indexes grown at their right edge"):
@@ -16,6 +16,12 @@ const modulePath = resolve(
 const count = Number(process.argv[3] ?? 200_000);
 if (typeof globalThis.gc !== "function") throw new Error("run with node --expose-gc");
 const { SortedMap, compareNumbers } = await import(modulePath);
+// Every value is null, as in the job indexes: a build that has keys-only
+// maps (docs/core.md, 2026-12-04, issue 19) makes them as the state does.
+const keysOnly = typeof SortedMap.keysOnly === "function";
+const emptyMap = () =>
+  keysOnly ? SortedMap.keysOnly(compareNumbers) : SortedMap.empty(compareNumbers);
+console.log(`${modulePath}: ${keysOnly ? "keys-only maps" : "maps of null values"}`);
 
 const collect = () => {
   globalThis.gc();
@@ -44,7 +50,7 @@ const allocatedBy = (run) => {
 };
 
 const before = collect();
-let map = SortedMap.empty(compareNumbers);
+let map = emptyMap();
 const started = process.cpuUsage();
 const allocated = allocatedBy(() => {
   for (let key = 0; key < count; key++) map = map.set(key, null);
@@ -72,7 +78,7 @@ for (const size of [1, 2, 8, 20, 40]) {
   const start = collect();
   const maps = [];
   for (let index = 0; index < 10_000; index++) {
-    let one = SortedMap.empty(compareNumbers);
+    let one = emptyMap();
     for (let key = 0; key < size; key++) one = one.set(key, null);
     maps.push(one);
   }

@@ -20,7 +20,12 @@ import { type Fact, equals as factEquals } from "./Terminal.js";
 /** Number of jobs per state, indexed like `Event.jobStates`. */
 export type StateCounts = ReadonlyArray<number>;
 
-/** Derived indexes; each is persistent like the state itself. */
+/**
+ * Derived indexes; each is persistent like the state itself. The job and
+ * schedule indexes (the `SortedMap<_, null>`s) are keys-only maps
+ * (`SortedMap.keysOnly`): their leaves hold no array of `null`s, and they
+ * read as maps of `null`s.
+ */
 export interface Indexes {
   /** Per queue: the available jobs in claim order (priority, scheduled_at, job_id). */
   readonly available: SortedMap<string, SortedMap<Job, null>>;
@@ -139,10 +144,10 @@ export const initialState: State = {
   queues: SortedMap.empty(compareStrings),
   indexes: {
     available: SortedMap.empty(compareStrings),
-    pending: SortedMap.empty(comparePendingOrder),
-    executing: SortedMap.empty(compareExecutingOrder),
-    deadlines: SortedMap.empty(compareDeadlineOrder),
-    due: SortedMap.empty(compareDueOrder),
+    pending: SortedMap.keysOnly(comparePendingOrder),
+    executing: SortedMap.keysOnly(compareExecutingOrder),
+    deadlines: SortedMap.keysOnly(compareDeadlineOrder),
+    due: SortedMap.keysOnly(compareDueOrder),
     counts: SortedMap.empty(compareStrings),
     unique: UniqueIndex.empty(),
     starts: SortedMap.empty(compareStrings),

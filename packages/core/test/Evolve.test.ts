@@ -746,6 +746,14 @@ const view = (state: State.State) => ({
     state.indexes.executing.isValid() &&
     state.indexes.available.isValid() &&
     [...state.indexes.available.values()].every((queue) => queue.isValid()),
+  // The job and schedule indexes stay keys-only through batches (docs/core.md, 2026-12-04).
+  keysOnly: [
+    state.indexes.pending,
+    state.indexes.executing,
+    state.indexes.deadlines,
+    state.indexes.due,
+    ...state.indexes.available.values(),
+  ].every((index) => index.isKeysOnly() && index.isValid()),
 });
 
 describe("Evolve.batch", () => {
@@ -780,7 +788,10 @@ describe("Evolve.batch", () => {
             if (Either.isLeft(next) || Either.isLeft(batched)) return;
             persistent = next.right;
             current = batched.right;
-            expect(view(current)).toEqual(view(persistent));
+            const seen = view(current);
+            expect(seen).toEqual(view(persistent));
+            // Not only alike: valid, and keys-only where they should be.
+            expect(seen.valid && seen.keysOnly).toBe(true);
             left -= 1;
             if (left === 0) {
               // End of a batch: publish its last state and start the next one.

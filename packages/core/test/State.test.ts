@@ -3,13 +3,67 @@
 // and nothing derived, so equal histories fold to equal states.
 import { type Event, State } from "@tay/core";
 import { describe, expect, it } from "vitest";
-import { checkpoint, completed, inserted, result, started, stateOf } from "./support/Given.js";
+import {
+  checkpoint,
+  completed,
+  evolveAll,
+  inserted,
+  result,
+  retried,
+  started,
+  stateOf,
+} from "./support/Given.js";
+import { insertedV3 } from "./support/GivenV3.js";
+
+/**
+ * Whether every job and schedule index of `state` is a keys-only map
+ * (docs/core.md, 2026-12-04, issue 19), valid and of `sizes` entries:
+ * available (all queues), pending, executing, deadlines, due.
+ */
+const keysOnlyIndexes = (state: State.State, sizes: ReadonlyArray<number>): boolean => {
+  const { available, pending, executing, deadlines, due } = state.indexes;
+  const queues = [...available.values()];
+  const indexes = [...queues, pending, executing, deadlines, due];
+  const availableSize = queues.reduce((sum, queue) => sum + queue.size, 0);
+  const found = [availableSize, pending.size, executing.size, deadlines.size, due.size];
+  return (
+    indexes.every((index) => index.isKeysOnly() && index.isValid()) &&
+    found.every((size, at) => size === sizes[at])
+  );
+};
 
 describe("State", () => {
   it("the initial state is empty", () => {
     expect(State.initialState.lastJobId).toBe(0);
     expect(State.jobCount(State.initialState)).toBe(0);
     expect([...State.schedules(State.initialState)]).toEqual([]);
+  });
+
+  it("keeps its job and schedule indexes keys-only: folded whole, and evolved one record at a time", () => {
+    expect(keysOnlyIndexes(State.initialState, [0, 0, 0, 0, 0])).toBe(true);
+    // Folded: the indexes built whole from the jobs (`buildState`).
+    const folded = stateOf([
+      inserted(1),
+      inserted(2, { queue: "other" }),
+      inserted(3),
+      started(3),
+      insertedV3(4, { timeoutMs: 1_000 }),
+      started(4),
+      inserted(5),
+      started(5),
+      retried(5),
+      checkpoint("s"),
+    ]);
+    expect(keysOnlyIndexes(folded, [2, 1, 2, 1, 1])).toBe(true);
+    // Evolved: each index updated in place (`Store.index`), a new queue's index made empty.
+    const evolved = evolveAll(folded, [
+      inserted(6, { queue: "third" }),
+      insertedV3(7, { timeoutMs: 1_000 }),
+      started(7),
+      inserted(8, { scheduledAt: 50 }),
+      checkpoint("t"),
+    ]);
+    expect(keysOnlyIndexes(evolved, [3, 2, 3, 2, 2])).toBe(true);
   });
 
   it("reads jobs and schedules by id", () => {

@@ -27,9 +27,20 @@
  * - Any other change copies the live entries exactly, or replaces a value
  *   in place in a transient run that made the arrays (`writer`, see
  *   `Edit`).
+ * - A keys-only map's edge leaves have no values array (`values` null):
+ *   every rule above is about the keys array, which alone says which
+ *   slots are free.
  */
 import { type Edit, owns } from "./Edit.js";
-import { type Compare, entriesMax, lowerBound, withInserted, withRemoved } from "./SortedArrays.js";
+import {
+  type Compare,
+  entriesMax,
+  lowerBound,
+  type Values,
+  valuesSlice,
+  withInserted,
+  withRemoved,
+} from "./SortedArrays.js";
 
 // `start` and `end` move in place only under the `edit` token; entries of
 // the arrays are written once, except by the `writer` run.
@@ -39,7 +50,8 @@ export interface EdgeLeaf<K, V> {
    * the entries of versions that appended to these arrays after this one.
    */
   readonly keys: Array<K>;
-  readonly values: Array<V>;
+  /** Beside `keys`, or null in a keys-only map. */
+  readonly values: Values<V>;
   start: number;
   end: number;
   /** The run that may move this object's `start` and `end` in place. */
@@ -57,7 +69,7 @@ const deadMin = 8;
 /** An edge leaf over all of `keys` and `values` (no holes): fresh arrays the run `edit` made. */
 export const edgeOf = <K, V>(
   keys: Array<K>,
-  values: Array<V>,
+  values: Values<V>,
   edit: Edit | undefined,
 ): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer: edit });
 
@@ -70,7 +82,7 @@ export const edgeOf = <K, V>(
  */
 export const edgeOverLeaf = <K, V>(
   keys: Array<K>,
-  values: Array<V>,
+  values: Values<V>,
   edit: Edit | undefined,
   writer: Edit | undefined,
 ): EdgeLeaf<K, V> => ({ keys, values, start: 0, end: keys.length, edit, writer });
@@ -117,15 +129,17 @@ const viewOf = <K, V>(
 /**
  * A tail of `size` entries in arrays of `capacity` slots: the first `size`
  * to be written by the caller, the rest holes (free). Allocated at their
- * capacity rather than pushed, so no slack beyond it.
+ * capacity rather than pushed, so no slack beyond it. No values array
+ * when `keysOnly`.
  */
 const tailWithRoom = <K, V>(
   size: number,
   capacity: number,
   edit: Edit | undefined,
+  keysOnly: boolean,
 ): EdgeLeaf<K, V> => {
   const keys = new Array<K>(capacity);
-  const values = new Array<V>(capacity);
+  const values = keysOnly ? null : new Array<V>(capacity);
   return { keys, values, start: 0, end: size, edit, writer: edit };
 };
 
@@ -143,17 +157,19 @@ export const tailWithAppended = <K, V>(
   const { keys, values, start, end } = edge;
   if (freeAt(edge, end)) {
     keys[end] = key;
-    values[end] = value;
+    if (values !== null) values[end] = value;
     return viewOf(edge, start, end + 1, edit);
   }
   const size = end - start + 1;
-  const next = tailWithRoom<K, V>(size, Math.min(entriesMax, 2 * size), edit);
-  for (let index = start; index < end; index++) {
-    next.keys[index - start] = keys[index] as K;
-    next.values[index - start] = values[index] as V;
-  }
+  const next = tailWithRoom<K, V>(size, Math.min(entriesMax, 2 * size), edit, values === null);
+  for (let index = start; index < end; index++) next.keys[index - start] = keys[index] as K;
   next.keys[size - 1] = key;
-  next.values[size - 1] = value;
+  if (values !== null && next.values !== null) {
+    for (let index = start; index < end; index++) {
+      next.values[index - start] = values[index] as V;
+    }
+    next.values[size - 1] = value;
+  }
   return next;
 };
 
@@ -173,18 +189,19 @@ export const edgeWithAt = <K, V>(
   const { keys, values, start, end } = edge;
   if (!found) {
     const copiedKeys = withInserted(keys, at, key, start, end);
-    return edgeOf(copiedKeys, withInserted(values, at, value, start, end), edit);
+    const copiedValues = values === null ? null : withInserted(values, at, value, start, end);
+    return edgeOf(copiedKeys, copiedValues, edit);
   }
   if (owns(edit, edge.writer) && !(end in keys)) {
     // The run made the arrays, so it owns every view of them.
     keys[at] = key;
-    values[at] = value;
+    if (values !== null) values[at] = value;
     return edge;
   }
   const copiedKeys = keys.slice(start, end);
-  const copiedValues = values.slice(start, end);
+  const copiedValues = valuesSlice(values, start, end);
   copiedKeys[at - start] = key;
-  copiedValues[at - start] = value;
+  if (copiedValues !== null) copiedValues[at - start] = value;
   return edgeOf(copiedKeys, copiedValues, edit);
 };
 
@@ -193,15 +210,21 @@ const tooDead = (start: number, end: number): boolean => start >= deadMin && sta
 
 /**
  * Whether the edge leaf is well formed, for tests: 1 to `entriesMax`
- * entries, ascending, none a hole, its dead prefix bounded.
+ * entries, ascending, none a hole, its dead prefix bounded; a values
+ * array exactly when the map is not `keysOnly`.
  */
-export const edgeIsValid = <K, V>(edge: EdgeLeaf<K, V>, compare: Compare<K>): boolean => {
-  const { keys, start, end } = edge;
+export const edgeIsValid = <K, V>(
+  edge: EdgeLeaf<K, V>,
+  compare: Compare<K>,
+  keysOnly: boolean,
+): boolean => {
+  const { keys, values, start, end } = edge;
   const size = end - start;
   if (size < 1 || size > entriesMax || start < 0 || tooDead(start, end)) return false;
-  if (end > keys.length || edge.values.length !== keys.length) return false;
+  if (end > keys.length || (values === null) !== keysOnly) return false;
+  if (values !== null && values.length !== keys.length) return false;
   for (let index = start; index < end; index++) {
-    if (!(index in keys) || !(index in edge.values)) return false;
+    if (!(index in keys) || (values !== null && !(index in values))) return false;
     if (index > start && compare(keys[index - 1] as K, keys[index] as K) >= 0) return false;
   }
   return true;
@@ -218,20 +241,22 @@ export const edgeWithoutAt = <K, V>(
   if (at === start && !tooDead(start + 1, end)) return viewOf(edge, start + 1, end, edit);
   if (at === start) {
     // Too much dead: the live entries alone, so the dropped ones can go.
-    return edgeOf(keys.slice(start + 1, end), values.slice(start + 1, end), edit);
+    return edgeOf(keys.slice(start + 1, end), valuesSlice(values, start + 1, end), edit);
   }
-  return edgeOf(withRemoved(keys, at, start, end), withRemoved(values, at, start, end), edit);
+  const copiedValues = values === null ? null : withRemoved(values, at, start, end);
+  return edgeOf(withRemoved(keys, at, start, end), copiedValues, edit);
 };
 
-/** A tail of `key` alone, with room for `capacity` entries. */
+/** A tail of `key` alone, with room for `capacity` entries (no values array when `keysOnly`). */
 export const tailOf = <K, V>(
   key: K,
   value: V,
   capacity: number,
   edit: Edit | undefined,
+  keysOnly: boolean,
 ): EdgeLeaf<K, V> => {
-  const tail = tailWithRoom<K, V>(1, capacity, edit);
+  const tail = tailWithRoom<K, V>(1, capacity, edit, keysOnly);
   tail.keys[0] = key;
-  tail.values[0] = value;
+  if (tail.values !== null) tail.values[0] = value;
   return tail;
 };

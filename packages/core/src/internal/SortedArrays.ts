@@ -8,6 +8,19 @@
 /** A total order: negative, zero or positive like `Array.prototype.sort`. */
 export type Compare<K> = (left: K, right: K) => number;
 
+/**
+ * The values beside a leaf's keys: an array as long as its keys, or null
+ * in a keys-only map (`SortedMap.keysOnly`), whose every value is one
+ * constant. The job indexes map every key to `null`: an array of 32
+ * `null`s per leaf was 8.5 bytes an entry held, and copied again with
+ * every copy of the leaf (docs/core.md, 2026-12-04, issue 19).
+ */
+export type Values<V> = Array<V> | null;
+
+/** `values.slice(from, to)`, or null for a keys-only leaf. */
+export const valuesSlice = <V>(values: Values<V>, from: number, to: number): Values<V> =>
+  values === null ? null : values.slice(from, to);
+
 /** Most entries (keys of a leaf, children of a branch) a node or an edge leaf holds. */
 export const entriesMax = 32;
 

@@ -15,6 +15,10 @@
  * arrays, 16 to 32 of them, about 21 to 30 bytes an entry (docs/core.md,
  * "Memory of an active job").
  *
+ * A keys-only map (`SortedMap.keysOnly`, every value `null`: the job
+ * indexes) keeps no values array in its leaves (`Values`): about 12 bytes
+ * an entry instead of 21.5 (docs/core.md, "Keys-only job indexes").
+ *
  * An update given an `Edit` token stamps the nodes it creates with it, and
  * changes nodes already stamped with the same token in place (a transient
  * run, see `Edit`): a run of updates then copies each path once rather than
@@ -42,6 +46,8 @@ import {
   entriesMax,
   insertAt,
   lowerBound,
+  type Values,
+  valuesSlice,
   withInserted,
   withRemoved,
 } from "./SortedArrays.js";
@@ -55,6 +61,26 @@ export type { Compare } from "./SortedArrays.js";
  * less an insert but held 24 free slots in a map of 40 (2026-12-04).
  */
 const tailRefillCapacity = 8;
+/**
+ * A keys-only map's one value: what every key maps to, held by the map
+ * and by none of its leaves.
+ */
+interface Only<V> {
+  readonly value: V;
+}
+
+const nullOnly: Only<null> = { value: null };
+
+/**
+ * What every version of a map shares: its order and, in a keys-only map,
+ * its one value. One field of the map rather than two: a map object is
+ * made by every update (8 bytes each).
+ */
+interface Order<K, V> {
+  readonly compare: Compare<K>;
+  readonly only: Only<V> | null;
+}
+
 /** Fewest entries of a node other than the root once a deletion settles it. */
 const entriesMin = entriesMax / 2;
 
@@ -63,7 +89,8 @@ const entriesMin = entriesMax / 2;
 interface Leaf<K, V> {
   /** Ascending. */
   keys: Array<K>;
-  values: Array<V>;
+  /** Beside `keys`; null in a keys-only map. */
+  values: Values<V>;
   children: null;
   size: number;
   readonly edit: Edit | undefined;
@@ -81,7 +108,7 @@ interface Branch<K, V> {
 
 type Node<K, V> = Leaf<K, V> | Branch<K, V>;
 
-const leafOf = <K, V>(keys: Array<K>, values: Array<V>, edit: Edit | undefined): Leaf<K, V> => ({
+const leafOf = <K, V>(keys: Array<K>, values: Values<V>, edit: Edit | undefined): Leaf<K, V> => ({
   keys,
   values,
   children: null,
@@ -113,7 +140,7 @@ const writableLeaf = <K, V>(node: Leaf<K, V>, edit: Edit | undefined): Leaf<K, V
     ? node
     : {
         keys: node.keys.slice(),
-        values: node.values.slice(),
+        values: node.values === null ? null : node.values.slice(),
         children: null,
         size: node.size,
         edit,
@@ -163,7 +190,8 @@ const splitIfFull = <K, V>(node: Node<K, V>, outcome: Outcome<K, V>, edit: Edit 
   if (node.keys.length <= entriesMax) return;
   const half = node.keys.length >>> 1;
   if (node.children === null) {
-    outcome.split = leafOf(node.keys.splice(half), node.values.splice(half), edit);
+    const values = node.values === null ? null : node.values.splice(half);
+    outcome.split = leafOf(node.keys.splice(half), values, edit);
     node.size = node.keys.length;
   } else {
     node.keys.splice(half);
@@ -194,17 +222,19 @@ const leafWithAt = <K, V>(
   value: V,
   edit: Edit | undefined,
 ): Leaf<K, V> => {
+  const { values } = leaf;
   if (found) {
     const target = writableLeaf(leaf, edit);
     target.keys[at] = key;
-    target.values[at] = value;
+    if (target.values !== null) target.values[at] = value;
     return target;
   }
   if (!owns(edit, leaf.edit)) {
-    return leafOf(withInserted(leaf.keys, at, key), withInserted(leaf.values, at, value), edit);
+    const copiedValues = values === null ? null : withInserted(values, at, value);
+    return leafOf(withInserted(leaf.keys, at, key), copiedValues, edit);
   }
   insertAt(leaf.keys, at, key);
-  insertAt(leaf.values, at, value);
+  if (values !== null) insertAt(values, at, value);
   leaf.size++;
   return leaf;
 };
@@ -218,11 +248,16 @@ const leafWithout = <K, V>(
 ): Leaf<K, V> | undefined => {
   const at = lowerBound(leaf.keys, key, compare);
   if (at === leaf.keys.length || compare(leaf.keys[at] as K, key) !== 0) return undefined;
+  const { values } = leaf;
   if (!owns(edit, leaf.edit)) {
-    return leafOf(withRemoved(leaf.keys, at), withRemoved(leaf.values, at), edit);
+    return leafOf(
+      withRemoved(leaf.keys, at),
+      values === null ? null : withRemoved(values, at),
+      edit,
+    );
   }
   leaf.keys.splice(at, 1);
-  leaf.values.splice(at, 1);
+  if (values !== null) values.splice(at, 1);
   leaf.size--;
   return leaf;
 };
@@ -240,7 +275,7 @@ const insertInLeaf = <K, V>(
   const found = at < node.keys.length && compare(node.keys[at] as K, key) === 0;
   if (!found) outcome.changed = true;
   if (!found && appendsPastFull(node, at, rightmost)) {
-    outcome.split = leafOf([key], [value], edit);
+    outcome.split = leafOf([key], node.values === null ? null : [value], edit);
     outcome.appended = true;
     return node;
   }
@@ -313,12 +348,14 @@ const rebalance = <K, V>(parent: Branch<K, V>, at: number, edit: Edit | undefine
   const keys = first.keys.concat(second.keys);
   let nodes: Array<Node<K, V>>;
   if (first.children === null || second.children === null) {
-    const values = (first.values ?? []).concat(second.values ?? []);
+    // Leaves of one map: both keys-only or neither.
+    const values =
+      first.values === null || second.values === null ? null : first.values.concat(second.values);
     if (keys.length <= entriesMax) nodes = [leafOf(keys, values, edit)];
     else {
       const half = keys.length >>> 1;
-      nodes = [leafOf(keys.slice(0, half), values.slice(0, half), edit)];
-      nodes.push(leafOf(keys.slice(half), values.slice(half), edit));
+      nodes = [leafOf(keys.slice(0, half), valuesSlice(values, 0, half), edit)];
+      nodes.push(leafOf(keys.slice(half), valuesSlice(values, half, keys.length), edit));
     }
   } else {
     const children = first.children.concat(second.children);
@@ -403,27 +440,35 @@ const chunks = <T>(items: ReadonlyArray<T>): Array<Array<T>> => {
   return result;
 };
 
-const build = <K, V>(keys: ReadonlyArray<K>, values: ReadonlyArray<V>): Node<K, V> | null => {
-  const count = Math.min(keys.length, values.length);
+/** A tree of `keys` and their `values` (none: a keys-only tree). */
+const build = <K, V>(
+  keys: ReadonlyArray<K>,
+  values: ReadonlyArray<V> | null,
+): Node<K, V> | null => {
+  const count = values === null ? keys.length : Math.min(keys.length, values.length);
   if (count === 0) return null;
   const keyChunks = chunks(keys.slice(0, count));
-  const valueChunks = chunks(values.slice(0, count));
+  const valueChunks = values === null ? null : chunks(values.slice(0, count));
   let level: Array<Node<K, V>> = keyChunks.map((chunk, index) =>
-    leafOf(chunk, valueChunks[index] ?? [], undefined),
+    leafOf(chunk, valueChunks === null ? null : (valueChunks[index] ?? []), undefined),
   );
   while (level.length > 1) level = chunks(level).map((children) => branchOf(children, undefined));
   return level[0] ?? null;
 };
 
-/** A tree with `key` bound to `value` (the root itself when a run it owns changed in place). */
+/**
+ * A tree with `key` bound to `value` (the root itself when a run it owns
+ * changed in place); a first leaf without values when `keysOnly`.
+ */
 const insertRoot = <K, V>(
   root: Node<K, V> | null,
   key: K,
   value: V,
   compare: Compare<K>,
   edit: Edit | undefined,
+  keysOnly: boolean,
 ): Node<K, V> => {
-  if (root === null) return leafOf([key], [value], edit);
+  if (root === null) return leafOf([key], keysOnly ? null : [value], edit);
   const outcome: Outcome<K, V> = { changed: false, split: null, appended: false };
   const next = insert(root, key, value, compare, edit, outcome, true);
   return outcome.split === null ? next : branchOf([next, outcome.split], edit);
@@ -466,20 +511,22 @@ const lastKey = <K, V>(leaf: Leaf<K, V>): K => leaf.keys[leaf.keys.length - 1] a
  * `root` with the entries `from` to `to` of `keys` and `values` inserted,
  * as one run of its own (the path copied once). A fresh token, never the
  * caller's: the caller's run may own nodes that maps still hold as their
- * edge leaves.
+ * edge leaves. A keys-only map's entries all have its one value, `only`.
  */
 const withEntries = <K, V>(
   root: Node<K, V> | null,
   keys: ReadonlyArray<K>,
-  values: ReadonlyArray<V>,
+  values: Values<V>,
   from: number,
   to: number,
   compare: Compare<K>,
+  only: Only<V> | null,
 ): Node<K, V> | null => {
   const run = new Edit();
   let tree = root;
   for (let index = from; index < to; index++) {
-    tree = insertRoot(tree, keys[index] as K, values[index] as V, compare, run);
+    const value = values === null ? only?.value : values[index];
+    tree = insertRoot(tree, keys[index] as K, value as V, compare, run, values === null);
   }
   return tree;
 };
@@ -496,7 +543,7 @@ interface Grown<K, V> {
  */
 interface Entries<K, V> {
   readonly keys: Array<K>;
-  readonly values: Array<V>;
+  readonly values: Values<V>;
   readonly from: number;
   readonly to: number;
 }
@@ -504,10 +551,10 @@ interface Entries<K, V> {
 /** A leaf of `entries` from `from` on: their very arrays when that is all of them. */
 const leafOfPart = <K, V>(entries: Entries<K, V>, from: number): Leaf<K, V> => {
   const { keys, values, to } = entries;
-  if (from === 0 && to === keys.length && to === values.length) {
+  if (from === 0 && to === keys.length && (values === null || to === values.length)) {
     return leafOf(keys, values, undefined);
   }
-  return leafOf(keys.slice(from, to), values.slice(from, to), undefined);
+  return leafOf(keys.slice(from, to), valuesSlice(values, from, to), undefined);
 };
 
 /**
@@ -529,11 +576,10 @@ const appendRight = <K, V>(
     const cut = Math.min(from + room, to);
     if (cut < to) grown.split = leafOfPart(entries, cut);
     if (room === 0) return node;
-    return leafOf(
-      node.keys.concat(keys.slice(from, cut)),
-      node.values.concat(values.slice(from, cut)),
-      undefined,
-    );
+    // Leaves of one map: both keys-only or neither.
+    const filled =
+      node.values === null || values === null ? null : node.values.concat(values.slice(from, cut));
+    return leafOf(node.keys.concat(keys.slice(from, cut)), filled, undefined);
   }
   const at = node.children.length - 1;
   const child = node.children[at] as Node<K, V>;
@@ -614,6 +660,8 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
     private readonly tail: EdgeLeaf<K, V> | null,
     private readonly compare: Compare<K>,
     private readonly from: K | undefined,
+    // A keys-only map's one value (its leaves hold none).
+    private readonly only: V | undefined,
   ) {}
 
   /** Moves to the next entry (into `key` and `value`); false when there is none. */
@@ -624,7 +672,7 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
         const at = this.edgeAt;
         if (at < this.edgeEnd) {
           this.key = edge.keys[at];
-          this.value = edge.values[at];
+          this.value = edge.values === null ? this.only : edge.values[at];
           this.edgeAt = at + 1;
           return true;
         }
@@ -689,7 +737,7 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
     const leaf = this.nodes[depth] as Leaf<K, V>;
     const at = this.indexes[depth] as number;
     this.key = leaf.keys[at];
-    this.value = leaf.values[at];
+    this.value = leaf.values === null ? this.only : leaf.values[at];
     this.indexes[depth] = at + 1;
     return true;
   }
@@ -723,7 +771,8 @@ class Cursor<K, V> implements IterableIterator<readonly [K, V]> {
  */
 export class SortedMap<K, V> {
   private constructor(
-    private readonly compare: Compare<K>,
+    // `only` set in a keys-only map (every leaf's `values` null).
+    private readonly order: Order<K, V>,
     private readonly root: Node<K, V> | null,
     // Never empty when present.
     private readonly head: EdgeLeaf<K, V> | null,
@@ -732,7 +781,23 @@ export class SortedMap<K, V> {
 
   /** The empty map ordered by `compare`. */
   static empty<K, V>(compare: Compare<K>): SortedMap<K, V> {
-    return new SortedMap<K, V>(compare, null, null, null);
+    return new SortedMap<K, V>({ compare, only: null }, null, null, null);
+  }
+
+  /**
+   * The empty keys-only map ordered by `compare`: every key maps to `null`
+   * and its leaves keep their keys alone (a set, with a map's interface;
+   * the state's job indexes). It answers every read as a map of `null`s
+   * does.
+   */
+  static keysOnly<K>(compare: Compare<K>): SortedMap<K, null> {
+    return new SortedMap<K, null>({ compare, only: nullOnly }, null, null, null);
+  }
+
+  /** A keys-only map (`keysOnly`) built in O(n) from keys already strictly ascending by `compare`. */
+  static fromSortedKeys<K>(compare: Compare<K>, keys: ReadonlyArray<K>): SortedMap<K, null> {
+    const order = { compare, only: nullOnly };
+    return new SortedMap<K, null>(order, build<K, null>(keys, null), null, null);
   }
 
   /**
@@ -744,7 +809,12 @@ export class SortedMap<K, V> {
     keys: ReadonlyArray<K>,
     values: ReadonlyArray<V>,
   ): SortedMap<K, V> {
-    return new SortedMap<K, V>(compare, build(keys, values), null, null);
+    return new SortedMap<K, V>({ compare, only: null }, build(keys, values), null, null);
+  }
+
+  /** True for a keys-only map (`keysOnly`, `fromSortedKeys`): its leaves hold no values. */
+  isKeysOnly(): boolean {
+    return this.order.only !== null;
   }
 
   /** Number of entries, O(1). */
@@ -759,7 +829,8 @@ export class SortedMap<K, V> {
 
   // The edge leaf holding `key`, or that would; null when the tree does.
   private onEdge(key: K): EdgeLeaf<K, V> | null {
-    const { head, tail, compare } = this;
+    const { head, tail } = this;
+    const { compare } = this.order;
     if (head !== null && compare(key, lastKeyOf(head)) <= 0) return head;
     if (tail !== null && compare(key, firstKeyOf(tail)) >= 0) return tail;
     return null;
@@ -769,30 +840,35 @@ export class SortedMap<K, V> {
   private treeLeafOf(key: K): Leaf<K, V> | null {
     let node = this.root;
     while (node !== null && node.children !== null) {
-      node = node.children[childIndex(node.keys, key, this.compare)] ?? null;
+      node = node.children[childIndex(node.keys, key, this.order.compare)] ?? null;
     }
     return node;
   }
 
   /** The value at `key`, or undefined. */
   get(key: K): V | undefined {
-    const { compare } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
-      return holdsAt(edge, at, key, compare) ? edge.values[at] : undefined;
+      return holdsAt(edge, at, key, compare) ? this.valueIn(edge.values, at) : undefined;
     }
     const leaf = this.treeLeafOf(key);
     if (leaf === null) return undefined;
     const at = lowerBound(leaf.keys, key, compare);
     return at < leaf.keys.length && compare(leaf.keys[at] as K, key) === 0
-      ? leaf.values[at]
+      ? this.valueIn(leaf.values, at)
       : undefined;
+  }
+
+  // The value at `at` of a leaf's values; the map's one value when it is keys-only.
+  private valueIn(values: Values<V>, at: number): V | undefined {
+    return values === null ? this.order.only?.value : values[at];
   }
 
   /** True when `key` is present. */
   has(key: K): boolean {
-    const { compare } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) return holdsAt(edge, positionOf(edge, key, compare), key, compare);
     const leaf = this.treeLeafOf(key);
@@ -806,7 +882,8 @@ export class SortedMap<K, V> {
    * nodes of that run are updated in place (see `Edit`).
    */
   set(key: K, value: V, edit?: Edit): SortedMap<K, V> {
-    const { compare, root, head, tail } = this;
+    const { root, head, tail } = this;
+    const { compare, only } = this.order;
     if (head !== null && compare(key, lastKeyOf(head)) <= 0) {
       const at = positionOf(head, key, compare);
       const next = edgeWithAt(head, at, holdsAt(head, at, key, compare), key, value, edit);
@@ -814,18 +891,25 @@ export class SortedMap<K, V> {
       // Past full: its upper half goes into the tree (below every key there).
       const { keys, values } = next;
       const half = next.start + (edgeSize(next) >>> 1);
-      const kept = edgeOf(keys.slice(next.start, half), values.slice(next.start, half), edit);
-      const tree = withEntries(root, keys, values, half, next.end, compare);
+      const kept = edgeOf(
+        keys.slice(next.start, half),
+        valuesSlice(values, next.start, half),
+        edit,
+      );
+      const tree = withEntries(root, keys, values, half, next.end, compare, only);
       return this.with(tree, kept, tail);
     }
     const intoTail =
       (tail !== null && compare(key, firstKeyOf(tail)) >= 0) ||
       root === null ||
       compare(key, maxKey(root)) > 0;
-    if (!intoTail) return this.with(insertRoot(root, key, value, compare, edit), head, tail);
+    const keysOnly = only !== null;
+    if (!intoTail) {
+      return this.with(insertRoot(root, key, value, compare, edit, keysOnly), head, tail);
+    }
     if (tail === null) {
       const capacity = root === null ? 1 : tailRefillCapacity;
-      return this.with(root, head, tailOf(key, value, capacity, edit));
+      return this.with(root, head, tailOf(key, value, capacity, edit, keysOnly));
     }
     return this.setInTail(tail, key, value, edit);
   }
@@ -837,7 +921,8 @@ export class SortedMap<K, V> {
     value: V,
     edit: Edit | undefined,
   ): SortedMap<K, V> {
-    const { compare, root, head } = this;
+    const { root, head } = this;
+    const { compare, only } = this.order;
     const at = positionOf(tail, key, compare);
     const appends = at === tail.end;
     if (appends && edgeSize(tail) < entriesMax) {
@@ -848,7 +933,7 @@ export class SortedMap<K, V> {
       // none free, nobody writes them again), the new one the tail.
       const { keys, values } = tail;
       const whole = { keys, values, from: tail.start, to: tail.end };
-      const refill = tailOf(key, value, tailRefillCapacity, edit);
+      const refill = tailOf(key, value, tailRefillCapacity, edit, only !== null);
       return this.with(withAppended(root, whole), head, refill);
     }
     const next = edgeWithAt(tail, at, holdsAt(tail, at, key, compare), key, value, edit);
@@ -856,14 +941,15 @@ export class SortedMap<K, V> {
     // Past full: its first 32 entries become the tree's last leaf, whole.
     const { keys, values } = next;
     const cut = next.start + entriesMax;
-    const rest = edgeOf(keys.slice(cut, next.end), values.slice(cut, next.end), edit);
+    const rest = edgeOf(keys.slice(cut, next.end), valuesSlice(values, cut, next.end), edit);
     const whole = { keys, values, from: next.start, to: cut };
     return this.with(withAppended(root, whole), head, rest);
   }
 
   /** A map without `key` (the same map when it is absent); `edit` as for `set`. */
   delete(key: K, edit?: Edit): SortedMap<K, V> {
-    const { compare, root, head, tail } = this;
+    const { root, head, tail } = this;
+    const { compare } = this.order;
     const edge = this.onEdge(key);
     if (edge !== null) {
       const at = positionOf(edge, key, compare);
@@ -896,21 +982,23 @@ export class SortedMap<K, V> {
   ): SortedMap<K, V> {
     return root === this.root && head === this.head && tail === this.tail
       ? this
-      : new SortedMap(this.compare, root, head, tail);
+      : new SortedMap(this.order, root, head, tail);
   }
 
   /** The smallest entry, or undefined when empty. */
   first(): readonly [K, V] | undefined {
     const { head, root, tail } = this;
     const edge = head ?? (root === null ? tail : null);
-    if (edge !== null) return [firstKeyOf(edge), edge.values[edge.start] as V];
+    if (edge !== null) return [firstKeyOf(edge), this.valueIn(edge.values, edge.start) as V];
     if (root === null) return undefined;
     const leaf = firstLeaf(root);
-    return [leaf.keys[0] as K, leaf.values[0] as V];
+    return [leaf.keys[0] as K, this.valueIn(leaf.values, 0) as V];
   }
 
   private cursor(from: K | undefined): Cursor<K, V> {
-    return new Cursor(this.head, this.root, this.tail, this.compare, from);
+    const { head, root, tail } = this;
+    const { compare, only } = this.order;
+    return new Cursor(head, root, tail, compare, from, only?.value);
   }
 
   /** Ascending entries, starting at the first key >= `from` when given. */
@@ -962,21 +1050,26 @@ export class SortedMap<K, V> {
    * tree, a branch's keys the smallest of its children, sizes the sums
    * below, every leaf at the same depth, every node off the tree's edges at
    * least half full (one on an edge at least one entry: `appendsPastFull`,
-   * `remove`), none beyond 32 entries, a root branch with two children or more.
+   * `remove`), none beyond 32 entries, a root branch with two children or
+   * more; a values array in every leaf exactly when the map is not keys-only.
    */
   isValid(): boolean {
-    const { compare, head, tail } = this;
+    const { head, tail } = this;
+    const { compare, only } = this.order;
     let previous: K | undefined;
     const below = (key: K): boolean => previous === undefined || compare(previous, key) < 0;
+    const keysOnly = only !== null;
     const ascending = (leaf: Leaf<K, V>): boolean => {
       for (const key of leaf.keys) {
         if (!below(key)) return false;
         previous = key;
       }
-      return leaf.values.length === leaf.keys.length && leaf.size === leaf.keys.length;
+      const { values } = leaf;
+      const fits = values === null ? keysOnly : !keysOnly && values.length === leaf.keys.length;
+      return fits && leaf.size === leaf.keys.length;
     };
-    if (head !== null && !edgeIsValid(head, compare)) return false;
-    if (tail !== null && !edgeIsValid(tail, compare)) return false;
+    if (head !== null && !edgeIsValid(head, compare, keysOnly)) return false;
+    if (tail !== null && !edgeIsValid(tail, compare, keysOnly)) return false;
     if (head !== null) previous = lastKeyOf(head);
     if (!this.treeIsValid(ascending)) return false;
     return tail === null || below(firstKeyOf(tail));
@@ -998,7 +1091,7 @@ export class SortedMap<K, V> {
       if (node.size !== sizeOfAll(node.children)) return false;
       return node.children.every(
         (child, index) =>
-          this.compare(minKey(child), node.keys[index] as K) === 0 &&
+          this.order.compare(minKey(child), node.keys[index] as K) === 0 &&
           check(child, depth + 1, childEdges(edges, index, node.children.length)),
       );
     };

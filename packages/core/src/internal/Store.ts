@@ -361,11 +361,7 @@ const sortedIfNeeded = <T>(items: Array<T>, compare: Compare<T>): Array<T> => {
 
 const setOf = <K>(compare: Compare<K>, keys: Array<K>): SortedMap<K, null> => {
   const sorted = sortedIfNeeded(keys, compare);
-  return SortedMap.fromSorted(
-    compare,
-    sorted,
-    sorted.map(() => null),
-  );
+  return SortedMap.fromSortedKeys(compare, sorted);
 };
 
 const mapOf = <K, V>(compare: Compare<K>, entries: Map<K, V>): SortedMap<K, V> => {
@@ -639,8 +635,7 @@ export class Draft implements Store {
   private index(job: Job): void {
     switch (job.state) {
       case "available": {
-        const queue =
-          this.available.get(job.queue) ?? SortedMap.empty<Job, null>(compareClaimOrder);
+        const queue = this.available.get(job.queue) ?? SortedMap.keysOnly<Job>(compareClaimOrder);
         this.available = this.available.set(job.queue, queue.set(job, null, this.edit), this.edit);
         return;
       }
