@@ -8,11 +8,10 @@
 // filled by appends or built whole holds exactly its 32 slots, weighed on
 // V8's heap (`--expose-gc`, switched on for this process).
 import fc from "fast-check";
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
 import { IdMap } from "../../src/internal/IdMap.js";
+import { heapBytesPer } from "../support/Weigh.js";
 
 const id = fc.oneof(
   fc.integer({ min: 0, max: 100 }),
@@ -20,31 +19,9 @@ const id = fc.oneof(
   fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }),
 );
 
-setFlagsFromString("--expose-gc");
-const collect = runInNewContext("gc") as () => void;
-
 /** Bytes on V8's heap per entry of the map `build` makes from ids 0..count-1. */
-const bytesPerEntryOnce = (count: number, build: () => IdMap<string>): number => {
-  collect();
-  collect();
-  const before = getHeapStatistics().used_heap_size;
-  const map = build();
-  collect();
-  collect();
-  const after = getHeapStatistics().used_heap_size;
-  expect(map.get(count - 1)).toBe("value");
-  return (after - before) / count;
-};
-
-// The least of three weighings: anything else the process allocates
-// meanwhile (the test runner's own messages) only ever adds bytes, and a
-// planted regression adds them to all three.
 const bytesPerEntry = (count: number, build: () => IdMap<string>): number =>
-  Math.min(
-    bytesPerEntryOnce(count, build),
-    bytesPerEntryOnce(count, build),
-    bytesPerEntryOnce(count, build),
-  );
+  heapBytesPer(count, build, (map) => expect(map.get(count - 1)).toBe("value"));
 
 const sortedEntries = (model: Map<number, string>) =>
   [...model].sort((left, right) => left[0] - right[0]);

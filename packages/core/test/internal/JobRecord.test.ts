@@ -5,15 +5,11 @@
 // number from a boxed one, so the test weighs the records on V8's heap
 // (`--expose-gc`, switched on for this process) after two collections.
 import fc from "fast-check";
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import * as Event from "../../src/Event.js";
 import * as Job from "../../src/Job.js";
 import { sharedTime, timesTaggedShape } from "../../src/internal/JobRecord.js";
-
-setFlagsFromString("--expose-gc");
-const collect = runInNewContext("gc") as () => void;
+import { heapBytesPer } from "../support/Weigh.js";
 
 const time = 1_800_000_000_000;
 const records = 100_000;
@@ -47,24 +43,17 @@ const started = (index: number): Job.Job =>
     }),
   );
 
-const heldAfterOnce = (build: (index: number) => Job.Job): number => {
-  collect();
-  collect();
-  const before = getHeapStatistics().used_heap_size;
-  const kept = new Array<Job.Job>(records);
-  for (let index = 0; index < records; index++) kept[index] = build(index);
-  collect();
-  collect();
-  const after = getHeapStatistics().used_heap_size;
-  expect(kept[records - 1]?.jobId).toBe(records);
-  return (after - before) / records;
-};
-
-// The least of three weighings: anything else the process allocates
-// meanwhile (the test runner's own messages) only ever adds bytes, and a
-// planted regression adds them to all three.
+/** Bytes per record of `records` kept in an array (its slot included). */
 const heldAfter = (build: (index: number) => Job.Job): number =>
-  Math.min(heldAfterOnce(build), heldAfterOnce(build), heldAfterOnce(build));
+  heapBytesPer(
+    records,
+    () => {
+      const kept = new Array<Job.Job>(records);
+      for (let index = 0; index < records; index++) kept[index] = build(index);
+      return kept;
+    },
+    (kept) => expect(kept[records - 1]?.jobId).toBe(records),
+  );
 
 /**
  * Bytes on V8's heap per record that `build` makes, its array slot
@@ -77,7 +66,7 @@ const bytesPerRecord = (build: (index: number) => Job.Job): number => {
   for (let round = 0; round < 3; round++) {
     for (let index = 0; index < records; index++) build(index);
   }
-  return Math.min(heldAfter(build), heldAfter(build), heldAfter(build));
+  return heldAfter(build);
 };
 
 // A record: 24 bytes of header and 8 a field (18 fields), 8 for its slot in

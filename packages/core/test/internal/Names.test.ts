@@ -6,15 +6,11 @@
 // (`--expose-gc`, switched on for this process) after two collections.
 import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import * as Commands from "../../src/Commands.js";
 import * as Decide from "../../src/Decide.js";
 import { interned, internedNamesMax } from "../../src/internal/Names.js";
-
-setFlagsFromString("--expose-gc");
-const collect = runInNewContext("gc") as () => void;
+import { heapBytesPer } from "../support/Weigh.js";
 
 const now = 1_800_000_000_000;
 const decisions = 50_000;
@@ -47,24 +43,16 @@ const decided = (index: number, names: Names): Decide.Decision => {
 };
 
 /** Bytes on V8's heap per decision kept, names taken from `names`. */
-const bytesPerDecisionOnce = (names: () => Names): number => {
-  collect();
-  collect();
-  const before = getHeapStatistics().used_heap_size;
-  const kept = new Array<Decide.Decision>(decisions);
-  for (let index = 0; index < decisions; index++) kept[index] = decided(index, names());
-  collect();
-  collect();
-  const after = getHeapStatistics().used_heap_size;
-  expect(kept[decisions - 1]?.length).toBe(1);
-  return (after - before) / decisions;
-};
-
-// The least of three weighings: anything else the process allocates
-// meanwhile (the test runner's own messages) only ever adds bytes, and a
-// planted regression adds them to all three.
 const bytesPerDecision = (names: () => Names): number =>
-  Math.min(bytesPerDecisionOnce(names), bytesPerDecisionOnce(names), bytesPerDecisionOnce(names));
+  heapBytesPer(
+    decisions,
+    () => {
+      const kept = new Array<Decide.Decision>(decisions);
+      for (let index = 0; index < decisions; index++) kept[index] = decided(index, names());
+      return kept;
+    },
+    (kept) => expect(kept[decisions - 1]?.length).toBe(1),
+  );
 
 describe("names held once", () => {
   it("interned returns its argument, past its bound too (property)", () => {

@@ -8,11 +8,10 @@
 // value null, its leaves without values arrays) does all of this alike and
 // holds about half the bytes an entry, weighed on V8's heap.
 import fc from "fast-check";
-import { getHeapStatistics, setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { Edit } from "../../src/internal/Edit.js";
 import { compareNumbers, compareStrings, SortedMap } from "../../src/internal/SortedMap.js";
+import { heapBytesPer } from "../support/Weigh.js";
 
 type Operation = { readonly kind: "set" | "delete"; readonly key: number };
 
@@ -43,30 +42,9 @@ const keysOnly: Form<null> = {
   keysOnly: true,
 };
 
-setFlagsFromString("--expose-gc");
-const collect = runInNewContext("gc") as () => void;
-
 /** Bytes on V8's heap per entry of the map `build` makes of `count` keys. */
-const bytesPerEntryOnce = (count: number, build: () => SortedMap<number, null>): number => {
-  collect();
-  collect();
-  const before = getHeapStatistics().used_heap_size;
-  const map = build();
-  collect();
-  collect();
-  const after = getHeapStatistics().used_heap_size;
-  expect(map.size).toBe(count);
-  return (after - before) / count;
-};
-
-// The least of three weighings: anything else the process allocates
-// meanwhile only ever adds bytes, and a planted regression adds them to all three.
 const bytesPerEntry = (count: number, build: () => SortedMap<number, null>): number =>
-  Math.min(
-    bytesPerEntryOnce(count, build),
-    bytesPerEntryOnce(count, build),
-    bytesPerEntryOnce(count, build),
-  );
+  heapBytesPer(count, build, (map) => expect(map.size).toBe(count));
 
 const operation = fc.record({
   kind: fc.constantFrom<"set" | "delete">("set", "set", "delete"),
