@@ -436,9 +436,11 @@ const scratchOf = (writer: Writer, bytes: number): Uint8Array => {
   }
   // The last batch's view when this batch has its length, as one
   // producer's batches mostly do: a view is ~100 bytes a batch. It is the
-  // same memory either way (a batch is done with it once its write returned).
+  // same memory either way (a batch is done with it once its write
+  // returned), and always a view of the current buffer: one grows only for
+  // a batch longer than the old buffer, so longer than any view of it.
   const view = writer.scratchView;
-  if (view.length === bytes && view.buffer === writer.scratch.buffer) return view;
+  if (view.length === bytes) return view;
   const fresh = writer.scratch.subarray(0, bytes);
   writer.scratchView = fresh;
   return fresh;
