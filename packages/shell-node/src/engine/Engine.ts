@@ -686,8 +686,8 @@ const reportOf = (state: State.State) => ({
 
 /** The Effect face: every command through a fiber, every query as `Effect.sync`. */
 const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => States) => {
-  const commands = commandFace((at) =>
-    Effect.flatMap(Clock.currentTimeMillis, (time) => queue.execute(at(time))),
+  const commands = commandFace((make, args) =>
+    Effect.flatMap(Clock.currentTimeMillis, (time) => queue.execute(make(time, ...args))),
   );
   const reads = queryFace(states, Effect.sync);
   const tick = () =>
@@ -721,7 +721,7 @@ const promiseFace = <K extends Log.Kind>(
     | "inspectJobs"
   >,
 ): PromiseFace<K> => {
-  const commands = commandFace((at) => queue.submit(at(now())));
+  const commands = commandFace((make, args) => queue.submit(make(now(), ...args)));
   const reads = queryFace(states, (read) => read());
   // The tables' entries have the mapped types' shapes by construction (faces.ts).
   return { ...commands, ...reads, ...programs } as unknown as PromiseFace<K>;

@@ -58,15 +58,31 @@ export const encodeOne = (event: Event.Event, index: number): PendingRecord | Un
 export const prepare = (
   events: ReadonlyArray<Event.Event>,
 ): Either.Either<Batch, UnencodableEvent> => {
+  const prepared = prepareOrRefuse(events);
+  return prepared instanceof UnencodableEvent ? Either.left(prepared) : Either.right(prepared);
+};
+
+/**
+ * `prepare` without the `Either`, for the engine's per-command path. A
+ * command of one record (an insert, most commands) gets a list of exactly
+ * one place: an empty list's first push reserves 17 (~130 bytes more a
+ * command, docs/engine.md, 2026-12-04).
+ */
+export const prepareOrRefuse = (events: ReadonlyArray<Event.Event>): Batch | UnencodableEvent => {
+  const first = events[0];
+  if (events.length === 1 && first !== undefined) {
+    const record = encodeOne(first, 0);
+    return record instanceof UnencodableEvent ? record : { records: [record], bytes: record.size };
+  }
   const records: Array<PendingRecord> = [];
   let bytes = 0;
   for (let index = 0; index < events.length; index++) {
     const event = events[index];
     if (event === undefined) continue;
     const record = encodeOne(event, index);
-    if (record instanceof UnencodableEvent) return Either.left(record);
+    if (record instanceof UnencodableEvent) return record;
     records.push(record);
     bytes += record.size;
   }
-  return Either.right({ records, bytes });
+  return { records, bytes };
 };

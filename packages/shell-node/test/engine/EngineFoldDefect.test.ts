@@ -7,6 +7,9 @@
  * - Thrown while a later command of the same drain needs the inserts
  *   folded: nothing of the drain is queued, its callers die, and the engine
  *   goes on.
+ * - Thrown by one command's decider after the inserts before it were folded
+ *   (for a claim): that caller dies, and the drain goes on from the
+ *   commands folded so far, the inserts among them.
  * - Thrown by the late fold, after the inserts' write was queued: the
  *   records are in the log, the engine cannot decide against a state that
  *   lacks them, so the batch's callers and every later command die with the
@@ -35,7 +38,18 @@ vi.mock("@tay/core", async (importOriginal) => {
       },
     };
   };
-  return { ...core, Evolve: { ...core.Evolve, batch } };
+  // A decider that throws for a pause of queue "poison" (a bug in one command's decision).
+  const decide: typeof core.Decide.decide = (state, command) => {
+    if (command._tag === "SetQueueState" && command.queue === "poison") {
+      throw new Error("planted decide bug");
+    }
+    return core.Decide.decide(state, command);
+  };
+  return {
+    ...core,
+    Evolve: { ...core.Evolve, batch },
+    Decide: { ...core.Decide, decide },
+  };
 });
 
 let directory = "";
@@ -74,6 +88,42 @@ describe("Engine fold defects", () => {
     const log = await Effect.runPromise(engine.engine.log.readFrom(1, 100));
     expect(log.map((entry) => entry.event._tag)).toEqual(["JobInserted", "JobStarted"]);
     await engine.close();
+  });
+
+  it("a throw deciding a command after inserts another command folded: its caller dies, the drain goes on with the inserts", async () => {
+    const engine = await EnginePromises.open(directory, { durability: "Maximal" });
+    // The first claim folds the inserts before it; the throw puts the drain back to the
+    // commands folded so far (the inserts and that claim), and the second claim decides on it.
+    const outcomes = await Promise.allSettled([
+      engine.insert(job("a")),
+      engine.insert(job("b")),
+      engine.claim("q"),
+      engine.pauseQueue("poison"),
+      engine.claim("q"),
+    ]);
+    expect(outcomes.map(reason)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "planted decide bug",
+      "fulfilled",
+    ]);
+    const claimed = outcomes.flatMap((outcome, index) =>
+      outcome.status === "fulfilled" && (index === 2 || index === 4) && Array.isArray(outcome.value)
+        ? [outcome.value.map((held: { readonly jobId: number }) => held.jobId)]
+        : [],
+    );
+    expect(claimed).toEqual([[1], [2]]);
+    await engine.close();
+    const reopened = await EnginePromises.open(directory, {
+      durability: "Maximal",
+      rescueOnOpen: false,
+    });
+    expect(reopened.jobs().map((held) => [held.args, held.state])).toEqual([
+      ["a", "executing"],
+      ["b", "executing"],
+    ]);
+    await reopened.close();
   });
 
   it("a throw in the late fold: the batch and every later command die; the log keeps the records", async () => {

@@ -29,10 +29,9 @@ import {
   type State,
   type Terminal,
 } from "@tay/core";
-import { Either } from "effect";
 import * as Batch from "../../log/Batch.js";
 import type * as Log from "../../log/Log.js";
-import { AppendConflict, type LogError } from "../../log/LogError.js";
+import { AppendConflict, type LogError, UnencodableEvent } from "../../log/LogError.js";
 import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
 import {
@@ -49,7 +48,14 @@ const resolved = Promise.resolve();
 /** What a drain's lists read as before their first element. */
 const none: ReadonlyArray<never> = [];
 
-/** `list` with `item` appended: made at the first item. */
+/** What a drain on a lean state lets go of when its commands let go of nothing (inserts). */
+const nothingLeft: Terminal.Left = { jobs: none, results: none };
+
+/**
+ * `list` with `item` appended: made at the first item, as a list of one
+ * place (an empty list's first push reserves 17: ~130 bytes more a list,
+ * and a drain of one insert fills several: docs/engine.md, 2026-12-04).
+ */
 const pushed = <T>(list: Array<T> | undefined, item: T): Array<T> => {
   if (list === undefined) return [item];
   list.push(item);
@@ -167,19 +173,19 @@ class Drain<K extends Log.Kind> {
   state: State.State;
   // The last id handed out: `state`'s, plus the inserts not folded yet.
   private lastJobId: number;
-  readonly accepted: Array<Pending<Failure<K>>> = [];
-  // The lists most drains never fill are made at their first element (a
-  // drain of one insert is the common case, and its cost is per command).
+  // The lists are made at their first element (a drain of one insert is
+  // the common case, and its cost is per command).
+  private acceptedList: Array<Pending<Failure<K>>> | undefined;
   private ridersList: Array<Pending<Failure<K>>> | undefined;
   // The records of accepted commands already in `run` (for a replay)...
   private folded: Array<Decide.Decision> | undefined;
   // ...and those of accepted inserts that are not, in order (a duplicate
   // insert among them with no records: answered once its holder is folded).
-  private backlog: Array<Unfolded<Failure<K>>> = [];
+  private backlog: Array<Unfolded<Failure<K>>> | undefined;
   // The unique keys of the inserts in `backlog`, and the job holding each:
   // the decider's one table, emptied as the drain starts and as its backlog folds.
-  /** The records to append: the first command's own prepared list, then more appended to it. */
-  records: Array<Batch.PendingRecord> = [];
+  // The records to append: the first command's own prepared list, then more appended to it.
+  private recordList: Array<Batch.PendingRecord> | undefined;
   bytes = 0;
   private parkingList: Array<Pending<Failure<K>>> | undefined;
   /** An accepted command may have made jobs available (an insert, a tick). */
@@ -204,7 +210,17 @@ class Drain<K extends Log.Kind> {
   }
 
   get unfolded(): boolean {
-    return this.backlog.length > 0;
+    return this.backlog !== undefined;
+  }
+
+  /** The accepted commands, in order. */
+  get accepted(): ReadonlyArray<Pending<Failure<K>>> {
+    return this.acceptedList ?? none;
+  }
+
+  /** The records to append, in order (a new empty list while nothing is accepted). */
+  get records(): Array<Batch.PendingRecord> {
+    return this.recordList ?? [];
   }
 
   /**
@@ -215,7 +231,9 @@ class Drain<K extends Log.Kind> {
    */
   get left(): Terminal.Left | undefined {
     if (!this.base.lean) return undefined;
-    return { jobs: this.leftJobs ?? none, results: this.leftResults ?? none };
+    const { leftJobs, leftResults } = this;
+    if (leftJobs === undefined && leftResults === undefined) return nothingLeft;
+    return { jobs: leftJobs ?? none, results: leftResults ?? none };
   }
 
   /**
@@ -243,7 +261,7 @@ class Drain<K extends Log.Kind> {
     // Only inserts decide without the inserts before them folded (from
     // last_job_id, and the keys of the backlog); anything else sees them folded.
     const fromLastId = command._tag === "InsertJobs";
-    if (!fromLastId && this.backlog.length > 0) this.foldBacklog();
+    if (!fromLastId && this.backlog !== undefined) this.foldBacklog();
     try {
       if (request.waiting !== undefined) {
         // Given up before its drain (nothing listened to its signal yet):
@@ -268,9 +286,13 @@ class Drain<K extends Log.Kind> {
    * Folds the inserts not folded yet, answering each from the state right
    * after it. They were checked by the fold's own rule before they were
    * queued, so the fold cannot refuse them: a refusal is a defect.
+   * `late`: the drain's decisions are over (its late fold), so no command
+   * of it will be replayed, and the records are not kept for a replay.
    */
-  foldBacklog(): void {
-    for (const { request, events } of this.backlog) {
+  foldBacklog(late = false): void {
+    const backlog = this.backlog;
+    if (backlog === undefined) return;
+    for (const { request, events } of backlog) {
       // A duplicate: its answer reads the job it names, folded by now.
       if (events.length === 0) {
         request.accept(this.state, events);
@@ -282,9 +304,9 @@ class Drain<K extends Log.Kind> {
       }
       this.state = next.right;
       request.accept(this.state, events);
-      this.folded = pushed(this.folded, events);
+      if (!late) this.folded = pushed(this.folded, events);
     }
-    this.backlog = [];
+    this.backlog = undefined;
     this.pendingKeys.clear();
   }
 
@@ -304,7 +326,7 @@ class Drain<K extends Log.Kind> {
     if (prepared === undefined) return;
     this.take(request, prepared);
     this.lastJobId = checked;
-    this.backlog.push({ request, events });
+    this.backlog = pushed(this.backlog, { request, events });
   }
 
   /**
@@ -327,7 +349,7 @@ class Drain<K extends Log.Kind> {
     if (events === undefined) return;
     if (events.length === 0) {
       this.ridersList = pushed(this.ridersList, request);
-      if (this.backlog.length === 0) request.accept(state, events);
+      if (this.backlog === undefined) request.accept(state, events);
       else this.backlog.push({ request, events });
       return;
     }
@@ -345,7 +367,7 @@ class Drain<K extends Log.Kind> {
     this.take(request, prepared);
     this.lastJobId = last;
     this.pendKeys(events);
-    this.backlog.push({ request, events });
+    this.backlog = pushed(this.backlog, { request, events });
   }
 
   // The unique keys `events` (accepted inserts) hold from now on.
@@ -468,25 +490,26 @@ class Drain<K extends Log.Kind> {
   // Encoded and budgeted before anything is folded: the batch's state
   // changes in place, so only a command sure to be queued may be folded.
   private admitted(request: Pending<Failure<K>>, events: Decide.Decision): Batch.Batch | undefined {
-    const prepared = Batch.prepare(events);
-    if (Either.isLeft(prepared)) {
-      request.refuse(prepared.left);
+    const prepared = Batch.prepareOrRefuse(events);
+    if (prepared instanceof UnencodableEvent) {
+      request.refuse(prepared);
       return undefined;
     }
-    const full = this.log.overBudget(this.bytes, prepared.right.bytes);
+    const full = this.log.overBudget(this.bytes, prepared.bytes);
     if (full !== undefined) {
       request.refuse(full);
       return undefined;
     }
-    return prepared.right;
+    return prepared;
   }
 
   private take(request: Pending<Failure<K>>, prepared: Batch.Batch): void {
     // The first command's prepared list is the drain's (nothing else holds it).
-    if (this.records.length === 0) this.records = prepared.records;
-    else for (const record of prepared.records) this.records.push(record);
+    const records = this.recordList;
+    if (records === undefined || records.length === 0) this.recordList = prepared.records;
+    else for (const record of prepared.records) records.push(record);
     this.bytes += prepared.bytes;
-    this.accepted.push(request);
+    this.acceptedList = pushed(this.acceptedList, request);
     if (makesAvailable.has(request.command._tag)) this.madeAvailable = true;
   }
 }
@@ -636,7 +659,8 @@ export class BatchDecider<K extends Log.Kind> {
     }
     const drain = new Drain(this.log, this.decidedState, this.pendingKeys);
     // The log's incoming jobs go first: they were committed before these commands were issued.
-    for (const request of this.takeIncoming()) drain.add(request);
+    const incoming = this.takeIncoming();
+    for (const request of incoming) drain.add(request);
     for (const request of requests) drain.add(request);
     for (const request of drain.parking) {
       this.parked.push(request);
@@ -647,7 +671,8 @@ export class BatchDecider<K extends Log.Kind> {
       this.answerRiders(drain.riders);
       return;
     }
-    const consumed = this.consumedBy(drain.accepted);
+    // Only this drain's incoming jobs have keys (a conflict refuses them, it never retries them).
+    const consumed = incoming.length === 0 ? none : this.consumedBy(drain.accepted);
     const appended = this.log.append(
       consumed.length === 0
         ? { records: drain.records, bytes: drain.bytes }
@@ -702,9 +727,9 @@ export class BatchDecider<K extends Log.Kind> {
    * back to the log: appended (with their job ids), refused, or not
    * appended this time.
    */
-  private takeIncoming(): Array<Pending<Failure<K>>> {
+  private takeIncoming(): ReadonlyArray<Pending<Failure<K>>> {
     const incoming = this.log.incoming;
-    if (incoming === undefined) return [];
+    if (incoming === undefined) return none;
     return incoming.take().map(({ key, command }) => {
       const request = new PromiseRequest<Decide.Decision, Failure<K>>(
         command,
@@ -784,7 +809,7 @@ export class BatchDecider<K extends Log.Kind> {
     if (drain === undefined) return;
     this.unfolded = undefined;
     try {
-      drain.foldBacklog();
+      drain.foldBacklog(true);
       this.decidedState = drain.state;
     } catch (defect) {
       drain.defect = { defect };

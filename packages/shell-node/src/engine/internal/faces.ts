@@ -73,19 +73,25 @@ const eachEntry = <First, A, B>(
   return faced;
 };
 
+/** A command of the table, its argument types erased: its issue at a time, given the caller's arguments. */
+export type MakeIssue = Erased<number, Issue<unknown>>;
+
 /**
  * The command face given how a face issues a command: `issue` gets the
- * command as a function of the time it is issued at, and reads its own
- * clock (a fiber's `Clock`, or the engine's for promises).
+ * command's entry and the caller's arguments, reads its own clock (a
+ * fiber's `Clock`, or the engine's for promises) and calls `make(time,
+ * ...args)`. Handed over apart, not as a closure over the arguments: a
+ * closure and its context per command were ~100 bytes of a one-insert
+ * command's path (docs/engine.md, 2026-12-04).
  */
 export const commandFace = <F>(
-  issue: (at: (time: number) => Issue<unknown>) => F,
+  issue: (make: MakeIssue, args: ReadonlyArray<unknown>) => F,
 ): Record<keyof CommandTable, (...args: ReadonlyArray<unknown>) => F> =>
   eachEntry<number, Issue<unknown>, (...args: ReadonlyArray<unknown>) => F>(
     commands,
     (make) =>
       (...args) =>
-        issue((time) => make(time, ...args)),
+        issue(make, args),
   );
 
 /** The query face given how to wrap one read of `states()`. */
