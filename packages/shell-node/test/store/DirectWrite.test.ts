@@ -13,12 +13,11 @@ import { DiskError, type DiskService, type FileHandle, type Write } from "../../
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
-import * as Init from "../../src/store/Init.js";
 import * as Projection from "../../src/log/Projection.js";
 import * as Store from "../../src/store/Store.js";
 import * as StoreOptions from "../../src/store/StoreOptions.js";
 import * as InlineWrite from "../../src/store/internal/inlineWrite.js";
-import { dataDirectory, diskLayer, inserted, nodeDisk } from "../support/store.js";
+import { diskLayer, initialized, inserted, nodeDisk, reopenedCount } from "../support/store.js";
 
 interface WriteCounts {
   effectWrites: number;
@@ -126,15 +125,6 @@ const restart = (counts: WriteCounts): void => {
 
 const range = (from: number, to: number): Array<number> =>
   Array.from({ length: to - from + 1 }, (_, index) => from + index);
-
-const initialized = Effect.gen(function* () {
-  const directory = yield* dataDirectory;
-  yield* Init.init(directory);
-  return directory;
-});
-
-const reopenedCount = (directory: string) =>
-  Effect.scoped(Effect.map(Store.open(directory, {}, Projection.count), (opened) => opened.state));
 
 describe("the direct path", () => {
   it.scopedLive(

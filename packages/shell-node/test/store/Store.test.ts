@@ -26,8 +26,8 @@ import * as Store from "../../src/store/Store.js";
 import * as StoreOptions from "../../src/store/StoreOptions.js";
 import {
   counting,
-  dataDirectory,
   diskLayer,
+  initialized,
   inserted,
   nodeDisk,
   readBytes,
@@ -57,12 +57,6 @@ const unencodable = {
 
 const range = (from: number, to: number): Array<number> =>
   Array.from({ length: Math.max(0, to - from + 1) }, (_, index) => from + index);
-
-const initialized = Effect.gen(function* () {
-  const directory = yield* dataDirectory;
-  yield* Init.init(directory);
-  return directory;
-});
 
 const reopen = (directory: string, options: StoreOptions.StoreOptionsInput = {}) =>
   Effect.scoped(Store.open(directory, options, Projection.collect));

@@ -10,18 +10,8 @@ import * as Batch from "../../src/log/Batch.js";
 import { AppendConflict } from "../../src/log/LogError.js";
 import * as Projection from "../../src/log/Projection.js";
 import * as Ticket from "../../src/log/Ticket.js";
-import * as Init from "../../src/store/Init.js";
 import * as Store from "../../src/store/Store.js";
-import { dataDirectory, inserted, nodeDisk } from "../support/store.js";
-
-const initialized = Effect.gen(function* () {
-  const directory = yield* dataDirectory;
-  yield* Init.init(directory);
-  return directory;
-});
-
-const reopenedCount = (directory: string) =>
-  Effect.scoped(Effect.map(Store.open(directory, {}, Projection.count), (opened) => opened.state));
+import { initialized, inserted, nodeDisk, reopenedCount } from "../support/store.js";
 
 describe("the writer's lists", () => {
   it.scopedLive("queues an append onto an empty queue without holding the caller's list", () =>

@@ -12,6 +12,9 @@ import { Effect, Layer } from "effect";
 import * as Crash from "../../src/disk/Crash.js";
 import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as Projection from "../../src/log/Projection.js";
+import * as Init from "../../src/store/Init.js";
+import * as Store from "../../src/store/Store.js";
 
 /** A fresh directory under the OS temp dir, removed with the scope. */
 export const temporaryDirectory = Effect.acquireRelease(
@@ -26,6 +29,17 @@ export const dataDirectory = Effect.map(temporaryDirectory, (directory) =>
 
 /** The Node disk layer. */
 export const nodeDisk = NodeDisk.layer;
+
+/** A store initialized in a new data directory: its path. */
+export const initialized = Effect.gen(function* () {
+  const directory = yield* dataDirectory;
+  yield* Init.init(directory);
+  return directory;
+});
+
+/** How many records the store in `directory` holds, by a fresh open. */
+export const reopenedCount = (directory: string) =>
+  Effect.scoped(Effect.map(Store.open(directory, {}, Projection.count), (opened) => opened.state));
 
 /** A (1,1) inserted event for job `jobId`, with `args` of about `argsBytes` bytes. */
 export const inserted = (jobId: number, argsBytes = 0): Event.Event =>
