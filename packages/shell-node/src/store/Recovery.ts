@@ -13,7 +13,7 @@
 import { Effect } from "effect";
 import type { Disk } from "../disk/Disk.js";
 import { formatStoreId, segmentFileBytesMax } from "./internal/codec.js";
-import { classifyRoot, type Validated, validate } from "./internal/recovery.js";
+import { classifyRoot, type Validated, validate, validateOnTrust } from "./internal/recovery.js";
 import type { Projection } from "../log/Projection.js";
 import { type HistoryRejected, InvalidOption, type RecoveryError } from "./StoreError.js";
 import { resolve, type StoreOptionsInput } from "./StoreOptions.js";
@@ -117,9 +117,8 @@ export const inspect = <S, E, X = never, R = never>(
     }
     yield* classifyRoot(directory);
     const { budgets } = resolved.right;
-    const checked = validate(directory, budgets, projection, afterBatch);
     const validated = yield* records === "checked"
-      ? checked
-      : Effect.catchAll(validate(directory, budgets, projection, afterBatch, true), () => checked);
+      ? validate(directory, budgets, projection, afterBatch)
+      : validateOnTrust(directory, budgets, projection, afterBatch);
     return { state: validated.state, report: reportOf(validated) };
   });

@@ -553,11 +553,12 @@ export const validate = <S, E, X = never, R = never>(
  * the first fold made is kept (the projection starts again). Open's
  * validation (docs/store.md, "Record CRCs at open").
  */
-export const validateOnTrust = <S, E>(
+export const validateOnTrust = <S, E, X = never, R = never>(
   directory: string,
   budgets: RecoveryBudgets,
   projection: Projection<S, E>,
-): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E>, Disk> =>
-  Effect.catchAll(validate(directory, budgets, projection, undefined, true), () =>
-    validate(directory, budgets, projection),
+  afterBatch?: AfterBatch<X, R>,
+): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
+  Effect.catchAll(validate(directory, budgets, projection, afterBatch, true), () =>
+    validate(directory, budgets, projection, afterBatch),
   );
