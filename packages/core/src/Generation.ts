@@ -30,6 +30,7 @@ import {
 } from "./internal/Apply.js";
 import * as Fields from "./internal/Fields.js";
 import { BuilderStore } from "./internal/Store.js";
+import type { Image } from "./Image.js";
 import type { Left } from "./Terminal.js";
 import * as Limits from "./Limits.js";
 import type { State } from "./State.js";
@@ -90,6 +91,54 @@ export class Builder {
     }
     this.#index++;
     return applied;
+  }
+
+  /**
+   * @internal Folds `image` as a base, then what a base does not carry;
+   * the builder then stands after `recordsApplied` records of a generation
+   * whose base is `baseRecordCount` long. The first refusal, or undefined.
+   */
+  resumeFrom(
+    image: Image,
+    recordsApplied: number,
+    baseRecordCount: number,
+  ): HistoryError | undefined {
+    for (const event of image.base) {
+      const applied = this.apply(undefined, event);
+      if (applied._tag === "Left") return applied.left;
+    }
+    const refused = (reason: HistoryReason): HistoryError => {
+      this.#failure = historyError({
+        index: this.#index,
+        sequence: undefined,
+        event: null,
+        memberIndex: null,
+        reason,
+      });
+      return this.#failure;
+    };
+    // An image always starts with part 0 (`Image.of`), which sets `last_job_id`.
+    if (this.#nextPart === 0) return refused({ _tag: "InvalidField", field: "image base" });
+    for (const [jobId, fact] of image.facts) {
+      const reason = this.#store.restoreFact(jobId, fact);
+      if (reason !== undefined) return refused(reason);
+    }
+    for (const [queue, times] of image.starts) {
+      const reason = this.#store.restoreStarts(queue, times);
+      if (reason !== undefined) return refused(reason);
+    }
+    if (image.schema3) this.#store.schema3 = true;
+    if (
+      !Number.isSafeInteger(recordsApplied) ||
+      !Number.isSafeInteger(baseRecordCount) ||
+      baseRecordCount < 0 ||
+      recordsApplied < baseRecordCount
+    ) {
+      return refused({ _tag: "InvalidField", field: "image records" });
+    }
+    this.#index = recordsApplied;
+    this.#baseRecordCount = baseRecordCount;
+    return undefined;
   }
 
   /** @internal */
@@ -227,6 +276,27 @@ export const startBase = (options: Options = {}): Builder =>
  * are the whole base (`finish` no longer waits for more), later ones tail.
  */
 export const endBase = (builder: Builder): void => builder.endBase();
+
+/**
+ * A builder that resumes a generation fold from an image of its state
+ * (`Image.of`) instead of folding the generation's first `recordsApplied`
+ * records again (docs/core.md, "Resuming a fold"): the records after
+ * those apply as tail records, and `finish` gives what the full fold
+ * gives. `Left` when the image is not one a fold makes (a base record
+ * refused, a fact held whole or beyond `last_job_id`, starts of a queue
+ * without a rate limit, fewer records than the base): the caller folds
+ * the generation instead.
+ */
+export const resume = (
+  image: Image,
+  recordsApplied: number,
+  baseRecordCount: number,
+  options: Options = {},
+): Either.Either<HistoryError, Builder> => {
+  const builder = new Builder(Number.MAX_SAFE_INTEGER, options);
+  const refused = builder.resumeFrom(image, recordsApplied, baseRecordCount);
+  return refused === undefined ? Either.right(builder) : Either.left(refused);
+};
 
 /**
  * Applies the next record. `Left(HistoryError)` names the record's index,

@@ -16,6 +16,7 @@ export * as Commands from "./Commands.js";
 export * as Rejection from "./Rejection.js";
 export * as Decide from "./Decide.js";
 export * as Snapshot from "./Snapshot.js";
+export * as Image from "./Image.js";
 export * as Query from "./Query.js";
 export * as Cron from "./Cron.js";
 export * as Zone from "./Zone.js";

@@ -12,6 +12,7 @@
  *   transient run): only the state it publishes last is meant to be kept.
  */
 import { isTerminal, type ResultRecorded } from "../Event.js";
+import type { HistoryReason } from "../HistoryError.js";
 import { applied, type Job, type JobTransitionEvent, withSchedule } from "../Job.js";
 import type { QueueState } from "../Queue.js";
 import type { Schedule } from "../Schedule.js";
@@ -310,6 +311,44 @@ export class BuilderStore implements Store {
 
   putSchedule(_before: Schedule | undefined, after: Schedule): void {
     this.schedules.set(after.scheduleId, after);
+  }
+
+  /**
+   * Resuming from an image (`Generation.resume`): binds a fact the image
+   * carries, after its base. The refusal when the fact cannot be one this
+   * store's history made: an id beyond `last_job_id`, one held already, or
+   * a full store (which keeps no facts).
+   */
+  restoreFact(jobId: number, fact: Fact): HistoryReason | undefined {
+    if (!this.lean || !Number.isSafeInteger(jobId) || jobId < 1 || jobId > this.lastJobId) {
+      return { _tag: "InvalidField", field: "image fact" };
+    }
+    if (!Number.isSafeInteger(fact.attempt) || fact.attempt < 0) {
+      return { _tag: "InvalidField", field: "image fact attempt" };
+    }
+    if (this.wholeJob(jobId) !== undefined || this.facts.has(jobId)) {
+      return { _tag: "DuplicateJob", jobId };
+    }
+    this.facts.set(jobId, fact);
+    return undefined;
+  }
+
+  /**
+   * Resuming from an image: a rate-limited queue's latest starts, in log
+   * order (what the base does not carry). Refused for a queue without a
+   * rate limit, or more starts than its limit keeps.
+   */
+  restoreStarts(queue: string, times: ReadonlyArray<number>): HistoryReason | undefined {
+    const limit = this.queues.get(queue)?.rateLimit ?? null;
+    if (limit === null || times.length > limit.count || this.starts.has(queue)) {
+      return { _tag: "InvalidField", field: "image starts" };
+    }
+    for (const at of times) {
+      if (!Number.isSafeInteger(at)) return { _tag: "InvalidField", field: "image starts" };
+    }
+    // Not owned: the first start after it copies the list.
+    this.starts.set(queue, times);
+    return undefined;
   }
 
   /** The persistent state of what was folded so far; the store stays usable. */
