@@ -101,7 +101,21 @@ const opened = (
     if (needsFacts && "_tag" in found) {
       return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
     }
-    const lean = yield* fold(directory, tap, StateProjection.leanFoldProjection);
+    // Without a tap (no job's history is wanted), the fold resumes from the
+    // state image the engine's last close wrote, as the engine's open does
+    // (docs/store.md, "The state image"); the records it covers are still
+    // read and checked, each segment against the image's CRC.
+    const lean =
+      tap === noTap
+        ? yield* inspect(
+            directory,
+            StateProjection.resumingLeanFold(
+              found,
+              yield* TerminalIndex.peekImage(directory, found),
+            ),
+            "onTrust",
+          )
+        : yield* fold(directory, tap, StateProjection.leanFoldProjection);
     if (!needsFacts || lean.state.terminal.size === 0) return { ...lean, index: undefined };
     const { storeId, epoch, lastSequence } = lean.report;
     // The index is disposable: one the disk will not read is not used either.

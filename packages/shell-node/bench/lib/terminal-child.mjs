@@ -95,6 +95,8 @@ const openOnce = async () => {
     bytes: report.bytes,
     foldMs: report.foldMs,
     rebuilt: report.terminalIndex?.rebuilt ?? null,
+    // Why the open folded every record instead of resuming from the state image, or null.
+    imageRefused: report.terminalIndex?.imageRefused ?? null,
   };
 };
 

@@ -618,6 +618,13 @@ const serve = <K extends Log.Kind>(
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
     const watch = listenToCommits(decider, subscriptions, timers, indexing);
+    if (indexing !== undefined) {
+      // The close writes the state image of what is committed (docs/store.md).
+      indexing.committedState = () => ({
+        state: decider.committed,
+        lastSequence: decider.committedLastSequence,
+      });
+    }
     const terminal = indexing === undefined ? undefined : readerOf(indexing);
     const states = (): States =>
       terminal === undefined
@@ -741,10 +748,13 @@ export const open = (
       return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
     }
     // HEAD is read before the fold, so that the fold knows whether to rebuild the index too.
-    const fold = new OpenFold(yield* TerminalIndex.peek(directory), directory);
+    const found = yield* TerminalIndex.peek(directory);
+    const image = yield* TerminalIndex.peekImage(directory, found);
+    const fold = new OpenFold(found, directory, TerminalIndex.stagedBytesMax, image);
     const recovered = yield* openLog(directory, options, fold);
     const { log } = recovered;
     const indexing = yield* openIndexing(directory, recovered, fold);
+    indexing.digests = log.view.digests;
     // Added after the log's own finalizer, so it runs first: the log is closed
     // (every append settled) before HEAD names its last sequence.
     yield* Effect.addFinalizer(() =>

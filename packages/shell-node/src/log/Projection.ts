@@ -9,7 +9,7 @@ import type { Disk } from "../disk/Disk.js";
 import type { Manifest as ManifestModule } from "@tay/codec";
 
 /** A generation's manifest (where its first sequence and canonical base are). */
-type Manifest = ManifestModule.Manifest;
+export type Manifest = ManifestModule.Manifest;
 
 /**
  * A left fold over one generation's records, in sequence order. `start`
@@ -27,6 +27,34 @@ export interface Projection<S, E> {
    * engine's terminal index rebuilt by the open's fold). Never fails.
    */
   readonly between?: (state: S) => Effect.Effect<void, never, Disk>;
+  /**
+   * Optional, asked by the file store's trusting pass at open
+   * (`validateOnTrust`): a state that already folded the records of the
+   * segments `segments` names, through sequence `through` (the engine's
+   * state image, docs/store.md). Those records are then validated but not
+   * decoded or applied; if the scan finds any of those segments other than
+   * named, the pass fails and the whole validation runs again with `start`.
+   */
+  readonly resume?: (manifest: Manifest) => Resumed<S> | undefined;
+}
+
+/** A file log's segment as a fold read it: its records, where they end, the CRC of the bytes before. */
+export interface SegmentDigest {
+  /** The segment's ID (its file name). */
+  readonly id: number;
+  /** Records in it. */
+  readonly records: number;
+  /** Where its records end: the footer's offset when sealed, else its size. */
+  readonly end: number;
+  /** CRC-32C of its bytes [0, end). */
+  readonly crc: number;
+}
+
+/** A projection's state after the records of the segments named, through `through`. */
+export interface Resumed<S> {
+  readonly state: S;
+  readonly through: number;
+  readonly segments: ReadonlyArray<SegmentDigest>;
 }
 
 /** One recovered record: its sequence and event. */

@@ -14,7 +14,7 @@ import type { FileLogKind } from "./Store.js";
 import type { HistoryRejected, RecoveryError } from "./StoreError.js";
 import type { StoreOptionsInput } from "./StoreOptions.js";
 
-export type { FileLogKind, StoreView } from "./Store.js";
+export type { Digests, FileLogKind, StoreView } from "./Store.js";
 
 /**
  * Opens the store in `directory` for the scope as a log, folding its

@@ -5,8 +5,10 @@
  * it into the `State` once the whole generation has been applied.
  */
 import { Generation, type HistoryError } from "@tay/core";
+import { formatStoreId } from "@tay/codec";
 import { Either } from "effect";
-import type { Projection } from "../log/Projection.js";
+import type { Manifest, Projection, Resumed } from "../log/Projection.js";
+import * as TerminalIndex from "./TerminalIndex.js";
 
 /** Core's incremental fold as a store projection. */
 export const foldProjection: Projection<Generation.Builder, HistoryError.HistoryError> = {
@@ -28,3 +30,50 @@ export const leanFoldProjection: Projection<Generation.Builder, HistoryError.His
   start: (manifest) => Generation.start(manifest.baseRecordCount, { lean: true }),
   apply: foldProjection.apply,
 };
+
+/**
+ * The lean fold resumed from the state image HEAD names (docs/store.md,
+ * "The state image"): a builder that already folded the records through
+ * the image's last sequence, with the segments that must hold them; or
+ * why not, in one line: no image, HEAD not current for this generation,
+ * the image of another generation, or core refusing it.
+ */
+export const resumeLean = (
+  found: TerminalIndex.Found,
+  image: TerminalIndex.DecodedImage | string,
+  manifest: Manifest,
+): Resumed<Generation.Builder> | string => {
+  if (typeof image === "string") return image;
+  const storeId = formatStoreId(manifest.storeId);
+  if (
+    "_tag" in found ||
+    TerminalIndex.staleBefore(found, storeId, manifest.epoch) !== undefined ||
+    found.lastSequence !== image.lastSequence ||
+    image.storeId !== storeId ||
+    image.epoch !== manifest.epoch ||
+    image.firstSequence !== manifest.firstSequence ||
+    image.baseRecordCount !== manifest.baseRecordCount
+  ) {
+    return "the image is of another generation or HEAD";
+  }
+  const records = image.lastSequence - image.firstSequence + 1;
+  const resumed = Generation.resume(image.image, records, manifest.baseRecordCount, { lean: true });
+  // Core's result is an fp-ts Either.
+  if (resumed._tag === "Left") return `core refused the image: ${resumed.left.reason._tag}`;
+  return { state: resumed.right, through: image.lastSequence, segments: image.segments };
+};
+
+/**
+ * `leanFoldProjection`, resuming from the state image when `resumeLean`
+ * takes it (a reader at rest: `tay status`, `tay jobs`).
+ */
+export const resumingLeanFold = (
+  found: TerminalIndex.Found,
+  image: TerminalIndex.DecodedImage | string,
+): Projection<Generation.Builder, HistoryError.HistoryError> => ({
+  ...leanFoldProjection,
+  resume: (manifest) => {
+    const resumed = resumeLean(found, image, manifest);
+    return typeof resumed === "string" ? undefined : resumed;
+  },
+});

@@ -24,9 +24,12 @@ import { classifyRoot, validateOnTrust } from "./internal/recovery.js";
 import {
   type StoreState,
   lastAssigned,
+  lastWritten,
+  segmentDigests,
   writtenBytes,
   writtenRecords,
 } from "./internal/storeState.js";
+import type { SegmentDigest } from "../log/Projection.js";
 import * as Writer from "./internal/writer.js";
 import * as Layout from "./Layout.js";
 import type * as Log from "../log/Log.js";
@@ -61,6 +64,20 @@ export interface StoreView extends Log.View<StoreError> {
   readonly isOverloaded: () => Effect.Effect<boolean>;
   /** Size distribution of the generation's segment files (nearest-rank percentiles). */
   readonly segmentSizeStats: () => Effect.Effect<Stats.SegmentSizeStats>;
+  /**
+   * Each segment's records, records end and CRC as written, and the last
+   * sequence they hold: what a state image names the bytes it folded by
+   * (docs/store.md, "The state image"). Undefined while records are
+   * pending or in flight, or once the writer failed (the files may then
+   * hold bytes no fold saw).
+   */
+  readonly digests: () => Effect.Effect<Digests | undefined>;
+}
+
+/** The generation's segments as written, through `lastSequence`. */
+export interface Digests {
+  readonly lastSequence: number;
+  readonly segments: ReadonlyArray<SegmentDigest>;
 }
 
 /**
@@ -164,6 +181,12 @@ const viewOf = (
     segmentSizeStats: () =>
       Effect.sync(() =>
         Stats.segmentSizeStats(state.generation.segments.map((segment) => segment.size)),
+      ),
+    digests: () =>
+      Effect.sync(() =>
+        state.failure !== undefined || state.pending.length > 0 || state.inFlight.length > 0
+          ? undefined
+          : { lastSequence: lastWritten(state), segments: segmentDigests(state) },
       ),
     generation: () =>
       Effect.sync(() => ({

@@ -173,7 +173,8 @@ export type MismatchField =
   | "LastSequence"
   | "RecordCount"
   | "SegmentChecksum"
-  | "Sequence";
+  | "Sequence"
+  | "StateImage";
 
 /**
  * Two places that must agree do not: a STORE_ID foreign to the marker, a

@@ -25,6 +25,14 @@ import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import { crc32c } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
+import { type DecodedImage, decodeImage } from "./internal/stateImageFormat.js";
+
+export {
+  type DecodedImage,
+  decodeImage,
+  encodeImage,
+  type ImageIdentity,
+} from "./internal/stateImageFormat.js";
 import {
   decodeEntry,
   decodeFrame,
@@ -47,6 +55,9 @@ export const headName = "HEAD";
 export const entriesName = "entries";
 /** Where each job's entries are, `terminal-index/offsets`, written with HEAD (2026-12-02). */
 export const offsetsName = "offsets";
+
+/** The state image written with HEAD, `terminal-index/image` (2026-12-04). */
+export const imageName = "image";
 
 /** Bytes read at a time while scanning the entries. */
 export const scanChunkBytes = 4 * 1024 * 1024;
@@ -130,6 +141,7 @@ export interface Opened {
 const entriesPath = (index: { readonly path: string }) => Path.join(index.path, entriesName);
 const headPath = (index: { readonly path: string }) => Path.join(index.path, headName);
 const offsetsPath = (index: { readonly path: string }) => Path.join(index.path, offsetsName);
+const imagePath = (index: { readonly path: string }) => Path.join(index.path, imageName);
 
 const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
@@ -367,6 +379,30 @@ export const peek = (directory: string): Effect.Effect<Found, never, Disk> =>
   );
 
 /**
+ * The state image HEAD names (found by `peek`), read, checked against
+ * HEAD's length and CRC and decoded; else why there is none to resume
+ * from (the open then folds the log). Never fails: an image is only ever
+ * a shortcut.
+ */
+export const peekImage = (
+  directory: string,
+  found: Found,
+): Effect.Effect<DecodedImage | string, never, Disk> =>
+  Effect.gen(function* () {
+    if ("_tag" in found) return "no current HEAD";
+    const named = found.image;
+    if (named === undefined) return "HEAD names no image";
+    const disk = yield* Disk;
+    const bytes = yield* Effect.either(disk.readFile(imagePath({ path: indexPath(directory) })));
+    if (Either.isLeft(bytes)) return `image unreadable: ${bytes.left.message}`;
+    if (bytes.right.length !== named.bytes || crc32c(bytes.right) !== named.crc) {
+      return "image is not the one HEAD names (length or CRC)";
+    }
+    const decoded = decodeImage(bytes.right);
+    return Either.isLeft(decoded) ? `image: ${decoded.left}` : decoded.right;
+  });
+
+/**
  * Why what `peek` found cannot be current for a generation of store
  * `storeId` (printed) at `epoch`, whatever its last sequence turns out to
  * be; undefined when it may be (`open` then decides).
@@ -543,18 +579,26 @@ export const add = (
   left: Generation.Left,
 ): Effect.Effect<void, TerminalIndexError, Disk> => addAll(index, [left]);
 
-/** Syncs the entries and publishes HEAD for `identity`: the index is current for it. */
+/**
+ * Syncs the entries and publishes HEAD for `identity`: the index is current
+ * for it. With `image` (the state image's bytes, at the engine's close),
+ * HEAD names that too.
+ */
 export const publish = (
   index: TerminalIndex,
   identity: Identity,
+  image?: Uint8Array,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
     yield* index.handle.sync();
-    // The offsets go first, durable before the HEAD that names them by length and CRC.
+    // The offsets and the image go first, durable before the HEAD that
+    // names them by length and CRC.
     const table = index.offsets.encode();
     if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
     const offsets = table === undefined ? undefined : { bytes: table.length, crc: crc32c(table) };
-    const head = encodeHead({ ...identity, entriesBytes: index.end, offsets });
+    if (image !== undefined) yield* Files.publishSmallFile(imagePath(index), image);
+    const imageFile = image === undefined ? undefined : { bytes: image.length, crc: crc32c(image) };
+    const head = encodeHead({ ...identity, entriesBytes: index.end, offsets, image: imageFile });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({
         path: headPath(index),

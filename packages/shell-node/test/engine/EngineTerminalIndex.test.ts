@@ -278,7 +278,7 @@ describe("an engine with a terminal index", () => {
       expect(live).toEqual(expected);
       // Reopened: the index is current (closed cleanly) and gives the same answers.
       const current = await indexed(lastJobId);
-      expect(current.report).toEqual({ rebuilt: null });
+      expect(current.report).toEqual({ rebuilt: null, imageRefused: null });
       expect(current.seen).toEqual(expected);
       // Deleted: rebuilt from the log, with the reason, and the same answers again.
       await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
@@ -323,7 +323,7 @@ describe("an engine with a terminal index", () => {
     expect(counts.writes).toBeLessThan(jobs / 4);
     expect(counts.mostInFlight).toBe(1);
     const reopened = await EnginePromises.open(dir);
-    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(reopened.jobs({ state: "completed" })).toEqual(live);
     await reopened.close();
   });
@@ -379,7 +379,7 @@ describe("an engine with a terminal index", () => {
     await closing;
     clearInterval(releasing);
     const reopened = await EnginePromises.open(dir);
-    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(reopened.jobs({ state: "completed" })).toEqual(all);
     await reopened.close();
   });
@@ -402,7 +402,7 @@ describe("an engine with a terminal index", () => {
     expect(engine.jobs().map((job) => job.jobId)).toEqual([5, 6]);
     await engine.close();
     const again = await EnginePromises.open(dir);
-    expect(again.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(again.jobs().map((job) => job.jobId)).toEqual([5, 6]);
     await again.close();
   });
@@ -420,7 +420,7 @@ describe("an engine with a terminal index", () => {
     expect(engine.state().terminal.size).toBe(5);
     await engine.close();
     const again = await EnginePromises.open(dir);
-    expect(again.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(again.jobs()).toEqual(before);
     await again.close();
   });
@@ -502,7 +502,7 @@ describe("an engine with a terminal index", () => {
     bytes[100] = (bytes[100] ?? 0) ^ 1;
     await fs.writeFile(entries, bytes);
     const again = await EnginePromises.open(dir);
-    expect(again.report.terminalIndex).toEqual({ rebuilt: null });
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(() => again.job(1)).toThrow(TerminalIndex.TerminalIndexCorrupt);
     // The failed read started a rebuild from the log: the job answers again once it is done.
     let answered: unknown;
@@ -540,7 +540,7 @@ describe("an engine with a terminal index", () => {
     const expected = await reference(31);
     expect(expected.listings[0]).toEqual(before);
     const reopened = await indexed(31);
-    expect(reopened.report).toEqual({ rebuilt: null });
+    expect(reopened.report).toEqual({ rebuilt: null, imageRefused: null });
     expect(reopened.seen).toEqual(expected);
   });
 });
@@ -587,7 +587,11 @@ describe("the open's rebuild of the index", () => {
     expect(asItGoes.spilled).toBeLessThan(asItGoes.bytes.length);
     expect(asItGoes.bytes).toEqual(atEnd.bytes);
     const reopened = await EnginePromises.open(dir);
-    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null });
+    // Closed without an engine's state: HEAD names no state image.
+    expect(reopened.report.terminalIndex).toEqual({
+      rebuilt: null,
+      imageRefused: "HEAD names no image",
+    });
     expect(reopened.jobs()).toEqual(expected);
     await reopened.close();
   });

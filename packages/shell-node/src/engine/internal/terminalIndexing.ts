@@ -22,8 +22,8 @@ import { formatStoreId } from "@tay/codec";
 import { type Context, Effect, Either } from "effect";
 import { type Disk, DiskError } from "../../disk/Disk.js";
 import type * as Log from "../../log/Log.js";
-import type { Projection } from "../../log/Projection.js";
-import { foldProjection } from "../../store/StateProjection.js";
+import type { Manifest, Projection, Resumed } from "../../log/Projection.js";
+import { foldProjection, resumeLean } from "../../store/StateProjection.js";
 import * as FileLog from "../../store/FileLog.js";
 import type { StoreOptionsInput } from "../../store/StoreOptions.js";
 import * as TerminalIndex from "../../store/TerminalIndex.js";
@@ -50,6 +50,12 @@ export const drainItemsMin = 256;
 export interface IndexReport {
   /** Why the index was rebuilt at open (one line), or null when it was current. */
   readonly rebuilt: string | null;
+  /**
+   * Why the open folded the log's records instead of resuming from the
+   * state image written at the last close (one line), or null when it
+   * resumed (docs/store.md, "The state image").
+   */
+  readonly imageRefused: string | null;
 }
 
 /** The log's identity now: its store, current epoch and last sequence. */
@@ -99,6 +105,16 @@ export class Indexing {
   #baseRecordCount: number;
   /** Rebuilds from the log in the background after a failure (set by `openIndexing`). */
   repair: () => void = () => {};
+  /**
+   * What the close writes the state image from (docs/store.md, "The state
+   * image"): the file log's segments as written (set by the engine's open)
+   * and the engine's committed state (set once it serves). Without both,
+   * the close writes none.
+   */
+  digests: (() => Effect.Effect<FileLog.Digests | undefined>) | undefined = undefined;
+  committedState:
+    | (() => { readonly state: State.State; readonly lastSequence: number })
+    | undefined = undefined;
 
   constructor(
     readonly directory: string,
@@ -336,6 +352,42 @@ export class Indexing {
     );
   }
 
+  /**
+   * The state image's bytes for `identity`: the committed state, when it
+   * stands at the log's last sequence and every record of the segments is
+   * written (the image names them by their CRCs); else undefined, and the
+   * next open folds the log.
+   */
+  #image<K extends Log.Kind>(
+    log: Log.Log<K>,
+    identity: TerminalIndex.Identity,
+  ): Effect.Effect<Uint8Array | undefined> {
+    const { digests, committedState } = this;
+    if (digests === undefined || committedState === undefined) return Effect.succeed(undefined);
+    return Effect.gen(this, function* () {
+      const written = yield* digests();
+      const { state, lastSequence } = committedState();
+      if (written === undefined || !state.lean) return undefined;
+      if (written.lastSequence !== lastSequence || identity.lastSequence !== lastSequence) {
+        return undefined;
+      }
+      const { firstSequence } = yield* Effect.orElseSucceed(log.view.generation(), () => ({
+        firstSequence: -1,
+      }));
+      if (firstSequence < 0) return undefined;
+      const encoded = TerminalIndex.encodeImage(
+        {
+          ...identity,
+          firstSequence,
+          baseRecordCount: this.#baseRecordCount,
+          segments: written.segments,
+        },
+        state,
+      );
+      return Either.isRight(encoded) ? encoded.right : undefined;
+    });
+  }
+
   /** Writes what is queued, publishes HEAD for the log's last sequence, closes the file. */
   close<K extends Log.Kind>(
     log: Log.Log<K>,
@@ -345,7 +397,9 @@ export class Indexing {
         Effect.gen(this, function* () {
           yield* this.#drainHeld();
           if (this.#failure === undefined && this.#publishable) {
-            yield* TerminalIndex.publish(this.#index, yield* identityOf(log));
+            const identity = yield* identityOf(log);
+            const image = yield* this.#image(log, identity);
+            yield* TerminalIndex.publish(this.#index, identity, image);
           }
           yield* TerminalIndex.close(this.#index);
         }),
@@ -403,14 +457,53 @@ export class OpenFold {
   // Entries files of a fold that started again, closed at the next write.
   readonly #abandoned: Array<TerminalIndex.Staged> = [];
 
+  /**
+   * The state image HEAD named, until the fold resumes from it (then
+   * dropped: the builder holds what it gave), or why there is none.
+   */
+  #image: TerminalIndex.DecodedImage | string;
+  /** Why the open did not resume from a state image (one line), or null when it did. */
+  imageRefused: string | null = "no image read";
+
   constructor(
     readonly found: TerminalIndex.Found,
     readonly directory: string,
     readonly stagedBytesMax = TerminalIndex.stagedBytesMax,
-  ) {}
+    image: TerminalIndex.DecodedImage | string = "no image read",
+  ) {
+    this.#image = image;
+  }
+
+  /**
+   * The builder the image resumes, when the image is of this generation,
+   * its HEAD is current for it, and core takes it; else undefined (with
+   * why in `imageRefused`), and the fold starts from nothing.
+   */
+  #resume(manifest: Manifest): Resumed<Generation.Builder> | undefined {
+    const resumed = resumeLean(this.found, this.#image, manifest);
+    // Used or refused, it is not read again: a second pass folds from nothing.
+    this.#image = "the image was read once";
+    if (typeof resumed === "string") {
+      this.imageRefused = resumed;
+      return undefined;
+    }
+    this.imageRefused = null;
+    if (this.staged !== undefined) this.#abandoned.push(this.staged);
+    // HEAD is current for this generation: nothing is collected.
+    this.reason = undefined;
+    this.staged = undefined;
+    this.#applied = 0;
+    return resumed;
+  }
 
   readonly projection: Projection<Generation.Builder, HistoryError.HistoryError> = {
+    resume: (manifest) => this.#resume(manifest),
     start: (manifest) => {
+      // A pass that resumed failed (its segments are not those the image
+      // names, or a record failed on trust): this one folds from nothing.
+      if (this.imageRefused === null) {
+        this.imageRefused = "the first pass, resumed from the image, failed: folded from nothing";
+      }
       // A fold that starts again (a retried recovery) stages afresh.
       if (this.staged !== undefined) this.#abandoned.push(this.staged);
       this.reason = TerminalIndex.staleBefore(
@@ -498,7 +591,14 @@ export const openIndexing = <K extends Log.Kind>(
       const rebuilt = TerminalIndex.describeStaleness(reason);
       return repairing(
         log,
-        new Indexing(directory, index, lock, context, { rebuilt }, report.baseRecordCount),
+        new Indexing(
+          directory,
+          index,
+          lock,
+          context,
+          { rebuilt, imageRefused: fold.imageRefused },
+          report.baseRecordCount,
+        ),
       );
     }
     const opened = yield* TerminalIndex.open(directory, identity);
@@ -512,7 +612,14 @@ export const openIndexing = <K extends Log.Kind>(
         : `${TerminalIndex.describeStaleness(opened.stale)} (rebuilt by a second fold)`;
     return repairing(
       log,
-      new Indexing(directory, opened.index, lock, context, { rebuilt }, report.baseRecordCount),
+      new Indexing(
+        directory,
+        opened.index,
+        lock,
+        context,
+        { rebuilt, imageRefused: fold.imageRefused },
+        report.baseRecordCount,
+      ),
     );
   });
 

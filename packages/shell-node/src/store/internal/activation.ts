@@ -24,6 +24,7 @@ const segmentStateOf = (segment: Validated<unknown>["segments"][number]): Segmen
   recordCount: segment.recordCount,
   size: segment.size,
   sealed: segment.sealed,
+  crc: segment.crc,
   index: segment.index,
 });
 
@@ -105,6 +106,7 @@ const createNext = <S>(validated: Validated<S>, id: number, append: OpenOptions)
       recordCount: 0,
       size: header.length,
       sealed: false,
+      crc: 0,
       index: SegmentIndex.empty(),
     };
     return { active, handle, crc: crc32c(header) } satisfies Activated;

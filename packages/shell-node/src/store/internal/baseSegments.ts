@@ -144,6 +144,7 @@ export class BaseSegments {
           recordCount: 0,
           size: header.length,
           sealed: false,
+          crc: 0,
           index: SegmentIndex.empty(),
         },
         crc: crc32c(header),
@@ -188,6 +189,7 @@ export class BaseSegments {
       yield* Effect.ignore(handle.close());
       segment.size += segmentFooterBytes;
       segment.sealed = true;
+      segment.crc = filling.crc;
       this.sealed.push(segment);
     });
   }
@@ -299,6 +301,7 @@ export const createActiveSegment = (
         recordCount: 0,
         size: header.length,
         sealed: false,
+        crc: 0,
         index: SegmentIndex.empty(),
       },
       handle,

@@ -8,7 +8,7 @@ import type { Event } from "@tay/core";
 import { type Clock, Effect } from "effect";
 import { Disk, type DiskError } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
-import type { Projection } from "../../log/Projection.js";
+import type { Projection, Resumed, SegmentDigest } from "../../log/Projection.js";
 import {
   BudgetExceeded,
   HistoryRejected,
@@ -68,6 +68,12 @@ export interface Validated<S> {
   /** `epochs/EPOCH/SEGMENT.tmp` when present (ignored, reported), else null. */
   readonly stagedSegment: string | null;
   readonly state: S;
+  /**
+   * The last sequence whose record the projection did not decode, having
+   * resumed from a state that folded it (`Projection.resume`); undefined
+   * when it folded every record.
+   */
+  readonly resumedThrough: number | undefined;
   /** Time spent validating (reading, checking), ms, folding excluded. */
   readonly validateMs: number;
   /** Time spent decoding events and in the projection, ms. */
@@ -311,6 +317,29 @@ const readGeneration = (directory: string, spent: Spent, budgets: RecoveryBudget
     return { marker, manifest, orphans, stagedSegment };
   });
 
+/** True when the segments `resumed` names hold exactly the records through its `through`. */
+const covers = <S>(resumed: Resumed<S>, manifest: Manifest): boolean => {
+  let records = 0;
+  resumed.segments.forEach((segment) => {
+    records += segment.records;
+  });
+  return (
+    resumed.segments.every((segment, position) => segment.id === position + 1) &&
+    manifest.firstSequence + records - 1 === resumed.through &&
+    resumed.through - manifest.firstSequence + 1 >= manifest.baseRecordCount
+  );
+};
+
+const digestOf = (scanned: ScannedSegment): SegmentDigest => ({
+  id: scanned.segmentId,
+  records: scanned.recordCount,
+  end: scanned.recordsEnd,
+  crc: scanned.crc,
+});
+
+const describeDigest = (digest: SegmentDigest): string =>
+  `segment ${digest.id}: ${digest.records} records ending at ${digest.end}, CRC ${digest.crc}`;
+
 /**
  * Decodes records and folds them into the projection, counting them
  * against the budgets and timing the fold apart from validation.
@@ -318,6 +347,10 @@ const readGeneration = (directory: string, spent: Spent, budgets: RecoveryBudget
 class Folder<S, E> {
   state: S;
   foldNanos = 0n;
+  /** What the projection resumed from, when it did: its records are not decoded. */
+  readonly resumed: Resumed<S> | undefined;
+  // The last sequence not decoded (none when not resumed).
+  private readonly through: number;
 
   constructor(
     private readonly projection: Projection<S, E>,
@@ -325,8 +358,40 @@ class Folder<S, E> {
     private readonly spent: Spent,
     private readonly budgets: RecoveryBudgets,
     private readonly clock: Clock.Clock,
+    trusting: boolean,
   ) {
-    this.state = projection.start(manifest);
+    const resumed = trusting ? projection.resume?.(manifest) : undefined;
+    this.resumed = resumed !== undefined && covers(resumed, manifest) ? resumed : undefined;
+    this.through = this.resumed?.through ?? manifest.firstSequence - 1;
+    this.state = this.resumed === undefined ? projection.start(manifest) : this.resumed.state;
+  }
+
+  /**
+   * The `Mismatch` when `scanned`, the generation's segment at `position`,
+   * is not the one the resumed state folded (or holds records it folded
+   * without naming the segment); undefined otherwise.
+   */
+  checkSegment(position: number, scanned: ScannedSegment): Mismatch | undefined {
+    if (this.resumed === undefined) return undefined;
+    const named = this.resumed.segments[position];
+    const found = digestOf(scanned);
+    if (named === undefined && scanned.firstSequence > this.through) return undefined;
+    if (
+      named !== undefined &&
+      named.id === found.id &&
+      named.records === found.records &&
+      named.end === found.end &&
+      named.crc === found.crc
+    ) {
+      return undefined;
+    }
+    return new Mismatch({
+      path: scanned.path,
+      offset: 0,
+      field: "StateImage",
+      expected: named === undefined ? "no segment" : describeDigest(named),
+      found: describeDigest(found),
+    });
   }
 
   /**
@@ -358,8 +423,14 @@ class Folder<S, E> {
   ): BudgetExceeded | UndecodableEvent | HistoryRejected<E> | undefined {
     const { bytes, bytesStart, starts, types, schemas, payloadStarts, payloadEnds } = batch;
     let current = this.state;
+    // Records the resumed state folded already: counted, not decoded.
+    const folded = Math.min(batch.count, Math.max(0, this.through - batch.firstSequence + 1));
+    for (let position = 0; position < folded; position++) {
+      const over = this.overBudget((payloadEnds[position] ?? 0) - (payloadStarts[position] ?? 0));
+      if (over !== undefined) return over;
+    }
     try {
-      for (let position = 0; position < batch.count; position++) {
+      for (let position = folded; position < batch.count; position++) {
         const payloadStart = payloadStarts[position] ?? 0;
         const payloadEnd = payloadEnds[position] ?? 0;
         const over = this.overBudget(payloadEnd - payloadStart);
@@ -459,6 +530,8 @@ const scanSegments = <S, E, X, R>(
           );
         }),
       );
+      const unlike = folder.checkSegment(segments.length, scanned);
+      if (unlike !== undefined) return yield* unlike;
       segments.push(scanned);
       nextSequence += scanned.recordCount;
       bytes += scanned.size;
@@ -509,7 +582,7 @@ export const validate = <S, E, X = never, R = never>(
     );
     const segmentsPath = Layout.segmentsPath(directory, manifest.epoch);
     const ids = yield* listSegments(segmentsPath, spent, budgets);
-    const folder = new Folder(projection, manifest, spent, budgets, clock);
+    const folder = new Folder(projection, manifest, spent, budgets, clock, sealedOnTrust);
     const { segments, nextSequence, bytes } = yield* scanSegments(
       { directory, epoch: manifest.epoch, ids },
       marker,
@@ -521,6 +594,16 @@ export const validate = <S, E, X = never, R = never>(
       sealedOnTrust,
     );
     const records = nextSequence - manifest.firstSequence;
+    const { resumed } = folder;
+    if (resumed !== undefined && resumed.segments.length > segments.length) {
+      return yield* new Mismatch({
+        path: segmentsPath,
+        offset: 0,
+        field: "StateImage",
+        expected: `${resumed.segments.length} segments`,
+        found: `${segments.length}`,
+      });
+    }
     if (records < manifest.baseRecordCount) {
       return yield* new MissingBase({
         path: segmentsPath,
@@ -540,6 +623,7 @@ export const validate = <S, E, X = never, R = never>(
       orphans,
       stagedSegment,
       state: folder.state,
+      resumedThrough: resumed?.through,
       validateMs: Number(totalNanos - folder.foldNanos) / 1e6,
       foldMs: Number(folder.foldNanos) / 1e6,
     };

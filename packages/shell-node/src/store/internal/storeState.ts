@@ -10,7 +10,8 @@ import type { PendingRecord } from "../../log/Batch.js";
 import type * as Ticket from "../../log/Ticket.js";
 import type { StoreError, WriterFailed } from "../StoreError.js";
 import type { StoreOptions } from "../StoreOptions.js";
-import type { Manifest } from "./codec.js";
+import { type Manifest, segmentFooterBytes } from "./codec.js";
+import type { SegmentDigest } from "../../log/Projection.js";
 import type { OrphanedGeneration } from "./recovery.js";
 import type * as SegmentIndex from "./segmentIndex.js";
 
@@ -24,6 +25,12 @@ export interface SegmentState {
   /** Bytes written: header, records and, once sealed, the footer. */
   size: number;
   sealed: boolean;
+  /**
+   * CRC of bytes [0, records end) once sealed (the footer's segment CRC);
+   * the active segment's running CRC is `ActiveSegment.crc`. What the
+   * state image names the segment by (`segmentDigests`).
+   */
+  crc: number;
   readonly index: SegmentIndex.SegmentIndex;
 }
 
@@ -88,6 +95,20 @@ export const lastWritten = (state: StoreState): number => {
   const { segment } = state.generation.active;
   return segment.firstSequence + segment.recordCount - 1;
 };
+
+/**
+ * What each segment of the generation holds as written: its records, where
+ * they end and the CRC of every byte before that (the scan at open
+ * computes the same three), for the state image to name the bytes it
+ * folded (docs/store.md, "The state image").
+ */
+export const segmentDigests = (state: StoreState): ReadonlyArray<SegmentDigest> =>
+  state.generation.segments.map((segment) => ({
+    id: segment.id,
+    records: segment.recordCount,
+    end: segment.sealed ? segment.size - segmentFooterBytes : segment.size,
+    crc: segment.sealed ? segment.crc : state.generation.active.crc,
+  }));
 
 /** Records written to the generation's files. */
 export const writtenRecords = (state: StoreState): number =>

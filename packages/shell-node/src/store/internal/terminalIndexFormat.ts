@@ -13,7 +13,9 @@
  *   the entries file it vouches for); since 2026-12-02 also, when the
  *   offsets file was written beside it, `offsets` (its length) and
  *   `offsets_crc` (the CRC-32C of its bytes). A HEAD without them (an older
- *   build's) is read as before: the open walks the entries.
+ *   build's) is read as before: the open walks the entries. Since
+ *   2026-12-04 also `image` and `image_crc`, of the state image written
+ *   beside it (`stateImageFormat.ts`); without them the open folds.
  */
 import { Event, type Generation, Job, type Value } from "@tay/core";
 import { decodeValue, encodeValue } from "@tay/codec";
@@ -44,9 +46,11 @@ export interface Head {
   readonly entriesBytes: number;
   /** The offsets file written with HEAD: its length and CRC-32C, when there is one. */
   readonly offsets?: OffsetsFile | undefined;
+  /** The state image written with HEAD (since 2026-12-04): its length and CRC-32C. */
+  readonly image?: OffsetsFile | undefined;
 }
 
-/** What HEAD says of the offsets file beside it. */
+/** What HEAD says of a file beside it (the offsets, the state image): its length and CRC. */
 export interface OffsetsFile {
   readonly bytes: number;
   readonly crc: number;
@@ -64,6 +68,10 @@ export const encodeHead = (head: Head): Either.Either<Uint8Array, string> => {
   if (head.offsets !== undefined) {
     value.set("offsets", head.offsets.bytes);
     value.set("offsets_crc", head.offsets.crc);
+  }
+  if (head.image !== undefined) {
+    value.set("image", head.image.bytes);
+    value.set("image_crc", head.image.crc);
   }
   const payload = encodeValue(value);
   if (payload._tag === "Left") return Either.left(`HEAD does not encode: ${payload.left._tag}`);
@@ -93,14 +101,18 @@ export const decodeHead = (bytes: Uint8Array): Head | string => {
   const entriesBytes = naturalIn(map, "bytes");
   if (typeof storeId !== "string" || epoch === undefined) return "no store or epoch";
   if (lastSequence === undefined || entriesBytes === undefined) return "no sequence or length";
-  const offsetsBytes = naturalIn(map, "offsets");
-  const offsetsCrc = naturalIn(map, "offsets_crc");
-  // Both or neither: a HEAD with one of them names no offsets file (the open walks).
-  const offsets =
-    offsetsBytes === undefined || offsetsCrc === undefined || offsetsCrc > 0xffff_ffff
-      ? undefined
-      : { bytes: offsetsBytes, crc: offsetsCrc };
-  return { storeId, epoch, lastSequence, entriesBytes, offsets };
+  // Both or neither: a HEAD with one of them names no offsets file (the open
+  // walks), or no image (the open folds).
+  const offsets = fileIn(map, "offsets");
+  const image = fileIn(map, "image");
+  return { storeId, epoch, lastSequence, entriesBytes, offsets, image };
+};
+
+/** The file HEAD names by `key` (its length) and `key_crc`, when it names both. */
+const fileIn = (map: Map<string, Value.Value>, key: string): OffsetsFile | undefined => {
+  const bytes = naturalIn(map, key);
+  const crc = naturalIn(map, `${key}_crc`);
+  return bytes === undefined || crc === undefined || crc > 0xffff_ffff ? undefined : { bytes, crc };
 };
 
 /** Where an entry of `encodeEntries` starts, relative to the bytes returned. */

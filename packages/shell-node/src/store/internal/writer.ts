@@ -519,6 +519,7 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<WriterFailed | undefine
     }
     segment.size += footer.length;
     segment.sealed = true;
+    segment.crc = active.crc;
     yield* Effect.ignore(active.handle.close());
 
     const id = segment.id + 1;
@@ -548,6 +549,7 @@ const sealAndStartNext = (writer: Writer): Effect.Effect<WriterFailed | undefine
       recordCount: 0,
       size: header.length,
       sealed: false,
+      crc: 0,
       index: SegmentIndex.empty(),
     };
     generation.segments.push(next);

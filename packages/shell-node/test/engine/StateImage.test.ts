@@ -1,0 +1,328 @@
+/**
+ * The state image (docs/store.md, "The state image"): an engine's close
+ * writes its committed state beside the terminal index, and the next open
+ * resumes the fold from it instead of decoding and folding every record
+ * again. What it must never do is hand the engine a state other than the
+ * fold of the log's bytes: each case compares the reopened engine's state
+ * with the whole fold of the same store (every job, fact, schedule and
+ * queue, and every derived index), on random workloads, and after the log
+ * or the image changed in ways a resumed open must notice: records
+ * appended after the close by an engine without the index, a byte of the
+ * image flipped, and the image of another copy of the store at the very
+ * same store, epoch and sequence (only the segments' CRCs tell it apart).
+ */
+import * as fs from "node:fs/promises";
+import * as os from "node:os";
+import * as path from "node:path";
+import { Generation, Query, State } from "@tay/core";
+import { Effect, Either } from "effect";
+import * as fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import * as FileLog from "../../src/store/FileLog.js";
+import { leanFoldProjection } from "../../src/store/StateProjection.js";
+import * as TerminalIndex from "../../src/store/TerminalIndex.js";
+
+let scratch = "";
+let dir = "";
+
+beforeEach(async () => {
+  scratch = await fs.mkdtemp(path.join(os.tmpdir(), "tay-image-"));
+  dir = path.join(scratch, "data");
+});
+afterEach(async () => {
+  await fs.rm(scratch, { recursive: true, force: true });
+});
+
+type Step =
+  | { readonly _tag: "insert"; readonly queue: string; readonly key: string | null }
+  | { readonly _tag: "complete"; readonly result: boolean }
+  | { readonly _tag: "fail" }
+  | { readonly _tag: "cancel" }
+  | { readonly _tag: "limit"; readonly count: number }
+  | { readonly _tag: "pause"; readonly paused: boolean }
+  | { readonly _tag: "compact"; readonly all: boolean }
+  | { readonly _tag: "burst"; readonly count: number }
+  | { readonly _tag: "reopen" };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      _tag: fc.constant("insert" as const),
+      queue: fc.constantFrom("a", "b", "limited"),
+      key: fc.oneof(
+        { weight: 3, arbitrary: fc.constant(null) },
+        { weight: 1, arbitrary: fc.constantFrom("k1", "k2") },
+      ),
+    }),
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({ _tag: fc.constant("complete" as const), result: fc.boolean() }),
+  },
+  fc.record({ _tag: fc.constant("fail" as const) }),
+  fc.record({ _tag: fc.constant("cancel" as const) }),
+  fc.record({ _tag: fc.constant("limit" as const), count: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({ _tag: fc.constant("pause" as const), paused: fc.boolean() }),
+  fc.record({ _tag: fc.constant("compact" as const), all: fc.boolean() }),
+  fc.record({ _tag: fc.constant("burst" as const), count: fc.integer({ min: 5, max: 60 }) }),
+  fc.record({ _tag: fc.constant("reopen" as const) }),
+);
+
+/** Runs `steps`, reopening (resumed from the image) where a step says so; the engine left open. */
+const run = async (
+  opened: EnginePromises.OpenedEngine,
+  steps: ReadonlyArray<Step>,
+): Promise<EnginePromises.OpenedEngine> => {
+  let engine = opened;
+  for (const [index, planned] of steps.entries()) {
+    const queue = (["a", "b", "limited"] as const)[index % 3] ?? "a";
+    switch (planned._tag) {
+      case "insert":
+        await engine.insert({
+          queue: planned.queue,
+          worker: "W",
+          args: { index },
+          maxAttempts: 2,
+          ...(planned.key === null ? {} : { uniqueKey: planned.key }),
+        });
+        break;
+      case "complete":
+      case "fail": {
+        const [job] = await engine.claim(queue, 1);
+        if (job === undefined) break;
+        if (planned._tag === "fail") await engine.fail(job.jobId, "boom");
+        else await engine.complete(job.jobId, planned.result ? { index } : undefined);
+        break;
+      }
+      case "cancel": {
+        const [job] = engine.jobs({ state: "available" });
+        if (job !== undefined) await engine.cancel(job.jobId);
+        break;
+      }
+      case "limit":
+        // The rate-limit window is what a base does not carry: the image does.
+        await engine.setQueueLimits("limited", {
+          rateLimit: { count: planned.count, perMs: 3_600_000 },
+        });
+        // A start under the limit, if a job waits: the window then holds it.
+        await engine.insert({ queue: "limited", worker: "W", args: { index } });
+        await engine.claim("limited", 1);
+        break;
+      case "pause":
+        await (planned.paused ? engine.pauseQueue("b") : engine.resumeQueue("b"));
+        break;
+      case "compact":
+        await engine.compact(planned.all ? 0 : 86_400_000);
+        break;
+      case "burst": {
+        await engine.insertMany(
+          Array.from({ length: planned.count }, (_, at) => ({ queue, worker: "W", args: { at } })),
+        );
+        const claimed = await engine.claim(queue, planned.count);
+        await Promise.all(
+          claimed.map((job, at) => engine.complete(job.jobId, at % 2 === 0 ? { at } : undefined)),
+        );
+        break;
+      }
+      case "reopen":
+        await engine.close();
+        engine = await EnginePromises.open(dir);
+        expect(engine.report.terminalIndex?.imageRefused).toBeNull();
+        break;
+    }
+  }
+  return engine;
+};
+
+/** The lean fold of every record of the store in `dir`, from nothing. */
+const wholeFold = (): Promise<State.State> =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const recovered = yield* FileLog.open(dir, {}, leanFoldProjection);
+        yield* recovered.log.close();
+        const finished = Generation.finish(recovered.state);
+        if (finished._tag === "Left") return yield* Effect.die(finished.left);
+        return finished.right;
+      }),
+    ).pipe(Effect.provide(NodeDisk.layer)),
+  );
+
+/** Everything a state holds and derives, in a form `toEqual` compares whole. */
+const everything = (state: State.State) => ({
+  lastJobId: state.lastJobId,
+  lean: state.lean,
+  jobs: [...state.jobs.entries()],
+  facts: [...state.terminal.entries()],
+  schedules: [...state.schedules.entries()],
+  queues: [...state.queues.entries()],
+  available: [...state.indexes.available.entries()].map(([queue, jobs]) => [
+    queue,
+    [...jobs.keys()].map((job) => job.jobId),
+  ]),
+  pending: [...state.indexes.pending.keys()].map((job) => job.jobId),
+  executing: [...state.indexes.executing.keys()].map((job) => job.jobId),
+  deadlines: [...state.indexes.deadlines.keys()].map((job) => job.jobId),
+  due: [...state.indexes.due.keys()].map((schedule) => schedule.scheduleId),
+  counts: [...state.indexes.counts.entries()],
+  unique: [...state.indexes.unique.entries()],
+  starts: [...state.indexes.starts.entries()],
+  schema3: state.indexes.schema3,
+  wake: Query.nextWakeAt(state, 5),
+});
+
+/** Reopens the store: the engine's state and open report, then the whole fold to compare with. */
+const reopened = async () => {
+  const engine = await EnginePromises.open(dir);
+  const state = engine.state();
+  const report = engine.report.terminalIndex;
+  await engine.close();
+  const folded = await wholeFold();
+  expect(State.equals(state, folded)).toBe(true);
+  expect(everything(state)).toEqual(everything(folded));
+  return { state, report };
+};
+
+/** A store of a few jobs, closed cleanly (so HEAD names an image). */
+const small = async (directory: string, who: string) => {
+  const engine = await EnginePromises.open(directory, { createIfMissing: true });
+  for (let index = 0; index < 6; index++) {
+    await engine.insert({ queue: "a", worker: "W", args: { who, index } });
+  }
+  const claimed = await engine.claim("a", 3);
+  for (const job of claimed) await engine.complete(job.jobId, { who });
+  await engine.close();
+};
+
+describe("the state image", () => {
+  it("resumes the open to the state the whole fold gives, on random workloads", async () => {
+    const samples = fc.sample(fc.array(step, { minLength: 5, maxLength: 40 }), {
+      numRuns: 12,
+      seed: 20261204,
+    });
+    let withStarts = 0;
+    let withFacts = 0;
+    for (const steps of samples) {
+      await fs.rm(dir, { recursive: true, force: true });
+      const first = await EnginePromises.open(dir, { createIfMissing: true });
+      const engine = await run(first, steps);
+      await engine.close();
+      // (The reopened engine rescues the jobs left executing: its state is the fold of the
+      // records written after that, which `reopened` compares it with.)
+      const { state, report } = await reopened();
+      expect(report?.imageRefused).toBeNull();
+      if (state.indexes.starts.size > 0) withStarts += 1;
+      if (state.terminal.size > 0) withFacts += 1;
+    }
+    // The samples reached what only the image carries beside the base.
+    expect(withStarts).toBeGreaterThan(0);
+    expect(withFacts).toBeGreaterThan(0);
+  });
+
+  it("carries a rate-limited queue's window, which a base does not", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    await engine.setQueueLimits("limited", { rateLimit: { count: 3, perMs: 3_600_000 } });
+    for (let index = 0; index < 5; index++) {
+      await engine.insert({ queue: "limited", worker: "W", args: { index } });
+    }
+    expect(await engine.claim("limited", 2)).toHaveLength(2);
+    await engine.close();
+    const { state, report } = await reopened();
+    expect(report?.imageRefused).toBeNull();
+    expect(state.indexes.starts.get("limited")).toHaveLength(2);
+    // The window holds: one more start within the hour, not two.
+    const again = await EnginePromises.open(dir);
+    expect(await again.claim("limited", 2)).toHaveLength(1);
+    await again.close();
+  });
+
+  it("goes on from the resumed state: later commands, closes and opens fold alike", async () => {
+    await small(dir, "a");
+    const engine = await EnginePromises.open(dir);
+    expect(engine.report.terminalIndex?.imageRefused).toBeNull();
+    const [job] = await engine.claim("a", 1);
+    if (job !== undefined) await engine.complete(job.jobId, { again: true });
+    await engine.insert({ queue: "a", worker: "W", args: { later: true } });
+    await engine.close();
+    const { report } = await reopened();
+    expect(report?.imageRefused).toBeNull();
+  });
+
+  it("folds from nothing when an engine without the index appended after the close", async () => {
+    await small(dir, "a");
+    const plain = await EnginePromises.open(dir, { terminalIndex: false });
+    await plain.insert({ queue: "a", worker: "W", args: { unseen: true } });
+    await plain.close();
+    const { state, report } = await reopened();
+    // HEAD and the image still name the old last sequence; the active segment grew.
+    expect(report?.imageRefused).toMatch(/first pass, resumed from the image, failed/);
+    expect(
+      [...State.jobs(state)].some((job) => job.args instanceof Map && job.args.has("unseen")),
+    ).toBe(true);
+  });
+
+  it("never resumes from another copy's image at the same store, epoch and sequence", async () => {
+    await small(dir, "start");
+    const other = path.join(scratch, "other");
+    await fs.cp(dir, other, { recursive: true });
+    // The copies diverge by the same number of records of the same lengths:
+    // only the bytes differ.
+    for (const [directory, who] of [
+      [dir, "mine"],
+      [other, "them"],
+    ] as const) {
+      const engine = await EnginePromises.open(directory);
+      await engine.insert({ queue: "a", worker: "W", args: { who } });
+      await engine.close();
+    }
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    await fs.cp(TerminalIndex.indexPath(other), TerminalIndex.indexPath(dir), { recursive: true });
+    const { state, report } = await reopened();
+    expect(report?.imageRefused).toMatch(/first pass, resumed from the image, failed/);
+    const whos = [...State.jobs(state)].map((job) =>
+      job.args instanceof Map ? job.args.get("who") : null,
+    );
+    expect(whos).toContain("mine");
+    expect(whos).not.toContain("them");
+  });
+
+  it("folds from nothing when the image's bytes are not those HEAD names", async () => {
+    await small(dir, "a");
+    const image = path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName);
+    const bytes = await fs.readFile(image);
+    bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0x40;
+    await fs.writeFile(image, bytes);
+    const { report } = await reopened();
+    expect(report?.imageRefused).toMatch(/not the one HEAD names/);
+  });
+
+  it("folds from nothing when HEAD names no image or the image is gone", async () => {
+    await small(dir, "a");
+    await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
+    const gone = await reopened();
+    expect(gone.report?.imageRefused).toMatch(/image unreadable/);
+    // That open's close wrote a new one.
+    const again = await reopened();
+    expect(again.report?.imageRefused).toBeNull();
+  });
+
+  it("decodes what it encodes, and refuses a cut or flipped image by its records' CRCs", async () => {
+    await small(dir, "a");
+    const image = await fs.readFile(
+      path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName),
+    );
+    const decoded = TerminalIndex.decodeImage(image);
+    expect(Either.isRight(decoded)).toBe(true);
+    for (const at of [0, 10, Math.floor(image.length / 2), image.length - 1]) {
+      const flipped = Uint8Array.from(image);
+      flipped[at] = (flipped[at] ?? 0) ^ 0x01;
+      expect(Either.isLeft(TerminalIndex.decodeImage(flipped))).toBe(true);
+    }
+    expect(Either.isLeft(TerminalIndex.decodeImage(image.subarray(0, image.length - 1)))).toBe(
+      true,
+    );
+  });
+});
