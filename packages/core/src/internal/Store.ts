@@ -336,11 +336,13 @@ export class BuilderStore implements Store {
   /**
    * Resuming from an image: a rate-limited queue's latest starts, in log
    * order (what the base does not carry). Refused for a queue without a
-   * rate limit, or more starts than its limit keeps.
+   * rate limit, or one given twice. Not for more starts than the limit's
+   * count: a count lowered by a later (24,3) leaves the longer list as it
+   * is until the next start trims it, in every fold alike.
    */
   restoreStarts(queue: string, times: ReadonlyArray<number>): HistoryReason | undefined {
     const limit = this.queues.get(queue)?.rateLimit ?? null;
-    if (limit === null || times.length > limit.count || this.starts.has(queue)) {
+    if (limit === null || this.starts.has(queue)) {
       return { _tag: "InvalidField", field: "image starts" };
     }
     for (const at of times) {
