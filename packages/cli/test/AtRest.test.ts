@@ -1,7 +1,8 @@
 // The read commands on a store at rest through its terminal index (issue 19): `tay status`,
 // `tay jobs` (every state and queue filter, limits inside and past the completed jobs) and
 // `tay job` (every id, its history included) answer byte for byte what they answer from the
-// whole fold (the index deleted: the reference), on stores an engine wrote with random
+// whole fold (the index deleted: the reference; and the state image alone deleted, which
+// `status` and `jobs` resume from), on stores an engine wrote with random
 // workloads (unique keys, results, failures, cancellations, redrives, compactions). The index
 // is used only when current (a lean state and the index, checked through `withAtRest`); one
 // whose HEAD names another sequence, whose bytes were flipped, or that the disk will not read,
@@ -194,6 +195,10 @@ describe("the read commands at rest", () => {
       const indexed = await answers(lastJobId);
       expect(await files()).toEqual(before);
       if (await usesIndex()) fromIndex += 1;
+      // `status` and `jobs` resumed from the state image the close wrote: the same
+      // answers with the image gone (every record folded, the index still used).
+      await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
+      expect(await answers(lastJobId)).toEqual(indexed);
       await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
       expect(await usesIndex()).toBe(false);
       expect(indexed).toEqual(await answers(lastJobId));

@@ -564,6 +564,11 @@ export const validate = <S, E, X = never, R = never>(
    * learn what (`validateOnTrust`). Default false.
    */
   sealedOnTrust = false,
+  /**
+   * Offer the projection to resume (`Projection.resume`): the records it
+   * folded already are checked, not decoded. Default false.
+   */
+  resume = false,
 ): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock;
@@ -582,7 +587,7 @@ export const validate = <S, E, X = never, R = never>(
     );
     const segmentsPath = Layout.segmentsPath(directory, manifest.epoch);
     const ids = yield* listSegments(segmentsPath, spent, budgets);
-    const folder = new Folder(projection, manifest, spent, budgets, clock, sealedOnTrust);
+    const folder = new Folder(projection, manifest, spent, budgets, clock, resume);
     const { segments, nextSequence, bytes } = yield* scanSegments(
       { directory, epoch: manifest.epoch, ids },
       marker,
@@ -635,14 +640,26 @@ export const validate = <S, E, X = never, R = never>(
  * that fails in any way, `validate` again with every record's CRCs, whose
  * outcome is the answer: a fault is then named by its record, and nothing
  * the first fold made is kept (the projection starts again). Open's
- * validation (docs/store.md, "Record CRCs at open").
+ * validation (docs/store.md, "Record CRCs at open"). A projection that
+ * can resume (`Projection.resume`) is offered to in a pass before those.
  */
 export const validateOnTrust = <S, E, X = never, R = never>(
   directory: string,
   budgets: RecoveryBudgets,
   projection: Projection<S, E>,
   afterBatch?: AfterBatch<X, R>,
-): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> =>
-  Effect.catchAll(validate(directory, budgets, projection, afterBatch, true), () =>
-    validate(directory, budgets, projection, afterBatch),
+): Effect.Effect<Validated<S>, RecoveryError | HistoryRejected<E> | X, Disk | R> => {
+  const checked = validate(directory, budgets, projection, afterBatch);
+  const trusting = Effect.catchAll(
+    validate(directory, budgets, projection, afterBatch, true),
+    () => checked,
   );
+  if (projection.resume === undefined) return trusting;
+  // Resumed first (docs/store.md, "The state image"): a segment unlike the
+  // image's is no fault of the log, so the pass on trust comes next as it
+  // would have without an image; any other failure goes to the checked pass.
+  return Effect.catchAll(
+    validate(directory, budgets, projection, afterBatch, true, true),
+    (error) => (error instanceof Mismatch && error.field === "StateImage" ? trusting : checked),
+  );
+};
