@@ -119,10 +119,8 @@ export class Builder {
     };
     // An image always starts with part 0 (`Image.of`), which sets `last_job_id`.
     if (this.#nextPart === 0) return refused({ _tag: "InvalidField", field: "image base" });
-    for (const [jobId, fact] of image.facts) {
-      const reason = this.#store.restoreFact(jobId, fact);
-      if (reason !== undefined) return refused(reason);
-    }
+    const facts = this.#store.restoreFacts(image.facts);
+    if (facts !== undefined) return refused(facts);
     for (const [queue, times] of image.starts) {
       const reason = this.#store.restoreStarts(queue, times);
       if (reason !== undefined) return refused(reason);

@@ -14,19 +14,46 @@
 import type { Event } from "./Event.js";
 import * as Snapshot from "./Snapshot.js";
 import type { State } from "./State.js";
+import { FactMapBuilder, type Packed } from "./internal/FactMap.js";
 import type { Fact } from "./Terminal.js";
 
 /** What re-creates a folded state. */
 export interface Image {
   /** `Snapshot.events` of the state, nothing dropped: always starts with part 0. */
   readonly base: Iterable<Event>;
-  /** The facts of a lean state's completed jobs, by id (none for a full state). */
-  readonly facts: Iterable<readonly [number, Fact]>;
+  /** The facts of a lean state's completed jobs, packed as the state holds them (none for a full state). */
+  readonly facts: Facts;
   /** Per rate-limited queue: the `at` of its latest starts, in log order. */
   readonly starts: Iterable<readonly [string, ReadonlyArray<number>]>;
   /** Whether the folded history holds a schema-3 record. */
   readonly schema3: boolean;
 }
+
+/**
+ * Facts as a lean state packs them (docs/core.md, "Packed facts"): the
+ * queue names in the order the slots count them, pages of 256 slots by
+ * page number, and the facts that do not pack. An image carries the pages
+ * as they are, so a resume takes them over instead of binding a million
+ * facts one by one.
+ */
+export type Facts = Packed;
+
+/**
+ * The packed form of `entries` (ascending ids, as `State.terminal`
+ * lists them): what a test or a tool builds an image's facts from. An id
+ * that is no integer >= 0 goes to the overflow as it is, for `resume` to
+ * refuse.
+ */
+export const factsOf = (entries: Iterable<readonly [number, Fact]>): Facts => {
+  const builder = new FactMapBuilder();
+  const odd: Array<readonly [number, Fact]> = [];
+  for (const [jobId, fact] of entries) {
+    if (Number.isSafeInteger(jobId) && jobId >= 0) builder.set(jobId, fact);
+    else odd.push([jobId, fact]);
+  }
+  const packed = builder.toFactMap().packed();
+  return odd.length === 0 ? packed : { ...packed, overflow: [...packed.overflow, ...odd] };
+};
 
 // A base that keeps every job: nothing finished before minus infinity.
 const keepEverything: Snapshot.Options = { now: 0, retentionMs: Number.POSITIVE_INFINITY };
@@ -37,7 +64,7 @@ const keepEverything: Snapshot.Options = { now: 0, retentionMs: Number.POSITIVE_
  */
 export const of = (state: State): Image => ({
   base: { [Symbol.iterator]: () => Snapshot.events(state, keepEverything) },
-  facts: { [Symbol.iterator]: () => state.terminal.entries() },
+  facts: state.terminal.packed(),
   starts: { [Symbol.iterator]: () => state.indexes.starts.entries() },
   schema3: state.indexes.schema3,
 });

@@ -560,7 +560,8 @@ describe("an image no fold makes", () => {
   it("is refused, and nothing else changes", () => {
     const state = mustFold(records, 0, true);
     const good = Image.of(state);
-    expect([...good.facts]).toEqual([[1, fact]]);
+    expect([...Image.factsOf([[1, fact]]).pages]).toEqual([...good.facts.pages]);
+    expect(good.facts.queues).toEqual([fact.queue]);
     expect([...good.starts]).toEqual([["alpha", [10, 12]]]);
     const base = [...good.base];
     const afterBase = { index: base.length, sequence: undefined, event: null, memberIndex: null };
@@ -572,7 +573,7 @@ describe("an image no fold makes", () => {
     };
     const withFacts = (facts: ReadonlyArray<readonly [number, typeof fact]>) => ({
       ...good,
-      facts,
+      facts: Image.factsOf(facts),
     });
     const withStarts = (starts: ReadonlyArray<readonly [string, ReadonlyArray<number>]>) => ({
       ...good,
@@ -591,12 +592,31 @@ describe("an image no fold makes", () => {
       ]),
       { _tag: "DuplicateJob", jobId: 2 },
     );
+    // The same id packed and in the overflow (a page holds one slot an id).
     refusedAs(
-      withFacts([
-        [1, fact],
-        [1, fact],
-      ]),
+      { ...good, facts: { ...Image.factsOf([[1, fact]]), overflow: [[1, fact]] } },
       { _tag: "DuplicateJob", jobId: 1 },
+    );
+    // A slot no fact packs to (even), a queue index past the names, a page of another size.
+    const slots = (at: number, slot: number) => {
+      const page = new Uint32Array(256);
+      page[at] = slot;
+      return page;
+    };
+    const packedAs = (pages: ReadonlyArray<readonly [number, Uint32Array]>) => ({
+      ...good,
+      facts: { queues: [fact.queue], pages, overflow: [] },
+    });
+    refusedAs(packedAs([[0, slots(1, 2)]]), invalid("image fact"));
+    refusedAs(packedAs([[0, slots(1, 1 + 16_384)]]), invalid("image fact"));
+    refusedAs(packedAs([[0, new Uint32Array(255)]]), invalid("image fact"));
+    refusedAs(packedAs([[0, slots(0, 1)]]), invalid("image fact"));
+    refusedAs(
+      packedAs([
+        [0, slots(1, 1)],
+        [0, slots(1, 1)],
+      ]),
+      invalid("image fact"),
     );
     refusedAs(
       withFacts([

@@ -162,6 +162,39 @@ export class FactMap {
     for (const [, fact] of this.entries()) visit(fact);
   }
 
+  /**
+   * The packed form an image carries (`Image.Facts`): the queue names in
+   * the order slots index them, each page's slots this map owns (a copy,
+   * zeroed past its end, where the page runs past it), ascending, and the
+   * facts that do not pack. Read at once: an owner's run may write a page
+   * it owns later.
+   */
+  packed(): Packed {
+    const names: Array<string> = [];
+    for (let index = 0; index < this.queues.names.size; index++) {
+      names.push(this.queues.names.get(index) ?? "");
+    }
+    return {
+      queues: names,
+      pages: { [Symbol.iterator]: () => this.ownPages() },
+      overflow: { [Symbol.iterator]: () => this.overflow.entries() },
+    };
+  }
+
+  private *ownPages(): Generator<readonly [number, Uint32Array]> {
+    for (const [number, page] of this.pages.entries()) {
+      const own = Math.min(pageSlots, this.end - number * pageSlots);
+      if (own <= 0) continue;
+      if (own === pageSlots) {
+        yield [number, page.slots];
+        continue;
+      }
+      const slots = page.slots.slice();
+      slots.fill(0, own);
+      yield [number, slots];
+    }
+  }
+
   /** How many facts each queue holds, without decoding a fact per id. */
   countsByQueue(): Map<string, number> {
     const perIndex: Array<number> = [];
@@ -264,6 +297,16 @@ const intern = (
   };
 };
 
+/** Facts packed as a map holds them (`FactMap.packed`, `FactMapBuilder.restorePacked`). */
+export interface Packed {
+  /** Queue names, in the order the slots' queue indexes count them. */
+  readonly queues: ReadonlyArray<string>;
+  /** Pages of `pageSlots` slots by page number (id / pageSlots), ascending. */
+  readonly pages: Iterable<readonly [number, Uint32Array]>;
+  /** The facts that do not pack, by id. */
+  readonly overflow: Iterable<readonly [number, Fact]>;
+}
+
 /** Pages this far beyond the dense array's end (or below its start) go to a `Map`. */
 const densePageGapMax = 16;
 
@@ -328,6 +371,49 @@ export class FactMapBuilder {
     if (packed !== 0) this.end = Math.max(this.end, id + 1);
   }
 
+  /**
+   * Resuming (`Image`): takes over packed pages (the arrays themselves) and
+   * their queue names into this empty builder. Why not, in a few words: a
+   * builder not empty, a name twice, a page twice or not of `pageSlots`, a
+   * slot no fact packs to (even, or a queue index past the names), a fact
+   * for id 0 or above `lastId`. The overflow is the caller's, by `set`.
+   */
+  restorePacked(
+    queues: ReadonlyArray<string>,
+    pages: Iterable<readonly [number, Uint32Array]>,
+    lastId: number,
+  ): string | undefined {
+    if (this.count !== 0 || this.names.length !== 0) return "the facts are not empty";
+    for (const name of queues) {
+      if (this.indexes.has(name)) return `queue ${name} twice`;
+      this.indexes.set(name, this.names.length);
+      this.names.push(name);
+    }
+    for (const [number, slots] of pages) {
+      if (!Number.isSafeInteger(number) || number < 0 || slots.length !== pageSlots) {
+        return `page ${number}`;
+      }
+      if (this.page(number) !== undefined) return `page ${number} twice`;
+      let facts = 0;
+      let last = -1;
+      for (let offset = 0; offset < pageSlots; offset++) {
+        const slot = slots[offset] ?? 0;
+        if (slot === 0) continue;
+        if (slot % 2 !== 1 || queueIndexOf(slot) >= queues.length) return `slot ${slot}`;
+        facts++;
+        last = offset;
+      }
+      if (facts === 0) continue;
+      if ((number === 0 && slots[0] !== 0) || number * pageSlots + last > lastId) {
+        return `a fact beyond ${lastId}`;
+      }
+      this.adopt(number, { slots, edit: this.edit, written: pageSlots });
+      this.count += facts;
+      this.end = Math.max(this.end, number * pageSlots + last + 1);
+    }
+    return undefined;
+  }
+
   /** The persistent map of the facts so far; the builder stays usable. */
   toFactMap(): FactMap {
     this.edit = new Edit();
@@ -370,6 +456,12 @@ export class FactMapBuilder {
       // Published whole: a map's first append to it copies it.
       written: pageSlots,
     };
+    this.adopt(number, owned);
+    return owned;
+  }
+
+  /** Puts `owned` in place as page `number`. */
+  private adopt(number: number, owned: Page): void {
     if (this.dense.length === 0 && this.sparse.size === 0) this.basePage = number;
     const offset = number - this.basePage;
     if (offset >= 0 && offset < this.dense.length + densePageGapMax && !this.sparse.has(number)) {
@@ -378,6 +470,5 @@ export class FactMapBuilder {
     } else {
       this.sparse.set(number, owned);
     }
-    return owned;
   }
 }

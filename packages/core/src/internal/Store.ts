@@ -33,7 +33,7 @@ import {
 } from "../State.js";
 import type { Edit } from "./Edit.js";
 import { applyInPlace, copy, type JobResult, type MutableJob, noErrors } from "./JobRecord.js";
-import { FactMap, FactMapBuilder } from "./FactMap.js";
+import { FactMap, FactMapBuilder, type Packed } from "./FactMap.js";
 import { IdMap } from "./IdMap.js";
 import { pushStart, withStart } from "./Starts.js";
 import { UniqueIndex } from "./UniqueIndex.js";
@@ -95,6 +95,11 @@ const standIn = (jobId: number, fact: Fact): MutableJob => ({
 });
 
 const noIds: ReadonlyArray<number> = [];
+
+const isEmpty = (items: Iterable<unknown>): boolean => {
+  for (const _ of items) return false;
+  return true;
+};
 
 /** Ids this far beyond the dense array's end (or below its start) go to the sparse map. */
 const denseGapMax = 4096;
@@ -330,6 +335,36 @@ export class BuilderStore implements Store {
       return { _tag: "DuplicateJob", jobId };
     }
     this.facts.set(jobId, fact);
+    return undefined;
+  }
+
+  /**
+   * Resuming from an image (`Generation.resume`): takes over its packed
+   * facts, after its base, then binds those that do not pack. The refusal
+   * when they cannot be a lean fold's (`restoreFact`; a page or slot no
+   * fold packs; a fact for a job held whole).
+   */
+  restoreFacts(facts: Packed): HistoryReason | undefined {
+    if (!this.lean) {
+      // A full fold keeps no facts: an image of one carries none.
+      const none = facts.queues.length === 0 && isEmpty(facts.pages) && isEmpty(facts.overflow);
+      return none ? undefined : { _tag: "InvalidField", field: "image fact" };
+    }
+    const refused = this.facts.restorePacked(facts.queues, facts.pages, this.lastJobId);
+    if (refused !== undefined) return { _tag: "InvalidField", field: "image fact" };
+    for (const [jobId, fact] of facts.overflow) {
+      const reason = this.restoreFact(jobId, fact);
+      if (reason !== undefined) return reason;
+    }
+    // The base is folded already: a fact may name no job it holds whole.
+    for (const job of this.dense) {
+      if (job !== undefined && this.facts.has(job.jobId)) {
+        return { _tag: "DuplicateJob", jobId: job.jobId };
+      }
+    }
+    for (const jobId of this.sparse.keys()) {
+      if (this.facts.has(jobId)) return { _tag: "DuplicateJob", jobId };
+    }
     return undefined;
   }
 

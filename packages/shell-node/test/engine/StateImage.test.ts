@@ -324,5 +324,22 @@ describe("the state image", () => {
     expect(Either.isLeft(TerminalIndex.decodeImage(image.subarray(0, image.length - 1)))).toBe(
       true,
     );
+    // Never a throw, whatever the bytes: cut anywhere, bytes overwritten anywhere.
+    fc.assert(
+      fc.property(
+        fc.nat({ max: image.length }),
+        fc.array(fc.tuple(fc.nat({ max: image.length - 1 }), fc.nat({ max: 255 })), {
+          maxLength: 4,
+        }),
+        (cut, writes) => {
+          const bytes = Uint8Array.from(image.subarray(0, cut));
+          for (const [at, value] of writes) if (at < bytes.length) bytes[at] = value;
+          const decoded = TerminalIndex.decodeImage(bytes);
+          const same = cut === image.length && writes.every(([at, value]) => image[at] === value);
+          expect(Either.isLeft(decoded)).toBe(!same);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

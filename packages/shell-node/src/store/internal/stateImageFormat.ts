@@ -13,13 +13,18 @@
  *    manifest's base record count), `segments` (per segment `[id, records,
  *    end, crc]`: what the open's scan must find), `schema3`, `starts`
  *    (`[queue, [at, ...]]` per rate-limited queue), `queues` (the names the
- *    facts use), `events` and `facts` (how many of each follow);
+ *    facts' slots count, then any more the overflow names), and how many
+ *    `events`, `pages` and `overflow` facts follow;
  * 2. `events` records: the image's base (`Image.of(state).base`), each an
  *    event record as the log holds it;
- * 3. fact records, of type `imageFactsType`: up to `factsPerRecord` facts
- *    each, ascending by job id, each three unsigned LEB128 numbers: the id
- *    less the previous one's (0 before the first), the queue's place in
- *    `queues`, and `2·attempt + hasResult`.
+ * 3. page records, of type `imagePagesType`: up to `pagesPerRecord` pages
+ *    of a lean state's packed facts (docs/core.md, "Packed facts"), each
+ *    its page number (unsigned LEB128) and its 256 slots (32-bit, little
+ *    endian), ascending by page number: what a resume takes over whole;
+ * 4. overflow records, of type `imageOverflowType`: the facts that do not
+ *    pack, ascending by job id, each three unsigned LEB128 numbers (the id
+ *    less the previous one's, 0 before the first; the queue's place in
+ *    `queues`; `2·attempt + hasResult`).
  *
  * The whole file's length and CRC are in the index's HEAD, which is
  * written after it; the records' own CRCs catch a file read past a crash
@@ -33,12 +38,19 @@ import type { SegmentDigest } from "../../log/Projection.js";
 
 /** The record type of the image's head: outside every event type, and the index's HEAD's. */
 export const imageHeadType = 210;
-/** The record type of a run of facts. */
-export const imageFactsType = 211;
+/** The record type of a run of packed fact pages. */
+export const imagePagesType = 211;
+/** The record type of a run of facts that do not pack. */
+export const imageOverflowType = 212;
 /** The image format the head names; another one is not read. */
 export const imageFormatVersion = 1;
-/** Facts per record at most (a record stays well under the payload bound). */
-export const factsPerRecord = 65_536;
+/** Pages per record at most (~256 KiB: a record stays well under the payload bound). */
+export const pagesPerRecord = 256;
+/** Facts per overflow record at most. */
+export const overflowPerRecord = 65_536;
+/** Slots of a page (core's `pageSlots`), and its bytes. */
+const pageSlots = 256;
+const pageBytes = pageSlots * 4;
 
 /** Which store, generation and records an image folded. */
 export interface ImageIdentity {
@@ -66,56 +78,97 @@ interface Framed {
   readonly payload: Uint8Array;
 }
 
-const pushNumber = (out: Array<number>, value: number): void => {
-  let rest = value;
-  while (rest >= 128) {
-    out.push((rest % 128) + 128);
-    rest = Math.floor(rest / 128);
-  }
-  out.push(rest);
-};
+/** Bytes, growing as they are written (a page's slots copied in whole). */
+class Output {
+  bytes = new Uint8Array(64 * 1024);
+  length = 0;
 
-/** The fact records of `facts` (ascending ids), and the queue names they use; a Left past order. */
-const factRecords = (
-  facts: Iterable<readonly [number, Terminal.Fact]>,
-): Either.Either<{ records: Array<Framed>; queues: Array<string>; count: number }, string> => {
-  const queues: Array<string> = [];
-  const places = new Map<string, number>();
+  room(more: number): void {
+    if (this.length + more <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + more));
+    grown.set(this.bytes.subarray(0, this.length));
+    this.bytes = grown;
+  }
+
+  number(value: number): void {
+    this.room(8);
+    let rest = value;
+    while (rest >= 128) {
+      this.bytes[this.length++] = (rest % 128) + 128;
+      rest = Math.floor(rest / 128);
+    }
+    this.bytes[this.length++] = rest;
+  }
+
+  slots(slots: Uint32Array): void {
+    this.room(pageBytes);
+    const view = new DataView(this.bytes.buffer, this.bytes.byteOffset + this.length, pageBytes);
+    for (let at = 0; at < pageSlots; at++) view.setUint32(at * 4, slots[at] ?? 0, true);
+    this.length += pageBytes;
+  }
+
+  /** The bytes written, and a fresh start. */
+  take(): Uint8Array {
+    const taken = this.bytes.slice(0, this.length);
+    this.length = 0;
+    return taken;
+  }
+}
+
+interface FactRecords {
+  readonly records: Array<Framed>;
+  readonly queues: Array<string>;
+  readonly pages: number;
+  readonly overflow: number;
+}
+
+/** The page and overflow records of `facts`; a Left for pages or ids out of order. */
+const factRecords = (facts: Image.Facts): Either.Either<FactRecords, string> => {
+  const queues = [...facts.queues];
+  const places = new Map(queues.map((name, place) => [name, place]));
   const records: Array<Framed> = [];
-  let bytes: Array<number> = [];
-  let inRecord = 0;
-  let count = 0;
-  let previous = 0;
-  const cut = () => {
-    records.push({ type: imageFactsType, schema: 1, payload: Uint8Array.from(bytes) });
-    bytes = [];
-    inRecord = 0;
-  };
-  for (const [jobId, fact] of facts) {
-    if (jobId <= previous && count > 0) return Either.left(`facts out of order at job ${jobId}`);
+  const out = new Output();
+  let pages = 0;
+  let previous = -1;
+  for (const [number, slots] of facts.pages) {
+    if (number <= previous) return Either.left(`pages out of order at page ${number}`);
+    out.number(number);
+    out.slots(slots);
+    previous = number;
+    if (++pages % pagesPerRecord === 0) {
+      records.push({ type: imagePagesType, schema: 1, payload: out.take() });
+    }
+  }
+  if (out.length > 0) records.push({ type: imagePagesType, schema: 1, payload: out.take() });
+  let overflow = 0;
+  let lastId = 0;
+  for (const [jobId, fact] of facts.overflow) {
+    if (!Number.isSafeInteger(jobId) || jobId <= lastId) {
+      return Either.left(`overflow out of order at job ${jobId}`);
+    }
     let place = places.get(fact.queue);
     if (place === undefined) {
       place = queues.length;
       queues.push(fact.queue);
       places.set(fact.queue, place);
     }
-    pushNumber(bytes, jobId - (count === 0 ? 0 : previous));
-    pushNumber(bytes, place);
-    pushNumber(bytes, fact.attempt * 2 + (fact.hasResult ? 1 : 0));
-    previous = jobId;
-    count++;
-    if (++inRecord === factsPerRecord) cut();
+    out.number(jobId - lastId);
+    out.number(place);
+    out.number(fact.attempt * 2 + (fact.hasResult ? 1 : 0));
+    lastId = jobId;
+    if (++overflow % overflowPerRecord === 0) {
+      records.push({ type: imageOverflowType, schema: 1, payload: out.take() });
+    }
   }
-  if (inRecord > 0) cut();
-  return Either.right({ records, queues, count });
+  if (out.length > 0) records.push({ type: imageOverflowType, schema: 1, payload: out.take() });
+  return Either.right({ records, queues, pages, overflow });
 };
 
 const headValue = (
   identity: ImageIdentity,
   image: Image.Image,
-  queues: ReadonlyArray<string>,
   events: number,
-  facts: number,
+  facts: FactRecords,
 ): Value.Value =>
   new Map<string, Value.Value>([
     ["format", imageFormatVersion],
@@ -127,9 +180,10 @@ const headValue = (
     ["segments", identity.segments.map((s) => [s.id, s.records, s.end, s.crc])],
     ["schema3", image.schema3],
     ["starts", [...image.starts].map(([queue, times]) => [queue, [...times]])],
-    ["queues", [...queues]],
+    ["queues", facts.queues],
     ["events", events],
-    ["facts", facts],
+    ["pages", facts.pages],
+    ["overflow", facts.overflow],
   ]);
 
 /**
@@ -150,8 +204,8 @@ export const encodeImage = (
   }
   const facts = factRecords(image.facts);
   if (Either.isLeft(facts)) return Either.left(facts.left);
-  const { records, queues, count } = facts.right;
-  const head = encodeValue(headValue(identity, image, queues, framed.length, count));
+  const { records } = facts.right;
+  const head = encodeValue(headValue(identity, image, framed.length, facts.right));
   if (head._tag === "Left") return Either.left(`head: ${head.left._tag}`);
   const all: Array<Framed> = [
     { type: imageHeadType, schema: 1, payload: head.right },
@@ -247,7 +301,8 @@ interface Head extends ImageIdentity {
   readonly starts: ReadonlyArray<readonly [string, ReadonlyArray<number>]>;
   readonly queues: ReadonlyArray<string>;
   readonly events: number;
-  readonly facts: number;
+  readonly pages: number;
+  readonly overflow: number;
 }
 
 const headOf = (record: Framed): Head | string => {
@@ -259,13 +314,14 @@ const headOf = (record: Framed): Head | string => {
   if (format !== imageFormatVersion)
     return `format ${String(format)}, expected ${imageFormatVersion}`;
   const storeId = map.get("store");
-  const [epoch, firstSequence, lastSequence, baseRecordCount, events, facts] = [
+  const [epoch, firstSequence, lastSequence, baseRecordCount, events, pages, overflow] = [
     "epoch",
     "first",
     "sequence",
     "base",
     "events",
-    "facts",
+    "pages",
+    "overflow",
   ].map((key) => natural(map, key));
   const segments = segmentsOf(map.get("segments"));
   const schema3 = map.get("schema3");
@@ -278,7 +334,8 @@ const headOf = (record: Framed): Head | string => {
     lastSequence === undefined ||
     baseRecordCount === undefined ||
     events === undefined ||
-    facts === undefined ||
+    pages === undefined ||
+    overflow === undefined ||
     segments === undefined ||
     typeof schema3 !== "boolean" ||
     starts === undefined ||
@@ -297,7 +354,8 @@ const headOf = (record: Framed): Head | string => {
     starts,
     queues,
     events,
-    facts,
+    pages,
+    overflow,
   };
 };
 
@@ -315,41 +373,62 @@ const readNumber = (bytes: Uint8Array, at: { offset: number }): number => {
   }
 };
 
-/** Checks the fact records' numbers; how many facts they hold, or why they are not facts. */
-const countFacts = (payloads: ReadonlyArray<Uint8Array>, queues: number): number | string => {
-  let count = 0;
+const littleEndian = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** The 256 slots at `at` of `payload`, as a fresh array the resume takes over. */
+const slotsAt = (payload: Uint8Array, at: number): Uint32Array => {
+  // A copy of its own (a Buffer's `slice` would be a view into the file's pool).
+  const copy = new Uint8Array(pageBytes);
+  copy.set(payload.subarray(at, at + pageBytes));
+  if (littleEndian) return new Uint32Array(copy.buffer);
+  const view = new DataView(copy.buffer);
+  const slots = new Uint32Array(pageSlots);
+  for (let slot = 0; slot < pageSlots; slot++) slots[slot] = view.getUint32(slot * 4, true);
+  return slots;
+};
+
+/** The pages of page records, or why they are not pages. */
+const pagesOf = (
+  payloads: ReadonlyArray<Uint8Array>,
+): Array<readonly [number, Uint32Array]> | string => {
+  const pages: Array<readonly [number, Uint32Array]> = [];
+  for (const payload of payloads) {
+    const at = { offset: 0 };
+    while (at.offset < payload.length) {
+      const number = readNumber(payload, at);
+      if (number < 0 || at.offset + pageBytes > payload.length) {
+        return `page ${pages.length}: cut`;
+      }
+      pages.push([number, slotsAt(payload, at.offset)]);
+      at.offset += pageBytes;
+    }
+  }
+  return pages;
+};
+
+/** The facts of overflow records, or why they are not facts. */
+const overflowOf = (
+  payloads: ReadonlyArray<Uint8Array>,
+  queues: ReadonlyArray<string>,
+): Array<readonly [number, Terminal.Fact]> | string => {
+  const facts: Array<readonly [number, Terminal.Fact]> = [];
+  let jobId = 0;
   for (const payload of payloads) {
     const at = { offset: 0 };
     while (at.offset < payload.length) {
       const delta = readNumber(payload, at);
       const place = readNumber(payload, at);
       const packed = readNumber(payload, at);
-      if (delta < 0 || place < 0 || packed < 0)
-        return `fact ${count}: a number is cut or too large`;
-      if (delta === 0 && count > 0) return `fact ${count}: its id repeats the previous one`;
-      if (place >= queues) return `fact ${count}: queue ${place} of ${queues}`;
-      count++;
+      const queue = queues[place];
+      if (delta <= 0 || packed < 0 || queue === undefined) {
+        return `overflow fact ${facts.length}: a number is cut, out of order or out of range`;
+      }
+      jobId += delta;
+      facts.push([jobId, { queue, attempt: Math.floor(packed / 2), hasResult: packed % 2 === 1 }]);
     }
   }
-  return count;
+  return facts;
 };
-
-/** The facts of checked fact records, decoded as they are iterated. */
-function* factsOf(
-  payloads: ReadonlyArray<Uint8Array>,
-  queues: ReadonlyArray<string>,
-): Generator<readonly [number, Terminal.Fact]> {
-  let jobId = 0;
-  for (const payload of payloads) {
-    const at = { offset: 0 };
-    while (at.offset < payload.length) {
-      jobId += readNumber(payload, at);
-      const queue = queues[readNumber(payload, at)] ?? "";
-      const packed = readNumber(payload, at);
-      yield [jobId, { queue, attempt: Math.floor(packed / 2), hasResult: packed % 2 === 1 }];
-    }
-  }
-}
 
 /**
  * The image in `bytes`, every record's CRCs, number and kind checked and
@@ -370,17 +449,29 @@ export const decodeImage = (bytes: Uint8Array): Either.Either<DecodedImage, stri
     if (event._tag === "Left") return Either.left(`event ${index}: ${event.left._tag}`);
     base.push(event.right);
   }
-  const payloads: Array<Uint8Array> = [];
+  const pagePayloads: Array<Uint8Array> = [];
+  const overflowPayloads: Array<Uint8Array> = [];
   while (at.offset < bytes.length) {
     const record = nextRecord(bytes, at);
     if (typeof record === "string") return Either.left(record);
-    if (record.type !== imageFactsType) return Either.left(`a record of type ${record.type}`);
-    payloads.push(record.payload);
+    if (record.type === imagePagesType && overflowPayloads.length === 0) {
+      pagePayloads.push(record.payload);
+    } else if (record.type === imageOverflowType) {
+      overflowPayloads.push(record.payload);
+    } else {
+      return Either.left(`a record of type ${record.type} out of place`);
+    }
   }
-  const counted = countFacts(payloads, head.queues.length);
-  if (typeof counted === "string") return Either.left(counted);
-  if (counted !== head.facts) return Either.left(`${counted} facts, the head says ${head.facts}`);
+  const pages = pagesOf(pagePayloads);
+  if (typeof pages === "string") return Either.left(pages);
+  const overflow = overflowOf(overflowPayloads, head.queues);
+  if (typeof overflow === "string") return Either.left(overflow);
+  if (pages.length !== head.pages || overflow.length !== head.overflow) {
+    return Either.left(
+      `${pages.length} pages and ${overflow.length} overflow facts, the head says ${head.pages} and ${head.overflow}`,
+    );
+  }
   const { schema3, starts, queues } = head;
-  const facts = { [Symbol.iterator]: () => factsOf(payloads, queues) };
+  const facts = { queues, pages, overflow };
   return Either.right({ ...head, image: { base, facts, starts, schema3 } });
 };
