@@ -158,27 +158,35 @@ export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => {
   };
 };
 
-/** The record a snapshot part restores (result and schedule come from later base records). */
-export const restored = (snapshot: JobSnapshot | JobSnapshotV3): MutableJob => ({
-  jobId: snapshot.jobId,
-  queue: snapshot.queue,
-  worker: snapshot.worker,
-  args: snapshot.args,
-  priority: snapshot.priority,
-  maxAttempts: snapshot.maxAttempts,
-  attempt: snapshot.attempt,
-  state: snapshot.state,
-  insertedAt: snapshot.insertedAt,
-  scheduledAt: snapshot.scheduledAt,
-  attemptedAt: snapshot.attemptedAt,
-  finishedAt: snapshot.finishedAt,
-  errors: snapshot.errors.length === 0 ? noErrors : snapshot.errors,
-  result: null,
-  scheduleId: null,
-  uniqueKey: "uniqueKey" in snapshot ? snapshot.uniqueKey : null,
-  uniquePeriodMs: "uniquePeriodMs" in snapshot ? snapshot.uniquePeriodMs : null,
-  timeoutMs: "timeoutMs" in snapshot ? snapshot.timeoutMs : null,
-});
+/**
+ * The record a snapshot part restores (result and schedule come from later
+ * base records). Its times are shared as `inserted` shares them (2026-12-04:
+ * a state restored from an image held ~25 bytes a job more than the fold
+ * of the same jobs' inserts, a number of its own per time field).
+ */
+export const restored = (snapshot: JobSnapshot | JobSnapshotV3): MutableJob => {
+  const insertedAt = sharedTime(snapshot.insertedAt);
+  return {
+    jobId: snapshot.jobId,
+    queue: snapshot.queue,
+    worker: snapshot.worker,
+    args: snapshot.args,
+    priority: snapshot.priority,
+    maxAttempts: snapshot.maxAttempts,
+    attempt: snapshot.attempt,
+    state: snapshot.state,
+    insertedAt,
+    scheduledAt: Object.is(snapshot.scheduledAt, insertedAt) ? insertedAt : snapshot.scheduledAt,
+    attemptedAt: snapshot.attemptedAt === null ? null : sharedTime(snapshot.attemptedAt),
+    finishedAt: snapshot.finishedAt === null ? null : sharedTime(snapshot.finishedAt),
+    errors: snapshot.errors.length === 0 ? noErrors : snapshot.errors,
+    result: null,
+    scheduleId: null,
+    uniqueKey: "uniqueKey" in snapshot ? snapshot.uniqueKey : null,
+    uniquePeriodMs: "uniquePeriodMs" in snapshot ? snapshot.uniquePeriodMs : null,
+    timeoutMs: "timeoutMs" in snapshot ? snapshot.timeoutMs : null,
+  };
+};
 
 /** A fresh record with the same fields. */
 export const copy = (job: Job): MutableJob => ({
