@@ -21,6 +21,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Effect, Layer } from "effect";
 import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { endOneStep, insertStep } from "../support/promiseSteps.js";
 import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FileLog from "../../src/store/FileLog.js";
@@ -71,22 +72,14 @@ const run = async (engine: EnginePromises.OpenedEngine, steps: ReadonlyArray<Ste
     const ids = (state: Event.JobState) => engine.jobs({ state }).map((job) => job.jobId);
     switch (planned._tag) {
       case "insert":
-        await engine.insert({
-          queue: planned.queue,
-          worker: "W",
-          args: { index },
-          maxAttempts: 1,
-          ...(planned.key === null ? {} : { uniqueKey: planned.key }),
-        });
+        await insertStep(engine, planned.queue, planned.key, index, 1);
         break;
       case "complete":
-      case "fail": {
-        const [job] = await engine.claim(queue, 1);
-        if (job === undefined) break;
-        if (planned._tag === "fail") await engine.fail(job.jobId, "boom");
-        else await engine.complete(job.jobId, planned.result ? { index } : undefined);
+        await endOneStep(engine, queue, "complete", planned.result, index);
         break;
-      }
+      case "fail":
+        await endOneStep(engine, queue, "fail", false, index);
+        break;
       case "cancel": {
         const live = [...ids("available"), ...ids("scheduled")];
         const jobId = live[planned.pick % Math.max(1, live.length)];

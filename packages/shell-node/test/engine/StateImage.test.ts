@@ -20,6 +20,7 @@ import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { endOneStep, insertStep } from "../support/promiseSteps.js";
 import * as FileLog from "../../src/store/FileLog.js";
 import { leanFoldProjection } from "../../src/store/StateProjection.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
@@ -81,22 +82,14 @@ const run = async (
     const queue = (["a", "b", "limited"] as const)[index % 3] ?? "a";
     switch (planned._tag) {
       case "insert":
-        await engine.insert({
-          queue: planned.queue,
-          worker: "W",
-          args: { index },
-          maxAttempts: 2,
-          ...(planned.key === null ? {} : { uniqueKey: planned.key }),
-        });
+        await insertStep(engine, planned.queue, planned.key, index, 2);
         break;
       case "complete":
-      case "fail": {
-        const [job] = await engine.claim(queue, 1);
-        if (job === undefined) break;
-        if (planned._tag === "fail") await engine.fail(job.jobId, "boom");
-        else await engine.complete(job.jobId, planned.result ? { index } : undefined);
+        await endOneStep(engine, queue, "complete", planned.result, index);
         break;
-      }
+      case "fail":
+        await endOneStep(engine, queue, "fail", false, index);
+        break;
       case "cancel": {
         const [job] = engine.jobs({ state: "available" });
         if (job !== undefined) await engine.cancel(job.jobId);
