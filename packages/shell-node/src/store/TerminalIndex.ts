@@ -596,8 +596,18 @@ export const publish = (
     const table = index.offsets.encode();
     if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
     const offsets = table === undefined ? undefined : { bytes: table.length, crc: crc32c(table) };
-    if (image !== undefined) yield* Files.publishSmallFile(imagePath(index), image);
-    const imageFile = image === undefined ? undefined : { bytes: image.length, crc: crc32c(image) };
+    // The image is only a shortcut: one the disk refuses (no space for a
+    // copy of every active job) leaves HEAD naming none.
+    const imageFile =
+      image === undefined
+        ? undefined
+        : yield* Effect.orElseSucceed(
+            Effect.as(Files.publishSmallFile(imagePath(index), image), {
+              bytes: image.length,
+              crc: crc32c(image),
+            }),
+            () => undefined,
+          );
     const head = encodeHead({ ...identity, entriesBytes: index.end, offsets, image: imageFile });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({

@@ -15,9 +15,11 @@ import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
 import { Generation, Query, State } from "@tay/core";
-import { Effect, Either } from "effect";
+import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Disk, DiskError, type DiskService } from "../../src/disk/Disk.js";
+import * as Files from "../../src/disk/Files.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
@@ -300,6 +302,28 @@ describe("the state image", () => {
     // That open's close wrote a new one.
     const again = await reopened();
     expect(again.report?.imageRefused).toBeNull();
+  });
+
+  it("publishes HEAD without an image the disk would not take, and the next open folds", async () => {
+    await small(dir, "a");
+    // A disk with no room for the image: creating its temporary file fails with ENOSPC.
+    const image = path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName);
+    const full: DiskService = {
+      ...NodeDisk.make,
+      open: (file, mode, options) =>
+        file === Files.temporaryPath(image)
+          ? Effect.fail(
+              new DiskError({ operation: "open", path: file, code: "ENOSPC", detail: "full" }),
+            )
+          : NodeDisk.make.open(file, mode, options),
+    };
+    const engine = await EnginePromises.open(dir, { disk: Layer.succeed(Disk, full) });
+    expect(engine.report.terminalIndex?.imageRefused).toBeNull();
+    await engine.insert({ queue: "a", worker: "W", args: { later: true } });
+    await engine.close();
+    const { report } = await reopened();
+    expect(report?.rebuilt).toBeNull();
+    expect(report?.imageRefused).toBe("HEAD names no image");
   });
 
   it("decodes what it encodes, and refuses a cut or flipped image by its records' CRCs", async () => {

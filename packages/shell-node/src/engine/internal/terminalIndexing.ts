@@ -395,13 +395,17 @@ export class Indexing {
     return this.#provided(
       this.#lock.withPermits(1)(
         Effect.gen(this, function* () {
-          yield* this.#drainHeld();
-          if (this.#failure === undefined && this.#publishable) {
-            const identity = yield* identityOf(log);
-            const image = yield* this.#image(log, identity);
-            yield* TerminalIndex.publish(this.#index, identity, image);
-          }
-          yield* TerminalIndex.close(this.#index);
+          const published = Effect.gen(this, function* () {
+            yield* this.#drainHeld();
+            if (this.#failure === undefined && this.#publishable) {
+              const identity = yield* identityOf(log);
+              const image = yield* this.#image(log, identity);
+              yield* TerminalIndex.publish(this.#index, identity, image);
+            }
+          });
+          // The entries file is closed whatever the writes met (a full disk
+          // left it open, and its mount busy).
+          yield* Effect.ensuring(published, Effect.ignore(TerminalIndex.close(this.#index)));
         }),
       ),
     );
