@@ -120,12 +120,14 @@ function* parts(
     return event;
   };
   for (const job of kept) {
-    const snapshotJob = v3 ? Job.toSnapshotV3(job) : Job.toSnapshot(job);
-    const size = jobBytes(snapshotJob);
+    // Each job's snapshot form made once, sized, then kept (a (7,3) one was made twice).
+    const v3Job = v3 ? Job.toSnapshotV3(job) : undefined;
+    const v1Job = v3Job === undefined ? Job.toSnapshot(job) : undefined;
+    const size = jobBytes(v3Job ?? v1Job ?? Job.toSnapshot(job));
     const held = jobs.length + jobsV3.length;
     if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) yield cut();
-    if (v3) jobsV3.push(Job.toSnapshotV3(job));
-    else jobs.push(snapshotJob);
+    if (v3Job !== undefined) jobsV3.push(v3Job);
+    if (v1Job !== undefined) jobs.push(v1Job);
     bytes += size;
   }
   if (jobs.length + jobsV3.length > 0 || part === 0) yield cut();

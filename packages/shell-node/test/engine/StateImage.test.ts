@@ -22,6 +22,7 @@ import { Disk, DiskError, type DiskService } from "../../src/disk/Disk.js";
 import * as Files from "../../src/disk/Files.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { imageWholeJobsAlways } from "../../src/engine/internal/terminalIndexing.js";
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
 import * as FileLog from "../../src/store/FileLog.js";
 import { leanFoldProjection } from "../../src/store/StateProjection.js";
@@ -323,6 +324,25 @@ describe("the state image", () => {
     await engine.close();
     const { report } = await reopened();
     expect(report?.rebuilt).toBeNull();
+    expect(report?.imageRefused).toBe("HEAD names no image");
+  });
+
+  it("is not written for a backlog of active jobs, whose fold costs less than its image", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    // More jobs held whole than the image is always written for, in few records.
+    const count = imageWholeJobsAlways + 100;
+    for (let from = 0; from < count; from += 1000) {
+      await engine.insertMany(
+        Array.from({ length: Math.min(1000, count - from) }, (_, at) => ({
+          queue: "a",
+          worker: "W",
+          args: { at: from + at },
+        })),
+      );
+    }
+    await engine.close();
+    const { state, report } = await reopened();
+    expect(State.jobCount(state)).toBe(count);
     expect(report?.imageRefused).toBe("HEAD names no image");
   });
 
