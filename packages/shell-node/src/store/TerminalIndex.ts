@@ -25,13 +25,15 @@ import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import { crc32c } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
-import { type DecodedImage, decodeImage } from "./internal/stateImageFormat.js";
+import { type DecodedImage, decodeImage, type ImageStream } from "./internal/stateImageFormat.js";
 
 export {
   type DecodedImage,
   decodeImage,
   encodeImage,
   type ImageIdentity,
+  type ImageStream,
+  imageStream,
 } from "./internal/stateImageFormat.js";
 import {
   decodeEntry,
@@ -42,6 +44,7 @@ import {
   encodeEntries,
   encodeHead,
   type Head,
+  type OffsetsFile,
   type Placed,
 } from "./internal/terminalIndexFormat.js";
 
@@ -579,15 +582,71 @@ export const add = (
   left: Generation.Left,
 ): Effect.Effect<void, TerminalIndexError, Disk> => addAll(index, [left]);
 
+/** Bytes the image's records are gathered into before each write. */
+export const imageWriteBytes = 1024 * 1024;
+
+/**
+ * Publishes the image's records as `path` as they are made (the
+ * temporary file written a chunk at a time and synced, renamed, the
+ * directory synced): its length and CRC; or undefined, with the temporary
+ * file removed, when the stream stopped short or the disk refused it.
+ */
+const publishImage = (
+  path: string,
+  image: ImageStream,
+): Effect.Effect<OffsetsFile | undefined, never, Disk> => {
+  const temporary = Files.temporaryPath(path);
+  const written = Effect.gen(function* () {
+    const disk = yield* Disk;
+    yield* Files.removeIfPresent(temporary, false);
+    const file = yield* Files.withFile(temporary, "createExclusive", (handle) =>
+      Effect.gen(function* () {
+        let bytes = 0;
+        let crc = 0;
+        let gathered: Array<Uint8Array> = [];
+        let gatheredBytes = 0;
+        const write = Effect.suspend(() => {
+          const chunk = joinChunks(gathered, gatheredBytes);
+          const at = bytes;
+          crc = crc32c(chunk, crc);
+          bytes += chunk.length;
+          gathered = [];
+          gatheredBytes = 0;
+          return Files.writeAll(handle, at, chunk);
+        });
+        for (const record of image.records) {
+          gathered.push(record);
+          gatheredBytes += record.length;
+          if (gatheredBytes >= imageWriteBytes) yield* write;
+        }
+        if (gatheredBytes > 0) yield* write;
+        yield* handle.sync();
+        return { bytes, crc };
+      }),
+    );
+    if (image.failure() !== undefined) return undefined;
+    yield* disk.rename(temporary, path);
+    yield* disk.syncDirectory(Files.parentPath(path));
+    return file;
+  });
+  return Effect.flatMap(
+    Effect.orElseSucceed(written, () => undefined),
+    (file) =>
+      file === undefined
+        ? Effect.as(Effect.ignore(Files.removeIfPresent(temporary, false)), undefined)
+        : Effect.succeed(file),
+  );
+};
+
 /**
  * Syncs the entries and publishes HEAD for `identity`: the index is current
- * for it. With `image` (the state image's bytes, at the engine's close),
- * HEAD names that too.
+ * for it. With `image` (the state image's records, at the engine's close),
+ * HEAD names that too, if the disk takes it.
  */
 export const publish = (
   index: TerminalIndex,
   identity: Identity,
-  image?: Uint8Array,
+  image?: ImageStream,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
     yield* index.handle.sync();
@@ -599,15 +658,7 @@ export const publish = (
     // The image is only a shortcut: one the disk refuses (no space for a
     // copy of every active job) leaves HEAD naming none.
     const imageFile =
-      image === undefined
-        ? undefined
-        : yield* Effect.orElseSucceed(
-            Effect.as(Files.publishSmallFile(imagePath(index), image), {
-              bytes: image.length,
-              crc: crc32c(image),
-            }),
-            () => undefined,
-          );
+      image === undefined ? undefined : yield* publishImage(imagePath(index), image);
     const head = encodeHead({ ...identity, entriesBytes: index.end, offsets, image: imageFile });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({

@@ -353,7 +353,7 @@ export class Indexing {
   }
 
   /**
-   * The state image's bytes for `identity`: the committed state, when it
+   * The state image's records for `identity`: the committed state, when it
    * stands at the log's last sequence and every record of the segments is
    * written (the image names them by their CRCs); else undefined, and the
    * next open folds the log.
@@ -361,7 +361,7 @@ export class Indexing {
   #image<K extends Log.Kind>(
     log: Log.Log<K>,
     identity: TerminalIndex.Identity,
-  ): Effect.Effect<Uint8Array | undefined> {
+  ): Effect.Effect<TerminalIndex.ImageStream | undefined> {
     const { digests, committedState } = this;
     if (digests === undefined || committedState === undefined) return Effect.succeed(undefined);
     return Effect.gen(this, function* () {
@@ -377,7 +377,7 @@ export class Indexing {
       if (firstSequence < 0 || !imageWorthIt(state, lastSequence - firstSequence + 1)) {
         return undefined;
       }
-      const encoded = TerminalIndex.encodeImage(
+      return TerminalIndex.imageStream(
         {
           ...identity,
           firstSequence,
@@ -386,7 +386,6 @@ export class Indexing {
         },
         state,
       );
-      return Either.isRight(encoded) ? encoded.right : undefined;
     });
   }
 

@@ -13,8 +13,7 @@
  *    manifest's base record count), `segments` (per segment `[id, records,
  *    end, crc]`: what the open's scan must find), `schema3`, `starts`
  *    (`[queue, [at, ...]]` per rate-limited queue), `queues` (the names the
- *    facts' slots count, then any more the overflow names), and how many
- *    `events`, `pages` and `overflow` facts follow;
+ *    facts' slots count, then any more the overflow names);
  * 2. `events` records: the image's base (`Image.of(state).base`), each an
  *    event record as the log holds it;
  * 3. page records, of type `imagePagesType`: up to `pagesPerRecord` pages
@@ -26,9 +25,12 @@
  *    less the previous one's, 0 before the first; the queue's place in
  *    `queues`; `2·attempt + hasResult`).
  *
- * The whole file's length and CRC are in the index's HEAD, which is
- * written after it; the records' own CRCs catch a file read past a crash
- * that HEAD does not vouch for.
+ * Records of each kind follow in that order and no count is kept: the
+ * whole file's length and CRC are in the index's HEAD, written after it,
+ * and the records' own CRCs catch anything else. The encoder streams the
+ * records one by one (`imageStream`), so the close never holds the whole
+ * image (2026-12-04: a copy of every job held whole, twice, while it was
+ * joined).
  */
 import { type Event, Image, type State, type Terminal, type Value } from "@tay/core";
 import { decodeValue, encodeValue } from "@tay/codec";
@@ -115,60 +117,67 @@ class Output {
   }
 }
 
-interface FactRecords {
-  readonly records: Array<Framed>;
-  readonly queues: Array<string>;
-  readonly pages: number;
-  readonly overflow: number;
-}
+/** A record's bytes, framed with its position (from 1) as its sequence. */
+const framedRecord = (type: number, payload: Uint8Array, position: number): Uint8Array => {
+  const bytes = new Uint8Array(recordSize(payload.length));
+  encodeRecordInto(bytes, 0, { type, schema: 1, sequence: position, payload });
+  return bytes;
+};
 
-/** The page and overflow records of `facts`; a Left for pages or ids out of order. */
-const factRecords = (facts: Image.Facts): Either.Either<FactRecords, string> => {
-  const queues = [...facts.queues];
-  const places = new Map(queues.map((name, place) => [name, place]));
-  const records: Array<Framed> = [];
+/** The queue names of the head: the packed slots' own, then any more the overflow names. */
+const queueNames = (facts: Image.Facts): Array<string> => {
+  const names = [...facts.queues];
+  const known = new Set(names);
+  for (const [, fact] of facts.overflow) {
+    if (known.has(fact.queue)) continue;
+    known.add(fact.queue);
+    names.push(fact.queue);
+  }
+  return names;
+};
+
+/** The payloads of the page records, `pagesPerRecord` pages each; a string for pages out of order. */
+function* pagePayloads(facts: Image.Facts): Generator<Uint8Array | string> {
   const out = new Output();
   let pages = 0;
   let previous = -1;
   for (const [number, slots] of facts.pages) {
-    if (number <= previous) return Either.left(`pages out of order at page ${number}`);
+    if (number <= previous) return yield `pages out of order at page ${number}`;
     out.number(number);
     out.slots(slots);
     previous = number;
-    if (++pages % pagesPerRecord === 0) {
-      records.push({ type: imagePagesType, schema: 1, payload: out.take() });
-    }
+    if (++pages % pagesPerRecord === 0) yield out.take();
   }
-  if (out.length > 0) records.push({ type: imagePagesType, schema: 1, payload: out.take() });
-  let overflow = 0;
+  if (out.length > 0) yield out.take();
+}
+
+/** The payloads of the overflow records; a string for ids out of order. */
+function* overflowPayloads(
+  facts: Image.Facts,
+  queues: ReadonlyArray<string>,
+): Generator<Uint8Array | string> {
+  const places = new Map(queues.map((name, place) => [name, place]));
+  const out = new Output();
+  let count = 0;
   let lastId = 0;
   for (const [jobId, fact] of facts.overflow) {
-    if (!Number.isSafeInteger(jobId) || jobId <= lastId) {
-      return Either.left(`overflow out of order at job ${jobId}`);
-    }
-    let place = places.get(fact.queue);
-    if (place === undefined) {
-      place = queues.length;
-      queues.push(fact.queue);
-      places.set(fact.queue, place);
+    const place = places.get(fact.queue);
+    if (!Number.isSafeInteger(jobId) || jobId <= lastId || place === undefined) {
+      return yield `overflow out of order at job ${jobId}`;
     }
     out.number(jobId - lastId);
     out.number(place);
     out.number(fact.attempt * 2 + (fact.hasResult ? 1 : 0));
     lastId = jobId;
-    if (++overflow % overflowPerRecord === 0) {
-      records.push({ type: imageOverflowType, schema: 1, payload: out.take() });
-    }
+    if (++count % overflowPerRecord === 0) yield out.take();
   }
-  if (out.length > 0) records.push({ type: imageOverflowType, schema: 1, payload: out.take() });
-  return Either.right({ records, queues, pages, overflow });
-};
+  if (out.length > 0) yield out.take();
+}
 
 const headValue = (
   identity: ImageIdentity,
   image: Image.Image,
-  events: number,
-  facts: FactRecords,
+  queues: ReadonlyArray<string>,
 ): Value.Value =>
   new Map<string, Value.Value>([
     ["format", imageFormatVersion],
@@ -180,45 +189,74 @@ const headValue = (
     ["segments", identity.segments.map((s) => [s.id, s.records, s.end, s.crc])],
     ["schema3", image.schema3],
     ["starts", [...image.starts].map(([queue, times]) => [queue, [...times]])],
-    ["queues", facts.queues],
-    ["events", events],
-    ["pages", facts.pages],
-    ["overflow", facts.overflow],
+    ["queues", [...queues]],
   ]);
 
 /**
- * The bytes of the image of `state` folded through `identity`. A Left
- * only for what no fold of a log gives (a value the codec refuses, facts
- * out of order): the caller then writes no image.
+ * The image of `state` folded through `identity`, as its records' bytes in
+ * order, made as they are read. `failure` says, once the records are read,
+ * why they stopped short: only what no fold of a log gives (a value the
+ * codec refuses, facts out of order); the caller then publishes no image.
  */
+export interface ImageStream {
+  readonly records: Iterable<Uint8Array>;
+  readonly failure: () => string | undefined;
+}
+
+export const imageStream = (identity: ImageIdentity, state: State.State): ImageStream => {
+  let failure: string | undefined;
+  function* records(): Generator<Uint8Array> {
+    const image = Image.of(state);
+    const queues = queueNames(image.facts);
+    const head = encodeValue(headValue(identity, image, queues));
+    if (head._tag === "Left") {
+      failure = `head: ${head.left._tag}`;
+      return;
+    }
+    let position = 1;
+    yield framedRecord(imageHeadType, head.right, position++);
+    for (const event of image.base) {
+      const encoded = encodeEvent(event);
+      if (encoded._tag === "Left") {
+        failure = `${event._tag}: ${encoded.left._tag}`;
+        return;
+      }
+      const { type, schema, payload } = encoded.right;
+      const bytes = new Uint8Array(recordSize(payload.length));
+      encodeRecordInto(bytes, 0, { type, schema, sequence: position++, payload });
+      yield bytes;
+    }
+    for (const [type, payloads] of [
+      [imagePagesType, pagePayloads(image.facts)],
+      [imageOverflowType, overflowPayloads(image.facts, queues)],
+    ] as const) {
+      for (const payload of payloads) {
+        if (typeof payload === "string") {
+          failure = payload;
+          return;
+        }
+        yield framedRecord(type, payload, position++);
+      }
+    }
+  }
+  return { records: { [Symbol.iterator]: records }, failure: () => failure };
+};
+
+/** The image's bytes whole (tests, tools): the stream joined, or why it stopped. */
 export const encodeImage = (
   identity: ImageIdentity,
   state: State.State,
 ): Either.Either<Uint8Array, string> => {
-  const image = Image.of(state);
-  const framed: Array<Framed> = [];
-  for (const event of image.base) {
-    const encoded = encodeEvent(event);
-    if (encoded._tag === "Left") return Either.left(`${event._tag}: ${encoded.left._tag}`);
-    framed.push(encoded.right);
-  }
-  const facts = factRecords(image.facts);
-  if (Either.isLeft(facts)) return Either.left(facts.left);
-  const { records } = facts.right;
-  const head = encodeValue(headValue(identity, image, framed.length, facts.right));
-  if (head._tag === "Left") return Either.left(`head: ${head.left._tag}`);
-  const all: Array<Framed> = [
-    { type: imageHeadType, schema: 1, payload: head.right },
-    ...framed,
-    ...records,
-  ];
-  let total = 0;
-  for (const record of all) total += recordSize(record.payload.length);
-  const bytes = new Uint8Array(total);
+  const stream = imageStream(identity, state);
+  const records = [...stream.records];
+  const failure = stream.failure();
+  if (failure !== undefined) return Either.left(failure);
+  const bytes = new Uint8Array(records.reduce((sum, record) => sum + record.length, 0));
   let offset = 0;
-  all.forEach((record, position) => {
-    offset += encodeRecordInto(bytes, offset, { ...record, sequence: position + 1 });
-  });
+  for (const record of records) {
+    bytes.set(record, offset);
+    offset += record.length;
+  }
   return Either.right(bytes);
 };
 
@@ -300,9 +338,6 @@ interface Head extends ImageIdentity {
   readonly schema3: boolean;
   readonly starts: ReadonlyArray<readonly [string, ReadonlyArray<number>]>;
   readonly queues: ReadonlyArray<string>;
-  readonly events: number;
-  readonly pages: number;
-  readonly overflow: number;
 }
 
 const headOf = (record: Framed): Head | string => {
@@ -314,14 +349,11 @@ const headOf = (record: Framed): Head | string => {
   if (format !== imageFormatVersion)
     return `format ${String(format)}, expected ${imageFormatVersion}`;
   const storeId = map.get("store");
-  const [epoch, firstSequence, lastSequence, baseRecordCount, events, pages, overflow] = [
+  const [epoch, firstSequence, lastSequence, baseRecordCount] = [
     "epoch",
     "first",
     "sequence",
     "base",
-    "events",
-    "pages",
-    "overflow",
   ].map((key) => natural(map, key));
   const segments = segmentsOf(map.get("segments"));
   const schema3 = map.get("schema3");
@@ -333,9 +365,6 @@ const headOf = (record: Framed): Head | string => {
     firstSequence === undefined ||
     lastSequence === undefined ||
     baseRecordCount === undefined ||
-    events === undefined ||
-    pages === undefined ||
-    overflow === undefined ||
     segments === undefined ||
     typeof schema3 !== "boolean" ||
     starts === undefined ||
@@ -353,9 +382,6 @@ const headOf = (record: Framed): Head | string => {
     schema3,
     starts,
     queues,
-    events,
-    pages,
-    overflow,
   };
 };
 
@@ -442,15 +468,9 @@ export const decodeImage = (bytes: Uint8Array): Either.Either<DecodedImage, stri
   const head = headOf(first);
   if (typeof head === "string") return Either.left(head);
   const base: Array<Event.Event> = [];
-  for (let index = 0; index < head.events; index++) {
-    const record = nextRecord(bytes, at);
-    if (typeof record === "string") return Either.left(record);
-    const event = decodeEvent(record.type, record.schema, record.payload);
-    if (event._tag === "Left") return Either.left(`event ${index}: ${event.left._tag}`);
-    base.push(event.right);
-  }
   const pagePayloads: Array<Uint8Array> = [];
   const overflowPayloads: Array<Uint8Array> = [];
+  // Events, then pages, then overflow: a record of an earlier kind after a later one is out of place.
   while (at.offset < bytes.length) {
     const record = nextRecord(bytes, at);
     if (typeof record === "string") return Either.left(record);
@@ -458,19 +478,18 @@ export const decodeImage = (bytes: Uint8Array): Either.Either<DecodedImage, stri
       pagePayloads.push(record.payload);
     } else if (record.type === imageOverflowType) {
       overflowPayloads.push(record.payload);
-    } else {
+    } else if (pagePayloads.length > 0 || overflowPayloads.length > 0) {
       return Either.left(`a record of type ${record.type} out of place`);
+    } else {
+      const event = decodeEvent(record.type, record.schema, record.payload);
+      if (event._tag === "Left") return Either.left(`event ${base.length}: ${event.left._tag}`);
+      base.push(event.right);
     }
   }
   const pages = pagesOf(pagePayloads);
   if (typeof pages === "string") return Either.left(pages);
   const overflow = overflowOf(overflowPayloads, head.queues);
   if (typeof overflow === "string") return Either.left(overflow);
-  if (pages.length !== head.pages || overflow.length !== head.overflow) {
-    return Either.left(
-      `${pages.length} pages and ${overflow.length} overflow facts, the head says ${head.pages} and ${head.overflow}`,
-    );
-  }
   const { schema3, starts, queues } = head;
   const facts = { queues, pages, overflow };
   return Either.right({ ...head, image: { base, facts, starts, schema3 } });
