@@ -122,12 +122,12 @@ function* parts(
   for (const job of kept) {
     // Each job's snapshot form made once, sized, then kept (a (7,3) one was made twice).
     const v3Job = v3 ? Job.toSnapshotV3(job) : undefined;
-    const v1Job = v3Job === undefined ? Job.toSnapshot(job) : undefined;
-    const size = jobBytes(v3Job ?? v1Job ?? Job.toSnapshot(job));
+    const snapshotJob = v3Job ?? Job.toSnapshot(job);
+    const size = jobBytes(snapshotJob);
     const held = jobs.length + jobsV3.length;
     if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) yield cut();
     if (v3Job !== undefined) jobsV3.push(v3Job);
-    if (v1Job !== undefined) jobs.push(v1Job);
+    else jobs.push(snapshotJob);
     bytes += size;
   }
   if (jobs.length + jobsV3.length > 0 || part === 0) yield cut();

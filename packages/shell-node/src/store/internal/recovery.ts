@@ -68,12 +68,6 @@ export interface Validated<S> {
   /** `epochs/EPOCH/SEGMENT.tmp` when present (ignored, reported), else null. */
   readonly stagedSegment: string | null;
   readonly state: S;
-  /**
-   * The last sequence whose record the projection did not decode, having
-   * resumed from a state that folded it (`Projection.resume`); undefined
-   * when it folded every record.
-   */
-  readonly resumedThrough: number | undefined;
   /** Time spent validating (reading, checking), ms, folding excluded. */
   readonly validateMs: number;
   /** Time spent decoding events and in the projection, ms. */
@@ -358,9 +352,9 @@ class Folder<S, E> {
     private readonly spent: Spent,
     private readonly budgets: RecoveryBudgets,
     private readonly clock: Clock.Clock,
-    trusting: boolean,
+    resume: boolean,
   ) {
-    const resumed = trusting ? projection.resume?.(manifest) : undefined;
+    const resumed = resume ? projection.resume?.(manifest) : undefined;
     this.resumed = resumed !== undefined && covers(resumed, manifest) ? resumed : undefined;
     this.through = this.resumed?.through ?? manifest.firstSequence - 1;
     this.state = this.resumed === undefined ? projection.start(manifest) : this.resumed.state;
@@ -628,7 +622,6 @@ export const validate = <S, E, X = never, R = never>(
       orphans,
       stagedSegment,
       state: folder.state,
-      resumedThrough: resumed?.through,
       validateMs: Number(totalNanos - folder.foldNanos) / 1e6,
       foldMs: Number(folder.foldNanos) / 1e6,
     };
