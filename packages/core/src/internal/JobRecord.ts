@@ -132,6 +132,13 @@ export const sharedTime = (time: number): number => {
   return lastTime;
 };
 
+/**
+ * A job's `scheduledAt`, as the very number of its `insertedAt` when the
+ * two are the same (-0 is not 0 here): one number for both fields.
+ */
+const scheduledTime = (scheduledAt: number, insertedAt: number): number =>
+  Object.is(scheduledAt, insertedAt) ? insertedAt : scheduledAt;
+
 /** The record an insertion creates: `scheduled` when scheduled_at > inserted_at, else `available`. */
 export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => {
   const insertedAt = sharedTime(event.insertedAt);
@@ -145,8 +152,7 @@ export const inserted = (event: JobInserted | JobInsertedV3): MutableJob => {
     attempt: 0,
     state: event.scheduledAt > insertedAt ? "scheduled" : "available",
     insertedAt,
-    // One number for both when they are the same (-0 is not 0 here).
-    scheduledAt: Object.is(event.scheduledAt, insertedAt) ? insertedAt : event.scheduledAt,
+    scheduledAt: scheduledTime(event.scheduledAt, insertedAt),
     attemptedAt: null,
     finishedAt: null,
     errors: noErrors,
@@ -176,7 +182,7 @@ export const restored = (snapshot: JobSnapshot | JobSnapshotV3): MutableJob => {
     attempt: snapshot.attempt,
     state: snapshot.state,
     insertedAt,
-    scheduledAt: Object.is(snapshot.scheduledAt, insertedAt) ? insertedAt : snapshot.scheduledAt,
+    scheduledAt: scheduledTime(snapshot.scheduledAt, insertedAt),
     attemptedAt: snapshot.attemptedAt === null ? null : sharedTime(snapshot.attemptedAt),
     finishedAt: snapshot.finishedAt === null ? null : sharedTime(snapshot.finishedAt),
     errors: snapshot.errors.length === 0 ? noErrors : snapshot.errors,
