@@ -42,6 +42,8 @@ export const resumeLean = (
   found: TerminalIndex.Found,
   image: TerminalIndex.DecodedImage | string,
   manifest: Manifest,
+  /** Collect what the records after the image let go of (`Generation.takeLeft`). */
+  collectLeft = false,
 ): Resumed<Generation.Builder> | string => {
   if (typeof image === "string") return image;
   const storeId = formatStoreId(manifest.storeId);
@@ -57,7 +59,10 @@ export const resumeLean = (
     return "the image is of another generation or HEAD";
   }
   const records = image.lastSequence - image.firstSequence + 1;
-  const resumed = Generation.resume(image.image, records, manifest.baseRecordCount, { lean: true });
+  const resumed = Generation.resume(image.image, records, manifest.baseRecordCount, {
+    lean: true,
+    collectLeft,
+  });
   // Core's result is an fp-ts Either.
   if (resumed._tag === "Left") return `core refused the image: ${resumed.left.reason._tag}`;
   return { state: resumed.right, through: image.lastSequence, segments: image.segments };

@@ -15,7 +15,10 @@
  * Writes append entries and are not synced one by one: HEAD is removed
  * before the first append after an open and published again (entries
  * synced first) by `publish`, so an index that a crash interrupted has no
- * HEAD and is rebuilt.
+ * HEAD and is rebuilt; unless HEAD names a state image (2026-12-04): it
+ * then stays, vouching for the entries it names at its sequence, and an
+ * open that resumes from the image catches the index up from there
+ * (`stagedAfter`, `openCaughtUp`), the entries past it being written again.
  */
 import * as Path from "node:path";
 import type { Generation, Job } from "@tay/core";
@@ -132,6 +135,12 @@ export interface TerminalIndex {
   end: number;
   /** Whether HEAD still vouches for the entries (false from the first append on). */
   headed: boolean;
+  /**
+   * Whether HEAD stays when entries are appended: it names a state image,
+   * and vouches for the entries up to its length at its sequence, which an
+   * open resuming from the image catches up from (`openCaughtUp`).
+   */
+  keepsHead: boolean;
 }
 
 /** What `open` found: the index (empty when stale) and why it was stale. */
@@ -278,6 +287,7 @@ const openEmpty = (path: string): Effect.Effect<TerminalIndex, DiskError, Disk> 
     offsets: new OffsetTable(),
     end: 0,
     headed: false,
+    keepsHead: false,
   }));
 
 /**
@@ -320,8 +330,9 @@ const openCurrent = (
     // checks its entry whole, and its job id; a failed one is the caller's
     // to answer (the engine rebuilds, the CLI folds the log whole).
     const saved = size >= entriesBytes ? yield* savedOffsets(path, head) : undefined;
+    const keepsHead = head.image !== undefined;
     if (saved !== undefined)
-      return { path, handle, offsets: saved, end: entriesBytes, headed: true };
+      return { path, handle, offsets: saved, end: entriesBytes, headed: true, keepsHead };
     const offsets = new OffsetTable();
     const corrupt =
       size < entriesBytes
@@ -335,7 +346,9 @@ const openCurrent = (
             mode === "read" ? decodeFrameChecked : decodeFrame,
             (entry, at) => noteEntry(offsets, entry, at),
           );
-    if (corrupt === undefined) return { path, handle, offsets, end: entriesBytes, headed: true };
+    if (corrupt === undefined) {
+      return { path, handle, offsets, end: entriesBytes, headed: true, keepsHead };
+    }
     yield* Effect.ignore(handle.close());
     return { _tag: "Corrupt", ...corrupt } as const;
   });
@@ -438,9 +451,28 @@ export class Staged {
   handle: FileHandle | undefined = undefined;
   /** Bytes of entries already written by `spill` (the chunks left follow them). */
   written = 0;
-  /** The disk's error of a `spill`: `openStaged` fails with it. */
-  writeFailure: DiskError | undefined = undefined;
+  /** The error of a `spill`: `openStaged` fails with it, `openCaughtUp` rebuilds. */
+  writeFailure: TerminalIndexError | undefined = undefined;
+  /**
+   * Set when the entries are a current index's tail (`stagedAfter`): the
+   * length HEAD vouches for, after which they are written (the bytes past
+   * it, appended after HEAD was published, cut off first).
+   */
+  appendTo: number | undefined = undefined;
 }
+
+/**
+ * Entries to stage after those HEAD vouches for: what a fold that resumed
+ * from HEAD's state image collects from the records after it, to catch the
+ * index up (`openCaughtUp`).
+ */
+export const stagedAfter = (head: Head): Staged => {
+  const staged = new Staged();
+  staged.appendTo = head.entriesBytes;
+  staged.end = head.entriesBytes;
+  staged.written = head.entriesBytes;
+  return staged;
+};
 
 /** Staged bytes past which `spill` writes them out. */
 export const stagedBytesMax = 16 * 1024 * 1024;
@@ -467,16 +499,47 @@ export const spill = (
         }),
       );
 
-/** Writes every chunk of `staged` after what is written (emptying the directory first, once). */
-const writeStaged = (directory: string, staged: Staged): Effect.Effect<void, DiskError, Disk> =>
+/**
+ * Writes every chunk of `staged` after what is written (emptying the
+ * directory first, once; or, for a tail, cutting the entries file to HEAD's
+ * length first, once).
+ */
+const writeStaged = (
+  directory: string,
+  staged: Staged,
+): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
-    staged.handle ??= yield* emptied(indexPath(directory));
+    const path = indexPath(directory);
+    const { appendTo } = staged;
+    staged.handle ??= appendTo === undefined ? yield* emptied(path) : yield* cutTo(path, appendTo);
     const handle = staged.handle;
     while (staged.chunks.length > 0) {
       const joined = joinChunks(staged.chunks, stagedWriteBytes);
       yield* Files.writeAll(handle, staged.written, joined);
       staged.written += joined.length;
     }
+  });
+
+/**
+ * The entries file of the index at `path`, open for writing, cut to
+ * `length` (what HEAD vouches for; a crash may have left entries past it,
+ * never synced nor vouched for): corrupt when it is shorter.
+ */
+const cutTo = (path: string, length: number): Effect.Effect<FileHandle, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    const disk = yield* Disk;
+    const handle = yield* disk.open(entriesPath({ path }), "readWrite");
+    const size = yield* Effect.tapError(handle.size(), () => Effect.ignore(handle.close()));
+    if (size < length) {
+      yield* Effect.ignore(handle.close());
+      return yield* new TerminalIndexCorrupt({
+        path: entriesPath({ path }),
+        offset: size,
+        reason: `the file ends early (HEAD vouches for ${length} bytes)`,
+      });
+    }
+    yield* Effect.tapError(handle.truncate(length), () => Effect.ignore(handle.close()));
+    return handle;
   });
 
 /** Encodes what a collecting lean fold handed over at the end of `staged`. */
@@ -514,7 +577,68 @@ export const openStaged = (
     if (staged.writeFailure !== undefined) return yield* staged.writeFailure;
     yield* writeStaged(directory, staged);
     const handle = staged.handle ?? (yield* emptied(path));
-    return { path, handle, offsets: staged.offsets, end: staged.end, headed: false };
+    return {
+      path,
+      handle,
+      offsets: staged.offsets,
+      end: staged.end,
+      headed: false,
+      keepsHead: false,
+    };
+  });
+
+/**
+ * The index of the store in `directory` as HEAD (`head`) left it, caught up
+ * with `staged` (`stagedAfter(head)`, what the records after HEAD's
+ * sequence let go of): the entries HEAD vouches for, their offsets from
+ * the saved file or a walk as `open` takes them, then the staged tail
+ * written after them and walked to note its offsets (a result's entry
+ * needs its job's, which may be HEAD's). HEAD is left as it is: it names
+ * the state image that the next open after a crash resumes from again.
+ * Why not, when HEAD's entries fail `open`'s checks or the tail could not
+ * be written (the caller rebuilds the index); fails on the disk, and on a
+ * job that did not encode.
+ */
+export const openCaughtUp = (
+  directory: string,
+  head: Head,
+  staged: Staged,
+): Effect.Effect<TerminalIndex | Staleness, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    const path = indexPath(directory);
+    if (staged.failure !== undefined) {
+      return yield* new TerminalIndexCorrupt({ path: entriesPath({ path }), ...staged.failure });
+    }
+    const spilled = staged.handle;
+    staged.handle = undefined;
+    if (spilled !== undefined) yield* Effect.ignore(spilled.close());
+    const current = yield* openCurrent(path, head);
+    if ("_tag" in current) return current;
+    const caughtUp = Effect.gen(function* () {
+      if (staged.writeFailure !== undefined) return yield* staged.writeFailure;
+      // Nothing spilled yet: the bytes past HEAD's length go now.
+      if (spilled === undefined) yield* current.handle.truncate(head.entriesBytes);
+      staged.handle = current.handle;
+      yield* writeStaged(directory, staged);
+      return yield* scanEntries(
+        current.handle,
+        head.entriesBytes,
+        staged.end,
+        decodeFrame,
+        (entry, at) => noteEntry(current.offsets, entry, at),
+      );
+    });
+    const outcome = yield* Effect.either(caughtUp);
+    staged.handle = undefined;
+    const corrupt = Either.isLeft(outcome)
+      ? { offset: head.entriesBytes, reason: `catching up: ${outcome.left.message}` }
+      : outcome.right;
+    if (corrupt !== undefined) {
+      yield* Effect.ignore(current.handle.close());
+      return { _tag: "Corrupt", ...corrupt } as const;
+    }
+    current.end = staged.end;
+    return current;
   });
 
 /** Takes chunks off the front of `chunks` into one array of about `bytesMax` (at least one). */
@@ -559,7 +683,7 @@ export const addAll = (
     }
     const { bytes, placed } = entries.right;
     if (bytes.length === 0) return;
-    if (index.headed) {
+    if (index.headed && !index.keepsHead) {
       yield* Files.removeIfPresent(headPath(index), false);
       index.headed = false;
     }
@@ -669,6 +793,7 @@ export const publish = (
     }
     yield* Files.publishSmallFile(headPath(index), head.right);
     index.headed = true;
+    index.keepsHead = imageFile !== undefined;
   });
 
 /** Closes the entries file (HEAD is left as it is). */

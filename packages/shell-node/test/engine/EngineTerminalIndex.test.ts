@@ -450,6 +450,9 @@ describe("an engine with a terminal index", () => {
     if (second !== undefined) await plain.complete(second.jobId, "two");
     const expected = plain.jobs();
     await plain.close();
+    // Without the state image HEAD names (with it, the open resumes and
+    // catches the index up instead: StateImage.test.ts).
+    await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
     const again = await EnginePromises.open(dir);
     expect(again.report.terminalIndex?.rebuilt).toMatch(
       /^HEAD reflects sequence \d+ \(rebuilt by a second fold\)$/,

@@ -501,7 +501,7 @@ export class OpenFold {
    * why in `imageRefused`), and the fold starts from nothing.
    */
   #resume(manifest: Manifest): Resumed<Generation.Builder> | undefined {
-    const resumed = resumeLean(this.found, this.#image, manifest);
+    const resumed = resumeLean(this.found, this.#image, manifest, true);
     // Used or refused, it is not read again: a second pass folds from nothing.
     this.#image = "the image was read once";
     if (typeof resumed === "string") {
@@ -510,9 +510,11 @@ export class OpenFold {
     }
     this.imageRefused = null;
     if (this.staged !== undefined) this.#abandoned.push(this.staged);
-    // HEAD is current for this generation: nothing is collected.
+    // HEAD is current for this generation up to the image's sequence: what
+    // the records after it let go of is collected, to catch the index up
+    // (nothing when there are none: a clean close).
     this.reason = undefined;
-    this.staged = undefined;
+    this.staged = "_tag" in this.found ? undefined : TerminalIndex.stagedAfter(this.found);
     this.#applied = 0;
     return resumed;
   }
@@ -604,7 +606,27 @@ export const openIndexing = <K extends Log.Kind>(
     const identity = yield* identityOf(log);
     const lock = yield* Effect.makeSemaphore(1);
     const context = yield* Effect.context<Disk>();
-    const { staged, reason } = fold;
+    const { staged, reason, found } = fold;
+    if (staged !== undefined && reason === undefined && !("_tag" in found)) {
+      // Resumed from HEAD's image: the index is HEAD's, caught up with the
+      // records after it (none after a clean close).
+      TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
+      const caughtUp = yield* TerminalIndex.openCaughtUp(directory, found, staged);
+      if (TerminalIndex.isIndex(caughtUp)) {
+        const report = { rebuilt: null, imageRefused: fold.imageRefused };
+        return repairing(
+          log,
+          new Indexing(
+            directory,
+            caughtUp,
+            lock,
+            context,
+            report,
+            recovered.report.baseRecordCount,
+          ),
+        );
+      }
+    }
     if (staged !== undefined && reason !== undefined) {
       TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
       const index = yield* TerminalIndex.openStaged(directory, staged);

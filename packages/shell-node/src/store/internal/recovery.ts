@@ -379,6 +379,19 @@ class Folder<S, E> {
     ) {
       return undefined;
     }
+    // The segment the image named last, grown since (the engine appended to
+    // it after the open that resumed, then stopped without a close): its
+    // bytes up to the image's end are the ones folded, the rest is folded now.
+    if (
+      named !== undefined &&
+      position === this.resumed.segments.length - 1 &&
+      named.id === found.id &&
+      named.records < found.records &&
+      named.end < found.end &&
+      scanned.prefixCrc === named.crc
+    ) {
+      return undefined;
+    }
     return new Mismatch({
       path: scanned.path,
       offset: 0,
@@ -386,6 +399,17 @@ class Folder<S, E> {
       expected: named === undefined ? "no segment" : describeDigest(named),
       found: describeDigest(found),
     });
+  }
+
+  /**
+   * Where the scan of the generation's segment at `position` notes the CRC
+   * of the bytes before (`scanSegment`'s `prefixEnd`): the end the image
+   * names for its last segment, which may have grown since.
+   */
+  prefixEndAt(position: number): number | undefined {
+    const segments = this.resumed?.segments;
+    if (segments === undefined || position !== segments.length - 1) return undefined;
+    return segments[position]?.end;
   }
 
   /**
@@ -521,6 +545,7 @@ const scanSegments = <S, E, X, R>(
               : (batch: ScannedBatch) => Effect.zipRight(fold(batch), afterBatch()),
             buffers,
             sealedOnTrust,
+            folder.prefixEndAt(segments.length),
           );
         }),
       );

@@ -115,6 +115,13 @@ export interface ScannedSegment {
   readonly lastRecordOffset: number;
   /** CRC of bytes [lastRecordOffset, recordsEnd): what activation re-checks. */
   readonly tailCrc: number;
+  /**
+   * CRC of bytes [0, prefixEnd) when the scan was given a `prefixEnd` no
+   * later than `recordsEnd`, else undefined: what a state image that named
+   * this segment before it grew is compared with (docs/store.md, "The state
+   * image": a prefix of the active segment).
+   */
+  readonly prefixCrc: number | undefined;
   readonly index: SegmentIndex.SegmentIndex;
 }
 
@@ -421,6 +428,8 @@ class RecordScan<X, R> {
   private readonly batch = new BatchColumns();
   /** The file's chunks, the next read while this one is decoded. */
   private readonly chunks: ChunkReader;
+  /** CRC of bytes [0, prefixEnd), once the scan has passed it. */
+  prefixCrc: number | undefined = undefined;
 
   constructor(
     private readonly handle: FileHandle,
@@ -432,6 +441,8 @@ class RecordScan<X, R> {
     buffers: ChunkBuffers,
     /** Check each record's CRCs (false: a sealed segment on trust, see `scanSegment`). */
     private readonly recordCrcs: boolean,
+    /** Where to note the running CRC (`prefixCrc`), if anywhere. */
+    private readonly prefixEnd: number | undefined,
   ) {
     this.scan = new ScanCursor(target.firstSequence);
     this.crcBeforeBuffer = crc32c(headerBytes);
@@ -511,6 +522,7 @@ class RecordScan<X, R> {
       const wanted = Math.max(scanChunkBytes, held + recordBytesWanted(scan.buffer, scan.cursor));
       const length = Math.min(wanted, this.ending.recordsEnd - offset);
       // Hashed before the read: a reused buffer is overwritten by it.
+      this.notePrefix();
       const crc = crc32c(scan.buffer.subarray(0, scan.cursor), this.crcBeforeBuffer);
       const carried = scan.buffer.subarray(scan.cursor);
       const chunk = yield* this.chunks.next(offset, carried, length, this.ending.recordsEnd);
@@ -519,6 +531,19 @@ class RecordScan<X, R> {
       scan.cursor = 0;
       scan.buffer = chunk;
     });
+  }
+
+  /**
+   * Notes the CRC of bytes [0, prefixEnd) when the hashed part of the
+   * buffer, [bufferStart, bufferStart + cursor), reaches it: called before
+   * the buffer is replaced and once the scan has ended.
+   */
+  notePrefix(): void {
+    const { prefixEnd, scan } = this;
+    if (prefixEnd === undefined || this.prefixCrc !== undefined) return;
+    const within = prefixEnd - scan.bufferStart;
+    if (within < 0 || within > scan.cursor) return;
+    this.prefixCrc = crc32c(scan.buffer.subarray(0, within), this.crcBeforeBuffer);
   }
 
   /** The error for the record refused at `offset`. */
@@ -616,6 +641,12 @@ export const scanSegment = <X, R>(
    * a failure was (docs/store.md, "Record CRCs at open"). Open's choice.
    */
   sealedOnTrust = false,
+  /**
+   * An offset at which to note the CRC of the bytes before it
+   * (`ScannedSegment.prefixCrc`): where a state image says the segment's
+   * records ended when it was written.
+   */
+  prefixEnd?: number,
 ): Effect.Effect<ScannedSegment, ScanError | X, R> =>
   Effect.gen(function* () {
     const { path } = target;
@@ -631,8 +662,10 @@ export const scanSegment = <X, R>(
       onRecords,
       buffers,
       recordCrcs,
+      prefixEnd,
     );
     yield* records.run();
+    records.notePrefix();
     const { buffer, bufferStart, cursor, recordCount, lastRecordOffset } = records.scan;
     const crc = crc32c(buffer.subarray(0, cursor), records.crcBeforeBuffer);
     // The last record is still in the buffer: the scan only moves past a
@@ -659,6 +692,7 @@ export const scanSegment = <X, R>(
       crc,
       lastRecordOffset: recordCount === 0 ? 0 : lastRecordOffset,
       tailCrc,
+      prefixCrc: records.prefixCrc,
       index: records.index,
     };
   });
