@@ -21,14 +21,17 @@
  * reading every segment file and running the codec's CRC-32C over it (a
  * warm page cache for both: the baseline runs first and again after), and
  * beside the open with the index directory deleted (rebuilt from the log,
- * every record folded).
+ * every record folded), and beside the open of a copy of the store after a
+ * crash (`--tail` jobs, 10,000 by default, inserted, claimed and completed
+ * after an open, then an exit without a close: the open resumes from the
+ * same image, folds the records after it and catches the index up).
  *
  * Targets, reported and not asserted: <= 64 bytes of memory per terminal
  * job and <= 400 per active job with the index; open with a current index
  * <= 2x the read-and-CRC baseline.
  *
  *   pnpm build && node --expose-gc packages/shell-node/bench/terminal.bench.mjs \
- *     [--jobs 1000000] [--active 10000]
+ *     [--jobs 1000000] [--active 10000] [--tail 10000]
  *   (the full size: --jobs 10000000 --active 100000)
  *
  * Data goes to bench/tmp (TAY_BENCH_DIR to change it) and is removed at the
@@ -36,7 +39,7 @@
  * next run with the same sizes. Prints a table, then one JSON line.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TerminalIndex } from "../dist/index.js";
 import { benchRoot, formatNumber, machineLoad, makeArgs, removeDirectory } from "./lib/common.mjs";
@@ -52,6 +55,8 @@ if (!(Number.isInteger(jobs) && Number.isInteger(active) && active > 0 && jobs >
   throw new Error(`--jobs ${jobs} --active ${active}: want integers with jobs > active > 0`);
 }
 const targets = { terminalBytes: 64, activeBytes: 400, openRatio: 2 };
+// Jobs worked (three records each) between an open and a crash.
+const tailJobs = option("tail", 10_000);
 const kept = process.env.BENCH_TERMINAL_DIR;
 const root = kept ?? join(benchRoot(), "terminal");
 const child = new URL("./lib/terminal-child.mjs", import.meta.url).pathname;
@@ -123,6 +128,14 @@ const crcFirst = runChild("crc", stores.jobs);
 dropIndex(stores.jobs);
 const rebuildCold = runChild("open", stores.jobs, "on");
 const current = [runChild("open", stores.jobs, "on"), runChild("open", stores.jobs, "on")];
+// A crash some work after an open that resumed: the next open resumes from
+// the same image and folds the records after it (a copy of the store).
+const crashed = join(root, "crashed");
+removeDirectory(crashed);
+cpSync(stores.jobs, crashed, { recursive: true });
+runChild("crash", crashed, String(tailJobs));
+const afterCrash = runChild("open", crashed, "on");
+removeDirectory(crashed);
 const full = runChildOrNull("open", stores.jobs, "off");
 const crcSecond = runChild("crc", stores.jobs);
 dropIndex(stores.jobs);
@@ -166,6 +179,12 @@ if (jobsOn.imageRefused !== null || rebuild.imageRefused === null) {
   );
 }
 
+if (afterCrash.imageRefused !== null || afterCrash.rebuilt !== null) {
+  throw new Error(
+    `the open after a crash did not resume and catch up (${afterCrash.imageRefused}; ${afterCrash.rebuilt})`,
+  );
+}
+
 const mb = (bytes) => formatNumber(bytes / 1e6, 1);
 console.log(
   `store: ${formatNumber(jobs)} jobs, ${formatNumber(active)} active, ${mb(crc.bytes)} MB of segments` +
@@ -179,6 +198,7 @@ const rows = [
   ["read + CRC-32C", crc.seconds.toFixed(2), crc.cpuSeconds.toFixed(2), "", ""],
   ...[
     ["index on, current (state image)", jobsOn],
+    [`index on, crashed (${formatNumber(3 * tailJobs)} records)`, afterCrash],
     ["index on, deleted (rebuild)", rebuild],
     ["index on, first open (rebuild)", rebuildCold],
     ...(full === null ? [] : [["index off (full state)", full]]),
@@ -213,7 +233,18 @@ console.log(
     buildSeconds,
     load: { before: loadBefore, after: loadAfter },
     crc,
-    opens: { current: jobsOn, rebuild, rebuildCold, full, activeOn, emptyOn, activeOff, emptyOff },
+    tailJobs,
+    opens: {
+      current: jobsOn,
+      afterCrash,
+      rebuild,
+      rebuildCold,
+      full,
+      activeOn,
+      emptyOn,
+      activeOff,
+      emptyOff,
+    },
     perJob: { lean, full: whole },
     openRatio,
     openCpuRatio,

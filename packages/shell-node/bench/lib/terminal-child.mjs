@@ -7,6 +7,10 @@
 //     such as a lean state's fact pages, resident size; each less the same
 //     measure before the open, so loaded modules do not count), closes, and
 //     prints one JSON line with the open's wall and CPU time and report.
+//   terminal-child.mjs crash <directory> <jobs>
+//     opens the engine with the index, inserts, claims and completes <jobs>
+//     jobs, then exits without closing (what a crash leaves: every record
+//     synced, the index's HEAD that of the previous close).
 //   terminal-child.mjs crc <directory>
 //     the baseline: reads every segment file of the store (what an open
 //     reads) in 4 MiB chunks and runs the codec's CRC-32C over the bytes.
@@ -100,7 +104,29 @@ const openOnce = async () => {
   };
 };
 
-if (mode === "crc" && directory !== undefined) {
+/** Work, then an exit without a close. */
+const crashAfter = async (count) => {
+  const promises = await EnginePromises.open(directory, {
+    durability: "Maximal",
+    terminalIndex: true,
+    timers: false,
+  });
+  const batch = 1000;
+  for (let done = 0; done < count; done += batch) {
+    const size = Math.min(batch, count - done);
+    await promises.insertMany(
+      Array.from({ length: size }, (_, at) => ({ queue: "tail", worker: "W", args: { at } })),
+    );
+    const claimed = await promises.claim("tail", size);
+    await Promise.all(claimed.map((job) => promises.complete(job.jobId, null)));
+  }
+  console.log(JSON.stringify({ crashedAfter: count }));
+  process.exit(0);
+};
+
+if (mode === "crash" && directory !== undefined && Number.isInteger(Number(index))) {
+  await crashAfter(Number(index));
+} else if (mode === "crc" && directory !== undefined) {
   console.log(JSON.stringify(readAndCheck()));
 } else if (mode === "open" && directory !== undefined && (index === "on" || index === "off")) {
   console.log(JSON.stringify(await openOnce()));

@@ -64,6 +64,7 @@ import {
 } from "./internal/operations.js";
 import { runToPromise } from "./internal/runToPromise.js";
 import {
+  checkpointRecordsDefault,
   type IndexReport,
   type Indexing,
   indexQuery,
@@ -191,6 +192,15 @@ export interface EngineOptions extends StoreOptionsInput, StartOptions {
    * (docs/engine.md, "The terminal index by default").
    */
   readonly terminalIndex?: boolean;
+  /**
+   * With the terminal index: records committed since the last state image
+   * after which the engine writes another (a checkpoint) at the next
+   * moment every record is written, so that an open after a crash folds
+   * at most about this many records onto it (docs/store.md,
+   * "Checkpoints"). Default 262,144; false writes an image only at the
+   * close.
+   */
+  readonly checkpointRecords?: number | false;
 }
 
 /** Recovery report plus what the fold found. */
@@ -361,6 +371,23 @@ const checkCount = (argument: string, value: number): Effect.Effect<number, Inva
           expected: "an integer count of commands, 1 to 2^53-1",
         }),
       );
+
+/** `checkpointRecords` as a count (false: never, before the close), or why it is refused. */
+const checkpointRecordsOf = (
+  value: number | false | undefined,
+): Effect.Effect<number, InvalidArgument> => {
+  if (value === undefined) return Effect.succeed(checkpointRecordsDefault);
+  if (value === false) return Effect.succeed(Number.POSITIVE_INFINITY);
+  return Number.isSafeInteger(value) && value >= 1
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new InvalidArgument({
+          argument: "checkpointRecords",
+          value: String(value),
+          expected: "an integer count of records, 1 to 2^53-1, or false",
+        }),
+      );
+};
 
 /** Turns a compaction waits at most for the batches it decided to commit. */
 const commitTurnsMax = 10_000;
@@ -538,6 +565,7 @@ const deciding = <K extends Log.Kind>(
  * re-reads the next wake time. Answers `watch`.
  */
 const listenToCommits = <K extends Log.Kind>(
+  log: Log.Log<K>,
   decider: BatchDecider<K>,
   subscriptions: Subscriptions<K["error"]>,
   timers: Timers,
@@ -553,6 +581,7 @@ const listenToCommits = <K extends Log.Kind>(
           records.map((record) => record.event),
         );
       }
+      indexing.checkpoint(log);
     }
     subscriptions.publish(records);
     for (const watcher of watchers) watcher(records);
@@ -617,7 +646,7 @@ const serve = <K extends Log.Kind>(
     );
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
-    const watch = listenToCommits(decider, subscriptions, timers, indexing);
+    const watch = listenToCommits(log, decider, subscriptions, timers, indexing);
     if (indexing !== undefined) {
       // The close writes the state image of what is committed (docs/store.md).
       indexing.committedState = () => ({
@@ -743,6 +772,7 @@ export const open = (
   options: EngineOptions = {},
 ): Effect.Effect<EngineService, OpenError | EngineError, Disk | Scope.Scope> =>
   Effect.gen(function* () {
+    const checkpointRecords = yield* checkpointRecordsOf(options.checkpointRecords);
     if (options.createIfMissing === true) yield* initIfMissing(directory);
     if (options.terminalIndex === false) {
       return yield* fromLog(yield* FileLog.open(directory, options, foldProjection), options);
@@ -755,6 +785,7 @@ export const open = (
     const { log } = recovered;
     const indexing = yield* openIndexing(directory, recovered, fold);
     indexing.digests = log.view.digests;
+    indexing.checkpointRecords = checkpointRecords;
     // Added after the log's own finalizer, so it runs first: the log is closed
     // (every append settled) before HEAD names its last sequence.
     yield* Effect.addFinalizer(() =>

@@ -764,25 +764,30 @@ const publishImage = (
 
 /**
  * Syncs the entries and publishes HEAD for `identity`: the index is current
- * for it. With `image` (the state image's records, at the engine's close),
- * HEAD names that too, if the disk takes it.
+ * for it. With `image` (the state image's records, at the engine's close or
+ * a checkpoint), HEAD names that too, if the disk takes it; if it does not,
+ * HEAD names none, or, when `imageRequired` (a checkpoint: the HEAD there
+ * is still good for the image it names), nothing is published and the
+ * answer is false.
  */
 export const publish = (
   index: TerminalIndex,
   identity: Identity,
   image?: ImageStream,
-): Effect.Effect<void, TerminalIndexError, Disk> =>
+  imageRequired = false,
+): Effect.Effect<boolean, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
     yield* index.handle.sync();
-    // The offsets and the image go first, durable before the HEAD that
-    // names them by length and CRC.
+    // The image and the offsets go first, durable before the HEAD that
+    // names them by length and CRC. The image is only a shortcut: one the
+    // disk refuses (no space for a copy of every active job) leaves HEAD
+    // naming none.
+    const imageFile =
+      image === undefined ? undefined : yield* publishImage(imagePath(index), image);
+    if (imageRequired && imageFile === undefined) return false;
     const table = index.offsets.encode();
     if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
     const offsets = table === undefined ? undefined : { bytes: table.length, crc: crc32c(table) };
-    // The image is only a shortcut: one the disk refuses (no space for a
-    // copy of every active job) leaves HEAD naming none.
-    const imageFile =
-      image === undefined ? undefined : yield* publishImage(imagePath(index), image);
     const head = encodeHead({ ...identity, entriesBytes: index.end, offsets, image: imageFile });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({
@@ -794,6 +799,7 @@ export const publish = (
     yield* Files.publishSmallFile(headPath(index), head.right);
     index.headed = true;
     index.keepsHead = imageFile !== undefined;
+    return true;
   });
 
 /** Closes the entries file (HEAD is left as it is). */

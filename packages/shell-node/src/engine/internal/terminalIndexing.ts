@@ -46,6 +46,14 @@ export const rebuildPageRecords = 1024;
  */
 export const drainItemsMin = 256;
 
+/**
+ * Records committed since the last state image past which the engine
+ * writes another at the next moment the store is idle (a checkpoint,
+ * docs/store.md, "Checkpoints"): what bounds the fold of an open after a
+ * crash.
+ */
+export const checkpointRecordsDefault = 262_144;
+
 /** What the open found of the index. */
 export interface IndexReport {
   /** Why the index was rebuilt at open (one line), or null when it was current. */
@@ -115,6 +123,18 @@ export class Indexing {
   committedState:
     | (() => { readonly state: State.State; readonly lastSequence: number })
     | undefined = undefined;
+  /** Records committed since the last image past which a checkpoint writes another. */
+  checkpointRecords = checkpointRecordsDefault;
+  /**
+   * The last sequence of the last state image written or resumed from
+   * (HEAD names it), or of a state judged not worth one; -1 for none in
+   * this generation.
+   */
+  #imageSequence: number;
+  /** A checkpoint is being written: no other is started. */
+  #checkpointing = false;
+  /** Counts the swaps of the index (a compaction's, a rebuild's): a checkpoint started before one is dropped. */
+  #swaps = 0;
 
   constructor(
     readonly directory: string,
@@ -123,11 +143,13 @@ export class Indexing {
     context: Context.Context<Disk>,
     readonly report: IndexReport,
     baseRecordCount: number,
+    imageSequence = -1,
   ) {
     this.#index = index;
     this.#lock = lock;
     this.#context = context;
     this.#baseRecordCount = baseRecordCount;
+    this.#imageSequence = imageSequence;
   }
 
   /** Whether a write failed since the last rebuild: reads fail until the next one. */
@@ -315,6 +337,8 @@ export class Indexing {
           yield* TerminalIndex.add(index, { jobs, results: [] });
           yield* TerminalIndex.publish(index, identity);
           this.#index = index;
+          this.#swaps += 1;
+          this.#imageSequence = -1;
           yield* Effect.ignore(TerminalIndex.close(old));
         }).pipe(Effect.tapError(() => unpublishable)),
       ),
@@ -343,6 +367,8 @@ export class Indexing {
           yield* TerminalIndex.publish(index, identity);
           // What was pending for the dropped commits is in the new index now.
           this.#index = index;
+          this.#swaps += 1;
+          this.#imageSequence = -1;
           this.#pending.writtenUpTo(dropped);
           this.#failure = undefined;
           this.#publishable = true;
@@ -387,6 +413,71 @@ export class Indexing {
         state,
       );
     });
+  }
+
+  /**
+   * After a commit: when `checkpointRecords` records were committed since
+   * the last image and the store is idle (every record written, so its
+   * segments' digests are those of the committed state), writes a state
+   * image of the committed state and publishes HEAD for it, in the
+   * background (docs/store.md, "Checkpoints"). An open after a crash then
+   * resumes from it and folds only the records after it.
+   */
+  checkpoint<K extends Log.Kind>(log: Log.Log<K>): void {
+    const { digests, committedState } = this;
+    if (digests === undefined || committedState === undefined || this.#checkpointing) return;
+    if (this.#failure !== undefined || !this.#publishable) return;
+    const { state, lastSequence } = committedState();
+    const generation = Effect.runSync(Effect.either(log.view.generation()));
+    if (Either.isLeft(generation) || !state.lean) return;
+    const { epoch, firstSequence } = generation.right;
+    const since = Math.max(this.#imageSequence, firstSequence - 1);
+    if (lastSequence - since < this.checkpointRecords) return;
+    const written = Effect.runSync(digests());
+    if (written === undefined || written.lastSequence !== lastSequence) return;
+    if (!imageWorthIt(state, lastSequence - firstSequence + 1)) {
+      // Judged again after as many records more.
+      this.#imageSequence = lastSequence;
+      return;
+    }
+    const identity = { storeId: log.view.storeId, epoch, lastSequence };
+    const stream = TerminalIndex.imageStream(
+      {
+        ...identity,
+        firstSequence,
+        baseRecordCount: this.#baseRecordCount,
+        segments: written.segments,
+      },
+      state,
+    );
+    // Encoded now, before anything else runs: the records the image is made
+    // of must be those of the state at `lastSequence`, and the writes below
+    // wait for the disk while the engine goes on.
+    const encoded = Array.from(stream.records);
+    const image = { records: encoded, failure: stream.failure };
+    this.#checkpointing = true;
+    const swaps = this.#swaps;
+    const checkpointed = this.#provided(
+      this.#lock.withPermits(1)(
+        Effect.gen(this, function* () {
+          // A compaction or a rebuild swapped the index in between: its HEAD is its own.
+          if (swaps !== this.#swaps || this.#failure !== undefined || !this.#publishable) return;
+          yield* this.#drainHeld();
+          const published = yield* TerminalIndex.publish(this.#index, identity, image, true);
+          if (published) this.#imageSequence = lastSequence;
+        }),
+      ),
+    );
+    const failed = (error: TerminalIndex.TerminalIndexError) =>
+      Effect.sync(() => this.#failed(error));
+    Effect.runFork(
+      Effect.ensuring(
+        Effect.catchAll(checkpointed, failed),
+        Effect.sync(() => {
+          this.#checkpointing = false;
+        }),
+      ),
+    );
   }
 
   /** Writes what is queued, publishes HEAD for the log's last sequence, closes the file. */
@@ -623,6 +714,8 @@ export const openIndexing = <K extends Log.Kind>(
             context,
             report,
             recovered.report.baseRecordCount,
+            // The image HEAD names, resumed from: the next checkpoint counts from it.
+            found.lastSequence,
           ),
         );
       }
