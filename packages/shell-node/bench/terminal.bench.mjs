@@ -41,7 +41,8 @@
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { TerminalIndex } from "../dist/index.js";
+import { Effect } from "effect";
+import { NodeDisk, TerminalIndex } from "../dist/index.js";
 import { benchRoot, formatNumber, machineLoad, makeArgs, removeDirectory } from "./lib/common.mjs";
 import { buildHistoryStore, initTay } from "./lib/tay.mjs";
 
@@ -134,7 +135,13 @@ const crashed = join(root, "crashed");
 removeDirectory(crashed);
 cpSync(stores.jobs, crashed, { recursive: true });
 runChild("crash", crashed, String(tailJobs));
+// The records the open after the crash folds: those after the image HEAD names.
+const crashedHead = await Effect.runPromise(
+  Effect.provide(TerminalIndex.peek(crashed), NodeDisk.layer),
+);
 const afterCrash = runChild("open", crashed, "on");
+const foldedAfterCrash =
+  "_tag" in crashedHead ? null : afterCrash.records - crashedHead.lastSequence;
 removeDirectory(crashed);
 const full = runChildOrNull("open", stores.jobs, "off");
 const crcSecond = runChild("crc", stores.jobs);
@@ -198,7 +205,10 @@ const rows = [
   ["read + CRC-32C", crc.seconds.toFixed(2), crc.cpuSeconds.toFixed(2), "", ""],
   ...[
     ["index on, current (state image)", jobsOn],
-    [`index on, crashed (${formatNumber(3 * tailJobs)} records)`, afterCrash],
+    [
+      `index on, crashed (${formatNumber(3 * tailJobs)} worked, ${foldedAfterCrash === null ? "?" : formatNumber(foldedAfterCrash)} folded)`,
+      afterCrash,
+    ],
     ["index on, deleted (rebuild)", rebuild],
     ["index on, first open (rebuild)", rebuildCold],
     ...(full === null ? [] : [["index off (full state)", full]]),
@@ -211,7 +221,7 @@ const rows = [
   ]),
 ];
 for (const row of rows)
-  console.log(row.map((cell, at) => (at === 0 ? cell.padEnd(32) : cell.padStart(12))).join(""));
+  console.log(row.map((cell, at) => (at === 0 ? cell.padEnd(44) : cell.padStart(12))).join(""));
 console.log(
   `per terminal job: ${lean.terminalBytes.toFixed(1)} B heap+ext (${lean.terminalRssBytes.toFixed(1)} B RSS) with the index, ` +
     `${whole === null ? "(failed)" : whole.terminalBytes.toFixed(1)} B without; target <= ${targets.terminalBytes}: ${verdict(lean.terminalBytes, targets.terminalBytes)}`,
@@ -234,6 +244,7 @@ console.log(
     load: { before: loadBefore, after: loadAfter },
     crc,
     tailJobs,
+    foldedAfterCrash,
     opens: {
       current: jobsOn,
       afterCrash,

@@ -106,10 +106,15 @@ const openOnce = async () => {
 
 /** Work, then an exit without a close. */
 const crashAfter = async (count) => {
+  // BENCH_CHECKPOINT_RECORDS: the engine's checkpointRecords ("false": none).
+  const setting = process.env.BENCH_CHECKPOINT_RECORDS;
   const promises = await EnginePromises.open(directory, {
     durability: "Maximal",
     terminalIndex: true,
     timers: false,
+    ...(setting === undefined
+      ? {}
+      : { checkpointRecords: setting === "false" ? false : Number(setting) }),
   });
   const batch = 1000;
   for (let done = 0; done < count; done += batch) {

@@ -432,7 +432,11 @@ export class Indexing {
     if (Either.isLeft(generation) || !state.lean) return;
     const { epoch, firstSequence } = generation.right;
     const since = Math.max(this.#imageSequence, firstSequence - 1);
-    if (lastSequence - since < this.checkpointRecords) return;
+    // An image costs about in proportion to the jobs it holds (whole and as
+    // facts, with their offsets): the interval grows with them, so that
+    // checkpoints cost a bounded share of the appends (docs/store.md).
+    const interval = Math.max(this.checkpointRecords, state.jobs.size + state.terminal.size);
+    if (lastSequence - since < interval) return;
     const written = Effect.runSync(digests());
     if (written === undefined || written.lastSequence !== lastSequence) return;
     if (!imageWorthIt(state, lastSequence - firstSequence + 1)) {
