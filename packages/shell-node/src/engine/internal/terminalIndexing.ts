@@ -424,6 +424,40 @@ export class Indexing {
    * resumes from it and folds only the records after it.
    */
   checkpoint<K extends Log.Kind>(log: Log.Log<K>): void {
+    const due = this.#checkpointDue(log);
+    if (due === undefined) return;
+    const { identity, image } = due;
+    this.#checkpointing = true;
+    const swaps = this.#swaps;
+    const checkpointed = this.#provided(
+      this.#lock.withPermits(1)(
+        Effect.gen(this, function* () {
+          // A compaction or a rebuild swapped the index in between: its HEAD is its own.
+          if (swaps !== this.#swaps || this.#failure !== undefined || !this.#publishable) return;
+          yield* this.#drainHeld();
+          const published = yield* TerminalIndex.publish(this.#index, identity, image, true);
+          if (published) this.#imageSequence = identity.lastSequence;
+        }),
+      ),
+    );
+    const failed = (error: TerminalIndex.TerminalIndexError) =>
+      Effect.sync(() => this.#failed(error));
+    Effect.runFork(
+      Effect.ensuring(
+        Effect.catchAll(checkpointed, failed),
+        Effect.sync(() => {
+          this.#checkpointing = false;
+        }),
+      ),
+    );
+  }
+
+  /**
+   * The identity and encoded image of a checkpoint due now, or undefined:
+   * none running, the interval passed, the store idle at the committed
+   * state's sequence, and the state worth an image.
+   */
+  #checkpointDue<K extends Log.Kind>(log: Log.Log<K>) {
     const { digests, committedState } = this;
     if (digests === undefined || committedState === undefined || this.#checkpointing) return;
     if (this.#failure !== undefined || !this.#publishable) return;
@@ -445,43 +479,16 @@ export class Indexing {
       return;
     }
     const identity = { storeId: log.view.storeId, epoch, lastSequence };
+    const baseRecordCount = this.#baseRecordCount;
     const stream = TerminalIndex.imageStream(
-      {
-        ...identity,
-        firstSequence,
-        baseRecordCount: this.#baseRecordCount,
-        segments: written.segments,
-      },
+      { ...identity, firstSequence, baseRecordCount, segments: written.segments },
       state,
     );
     // Encoded now, before anything else runs: the records the image is made
-    // of must be those of the state at `lastSequence`, and the writes below
-    // wait for the disk while the engine goes on.
-    const encoded = Array.from(stream.records);
-    const image = { records: encoded, failure: stream.failure };
-    this.#checkpointing = true;
-    const swaps = this.#swaps;
-    const checkpointed = this.#provided(
-      this.#lock.withPermits(1)(
-        Effect.gen(this, function* () {
-          // A compaction or a rebuild swapped the index in between: its HEAD is its own.
-          if (swaps !== this.#swaps || this.#failure !== undefined || !this.#publishable) return;
-          yield* this.#drainHeld();
-          const published = yield* TerminalIndex.publish(this.#index, identity, image, true);
-          if (published) this.#imageSequence = lastSequence;
-        }),
-      ),
-    );
-    const failed = (error: TerminalIndex.TerminalIndexError) =>
-      Effect.sync(() => this.#failed(error));
-    Effect.runFork(
-      Effect.ensuring(
-        Effect.catchAll(checkpointed, failed),
-        Effect.sync(() => {
-          this.#checkpointing = false;
-        }),
-      ),
-    );
+    // of must be those of the state at `lastSequence`, and the writes wait
+    // for the disk while the engine goes on.
+    const records = Array.from(stream.records);
+    return { identity, image: { records, failure: stream.failure } };
   }
 
   /** Writes what is queued, publishes HEAD for the log's last sequence, closes the file. */

@@ -23,11 +23,13 @@
  * 4. overflow records, of type `imageOverflowType`: the facts that do not
  *    pack, ascending by job id, each three unsigned LEB128 numbers (the id
  *    less the previous one's, 0 before the first; the queue's place in
- *    `queues`; `2·attempt + hasResult`).
+ *    `queues`; `2·attempt + hasResult`);
+ * 5. the end, of type `imageEndType`, with no payload (since 2026-12-04:
+ *    an image cut at a record's end decoded as a shorter one).
  *
- * Records of each kind follow in that order and no count is kept: the
- * whole file's length and CRC are in the index's HEAD, written after it,
- * and the records' own CRCs catch anything else. The encoder streams the
+ * Records of each kind follow in that order; the whole file's length and
+ * CRC are also in the index's HEAD, written after it, and the records' own
+ * CRCs catch anything else. The encoder streams the
  * records one by one (`imageStream`), so the close never holds the whole
  * image (2026-12-04: a copy of every job held whole, twice, while it was
  * joined).
@@ -44,6 +46,8 @@ export const imageHeadType = 210;
 export const imagePagesType = 211;
 /** The record type of a run of facts that do not pack. */
 export const imageOverflowType = 212;
+/** The record type of the image's last record: nothing after it, and no image without it. */
+export const imageEndType = 213;
 /** The image format the head names; another one is not read. */
 export const imageFormatVersion = 1;
 /** Pages per record at most (~256 KiB: a record stays well under the payload bound). */
@@ -238,6 +242,7 @@ export const imageStream = (identity: ImageIdentity, state: State.State): ImageS
         yield framedRecord(type, payload, position++);
       }
     }
+    yield framedRecord(imageEndType, new Uint8Array(0), position);
   }
   return { records: { [Symbol.iterator]: records }, failure: () => failure };
 };
@@ -471,9 +476,14 @@ export const decodeImage = (bytes: Uint8Array): Either.Either<DecodedImage, stri
   const pagePayloads: Array<Uint8Array> = [];
   const overflowPayloads: Array<Uint8Array> = [];
   // Events, then pages, then overflow: a record of an earlier kind after a later one is out of place.
-  while (at.offset < bytes.length) {
+  for (;;) {
+    if (at.offset >= bytes.length) return Either.left("the image ends before its end record");
     const record = nextRecord(bytes, at);
     if (typeof record === "string") return Either.left(record);
+    if (record.type === imageEndType) {
+      if (at.offset !== bytes.length) return Either.left("bytes after the end record");
+      break;
+    }
     if (record.type === imagePagesType && overflowPayloads.length === 0) {
       pagePayloads.push(record.payload);
     } else if (record.type === imageOverflowType) {
