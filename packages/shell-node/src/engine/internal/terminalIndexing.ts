@@ -182,15 +182,27 @@ export class Indexing {
 
   /** Writes what is queued in the background; what is queued by its end gets the next drain. */
   #startDrain(): void {
-    // A disposable projection: a failed write is rebuilt from the log, in the background.
+    this.#draining = true;
+    this.#inBackground(
+      this.drain(),
+      Effect.sync(() => {
+        this.#draining = false;
+        if (this.#queuedItems >= drainItemsMin) this.#startDrain();
+      }),
+    );
+  }
+
+  /**
+   * Runs `work` in the background, then `ended`. A disposable projection: a
+   * failed write is kept (`#failed`) and rebuilt from the log.
+   */
+  #inBackground(
+    work: Effect.Effect<void, TerminalIndex.TerminalIndexError>,
+    ended: Effect.Effect<void>,
+  ): void {
     const failed = (error: TerminalIndex.TerminalIndexError) =>
       Effect.sync(() => this.#failed(error));
-    const ended = Effect.sync(() => {
-      this.#draining = false;
-      if (this.#queuedItems >= drainItemsMin) this.#startDrain();
-    });
-    this.#draining = true;
-    Effect.runFork(Effect.ensuring(Effect.catchAll(this.drain(), failed), ended));
+    Effect.runFork(Effect.ensuring(Effect.catchAll(work, failed), ended));
   }
 
   /** The first failure is kept (reads fail with it) and repaired by a rebuild in the background. */
@@ -403,15 +415,7 @@ export class Indexing {
       if (firstSequence < 0 || !imageWorthIt(state, lastSequence - firstSequence + 1)) {
         return undefined;
       }
-      return TerminalIndex.imageStream(
-        {
-          ...identity,
-          firstSequence,
-          baseRecordCount: this.#baseRecordCount,
-          segments: written.segments,
-        },
-        state,
-      );
+      return this.#imageStream(identity, firstSequence, written.segments, state);
     });
   }
 
@@ -440,15 +444,11 @@ export class Indexing {
         }),
       ),
     );
-    const failed = (error: TerminalIndex.TerminalIndexError) =>
-      Effect.sync(() => this.#failed(error));
-    Effect.runFork(
-      Effect.ensuring(
-        Effect.catchAll(checkpointed, failed),
-        Effect.sync(() => {
-          this.#checkpointing = false;
-        }),
-      ),
+    this.#inBackground(
+      checkpointed,
+      Effect.sync(() => {
+        this.#checkpointing = false;
+      }),
     );
   }
 
@@ -479,16 +479,26 @@ export class Indexing {
       return;
     }
     const identity = { storeId: log.view.storeId, epoch, lastSequence };
-    const baseRecordCount = this.#baseRecordCount;
-    const stream = TerminalIndex.imageStream(
-      { ...identity, firstSequence, baseRecordCount, segments: written.segments },
-      state,
-    );
+    const stream = this.#imageStream(identity, firstSequence, written.segments, state);
     // Encoded now, before anything else runs: the records the image is made
     // of must be those of the state at `lastSequence`, and the writes wait
     // for the disk while the engine goes on.
     const records = Array.from(stream.records);
     return { identity, image: { records, failure: stream.failure } };
+  }
+
+  /** The state image's records of `state`, the generation's fold through `identity`'s sequence. */
+  #imageStream(
+    identity: TerminalIndex.Identity,
+    firstSequence: number,
+    segments: FileLog.Digests["segments"],
+    state: State.State,
+  ): TerminalIndex.ImageStream {
+    const baseRecordCount = this.#baseRecordCount;
+    return TerminalIndex.imageStream(
+      { ...identity, firstSequence, baseRecordCount, segments },
+      state,
+    );
   }
 
   /** Writes what is queued, publishes HEAD for the log's last sequence, closes the file. */
@@ -709,34 +719,12 @@ export const openIndexing = <K extends Log.Kind>(
     const lock = yield* Effect.makeSemaphore(1);
     const context = yield* Effect.context<Disk>();
     const { staged, reason, found } = fold;
-    if (staged !== undefined && reason === undefined && !("_tag" in found)) {
-      // Resumed from HEAD's image: the index is HEAD's, caught up with the
-      // records after it (none after a clean close).
-      TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
-      const caughtUp = yield* TerminalIndex.openCaughtUp(directory, found, staged);
-      if (TerminalIndex.isIndex(caughtUp)) {
-        const report = { rebuilt: null, imageRefused: fold.imageRefused };
-        return repairing(
-          log,
-          new Indexing(
-            directory,
-            caughtUp,
-            lock,
-            context,
-            report,
-            recovered.report.baseRecordCount,
-            // The image HEAD names, resumed from: the next checkpoint counts from it.
-            found.lastSequence,
-          ),
-        );
-      }
-    }
-    if (staged !== undefined && reason !== undefined) {
-      TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
-      const index = yield* TerminalIndex.openStaged(directory, staged);
-      yield* TerminalIndex.publish(index, identity);
-      const rebuilt = TerminalIndex.describeStaleness(reason);
-      return repairing(
+    const serving = (
+      index: TerminalIndex.TerminalIndex,
+      rebuilt: string | null,
+      imageSequence = -1,
+    ) =>
+      repairing(
         log,
         new Indexing(
           directory,
@@ -745,8 +733,21 @@ export const openIndexing = <K extends Log.Kind>(
           context,
           { rebuilt, imageRefused: fold.imageRefused },
           report.baseRecordCount,
+          imageSequence,
         ),
       );
+    if (staged !== undefined) TerminalIndex.stage(staged, Generation.takeLeft(recovered.state));
+    if (staged !== undefined && reason === undefined && !("_tag" in found)) {
+      // Resumed from HEAD's image: the index is HEAD's, caught up with the
+      // records after it (none after a clean close); the next checkpoint
+      // counts from that image.
+      const caughtUp = yield* TerminalIndex.openCaughtUp(directory, found, staged);
+      if (TerminalIndex.isIndex(caughtUp)) return serving(caughtUp, null, found.lastSequence);
+    }
+    if (staged !== undefined && reason !== undefined) {
+      const index = yield* TerminalIndex.openStaged(directory, staged);
+      yield* TerminalIndex.publish(index, identity);
+      return serving(index, TerminalIndex.describeStaleness(reason));
     }
     const opened = yield* TerminalIndex.open(directory, identity);
     if (opened.stale !== undefined) {
@@ -757,17 +758,7 @@ export const openIndexing = <K extends Log.Kind>(
       opened.stale === undefined
         ? null
         : `${TerminalIndex.describeStaleness(opened.stale)} (rebuilt by a second fold)`;
-    return repairing(
-      log,
-      new Indexing(
-        directory,
-        opened.index,
-        lock,
-        context,
-        { rebuilt, imageRefused: fold.imageRefused },
-        report.baseRecordCount,
-      ),
-    );
+    return serving(opened.index, rebuilt);
   });
 
 /** `indexing`, rebuilding itself from `log` in the background after a failure (once per failure). */
