@@ -197,7 +197,10 @@ describe("the read commands at rest", () => {
       if (await usesIndex()) fromIndex += 1;
       // `status` and `jobs` resumed from the state image the close wrote: the same
       // answers with the image gone (every record folded, the index still used).
-      await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
+      for (const name of await fs.readdir(TerminalIndex.indexPath(dir))) {
+        if (TerminalIndex.isImageFile(name))
+          await fs.rm(path.join(TerminalIndex.indexPath(dir), name));
+      }
       expect(await answers(lastJobId)).toEqual(indexed);
       await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
       expect(await usesIndex()).toBe(false);

@@ -62,8 +62,26 @@ export const entriesName = "entries";
 /** Where each job's entries are, `terminal-index/offsets`, written with HEAD (2026-12-02). */
 export const offsetsName = "offsets";
 
-/** The state image written with HEAD, `terminal-index/image` (2026-12-04). */
-export const imageName = "image";
+/**
+ * The state image written with HEAD (2026-12-04): since 2026-12-05 a file
+ * per image, `terminal-index/image-EPOCH-SEQUENCE-CRC` (the CRC-32C in 8
+ * hex digits), so that a new image never replaces the one a published HEAD
+ * names: a crash between the new image's rename and its HEAD's leaves the
+ * old HEAD and its image whole (docs/store.md, "A file per image").
+ */
+export const imageFileName = (identity: Identity, image: OffsetsFile): string =>
+  `${imagePrefix}${identity.epoch}-${identity.lastSequence}-${image.crc.toString(16).padStart(8, "0")}`;
+
+const imagePrefix = "image-";
+/** Where an image is written before it is renamed to its name (`imageFileName`). */
+export const imageTemporaryName = "image.tmp";
+
+/** The one image of a build before 2026-12-05, removed by the first publish of this one. */
+const legacyImageName = "image";
+
+/** Whether a name in the index directory is a state image's (`imageFileName`). */
+export const isImageFile = (name: string): boolean =>
+  name.startsWith(imagePrefix) && !name.endsWith(".tmp");
 
 /** Bytes read at a time while scanning the entries. */
 export const scanChunkBytes = 4 * 1024 * 1024;
@@ -153,7 +171,6 @@ export interface Opened {
 const entriesPath = (index: { readonly path: string }) => Path.join(index.path, entriesName);
 const headPath = (index: { readonly path: string }) => Path.join(index.path, headName);
 const offsetsPath = (index: { readonly path: string }) => Path.join(index.path, offsetsName);
-const imagePath = (index: { readonly path: string }) => Path.join(index.path, imageName);
 
 const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
@@ -409,7 +426,8 @@ export const peekImage = (
     const named = found.image;
     if (named === undefined) return "HEAD names no image";
     const disk = yield* Disk;
-    const bytes = yield* Effect.either(disk.readFile(imagePath({ path: indexPath(directory) })));
+    const file = Path.join(indexPath(directory), imageFileName(found, named));
+    const bytes = yield* Effect.either(disk.readFile(file));
     if (Either.isLeft(bytes)) return `image unreadable: ${bytes.left.message}`;
     if (bytes.right.length !== named.bytes || crc32c(bytes.right) !== named.crc) {
       return "image is not the one HEAD names (length or CRC)";
@@ -710,47 +728,27 @@ export const add = (
 export const imageWriteBytes = 1024 * 1024;
 
 /**
- * Publishes the image's records as `path` as they are made (the
- * temporary file written a chunk at a time and synced, renamed, the
- * directory synced): its length and CRC; or undefined, with the temporary
- * file removed, when the stream stopped short or the disk refused it.
+ * Publishes the image's records in the index directory as they are made
+ * (a temporary file written a chunk at a time and synced, renamed to its
+ * name for `identity`, the directory synced): its length and CRC; or
+ * undefined, with the temporary file removed, when the stream stopped
+ * short or the disk refused it.
  */
 const publishImage = (
-  path: string,
+  index: TerminalIndex,
+  identity: Identity,
   image: ImageStream,
 ): Effect.Effect<OffsetsFile | undefined, never, Disk> => {
-  const temporary = Files.temporaryPath(path);
+  const temporary = Path.join(index.path, imageTemporaryName);
   const written = Effect.gen(function* () {
     const disk = yield* Disk;
     yield* Files.removeIfPresent(temporary, false);
     const file = yield* Files.withFile(temporary, "createExclusive", (handle) =>
-      Effect.gen(function* () {
-        let bytes = 0;
-        let crc = 0;
-        let gathered: Array<Uint8Array> = [];
-        let gatheredBytes = 0;
-        const write = Effect.suspend(() => {
-          const chunk = joinChunks(gathered, gatheredBytes);
-          const at = bytes;
-          crc = crc32c(chunk, crc);
-          bytes += chunk.length;
-          gathered = [];
-          gatheredBytes = 0;
-          return Files.writeAll(handle, at, chunk);
-        });
-        for (const record of image.records) {
-          gathered.push(record);
-          gatheredBytes += record.length;
-          if (gatheredBytes >= imageWriteBytes) yield* write;
-        }
-        if (gatheredBytes > 0) yield* write;
-        yield* handle.sync();
-        return { bytes, crc };
-      }),
+      writeImage(handle, image),
     );
     if (image.failure() !== undefined) return undefined;
-    yield* disk.rename(temporary, path);
-    yield* disk.syncDirectory(Files.parentPath(path));
+    yield* disk.rename(temporary, Path.join(index.path, imageFileName(identity, file)));
+    yield* disk.syncDirectory(index.path);
     return file;
   });
   return Effect.flatMap(
@@ -761,6 +759,57 @@ const publishImage = (
         : Effect.succeed(file),
   );
 };
+
+/** Writes the image's records to `handle`, gathered into chunks, and syncs: their length and CRC. */
+const writeImage = (
+  handle: FileHandle,
+  image: ImageStream,
+): Effect.Effect<OffsetsFile, DiskError> =>
+  Effect.gen(function* () {
+    let bytes = 0;
+    let crc = 0;
+    let gathered: Array<Uint8Array> = [];
+    let gatheredBytes = 0;
+    const write = Effect.suspend(() => {
+      const chunk = joinChunks(gathered, gatheredBytes);
+      const at = bytes;
+      crc = crc32c(chunk, crc);
+      bytes += chunk.length;
+      gathered = [];
+      gatheredBytes = 0;
+      return Files.writeAll(handle, at, chunk);
+    });
+    for (const record of image.records) {
+      gathered.push(record);
+      gatheredBytes += record.length;
+      if (gatheredBytes >= imageWriteBytes) yield* write;
+    }
+    if (gatheredBytes > 0) yield* write;
+    yield* handle.sync();
+    return { bytes, crc };
+  });
+
+/**
+ * Removes every image in the index directory (and an older build's
+ * `image`) but the one `kept` names
+ * (HEAD's, just published; none when HEAD names none). Not synced, and a
+ * failure is ignored: an image left behind is never read (HEAD names its
+ * image by sequence and CRC) and the next publish removes it.
+ */
+const removeOtherImages = (
+  index: TerminalIndex,
+  kept: string | undefined,
+): Effect.Effect<void, never, Disk> =>
+  Effect.ignore(
+    Effect.gen(function* () {
+      const disk = yield* Disk;
+      for (const name of yield* disk.readDirectory(index.path)) {
+        if ((isImageFile(name) || name === legacyImageName) && name !== kept) {
+          yield* Files.removeIfPresent(Path.join(index.path, name), false);
+        }
+      }
+    }),
+  );
 
 /**
  * Syncs the entries and publishes HEAD for `identity`: the index is current
@@ -782,8 +831,7 @@ export const publish = (
     // names them by length and CRC. The image is only a shortcut: one the
     // disk refuses (no space for a copy of every active job) leaves HEAD
     // naming none.
-    const imageFile =
-      image === undefined ? undefined : yield* publishImage(imagePath(index), image);
+    const imageFile = image === undefined ? undefined : yield* publishImage(index, identity, image);
     if (imageRequired && imageFile === undefined) return false;
     const table = index.offsets.encode();
     if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
@@ -799,6 +847,10 @@ export const publish = (
     yield* Files.publishSmallFile(headPath(index), head.right);
     index.headed = true;
     index.keepsHead = imageFile !== undefined;
+    yield* removeOtherImages(
+      index,
+      imageFile === undefined ? undefined : imageFileName(identity, imageFile),
+    );
     return true;
   });
 

@@ -22,6 +22,7 @@ import { Effect, Layer } from "effect";
 import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
+import { theImage } from "../support/store.js";
 import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FileLog from "../../src/store/FileLog.js";
@@ -452,7 +453,7 @@ describe("an engine with a terminal index", () => {
     await plain.close();
     // Without the state image HEAD names (with it, the open resumes and
     // catches the index up instead: StateImage.test.ts).
-    await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
+    await fs.rm(await theImage(dir));
     const again = await EnginePromises.open(dir);
     expect(again.report.terminalIndex?.rebuilt).toMatch(
       /^HEAD reflects sequence \d+ \(rebuilt by a second fold\)$/,

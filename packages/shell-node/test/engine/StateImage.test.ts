@@ -11,6 +11,7 @@
  * image flipped, and the image of another copy of the store at the very
  * same store, epoch and sequence (only the segments' CRCs tell it apart).
  */
+import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -19,7 +20,6 @@ import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Disk, DiskError, type DiskService } from "../../src/disk/Disk.js";
-import * as Files from "../../src/disk/Files.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import {
@@ -29,6 +29,7 @@ import {
   openIndexing,
 } from "../../src/engine/internal/terminalIndexing.js";
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
+import { theImage } from "../support/store.js";
 import * as FileLog from "../../src/store/FileLog.js";
 import { leanFoldProjection } from "../../src/store/StateProjection.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
@@ -500,7 +501,7 @@ describe("the state image", () => {
 
   it("folds from nothing when the image's bytes are not those HEAD names", async () => {
     await small(dir, "a");
-    const image = path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName);
+    const image = await theImage(dir);
     const bytes = await fs.readFile(image);
     bytes[bytes.length - 3] = (bytes[bytes.length - 3] ?? 0) ^ 0x40;
     await fs.writeFile(image, bytes);
@@ -510,7 +511,7 @@ describe("the state image", () => {
 
   it("folds from nothing when HEAD names no image or the image is gone", async () => {
     await small(dir, "a");
-    await fs.rm(path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName));
+    await fs.rm(await theImage(dir));
     const gone = await reopened();
     expect(gone.report?.imageRefused).toMatch(/image unreadable/);
     // That open's close wrote a new one.
@@ -521,11 +522,11 @@ describe("the state image", () => {
   it("publishes HEAD without an image the disk would not take, and the next open folds", async () => {
     await small(dir, "a");
     // A disk with no room for the image: creating its temporary file fails with ENOSPC.
-    const image = path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName);
+    const image = path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageTemporaryName);
     const full: DiskService = {
       ...NodeDisk.make,
       open: (file, mode, options) =>
-        file === Files.temporaryPath(image)
+        file === image
           ? Effect.fail(
               new DiskError({ operation: "open", path: file, code: "ENOSPC", detail: "full" }),
             )
@@ -538,6 +539,46 @@ describe("the state image", () => {
     const { report } = await reopened();
     expect(report?.rebuilt).toBeNull();
     expect(report?.imageRefused).toBe("HEAD names no image");
+  });
+
+  it("keeps the image HEAD names when a crash falls between a new image and its HEAD", async () => {
+    await small(dir, "a");
+    const index = TerminalIndex.indexPath(dir);
+    const before = await theImage(dir);
+    // The close's HEAD is never renamed into place, as if the process died
+    // right after its image's rename: the HEAD of the last close stays.
+    const head = path.join(index, TerminalIndex.headName);
+    const dies: DiskService = {
+      ...NodeDisk.make,
+      rename: (source, target) =>
+        target === head
+          ? Effect.fail(
+              new DiskError({ operation: "rename", path: target, code: "EIO", detail: "" }),
+            )
+          : NodeDisk.make.rename(source, target),
+    };
+    const engine = await EnginePromises.open(dir, { disk: Layer.succeed(Disk, dies) });
+    for (let index = 0; index < 5; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: { later: index } });
+    }
+    const [job] = await engine.claim("a", 1);
+    if (job !== undefined) await engine.complete(job.jobId, { later: true });
+    const expected = engine.jobs();
+    await engine.close().catch(() => undefined);
+    // The new image was written beside the one HEAD names, never over it.
+    const images = (await fs.readdir(index)).filter(TerminalIndex.isImageFile);
+    expect(images).toHaveLength(2);
+    expect(images).toContain(path.basename(before));
+    // An older build's one image, `image`, is removed by the next publish too.
+    await fs.writeFile(path.join(index, "image"), "older");
+    const again = await EnginePromises.open(dir);
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect(again.jobs()).toEqual(expected);
+    await again.close();
+    // That close's publish removed every image but its own.
+    expect(await theImage(dir)).not.toBe(before);
+    expect(existsSync(path.join(index, "image"))).toBe(false);
+    await reopened();
   });
 
   it("is not written for a backlog of active jobs, whose fold costs less than its image", async () => {
@@ -561,9 +602,7 @@ describe("the state image", () => {
 
   it("decodes what it encodes, and refuses a cut or flipped image by its records' CRCs", async () => {
     await small(dir, "a");
-    const image = await fs.readFile(
-      path.join(TerminalIndex.indexPath(dir), TerminalIndex.imageName),
-    );
+    const image = await fs.readFile(await theImage(dir));
     const decoded = TerminalIndex.decodeImage(image);
     expect(Either.isRight(decoded)).toBe(true);
     for (const at of [0, 10, Math.floor(image.length / 2), image.length - 1]) {

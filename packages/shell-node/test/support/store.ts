@@ -15,6 +15,7 @@ import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as Projection from "../../src/log/Projection.js";
 import * as Init from "../../src/store/Init.js";
 import * as Store from "../../src/store/Store.js";
+import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 /** A fresh directory under the OS temp dir, removed with the scope. */
 export const temporaryDirectory = Effect.acquireRelease(
@@ -177,3 +178,15 @@ export const exploreCrashModesAnd = <A>(
     if (options.cutPointsMax === undefined) expect(report.explored).toBe(report.cutPoints);
     return report;
   });
+
+/**
+ * The path of the one state image in the terminal index of the store in
+ * `directory` (a publish leaves only HEAD's: docs/store.md, "A file per
+ * image"); fails the test when there is another count.
+ */
+export const theImage = async (directory: string): Promise<string> => {
+  const index = TerminalIndex.indexPath(directory);
+  const images = (await fs.readdir(index)).filter(TerminalIndex.isImageFile);
+  expect(images).toHaveLength(1);
+  return path.join(index, images[0] ?? "");
+};
