@@ -65,13 +65,15 @@ export interface StoreView extends Log.View<StoreError> {
   /** Size distribution of the generation's segment files (nearest-rank percentiles). */
   readonly segmentSizeStats: () => Effect.Effect<Stats.SegmentSizeStats>;
   /**
-   * Each segment's records, records end and CRC as written, and the last
-   * sequence they hold: what a state image names the bytes it folded by
-   * (docs/store.md, "The state image"). Undefined while records are
-   * pending or in flight, or once the writer failed (the files may then
-   * hold bytes no fold saw).
+   * Each segment's records, records end and CRC as they were when the
+   * records through `lastSequence` were written, and no record after them:
+   * what a state image of the fold through `lastSequence` names the bytes
+   * it folded by (docs/store.md, "The state image"). Undefined when that
+   * instant is not known (the store is not idle at `lastSequence` and no
+   * write of the last few ended there: "Checkpoints under load"), or once
+   * the writer failed (the files may then hold bytes no fold saw).
    */
-  readonly digests: () => Effect.Effect<Digests | undefined>;
+  readonly digests: (lastSequence: number) => Effect.Effect<Digests | undefined>;
 }
 
 /** The generation's segments as written, through `lastSequence`. */
@@ -182,12 +184,7 @@ const viewOf = (
       Effect.sync(() =>
         Stats.segmentSizeStats(state.generation.segments.map((segment) => segment.size)),
       ),
-    digests: () =>
-      Effect.sync(() =>
-        state.failure !== undefined || state.pending.length > 0 || state.inFlight.length > 0
-          ? undefined
-          : { lastSequence: lastWritten(state), segments: segmentDigests(state) },
-      ),
+    digests: (lastSequence) => Effect.sync(() => digestsAt(state, lastSequence)),
     generation: () =>
       Effect.sync(() => ({
         epoch: state.generation.epoch,
@@ -299,3 +296,14 @@ export const open = <S, E>(
       report: reportOf(validated),
     };
   });
+
+/** `StoreView.digests`: the store idle at `lastSequence`, or a recent write's mark. */
+const digestsAt = (state: StoreState, lastSequence: number): Digests | undefined => {
+  if (state.failure !== undefined) return undefined;
+  const idle = state.pending.length === 0 && state.inFlight.length === 0;
+  if (idle && lastWritten(state) === lastSequence) {
+    return { lastSequence, segments: segmentDigests(state) };
+  }
+  const segments = state.marks.digestsAt(state, lastSequence);
+  return segments === undefined ? undefined : { lastSequence, segments };
+};

@@ -11,6 +11,7 @@
  * image flipped, and the image of another copy of the store at the very
  * same store, epoch and sequence (only the segments' CRCs tell it apart).
  */
+import * as fsSync from "node:fs";
 import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
@@ -200,6 +201,25 @@ const headOf = async (directory: string) => {
     sequence: head.lastSequence,
     image: head.image !== undefined,
   };
+};
+
+/**
+ * Copies the directory `from` to `to` as its files are at this instant, in
+ * one synchronous run (nothing else of the process runs meanwhile); a file
+ * removed by a write already in flight is left out, as a crash would.
+ */
+const copyAsIs = (from: string, to: string): void => {
+  fsSync.mkdirSync(to, { recursive: true });
+  for (const entry of fsSync.readdirSync(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name);
+    const target = path.join(to, entry.name);
+    try {
+      if (entry.isDirectory()) copyAsIs(source, target);
+      else fsSync.copyFileSync(source, target);
+    } catch (error) {
+      if (!(error instanceof Error && "code" in error && error.code === "ENOENT")) throw error;
+    }
+  }
 };
 
 /** A store of a few jobs, closed cleanly (so HEAD names an image). */
@@ -418,6 +438,66 @@ describe("the state image", () => {
     await again.close();
     await reopened();
   });
+
+  it.each([
+    ["one segment", undefined],
+    ["segments sealed after the checkpoint", 1500],
+  ])(
+    "writes checkpoints under a load that never leaves the store idle; a crash resumes from one (%s)",
+    async (_, rotationTargetBytes) => {
+      await small(dir, "start");
+      const opened = await headOf(dir);
+      const head = path.join(TerminalIndex.indexPath(dir), TerminalIndex.headName);
+      const crashed = path.join(scratch, "crashed");
+      let crashedAt: number | undefined;
+      let index = 0;
+      // Each segment sync takes 3 ms while a job is started every
+      // millisecond or so: whenever a commit is told, later records are
+      // pending or being written. The first checkpoint's HEAD, once renamed
+      // into place, is a crash: the copy is what the disk holds then (taken
+      // at once, nothing else runs meanwhile but writes already in flight).
+      const slow: DiskService = {
+        ...NodeDisk.make,
+        open: (file, mode) =>
+          Effect.map(NodeDisk.make.open(file, mode), (handle) =>
+            file.endsWith(".tay")
+              ? { ...handle, sync: () => Effect.zipRight(Effect.sleep(3), handle.sync()) }
+              : handle,
+          ),
+        rename: (source, target) =>
+          Effect.tap(NodeDisk.make.rename(source, target), () => {
+            if (target !== head || crashedAt !== undefined || index === 0) return;
+            crashedAt = index;
+            copyAsIs(dir, crashed);
+          }),
+      };
+      const engine = await EnginePromises.open(dir, {
+        checkpointRecords: 40,
+        disk: Layer.succeed(Disk, slow),
+        ...(rotationTargetBytes === undefined ? {} : { rotationTargetBytes }),
+      });
+      const started: Array<Promise<unknown>> = [];
+      // Three records a job (the interval grows with the jobs the state holds).
+      const work = async (at: number) => {
+        await engine.insert({ queue: "a", worker: "W", args: { at } });
+        for (const job of await engine.claim("a", 1)) await engine.complete(job.jobId, { at });
+      };
+      for (index = 1; index <= 200; index++) {
+        started.push(work(index));
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      await Promise.all(started);
+      await engine.close();
+      // A checkpoint was written while jobs were still being started.
+      expect(crashedAt).toBeLessThan(200);
+      const during = await headOf(crashed);
+      expect(during.image).toBe(true);
+      expect(during.sequence).toBeGreaterThanOrEqual(opened.sequence + 40);
+      dir = crashed;
+      const { report } = await reopened();
+      expect(report).toEqual({ rebuilt: null, imageRefused: null });
+    },
+  );
 
   it("writes no checkpoint with checkpointRecords false, and refuses a count that is not one", async () => {
     await small(dir, "start");

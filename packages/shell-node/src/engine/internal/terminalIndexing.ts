@@ -119,7 +119,8 @@ export class Indexing {
    * and the engine's committed state (set once it serves). Without both,
    * the close writes none.
    */
-  digests: (() => Effect.Effect<FileLog.Digests | undefined>) | undefined = undefined;
+  digests: ((lastSequence: number) => Effect.Effect<FileLog.Digests | undefined>) | undefined =
+    undefined;
   committedState:
     | (() => { readonly state: State.State; readonly lastSequence: number })
     | undefined = undefined;
@@ -403,10 +404,9 @@ export class Indexing {
     const { digests, committedState } = this;
     if (digests === undefined || committedState === undefined) return Effect.succeed(undefined);
     return Effect.gen(this, function* () {
-      const written = yield* digests();
       const { state, lastSequence } = committedState();
-      if (written === undefined || !state.lean) return undefined;
-      if (written.lastSequence !== lastSequence || identity.lastSequence !== lastSequence) {
+      const written = yield* digests(lastSequence);
+      if (written === undefined || !state.lean || identity.lastSequence !== lastSequence) {
         return undefined;
       }
       const { firstSequence } = yield* Effect.orElseSucceed(log.view.generation(), () => ({
@@ -471,8 +471,8 @@ export class Indexing {
     // checkpoints cost a bounded share of the appends (docs/store.md).
     const interval = Math.max(this.checkpointRecords, state.jobs.size + state.terminal.size);
     if (lastSequence - since < interval) return;
-    const written = Effect.runSync(digests());
-    if (written === undefined || written.lastSequence !== lastSequence) return;
+    const written = Effect.runSync(digests(lastSequence));
+    if (written === undefined) return;
     if (!imageWorthIt(state, lastSequence - firstSequence + 1)) {
       // Judged again after as many records more.
       this.#imageSequence = lastSequence;

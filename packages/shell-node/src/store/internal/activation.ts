@@ -16,6 +16,7 @@ import { createSegment, probeHardLinks } from "./segmentCreate.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import type { SegmentState, StoreState } from "./storeState.js";
 import * as Writer from "./writer.js";
+import { WrittenMarks } from "./writtenMarks.js";
 
 const segmentStateOf = (segment: Validated<unknown>["segments"][number]): SegmentState => ({
   id: segment.segmentId,
@@ -159,6 +160,7 @@ export const activate = <S>(validated: Validated<S>, options: StoreOptions) =>
       forced: false,
       lastFlushAt: yield* Clock.currentTimeMillis,
       orphans: [...validated.orphans],
+      marks: new WrittenMarks(),
     };
     const writer = Writer.make(state, yield* Effect.context<Disk>(), nowOf(yield* Effect.clock));
     // Activation runs inside acquireRelease's uninterruptible acquire, and a

@@ -14,6 +14,7 @@ import { type Manifest, segmentFooterBytes } from "./codec.js";
 import type { SegmentDigest } from "../../log/Projection.js";
 import type { OrphanedGeneration } from "./recovery.js";
 import type * as SegmentIndex from "./segmentIndex.js";
+import type { WrittenMarks } from "./writtenMarks.js";
 
 /** One segment file of the current generation. */
 export interface SegmentState {
@@ -73,6 +74,8 @@ export interface StoreState {
   lastFlushAt: number;
   /** Generations under `epochs/` other than the current one (removed by the next compaction). */
   orphans: Array<OrphanedGeneration>;
+  /** Where the last few writes ended, for a state image of a busy store. */
+  readonly marks: WrittenMarks;
 }
 
 /** A fresh, not yet completed signal, made synchronously. */

@@ -607,6 +607,7 @@ const account = (
   }
   segment.size = offset;
   active.crc = crc32c(buffer, active.crc);
+  state.marks.note(state.generation.epoch, segment, active.crc);
   state.inFlight = noRecords;
   state.lastFlushAt = now;
   if (state.pending.length === 0) state.forced = false;
