@@ -24,7 +24,9 @@
  * every record folded), and beside the open of a copy of the store after a
  * crash (`--tail` jobs, 10,000 by default, inserted, claimed and completed
  * after an open, then an exit without a close: the open resumes from the
- * same image, folds the records after it and catches the index up).
+ * last image, folds the records after it and catches the index up;
+ * BENCH_CRASH_PRODUCERS=P works them by P loops of one job at a time, a
+ * store never idle, instead of batches of 1,000).
  *
  * Targets, reported and not asserted: <= 64 bytes of memory per terminal
  * job and <= 400 per active job with the index; open with a current index

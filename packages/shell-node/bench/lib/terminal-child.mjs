@@ -10,7 +10,11 @@
 //   terminal-child.mjs crash <directory> <jobs>
 //     opens the engine with the index, inserts, claims and completes <jobs>
 //     jobs, then exits without closing (what a crash leaves: every record
-//     synced, the index's HEAD that of the previous close).
+//     synced, the index's HEAD that of the previous close or the last
+//     checkpoint). BENCH_CRASH_PRODUCERS=P: P loops each inserting,
+//     claiming and completing one job at a time, so that some record is
+//     always pending when a commit is told (a store never idle), instead of
+//     batches of 1,000 one after the other.
 //   terminal-child.mjs crc <directory>
 //     the baseline: reads every segment file of the store (what an open
 //     reads) in 4 MiB chunks and runs the codec's CRC-32C over the bytes.
@@ -116,6 +120,20 @@ const crashAfter = async (count) => {
       ? {}
       : { checkpointRecords: setting === "false" ? false : Number(setting) }),
   });
+  const producers = Number(process.env.BENCH_CRASH_PRODUCERS ?? 0);
+  if (producers > 0) {
+    let next = 0;
+    const loop = async () => {
+      while (next < count) {
+        const at = next++;
+        await promises.insert({ queue: "tail", worker: "W", args: { at } });
+        for (const job of await promises.claim("tail", 1)) await promises.complete(job.jobId, null);
+      }
+    };
+    await Promise.all(Array.from({ length: producers }, loop));
+    console.log(JSON.stringify({ crashedAfter: count, producers }));
+    process.exit(0);
+  }
   const batch = 1000;
   for (let done = 0; done < count; done += batch) {
     const size = Math.min(batch, count - done);
