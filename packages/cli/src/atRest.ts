@@ -22,13 +22,20 @@ import {
   TerminalIndex,
 } from "@tay/shell-node";
 import { type InspectError, inspect, tapped } from "./inspect.js";
+import { type Tail, TailFold } from "./restTail.js";
 
 /** A store read at rest: its state, lean with the index that holds its completed jobs, or whole. */
 export interface AtRest {
   readonly state: State.State;
   readonly report: Recovery.RecoveryReport;
-  /** The terminal index, current for `state` (which is then lean); undefined for a whole state. */
+  /**
+   * The terminal index, current for `state` (which is then lean), or for an
+   * earlier sequence with `tail` holding what was let go after it;
+   * undefined for a whole state.
+   */
   readonly index: TerminalIndex.TerminalIndex | undefined;
+  /** The completed jobs let go after the index's sequence (`restTail.ts`), when it is behind. */
+  readonly tail?: Tail | undefined;
 }
 
 /** Watches the fold: each (re)start, and each record it accepts. */
@@ -102,28 +109,32 @@ const opened = (
       return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
     }
     // Without a tap (no job's history is wanted), the fold resumes from the
-    // state image the engine's last close wrote, as the engine's open does
-    // (docs/store.md, "The state image"); the records it covers are still
-    // read and checked, each segment against the image's CRC.
+    // state image the engine's last close or checkpoint wrote, as the
+    // engine's open does (docs/store.md, "The state image"); the records it
+    // covers are still read and checked, each segment against the image's CRC.
+    const image =
+      tap === noTap ? yield* TerminalIndex.peekImage(directory, found) : "a job's history is read";
+    const tailFold = needsFacts ? new TailFold(found, image) : undefined;
     const lean =
-      tap === noTap
-        ? yield* inspect(
+      tap !== noTap
+        ? yield* fold(directory, tap, StateProjection.leanFoldProjection)
+        : yield* inspect(
             directory,
-            StateProjection.resumingLeanFold(
-              found,
-              yield* TerminalIndex.peekImage(directory, found),
-            ),
+            tailFold?.projection ?? StateProjection.resumingLeanFold(found, image),
             "onTrust",
-          )
-        : yield* fold(directory, tap, StateProjection.leanFoldProjection);
+          );
     if (!needsFacts || lean.state.terminal.size === 0) return { ...lean, index: undefined };
     const { storeId, epoch, lastSequence } = lean.report;
+    // Resumed from HEAD's image: the index as HEAD left it, the jobs let go
+    // after it from the fold (docs/cli.md, "Read commands after a crash").
+    const tail = tailFold?.tail();
+    const through = tail?.through ?? lastSequence;
     // The index is disposable: one the disk will not read is not used either.
     const index = yield* Effect.either(
-      TerminalIndex.openReadOnly(directory, { storeId, epoch, lastSequence }),
+      TerminalIndex.openReadOnly(directory, { storeId, epoch, lastSequence: through }),
     );
     if (Either.isRight(index) && TerminalIndex.isIndex(index.right)) {
-      return { ...lean, index: index.right };
+      return { ...lean, index: index.right, tail };
     }
     return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
   });
@@ -131,11 +142,21 @@ const opened = (
 /** The whole record of a job the lean state holds as facts, from the index (never absent). */
 const recordOf = (
   index: TerminalIndex.TerminalIndex,
+  tail: Tail | undefined,
   jobId: number,
-): Either.Either<Job.Job, TerminalIndex.TerminalIndexError> =>
-  Either.flatMap(TerminalIndex.lookupNow(index, jobId), (job) =>
-    job === undefined ? Either.left(noEntry(index, jobId)) : Either.right(job),
+): Either.Either<Job.Job, TerminalIndex.TerminalIndexError> => {
+  const late = tail?.jobs.get(jobId);
+  if (late !== undefined) return Either.right(late);
+  return Either.flatMap(TerminalIndex.lookupNow(index, jobId), (job) =>
+    job === undefined ? Either.left(noEntry(index, jobId)) : Either.right(withResult(tail, job)),
   );
+};
+
+/** `job` as the index holds it, with the result the tail recorded after the index's sequence. */
+const withResult = (tail: Tail | undefined, job: Job.Job): Job.Job => {
+  const result = tail?.results.get(job.jobId);
+  return result === undefined ? job : { ...job, result: { value: result.result, at: result.at } };
+};
 
 /** A fact the index holds no entry of. */
 const noEntry = (index: TerminalIndex.TerminalIndex, jobId: number) =>
@@ -153,7 +174,7 @@ export const jobAt = (
   const whole = State.job(atRest.state, jobId);
   if (whole !== undefined || atRest.index === undefined) return Either.right(whole);
   if (State.fact(atRest.state, jobId) === undefined) return Either.right(undefined);
-  return recordOf(atRest.index, jobId);
+  return recordOf(atRest.index, atRest.tail, jobId);
 };
 
 /** Which jobs a listing wants. */
@@ -207,7 +228,7 @@ export const listed = (
     next = ids?.next();
   }
   if (index === undefined) return Either.right(picked.filter(isJob));
-  const records = recordsOf(index, picked.filter(isId));
+  const records = recordsOf(index, atRest.tail, picked.filter(isId));
   if (Either.isLeft(records)) return Either.left(records.left);
   const jobs: Array<Job.Job> = [];
   for (const pick of picked) {
@@ -229,20 +250,30 @@ const isId = (pick: Job.Job | number): pick is number => typeof pick === "number
 /** Ids per page read from the index at once. */
 const pageIds = 1024;
 
-/** The whole records of completed jobs `jobIds` from the index, by id (each one present). */
+/**
+ * The whole records of completed jobs `jobIds`, by id (each one present):
+ * from the tail, else from the index.
+ */
 const recordsOf = (
   index: TerminalIndex.TerminalIndex,
+  tail: Tail | undefined,
   jobIds: ReadonlyArray<number>,
 ): Either.Either<ReadonlyMap<number, Job.Job>, TerminalIndex.TerminalIndexError> => {
   const records = new Map<number, Job.Job>();
-  for (let from = 0; from < jobIds.length; from += pageIds) {
-    const page = jobIds.slice(from, from + pageIds);
+  const indexed: Array<number> = [];
+  for (const jobId of jobIds) {
+    const late = tail?.jobs.get(jobId);
+    if (late === undefined) indexed.push(jobId);
+    else records.set(jobId, late);
+  }
+  for (let from = 0; from < indexed.length; from += pageIds) {
+    const page = indexed.slice(from, from + pageIds);
     const read = TerminalIndex.lookupPageNow(index, page);
     if (Either.isLeft(read)) return Either.left(read.left);
     for (const [position, jobId] of page.entries()) {
       const job = read.right[position];
       if (job === undefined) return Either.left(noEntry(index, jobId));
-      records.set(jobId, job);
+      records.set(jobId, withResult(tail, job));
     }
   }
   return Either.right(records);

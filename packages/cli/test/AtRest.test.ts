@@ -69,8 +69,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 );
 
 /** Plays `steps` on a new store in `dir` and closes it (the index published): the last job id. */
-const written = async (steps: ReadonlyArray<Step>): Promise<number> => {
-  const engine = await EnginePromises.open(dir, { createIfMissing: true });
+const written = async (
+  steps: ReadonlyArray<Step>,
+  options: EnginePromises.OpenOptions = { createIfMissing: true },
+): Promise<number> => {
+  const engine = await EnginePromises.open(dir, options);
   for (const [index, planned] of steps.entries()) {
     const queue = index % 2 === 0 ? "a" : "b";
     const ids = (state: Event.JobState) => engine.jobs({ state }).map((job) => job.jobId);
@@ -165,6 +168,17 @@ const answeredFrom = async (lastJobId: number) => {
   return from;
 };
 
+/** Every job `jobs` lists, and whether the index (not the whole fold) answered. */
+const listedFrom = () =>
+  Effect.runPromise(
+    withAtRest(dir, true, (atRest) =>
+      Either.map(
+        listed(atRest, { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER }),
+        (jobs) => ({ index: atRest.index !== undefined, jobs }),
+      ),
+    ).pipe(Effect.provide(NodeDisk.layer)),
+  );
+
 /** Every file of the store and its bytes: what a read command must leave as it found it. */
 const files = async (): Promise<Map<string, string>> => {
   const found = new Map<string, string>();
@@ -177,6 +191,13 @@ const files = async (): Promise<Map<string, string>> => {
   };
   await walk(dir);
   return found;
+};
+
+/** Removes the state image(s) beside the index. */
+const removeImages = async () => {
+  for (const name of await fs.readdir(TerminalIndex.indexPath(dir))) {
+    if (TerminalIndex.isImageFile(name)) await fs.rm(path.join(TerminalIndex.indexPath(dir), name));
+  }
 };
 
 const indexFile = () => path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
@@ -197,10 +218,7 @@ describe("the read commands at rest", () => {
       if (await usesIndex()) fromIndex += 1;
       // `status` and `jobs` resumed from the state image the close wrote: the same
       // answers with the image gone (every record folded, the index still used).
-      for (const name of await fs.readdir(TerminalIndex.indexPath(dir))) {
-        if (TerminalIndex.isImageFile(name))
-          await fs.rm(path.join(TerminalIndex.indexPath(dir), name));
-      }
+      await removeImages();
       expect(await answers(lastJobId)).toEqual(indexed);
       await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
       expect(await usesIndex()).toBe(false);
@@ -208,6 +226,41 @@ describe("the read commands at rest", () => {
     }
     // Most samples left completed jobs without a key: those answered from the index.
     expect(fromIndex).toBeGreaterThan(3);
+  });
+
+  it("answer from an index behind the log, caught up from the state image, what they answer from the whole fold", async () => {
+    // What a crash after a checkpoint leaves, or an engine without the index after a close:
+    // HEAD and its image at an earlier sequence than the log's last.
+    const samples = fc.sample(
+      fc.tuple(
+        fc.array(step, { minLength: 10, maxLength: 30 }),
+        // No compaction after: the epoch it starts leaves HEAD stale (the whole fold).
+        fc.array(
+          step.filter((planned) => planned._tag !== "compact"),
+          { minLength: 5, maxLength: 20 },
+        ),
+      ),
+      { numRuns: 5, seed: 20261205 },
+    );
+    let caughtUp = 0;
+    for (const [before, after] of samples) {
+      await fs.rm(dir, { recursive: true, force: true });
+      await written(before);
+      const lastJobId = await written(after, { terminalIndex: false });
+      if (await usesIndex()) {
+        caughtUp += 1;
+        // Listed by the index and the tail, not by the whole fold a missing record falls back to.
+        const listing = await listedFrom();
+        expect(listing.index).toBe(true);
+        expect(listing.jobs.map((job) => job.jobId)).toEqual(
+          Array.from({ length: lastJobId }, (_, at) => at + 1),
+        );
+      }
+      const answered = await answers(lastJobId);
+      await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+      expect(answered).toEqual(await answers(lastJobId));
+    }
+    expect(caughtUp).toBeGreaterThan(2);
   });
 
   it("list more completed jobs than one page of the index holds, in order, as the whole fold does", async () => {
@@ -322,10 +375,18 @@ describe("the read commands at rest", () => {
     const [job] = await plain.claim("a", 1);
     if (job !== undefined) await plain.complete(job.jobId, "late");
     await plain.close();
+    // Resumed from the image HEAD names: the index as HEAD left it, the job
+    // completed after it from the fold (2026-12-05).
+    expect(await usesIndex()).toBe(true);
+    const caughtUp = await answers(lastJobId + 1);
+    // Without the image nothing resumes, and the index is behind: the whole fold.
+    await removeImages();
     expect(await usesIndex()).toBe(false);
     const behind = await answers(lastJobId + 1);
     await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
-    expect(behind).toEqual(await answers(lastJobId + 1));
+    const reference = await answers(lastJobId + 1);
+    expect(behind).toEqual(reference);
+    expect(caughtUp).toEqual(reference);
     // A current HEAD over entries whose bytes changed: the open takes the offsets saved with
     // HEAD and reads no entry (2026-12-04), the lookup of the changed entry fails its check,
     // and that command folds the log whole; the others answer from the index.
