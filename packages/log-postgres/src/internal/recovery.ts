@@ -348,11 +348,8 @@ export const recover = <S, E, X = never>(
   Effect.gen(function* () {
     const { sql } = where;
     const started = yield* Clock.currentTimeMillis;
-    yield* run(session, sql.begin);
-    const snapshot = yield* Effect.zipRight(
-      run(session, sql.snapshot),
-      recoverIn(where, session, projection, afterPage),
-    ).pipe(
+    yield* run(session, sql.beginSnapshot);
+    const snapshot = yield* recoverIn(where, session, projection, afterPage).pipe(
       Effect.tapError((error) =>
         isDriverFailure(error) && error.connection
           ? Effect.void

@@ -44,8 +44,13 @@ export const statements = (schema: string) => {
     begin: "BEGIN",
     commit: "COMMIT",
     rollback: "ROLLBACK",
-    /** Open's single snapshot of the head, the generation and its records. */
-    snapshot: "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+    /**
+     * Open's single snapshot of the head, the generation and its records,
+     * begun by one statement (2026-12-05: `BEGIN` then `SET TRANSACTION`
+     * were two round trips). The form PostgreSQL, CockroachDB and
+     * YugabyteDB each document.
+     */
+    beginSnapshot: "BEGIN TRANSACTION ISOLATION LEVEL REPEATABLE READ",
     schemaVersion: `SELECT max(version) AS version FROM ${version}`,
     markVersion: `INSERT INTO ${version} (version, applied_at) VALUES ($1, $2)`,
     storeByName: `SELECT store_id, created_at FROM ${store} WHERE name = $1`,
