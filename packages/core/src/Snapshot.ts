@@ -97,11 +97,12 @@ const usesV3Fields = (jobs: Iterable<Job.Job>): boolean => {
   return false;
 };
 
-/** The snapshot parts of the kept jobs, one at a time (always at least part 0). */
+/** The snapshot parts of the kept jobs, one at a time (always at least part 0), each of at most `jobsMax`. */
 function* parts(
   state: State,
   kept: Iterable<Job.Job>,
   v3: boolean,
+  jobsMax: number,
 ): Generator<Event, void, undefined> {
   let part = 0;
   // One of the two is used: (7,1) members or (7,3) members, never both.
@@ -125,7 +126,7 @@ function* parts(
     const snapshotJob = v3Job ?? Job.toSnapshot(job);
     const size = jobBytes(snapshotJob);
     const held = jobs.length + jobsV3.length;
-    if (held > 0 && (held >= partJobsMax || bytes + size > partBytesTarget)) yield cut();
+    if (held > 0 && (held >= jobsMax || bytes + size > partBytesTarget)) yield cut();
     if (v3Job !== undefined) jobsV3.push(v3Job);
     else jobs.push(snapshotJob);
     bytes += size;
@@ -138,16 +139,21 @@ function* parts(
  * (always at least part 0, so the base is never empty). A single job
  * larger than the part target gets a part of its own. A lean state holds
  * its completed jobs as facts only: `terminal` gives their whole records.
+ * `partJobs` (at most `partJobsMax`) bounds the jobs of a part: smaller
+ * parts cost less each to encode (a state image written in the background
+ * yields between them).
  */
 export function* events(
   state: State,
   options: Options,
   terminal: TerminalRecords = noRecords,
+  partJobs = partJobsMax,
 ): Generator<Event, void, undefined> {
   // (7,3) only when a kept job needs it: a store using no v3 feature keeps
   // its base readable by Event v1/v2 readers.
   const v3 = usesV3Fields(keptJobs(state, options, terminal, false));
-  yield* parts(state, keptJobs(state, options, terminal, false), v3);
+  const jobsMax = Math.max(1, Math.min(partJobsMax, Math.floor(partJobs)));
+  yield* parts(state, keptJobs(state, options, terminal, false), v3, jobsMax);
   for (const job of keptJobs(state, options, terminal, true)) {
     if (job.result === null) continue;
     yield resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at });

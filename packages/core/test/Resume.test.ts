@@ -16,6 +16,7 @@ import {
   Commands,
   Decide,
   Event,
+  Evolve,
   Generation,
   HistoryError,
   Image,
@@ -270,6 +271,32 @@ describe("a fold resumed from an image", () => {
         }
       }),
       { numRuns: 40 },
+    );
+  });
+
+  it("is the full fold from a frozen image, whatever the batch that made its state does after", () => {
+    // A batch's run may write in place what it made (`Evolve.batch`): a state
+    // it returned can change once it evolves on. `Image.frozen` is taken for
+    // a checkpoint written while the engine goes on, and must stay that state's.
+    fc.assert(
+      fc.property(decidedHistory, fc.nat(), fc.nat(), ({ records }, first, second) => {
+        const k1 = first % (records.length + 1);
+        const k2 = k1 + (second % (records.length - k1 + 1));
+        for (const lean of leanOrFull) {
+          const run = Evolve.batch(mustFold(records.slice(0, k1), 0, lean));
+          const middle = run.evolveAll(records.slice(k1, k2));
+          if (Either.isLeft(middle)) throw new Error(HistoryError.describe(middle.left));
+          const image = Image.frozen(middle.right);
+          // The same run goes on, one record at a time, as a drain's commands do.
+          for (const record of records.slice(k2)) run.evolveAll([record]);
+          expectSameVerdict(
+            resumed(image, records.slice(0, k2), k2, 0, lean),
+            Either.right(mustFold(records.slice(0, k2), 0, lean)),
+          );
+          expectSameVerdict(resumed(image, records, k2, 0, lean), fold(records, 0, lean));
+        }
+      }),
+      { numRuns: 60 },
     );
   });
 

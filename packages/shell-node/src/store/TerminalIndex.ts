@@ -26,6 +26,7 @@ import { Cause, Data, Effect, Either, Exit, Option } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
+import { nextLoopTurn } from "./internal/afterPoll.js";
 import { crc32c } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import { type DecodedImage, decodeImage, type ImageStream } from "./internal/stateImageFormat.js";
@@ -783,6 +784,10 @@ const writeImage = (
       gathered.push(record);
       gatheredBytes += record.length;
       if (gatheredBytes >= imageWriteBytes) yield* write;
+      // Each record is encoded as it is read: between two, the loop turns,
+      // so a checkpoint written while the engine runs stalls it for one
+      // record's encoding at most (docs/store.md, "Checkpoints without a stall").
+      yield* nextLoopTurn;
     }
     if (gatheredBytes > 0) yield* write;
     yield* handle.sync();

@@ -97,6 +97,47 @@ const lookups = (index: TerminalIndex.TerminalIndex, jobs: ReadonlyArray<Job.Job
   Effect.forEach(jobs, (job) => TerminalIndex.lookup(index, job.jobId));
 
 describe("TerminalIndex", () => {
+  it.scopedLive(
+    "lets the event loop turn between the records of an image it publishes, and names it by its sequence and CRC",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const { index } = yield* TerminalIndex.open(directory, identity);
+        // The loop's turns, counted by a callback that re-arms itself each check phase.
+        let turns = 0;
+        let counting = true;
+        const count = () => {
+          turns += 1;
+          if (counting) setImmediate(count);
+        };
+        setImmediate(count);
+        const seen: Array<number> = [];
+        const records = [1, 2, 3, 4].map((at) => new Uint8Array(10).fill(at));
+        function* pulled(): Generator<Uint8Array> {
+          for (const record of records) {
+            seen.push(turns);
+            yield record;
+          }
+        }
+        const image = { records: { [Symbol.iterator]: pulled }, failure: () => undefined };
+        const published = yield* TerminalIndex.publish(index, identity, image, true);
+        counting = false;
+        expect(published).toBe(true);
+        // Each record is made (encoded) after the loop turned since the one before.
+        for (let at = 1; at < seen.length; at++) {
+          expect(seen[at] ?? 0).toBeGreaterThan(seen[at - 1] ?? 0);
+        }
+        const bytes = Uint8Array.from(records.flatMap((record) => [...record]));
+        const name = TerminalIndex.imageFileName(identity, { bytes: 40, crc: crc32c(bytes) });
+        expect(name).toBe(`image-3-42-${crc32c(bytes).toString(16).padStart(8, "0")}`);
+        const index_ = TerminalIndex.indexPath(directory);
+        expect(
+          new Uint8Array(yield* Effect.promise(() => fs.readFile(path.join(index_, name)))),
+        ).toEqual(bytes);
+        yield* TerminalIndex.close(index);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("gives back every record that left memory, by id and by scan", () =>
     Effect.gen(function* () {
       const samples = fc.sample(fc.tuple(history, fc.integer({ min: 1, max: 9 })), 20);

@@ -13,6 +13,7 @@ import {
   Evolve,
   Generation,
   type HistoryError,
+  Image,
   type Job,
   type Snapshot,
   type State,
@@ -415,7 +416,8 @@ export class Indexing {
       if (firstSequence < 0 || !imageWorthIt(state, lastSequence - firstSequence + 1)) {
         return undefined;
       }
-      return this.#imageStream(identity, firstSequence, written.segments, state);
+      // Nothing evolves the state while the close writes it.
+      return this.#imageStream(identity, firstSequence, written.segments, Image.of(state));
     });
   }
 
@@ -479,25 +481,25 @@ export class Indexing {
       return;
     }
     const identity = { storeId: log.view.storeId, epoch, lastSequence };
-    const stream = this.#imageStream(identity, firstSequence, written.segments, state);
-    // Encoded now, before anything else runs: the records the image is made
-    // of must be those of the state at `lastSequence`, and the writes wait
-    // for the disk while the engine goes on.
-    const records = Array.from(stream.records);
-    return { identity, image: { records, failure: stream.failure } };
+    // Frozen now, before anything else runs: the image must be of the state
+    // at `lastSequence`, while the engine goes on evolving states from it
+    // (a batch's run may write in place what it made). Encoded as it is
+    // written, in the background (docs/store.md, "Checkpoints without a stall").
+    const image = this.#imageStream(identity, firstSequence, written.segments, Image.frozen(state));
+    return { identity, image };
   }
 
-  /** The state image's records of `state`, the generation's fold through `identity`'s sequence. */
+  /** The records of `image`, of the generation's fold through `identity`'s sequence. */
   #imageStream(
     identity: TerminalIndex.Identity,
     firstSequence: number,
     segments: FileLog.Digests["segments"],
-    state: State.State,
+    image: Image.Image,
   ): TerminalIndex.ImageStream {
     const baseRecordCount = this.#baseRecordCount;
     return TerminalIndex.imageStream(
       { ...identity, firstSequence, baseRecordCount, segments },
-      state,
+      image,
     );
   }
 

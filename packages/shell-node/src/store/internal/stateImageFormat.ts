@@ -197,7 +197,7 @@ const headValue = (
   ]);
 
 /**
- * The image of `state` folded through `identity`, as its records' bytes in
+ * The image of a state folded through `identity`, as its records' bytes in
  * order, made as they are read. `failure` says, once the records are read,
  * why they stopped short: only what no fold of a log gives (a value the
  * codec refuses, facts out of order); the caller then publishes no image.
@@ -207,10 +207,14 @@ export interface ImageStream {
   readonly failure: () => string | undefined;
 }
 
-export const imageStream = (identity: ImageIdentity, state: State.State): ImageStream => {
+/**
+ * The stream of `image` (core's `Image.of` of a state nothing evolves
+ * while it is read, as at a close; `Image.frozen` of one that goes on,
+ * as at a checkpoint).
+ */
+export const imageStream = (identity: ImageIdentity, image: Image.Image): ImageStream => {
   let failure: string | undefined;
   function* records(): Generator<Uint8Array> {
-    const image = Image.of(state);
     const queues = queueNames(image.facts);
     const head = encodeValue(headValue(identity, image, queues));
     if (head._tag === "Left") {
@@ -252,7 +256,7 @@ export const encodeImage = (
   identity: ImageIdentity,
   state: State.State,
 ): Either.Either<Uint8Array, string> => {
-  const stream = imageStream(identity, state);
+  const stream = imageStream(identity, Image.of(state));
   const records = [...stream.records];
   const failure = stream.failure();
   if (failure !== undefined) return Either.left(failure);

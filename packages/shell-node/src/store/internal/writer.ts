@@ -51,6 +51,7 @@ import { Exclusive } from "./exclusive.js";
 import * as InlineWrite from "./inlineWrite.js";
 import { rollBack } from "./rollback.js";
 import { createSegment } from "./segmentCreate.js";
+import { afterPoll } from "./afterPoll.js";
 import { decide } from "./flushDecision.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
@@ -120,16 +121,6 @@ export interface Writer {
 }
 
 const resolved = Promise.resolve();
-
-/**
- * Runs `run` after the loop's next poll (Node's and Bun's check phase); a
- * runtime without `setImmediate` gets a zero timer, which also lets the
- * loop turn first.
- */
-const afterPoll = (run: () => void): void => {
-  if (typeof globalThis.setImmediate === "function") globalThis.setImmediate(run);
-  else setTimeout(run, 0);
-};
 
 /** The largest batch laid out in the writer's reused buffer. */
 export const scratchBytesMax = 1024 * 1024;
