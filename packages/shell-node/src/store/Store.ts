@@ -304,6 +304,6 @@ const digestsAt = (state: StoreState, lastSequence: number): Digests | undefined
   if (idle && lastWritten(state) === lastSequence) {
     return { lastSequence, segments: segmentDigests(state) };
   }
-  const segments = state.marks.digestsAt(state, lastSequence);
+  const segments = state.marks.digestsAt(state.generation, lastSequence);
   return segments === undefined ? undefined : { lastSequence, segments };
 };

@@ -60,29 +60,39 @@ export const directoryName = "terminal-index";
 export const headName = "HEAD";
 /** The entries, `terminal-index/entries`. */
 export const entriesName = "entries";
-/** Where each job's entries are, `terminal-index/offsets`, written with HEAD (2026-12-02). */
-export const offsetsName = "offsets";
-
 /**
- * The state image written with HEAD (2026-12-04): since 2026-12-05 a file
- * per image, `terminal-index/image-EPOCH-SEQUENCE-CRC` (the CRC-32C in 8
- * hex digits), so that a new image never replaces the one a published HEAD
- * names: a crash between the new image's rename and its HEAD's leaves the
- * old HEAD and its image whole (docs/store.md, "A file per image").
+ * The name of a file HEAD names by its length and CRC, written before HEAD:
+ * `KIND-EPOCH-SEQUENCE-CRC` (HEAD's epoch and sequence, the file's CRC-32C
+ * in 8 hex digits). Since 2026-12-05 each such file has its own name, so
+ * that a new one never replaces the one a published HEAD names: a crash
+ * between the new file's rename and its HEAD's leaves the old HEAD and its
+ * files whole (docs/store.md, "A file per image"). The kinds:
  */
-export const imageFileName = (identity: Identity, image: OffsetsFile): string =>
-  `${imagePrefix}${identity.epoch}-${identity.lastSequence}-${image.crc.toString(16).padStart(8, "0")}`;
+const namedFile = (kind: string, identity: Identity, file: OffsetsFile): string =>
+  `${kind}-${identity.epoch}-${identity.lastSequence}-${file.crc.toString(16).padStart(8, "0")}`;
 
-const imagePrefix = "image-";
+/** Where each job's entries are (2026-12-02): `offsets-EPOCH-SEQUENCE-CRC`, `offsets` until 2026-12-05. */
+export const offsetsFileName = (identity: Identity, offsets: OffsetsFile): string =>
+  namedFile("offsets", identity, offsets);
+
+/** The state image (2026-12-04): `image-EPOCH-SEQUENCE-CRC`, `image` until 2026-12-05. */
+export const imageFileName = (identity: Identity, image: OffsetsFile): string =>
+  namedFile("image", identity, image);
+
 /** Where an image is written before it is renamed to its name (`imageFileName`). */
 export const imageTemporaryName = "image.tmp";
 
-/** The one image of a build before 2026-12-05, removed by the first publish of this one. */
-const legacyImageName = "image";
-
 /** Whether a name in the index directory is a state image's (`imageFileName`). */
-export const isImageFile = (name: string): boolean =>
-  name.startsWith(imagePrefix) && !name.endsWith(".tmp");
+export const isImageFile = (name: string): boolean => isNamedFile("image", name);
+
+/** Whether a name in the index directory is an offsets file's (`offsetsFileName`). */
+export const isOffsetsFile = (name: string): boolean => isNamedFile("offsets", name);
+
+const isNamedFile = (kind: string, name: string): boolean =>
+  name.startsWith(`${kind}-`) && !name.endsWith(".tmp");
+
+/** The one offsets file and image of a build before 2026-12-05, removed by the first publish of this one. */
+const olderNames: ReadonlyArray<string> = ["offsets", "image"];
 
 /** Bytes read at a time while scanning the entries. */
 export const scanChunkBytes = 4 * 1024 * 1024;
@@ -171,7 +181,6 @@ export interface Opened {
 
 const entriesPath = (index: { readonly path: string }) => Path.join(index.path, entriesName);
 const headPath = (index: { readonly path: string }) => Path.join(index.path, headName);
-const offsetsPath = (index: { readonly path: string }) => Path.join(index.path, offsetsName);
 
 const readHead = (path: string): Effect.Effect<Head | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
@@ -321,7 +330,8 @@ const savedOffsets = (
     const { offsets } = head;
     if (offsets === undefined) return undefined;
     const disk = yield* Disk;
-    const bytes = yield* Effect.either(disk.readFile(offsetsPath({ path })));
+    const file = Path.join(path, offsetsFileName(head, offsets));
+    const bytes = yield* Effect.either(disk.readFile(file));
     if (bytes._tag === "Left" || bytes.right.length !== offsets.bytes) return undefined;
     if (crc32c(bytes.right) !== offsets.crc) return undefined;
     const table = OffsetTable.decode(bytes.right, head.entriesBytes);
@@ -795,21 +805,22 @@ const writeImage = (
   });
 
 /**
- * Removes every image in the index directory (and an older build's
- * `image`) but the one `kept` names
- * (HEAD's, just published; none when HEAD names none). Not synced, and a
- * failure is ignored: an image left behind is never read (HEAD names its
- * image by sequence and CRC) and the next publish removes it.
+ * Removes every image and offsets file in the index directory (and an
+ * older build's `image` and `offsets`) but those `kept` (HEAD's, just
+ * published). Not synced, and a failure is ignored: a file left behind is
+ * never read (HEAD names its files by sequence and CRC) and the next
+ * publish removes it.
  */
-const removeOtherImages = (
+const removeUnnamed = (
   index: TerminalIndex,
-  kept: string | undefined,
+  kept: ReadonlyArray<string>,
 ): Effect.Effect<void, never, Disk> =>
   Effect.ignore(
     Effect.gen(function* () {
       const disk = yield* Disk;
       for (const name of yield* disk.readDirectory(index.path)) {
-        if ((isImageFile(name) || name === legacyImageName) && name !== kept) {
+        const named = isImageFile(name) || isOffsetsFile(name) || olderNames.includes(name);
+        if (named && !kept.includes(name)) {
           yield* Files.removeIfPresent(Path.join(index.path, name), false);
         }
       }
@@ -839,8 +850,13 @@ export const publish = (
     const imageFile = image === undefined ? undefined : yield* publishImage(index, identity, image);
     if (imageRequired && imageFile === undefined) return false;
     const table = index.offsets.encode();
-    if (table !== undefined) yield* Files.publishSmallFile(offsetsPath(index), table);
     const offsets = table === undefined ? undefined : { bytes: table.length, crc: crc32c(table) };
+    if (table !== undefined && offsets !== undefined) {
+      yield* Files.publishSmallFile(
+        Path.join(index.path, offsetsFileName(identity, offsets)),
+        table,
+      );
+    }
     const head = encodeHead({ ...identity, entriesBytes: index.end, offsets, image: imageFile });
     if (Either.isLeft(head)) {
       return yield* new TerminalIndexCorrupt({
@@ -852,10 +868,10 @@ export const publish = (
     yield* Files.publishSmallFile(headPath(index), head.right);
     index.headed = true;
     index.keepsHead = imageFile !== undefined;
-    yield* removeOtherImages(
-      index,
-      imageFile === undefined ? undefined : imageFileName(identity, imageFile),
-    );
+    yield* removeUnnamed(index, [
+      ...(offsets === undefined ? [] : [offsetsFileName(identity, offsets)]),
+      ...(imageFile === undefined ? [] : [imageFileName(identity, imageFile)]),
+    ]);
     return true;
   });
 

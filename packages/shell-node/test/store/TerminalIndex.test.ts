@@ -7,8 +7,10 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { describe, expect, it } from "@effect/vitest";
 import { Event, Evolve, Generation, type Job, State, Terminal } from "@tay/core";
-import { Effect, Either } from "effect";
+import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
+import { Disk, DiskError } from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 import { crc32c } from "../../src/store/internal/codec.js";
 import { OffsetTable } from "../../src/store/internal/offsetTable.js";
@@ -87,11 +89,22 @@ const headerOffsetAfter = (entries: string, after: number) =>
 
 /** Removes the offsets file saved with HEAD: the next open walks the entries. */
 const removeOffsets = (directory: string) =>
-  Effect.promise(() =>
-    fs.rm(path.join(TerminalIndex.indexPath(directory), TerminalIndex.offsetsName), {
-      force: true,
-    }),
-  );
+  Effect.promise(async () => {
+    const index = TerminalIndex.indexPath(directory);
+    for (const name of await fs.readdir(index)) {
+      if (TerminalIndex.isOffsetsFile(name)) await fs.rm(path.join(index, name));
+    }
+  });
+
+/** The name of the one offsets file beside HEAD (a publish removes the others). */
+const offsetsFile = (directory: string) =>
+  Effect.promise(async () => {
+    const names = (await fs.readdir(TerminalIndex.indexPath(directory))).filter(
+      TerminalIndex.isOffsetsFile,
+    );
+    expect(names).toHaveLength(1);
+    return names[0] ?? "";
+  });
 
 const lookups = (index: TerminalIndex.TerminalIndex, jobs: ReadonlyArray<Job.Job>) =>
   Effect.forEach(jobs, (job) => TerminalIndex.lookup(index, job.jobId));
@@ -291,11 +304,11 @@ describe("TerminalIndex", () => {
             // The entry's header (its sequence): the open's walk (no offsets file) checks headers.
             bytes[12] = (bytes[12] ?? 0) ^ 1;
             await fs.writeFile(entries, bytes);
-            await fs.rm(path.join(path.dirname(entries), TerminalIndex.offsetsName));
           } else {
             await fs.writeFile(entries, bytes.subarray(0, bytes.length - 3));
           }
         });
+        if (damage === "flip") yield* removeOffsets(directory);
         const opened = yield* TerminalIndex.open(directory, identity);
         expect(opened.stale?._tag).toBe("Corrupt");
         expect(TerminalIndex.describeStaleness(opened.stale ?? { _tag: "Missing" })).toMatch(
@@ -328,6 +341,53 @@ describe("TerminalIndex", () => {
         yield* TerminalIndex.close(index);
       }).pipe(Effect.provide(nodeDisk)),
   );
+  it.scopedLive(
+    "keeps the offsets HEAD names when a crash falls between new offsets and their HEAD",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const first = yield* TerminalIndex.open(directory, identity);
+        yield* indexed(first.index, [...lifeOf(1, "with"), ...lifeOf(2, "none")], 1);
+        // With an image, HEAD stays while entries are appended after it (as an engine's does).
+        const image = { records: [new Uint8Array(8)], failure: () => undefined };
+        yield* TerminalIndex.publish(first.index, identity, image);
+        const kept = yield* offsetsFile(directory);
+        // More entries, published at a later sequence by a process that dies
+        // before HEAD's rename: the new offsets are written beside the old.
+        yield* indexed(first.index, lifeOf(3, "none"), 1);
+        const head = path.join(TerminalIndex.indexPath(directory), TerminalIndex.headName);
+        const dies = Layer.succeed(Disk, {
+          ...NodeDisk.make,
+          rename: (source: string, target: string) =>
+            target === head
+              ? Effect.fail(
+                  new DiskError({ operation: "rename", path: target, code: "EIO", detail: "" }),
+                )
+              : NodeDisk.make.rename(source, target),
+        });
+        const later = { ...identity, lastSequence: identity.lastSequence + 3 };
+        const failed = yield* Effect.either(
+          Effect.provide(TerminalIndex.publish(first.index, later), dies),
+        );
+        expect(Either.isLeft(failed)).toBe(true);
+        yield* TerminalIndex.close(first.index);
+        const names = yield* Effect.promise(() => fs.readdir(TerminalIndex.indexPath(directory)));
+        const offsetsFiles = names.filter(TerminalIndex.isOffsetsFile);
+        expect(offsetsFiles).toHaveLength(2);
+        expect(offsetsFiles).toContain(kept);
+        expect(offsetsFiles.some((name) => name.startsWith("offsets-3-45-"))).toBe(true);
+        // Job 1's entry header flipped: only a walk would see it. The open at
+        // the old HEAD takes its offsets (current, no walk).
+        const entries = path.join(TerminalIndex.indexPath(directory), TerminalIndex.entriesName);
+        const bytes = yield* Effect.promise(() => fs.readFile(entries));
+        bytes[12] = (bytes[12] ?? 0) ^ 1;
+        yield* Effect.promise(() => fs.writeFile(entries, bytes));
+        const again = yield* TerminalIndex.open(directory, identity);
+        expect(again.stale).toBeUndefined();
+        yield* TerminalIndex.close(again.index);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("opens from the offsets saved with HEAD, and walks when they do not check", () =>
     Effect.gen(function* () {
       const directory = yield* temporaryDirectory;
@@ -346,7 +406,8 @@ describe("TerminalIndex", () => {
       yield* TerminalIndex.publish(first.index, identity);
       yield* TerminalIndex.close(first.index);
       const entries = yield* read(TerminalIndex.entriesName);
-      const saved = yield* read(TerminalIndex.offsetsName);
+      const savedName = yield* offsetsFile(directory);
+      const saved = yield* read(savedName);
       const head = yield* read(TerminalIndex.headName);
       const real = OffsetTable.decode(saved, entries.length);
       if (typeof real === "string") return expect.unreachable(real);
@@ -373,7 +434,7 @@ describe("TerminalIndex", () => {
       new DataView(flippedSaved.buffer).setFloat64(40, offsetsOf(2).job, true);
       for (const damaged of [saved.subarray(0, saved.length - 8), flippedSaved, undefined]) {
         if (damaged === undefined) yield* removeOffsets(directory);
-        else yield* write(TerminalIndex.offsetsName, damaged);
+        else yield* write(savedName, damaged);
         const walked = yield* TerminalIndex.open(directory, identity);
         expect(walked.stale).toEqual({ _tag: "Corrupt", offset: 0, reason: "Corrupt" });
         yield* TerminalIndex.close(walked.index);
@@ -385,8 +446,8 @@ describe("TerminalIndex", () => {
         Effect.gen(function* () {
           const bytes = table.encode();
           if (bytes === undefined) return expect.unreachable("a little-endian host");
-          yield* write(TerminalIndex.offsetsName, bytes);
           const offsets = { bytes: bytes.length, crc: crc32c(bytes) };
+          yield* write(TerminalIndex.offsetsFileName(identity, offsets), bytes);
           const head = encodeHead({ ...identity, entriesBytes: entries.length, offsets });
           if (Either.isLeft(head)) return expect.unreachable(head.left);
           yield* write(TerminalIndex.headName, head.right);

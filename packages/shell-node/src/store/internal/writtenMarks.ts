@@ -10,7 +10,16 @@
  */
 import type { SegmentDigest } from "../../log/Projection.js";
 import { segmentFooterBytes } from "./codec.js";
-import type { SegmentState, StoreState } from "./storeState.js";
+
+/** What a mark reads of a segment (`storeState.ts`'s `SegmentState`, which holds the marks). */
+interface Segment {
+  readonly id: number;
+  readonly firstSequence: number;
+  readonly recordCount: number;
+  readonly size: number;
+  readonly sealed: boolean;
+  readonly crc: number;
+}
 
 /** How many writes back a mark is kept: a commit is taken within a few writes of its own. */
 export const marksKept = 8;
@@ -37,7 +46,7 @@ export class WrittenMarks {
   #next = 0;
 
   /** Notes that a write to `segment` (the active one of generation `epoch`) ended with CRC `crc`. */
-  note(epoch: number, segment: SegmentState, crc: number): void {
+  note(epoch: number, segment: Segment, crc: number): void {
     const slot = this.#slots[this.#next];
     this.#next = (this.#next + 1) % marksKept;
     if (slot === undefined) return;
@@ -50,14 +59,17 @@ export class WrittenMarks {
   }
 
   /**
-   * The digests of the generation's segments as they were right after the
+   * The digests of `generation`'s segments as they were right after the
    * write that ended at `sequence`, if it is among the marks kept: the
    * segments before its own, sealed since, by their footers; its own by
    * the mark (it may have grown or been sealed since: the open accepts the
    * image's last segment grown). Undefined when no mark is that write's.
    */
-  digestsAt(state: StoreState, sequence: number): ReadonlyArray<SegmentDigest> | undefined {
-    const { epoch, segments } = state.generation;
+  digestsAt(
+    generation: { readonly epoch: number; readonly segments: ReadonlyArray<Segment> },
+    sequence: number,
+  ): ReadonlyArray<SegmentDigest> | undefined {
+    const { epoch, segments } = generation;
     const mark = this.#slots.find((slot) => slot.epoch === epoch && slot.sequence === sequence);
     if (mark === undefined) return undefined;
     const digests: Array<SegmentDigest> = [];
