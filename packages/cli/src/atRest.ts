@@ -22,7 +22,7 @@ import {
   TerminalIndex,
 } from "@tay/shell-node";
 import { type InspectError, inspect, tapped } from "./inspect.js";
-import { type Tail, TailFold } from "./restTail.js";
+import { OneJobFold, type Tail, TailFold } from "./restTail.js";
 
 /** A store read at rest: its state, lean with the index that holds its completed jobs, or whole. */
 export interface AtRest {
@@ -67,9 +67,11 @@ export const withAtRest = <A, X, R>(
   needsFacts: boolean,
   use: (atRest: AtRest) => Effect.Effect<A, X, R> | Either.Either<A, X>,
   tap: Tap = noTap,
+  /** The one job the caller wants (`tay job`): without a usable index, only its record is kept. */
+  oneJob?: number,
 ): Effect.Effect<A, X | InspectError | TerminalIndex.TerminalIndexError, Disk.Disk | R> =>
   Effect.acquireUseRelease(
-    opened(directory, needsFacts, tap),
+    opened(directory, needsFacts, tap, oneJob),
     (atRest) =>
       atRest.index === undefined
         ? run(use, atRest)
@@ -101,12 +103,13 @@ const opened = (
   directory: string,
   needsFacts: boolean,
   tap: Tap,
+  oneJob: number | undefined,
 ): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
   Effect.gen(function* () {
     // No HEAD, or one of another store: the whole fold at once, as before the index.
     const found = yield* TerminalIndex.peek(directory);
     if (needsFacts && "_tag" in found) {
-      return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
+      return yield* withoutIndex(directory, tap, oneJob);
     }
     // Without a tap (no job's history is wanted), the fold resumes from the
     // state image the engine's last close or checkpoint wrote, as the
@@ -135,6 +138,36 @@ const opened = (
     );
     if (Either.isRight(index) && TerminalIndex.isIndex(index.right)) {
       return { ...lean, index: index.right, tail };
+    }
+    return yield* withoutIndex(directory, tap, oneJob);
+  });
+
+/**
+ * The answer without the index: the whole fold; or, for one job
+ * (`oneJob`), a lean fold that keeps that job's record as it leaves the
+ * state (`OneJobFold`, 2026-12-05: the memory of a lean state, not of
+ * every job). A fact whose record that fold did not keep (core always
+ * hands it over) gets the whole fold.
+ */
+const withoutIndex = (
+  directory: string,
+  tap: Tap,
+  oneJob: number | undefined,
+): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
+  Effect.gen(function* () {
+    if (oneJob !== undefined) {
+      const one = new OneJobFold(oneJob);
+      const lean = yield* inspect(
+        directory,
+        tapped(tap.onStart, tap.onRecord, one.projection),
+        "onTrust",
+      );
+      const kept = one.job();
+      if (kept !== undefined || State.fact(lean.state, oneJob) === undefined) {
+        const jobs = new Map(kept === undefined ? [] : [[oneJob, kept] as const]);
+        const tail = { through: lean.report.lastSequence, jobs, results: new Map() };
+        return { ...lean, index: undefined, tail };
+      }
     }
     return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
   });
@@ -171,7 +204,7 @@ export const jobAt = (
   atRest: AtRest,
   jobId: number,
 ): Either.Either<Job.Job | undefined, TerminalIndex.TerminalIndexError> => {
-  const whole = State.job(atRest.state, jobId);
+  const whole = State.job(atRest.state, jobId) ?? atRest.tail?.jobs.get(jobId);
   if (whole !== undefined || atRest.index === undefined) return Either.right(whole);
   if (State.fact(atRest.state, jobId) === undefined) return Either.right(undefined);
   return recordOf(atRest.index, atRest.tail, jobId);

@@ -449,7 +449,7 @@ export const job: Command = {
             (yield* inspectState(directory, tapped(tap.onStart, tap.onRecord))).state,
             jobId,
           )
-        : yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap);
+        : yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap, jobId);
       if (found === undefined) return yield* new JobNotFound({ path: directory, jobId });
       if (input.json) {
         yield* line(Json.line({ job: Json.job(found), history: history.map(historyJson) }));

@@ -71,3 +71,58 @@ export class TailFold {
     return { through: this.#through, jobs, results };
   }
 }
+
+/** Records folded between two hand-overs of `OneJobFold`: what it holds of other jobs at most. */
+export const handOverEveryRecords = 4096;
+
+/**
+ * A lean fold from nothing that keeps, of every completed job let go of,
+ * only the whole record of `jobId` (docs/cli.md, "Read commands after a
+ * crash", 2026-12-05): what `tay job ID` folds when the index cannot answer
+ * (missing, stale, behind the log), instead of the whole fold. It reads
+ * every record for the job's history anyway. What the builder hands over
+ * is taken every `handOverEveryRecords` records and dropped but for that job.
+ */
+export class OneJobFold {
+  #builder: Generation.Builder | undefined = undefined;
+  #job: Job.Job | undefined = undefined;
+  #applied = 0;
+
+  constructor(
+    private readonly jobId: number,
+    private readonly everyRecords = handOverEveryRecords,
+  ) {}
+
+  readonly projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError> = {
+    start: (manifest) => {
+      this.#job = undefined;
+      this.#applied = 0;
+      const builder = Generation.start(manifest.baseRecordCount, { lean: true, collectLeft: true });
+      this.#builder = builder;
+      return builder;
+    },
+    apply: (builder, sequence, event) => {
+      const applied = StateProjection.leanFoldProjection.apply(builder, sequence, event);
+      this.#applied += 1;
+      if (this.#applied % this.everyRecords === 0) this.#keep(Generation.takeLeft(builder));
+      return applied;
+    },
+  };
+
+  /** The job's whole record, once the fold is over, if it left the lean state. */
+  job(): Job.Job | undefined {
+    if (this.#builder !== undefined) this.#keep(Generation.takeLeft(this.#builder));
+    return this.#job;
+  }
+
+  #keep(left: Generation.Left): void {
+    for (const job of left.jobs) if (job.jobId === this.jobId) this.#job = job;
+    // A result after the job was handed over in an earlier take.
+    for (const result of left.results) {
+      const job = this.#job;
+      if (result.jobId === this.jobId && job !== undefined) {
+        this.#job = { ...job, result: { value: result.result, at: result.at } };
+      }
+    }
+  }
+}

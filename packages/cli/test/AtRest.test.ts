@@ -16,12 +16,14 @@ import {
   segmentFooterBytes,
   segmentHeaderBytes,
 } from "@tay/codec";
-import { Event } from "@tay/core";
+import { Event, State } from "@tay/core";
 import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { jobAt, listed, withAtRest } from "../src/atRest.js";
+import { inspect } from "../src/inspect.js";
+import * as Json from "../src/json.js";
 import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
 
 let root = "";
@@ -261,6 +263,46 @@ describe("the read commands at rest", () => {
       expect(answered).toEqual(await answers(lastJobId));
     }
     expect(caughtUp).toBeGreaterThan(2);
+  });
+
+  it("`job` answers every job as the full fold holds it, with no index, a current one or one behind", async () => {
+    // `tay job` keeps the one job's record as the lean fold lets it go (2026-12-05): the
+    // reference here is the fold that keeps every job whole, not another read command.
+    const samples = fc.sample(
+      fc.tuple(
+        fc.array(step, { minLength: 10, maxLength: 30 }),
+        fc.array(
+          step.filter((planned) => planned._tag !== "compact"),
+          { maxLength: 10 },
+        ),
+      ),
+      { numRuns: 4, seed: 20261206 },
+    );
+    for (const [before, after] of samples) {
+      await fs.rm(dir, { recursive: true, force: true });
+      await written(before);
+      const lastJobId = await written(after, { terminalIndex: false });
+      const full = await Effect.runPromise(inspect(dir).pipe(Effect.provide(NodeDisk.layer)));
+      for (const removed of [false, true]) {
+        if (removed) await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+        // Without a usable index, the fold kept one job's record: a lean state, not the whole fold.
+        const history = { onStart: () => {}, onRecord: () => {} };
+        const lean = await Effect.runPromise(
+          withAtRest(dir, true, (atRest) => Effect.succeed(atRest.state.lean), history, 1).pipe(
+            Effect.provide(NodeDisk.layer),
+          ),
+        );
+        expect(lean).toBe(true);
+        for (let jobId = 1; jobId <= lastJobId; jobId++) {
+          const answered = await run(["job", dir, `${jobId}`, "--json"]);
+          const whole = State.job(full.state, jobId);
+          if (whole === undefined) return expect.unreachable(`job ${jobId} in the full fold`);
+          expect(JSON.parse(answered.stdout).job).toEqual(
+            JSON.parse(JSON.stringify(Json.job(whole))),
+          );
+        }
+      }
+    }
   });
 
   it("list more completed jobs than one page of the index holds, in order, as the whole fold does", async () => {
