@@ -170,6 +170,20 @@ const answeredFrom = async (lastJobId: number) => {
   return from;
 };
 
+/**
+ * Steps played by an engine that closes (HEAD and its image published),
+ * then steps played by one without the index: HEAD behind the log. No
+ * compaction after: the epoch it starts leaves HEAD stale (the whole fold).
+ */
+const closedThenPlayed = (afterMin: number, afterMax: number) =>
+  fc.tuple(
+    fc.array(step, { minLength: 10, maxLength: 30 }),
+    fc.array(
+      step.filter((planned) => planned._tag !== "compact"),
+      { minLength: afterMin, maxLength: afterMax },
+    ),
+  );
+
 /** Every job `jobs` lists, and whether the index (not the whole fold) answered. */
 const listedFrom = () =>
   Effect.runPromise(
@@ -233,17 +247,7 @@ describe("the read commands at rest", () => {
   it("answer from an index behind the log, caught up from the state image, what they answer from the whole fold", async () => {
     // What a crash after a checkpoint leaves, or an engine without the index after a close:
     // HEAD and its image at an earlier sequence than the log's last.
-    const samples = fc.sample(
-      fc.tuple(
-        fc.array(step, { minLength: 10, maxLength: 30 }),
-        // No compaction after: the epoch it starts leaves HEAD stale (the whole fold).
-        fc.array(
-          step.filter((planned) => planned._tag !== "compact"),
-          { minLength: 5, maxLength: 20 },
-        ),
-      ),
-      { numRuns: 5, seed: 20261205 },
-    );
+    const samples = fc.sample(closedThenPlayed(5, 20), { numRuns: 5, seed: 20261205 });
     let caughtUp = 0;
     for (const [before, after] of samples) {
       await fs.rm(dir, { recursive: true, force: true });
@@ -268,16 +272,7 @@ describe("the read commands at rest", () => {
   it("`job` answers every job as the full fold holds it, with no index, a current one or one behind", async () => {
     // `tay job` keeps the one job's record as the lean fold lets it go (2026-12-05): the
     // reference here is the fold that keeps every job whole, not another read command.
-    const samples = fc.sample(
-      fc.tuple(
-        fc.array(step, { minLength: 10, maxLength: 30 }),
-        fc.array(
-          step.filter((planned) => planned._tag !== "compact"),
-          { maxLength: 10 },
-        ),
-      ),
-      { numRuns: 4, seed: 20261206 },
-    );
+    const samples = fc.sample(closedThenPlayed(0, 10), { numRuns: 4, seed: 20261206 });
     for (const [before, after] of samples) {
       await fs.rm(dir, { recursive: true, force: true });
       await written(before);
@@ -325,14 +320,7 @@ describe("the read commands at rest", () => {
     await engine.close();
     expect(await usesIndex()).toBe(true);
     // Answered by the index itself, not by the whole fold a failed page would fall back to.
-    const fromIndex = await Effect.runPromise(
-      withAtRest(dir, true, (atRest) =>
-        Either.map(
-          listed(atRest, { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER }),
-          (jobs) => ({ index: atRest.index !== undefined, jobs }),
-        ),
-      ).pipe(Effect.provide(NodeDisk.layer)),
-    );
+    const fromIndex = await listedFrom();
     expect(fromIndex.index).toBe(true);
     expect(fromIndex.jobs.map((job) => job.jobId)).toEqual(
       Array.from({ length: total }, (_, at) => at + 1),
