@@ -805,9 +805,9 @@ const writeImage = (
   });
 
 /**
- * Removes every image and offsets file in the index directory (and an
- * older build's `image` and `offsets`) but those `kept` (HEAD's, just
- * published). Not synced, and a failure is ignored: a file left behind is
+ * Removes every image and offsets file in the index directory (their
+ * temporary files and an older build's `image` and `offsets` too) but
+ * those `kept` (HEAD's, just published). Not synced, and a failure is ignored: a file left behind is
  * never read (HEAD names its files by sequence and CRC) and the next
  * publish removes it.
  */
@@ -819,7 +819,9 @@ const removeUnnamed = (
     Effect.gen(function* () {
       const disk = yield* Disk;
       for (const name of yield* disk.readDirectory(index.path)) {
-        const named = isImageFile(name) || isOffsetsFile(name) || olderNames.includes(name);
+        // A temporary file of either kind is a publish a crash cut short.
+        const named =
+          name.startsWith("image-") || name.startsWith("offsets-") || olderNames.includes(name);
         if (named && !kept.includes(name)) {
           yield* Files.removeIfPresent(Path.join(index.path, name), false);
         }

@@ -651,6 +651,8 @@ describe("the state image", () => {
     expect(images).toContain(path.basename(before));
     // An older build's one image, `image`, is removed by the next publish too.
     await fs.writeFile(path.join(index, "image"), "older");
+    // A temporary offsets file a crash cut short (each publish names its own).
+    await fs.writeFile(path.join(index, "offsets-1-7-0000beef.tmp"), "cut");
     const again = await EnginePromises.open(dir);
     expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(again.jobs()).toEqual(expected);
@@ -658,6 +660,7 @@ describe("the state image", () => {
     // That close's publish removed every image but its own.
     expect(await theImage(dir)).not.toBe(before);
     expect(existsSync(path.join(index, "image"))).toBe(false);
+    expect(existsSync(path.join(index, "offsets-1-7-0000beef.tmp"))).toBe(false);
     await reopened();
   });
 
