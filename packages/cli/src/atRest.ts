@@ -11,8 +11,7 @@
  * the disk fails to read the index): an answer is never taken from an index
  * that does not match the log, and nothing is written. A state without facts needs no index at all.
  */
-import type { Event, Generation, HistoryError, Job } from "@tay/core";
-import { State } from "@tay/core";
+import { type Event, type Generation, type HistoryError, Job, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import {
   Disk,
@@ -117,7 +116,7 @@ const opened = (
     // covers are still read and checked, each segment against the image's CRC.
     const image =
       tap === noTap ? yield* TerminalIndex.peekImage(directory, found) : "a job's history is read";
-    const tailFold = needsFacts ? new TailFold(found, image) : undefined;
+    const tailFold = needsFacts && tap === noTap ? new TailFold(found, image) : undefined;
     const lean =
       tap !== noTap
         ? yield* fold(directory, tap, StateProjection.leanFoldProjection)
@@ -172,14 +171,16 @@ const withoutIndex = (
     return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
   });
 
-/** The whole record of a job the lean state holds as facts, from the index (never absent). */
+/**
+ * The whole record of a job the lean state holds as facts, from the index
+ * (never absent), with a result the tail recorded after it (`jobAt` took
+ * the tail's own jobs first).
+ */
 const recordOf = (
   index: TerminalIndex.TerminalIndex,
   tail: Tail | undefined,
   jobId: number,
 ): Either.Either<Job.Job, TerminalIndex.TerminalIndexError> => {
-  const late = tail?.jobs.get(jobId);
-  if (late !== undefined) return Either.right(late);
   return Either.flatMap(TerminalIndex.lookupNow(index, jobId), (job) =>
     job === undefined ? Either.left(noEntry(index, jobId)) : Either.right(withResult(tail, job)),
   );
@@ -188,7 +189,7 @@ const recordOf = (
 /** `job` as the index holds it, with the result the tail recorded after the index's sequence. */
 const withResult = (tail: Tail | undefined, job: Job.Job): Job.Job => {
   const result = tail?.results.get(job.jobId);
-  return result === undefined ? job : { ...job, result: { value: result.result, at: result.at } };
+  return result === undefined ? job : Job.applied(job, result);
 };
 
 /** A fact the index holds no entry of. */

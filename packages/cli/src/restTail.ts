@@ -11,7 +11,7 @@
  * holds them in memory beside the index as HEAD left it. Memory: the jobs
  * completed since the last image, which a checkpoint bounds.
  */
-import { type Event, Generation, type HistoryError, type Job } from "@tay/core";
+import { type Event, Generation, type HistoryError, Job } from "@tay/core";
 import { type Projection, StateProjection, type TerminalIndex } from "@tay/shell-node";
 
 /** The completed jobs let go after HEAD's sequence, whole, and the results recorded after it. */
@@ -121,7 +121,7 @@ export class OneJobFold {
     for (const result of left.results) {
       const job = this.#job;
       if (result.jobId === this.jobId && job !== undefined) {
-        this.#job = { ...job, result: { value: result.result, at: result.at } };
+        this.#job = Job.applied(job, result);
       }
     }
   }

@@ -195,7 +195,7 @@ export interface EngineOptions extends StoreOptionsInput, StartOptions {
   /**
    * With the terminal index: records committed since the last state image
    * after which the engine writes another (a checkpoint) at the next
-   * moment every record is written, so that an open after a crash folds
+   * commit whose segments' digests the store knows, so that an open after a crash folds
    * at most about this many records onto it; never fewer than the jobs
    * the state holds, since an image costs in proportion to them
    * (docs/store.md, "Checkpoints"). Default 262,144; false writes an

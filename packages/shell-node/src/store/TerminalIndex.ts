@@ -89,7 +89,10 @@ export const isImageFile = (name: string): boolean => isNamedFile("image", name)
 export const isOffsetsFile = (name: string): boolean => isNamedFile("offsets", name);
 
 const isNamedFile = (kind: string, name: string): boolean =>
-  name.startsWith(`${kind}-`) && !name.endsWith(".tmp");
+  ofKind(kind, name) && !name.endsWith(".tmp");
+
+/** A file of `kind` or its temporary file (`KIND-….tmp`). */
+const ofKind = (kind: string, name: string): boolean => name.startsWith(`${kind}-`);
 
 /** The one offsets file and image of a build before 2026-12-05, removed by the first publish of this one. */
 const olderNames: ReadonlyArray<string> = ["offsets", "image"];
@@ -820,8 +823,7 @@ const removeUnnamed = (
       const disk = yield* Disk;
       for (const name of yield* disk.readDirectory(index.path)) {
         // A temporary file of either kind is a publish a crash cut short.
-        const named =
-          name.startsWith("image-") || name.startsWith("offsets-") || olderNames.includes(name);
+        const named = ofKind("image", name) || ofKind("offsets", name) || olderNames.includes(name);
         if (named && !kept.includes(name)) {
           yield* Files.removeIfPresent(Path.join(index.path, name), false);
         }

@@ -49,9 +49,9 @@ export const drainItemsMin = 256;
 
 /**
  * Records committed since the last state image past which the engine
- * writes another at the next moment the store is idle (a checkpoint,
- * docs/store.md, "Checkpoints"): what bounds the fold of an open after a
- * crash.
+ * writes another at the next commit whose segments' digests the store
+ * knows (a checkpoint, docs/store.md, "Checkpoints", "Checkpoints under
+ * load"): what bounds the fold of an open after a crash.
  */
 export const checkpointRecordsDefault = 262_144;
 
@@ -423,10 +423,11 @@ export class Indexing {
 
   /**
    * After a commit: when `checkpointRecords` records were committed since
-   * the last image and the store is idle (every record written, so its
-   * segments' digests are those of the committed state), writes a state
-   * image of the committed state and publishes HEAD for it, in the
-   * background (docs/store.md, "Checkpoints"). An open after a crash then
+   * the last image and the store knows its segments' digests at the
+   * committed state's sequence (idle, or a recent write ended there),
+   * writes a state image of the committed state and publishes HEAD for it,
+   * in the background (docs/store.md, "Checkpoints", "Checkpoints under
+   * load", "Checkpoints without a stall"). An open after a crash then
    * resumes from it and folds only the records after it.
    */
   checkpoint<K extends Log.Kind>(log: Log.Log<K>): void {
@@ -455,9 +456,9 @@ export class Indexing {
   }
 
   /**
-   * The identity and encoded image of a checkpoint due now, or undefined:
-   * none running, the interval passed, the store idle at the committed
-   * state's sequence, and the state worth an image.
+   * The identity and image stream (of the state frozen now) of a checkpoint
+   * due now, or undefined: none running, the interval passed, the digests
+   * at the committed state's sequence known, and the state worth an image.
    */
   #checkpointDue<K extends Log.Kind>(log: Log.Log<K>) {
     const { digests, committedState } = this;
