@@ -399,4 +399,46 @@ describe("durable writes on the caller's thread", () => {
       expect(counts.inlineSameTurn).toBe(0);
     }),
   );
+
+  it.scopedLive(
+    "lets the loop turn under Throughput while a producer awaits one insert after another",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        // Throughput's handle writes each batch on the caller's thread and answers at once: each
+        // answer issues the next insert in a microtask, so without the chain's budget no timer
+        // would fire until the loop below ended (measured: none in 1.1 s of a worker's backlog).
+        const turns = yield* Effect.promise(async () => {
+          const engine = await EnginePromises.open(directory, { durability: "Throughput" });
+          let fired: number | undefined;
+          let index = 0;
+          setTimeout(() => {
+            fired = index;
+          }, 0);
+          const started = performance.now();
+          // Until the timer fired, and for at least 20 chain budgets of inserts.
+          while (
+            fired === undefined ||
+            performance.now() - started < 20 * InlineWrite.chainBudgetMs
+          ) {
+            await engine.insert({ worker: "W", queue: "q", args: { index } });
+            index += 1;
+            if (index === 20_000) break;
+          }
+          await engine.close();
+          return { fired, inserted: index };
+        });
+        expect(turns.fired).toBeDefined();
+        expect(turns.fired).toBeLessThan(turns.inserted);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it("chains writes through the handle for at most the budget of a turn", () => {
+    const record = InlineWrite.makeRecord();
+    expect(InlineWrite.chainPlan(record, 100)).toBe("Starts");
+    expect(InlineWrite.chainPlan(record, 100 + InlineWrite.chainBudgetMs)).toBe("Now");
+    expect(InlineWrite.chainPlan(record, 100.01 + InlineWrite.chainBudgetMs)).toBe("NextTurn");
+    InlineWrite.endChain(record);
+    expect(InlineWrite.chainPlan(record, 200)).toBe("Starts");
+  });
 });

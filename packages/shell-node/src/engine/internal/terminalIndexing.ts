@@ -129,8 +129,9 @@ export class Indexing {
   checkpointRecords = checkpointRecordsDefault;
   /**
    * The last sequence of the last state image written or resumed from
-   * (HEAD names it), or of a state judged not worth one; -1 for none in
-   * this generation.
+   * (HEAD names it), or of a state judged not worth one, or the one
+   * before the generation's first: where the checkpoint interval counts
+   * from; -1 for none yet in this generation.
    */
   #imageSequence: number;
   /** A checkpoint is being written: no other is started. */
@@ -465,15 +466,24 @@ export class Indexing {
     if (digests === undefined || committedState === undefined || this.#checkpointing) return;
     if (this.#failure !== undefined || !this.#publishable) return;
     const { state, lastSequence } = committedState();
-    const generation = Effect.runSync(Effect.either(log.view.generation()));
-    if (Either.isLeft(generation) || !state.lean) return;
-    const { epoch, firstSequence } = generation.right;
-    const since = Math.max(this.#imageSequence, firstSequence - 1);
+    if (!state.lean) return;
     // An image costs about in proportion to the jobs it holds (whole and as
     // facts, with their offsets): the interval grows with them, so that
     // checkpoints cost a bounded share of the appends (docs/store.md).
     const interval = Math.max(this.checkpointRecords, state.jobs.size + state.terminal.size);
-    if (lastSequence - since < interval) return;
+    // This runs after every commit: the generation (an Effect run, ~1.3 µs)
+    // is read only once the interval may have passed.
+    if (lastSequence - this.#imageSequence < interval) return;
+    const generation = Effect.runSync(Effect.either(log.view.generation()));
+    if (Either.isLeft(generation)) return;
+    const { epoch, firstSequence } = generation.right;
+    const since = Math.max(this.#imageSequence, firstSequence - 1);
+    if (lastSequence - since < interval) {
+      // The interval counts from the generation's start until an image: it
+      // changes only with the generation, which resets this (a swap).
+      this.#imageSequence = since;
+      return;
+    }
     const written = Effect.runSync(digests(lastSequence));
     if (written === undefined) return;
     if (!imageWorthIt(state, lastSequence - firstSequence + 1)) {

@@ -89,6 +89,12 @@ export interface InlineRecord {
   heldUntil: number;
   /** An inline write was made in this turn of the event loop. */
   turnUsed: boolean;
+  /**
+   * When the first write through the handle's `now` was made in this turn
+   * of the loop (`performance.now()`, ms), NaN when none was: the start of
+   * the chain `chainedTooLong` bounds.
+   */
+  chainStartedAt: number;
 }
 
 /** A record of no inline write, its budget whole. */
@@ -101,6 +107,7 @@ export const makeRecord = (): InlineRecord => ({
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
   turnUsed: false,
+  chainStartedAt: Number.NaN,
 });
 
 /** What the decision reads of the batch and the writer. */
@@ -141,6 +148,42 @@ export const note = (record: InlineRecord, started: number, ended: number): void
   if (record.budgetMs >= 0) return;
   record.held = true;
   record.heldUntil = ended - record.budgetMs / slowBudgetRate;
+};
+
+/**
+ * How long the writes of one turn of the event loop may chain through the
+ * handle's `now` (ms) before the next waits for the loop's next turn.
+ *
+ * `Throughput`'s handle writes a batch into the page cache on the caller's
+ * thread (`Disk.OpenOptions.inlineWrites`) and answers at once: a worker
+ * with a backlog then chains answer, handler, next command and next write
+ * in microtasks for as long as the backlog lasts, and the host's loop
+ * never turns (measured 2026-12-05: no 10 ms timer fired and no `fs.stat`
+ * returned while 40,000 jobs were worked, 1.1 s; a worker's own timeouts
+ * and a SIGTERM wait on that loop). One write per turn, as for the inline
+ * path above, would cost a turn per commit; a budget keeps the batching
+ * and bounds the wait: the loop turns at least every `chainBudgetMs` plus
+ * one batch's write. docs/disk.md, "`Throughput`'s chain of writes is bounded".
+ */
+export const chainBudgetMs = 1;
+
+/**
+ * Where a write through the handle's `now` at `now` (ms) goes: made now,
+ * the first of its turn (`Starts`: the caller ends the chain at the loop's
+ * next check phase, `endChain`) or a later one (`Now`); or at the loop's
+ * next turn, its turn having chained writes for `chainBudgetMs` already.
+ */
+export const chainPlan = (record: InlineRecord, now: number): "Starts" | "Now" | "NextTurn" => {
+  if (Number.isNaN(record.chainStartedAt)) {
+    record.chainStartedAt = now;
+    return "Starts";
+  }
+  return now - record.chainStartedAt > chainBudgetMs ? "NextTurn" : "Now";
+};
+
+/** The loop turned: the next write through `now` starts a new chain. */
+export const endChain = (record: InlineRecord): void => {
+  record.chainStartedAt = Number.NaN;
 };
 
 /** At `now` (ms), lifts the hold once the budget has refilled to zero. */

@@ -118,6 +118,8 @@ export interface Writer {
   readonly writeRest: () => void;
   /** Marks the loop's turn over: the next inline write may be made at once. */
   readonly nextTurn: () => void;
+  /** Ends the turn's chain of writes through the handle's `now` (`InlineWrite.chainPlan`). */
+  readonly endChain: () => void;
 }
 
 const resolved = Promise.resolve();
@@ -154,6 +156,7 @@ export const make = (
     nextTurn: () => {
       writer.inline.turnUsed = false;
     },
+    endChain: () => InlineWrite.endChain(writer.inline),
     onWritten: (error, count) => {
       try {
         onDirectWritten(writer, error, count);
@@ -762,6 +765,12 @@ const writeRest = (writer: Writer): void => {
   }
   const now = handle.write.now;
   if (now !== undefined) {
+    const chain = InlineWrite.chainPlan(writer.inline, performance.now());
+    if (chain === "NextTurn") {
+      afterPoll(writer.writeRest);
+      return;
+    }
+    if (chain === "Starts") afterPoll(writer.endChain);
     now(position, rest, writer.onWritten);
     return;
   }
