@@ -26,7 +26,13 @@ import { decodeEventByValue, decodeEventChecked } from "./internal/eventDecode.j
 import { decodeEventDirect } from "./internal/directEvent.js";
 import { encodeEventChecked, guardEncode } from "./internal/eventEncode.js";
 import type { EncodedEvent, EventDecodeError, EventEncodeError } from "./internal/eventTypes.js";
-import { payloadBytesMax } from "./Record.js";
+import { withDirectPayload } from "./internal/directEncode.js";
+import {
+  appendRecord,
+  payloadBytesMax,
+  type RecordBuffer,
+  type RecordEncodeError,
+} from "./Record.js";
 
 export type {
   EncodedEvent,
@@ -124,3 +130,31 @@ export const decodeEventAt = (
  */
 export const encodeEvent = (event: Event): E.Either<EventEncodeError, EncodedEvent> =>
   guardEncode(event, encodeEventChecked);
+
+/**
+ * Frames `event` as a record of `sequence` at the end of `buffer`
+ * (`Record.appendRecord`): where it starts, or why it does not encode
+ * (`encodeEvent`'s refusal, or the sequence `checkRecord` refuses), and
+ * then nothing is appended. The same bytes as `encodeEvent` then
+ * `encodeRecord`; an event the direct encoder takes is framed from its
+ * buffer, without the payload's own copy. Never throws, for any input.
+ */
+export const appendEventRecord = (
+  buffer: RecordBuffer,
+  event: Event,
+  sequence: number,
+): E.Either<EventEncodeError | RecordEncodeError, number> => {
+  const direct = withDirectPayload(event, (pair, bytes, length) =>
+    appendRecord(buffer, {
+      type: pair.type,
+      schema: pair.schema,
+      sequence,
+      payload: bytes.subarray(0, length),
+    }),
+  );
+  // A refused sequence is given by the general path below, as any refusal.
+  if (direct !== undefined && E.isRight(direct)) return direct;
+  const encoded = encodeEvent(event);
+  if (E.isLeft(encoded)) return encoded;
+  return appendRecord(buffer, { ...encoded.right, sequence });
+};

@@ -191,6 +191,53 @@ export const encodeRecordInto = (
   return writeFramed(target, offset, record);
 };
 
+/**
+ * Records framed one after another into a buffer its owner keeps and
+ * reuses (`appendRecord`, `Event.appendEventRecord`): `bytes[0, length)`
+ * holds them; the buffer grows as they need, and the owner empties it by
+ * setting `length` to 0. What a terminal index's entries are laid into
+ * without a buffer per batch: a fresh buffer is zeroed memory the kernel
+ * maps in a page at a time on first touch, about 1 µs per 400 bytes on
+ * this VM, more than framing them.
+ */
+export interface RecordBuffer {
+  bytes: Uint8Array;
+  length: number;
+}
+
+/** An empty record buffer of `bytes` bytes to begin with. */
+export const recordBuffer = (bytes = 64 * 1024): RecordBuffer => ({
+  bytes: new Uint8Array(bytes),
+  length: 0,
+});
+
+/** Grows `buffer` (doubling, its records kept) so that `count` more bytes fit after its length. */
+const reserveIn = (buffer: RecordBuffer, count: number): void => {
+  const needed = buffer.length + count;
+  if (needed <= buffer.bytes.length) return;
+  let size = Math.max(buffer.bytes.length * 2, 1024);
+  while (size < needed) size *= 2;
+  const bytes = new Uint8Array(size);
+  bytes.set(buffer.bytes.subarray(0, buffer.length));
+  buffer.bytes = bytes;
+};
+
+/**
+ * Frames `record` at the end of `buffer`: where it starts, or the field
+ * `checkRecord` refuses (then nothing is appended). Never throws.
+ */
+export const appendRecord = (
+  buffer: RecordBuffer,
+  record: RecordFields,
+): E.Either<RecordEncodeError, number> => {
+  const checked = checkRecord(record);
+  if (E.isLeft(checked)) return checked;
+  reserveIn(buffer, recordSize(record.payload.length));
+  const at = buffer.length;
+  buffer.length += writeFramed(buffer.bytes, at, record);
+  return E.right(at);
+};
+
 const corrupt = (reason: CorruptReason, offset: number): RecordFault => ({
   _tag: "Corrupt",
   reason,

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import * as Events from "../../testkit/src/Events.js";
 import * as Values from "../../testkit/src/Values.js";
 import {
+  appendEventRecord,
   decodeEvent,
   decodeEventAt,
   type EncodedEvent,
@@ -22,7 +23,7 @@ import {
   eventPayloadBytesMax,
 } from "../src/Event.js";
 import { eventFromValue, payloadPairs } from "../src/Payload.js";
-import { decodeRecord, encodeRecord } from "../src/Record.js";
+import { decodeRecord, encodeRecord, recordBuffer } from "../src/Record.js";
 import { decodeValue, encodeValue } from "../src/Value.js";
 
 type AnyValue = Value.Value;
@@ -582,5 +583,54 @@ describe("totality", () => {
     });
     const untagged: unknown = { ...inserted, _tag: "toString" };
     expect(encodeRefusal(untagged as Event.Event)).toMatchObject({ _tag: "UnknownEvent" });
+  });
+});
+
+describe("appendEventRecord", () => {
+  it("frames the bytes encodeEvent then encodeRecord give, one after another in a reused buffer", () => {
+    // A small first buffer: appends grow it and keep what it held.
+    const buffer = recordBuffer(16);
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(Events.event(), fc.integer({ min: 1, max: 2 ** 40 })), {
+          maxLength: 6,
+        }),
+        fc.boolean(),
+        (events, reuse) => {
+          if (!reuse) buffer.length = 0;
+          const start = buffer.length;
+          const expected: Array<Uint8Array> = [];
+          for (const [event, sequence] of events) {
+            const at = appendEventRecord(buffer, event, sequence);
+            const { type, schema, payload } = encoded(event);
+            const framed = encodeRecord({ type, schema, sequence, payload });
+            if (E.isLeft(at) || E.isLeft(framed)) throw new Error("refused");
+            expect(at.right).toBe(start + expected.reduce((sum, bytes) => sum + bytes.length, 0));
+            expected.push(framed.right);
+          }
+          const all = Buffer.concat(expected);
+          expect(hex(buffer.bytes.subarray(start, buffer.length))).toBe(hex(all));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("appends nothing for an event or a sequence it refuses, with encodeEvent's or the record's reason", () => {
+    const buffer = recordBuffer();
+    const good = appendEventRecord(buffer, Event.jobAvailable({ jobId: 1, at: 0 }), 1);
+    expect(E.isRight(good)).toBe(true);
+    const length = buffer.length;
+    const before = hex(buffer.bytes.subarray(0, length));
+    const bad = Event.jobAvailable({ jobId: -1, at: 0 });
+    const refusal = encodeEvent(bad);
+    expect(E.isLeft(refusal)).toBe(true);
+    expect(appendEventRecord(buffer, bad, 2)).toEqual(refusal);
+    const badSequence = appendEventRecord(buffer, Event.jobAvailable({ jobId: 2, at: 0 }), 0);
+    expect(badSequence).toEqual(
+      E.left({ _tag: "InvalidRecordField", field: "sequence", found: 0, allowed: "1..2^53-1" }),
+    );
+    expect(buffer.length).toBe(length);
+    expect(hex(buffer.bytes.subarray(0, length))).toBe(before);
   });
 });

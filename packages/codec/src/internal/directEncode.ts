@@ -557,7 +557,26 @@ const mutation = (event: CoreEvent.Mutation): boolean => {
  * refuse (it then gives the refusal). Never throws: an exception is an
  * `undefined`, and the general path reports it.
  */
-export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefined => {
+export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefined =>
+  withDirectPayload(event, keptPayload);
+
+const keptPayload = (pair: CoreEvent.Pair, bytes: Uint8Array, length: number): EncodedEvent => ({
+  type: pair.type,
+  schema: pair.schema,
+  payload: keep(bytes, length),
+});
+
+/**
+ * `use` of the pair and payload `encodeEventDirect` would give, the payload
+ * as `bytes[0, length)` of the encoder's own buffer, valid only during the
+ * call: what frames the payload straight into a caller's buffer, without
+ * `keep`'s copy (`Record.appendRecord`). `undefined` where
+ * `encodeEventDirect` gives it, and when `use` throws.
+ */
+export const withDirectPayload = <R>(
+  event: CoreEvent.Event,
+  use: (pair: CoreEvent.Pair, bytes: Uint8Array, length: number) => R,
+): R | undefined => {
   if (busy || typeof event !== "object" || event === null) return undefined;
   busy = true;
   try {
@@ -575,11 +594,7 @@ export const encodeEventDirect = (event: CoreEvent.Event): EncodedEvent | undefi
       written = pair !== undefined && domainEvent(event);
     }
     if (!written || pair === undefined || !fits(0)) return undefined;
-    return {
-      type: pair.type,
-      schema: pair.schema,
-      payload: keep(writer.bytes, writer.position),
-    };
+    return use(pair, writer.bytes, writer.position);
   } catch {
     return undefined;
   } finally {

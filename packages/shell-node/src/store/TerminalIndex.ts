@@ -27,7 +27,7 @@ import * as Described from "../disk/Described.js";
 import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import { nextLoopTurn } from "./internal/afterPoll.js";
-import { crc32c } from "./internal/codec.js";
+import { crc32c, type RecordBuffer, recordBuffer } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import { type DecodedImage, decodeImage, type ImageStream } from "./internal/stateImageFormat.js";
 
@@ -45,7 +45,7 @@ import {
   decodeFrameChecked,
   decodeHead,
   type Frame,
-  encodeEntries,
+  appendEntries,
   encodeHead,
   type Head,
   type OffsetsFile,
@@ -173,6 +173,12 @@ export interface TerminalIndex {
    * open resuming from the image catches up from (`openCaughtUp`).
    */
   keepsHead: boolean;
+  /**
+   * Where `addAll` lays entries out, kept between calls (`Record.RecordBuffer`:
+   * a fresh buffer per batch cost more in first-touch page faults than the
+   * framing); taken while a call uses it, so a concurrent one makes its own.
+   */
+  spare?: RecordBuffer | undefined;
 }
 
 /** What `open` found: the index (empty when stale) and why it was stale. */
@@ -579,15 +585,24 @@ export const stage = (staged: Staged, left: Generation.Left): void => {
   if (staged.failure !== undefined || (left.jobs.length === 0 && left.results.length === 0)) {
     return;
   }
-  const entries = encodeEntries([left]);
-  if (Either.isLeft(entries)) {
-    staged.failure = { offset: staged.end, reason: entries.left };
+  // Synchronous from here to the copy: the scratch is free again after it.
+  stageScratch.length = 0;
+  const placed = appendEntries(stageScratch, [left]);
+  if (Either.isLeft(placed)) {
+    staged.failure = { offset: staged.end, reason: placed.left };
     return;
   }
-  staged.chunks.push(entries.right.bytes);
-  notePlaced(staged.offsets, entries.right.placed, staged.end);
-  staged.end += entries.right.bytes.length;
+  staged.chunks.push(stageScratch.bytes.slice(0, stageScratch.length));
+  notePlaced(staged.offsets, placed.right, staged.end);
+  staged.end += stageScratch.length;
+  if (stageScratch.bytes.length > keptEntriesBytesMax) stageScratch = recordBuffer();
 };
+
+/** Where `stage` lays a fold's entries out before it copies them into a chunk. */
+let stageScratch = recordBuffer();
+
+/** An entries buffer grown past this (a huge batch) is dropped after use, not kept. */
+export const keptEntriesBytesMax = 4 * 1024 * 1024;
 
 /** Bytes of staged chunks written at a time. */
 export const stagedWriteBytes = 4 * 1024 * 1024;
@@ -705,23 +720,28 @@ export const addAll = (
   lefts: ReadonlyArray<Generation.Left>,
 ): Effect.Effect<void, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
-    const entries = encodeEntries(lefts);
-    if (Either.isLeft(entries)) {
+    const buffer = index.spare ?? recordBuffer();
+    index.spare = undefined;
+    buffer.length = 0;
+    const placed = appendEntries(buffer, lefts);
+    if (Either.isLeft(placed)) {
       return yield* new TerminalIndexCorrupt({
         path: entriesPath(index),
         offset: index.end,
-        reason: entries.left,
+        reason: placed.left,
       });
     }
-    const { bytes, placed } = entries.right;
-    if (bytes.length === 0) return;
-    if (index.headed && !index.keepsHead) {
-      yield* Files.removeIfPresent(headPath(index), false);
-      index.headed = false;
+    const length = buffer.length;
+    if (length > 0) {
+      if (index.headed && !index.keepsHead) {
+        yield* Files.removeIfPresent(headPath(index), false);
+        index.headed = false;
+      }
+      yield* Files.writeAll(index.handle, index.end, buffer.bytes.subarray(0, length));
+      notePlaced(index.offsets, placed.right, index.end);
+      index.end += length;
     }
-    yield* Files.writeAll(index.handle, index.end, bytes);
-    notePlaced(index.offsets, placed, index.end);
-    index.end += bytes.length;
+    if (buffer.bytes.length <= keptEntriesBytesMax) index.spare = buffer;
   });
 
 /** Notes where each entry of an encoded run starts, the run written at `at`. */

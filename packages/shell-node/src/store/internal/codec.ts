@@ -4,6 +4,7 @@
  * and the event layer of EVENTS.md.
  */
 export {
+  appendEventRecord,
   type CorruptReason,
   type CurrentPointer,
   crc32c,
@@ -32,6 +33,8 @@ export {
   parseSegmentFileName,
   payloadBytesMax,
   type RecordFrame,
+  recordBuffer,
+  type RecordBuffer,
   recordFrame,
   recordSize,
   scanRecordAt,

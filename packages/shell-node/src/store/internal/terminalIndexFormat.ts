@@ -21,10 +21,11 @@ import { Event, type Generation, Job, type Value } from "@tay/core";
 import { decodeValue, encodeValue } from "@tay/codec";
 import { Either } from "effect";
 import {
+  appendEventRecord,
   decodeEvent,
   decodeRecord,
-  encodeEvent,
   encodeRecordInto,
+  type RecordBuffer,
   recordFrame,
   recordSize,
   scanRecordAt,
@@ -115,73 +116,64 @@ const fileIn = (map: Map<string, Value.Value>, key: string): OffsetsFile | undef
   return bytes === undefined || crc === undefined || crc > 0xffff_ffff ? undefined : { bytes, crc };
 };
 
-/** Where an entry of `encodeEntries` starts, relative to the bytes returned. */
+/** Where an entry of `appendEntries` starts, relative to the buffer it was laid in. */
 export interface Placed {
   readonly jobId: number;
   readonly kind: "job" | "result";
   readonly offset: number;
 }
 
-const entryEvents = (left: Generation.Left): ReadonlyArray<Event.Event> => {
-  const events: Array<Event.Event> = [];
-  for (const job of left.jobs) {
-    // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders read
-    // only the declared fields of (7,3), and this runs for every job let go.
-    events.push(Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] }));
-    if (job.result !== null) {
-      events.push(
-        Event.resultRecorded({ jobId: job.jobId, result: job.result.value, at: job.result.at }),
-      );
+/**
+ * Appends the entries of what a lean fold handed over (one commit's or
+ * several commits', in order) to `buffer`, one after another, and returns
+ * where each starts. On a failure nothing is appended: it fails only on a
+ * value the log itself could not hold (every job here was folded from
+ * decoded or decided records).
+ */
+export const appendEntries = (
+  buffer: RecordBuffer,
+  lefts: ReadonlyArray<Generation.Left>,
+): Either.Either<ReadonlyArray<Placed>, string> => {
+  const start = buffer.length;
+  const placed: Array<Placed> = [];
+  const append = (event: Event.Event, jobId: number, kind: Placed["kind"]): string | undefined => {
+    const at = appendEventRecord(buffer, event, jobId);
+    if (at._tag === "Left") return `job ${jobId}: ${at.left._tag}`;
+    placed.push({ jobId, kind, offset: at.right });
+    return undefined;
+  };
+  for (const left of lefts) {
+    for (const job of left.jobs) {
+      // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders
+      // read only the declared fields of (7,3), and this runs for every job let go.
+      const part = Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] });
+      const failure =
+        append(part, job.jobId, "job") ??
+        (job.result === null
+          ? undefined
+          : append(
+              Event.resultRecorded({
+                jobId: job.jobId,
+                result: job.result.value,
+                at: job.result.at,
+              }),
+              job.jobId,
+              "result",
+            ));
+      if (failure !== undefined) return refused(buffer, start, failure);
+    }
+    for (const result of left.results) {
+      const failure = append(result, result.jobId, "result");
+      if (failure !== undefined) return refused(buffer, start, failure);
     }
   }
-  events.push(...left.results);
-  return events;
+  return Either.right(placed);
 };
 
-const jobIdOf = (event: Event.Event): number =>
-  event._tag === "SnapshotPartV3" || event._tag === "SnapshotPart"
-    ? event.lastJobId
-    : "jobId" in event
-      ? event.jobId
-      : 0;
-
-/**
- * The entries of what a lean fold handed over (one commit's or several
- * commits', in order), laid out one after another in one buffer, and where
- * each starts. Fails only on a value the log itself could not hold (every
- * job here was folded from decoded or decided records).
- */
-export const encodeEntries = (
-  lefts: ReadonlyArray<Generation.Left>,
-): Either.Either<
-  { readonly bytes: Uint8Array; readonly placed: ReadonlyArray<Placed> },
-  string
-> => {
-  const records: Array<{
-    readonly jobId: number;
-    readonly kind: Placed["kind"];
-    readonly type: number;
-    readonly schema: number;
-    readonly payload: Uint8Array;
-  }> = [];
-  let total = 0;
-  for (const left of lefts) {
-    for (const event of entryEvents(left)) {
-      const result = encodeEvent(event);
-      if (result._tag === "Left") return Either.left(`job ${jobIdOf(event)}: ${result.left._tag}`);
-      const kind = event._tag === "ResultRecorded" ? "result" : "job";
-      records.push({ jobId: jobIdOf(event), kind, ...result.right });
-      total += recordSize(result.right.payload.length);
-    }
-  }
-  const bytes = new Uint8Array(total);
-  const placed: Array<Placed> = [];
-  let offset = 0;
-  for (const { jobId, kind, type, schema, payload } of records) {
-    placed.push({ jobId, kind, offset });
-    offset += encodeRecordInto(bytes, offset, { type, schema, sequence: jobId, payload });
-  }
-  return Either.right({ bytes, placed });
+/** What `appendEntries` appended taken back, and why. */
+const refused = (buffer: RecordBuffer, start: number, reason: string) => {
+  buffer.length = start;
+  return Either.left(reason);
 };
 
 /** One decoded entry, or why the bytes at an offset are not one. */
