@@ -52,7 +52,17 @@ import {
   type Placed,
 } from "./internal/terminalIndexFormat.js";
 
-export type { Head } from "./internal/terminalIndexFormat.js";
+export type { Head, Placed } from "./internal/terminalIndexFormat.js";
+export { appendEntries } from "./internal/terminalIndexFormat.js";
+
+/** Where entries are encoded before a write (`appendEntries`, `writeEncoded`): a reused buffer. */
+export type EntryBuffer = RecordBuffer;
+
+/** An empty entry buffer. */
+export const entryBuffer = (): EntryBuffer => recordBuffer();
+
+/** The entry at `offset` of `bytes` (entries encoded in memory, as `appendEntries` lays them). */
+export const entryAt = (bytes: Uint8Array, offset: number) => decodeEntry(bytes, offset);
 
 /** `DATA_DIR/terminal-index`. */
 export const directoryName = "terminal-index";
@@ -731,17 +741,30 @@ export const addAll = (
         reason: placed.left,
       });
     }
-    const length = buffer.length;
-    if (length > 0) {
-      if (index.headed && !index.keepsHead) {
-        yield* Files.removeIfPresent(headPath(index), false);
-        index.headed = false;
-      }
-      yield* Files.writeAll(index.handle, index.end, buffer.bytes.subarray(0, length));
-      notePlaced(index.offsets, placed.right, index.end);
-      index.end += length;
-    }
+    yield* writeEncoded(index, buffer, placed.right);
     if (buffer.bytes.length <= keptEntriesBytesMax) index.spare = buffer;
+  });
+
+/**
+ * Appends entries encoded before (`appendEntries` into `buffer`; `placed`
+ * where each starts in it) with one write, and notes where each is. The
+ * first addition after an open removes HEAD, as `addAll`'s.
+ */
+export const writeEncoded = (
+  index: TerminalIndex,
+  buffer: EntryBuffer,
+  placed: ReadonlyArray<Placed>,
+): Effect.Effect<void, TerminalIndexError, Disk> =>
+  Effect.gen(function* () {
+    const { length } = buffer;
+    if (length === 0) return;
+    if (index.headed && !index.keepsHead) {
+      yield* Files.removeIfPresent(headPath(index), false);
+      index.headed = false;
+    }
+    yield* Files.writeAll(index.handle, index.end, buffer.bytes.subarray(0, length));
+    notePlaced(index.offsets, placed, index.end);
+    index.end += length;
   });
 
 /** Notes where each entry of an encoded run starts, the run written at `at`. */

@@ -35,8 +35,8 @@ import { PendingTerminal } from "./pendingTerminal.js";
 export const rebuildPageRecords = 1024;
 
 /**
- * Jobs and results that commits let go of, queued, at which they are
- * written (with one write). One write per commit cost more than the commit
+ * Entries (jobs and results) that commits let go of, encoded, at which they
+ * are written (with one write). One write per commit cost more than the commit
  * (a fiber, the index's lock and a thread-pool write per completed job: one
  * worker processed 4.5x fewer jobs a second under `Throughput` with the
  * index than without). Fewer wait in memory, served from there, until a
@@ -93,11 +93,8 @@ const insertsOnly = (records: ReadonlyArray<Event.Event>): boolean => {
 /** The index of an engine over a lean state, and its background writer. */
 export class Indexing {
   #index: TerminalIndex.TerminalIndex;
-  // What commits let go of, served from memory until written.
+  // What commits let go of, encoded, served from memory until written.
   readonly #pending = new PendingTerminal();
-  readonly #queue: Array<{ readonly left: Terminal.Left; readonly commit: number }> = [];
-  /** Jobs and results in the queue. */
-  #queuedItems = 0;
   /** A drain is running: no other is started (one write at a time, in commit order). */
   #draining = false;
   readonly #lock: Effect.Semaphore;
@@ -177,10 +174,13 @@ export class Indexing {
    */
   letGo(left: Terminal.Left): void {
     if (left.jobs.length === 0 && left.results.length === 0) return;
-    const commit = this.#pending.add(left);
-    this.#queue.push({ left, commit });
-    this.#queuedItems += left.jobs.length + left.results.length;
-    if (!this.#draining && this.#queuedItems >= drainItemsMin) this.#startDrain();
+    const failure = this.#pending.add(left);
+    if (failure !== undefined) {
+      const { path, end } = this.#index;
+      this.#failed(new TerminalIndex.TerminalIndexCorrupt({ path, offset: end, reason: failure }));
+      return;
+    }
+    if (!this.#draining && this.#pending.openEntries >= drainItemsMin) this.#startDrain();
   }
 
   /** Writes what is queued in the background; what is queued by its end gets the next drain. */
@@ -190,7 +190,7 @@ export class Indexing {
       this.drain(),
       Effect.sync(() => {
         this.#draining = false;
-        if (this.#queuedItems >= drainItemsMin) this.#startDrain();
+        if (this.#pending.openEntries >= drainItemsMin) this.#startDrain();
       }),
     );
   }
@@ -235,13 +235,10 @@ export class Indexing {
 
   #drainHeld(): Effect.Effect<void, TerminalIndex.TerminalIndexError, Disk> {
     return Effect.gen(this, function* () {
-      // What commits while a write runs is queued behind it, and taken by the next turn here.
-      while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0, this.#queue.length);
-        this.#queuedItems = 0;
-        const lefts = batch.map(({ left }) => left);
-        yield* TerminalIndex.addAll(this.#index, lefts);
-        this.#pending.written(lefts, batch[batch.length - 1]?.commit ?? 0);
+      // What commits while a write runs goes to the next chunk, taken by the next turn here.
+      for (let chunk = this.#pending.seal(); chunk !== undefined; chunk = this.#pending.seal()) {
+        yield* TerminalIndex.writeEncoded(this.#index, chunk.buffer, chunk.placed);
+        this.#pending.written(chunk);
       }
     });
   }
@@ -372,9 +369,8 @@ export class Indexing {
     return this.#provided(
       this.#lock.withPermits(1)(
         Effect.gen(this, function* () {
-          this.#queue.length = 0;
-          this.#queuedItems = 0;
-          const dropped = this.#pending.commits;
+          // Everything let go of so far is in the log the rebuild reads.
+          const dropped = this.#pending.sealAll();
           const identity = yield* identityOf(log);
           const old = this.#index;
           const { index } = yield* TerminalIndex.open(this.directory, identity);
@@ -384,7 +380,7 @@ export class Indexing {
           this.#index = index;
           this.#swaps += 1;
           this.#imageSequence = -1;
-          this.#pending.writtenUpTo(dropped);
+          for (const chunk of dropped) this.#pending.written(chunk);
           this.#failure = undefined;
           this.#publishable = true;
           yield* Effect.ignore(TerminalIndex.close(old));
