@@ -401,6 +401,43 @@ describe("durable writes on the caller's thread", () => {
   );
 
   it.scopedLive(
+    "chains Segment's inline writes within a turn for the budget, and lets the loop turn",
+    () =>
+      Effect.gen(function* () {
+        const { service, counts } = splitCounting(true, FaultDisk.make());
+        // One producer awaiting each insert: its writes chain in microtasks; under Segment
+        // several go inline in one turn (a page-cache copy each), never for longer than the
+        // budget, so a timer armed at the start fires while the inserts go on.
+        const turns = yield* Effect.promise(async () => {
+          const engine = await EnginePromises.open("/data", {
+            createIfMissing: true,
+            durability: "Segment",
+            disk: diskLayer(service),
+          });
+          let fired: number | undefined;
+          let index = 0;
+          setTimeout(() => {
+            fired = index;
+          }, 0);
+          const started = performance.now();
+          while (
+            fired === undefined ||
+            performance.now() - started < 20 * InlineWrite.chainBudgetMs
+          ) {
+            await engine.insert({ worker: "W", queue: "q", args: { index } });
+            index += 1;
+            if (index === 20_000) break;
+          }
+          await engine.close();
+          return { fired, inserted: index };
+        });
+        expect(counts.inlineSameTurn).toBeGreaterThan(0);
+        expect(turns.fired).toBeDefined();
+        expect(turns.fired).toBeLessThan(turns.inserted);
+      }),
+  );
+
+  it.scopedLive(
     "lets the loop turn under Throughput while a producer awaits one insert after another",
     () =>
       Effect.gen(function* () {

@@ -36,7 +36,9 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  *   insert would otherwise chain write, answer, next insert and next write
  *   in microtasks and never let the loop turn; a second inline write in a
  *   turn waits for the next check phase (`setImmediate`), so timers and
- *   I/O run between any two.
+ *   I/O run between any two. Under `Segment` (since 2026-12-05) writes
+ *   made within `chainBudgetMs` of the turn's first go at once too
+ *   (`chainsInline`): a page-cache copy each, not a device's wait.
  *
  * The bound this gives the host's loop: it waits for at most one such
  * write per turn, of at most 4 KiB (`Maximal`) or 64 KiB (`Segment`), and
@@ -89,10 +91,12 @@ export interface InlineRecord {
   heldUntil: number;
   /** An inline write was made in this turn of the event loop. */
   turnUsed: boolean;
+  /** When the first inline write of this turn was made (`performance.now()`, ms), while `turnUsed`. */
+  turnStartedAt: number;
   /**
    * When the first write through the handle's `now` was made in this turn
    * of the loop (`performance.now()`, ms), NaN when none was: the start of
-   * the chain `chainedTooLong` bounds.
+   * the chain `chainPlan` bounds.
    */
   chainStartedAt: number;
 }
@@ -107,6 +111,7 @@ export const makeRecord = (): InlineRecord => ({
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
   turnUsed: false,
+  turnStartedAt: Number.NEGATIVE_INFINITY,
   chainStartedAt: Number.NaN,
 });
 
@@ -117,7 +122,21 @@ export interface InlineInputs {
   readonly bytes: number;
   /** Records still pending behind this batch. */
   readonly pendingRecords: number;
+  /**
+   * The time now (`performance.now()`, ms) when the policy's inline writes
+   * may chain within a turn (`chainsInline`); undefined when it makes one
+   * per turn.
+   */
+  readonly chainsAt?: number | undefined;
 }
+
+/**
+ * Whether a policy's inline writes chain within a turn of the loop for up
+ * to `chainBudgetMs` (2026-12-05): `Segment`'s, a page-cache copy of
+ * microseconds like `Throughput`'s; not `Maximal`'s, each a wait for the
+ * device, one per turn.
+ */
+export const chainsInline = (durability: DurabilityPolicy): boolean => durability === "Segment";
 
 /** Whether this write may be made on the caller's thread (in this turn or the next). */
 export const mayInline = (record: InlineRecord, inputs: InlineInputs): boolean =>
@@ -129,10 +148,18 @@ export const mayInline = (record: InlineRecord, inputs: InlineInputs): boolean =
 /** Where a write goes: inline now, inline at the loop's next check phase, or the pool. */
 export type InlinePlan = "Now" | "NextTurn" | "Pool";
 
-/** `mayInline`, and at most one inline write per turn of the event loop. */
+/**
+ * `mayInline`, and at most one inline write per turn of the event loop;
+ * or, for a policy whose writes chain (`chainsAt`), any number within
+ * `chainBudgetMs` of the turn's first.
+ */
 export const plan = (record: InlineRecord, inputs: InlineInputs): InlinePlan => {
   if (!mayInline(record, inputs)) return "Pool";
-  return record.turnUsed ? "NextTurn" : "Now";
+  if (!record.turnUsed) return "Now";
+  const { chainsAt } = inputs;
+  return chainsAt !== undefined && chainsAt - record.turnStartedAt <= chainBudgetMs
+    ? "Now"
+    : "NextTurn";
 };
 
 /** Notes an inline write that ran from `started` to `ended` (ms): a slow one spends from the budget. */

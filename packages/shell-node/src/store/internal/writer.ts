@@ -754,9 +754,12 @@ const writeRest = (writer: Writer): void => {
   }
   if (inline !== undefined && plan === "Now") {
     const record = writer.inline;
-    record.turnUsed = true;
-    afterPoll(writer.nextTurn);
     const started = performance.now();
+    if (!record.turnUsed) {
+      record.turnUsed = true;
+      record.turnStartedAt = started;
+      afterPoll(writer.nextTurn);
+    }
     const outcome = inline(position, rest);
     InlineWrite.note(record, started, performance.now());
     if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
@@ -783,12 +786,15 @@ const writeRest = (writer: Writer): void => {
 
 /** Where this part of the current batch is written (`inlineWrite.ts`). */
 const inlinePlan = (writer: Writer, bytesMax: number, bytes: number): InlineWrite.InlinePlan => {
-  // The clock is read only while the path is held off.
-  if (writer.inline.held) InlineWrite.lift(writer.inline, performance.now());
-  return InlineWrite.plan(writer.inline, {
+  // The clock is read only while the path is held off, or for a second write in a turn that may chain.
+  const { inline } = writer;
+  if (inline.held) InlineWrite.lift(inline, performance.now());
+  const chains = inline.turnUsed && InlineWrite.chainsInline(writer.state.options.durability);
+  return InlineWrite.plan(inline, {
     bytesMax,
     bytes,
     pendingRecords: writer.state.pending.length,
+    chainsAt: chains ? performance.now() : undefined,
   });
 };
 

@@ -115,4 +115,19 @@ describe("the inline write rule", () => {
     record.held = true;
     expect(InlineWrite.plan(record, small)).toBe("Pool");
   });
+
+  it("plans more inline writes in a turn, within the chain budget, for a policy that chains", () => {
+    expect([
+      InlineWrite.chainsInline("Segment"),
+      InlineWrite.chainsInline("Maximal"),
+      InlineWrite.chainsInline("Throughput"),
+    ]).toEqual([true, false, false]);
+    const record = InlineWrite.makeRecord();
+    record.turnUsed = true;
+    record.turnStartedAt = 100;
+    const budget = InlineWrite.chainBudgetMs;
+    expect(InlineWrite.plan(record, { ...small, chainsAt: 100 + budget })).toBe("Now");
+    expect(InlineWrite.plan(record, { ...small, chainsAt: 100.01 + budget })).toBe("NextTurn");
+    expect(InlineWrite.plan(record, small)).toBe("NextTurn");
+  });
 });
