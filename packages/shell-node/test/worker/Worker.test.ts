@@ -248,6 +248,40 @@ describe("Worker.run", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive(
+    "lets a handler's timer fire while its other lane works a backlog of instant jobs under Throughput",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine({ durability: "Throughput" });
+        const backlog = 5_000;
+        let instant = 0;
+        let instantAtTimer: number | undefined;
+        yield* engine.insert({ queue: "q", worker: "Slow", args: null });
+        for (let at = 0; at < backlog; at += 1_000) {
+          yield* engine.insertMany(
+            Array.from({ length: 1_000 }, () => ({ queue: "q", worker: "Instant", args: null })),
+          );
+        }
+        // Throughput's writes answer at once: without a bound on their chain, the instant lane
+        // ran command after command in microtasks and no timer fired until the backlog was done.
+        yield* Worker.run(engine, {
+          queues: { q: 2 },
+          handlers: {
+            Slow: async () => {
+              await new Promise((resolve) => setTimeout(resolve, 1));
+              instantAtTimer = instant;
+            },
+            Instant: () => {
+              instant += 1;
+            },
+          },
+        });
+        yield* until(engine, (state) => statesOf(state).every((found) => found === "completed"));
+        expect(instant).toBe(backlog);
+        expect(instantAtTimer).toBeLessThan(backlog);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("never runs more handlers than a queue's or the worker's concurrency", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();
