@@ -41,14 +41,15 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  *   (`chainsInline`): a page-cache copy each, not a device's wait.
  *
  * The bound this gives the host's loop: it waits for at most one such
- * write per turn, of at most 4 KiB (`Maximal`) or 64 KiB (`Segment`), and
- * over any span of t ms for writes slower than `inlineSlowMs` for at most
+ * write per turn, of at most 4 KiB (`Maximal`), or for the writes of
+ * `chainBudgetMs` plus one of at most 64 KiB (`Segment`), and over any
+ * span of t ms for writes slower than `inlineSlowMs` for at most
  * `slowBudgetMs` + `slowBudgetRate` × t, plus the one write that
  * overdraws the budget (the loop learns a write is slow only once it
  * returned: how long that one takes is the device's; measured in
  * docs/benchmarks.md). `Throughput`'s handle
  * writes inline by itself (`Disk.OpenOptions.inlineWrites`: nothing there
- * is waited for, so it is not held).
+ * is waited for, so it is not held), its chain bounded by `chainPlan`.
  */
 
 /** The largest batch written inline under `Maximal`: one 4 KiB page. */
