@@ -37,6 +37,27 @@ interface WriteCounts {
   inlineSameTurn: number;
 }
 
+/**
+ * One producer awaiting one insert after another on `engine` (then closed), with a zero timer
+ * armed at the start: until the timer fired and for at least 20 chain budgets, at most 20,000
+ * inserts. How many were made when the timer fired, and in all.
+ */
+const insertsUntilTimer = async (engine: EnginePromises.OpenedEngine) => {
+  let fired: number | undefined;
+  let index = 0;
+  setTimeout(() => {
+    fired = index;
+  }, 0);
+  const started = performance.now();
+  while (fired === undefined || performance.now() - started < 20 * InlineWrite.chainBudgetMs) {
+    await engine.insert({ worker: "W", queue: "q", args: { index } });
+    index += 1;
+    if (index === 20_000) break;
+  }
+  await engine.close();
+  return { fired, inserted: index };
+};
+
 const planted = (path: string): DiskError =>
   new DiskError({ operation: "write", path, code: "EIO", detail: "planted" });
 
@@ -408,29 +429,15 @@ describe("durable writes on the caller's thread", () => {
         // One producer awaiting each insert: its writes chain in microtasks; under Segment
         // several go inline in one turn (a page-cache copy each), never for longer than the
         // budget, so a timer armed at the start fires while the inserts go on.
-        const turns = yield* Effect.promise(async () => {
-          const engine = await EnginePromises.open("/data", {
-            createIfMissing: true,
-            durability: "Segment",
-            disk: diskLayer(service),
-          });
-          let fired: number | undefined;
-          let index = 0;
-          setTimeout(() => {
-            fired = index;
-          }, 0);
-          const started = performance.now();
-          while (
-            fired === undefined ||
-            performance.now() - started < 20 * InlineWrite.chainBudgetMs
-          ) {
-            await engine.insert({ worker: "W", queue: "q", args: { index } });
-            index += 1;
-            if (index === 20_000) break;
-          }
-          await engine.close();
-          return { fired, inserted: index };
-        });
+        const turns = yield* Effect.promise(async () =>
+          insertsUntilTimer(
+            await EnginePromises.open("/data", {
+              createIfMissing: true,
+              durability: "Segment",
+              disk: diskLayer(service),
+            }),
+          ),
+        );
         expect(counts.inlineSameTurn).toBeGreaterThan(0);
         expect(turns.fired).toBeDefined();
         expect(turns.fired).toBeLessThan(turns.inserted);
@@ -445,26 +452,9 @@ describe("durable writes on the caller's thread", () => {
         // Throughput's handle writes each batch on the caller's thread and answers at once: each
         // answer issues the next insert in a microtask, so without the chain's budget no timer
         // would fire until the loop below ended (measured: none in 1.1 s of a worker's backlog).
-        const turns = yield* Effect.promise(async () => {
-          const engine = await EnginePromises.open(directory, { durability: "Throughput" });
-          let fired: number | undefined;
-          let index = 0;
-          setTimeout(() => {
-            fired = index;
-          }, 0);
-          const started = performance.now();
-          // Until the timer fired, and for at least 20 chain budgets of inserts.
-          while (
-            fired === undefined ||
-            performance.now() - started < 20 * InlineWrite.chainBudgetMs
-          ) {
-            await engine.insert({ worker: "W", queue: "q", args: { index } });
-            index += 1;
-            if (index === 20_000) break;
-          }
-          await engine.close();
-          return { fired, inserted: index };
-        });
+        const turns = yield* Effect.promise(async () =>
+          insertsUntilTimer(await EnginePromises.open(directory, { durability: "Throughput" })),
+        );
         expect(turns.fired).toBeDefined();
         expect(turns.fired).toBeLessThan(turns.inserted);
       }).pipe(Effect.provide(nodeDisk)),
