@@ -18,7 +18,8 @@
  *     --baseline /path/to/other/checkout [--jobs 200000] [--active 1000] [--rounds 3]
  *
  * (the baseline checkout built: its packages/shell-node/dist/index.js is
- * imported). Data goes to bench/tmp (TAY_BENCH_DIR to change it) and is
+ * imported). Without `--baseline` (as `pnpm bench` runs it) only this
+ * tree's engine is measured. Data goes to bench/tmp (TAY_BENCH_DIR to change it) and is
  * removed at the end; BENCH_COMPACTION_KEEP=1 keeps the store and reuses it
  * on the next run with the same sizes. Prints a table, then one JSON line.
  */
@@ -37,11 +38,12 @@ const jobs = Number(option("jobs", 200_000));
 const active = Number(option("active", 1_000));
 const rounds = Number(option("rounds", 3));
 const baseline = option("baseline", undefined);
-if (baseline === undefined) throw new Error("--baseline /path/to/a/built/checkout is required");
 const engines = {
-  baseline: resolve(baseline, "packages/shell-node/dist/index.js"),
+  baseline: baseline === undefined ? "" : resolve(baseline, "packages/shell-node/dist/index.js"),
   streamed: new URL("../dist/index.js", import.meta.url).pathname,
 };
+/** The engines measured: this tree's, and the baseline's when one was named. */
+const names = baseline === undefined ? ["streamed"] : ["baseline", "streamed"];
 const child = new URL("./lib/compaction-child.mjs", import.meta.url).pathname;
 const directory = join(benchRoot(), "compaction");
 
@@ -82,7 +84,7 @@ const buildSeconds = await build();
 const runs = { baseline: [], streamed: [] };
 for (let round = 0; round < rounds; round++) {
   // Alternated, the order swapped each round.
-  const order = round % 2 === 0 ? ["baseline", "streamed"] : ["streamed", "baseline"];
+  const order = round % 2 === 0 ? names : [...names].reverse();
   for (const name of order) runs[name].push(runChild(engines[name]));
 }
 const loadAfter = machineLoad();
@@ -94,7 +96,7 @@ if (!keep) {
 const mib = (bytes) => `${formatNumber(bytes / 1024 / 1024, 1)} MiB`;
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const summary = {};
-for (const name of ["baseline", "streamed"]) {
+for (const name of names) {
   const list = runs[name];
   summary[name] = {
     peakHeapAbove: median(list.map((run) => run.peakHeapAbove)),
@@ -109,7 +111,7 @@ for (const name of ["baseline", "streamed"]) {
 console.log(
   `compaction of ${formatNumber(jobs)} jobs (${formatNumber(active)} active), a day's retention, ${rounds} rounds alternated (medians)`,
 );
-for (const name of ["baseline", "streamed"]) {
+for (const name of names) {
   const s = summary[name];
   console.log(
     `${name.padEnd(9)} peak heap +${mib(s.peakHeapAbove)}  heap+external +${mib(s.peakHeldAbove)}  resident peak +${mib(s.rssPeakGrowth)}  ${formatNumber(s.seconds, 2)} s (CPU ${formatNumber(s.cpuSeconds, 2)} s)  (${formatNumber(s.retained)} retained facts, ${formatNumber(s.baseRecordCount)} base records)`,
