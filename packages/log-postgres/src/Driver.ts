@@ -10,7 +10,7 @@
  * interface. Rows are untrusted `unknown`s: the log decodes every field.
  */
 import pg from "pg";
-import { ExtendedBatch, prepared, type Wire } from "./internal/extendedBatch.js";
+import { type Answered, ExtendedBatch, prepared, type Wire } from "./internal/extendedBatch.js";
 
 /**
  * A statement parameter: text, a number, bytes (bytea) or null. Bytes are
@@ -45,6 +45,12 @@ export interface Failure {
 export interface Bound {
   readonly text: string;
   readonly parameters: ReadonlyArray<Parameter>;
+  /**
+   * The names of the columns its rows give, in order: a batch gives its
+   * rows as objects of these names (their values as text). Without them
+   * the statement's result has no rows, only its row count.
+   */
+  readonly columns?: ReadonlyArray<string>;
 }
 
 /** One connection: statements run one after another, in the order issued. */
@@ -65,7 +71,8 @@ export interface Session {
    * or planned again), bound to its parameters and executed, then one Sync.
    * One round trip, one implicit transaction that commits at the Sync, or
    * rolls back whole when one statement fails. One result per statement,
-   * in order: its row count (no rows). Absent where the driver cannot (the
+   * in order: its row count, and its rows where the statement names its
+   * `columns`. Absent where the driver cannot (the
    * log then sends a `script`, or one statement at a time).
    */
   readonly batch?: (statements: ReadonlyArray<Bound>) => Promise<ReadonlyArray<Result> | Failure>;
@@ -120,6 +127,22 @@ export const classify = (error: unknown): Failure => {
   const connection = !fromServer || code.startsWith("08") || connectionStates.has(code);
   return { _tag: "DriverFailure", connection, code, detail: detail.replace(/\s+/g, " ").trim() };
 };
+
+/**
+ * A batch's results: each statement's row count, and its rows as objects
+ * of the columns it names (`Bound.columns`), none where it names none.
+ */
+const resultsOf = (statements: ReadonlyArray<Bound>, answered: Answered): Array<Result> =>
+  answered.counts.map((affected, index) => {
+    const columns = statements[index]?.columns;
+    const rows = columns === undefined ? [] : (answered.rows[index] ?? []);
+    return {
+      affected,
+      rows: rows.map((fields) =>
+        Object.fromEntries(columns?.map((column, at) => [column, fields[at] ?? null]) ?? []),
+      ),
+    };
+  });
 
 /** A parameter as node-postgres' wire takes it: text, or bytes (sent in binary). */
 const onWire = (parameter: Parameter): string | Buffer | null =>
@@ -220,13 +243,13 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
         for (const statement of statements) {
           wire.push({ text: statement.text, values: statement.parameters.map(onWire) });
         }
-        const ended = await new Promise<Failure | ReadonlyArray<number>>((resolve) => {
+        const ended = await new Promise<Failure | Answered>((resolve) => {
           const batch = new ExtendedBatch(wire, cache);
-          batch.callback = (error, counts) =>
-            resolve(error === undefined ? (counts ?? []) : classify(error));
+          batch.callback = (error, answered) =>
+            resolve(error === undefined ? (answered ?? { counts: [], rows: [] }) : classify(error));
           client.query(batch);
         });
-        if (!("_tag" in ended)) return ended.map((affected) => ({ rows: [], affected }));
+        if (!("_tag" in ended)) return resultsOf(statements, ended);
         if (ended.connection) broken = ended;
         return ended;
       },

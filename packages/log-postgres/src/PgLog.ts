@@ -44,6 +44,7 @@ import { type OrphanedGeneration, type Recovery, recover } from "./internal/reco
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
 import { admission, type LogState } from "./internal/state.js";
+import { letGo } from "./internal/turn.js";
 import { enqueue, guardedWriter } from "./internal/writer.js";
 import {
   type HistoryRejected,
@@ -65,7 +66,12 @@ export interface PgView extends Log.View<PgLogError> {
    * This log's transactions so far: committed, and refused by the guard
    * because another writer moved the head first (several engines, one store).
    */
-  readonly writes: () => { readonly committed: number; readonly conflicted: number };
+  readonly writes: () => {
+    readonly committed: number;
+    readonly conflicted: number;
+    /** Turns taken: the head row held for this log's next append after a conflict. */
+    readonly turns: number;
+  };
   /** The inbox folder's counters (docs/postgres.md, "Enqueue inside your transaction"). */
   readonly inbox: () => InboxStats;
 }
@@ -213,7 +219,9 @@ export const open = <S, E>(
       scratch: new Uint8Array(0),
       wake: undefined,
       idle: [],
-      writes: { committed: 0, conflicted: 0 },
+      writes: { committed: 0, conflicted: 0, turns: 0 },
+      conflictsInARow: 0,
+      turn: undefined,
       committed: () => {},
       inlineNotice: undefined,
     };
@@ -253,6 +261,7 @@ export const open = <S, E>(
       append: appendTo(state),
       compact: (base, expectedLastSequence) => compact(state, base, expectedLastSequence),
       refresh: () => refresh(state, reader),
+      caughtUp: () => letGo(state),
       watchOthers: watchOthers(state, follow),
       ...(state.options.inbox ? { incoming: incomingJobs(state, fold) } : {}),
       flush: () => {

@@ -94,6 +94,22 @@ export interface PgLogOptions extends LocationOptions {
    * compaction's transactions. Default 60,000 ms.
    */
   readonly compactionLeaseMs?: number;
+  /**
+   * Several engines, one store: after this many of its transactions in a
+   * row were refused by the guard (another writer moved the head first),
+   * the log takes a turn: it reads the head row `FOR UPDATE` and holds it
+   * until the engine's next append commits under it, so a writer that
+   * keeps losing to a busier one commits instead of running out of
+   * retries (docs/postgres.md, "A turn after a conflict"). 0 never takes
+   * one. Default 1.
+   */
+  readonly turnAfterConflicts?: number;
+  /**
+   * How long a turn holds the head row waiting for the engine's append
+   * (the catch-up's read and decision) before it lets go with nothing
+   * written. Other writers' appends wait meanwhile. Default 250 ms.
+   */
+  readonly turnHoldMs?: number;
 }
 
 /** Options with every default filled in and every limit checked. */
@@ -117,6 +133,8 @@ export interface Resolved {
   readonly inbox: boolean;
   readonly inboxPageRows: number;
   readonly compactionLeaseMs: number;
+  readonly turnAfterConflicts: number;
+  readonly turnHoldMs: number;
 }
 
 /** Rows one INSERT may carry: 2 parameters a row and 2 shared under PostgreSQL's 65,535. */
@@ -139,6 +157,8 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
   ["compactionLeaseMs", 60_000, 1, 86_400_000],
+  ["turnAfterConflicts", 1, 0, 1000],
+  ["turnHoldMs", 250, 1, 60_000],
 ];
 
 /** Fills in the defaults, or names the first option out of range. */
@@ -198,5 +218,7 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     inbox: options.inbox ?? true,
     inboxPageRows: number("inboxPageRows"),
     compactionLeaseMs: number("compactionLeaseMs"),
+    turnAfterConflicts: number("turnAfterConflicts"),
+    turnHoldMs: number("turnHoldMs"),
   };
 };

@@ -253,7 +253,7 @@ describe.skipIf(!("url" in server))("the append batch on a PostgreSQL server", (
           log,
           Array.from({ length: 13 }, (_, index) => inserted(index + 1)),
         );
-        expect(log.view.writes()).toEqual({ committed: 1, conflicted: 0 });
+        expect(log.view.writes()).toEqual({ committed: 1, conflicted: 0, turns: 0 });
       }),
     );
     const reopened = await run(PgLog.open(url, {}, Projection.collect));

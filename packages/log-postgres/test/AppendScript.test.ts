@@ -134,7 +134,7 @@ describe("the append script", () => {
       }),
     );
     expect(cutter.cut()).toBe(true);
-    expect(writes).toEqual({ committed: 2, conflicted: 0 });
+    expect(writes).toEqual({ committed: 2, conflicted: 0, turns: 0 });
     expect(await rows(options.schema ?? "")).toEqual([
       { epoch: 1, sequence: 1 },
       { epoch: 1, sequence: 2 },

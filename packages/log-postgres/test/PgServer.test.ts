@@ -379,7 +379,7 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
           yield* append(log, [inserted(3)]);
           expect(connections()).toBeGreaterThanOrEqual(2);
           expect(dropped()).toEqual([path]);
-          expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0 });
+          expect(log.view.writes()).toEqual({ committed: 2, conflicted: 0, turns: 0 });
           expect((yield* rowsOf(url)).map((row) => row.sequence)).toEqual([1, 2, 3]);
         }),
       ),

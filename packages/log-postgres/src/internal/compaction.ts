@@ -37,6 +37,7 @@ import * as Lease from "./lease.js";
 import * as Rows from "./rows.js";
 import { run } from "./session.js";
 import { type LogState, whenIdle } from "./state.js";
+import * as Turn from "./turn.js";
 import * as Tables from "./tables.js";
 import { type Laid, layout, readHead, rollbackOnError, withReconnect } from "./writer.js";
 
@@ -312,6 +313,8 @@ const publish = (
 ) =>
   Effect.gen(function* () {
     yield* whenIdle(state);
+    // The compaction's statements run on the writer's session: no turn may hold it.
+    yield* Turn.release(state);
     if (state.failure !== undefined) return yield* Effect.fail(state.failure);
     const { path } = state;
     if (expectedLastSequence !== state.assignedLast) {

@@ -33,9 +33,19 @@ export interface Prepared {
 
 export const prepared = (limit: number): Prepared => ({ names: new Map(), next: 0, limit });
 
-/** What a batch ends with: each statement's row count, or the error that ended it. */
+/**
+ * What a batch gave back: each statement's row count, and its rows as the
+ * fields of each (text, or null), in column order. The batch asks for no
+ * description of them (no Describe): the caller knows its columns.
+ */
+export interface Answered {
+  readonly counts: ReadonlyArray<number>;
+  readonly rows: ReadonlyArray<ReadonlyArray<ReadonlyArray<unknown>>>;
+}
+
+/** What a batch ends with: what it gave back, or the error that ended it. */
 export type Ended =
-  | { readonly _tag: "Done"; readonly counts: ReadonlyArray<number> }
+  | { readonly _tag: "Done"; readonly answered: Answered }
   | { readonly _tag: "Error"; readonly error: unknown };
 
 /**
@@ -46,11 +56,12 @@ export type Ended =
  */
 export class ExtendedBatch implements pg.Submittable {
   private readonly counts: Array<number> = [];
+  private readonly rows: Array<Array<ReadonlyArray<unknown>>> = [[]];
   private ended = false;
   // Texts this batch parses under new names: kept only if the batch succeeded.
   private readonly parsing = new Map<string, string>();
   /** Set by the caller; node-postgres wraps it with its read timeout. */
-  callback: (error: unknown, counts: ReadonlyArray<number> | undefined) => void = () => {};
+  callback: (error: unknown, answered: Answered | undefined) => void = () => {};
 
   constructor(
     private readonly statements: ReadonlyArray<Wire>,
@@ -89,7 +100,7 @@ export class ExtendedBatch implements pg.Submittable {
     this.ended = true;
     if (ended._tag === "Done") {
       for (const [text, name] of this.parsing) this.cache.names.set(text, name);
-      this.callback(undefined, ended.counts);
+      this.callback(undefined, ended.answered);
     } else {
       // Which of its Parses the server took is unknown: their names are
       // never used again (a later batch parses the text under a new name).
@@ -98,7 +109,11 @@ export class ExtendedBatch implements pg.Submittable {
   }
 
   handleRowDescription(): void {}
-  handleDataRow(): void {}
+
+  handleDataRow(message: { readonly fields: ReadonlyArray<unknown> }): void {
+    this.rows[this.rows.length - 1]?.push(message.fields);
+  }
+
   handleEmptyQuery(): void {}
   handlePortalSuspended(): void {}
   handleCopyInResponse(): void {}
@@ -109,6 +124,7 @@ export class ExtendedBatch implements pg.Submittable {
     const text = message.text ?? "";
     const count = Number(text.slice(text.lastIndexOf(" ") + 1));
     this.counts.push(Number.isSafeInteger(count) ? count : 0);
+    this.rows.push([]);
   }
 
   handleError(error: unknown): void {
@@ -116,6 +132,6 @@ export class ExtendedBatch implements pg.Submittable {
   }
 
   handleReadyForQuery(): void {
-    this.end({ _tag: "Done", counts: this.counts });
+    this.end({ _tag: "Done", answered: { counts: this.counts, rows: this.rows } });
   }
 }

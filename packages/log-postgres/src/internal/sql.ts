@@ -68,6 +68,14 @@ export const statements = (schema: string) => {
     opening: `SELECT v.version, s.store_id, s.created_at, l.holder, l.label, l.expires_at, c.store_id AS current_store_id, c.epoch AS current_epoch, c.last_sequence AS current_last_sequence, g.store_id AS generation_store_id, g.epoch AS generation_epoch, g.parent_epoch AS generation_parent_epoch, g.first_sequence AS generation_first_sequence, g.base_record_count AS generation_base_record_count, g.created_at AS generation_created_at, o.epoch AS other_epoch FROM (SELECT max(version) AS version FROM ${version}) v LEFT JOIN ${store} s ON s.name = $1 LEFT JOIN ${lease} l ON l.store_id = s.store_id LEFT JOIN ${current} c ON c.store_id = s.store_id LEFT JOIN ${generation} g ON g.store_id = c.store_id AND g.epoch = c.epoch LEFT JOIN ${generation} o ON o.store_id = c.store_id AND o.epoch <> c.epoch ORDER BY o.epoch`,
     insertStore: `INSERT INTO ${store} (name, store_id, created_at) VALUES ($1, $2, $3)`,
     current: `SELECT epoch, last_sequence FROM ${current} WHERE store_id = $1`,
+    /**
+     * The head, read and locked for the rest of the transaction (the
+     * writer's turn, docs/postgres.md "A turn after a conflict"): another
+     * writer's guard waits until this transaction ends. The only row lock
+     * the log takes, and not a rule of the log: the guards decide what
+     * commits whether or not it is held.
+     */
+    lockHead: `SELECT epoch, last_sequence FROM ${current} WHERE store_id = $1 FOR UPDATE`,
     /** The head, and the bytes of its generation's records from `$2` on (`refresh`: one snapshot). */
     currentWithBytes: `SELECT c.epoch, c.last_sequence, (SELECT coalesce(sum(octet_length(r.record)), 0) FROM ${record} r WHERE r.store_id = c.store_id AND r.epoch = c.epoch AND r.sequence >= $2) AS bytes FROM ${current} c WHERE c.store_id = $1`,
     insertCurrent: `INSERT INTO ${current} (store_id, epoch, last_sequence) VALUES ($1, $2, $3)`,

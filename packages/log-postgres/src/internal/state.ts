@@ -22,6 +22,18 @@ export interface Queued {
   readonly consumed: ReadonlyArray<string>;
 }
 
+/**
+ * The writer's session holds the head row locked in an open transaction,
+ * for the engine's next append (docs/postgres.md, "A turn after a conflict").
+ */
+export interface Turn {
+  readonly session: Session;
+  /** When it was taken (ms, `performance.now()`): it is let go `turnHoldMs` later. */
+  readonly since: number;
+  /** Let go at the writer's next step: the engine decided with nothing to append. */
+  release: boolean;
+}
+
 /** The log's state. */
 export interface LogState {
   readonly path: string;
@@ -69,8 +81,15 @@ export interface LogState {
   wake: (() => void) | undefined;
   /** Told once nothing is pending or in flight. */
   idle: Array<() => void>;
-  /** Transactions committed and refused by the guard (another writer moved the head). */
-  readonly writes: { committed: number; conflicted: number };
+  /**
+   * Transactions committed and refused by the guard (another writer moved
+   * the head), and turns taken (the head row held for the next append).
+   */
+  readonly writes: { committed: number; conflicted: number; turns: number };
+  /** The log's transactions refused by the guard since its last commit. */
+  conflictsInARow: number;
+  /** The turn held on the writer's session, if one is (`writer.ts`, "A turn"). */
+  turn: Turn | undefined;
   /**
    * Told the last sequence after each commit (the notification to other
    * writers), and whether the commit's own script already notified them.

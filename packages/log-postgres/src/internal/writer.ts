@@ -33,6 +33,7 @@ import { close, connect, retriable, run, run as runOne } from "./session.js";
 import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
+import * as Turn from "./turn.js";
 
 /**
  * Assigns the next sequences to `batch` (after `expected`, which the
@@ -186,17 +187,23 @@ const consume = (state: LogState, session: Session, keys: ReadonlyArray<string>)
 /**
  * What a guard that moved nothing means: a conflict (another writer moved
  * the head, or an inbox row is gone), or, on a run again, this append's
- * own first run, committed before its connection was lost.
+ * own first run, committed before its connection was lost. A first run
+ * that `mayTurn` reads the head in a turn (`turn.ts`): the head it reports
+ * is then final until the engine's next append.
  */
 const refusedGuard = (
   state: LogState,
   session: Session,
   epoch: number,
   laid: Laid,
-  rerun: boolean,
+  run: Pick<Run, "rerun" | "mayTurn">,
 ) =>
   Effect.gen(function* () {
-    const head = yield* readHead(state, session);
+    const { rerun } = run;
+    const turning = !rerun && run.mayTurn;
+    const head = turning ? yield* Turn.take(state, session) : yield* readHead(state, session);
+    // Another epoch: this log moves onto it first, and the turn's head is of no use.
+    if (turning && head.epoch !== epoch) yield* Turn.release(state);
     // Only a run again can find its own first run committed: on a first
     // run, the same bytes under these sequences are another writer's
     // (two engines folding the same inbox rows from the same state).
@@ -262,12 +269,22 @@ const send = (
   state: LogState,
   trip: OneTrip,
   append: Append,
+  locked: boolean,
 ): Effect.Effect<ReadonlyArray<Result>, Failure> =>
   Effect.async<ReadonlyArray<Result>, Failure>((resume) => {
+    const { schema } = state.options;
+    // Inside a turn the transaction is already open: the append ends it.
+    const commit = state.sql.commit;
     const sent =
       trip._tag === "Batch"
-        ? trip.batch(appendBatch(state.options.schema, append))
-        : trip.script(joined(appendScript(state.options.schema, append)));
+        ? trip.batch(
+            locked
+              ? [...appendBatch(schema, append), { text: commit, parameters: [] }]
+              : appendBatch(schema, append),
+          )
+        : trip.script(
+            joined(locked ? [...appendScript(schema, append), commit] : appendScript(schema, append)),
+          );
     sent.then(
       (results) => resume(isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
       (error: unknown) => resume(Effect.die(error)),
@@ -281,7 +298,13 @@ const send = (
  * moved nothing made the whole transaction a no-op. Plain code around one
  * asynchronous step: it runs once per append.
  */
-const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run) => {
+const transactOnce = (
+  state: LogState,
+  session: Session,
+  trip: OneTrip,
+  run: Run,
+  locked: boolean,
+) => {
   const { epoch, laid, consumed } = run;
   const sizes = chunkSizes(laid.rows.length, state.options.statementRowsMax, trip._tag === "Batch");
   const chunks = chunksOf(laid, sizes);
@@ -294,10 +317,10 @@ const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run
     consumed: consumed.length > 0 ? { store: state.options.store, keys: consumed } : undefined,
     notify: run.notice,
   };
-  return Effect.flatMap(
-    send(state, trip, append),
+  const sent = Effect.flatMap(
+    send(state, trip, append, locked),
     (results): Effect.Effect<Outcome, Failure | PgLogError | MissingRow | MalformedRow> => {
-      if (results[0]?.affected !== 1) return refusedGuard(state, session, epoch, laid, run.rerun);
+      if (results[0]?.affected !== 1) return refusedGuard(state, session, epoch, laid, run);
       // The guard moved the head, so every INSERT wrote its rows (or the
       // transaction failed whole). Anything else is not a state this log can go on from.
       let inserted = 0;
@@ -314,14 +337,17 @@ const transactOnce = (state: LogState, session: Session, trip: OneTrip, run: Run
       );
     },
   );
+  // A refused statement leaves the turn's transaction open (aborted): end it.
+  return locked ? Effect.tapError(sent, rollbackOnError(state, session)) : sent;
 };
 
 /** One run of the group's transaction, a statement at a time inside BEGIN and COMMIT. */
-const transactSteps = (state: LogState, session: Session, run: Run) => {
+const transactSteps = (state: LogState, session: Session, run: Run, locked: boolean) => {
   const { sql, storeId } = state;
   const { epoch, laid, consumed } = run;
   return Effect.gen(function* () {
-    yield* runOne(session, sql.begin);
+    // Inside a turn the transaction is already open.
+    if (!locked) yield* runOne(session, sql.begin);
     const moved = yield* runOne(session, sql.advanceHead, [
       storeId,
       epoch,
@@ -330,7 +356,7 @@ const transactSteps = (state: LogState, session: Session, run: Run) => {
     ]);
     if (moved.affected !== 1) {
       yield* runOne(session, sql.rollback);
-      return yield* refusedGuard(state, session, epoch, laid, run.rerun);
+      return yield* refusedGuard(state, session, epoch, laid, run);
     }
     const rowsMax = state.options.statementRowsMax;
     for (let start = 0; start < laid.rows.length; start += rowsMax) {
@@ -359,6 +385,8 @@ interface Run {
   readonly rerun: boolean;
   /** The notification the script sends at commit, if the log sends it inline. */
   readonly notice: { readonly channel: string; readonly payload: string } | undefined;
+  /** A guard that moves nothing takes a turn (`turn.ts`): the conflicts in a row say so. */
+  readonly mayTurn: boolean;
 }
 
 /**
@@ -366,13 +394,14 @@ interface Run {
  * statements where the driver can, else one script, else a statement at a time.
  */
 const transact = (state: LogState, session: Session, run: Run) => {
+  const locked = Turn.use(state, session);
   if (state.options.oneTrip !== "script" && session.batch !== undefined) {
-    return transactOnce(state, session, { _tag: "Batch", batch: session.batch }, run);
+    return transactOnce(state, session, { _tag: "Batch", batch: session.batch }, run, locked);
   }
   if (session.script !== undefined) {
-    return transactOnce(state, session, { _tag: "Script", script: session.script }, run);
+    return transactOnce(state, session, { _tag: "Script", script: session.script }, run, locked);
   }
-  return transactSteps(state, session, run);
+  return transactSteps(state, session, run, locked);
 };
 
 /** The writer's session, connecting if it was dropped. */
@@ -517,6 +546,7 @@ const settle = (
 ): void => {
   if (outcome._tag === "Committed") {
     state.writes.committed += 1;
+    state.conflictsInARow = 0;
     state.inFlight = [];
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
@@ -530,6 +560,7 @@ const settle = (
   }
   if (outcome._tag === "Conflict") {
     state.writes.conflicted += 1;
+    state.conflictsInARow += 1;
     const { head } = outcome;
     const conflict = (expectedLastSequence: number) =>
       new LogError.AppendConflict({
@@ -584,6 +615,10 @@ export const writer = (state: LogState): Effect.Effect<void> =>
     for (;;) {
       if (state.pending.length === 0) {
         notifyIdle(state);
+        if (state.turn !== undefined) {
+          yield* Turn.hold(state);
+          continue;
+        }
         if (state.closing || state.failure !== undefined) return;
         yield* Effect.async<void>((resume) => {
           state.wake = () => resume(Effect.void);
@@ -603,10 +638,11 @@ export const writer = (state: LogState): Effect.Effect<void> =>
       const consumed =
         group.length === 1 ? first.consumed : group.flatMap((queued) => queued.consumed);
       const notice = state.inlineNotice?.(laid.last);
+      const mayTurn = Turn.wanted(state);
       let runs = 0;
       const outcome = yield* Effect.either(
         withReconnect(state, "append", laid.last, (session) =>
-          transact(state, session, { epoch, laid, consumed, rerun: runs++ > 0, notice }),
+          transact(state, session, { epoch, laid, consumed, rerun: runs++ > 0, notice, mayTurn }),
         ),
       );
       settle(state, group, laid, outcome._tag === "Right" ? outcome.right : outcome.left, notice);

@@ -167,6 +167,13 @@ export interface Log<K extends Kind> {
    */
   readonly refresh?: () => Effect.Effect<void, K["error"]>;
   /**
+   * A log shared by several writers: told when the engine has decided
+   * again what a catch-up held (the appends it made are queued by then). A
+   * log holding the shared head for this writer's next append (PostgreSQL's
+   * turn) lets it go when nothing was queued.
+   */
+  readonly caughtUp?: () => void;
+  /**
    * A log shared by several writers: calls `listener` whenever another
    * writer may have appended (a notification, or a poll that saw the log
    * move); returns the function that stops it.

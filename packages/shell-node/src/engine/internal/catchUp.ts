@@ -372,6 +372,7 @@ export class CatchUp<K extends Log.Kind, X> {
         for (const request of requests) request.die(defect);
       }
     }
+    this.log.caughtUp?.();
     const ended = this.ended;
     this.ended = [];
     for (const tell of ended) tell();
