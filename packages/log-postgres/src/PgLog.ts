@@ -41,6 +41,7 @@ import {
 } from "./internal/others.js";
 import type { Held as CompactionHeld } from "./internal/lease.js";
 import { type OrphanedGeneration, type Recovery, recover } from "./internal/recovery.js";
+import type { Session } from "./Driver.js";
 import { close as closeSession, connect, databaseError } from "./internal/session.js";
 import { statements } from "./internal/sql.js";
 import { admission, type LogState } from "./internal/state.js";
@@ -176,6 +177,41 @@ const locate = (url: string, options: PgLogOptions) =>
     };
   });
 
+/** The running log's state right after open recovered the store. */
+const initialState = <S>(
+  where: Effect.Effect.Success<ReturnType<typeof locate>>,
+  recovered: Recovery<S>,
+  session: Session,
+): LogState => {
+  const { generation } = recovered;
+  return {
+    ...where,
+    storeId: recovered.storeIdText,
+    epoch: generation.epoch,
+    firstSequence: generation.firstSequence,
+    baseRecordCount: generation.baseRecordCount,
+    committedLast: recovered.lastSequence,
+    committedBytes: recovered.bytes,
+    uncounted: [],
+    assignedLast: recovered.lastSequence,
+    pending: [],
+    inFlight: [],
+    pendingBytes: 0,
+    gate: undefined,
+    closing: false,
+    failure: undefined,
+    session,
+    scratch: new Uint8Array(0),
+    wake: undefined,
+    idle: [],
+    writes: { committed: 0, conflicted: 0, turns: 0 },
+    conflictsInARow: 0,
+    turn: undefined,
+    committed: () => {},
+    inlineNotice: undefined,
+  };
+};
+
 /**
  * Opens the store at `url` (options name the schema and the store) for
  * the scope, folding its current generation into `projection`, and starts
@@ -198,33 +234,7 @@ export const open = <S, E>(
       (opened) => closeSession(opened),
     );
     const recovered = yield* recover(where, session, projection);
-    const { generation } = recovered;
-    const state: LogState = {
-      ...where,
-      storeId: recovered.storeIdText,
-      epoch: generation.epoch,
-      firstSequence: generation.firstSequence,
-      baseRecordCount: generation.baseRecordCount,
-      committedLast: recovered.lastSequence,
-      committedBytes: recovered.bytes,
-      uncounted: [],
-      assignedLast: recovered.lastSequence,
-      pending: [],
-      inFlight: [],
-      pendingBytes: 0,
-      gate: undefined,
-      closing: false,
-      failure: undefined,
-      session,
-      scratch: new Uint8Array(0),
-      wake: undefined,
-      idle: [],
-      writes: { committed: 0, conflicted: 0, turns: 0 },
-      conflictsInARow: 0,
-      turn: undefined,
-      committed: () => {},
-      inlineNotice: undefined,
-    };
+    const state = initialState(where, recovered, session);
     const follow = follower(state);
     state.committed = notifyCommitted(state, follow);
     const reader = yield* makeReader;

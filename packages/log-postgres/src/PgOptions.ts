@@ -100,14 +100,19 @@ export interface PgLogOptions extends LocationOptions {
    * the log takes a turn: it reads the head row `FOR UPDATE` and holds it
    * until the engine's next append commits under it, so a writer that
    * keeps losing to a busier one commits instead of running out of
-   * retries (docs/postgres.md, "A turn after a conflict"). 0 never takes
-   * one. Default 1.
+   * retries (docs/postgres.md, "A turn after a conflict"). Below the
+   * engine's `conflictRetriesMax` (64), no command runs out of retries
+   * while turns hold. Each turn stops the other writers for about three
+   * round trips: a low value trades throughput for tail latency. 0 never
+   * takes one. Default 8.
    */
   readonly turnAfterConflicts?: number;
   /**
    * How long a turn holds the head row waiting for the engine's append
    * (the catch-up's read and decision) before it lets go with nothing
-   * written. Other writers' appends wait meanwhile. Default 250 ms.
+   * written. Other writers' appends wait meanwhile. At most 5,000 ms
+   * (below the server's idle-in-transaction timeout the sessions set).
+   * Default 250 ms.
    */
   readonly turnHoldMs?: number;
 }
@@ -157,8 +162,9 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
   ["compactionLeaseMs", 60_000, 1, 86_400_000],
-  ["turnAfterConflicts", 1, 0, 1000],
-  ["turnHoldMs", 250, 1, 60_000],
+  ["turnAfterConflicts", 8, 0, 1000],
+  // Below the sessions' idle_in_transaction_session_timeout (10 s, Driver.nodePg).
+  ["turnHoldMs", 250, 1, 5_000],
 ];
 
 /** Fills in the defaults, or names the first option out of range. */

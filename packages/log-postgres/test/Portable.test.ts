@@ -9,7 +9,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { violations } from "../src/internal/portable.js";
-import { channel, diagnostics, everyStatement, notifications } from "../src/internal/sql.js";
+import {
+  channel,
+  diagnostics,
+  everyStatement,
+  notifications,
+  statements,
+} from "../src/internal/sql.js";
 
 const sources = path.join(import.meta.dirname, "..", "src");
 
@@ -51,6 +57,15 @@ describe("the portable subset", () => {
     ["SELECT pg_advisory_xact_lock(1)", "advisory locks"],
     ["SELECT id FROM jobs FOR UPDATE SKIP LOCKED", "SKIP LOCKED"],
     ["SELECT last_sequence FROM tay_current WHERE store_id = 'x' FOR UPDATE", "row locks"],
+    // The turn's head read is the one row lock allowed, as it is and nowhere else.
+    [
+      'SELECT epoch, last_sequence FROM "tay".tay_record WHERE store_id = $1 FOR UPDATE',
+      "row locks",
+    ],
+    [
+      'SELECT epoch, last_sequence FROM "tay".tay_current WHERE store_id = $1 FOR SHARE',
+      "row locks",
+    ],
     ["LISTEN tay", "LISTEN/NOTIFY"],
     ["SELECT pg_notify('tay', '1')", "LISTEN/NOTIFY"],
     ["SELECT nextval('tay_seq')", "database sequences (they leave gaps)"],
@@ -63,6 +78,12 @@ describe("the portable subset", () => {
     ["CREATE TABLE t (a INT) PARTITION BY RANGE (a)", "partitioning"],
   ])("refuses %s", (text, why) => {
     expect(violations(text)).toContain(why);
+  });
+
+  it("the turn's head read is allowed its FOR UPDATE, and nothing added to it is", () => {
+    const { lockHead } = statements("tay");
+    expect(violations(lockHead)).toEqual([]);
+    expect(violations(`${lockHead} NOWAIT`)).toEqual(["NOWAIT", "row locks"]);
   });
 
   it("no source file but internal/sql.ts holds a statement", () => {

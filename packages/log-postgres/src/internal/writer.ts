@@ -283,7 +283,9 @@ const send = (
               : appendBatch(schema, append),
           )
         : trip.script(
-            joined(locked ? [...appendScript(schema, append), commit] : appendScript(schema, append)),
+            joined(
+              locked ? [...appendScript(schema, append), commit] : appendScript(schema, append),
+            ),
           );
     sent.then(
       (results) => resume(isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
