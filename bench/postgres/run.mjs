@@ -272,6 +272,7 @@ const runCase = async (system, workload, processes, concurrency) => {
           conflicted: sum("conflicted"),
           retried: sum("retried"),
           exhausted: sum("exhausted"),
+          turns: sum("turns"),
         }
       : {}),
   };
@@ -336,6 +337,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
       result.conflicted,
       result.retried,
       result.exhausted,
+      result.turns,
       result.committed === 0 ? "—" : (result.retried / result.committed).toFixed(2),
       result.system === "tayinbox" ? result.folded : "",
       result.system === "tayinbox" ? result.inboxLeft : "",
@@ -365,6 +367,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
         "conflicted",
         "decided again",
         "exhausted",
+        "turns",
         "retries per committed batch",
         "inbox rows folded",
         "inbox rows left at close",
@@ -393,7 +396,7 @@ const main = async () => {
           console.log(
             `${workload} ${system} processes=${processes} concurrency=${concurrency}: ${result.jobsPerSecond.toFixed(0)} jobs/s, p50 ${fixed(result.p50, 2)} ms, p99 ${fixed(result.p99, 2)} ms` +
               (system.startsWith("tay")
-                ? `, committed ${result.committed}, decided again ${result.retried}`
+                ? `, committed ${result.committed}, decided again ${result.retried}, exhausted ${result.exhausted}, turns ${result.turns}`
                 : ""),
           );
         }

@@ -104,7 +104,7 @@ export interface PgLogOptions extends LocationOptions {
    * engine's `conflictRetriesMax` (64), no command runs out of retries
    * while turns hold. Each turn stops the other writers for about three
    * round trips: a low value trades throughput for tail latency. 0 never
-   * takes one. Default 8.
+   * takes one. Default 16.
    */
   readonly turnAfterConflicts?: number;
   /**
@@ -162,7 +162,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
   ["compactionLeaseMs", 60_000, 1, 86_400_000],
-  ["turnAfterConflicts", 8, 0, 1000],
+  ["turnAfterConflicts", 16, 0, 1000],
   // Below the sessions' idle_in_transaction_session_timeout (10 s, Driver.nodePg).
   ["turnHoldMs", 250, 1, 5_000],
 ];
