@@ -24,9 +24,9 @@ import {
   NodeDisk,
   Projection,
   StateProjection,
-  Ticket,
 } from "@tay/shell-node";
 import { Effect, Either } from "effect";
+import { append } from "./support/events.js";
 import * as Server from "./support/server.js";
 
 const server = await Server.locate();
@@ -76,13 +76,6 @@ const inserted = (jobId: number): Event.Event =>
     maxAttempts: 1,
     scheduledAt: 0,
     insertedAt: 0,
-  });
-
-const append = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) =>
-  Effect.gen(function* () {
-    const ticket = log.append(Either.getOrThrow(Batch.prepare(events)), log.lastSequence());
-    if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
-    yield* Ticket.wait(ticket);
   });
 
 const rowsOf = (url: string) =>

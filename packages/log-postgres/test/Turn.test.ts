@@ -9,19 +9,11 @@
  * with the reason printed, when no server answers.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Event } from "@tay/core";
 import { PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
-import {
-  Batch,
-  Engine,
-  type Log,
-  LogError,
-  Projection,
-  StateProjection,
-  Ticket,
-} from "@tay/shell-node";
+import { Engine, Projection, StateProjection } from "@tay/shell-node";
 import { Effect, Either, Exit, Fiber } from "effect";
 import type pg from "pg";
+import { append, inserted } from "./support/events.js";
 import * as Server from "./support/server.js";
 
 const server = await Server.locate();
@@ -32,26 +24,6 @@ const store = Effect.acquireRelease(
   Effect.promise(() => Server.freshDatabase(serverUrl)),
   (made) => Effect.promise(() => made.drop()),
 ).pipe(Effect.tap((made) => PgSchema.init(made.url)));
-
-const inserted = (jobId: number): Event.Event =>
-  Event.jobInserted({
-    jobId,
-    queue: "default",
-    worker: "W",
-    args: null,
-    priority: 0,
-    maxAttempts: 1,
-    scheduledAt: 0,
-    insertedAt: 0,
-  });
-
-/** Appends `events` after what `log` knows; fails with the append's refusal. */
-const append = (log: Log.Log<PgLog.PgKind>, events: ReadonlyArray<Event.Event>) =>
-  Effect.gen(function* () {
-    const ticket = log.append(Either.getOrThrow(Batch.prepare(events)), log.lastSequence());
-    if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
-    yield* Ticket.wait(ticket);
-  });
 
 /** The database's sessions now waiting for a lock, and now idle inside a transaction. */
 const sessionsOf = async (client: pg.Client) => {
