@@ -344,6 +344,7 @@ const publish = (
     }
     const previous = state.epoch;
     state.epoch = making.epoch;
+    state.brought = undefined;
     state.firstSequence = expectedLastSequence + 1;
     state.baseRecordCount = staged.records;
     state.committedLast = last;
