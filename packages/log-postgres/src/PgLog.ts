@@ -207,7 +207,6 @@ const initialState = <S>(
     writes: { committed: 0, conflicted: 0, turns: 0 },
     conflictsInARow: 0,
     turn: undefined,
-    brought: undefined,
     committed: () => {},
     inlineNotice: undefined,
   };

@@ -344,7 +344,6 @@ const publish = (
     }
     const previous = state.epoch;
     state.epoch = making.epoch;
-    state.brought = undefined;
     state.firstSequence = expectedLastSequence + 1;
     state.baseRecordCount = staged.records;
     state.committedLast = last;

@@ -60,8 +60,6 @@ const generationOf = (state: LogState, reader: ReaderSession, epoch: number) =>
 export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<void, PgLogError> =>
   Effect.gen(function* () {
     yield* whenIdle(state);
-    // A refused append brought the records back: the catch-up folds them without a read.
-    if (OthersBytes.takeBrought(state)) return;
     const taken = yield* OthersBytes.take(state, reader);
     const read = yield* OthersBytes.headNow(state, reader, taken);
     const { head } = read;
@@ -74,7 +72,6 @@ export const refresh = (state: LogState, reader: ReaderSession): Effect.Effect<v
       // Another writer compacted: this log follows onto its generation.
       const generation = yield* generationOf(state, reader, head.epoch);
       state.epoch = head.epoch;
-      state.brought = undefined;
       state.firstSequence = generation.firstSequence;
       state.baseRecordCount = generation.baseRecordCount;
       state.committedLast = head.lastSequence;

@@ -76,29 +76,6 @@ export const count = (state: LogState, reader: ReaderSession): Effect.Effect<voi
   }).pipe(Effect.tapError(() => Effect.sync(() => putBack(state, taken))));
 };
 
-/**
- * Counts the bytes of the others' records a refused append brought back
- * (`brought.ts`) when they are exactly what is uncounted, up to the last
- * sequence the log knows: the refresh then has nothing to read. Once.
- */
-export const takeBrought = (state: LogState): boolean => {
-  const brought = state.brought;
-  const run = state.uncounted[0];
-  if (brought === undefined || brought.counted || run === undefined) return false;
-  const last = brought.first + brought.rows.length - 1;
-  const exact =
-    state.uncounted.length === 1 &&
-    brought.epoch === state.epoch &&
-    run.first === brought.first &&
-    run.last === last &&
-    last === state.committedLast;
-  if (!exact) return false;
-  brought.counted = true;
-  state.uncounted = [];
-  state.committedBytes += brought.bytes;
-  return true;
-};
-
 /** Takes the runs a refresh counts with the head (counting runs with a gap first). */
 export const take = (state: LogState, reader: ReaderSession): Effect.Effect<Taken, PgLogError> =>
   Effect.gen(function* () {

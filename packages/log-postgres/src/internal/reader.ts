@@ -13,7 +13,6 @@ import type { Failure, Session } from "../Driver.js";
 import { isFailure } from "./writer.js";
 import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";
 import { close, connect, databaseError, run } from "./session.js";
-import { rowsFor } from "./brought.js";
 import type { LogState } from "./state.js";
 import * as Tables from "./tables.js";
 
@@ -162,13 +161,10 @@ export const readFrom = (
     const entries: Array<Projection.Entry> = [];
     if (sequence <= committedLast) {
       const through = Math.min(committedLast, sequence + limit - 1);
-      // What a refused append brought back, when it holds the whole page: no read.
-      const rows =
-        rowsFor(state, epoch, sequence, through) ??
-        (yield* Effect.mapError(
-          committedRows(state, reader, epoch, sequence, through, limit),
-          (error) => (isFailure(error) ? databaseError(path, "read")(error) : error),
-        ));
+      const rows = yield* Effect.mapError(
+        committedRows(state, reader, epoch, sequence, through, limit),
+        (error) => (isFailure(error) ? databaseError(path, "read")(error) : error),
+      );
       const read = entriesOf(state, epoch, sequence, rows);
       if (!Array.isArray(read)) return yield* Effect.fail(read);
       if (read.length < through - sequence + 1) {

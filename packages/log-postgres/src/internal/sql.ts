@@ -167,21 +167,7 @@ export interface Append {
   readonly consumed?: { readonly store: string; readonly keys: ReadonlyArray<string> } | undefined;
   /** A notification sent at commit (PostgreSQL only: see `notifications`). */
   readonly notify?: { readonly channel: string; readonly payload: string } | undefined;
-  /**
-   * Bring back, when the guard moved nothing, the head and up to `limit`
-   * records others appended after `expected` (`appendBatch` only: see
-   * `othersText`).
-   */
-  readonly others?: { readonly limit: number } | undefined;
 }
-
-/** The columns of `othersText`'s rows, in its order. */
-export const othersColumns: ReadonlyArray<string> = [
-  "epoch",
-  "last_sequence",
-  "sequence",
-  "record",
-];
 
 /**
  * The value the guard writes into the head row for the rest of its own
@@ -275,14 +261,6 @@ interface BatchTexts {
   /** "The head holds the marker": $1 store id, $2 epoch, $3 the marker. */
   readonly ours: string;
   readonly notify: string;
-  /**
-   * The batch's last statement after a conflict seen: the head and the
-   * records after `$3` up to it, when the head is in this epoch (`$2`) and
-   * not at this append's last (`$4`), so a committed append gets no row.
-   * At most `$5` rows. What the writer reads on a conflict, and what the
-   * engine's catch-up would read next, in the same round trip.
-   */
-  readonly others: string;
   readonly inserts: Map<number, string>;
 }
 
@@ -293,7 +271,6 @@ const batchTextsOf = (schema: string): BatchTexts => {
     moveHead: `UPDATE ${current} SET last_sequence = $3 WHERE store_id = $1 AND epoch = $2 AND last_sequence = $4`,
     ours: `EXISTS (SELECT 1 FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3)`,
     notify: `SELECT pg_notify($4, $5) FROM ${current} WHERE store_id = $1 AND epoch = $2 AND last_sequence = $3`,
-    others: `SELECT c.epoch, c.last_sequence, r.sequence, r.record FROM ${current} c LEFT JOIN "${schema}".tay_record r ON r.store_id = c.store_id AND r.epoch = c.epoch AND r.sequence > $3 AND r.sequence <= c.last_sequence WHERE c.store_id = $1 AND c.epoch = $2 AND c.last_sequence <> $4 ORDER BY r.sequence LIMIT $5`,
     inserts: new Map(),
   };
 };
@@ -355,13 +332,6 @@ export const appendBatch = (schema: string, append: Append): ReadonlyArray<Bound
     bound.push({
       text: texts.notify,
       parameters: [storeId, epoch, append.last, notify.channel, notify.payload],
-    });
-  }
-  if (append.others !== undefined) {
-    bound.push({
-      text: texts.others,
-      parameters: [storeId, epoch, append.expected, append.last, append.others.limit],
-      columns: othersColumns,
     });
   }
   return bound;
@@ -489,9 +459,7 @@ export const sampleAppend = (schema: string, rows: number, keys: number): Readon
 
 /** The texts of the append batch of `sample(rows, keys)`: for the checker. */
 export const sampleBatch = (schema: string, rows: number, keys: number): ReadonlyArray<string> =>
-  appendBatch(schema, { ...sample(rows, keys), others: { limit: 1 } }).map(
-    (statement) => statement.text,
-  );
+  appendBatch(schema, sample(rows, keys)).map((statement) => statement.text);
 
 /** Every statement of the log path, for the portability checker: the builders at a few sizes. */
 export const everyStatement = (schema: string): ReadonlyArray<string> => {

@@ -34,19 +34,6 @@ export interface Turn {
   release: boolean;
 }
 
-/** Another writer's records after a refused append, as the reader's rows are: key and bytes. */
-export interface Brought {
-  readonly epoch: number;
-  /** The sequence of the first row (the refused append's expected + 1). */
-  readonly first: number;
-  readonly head: { readonly epoch: number; readonly lastSequence: number };
-  readonly rows: ReadonlyArray<{ readonly sequence: number; readonly record: Uint8Array }>;
-  /** The rows' bytes: what `stats().bytes` counts for them. */
-  readonly bytes: number;
-  /** Counted by a refresh that took them in place of its read (`OthersBytes.takeBrought`). */
-  counted: boolean;
-}
-
 /** The log's state. */
 export interface LogState {
   readonly path: string;
@@ -103,8 +90,6 @@ export interface LogState {
   conflictsInARow: number;
   /** The turn held on the writer's session, if one is (`writer.ts`, "A turn"). */
   turn: Turn | undefined;
-  /** The others' records the last refused append brought back (`brought.ts`), until a commit. */
-  brought: Brought | undefined;
   /**
    * Told the last sequence after each commit (the notification to other
    * writers), and whether the commit's own script already notified them.

@@ -31,14 +31,7 @@ import {
 } from "../PgError.js";
 import { close, connect, retriable, run, run as runOne } from "./session.js";
 import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
-import {
-  type Brought as LogBrought,
-  type LogState,
-  notifyIdle,
-  type Queued,
-  wakeWriter,
-} from "./state.js";
-import * as Brought from "./brought.js";
+import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
 import * as Turn from "./turn.js";
 
@@ -204,17 +197,11 @@ const refusedGuard = (
   epoch: number,
   laid: Laid,
   run: Pick<Run, "rerun" | "mayTurn">,
-  brought?: LogBrought,
 ) =>
   Effect.gen(function* () {
     const { rerun } = run;
     const turning = !rerun && run.mayTurn;
-    // A first run's refusal brought the others' records (and the head) back with it.
-    const others = rerun ? undefined : brought;
-    if (others !== undefined) state.brought = others;
-    const head = turning
-      ? yield* Turn.take(state, session)
-      : (others?.head ?? (yield* readHead(state, session)));
+    const head = turning ? yield* Turn.take(state, session) : yield* readHead(state, session);
     // Another epoch: this log moves onto it first, and the turn's head is of no use.
     if (turning && head.epoch !== epoch) yield* Turn.release(state);
     // Only a run again can find its own first run committed: on a first
@@ -331,21 +318,11 @@ const transactOnce = (
     chunks,
     consumed: consumed.length > 0 ? { store: state.options.store, keys: consumed } : undefined,
     notify: run.notice,
-    others:
-      trip._tag === "Batch" && Brought.wanted(state) ? { limit: Brought.limit(state) } : undefined,
   };
   const sent = Effect.flatMap(
     send(state, trip, append, locked),
     (results): Effect.Effect<Outcome, Failure | PgLogError | MissingRow | MalformedRow> => {
-      if (results[0]?.affected !== 1) {
-        // The others statement is the batch's last, before the turn's COMMIT.
-        const othersRows = results[results.length - (locked ? 2 : 1)]?.rows ?? [];
-        const brought =
-          append.others === undefined
-            ? undefined
-            : Brought.fromRows(state, epoch, laid.expected, othersRows);
-        return refusedGuard(state, session, epoch, laid, run, brought);
-      }
+      if (results[0]?.affected !== 1) return refusedGuard(state, session, epoch, laid, run);
       // The guard moved the head, so every INSERT wrote its rows (or the
       // transaction failed whole). Anything else is not a state this log can go on from.
       let inserted = 0;
@@ -572,7 +549,6 @@ const settle = (
   if (outcome._tag === "Committed") {
     state.writes.committed += 1;
     state.conflictsInARow = 0;
-    state.brought = undefined;
     state.inFlight = [];
     state.committedLast = laid.last;
     state.committedBytes += laid.bytes;
