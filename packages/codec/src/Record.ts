@@ -11,7 +11,7 @@
 import { Limits } from "@tay/core";
 import * as E from "fp-ts/lib/Either.js";
 import { crc32c } from "./Crc32c.js";
-import { isIntegerIn } from "./internal/bytes.js";
+import { isIntegerIn, withRoom } from "./internal/bytes.js";
 import { crc32cSlicingRange } from "./internal/crc32cSlicing.js";
 import { crc32cOfRange } from "./internal/crcTable.js";
 
@@ -213,13 +213,7 @@ export const recordBuffer = (bytes = 64 * 1024): RecordBuffer => ({
 
 /** Grows `buffer` (doubling, its records kept) so that `count` more bytes fit after its length. */
 const reserveIn = (buffer: RecordBuffer, count: number): void => {
-  const needed = buffer.length + count;
-  if (needed <= buffer.bytes.length) return;
-  let size = Math.max(buffer.bytes.length * 2, 1024);
-  while (size < needed) size *= 2;
-  const bytes = new Uint8Array(size);
-  bytes.set(buffer.bytes.subarray(0, buffer.length));
-  buffer.bytes = bytes;
+  buffer.bytes = withRoom(buffer.bytes, buffer.length, buffer.length + count, 1024);
 };
 
 /**

@@ -64,3 +64,23 @@ export const copyOf = (bytes: Uint8Array, start: number, end: number): Uint8Arra
   copy.set(bytes.subarray(start, end));
   return copy;
 };
+
+/**
+ * `bytes` with room for `needed` bytes: itself when it has it, else a copy
+ * of its first `used` bytes in a buffer doubled (from at least `minimum`
+ * bytes) until it fits. Both growing buffers of the codec, a value
+ * writer's and a record buffer's, grow this way.
+ */
+export const withRoom = (
+  bytes: Uint8Array,
+  used: number,
+  needed: number,
+  minimum: number,
+): Uint8Array => {
+  if (needed <= bytes.length) return bytes;
+  let size = Math.max(bytes.length * 2, minimum, 1);
+  while (size < needed) size *= 2;
+  const grown = new Uint8Array(size);
+  grown.set(bytes.subarray(0, used));
+  return grown;
+};

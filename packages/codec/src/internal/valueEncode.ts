@@ -6,7 +6,7 @@
  * same bytes for the same value.
  */
 import { Value as CoreValue } from "@tay/core";
-import { twoToThe32, viewOf } from "./bytes.js";
+import { twoToThe32, viewOf, withRoom } from "./bytes.js";
 import { utf8LengthOf, writeUtf8Measured } from "./utf8.js";
 import { valueTags } from "./valueDecode.js";
 
@@ -49,12 +49,8 @@ export const newWriter = (size: number): Writer => {
 export const reserve = (writer: Writer, count: number): void => {
   const needed = writer.position + count;
   if (needed <= writer.bytes.length) return;
-  let size = writer.bytes.length * 2;
-  while (size < needed) size *= 2;
-  const bytes = new Uint8Array(size);
-  bytes.set(writer.bytes.subarray(0, writer.position));
-  writer.bytes = bytes;
-  writer.view = viewOf(bytes);
+  writer.bytes = withRoom(writer.bytes, writer.position, needed, 0);
+  writer.view = viewOf(writer.bytes);
 };
 
 /**
