@@ -500,6 +500,28 @@ const damagedAndCut = fc
     return bytes.subarray(0, cutAt % (bytes.length + 1));
   });
 
+describe("a whole record over the payload limit", () => {
+  // Every byte present and both CRCs right: only the length check refuses
+  // it (the short-range cases above are refused for want of bytes too).
+  const whole = raw({ payload: new Uint8Array(payloadBytesMax + 1) });
+
+  // A verdict as a short string: a failure must not print 16 MiB of payload.
+  const verdict = (found: number | DecodedRecord): string =>
+    typeof found === "number"
+      ? `a record of ${found} bytes`
+      : found._tag === "Corrupt"
+        ? `Corrupt ${found.reason} at ${found.offset}`
+        : found._tag;
+
+  it("is PayloadTooLarge to every scan, with or without CRCs", () => {
+    const refused = "Corrupt PayloadTooLarge at 0";
+    expect(verdict(decodeRecord(whole, 0))).toBe(refused);
+    expect(verdict(scanRecordAt(whole, 0, recordFrame()))).toBe(refused);
+    expect(verdict(scanRecordHeaderAt(whole, 0, recordFrame()))).toBe(refused);
+    expect(verdict(scanRecordStructureAt(whole, 0, recordFrame()))).toBe(refused);
+  });
+});
+
 describe("scanRecordHeaderAt", () => {
   it("gives scanRecordAt's verdict except that a record CRC fault passes (property)", () => {
     fc.assert(
