@@ -415,14 +415,14 @@ const wholeRecordSize = (
   ) {
     return 0;
   }
+  const payloadStart = offset + recordHeaderBytes;
+  const payloadEnd = payloadStart + length;
   if (checks !== "none") {
     const headerCrc = readU32(bytes, offset + headerCrcOffset);
     if (crc32cOfRange(bytes, offset, offset + headerCrcOffset) !== headerCrc) return 0;
-    const payloadEnd = offset + recordHeaderBytes + length;
     if (
       checks === "every" &&
-      payloadCrc(bytes, offset + recordHeaderBytes, payloadEnd, headerCrc) !==
-        readU32(bytes, payloadEnd)
+      payloadCrc(bytes, payloadStart, payloadEnd, headerCrc) !== readU32(bytes, payloadEnd)
     ) {
       return 0;
     }
@@ -430,8 +430,8 @@ const wholeRecordSize = (
   frame.type = type;
   frame.schema = schema;
   frame.sequence = sequenceHigh * 4_294_967_296 + readU32(bytes, offset + sequenceOffset + 4);
-  frame.payloadStart = offset + recordHeaderBytes;
-  frame.payloadEnd = offset + recordHeaderBytes + length;
+  frame.payloadStart = payloadStart;
+  frame.payloadEnd = payloadEnd;
   return size;
 };
 

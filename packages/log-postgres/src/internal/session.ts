@@ -16,6 +16,14 @@ import {
 } from "../Driver.js";
 import { DatabaseError } from "../PgError.js";
 
+/**
+ * `session`'s batch where the log sends its statements as one batch
+ * (`oneTrip` "batch", the default); undefined where it sends scripts or
+ * the driver has none.
+ */
+export const batchOf = (session: Session, oneTrip: "batch" | "script"): Session["batch"] =>
+  oneTrip === "batch" ? session.batch : undefined;
+
 /** Runs one statement on `session`. */
 export const run = (
   session: Session,

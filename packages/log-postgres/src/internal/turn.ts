@@ -24,7 +24,7 @@
 import { Effect } from "effect";
 import type { Failure, Session } from "../Driver.js";
 import type { MalformedRow, MissingRow } from "../PgError.js";
-import { run, runBatch } from "./session.js";
+import { batchOf, run, runBatch } from "./session.js";
 import { type LogState, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
 
@@ -45,10 +45,11 @@ export const take = (
   session: Session,
 ): Effect.Effect<Tables.Head, Failure | MissingRow | MalformedRow> => {
   const { sql, storeId } = state;
+  const batch = batchOf(session, state.options.oneTrip);
   const locked =
-    session.batch !== undefined && state.options.oneTrip !== "script"
+    batch !== undefined
       ? Effect.map(
-          runBatch(session.batch, [
+          runBatch(batch, [
             { text: sql.begin, parameters: [] },
             { text: sql.lockHead, parameters: [storeId], columns: lockedColumns },
           ]),

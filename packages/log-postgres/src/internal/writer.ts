@@ -29,7 +29,7 @@ import {
   type MissingRow,
   type PgLogError,
 } from "../PgError.js";
-import { close, connect, retriable, run, run as runOne } from "./session.js";
+import { batchOf, close, connect, retriable, run, run as runOne } from "./session.js";
 import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
@@ -397,9 +397,9 @@ interface Run {
  */
 const transact = (state: LogState, session: Session, run: Run) => {
   const locked = Turn.use(state, session);
-  if (state.options.oneTrip !== "script" && session.batch !== undefined) {
-    return transactOnce(state, session, { _tag: "Batch", batch: session.batch }, run, locked);
-  }
+  const batch = batchOf(session, state.options.oneTrip);
+  if (batch !== undefined)
+    return transactOnce(state, session, { _tag: "Batch", batch }, run, locked);
   if (session.script !== undefined) {
     return transactOnce(state, session, { _tag: "Script", script: session.script }, run, locked);
   }
