@@ -459,13 +459,4 @@ describe("durable writes on the caller's thread", () => {
         expect(turns.fired).toBeLessThan(turns.inserted);
       }).pipe(Effect.provide(nodeDisk)),
   );
-
-  it("chains writes through the handle for at most the budget of a turn", () => {
-    const record = InlineWrite.makeRecord();
-    expect(InlineWrite.chainPlan(record, 100)).toBe("Starts");
-    expect(InlineWrite.chainPlan(record, 100 + InlineWrite.chainBudgetMs)).toBe("Now");
-    expect(InlineWrite.chainPlan(record, 100.01 + InlineWrite.chainBudgetMs)).toBe("NextTurn");
-    InlineWrite.endChain(record);
-    expect(InlineWrite.chainPlan(record, 200)).toBe("Starts");
-  });
 });

@@ -38,7 +38,7 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  *   turn waits for the next check phase (`setImmediate`), so timers and
  *   I/O run between any two. Under `Segment` (since 2026-12-05) writes
  *   made within `chainBudgetMs` of the turn's first go at once too
- *   (`chainsInline`): a page-cache copy each, not a device's wait.
+ *   (`chains`): a page-cache copy each, not a device's wait.
  *
  * The bound this gives the host's loop: it waits for at most one such
  * write per turn, of at most 4 KiB (`Maximal`), or for the writes of
@@ -49,7 +49,8 @@ import type { DurabilityPolicy } from "../StoreOptions.js";
  * returned: how long that one takes is the device's; measured in
  * docs/benchmarks.md). `Throughput`'s handle
  * writes inline by itself (`Disk.OpenOptions.inlineWrites`: nothing there
- * is waited for, so it is not held), its chain bounded by `chainPlan`.
+ * is waited for, so it is not held), and its writes share the same
+ * turn (`turnPlan`: one record of the turn for both, since 2026-12-05).
  */
 
 /** The largest batch written inline under `Maximal`: one 4 KiB page. */
@@ -90,16 +91,13 @@ export interface InlineRecord {
   /** Writes go to the pool until `heldUntil` (`performance.now()`, ms): the budget is overdrawn. */
   held: boolean;
   heldUntil: number;
-  /** An inline write was made in this turn of the event loop. */
-  turnUsed: boolean;
-  /** When the first inline write of this turn was made (`performance.now()`, ms), while `turnUsed`. */
-  turnStartedAt: number;
   /**
-   * When the first write through the handle's `now` was made in this turn
-   * of the loop (`performance.now()`, ms), NaN when none was: the start of
-   * the chain `chainPlan` bounds.
+   * When the first write on the caller's thread was made in this turn of
+   * the event loop (`performance.now()`, ms), NaN when none was: this
+   * path's inline writes and `Throughput`'s handle's own share the turn
+   * (`turnPlan`).
    */
-  chainStartedAt: number;
+  turnStartedAt: number;
 }
 
 /** A record of no inline write, its budget whole. */
@@ -111,9 +109,7 @@ export const makeRecord = (): InlineRecord => ({
   budgetAt: Number.NEGATIVE_INFINITY,
   held: false,
   heldUntil: Number.NEGATIVE_INFINITY,
-  turnUsed: false,
-  turnStartedAt: Number.NEGATIVE_INFINITY,
-  chainStartedAt: Number.NaN,
+  turnStartedAt: Number.NaN,
 });
 
 /** What the decision reads of the batch and the writer. */
@@ -123,44 +119,54 @@ export interface InlineInputs {
   readonly bytes: number;
   /** Records still pending behind this batch. */
   readonly pendingRecords: number;
-  /**
-   * The time now (`performance.now()`, ms) when the policy's inline writes
-   * may chain within a turn (`chainsInline`); undefined when it makes one
-   * per turn.
-   */
-  readonly chainsAt?: number | undefined;
 }
 
 /**
- * Whether a policy's inline writes chain within a turn of the loop for up
- * to `chainBudgetMs` (2026-12-05): `Segment`'s, a page-cache copy of
- * microseconds like `Throughput`'s; not `Maximal`'s, each a wait for the
- * device, one per turn.
+ * Whether a policy's writes on the caller's thread chain within a turn of
+ * the loop for up to `chainBudgetMs` (2026-12-05): `Segment`'s inline
+ * writes and `Throughput`'s handle's, each a page-cache copy of
+ * microseconds; not `Maximal`'s, each a wait for the device, one per turn.
  */
-export const chainsInline = (durability: DurabilityPolicy): boolean => durability === "Segment";
+export const chains = (durability: DurabilityPolicy): boolean => durability !== "Maximal";
 
-/** Whether this write may be made on the caller's thread (in this turn or the next). */
+/**
+ * Whether the policy's segment handle makes its own writes on the caller's
+ * thread (`appendOptions`' `inlineWrites`: `Throughput`), so that its
+ * `now` writes take their turn as this path's do.
+ */
+export const handleWritesInline = (durability: DurabilityPolicy): boolean =>
+  // Asked once a write: `appendOptions` would build an object each time
+  // (`inlineWrite.test.ts` holds the two to the same answer).
+  durability === "Throughput";
+
+/** Whether this write may be made on the caller's thread by this path (in this turn or the next). */
 export const mayInline = (record: InlineRecord, inputs: InlineInputs): boolean =>
   inputs.bytesMax > 0 &&
   inputs.bytes <= inputs.bytesMax &&
   inputs.pendingRecords === 0 &&
   !record.held;
 
-/** Where a write goes: inline now, inline at the loop's next check phase, or the pool. */
-export type InlinePlan = "Now" | "NextTurn" | "Pool";
+/** How a write on the caller's thread fits its turn of the loop (`turnPlan`). */
+export type TurnPlan = "Starts" | "Now" | "NextTurn";
 
 /**
- * `mayInline`, and at most one inline write per turn of the event loop;
- * or, for a policy whose writes chain (`chainsAt`), any number within
- * `chainBudgetMs` of the turn's first.
+ * Where a write on the caller's thread at `now` (ms) goes: the first of its
+ * turn of the event loop (`Starts`: the caller ends the turn at the loop's
+ * next check phase, `endTurn`); another at once, for a policy whose writes
+ * chain, within `chainBudgetMs` of the turn's first (`Now`); else at the
+ * loop's next turn (`NextTurn`), so that timers and I/O run between.
  */
-export const plan = (record: InlineRecord, inputs: InlineInputs): InlinePlan => {
-  if (!mayInline(record, inputs)) return "Pool";
-  if (!record.turnUsed) return "Now";
-  const { chainsAt } = inputs;
-  return chainsAt !== undefined && chainsAt - record.turnStartedAt <= chainBudgetMs
-    ? "Now"
-    : "NextTurn";
+export const turnPlan = (record: InlineRecord, now: number, chaining: boolean): TurnPlan => {
+  if (Number.isNaN(record.turnStartedAt)) {
+    record.turnStartedAt = now;
+    return "Starts";
+  }
+  return chaining && now - record.turnStartedAt <= chainBudgetMs ? "Now" : "NextTurn";
+};
+
+/** The loop turned: the next write on the caller's thread starts a new turn. */
+export const endTurn = (record: InlineRecord): void => {
+  record.turnStartedAt = Number.NaN;
 };
 
 /** Notes an inline write that ran from `started` to `ended` (ms): a slow one spends from the budget. */
@@ -179,8 +185,9 @@ export const note = (record: InlineRecord, started: number, ended: number): void
 };
 
 /**
- * How long the writes of one turn of the event loop may chain through the
- * handle's `now` (ms) before the next waits for the loop's next turn.
+ * How long the writes of one turn of the event loop may chain on the
+ * caller's thread (ms), for a policy whose writes chain (`chains`), before
+ * the next waits for the loop's next turn.
  *
  * `Throughput`'s handle writes a batch into the page cache on the caller's
  * thread (`Disk.OpenOptions.inlineWrites`) and answers at once: a worker
@@ -194,25 +201,6 @@ export const note = (record: InlineRecord, started: number, ended: number): void
  * one batch's write. docs/disk.md, "`Throughput`'s chain of writes is bounded".
  */
 export const chainBudgetMs = 1;
-
-/**
- * Where a write through the handle's `now` at `now` (ms) goes: made now,
- * the first of its turn (`Starts`: the caller ends the chain at the loop's
- * next check phase, `endChain`) or a later one (`Now`); or at the loop's
- * next turn, its turn having chained writes for `chainBudgetMs` already.
- */
-export const chainPlan = (record: InlineRecord, now: number): "Starts" | "Now" | "NextTurn" => {
-  if (Number.isNaN(record.chainStartedAt)) {
-    record.chainStartedAt = now;
-    return "Starts";
-  }
-  return now - record.chainStartedAt > chainBudgetMs ? "NextTurn" : "Now";
-};
-
-/** The loop turned: the next write through `now` starts a new chain. */
-export const endChain = (record: InlineRecord): void => {
-  record.chainStartedAt = Number.NaN;
-};
 
 /** At `now` (ms), lifts the hold once the budget has refilled to zero. */
 export const lift = (record: InlineRecord, now: number): void => {

@@ -114,12 +114,10 @@ export interface Writer {
   // Bound once: the direct path schedules and answers without a closure per batch.
   readonly writeDirect: () => void;
   readonly onWritten: (error: DiskError | undefined, count: number) => void;
-  /** `writeRest` deferred to the loop's next check phase (a second inline write in a turn). */
+  /** `writeRest` deferred to the loop's next check phase (its turn's writes were spent). */
   readonly writeRest: () => void;
-  /** Marks the loop's turn over: the next inline write may be made at once. */
-  readonly nextTurn: () => void;
-  /** Ends the turn's chain of writes through the handle's `now` (`InlineWrite.chainPlan`). */
-  readonly endChain: () => void;
+  /** Marks the loop's turn over: the next write on the caller's thread starts another (`InlineWrite.turnPlan`). */
+  readonly endTurn: () => void;
 }
 
 const resolved = Promise.resolve();
@@ -153,10 +151,7 @@ export const make = (
         stopOnDefect(writer, defect);
       }
     },
-    nextTurn: () => {
-      writer.inline.turnUsed = false;
-    },
-    endChain: () => InlineWrite.endChain(writer.inline),
+    endTurn: () => InlineWrite.endTurn(writer.inline),
     onWritten: (error, count) => {
       try {
         onDirectWritten(writer, error, count);
@@ -736,7 +731,9 @@ const directBatch = (writer: Writer): void => {
  * else through the handle's `write.now` (answered by `onWritten`, perhaps
  * before it returns), or its `write` run by `runRare` for a handle
  * without one. Every way answers through `onWritten` only once the write
- * has returned.
+ * has returned. A write made on the caller's thread, this path's or
+ * `Throughput`'s handle's own, takes its turn of the loop first
+ * (`InlineWrite.turnPlan`): at once, or at the loop's next turn.
  */
 const writeRest = (writer: Writer): void => {
   const { buffer, active, written } = writer.current;
@@ -744,36 +741,30 @@ const writeRest = (writer: Writer): void => {
   const { handle } = active;
   const rest = written === 0 ? buffer : buffer.subarray(written);
   const position = active.segment.size + written;
-  const bytesMax = InlineWrite.bytesMaxFor(writer.state.options.durability, handle.dataSync);
-  const inline = handle.write.inline;
-  const plan = inline === undefined ? "Pool" : inlinePlan(writer, bytesMax, rest.length);
-  if (plan === "NextTurn") {
-    // The loop turns first (timers, I/O), then this batch is written inline or not.
-    afterPoll(writer.writeRest);
-    return;
-  }
-  if (inline !== undefined && plan === "Now") {
-    const record = writer.inline;
-    const started = performance.now();
-    if (!record.turnUsed) {
-      record.turnUsed = true;
-      record.turnStartedAt = started;
-      afterPoll(writer.nextTurn);
+  const { durability } = writer.state.options;
+  const { inline, now } = handle.write;
+  const inlines = inline !== undefined && mayInline(writer, handle.dataSync, rest.length);
+  const started =
+    inlines || (now !== undefined && InlineWrite.handleWritesInline(durability))
+      ? performance.now()
+      : undefined;
+  if (started !== undefined) {
+    const turn = InlineWrite.turnPlan(writer.inline, started, InlineWrite.chains(durability));
+    if (turn === "NextTurn") {
+      // The loop turns first (timers, I/O), then this batch is written inline or not.
+      afterPoll(writer.writeRest);
+      return;
     }
+    if (turn === "Starts") afterPoll(writer.endTurn);
+  }
+  if (inline !== undefined && inlines && started !== undefined) {
     const outcome = inline(position, rest);
-    InlineWrite.note(record, started, performance.now());
+    InlineWrite.note(writer.inline, started, performance.now());
     if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
     else writer.onWritten(outcome.left, 0);
     return;
   }
-  const now = handle.write.now;
   if (now !== undefined) {
-    const chain = InlineWrite.chainPlan(writer.inline, performance.now());
-    if (chain === "NextTurn") {
-      afterPoll(writer.writeRest);
-      return;
-    }
-    if (chain === "Starts") afterPoll(writer.endChain);
     now(position, rest, writer.onWritten);
     return;
   }
@@ -784,17 +775,15 @@ const writeRest = (writer: Writer): void => {
   );
 };
 
-/** Where this part of the current batch is written (`inlineWrite.ts`). */
-const inlinePlan = (writer: Writer, bytesMax: number, bytes: number): InlineWrite.InlinePlan => {
-  // The clock is read only while the path is held off, or for a second write in a turn that may chain.
+/** Whether this part of the current batch may be written inline by this path (`inlineWrite.ts`). */
+const mayInline = (writer: Writer, dataSync: boolean, bytes: number): boolean => {
+  // The clock is read only while the path is held off.
   const { inline } = writer;
   if (inline.held) InlineWrite.lift(inline, performance.now());
-  const chains = inline.turnUsed && InlineWrite.chainsInline(writer.state.options.durability);
-  return InlineWrite.plan(inline, {
-    bytesMax,
+  return InlineWrite.mayInline(inline, {
+    bytesMax: InlineWrite.bytesMaxFor(writer.state.options.durability, dataSync),
     bytes,
     pendingRecords: writer.state.pending.length,
-    chainsAt: chains ? performance.now() : undefined,
   });
 };
 

@@ -3,10 +3,12 @@
 // page; `Segment`'s page-cache write, of at most 64 KiB), with nothing pending behind it, and not
 // while held; a slow inline write spends its time from a budget that refills at a rate, and only
 // an overdrawn budget holds the path off (until it has refilled to zero), which bounds the loop's
-// time in slow writes over any span; a second inline write in one turn of the event loop waits
-// for the next. Pure, times passed in.
+// time in slow writes over any span; a second write on the caller's thread in one turn of the
+// event loop waits for the next, unless the policy's writes chain (within a budget). Pure, times
+// passed in.
 import { describe, expect, it } from "@effect/vitest";
 import * as InlineWrite from "../../../src/store/internal/inlineWrite.js";
+import { appendOptions, durabilityPolicies } from "../../../src/store/StoreOptions.js";
 
 const small = { bytesMax: InlineWrite.inlineBytesMax, bytes: 130, pendingRecords: 0 };
 
@@ -106,28 +108,47 @@ describe("the inline write rule", () => {
     expect(waited).toBeGreaterThan(InlineWrite.slowBudgetRate * span * 0.8);
   });
 
-  it("plans at most one inline write per turn of the loop", () => {
+  it("plans at most one write per turn of the loop for a policy that does not chain", () => {
     const record = InlineWrite.makeRecord();
-    expect(InlineWrite.plan(record, small)).toBe("Now");
-    record.turnUsed = true;
-    expect(InlineWrite.plan(record, small)).toBe("NextTurn");
-    expect(InlineWrite.plan(record, { ...small, pendingRecords: 1 })).toBe("Pool");
-    record.held = true;
-    expect(InlineWrite.plan(record, small)).toBe("Pool");
+    expect(InlineWrite.turnPlan(record, 100, false)).toBe("Starts");
+    expect(InlineWrite.turnPlan(record, 100, false)).toBe("NextTurn");
+    InlineWrite.endTurn(record);
+    expect(InlineWrite.turnPlan(record, 300, false)).toBe("Starts");
   });
 
-  it("plans more inline writes in a turn, within the chain budget, for a policy that chains", () => {
+  it("plans more writes in a turn, within the chain budget, for a policy that chains", () => {
     expect([
-      InlineWrite.chainsInline("Segment"),
-      InlineWrite.chainsInline("Maximal"),
-      InlineWrite.chainsInline("Throughput"),
-    ]).toEqual([true, false, false]);
+      InlineWrite.chains("Segment"),
+      InlineWrite.chains("Throughput"),
+      InlineWrite.chains("Maximal"),
+    ]).toEqual([true, true, false]);
     const record = InlineWrite.makeRecord();
-    record.turnUsed = true;
-    record.turnStartedAt = 100;
     const budget = InlineWrite.chainBudgetMs;
-    expect(InlineWrite.plan(record, { ...small, chainsAt: 100 + budget })).toBe("Now");
-    expect(InlineWrite.plan(record, { ...small, chainsAt: 100.01 + budget })).toBe("NextTurn");
-    expect(InlineWrite.plan(record, small)).toBe("NextTurn");
+    expect(InlineWrite.turnPlan(record, 100, true)).toBe("Starts");
+    expect(InlineWrite.turnPlan(record, 100 + budget, true)).toBe("Now");
+    expect(InlineWrite.turnPlan(record, 100.01 + budget, true)).toBe("NextTurn");
+    InlineWrite.endTurn(record);
+    expect(InlineWrite.turnPlan(record, 200, true)).toBe("Starts");
+  });
+
+  it("counts the handle's own writes on the caller's thread only where it makes them", () => {
+    expect([
+      InlineWrite.handleWritesInline("Throughput"),
+      InlineWrite.handleWritesInline("Segment"),
+      InlineWrite.handleWritesInline("Maximal"),
+    ]).toEqual([true, false, false]);
+    for (const durability of durabilityPolicies) {
+      expect(InlineWrite.handleWritesInline(durability)).toBe(
+        appendOptions(durability).inlineWrites === true,
+      );
+    }
+  });
+
+  it("holds the path off while the budget is overdrawn, and leaves work behind it to the pool", () => {
+    const record = InlineWrite.makeRecord();
+    expect(InlineWrite.mayInline(record, small)).toBe(true);
+    expect(InlineWrite.mayInline(record, { ...small, pendingRecords: 1 })).toBe(false);
+    record.held = true;
+    expect(InlineWrite.mayInline(record, small)).toBe(false);
   });
 });
