@@ -260,6 +260,13 @@ type OneTrip =
     }
   | { readonly _tag: "Script"; readonly script: NonNullable<Session["script"]> };
 
+/** An append's statements, and COMMIT after them inside a turn, whose transaction is already open. */
+const ended = <Statement>(
+  statements: ReadonlyArray<Statement>,
+  commit: Statement,
+  locked: boolean,
+): ReadonlyArray<Statement> => (locked ? [...statements, commit] : statements);
+
 /**
  * Sends `append` the way `trip` says: one round trip, its results in
  * statement order. The statements are built inside the Effect, so a value
@@ -273,20 +280,11 @@ const send = (
 ): Effect.Effect<ReadonlyArray<Result>, Failure> =>
   Effect.async<ReadonlyArray<Result>, Failure>((resume) => {
     const { schema } = state.options;
-    // Inside a turn the transaction is already open: the append ends it.
-    const commit = state.sql.commit;
+    const { commit } = state.sql;
     const sent =
       trip._tag === "Batch"
-        ? trip.batch(
-            locked
-              ? [...appendBatch(schema, append), { text: commit, parameters: [] }]
-              : appendBatch(schema, append),
-          )
-        : trip.script(
-            joined(
-              locked ? [...appendScript(schema, append), commit] : appendScript(schema, append),
-            ),
-          );
+        ? trip.batch(ended(appendBatch(schema, append), { text: commit, parameters: [] }, locked))
+        : trip.script(joined(ended(appendScript(schema, append), commit, locked)));
     sent.then(
       (results) => resume(isFailure(results) ? Effect.fail(results) : Effect.succeed(results)),
       (error: unknown) => resume(Effect.die(error)),
