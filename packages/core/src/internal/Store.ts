@@ -472,6 +472,17 @@ const countIn = (
   queueCounts[index] = (queueCounts[index] ?? 0) + jobs;
 };
 
+/** Schedules by id, and those not cancelled (the due index's members). */
+const schedulesOf = (records: Iterable<Schedule>) => {
+  const scheduleMap = new Map<string, Schedule>();
+  const due: Array<Schedule> = [];
+  for (const schedule of records) {
+    scheduleMap.set(schedule.scheduleId, schedule);
+    if (schedule.cancelledAt === null) due.push(schedule);
+  }
+  return { scheduleMap, due };
+};
+
 /** Builds a state and all its indexes from its records, in O(n + k log k) for k live jobs. */
 export const buildState = (
   lastJobId: number,
@@ -519,12 +530,7 @@ export const buildState = (
         break;
     }
   });
-  const scheduleMap = new Map<string, Schedule>();
-  const due: Array<Schedule> = [];
-  for (const schedule of scheduleRecords) {
-    scheduleMap.set(schedule.scheduleId, schedule);
-    if (schedule.cancelledAt === null) due.push(schedule);
-  }
+  const { scheduleMap, due } = schedulesOf(scheduleRecords);
   const availableIndex = new Map<string, SortedMap<Job, null>>();
   for (const [queue, queueJobs] of available) {
     availableIndex.set(queue, setOf(compareClaimOrder, queueJobs));

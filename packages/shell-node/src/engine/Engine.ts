@@ -85,7 +85,7 @@ import {
 } from "./internal/subscriptions.js";
 
 export type { Committed, SubscribeOptions, SubscriberStats, Subscription };
-import { Timers } from "./internal/timers.js";
+import { type Progress, Timers } from "./internal/timers.js";
 
 export {
   ContentionExhausted,
@@ -648,18 +648,7 @@ const serve = <K extends Log.Kind>(
     const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
     yield* Effect.addFinalizer(() => closeSubscriptions);
     const watch = listenToCommits(log, decider, subscriptions, timers, indexing);
-    if (indexing !== undefined) {
-      // The close writes the state image of what is committed (docs/store.md).
-      indexing.committedState = () => ({
-        state: decider.committed,
-        lastSequence: decider.committedLastSequence,
-      });
-    }
-    const terminal = indexing === undefined ? undefined : readerOf(indexing);
-    const states = (): States =>
-      terminal === undefined
-        ? { committed: decider.committed, decided: decider.decided }
-        : { committed: decider.committed, decided: decider.decided, terminal };
+    const states = statesOf(decider, indexing);
     const effects = effectFace(queue, states);
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
@@ -667,14 +656,7 @@ const serve = <K extends Log.Kind>(
     const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
     const inspectJobs = (filter: JobsFilter = {}) =>
       indexQuery(() => queries.jobs(states(), filter));
-    if (options.timers !== false) {
-      // Interrupted when the engine's scope closes; ends on its own once the log is closed.
-      // A full queue defers the timer's tick until there is room; it does not end the timer.
-      const tick = Effect.retry(Effect.zipRight(queue.room(), effects.tick()), {
-        while: (error) => error._tag === "Overloaded",
-      });
-      yield* Effect.forkScoped(Effect.ignore(timers.run(tick)));
-    }
+    if (options.timers !== false) yield* forkTimers(timers, queue, effects.tick);
     // Programs of several steps are defined once, as Effects, and run for
     // the promise face on the engine's clock.
     const run = <A, X>(program: Effect.Effect<A, X>) =>
@@ -713,6 +695,46 @@ const serve = <K extends Log.Kind>(
     };
   });
 };
+
+/**
+ * The engine's states as its queries read them: the committed and the
+ * decided, and the terminal index's reader when there is one (whose close
+ * then writes the state image of what is committed, docs/store.md).
+ */
+const statesOf = <K extends Log.Kind>(
+  decider: BatchDecider<K>,
+  indexing: Indexing | undefined,
+): (() => States) => {
+  if (indexing === undefined) {
+    return () => ({ committed: decider.committed, decided: decider.decided });
+  }
+  indexing.committedState = () => ({
+    state: decider.committed,
+    lastSequence: decider.committedLastSequence,
+  });
+  const terminal = readerOf(indexing);
+  return () => ({ committed: decider.committed, decided: decider.decided, terminal });
+};
+
+/**
+ * Runs the timers in the engine's scope: interrupted when it closes, ended
+ * on their own once the log is closed. A full queue defers a tick until
+ * there is room; it does not end the timers.
+ */
+const forkTimers = <K extends Log.Kind, E extends { readonly _tag: string }>(
+  timers: Timers,
+  queue: CommandQueue<K>,
+  tick: () => Effect.Effect<Progress, E>,
+) =>
+  Effect.forkScoped(
+    Effect.ignore(
+      timers.run(
+        Effect.retry(Effect.zipRight(queue.room(), tick()), {
+          while: (error) => error._tag === "Overloaded",
+        }),
+      ),
+    ),
+  );
 
 /** What the fold found at open. */
 const reportOf = (state: State.State) => ({

@@ -566,6 +566,36 @@ const scanSegments = <S, E, X, R>(
 export type AfterBatch<X, R> = (() => Effect.Effect<void, X, R>) | undefined;
 
 /**
+ * What the scanned generation lacks, if anything: a segment the resumed
+ * state image names, or records of the base its manifest counts.
+ */
+const shortGeneration = <S>(
+  segmentsPath: string,
+  resumed: Resumed<S> | undefined,
+  segmentCount: number,
+  manifest: Manifest,
+  records: number,
+): Mismatch | MissingBase | undefined => {
+  if (resumed !== undefined && resumed.segments.length > segmentCount) {
+    return new Mismatch({
+      path: segmentsPath,
+      offset: 0,
+      field: "StateImage",
+      expected: `${resumed.segments.length} segments`,
+      found: `${segmentCount}`,
+    });
+  }
+  if (records < manifest.baseRecordCount) {
+    return new MissingBase({
+      path: segmentsPath,
+      baseRecordCount: manifest.baseRecordCount,
+      records,
+    });
+  }
+  return undefined;
+};
+
+/**
  * Validates the store in `directory` and folds its current generation into
  * `projection` (running `afterBatch` after each batch). Fails with the
  * first fault, naming its path, offset and sequence, or `afterBatch`'s
@@ -618,23 +648,8 @@ export const validate = <S, E, X = never, R = never>(
       sealedOnTrust,
     );
     const records = nextSequence - manifest.firstSequence;
-    const { resumed } = folder;
-    if (resumed !== undefined && resumed.segments.length > segments.length) {
-      return yield* new Mismatch({
-        path: segmentsPath,
-        offset: 0,
-        field: "StateImage",
-        expected: `${resumed.segments.length} segments`,
-        found: `${segments.length}`,
-      });
-    }
-    if (records < manifest.baseRecordCount) {
-      return yield* new MissingBase({
-        path: segmentsPath,
-        baseRecordCount: manifest.baseRecordCount,
-        records,
-      });
-    }
+    const short = shortGeneration(segmentsPath, folder.resumed, segments.length, manifest, records);
+    if (short !== undefined) return yield* short;
     const totalNanos = clock.unsafeCurrentTimeNanos() - startedNanos;
     return {
       directory,
