@@ -8,8 +8,9 @@
  * queue, and every derived index), on random workloads, and after the log
  * or the image changed in ways a resumed open must notice: records
  * appended after the close by an engine without the index, a byte of the
- * image flipped, and the image of another copy of the store at the very
- * same store, epoch and sequence (only the segments' CRCs tell it apart).
+ * image flipped, the image of another copy of the store at the very
+ * same store, epoch and sequence (only the segments' CRCs tell it apart),
+ * and segments the image names removed from the log.
  */
 import * as fsSync from "node:fs";
 import { existsSync } from "node:fs";
@@ -681,6 +682,27 @@ describe("the state image", () => {
     const { state, report } = await reopened();
     expect(State.jobCount(state)).toBe(count);
     expect(report?.imageRefused).toBe("HEAD names no image");
+  });
+
+  it("is not resumed from when the generation holds fewer segments than it names", async () => {
+    // Segments of a few records each: the close's image names several.
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      rotationTargetBytes: 2048,
+    });
+    for (let index = 0; index < 40; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: { index } });
+    }
+    await engine.close();
+    const segmentsDir = path.join(dir, "epochs", "00000000000000000001", "segments");
+    const names = (await fs.readdir(segmentsDir)).sort();
+    expect(names.length).toBeGreaterThan(3);
+    // The two highest segments gone (the last one the close's rotation left
+    // empty): the log is a shorter valid one, whose last jobs the image
+    // still holds. Resumed from it, the state would hold them.
+    for (const name of names.slice(-2)) await fs.rm(path.join(segmentsDir, name));
+    const { state } = await reopened();
+    expect(state.lastJobId).toBeLessThan(40);
   });
 
   it("decodes what it encodes, and refuses a cut or flipped image by its records' CRCs", async () => {
