@@ -232,6 +232,69 @@ describe("several engines on one shared log", () => {
     ),
   );
 
+  it.effect(
+    "a waiting claim is told it is decided before its answer, and not while it is parked",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const engine = yield* openEngine(log);
+          const seen: Array<string> = [];
+          const claim = engine.promises
+            .nextJobs([{ queue: "q", limit: 2 }], { onDecided: () => seen.push("decided") })
+            .then((jobs) => seen.push(`answered ${jobs.length}`));
+          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+          expect(seen).toEqual([]);
+          yield* engine.insert({ queue: "q", worker: "W", args: null });
+          yield* Effect.promise(() => claim);
+          expect(seen).toEqual(["decided", "answered 1"]);
+          // Given up while parked: answered with nothing, never told.
+          const controller = new AbortController();
+          const parked = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+            signal: controller.signal,
+            onDecided: () => seen.push("decided again"),
+          });
+          yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+          controller.abort();
+          expect(yield* Effect.promise(() => parked)).toEqual([]);
+          expect(seen).toEqual(["decided", "answered 1"]);
+        }),
+      ),
+  );
+
+  it.effect(
+    "a claim told it is decided waits again when its append conflicts and the job is gone",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const inserting = yield* openEngine(log);
+          const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
+          let interloped = false;
+          const interloper = () => {
+            if (interloped) return;
+            interloped = true;
+            const event = Event.jobStarted({ jobId: job.jobId, at: 1, attempt: 1 });
+            log.entries.push({ sequence: log.entries.length + 1, event });
+          };
+          const engine = yield* openEngine(log, { interloper });
+          let decided = 0;
+          const controller = new AbortController();
+          const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+            signal: controller.signal,
+            onDecided: () => {
+              decided += 1;
+            },
+          });
+          yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)));
+          // Decided once, refused by the log, decided again against the catch-up: no job, parked.
+          expect(decided).toBe(1);
+          controller.abort();
+          expect(yield* Effect.promise(() => claim)).toEqual([]);
+        }),
+      ),
+  );
+
   it.effect("without notices of other writers, the parked claim waits (the test's control)", () =>
     Effect.scoped(
       Effect.gen(function* () {

@@ -12,6 +12,7 @@ import { Deferred, Effect, Fiber } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
 import * as Worker from "../../src/worker/Worker.js";
+import { holdingSyncs } from "../support/heldSyncs.js";
 import { dataDirectory, nodeDisk } from "../support/store.js";
 
 const openEngine = (options: Engine.EngineOptions = {}) =>
@@ -39,6 +40,33 @@ const until = (engine: Engine.EngineService, done: (jobs: Jobs) => boolean): Eff
     return yield* Effect.dieMessage(
       `the condition never held: ${JSON.stringify(Object.fromEntries(last))}`,
     );
+  });
+
+/** Each committed batch's job records from now on, as "Started 3" and "Finished 2". */
+const batchesOf = (engine: Engine.EngineService) =>
+  Effect.gen(function* () {
+    const batches: Array<ReadonlyArray<string>> = [];
+    const unwatch = engine.watch((records) => {
+      const tags: Array<string> = [];
+      for (const { event } of records) {
+        for (const member of event._tag === "Mutation" ? event.events : [event]) {
+          if (member._tag === "JobStarted") tags.push(`Started ${member.jobId}`);
+          if (member._tag === "JobFinished") tags.push(`Finished ${member.jobId}`);
+        }
+      }
+      if (tags.length > 0) batches.push(tags);
+    });
+    yield* Effect.addFinalizer(() => Effect.sync(unwatch));
+    return batches;
+  });
+
+/** Waits (real time, at most 10 s) until `done()` holds. */
+const untilTrue = (done: () => boolean): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 1_000 && !done(); tries++) {
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)));
+    }
+    if (!done()) return yield* Effect.dieMessage("the condition never held");
   });
 
 const statesOf = (jobs: Jobs): Array<Job.Job["state"]> =>
@@ -329,19 +357,7 @@ describe("Worker.run", () => {
         yield* engine.insertMany(
           Array.from({ length: jobs }, (_, index) => ({ queue: "q", worker: "W", args: index })),
         );
-        // Each committed batch's job records, as "Started 3" and "Finished 2".
-        const batches: Array<ReadonlyArray<string>> = [];
-        const unwatch = engine.watch((records) => {
-          const tags: Array<string> = [];
-          for (const { event } of records) {
-            for (const member of event._tag === "Mutation" ? event.events : [event]) {
-              if (member._tag === "JobStarted") tags.push(`Started ${member.jobId}`);
-              if (member._tag === "JobFinished") tags.push(`Finished ${member.jobId}`);
-            }
-          }
-          if (tags.length > 0) batches.push(tags);
-        });
-        yield* Effect.addFinalizer(() => Effect.sync(unwatch));
+        const batches = yield* batchesOf(engine);
         const told: Array<string> = [];
         yield* Worker.run(engine, {
           queues: { q: 1 },
@@ -366,6 +382,45 @@ describe("Worker.run", () => {
             `Completed ${index + 1}`,
           ]).flat(),
         );
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "claims room freed while a decided claim's write is on its way in the batch of the end that freed it",
+    () =>
+      Effect.gen(function* () {
+        const disk = holdingSyncs();
+        const engine = yield* openEngine().pipe(Effect.provide(disk.layer));
+        yield* engine.insertMany(
+          Array.from({ length: 4 }, (_, index) => ({ queue: "q", worker: "W", args: index })),
+        );
+        const batches = yield* batchesOf(engine);
+        let finishFirst: () => void = () => undefined;
+        const firstFinished = new Promise<void>((resolve) => {
+          finishFirst = resolve;
+        });
+        yield* Worker.run(engine, {
+          queues: { q: 2 },
+          handlers: {
+            W: async (job) => {
+              if (job.jobId === 1) await firstFinished;
+              // Job 2's end and the claim of job 3 riding it: that batch is written, not durable.
+              if (job.jobId === 2) disk.hold();
+            },
+          },
+        });
+        yield* untilTrue(() => disk.state.waiting === 1);
+        // Job 1 ends while the claim of job 3 is decided and on its way: its room is claimed at
+        // once, beside its end, not one write later once that claim is answered.
+        finishFirst();
+        yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)));
+        disk.release();
+        yield* until(engine, (state) => statesOf(state).every((found) => found === "completed"));
+        expect(batches.slice(0, 3)).toEqual([
+          ["Started 1", "Started 2"],
+          ["Finished 2", "Started 3"],
+          ["Finished 1", "Started 4"],
+        ]);
       }).pipe(Effect.provide(nodeDisk)),
   );
 

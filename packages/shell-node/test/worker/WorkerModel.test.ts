@@ -21,6 +21,9 @@ import * as Worker from "../../src/worker/Worker.js";
 import { auditLog, engineOnFaultDisk, Ledger, settled } from "../support/workerHarness.js";
 
 const runs = Number(process.env.TAY_WORKER_MODEL_RUNS ?? "30");
+// Time for the runs and a shrink: a run takes up to ~0.2 s on a loaded
+// 2-core machine, so a long mode (500 runs) gets more than the default's 100 s.
+const timeLimitMs = Math.max(100_000, runs * 400);
 /** Replays a failure: TAY_WORKER_MODEL_SEED and TAY_WORKER_MODEL_PATH, as fast-check printed them. */
 const replay = {
   ...(process.env.TAY_WORKER_MODEL_SEED === undefined
@@ -732,30 +735,34 @@ const scenario = (config: Config, steps: ReadonlyArray<Step>) =>
   }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext));
 
 describe("the worker against a reference model, under TestClock", () => {
-  it("claims, ends, retries, times out, cancels and closes exactly when the model says", async () => {
-    const started = Date.now();
-    let runCount = 0;
-    let stepCount = 0;
-    await fc.assert(
-      fc.asyncProperty(
-        configArb,
-        fc.array(stepArb, { minLength: 1, maxLength: 40, size: "medium" }),
-        async (config, steps) => {
-          runCount += 1;
-          stepCount += steps.length;
-          await Effect.runPromise(scenario(config, steps));
+  it(
+    "claims, ends, retries, times out, cancels and closes exactly when the model says",
+    async () => {
+      const started = Date.now();
+      let runCount = 0;
+      let stepCount = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          configArb,
+          fc.array(stepArb, { minLength: 1, maxLength: 40, size: "medium" }),
+          async (config, steps) => {
+            runCount += 1;
+            stepCount += steps.length;
+            await Effect.runPromise(scenario(config, steps));
+          },
+        ),
+        {
+          numRuns: runs,
+          ...replay,
+          // Shrinking a long step list runs many scenarios: report what it has by then.
+          interruptAfterTimeLimit: timeLimitMs,
+          markInterruptAsFailure: true,
         },
-      ),
-      {
-        numRuns: runs,
-        ...replay,
-        // Shrinking a long step list runs many scenarios: report what it has by then.
-        interruptAfterTimeLimit: 100_000,
-        markInterruptAsFailure: true,
-      },
-    );
-    console.log(
-      `worker model: ${runCount} runs, ${stepCount} steps, ${tally.instants} settled instants checked, ${tally.claims} claims, ${tally.completions} completions, ${tally.retries} retries, ${tally.timeouts} timeouts, ${tally.interrupted} interrupted at close, ${tally.cancelledRunning} running jobs cancelled, ${tally.lateReturns} late returns ignored (${tally.lateAfterClose} after the close), in ${Date.now() - started} ms`,
-    );
-  }, 150_000);
+      );
+      console.log(
+        `worker model: ${runCount} runs, ${stepCount} steps, ${tally.instants} settled instants checked, ${tally.claims} claims, ${tally.completions} completions, ${tally.retries} retries, ${tally.timeouts} timeouts, ${tally.interrupted} interrupted at close, ${tally.cancelledRunning} running jobs cancelled, ${tally.lateReturns} late returns ignored (${tally.lateAfterClose} after the close), in ${Date.now() - started} ms`,
+      );
+    },
+    timeLimitMs + 50_000,
+  );
 });

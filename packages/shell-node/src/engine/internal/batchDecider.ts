@@ -413,7 +413,7 @@ class Drain<K extends Log.Kind> {
     if (events.length === 0) return false;
     // Claims of different queues never touch the same job: one fold for all lanes.
     waiting.rotation += 1;
-    this.foldAccepted(request, events);
+    if (this.foldAccepted(request, events)) waiting.decided?.();
     return true;
   }
 
@@ -453,9 +453,10 @@ class Drain<K extends Log.Kind> {
 
   // Folds an accepted command's records and takes them into the batch; a
   // fold that refuses them is a bug in the deciders: its caller dies.
-  private foldAccepted(request: Pending<Failure<K>>, events: Decide.Decision): void {
+  // True when they are taken (false: the caller was answered already).
+  private foldAccepted(request: Pending<Failure<K>>, events: Decide.Decision): boolean {
     const prepared = this.admitted(request, events);
-    if (prepared === undefined) return;
+    if (prepared === undefined) return false;
     // Read before the fold, which may update the draft's nodes in place:
     // a job the events complete is only a fact in a lean state after them.
     // An insert's records (all a keyed insert decides) make no job leave,
@@ -468,7 +469,7 @@ class Drain<K extends Log.Kind> {
     if (next._tag === "Left") {
       request.die(new Error(`decider produced an illegal record: ${next.left.reason._tag}`));
       this.replay();
-      return;
+      return false;
     }
     this.state = next.right;
     this.lastJobId = this.state.lastJobId;
@@ -479,6 +480,7 @@ class Drain<K extends Log.Kind> {
     }
     this.take(request, prepared);
     this.folded = pushed(this.folded, events);
+    return true;
   }
 
   // Back to the state of the commands folded so far, on a fresh batch (the

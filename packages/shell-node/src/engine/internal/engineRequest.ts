@@ -97,6 +97,8 @@ export interface Waiting {
   readonly lanes: ReadonlyArray<Lane>;
   readonly limit: number;
   rotation: number;
+  /** Told when a drain decides the claim with jobs (`NextJobsOptions.onDecided`). */
+  readonly decided: (() => void) | undefined;
 }
 
 /**

@@ -41,6 +41,16 @@ export interface NextJobsOptions {
    * answered with them whatever the signal says (the jobs are executing).
    */
   readonly signal?: AbortSignal;
+  /**
+   * Told, synchronously inside the drain that decides it, that the claim
+   * started jobs: they are in a batch being made durable, and the claim is
+   * answered with them once it is. (Over PostgreSQL, an append that
+   * conflicts has its commands decided again, so a claim told this may
+   * still wait again.) The worker runtime issues its next claim from
+   * here, for room that frees up while this one's write is on its way,
+   * instead of waiting for the answer (docs/worker.md, "Claims in flight").
+   */
+  readonly onDecided?: () => void;
 }
 
 /** How `fail` ends an attempt: `discard` ends the job whatever attempts are left. */
@@ -391,7 +401,7 @@ export const commands = {
     return {
       command: Commands.claimJobs({ now: at, queue: lanes[0]?.queue ?? "", limit }),
       answerOf: startedJobs,
-      waiting: { lanes, limit, rotation: 0 },
+      waiting: { lanes, limit, rotation: 0, decided: options.onDecided },
       ...(options.signal === undefined ? {} : { signal: options.signal }),
     };
   },

@@ -1,15 +1,24 @@
 /**
- * The worker's claims: at most one waiting claim (`nextJobs`) at a time,
- * with the lanes that have room, its jobs started as it is answered, then
- * the next. No fiber and no loop waiting for room: a claim is issued when
- * room appears (a handler settles, a slot is released) and when the last
- * one is answered. Room that appears while a handler's end is being
- * recorded is claimed from a microtask queued before that end's command,
- * so that the claim joins the same batch (see slots.ts). Once a claim is
- * decided its jobs are started and run, even when the worker closes
- * meanwhile: `stop` gives up a parked claim, and the close waits for the
- * claim in flight to be answered (its last jobs started) rather than
- * cutting it short, then gives them its timeout like any running job.
+ * The worker's claims (`nextJobs`), with the lanes that have room, their
+ * jobs started as each is answered. At most one claim is undecided at a
+ * time (parked, or not yet in a drain); once the engine has decided it
+ * (`onDecided`: its jobs are in a batch on its way to the disk), room that
+ * frees up meanwhile is claimed at once by the next one, which joins the
+ * batch of the ends that freed it instead of waiting one more write for
+ * the answer (docs/worker.md, "Claims in flight"). Each claim's room is
+ * promised to it until it is answered (`Slots.promise`), so claims in
+ * flight never start more jobs than the slots hold.
+ *
+ * No fiber and no loop waiting for room: a claim is issued when room
+ * appears (a handler settles, a slot is released), when a claim is
+ * decided and when one is answered. Room that appears while a handler's
+ * end is being recorded is claimed from a microtask queued before that
+ * end's command, so that the claim joins the same batch (see slots.ts).
+ * Once a claim is decided its jobs are started and run, even when the
+ * worker closes meanwhile: `stop` gives up a parked claim, and the close
+ * waits for the claims in flight to be answered (their last jobs started)
+ * rather than cutting them short, then gives them its timeout like any
+ * running job.
  */
 import type { Job } from "@tay/core";
 import type * as Engine from "../../engine/Engine.js";
@@ -17,18 +26,30 @@ import type { Slots } from "./slots.js";
 
 type NextJobs = (
   lanes: ReadonlyArray<Engine.Lane>,
-  options: { readonly limit: number; readonly signal: AbortSignal },
+  options: {
+    readonly limit: number;
+    readonly signal: AbortSignal;
+    readonly onDecided: () => void;
+  },
 ) => Promise<ReadonlyArray<Job.Job>>;
 
 const resolved = Promise.resolve();
 
+/** A claim in flight: what it was promised. */
+interface Claim {
+  readonly lanes: ReadonlyArray<Engine.Lane>;
+  readonly limit: number;
+}
+
 export class ClaimLoop {
   private stopped = false;
   private soonQueued = false;
-  // The claim in flight's controller, kept until it is used to give a claim up.
+  // The claims' controller, kept until it is used to give claims up. Shared
+  // by the claims in flight: giving up a decided claim changes nothing.
   private controller = new AbortController();
-  // The lanes of the claim in flight (undefined when none is).
-  private claimLanes: ReadonlyArray<Engine.Lane> | undefined;
+  // The claim not decided yet (undefined when none is), and how many are in flight in all.
+  private undecided: Claim | undefined;
+  private inFlight = 0;
   private ended: () => void = () => {};
   /** Ends once stopped with no claim in flight, or once the engine refused a claim (never rejects). */
   readonly done: Promise<void>;
@@ -41,11 +62,14 @@ export class ClaimLoop {
     this.done = new Promise<void>((resolve) => {
       this.ended = resolve;
     });
-    // A queue that had no room has some again: a claim in flight without it is
-    // given up (answered with nothing) and claimed again with every lane.
+    // A queue that had no room has some again: the claim still undecided
+    // without it is given up (answered with nothing) and claimed again with
+    // every lane. (A decided claim ignores it; one decided again after a
+    // conflict and parked is given up the same way.)
     slots.onRoom = (queue) => {
-      if (this.claimLanes === undefined) this.soon();
-      else if (!this.claimLanes.some((lane) => lane.queue === queue)) this.controller.abort();
+      const undecided = this.undecided;
+      if (undecided === undefined) this.soon();
+      else if (!undecided.lanes.some(asks(queue))) this.controller.abort();
     };
     this.claim();
   }
@@ -54,7 +78,7 @@ export class ClaimLoop {
   stop(): void {
     if (this.stopped) return;
     this.stopped = true;
-    if (this.claimLanes === undefined) this.ended();
+    if (this.inFlight === 0) this.ended();
     else this.controller.abort();
   }
 
@@ -62,7 +86,8 @@ export class ClaimLoop {
    * Claims from a microtask: called as a handler settles, before its end's
    * command is issued, the claim is issued after that command and after
    * those of the other handlers settling in the same turn, before the
-   * engine decides them.
+   * engine decides them. Called as a claim is decided (inside a drain), it
+   * issues the next one once the drain is over.
    */
   private soon(): void {
     if (this.soonQueued || this.stopped) return;
@@ -75,28 +100,73 @@ export class ClaimLoop {
     this.claim();
   };
 
-  /** Issues a claim with the lanes that have room, unless one is in flight or none has room. */
+  /** Issues a claim with the lanes that have room, unless one is undecided or none has room. */
   private claim(): void {
-    if (this.stopped || this.claimLanes !== undefined) return;
+    if (this.stopped || this.undecided !== undefined) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
     if (this.controller.signal.aborted) this.controller = new AbortController();
-    this.claimLanes = lanes;
-    this.nextJobs(lanes, { limit: this.slots.free(), signal: this.controller.signal }).then(
-      this.answered,
+    const claim: Claim = { lanes, limit: this.slots.free() };
+    this.undecided = claim;
+    this.inFlight += 1;
+    this.slots.promise(lanes, claim.limit, 1);
+    this.nextJobs(lanes, {
+      limit: claim.limit,
+      signal: this.controller.signal,
+      onDecided: () => this.decided(claim),
+    }).then(
+      (jobs) => this.answered(claim, jobs),
       // A claim the engine refuses (its log failed or closed) ends the claims: nothing more can start.
       () => {
-        this.claimLanes = undefined;
+        this.settled(claim);
         this.stopped = true;
         this.ended();
       },
     );
   }
 
-  private readonly answered = (jobs: ReadonlyArray<Job.Job>): void => {
-    this.claimLanes = undefined;
+  private decided(claim: Claim): void {
+    if (this.undecided !== claim) return;
+    this.undecided = undefined;
+    this.soon();
+  }
+
+  private settled(claim: Claim): void {
+    if (this.undecided === claim) this.undecided = undefined;
+    this.inFlight -= 1;
+    this.slots.promise(claim.lanes, claim.limit, -1);
+  }
+
+  private answered(claim: Claim, jobs: ReadonlyArray<Job.Job>): void {
+    this.settled(claim);
     for (const job of jobs) this.start(job);
-    if (this.stopped) this.ended();
-    else this.claim();
-  };
+    if (this.stopped) {
+      if (this.inFlight === 0) this.ended();
+      return;
+    }
+    const undecided = this.undecided;
+    if (undecided === undefined) this.claim();
+    else if (this.missedBy(undecided)) this.controller.abort();
+  }
+
+  /**
+   * True when a queue has room that `undecided` does not ask for: the room
+   * a claim was promised and did not take is free again when it is
+   * answered, and the claim issued meanwhile could not be offered it. Such
+   * a queue would wait for that claim's answer (a parked claim may wait
+   * forever), so the claim is given up and claimed again with every lane,
+   * as for room told by `onRoom`. Its own promise counts as free here: it
+   * may hold the only room in all that the queue needs.
+   */
+  private missedBy(undecided: Claim): boolean {
+    this.slots.promise(undecided.lanes, undecided.limit, -1);
+    const lanes = this.slots.lanes();
+    this.slots.promise(undecided.lanes, undecided.limit, 1);
+    return lanes.some((lane) => !undecided.lanes.some(asks(lane.queue)));
+  }
 }
+
+const asks =
+  (queue: string) =>
+  (lane: Engine.Lane): boolean =>
+    lane.queue === queue;

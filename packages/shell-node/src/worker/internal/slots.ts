@@ -22,13 +22,18 @@ interface Count {
   finishing: number;
   /** Claimed jobs waiting for a slot to be released. */
   pending: number;
+  /** Room promised to claims in flight (their limits): not offered to another claim. */
+  promised: number;
 }
 
-const zero = (): Count => ({ held: 0, finishing: 0, pending: 0 });
+const zero = (): Count => ({ held: 0, finishing: 0, pending: 0, promised: 0 });
 
-/** Room a claim may take: slots not held, plus finishing ones not promised to pending jobs. */
+/**
+ * Room a claim may take: slots not held, plus finishing ones not promised
+ * to pending jobs, less what claims in flight may still start.
+ */
 const claimable = (count: Count, limit: number): number =>
-  limit - count.held + count.finishing - count.pending;
+  limit - count.held + count.finishing - count.pending - count.promised;
 
 export class Slots {
   private readonly counts = new Map<string, Count>();
@@ -76,6 +81,17 @@ export class Slots {
       if (room > 0) lanes.push({ queue, limit: room });
     }
     return lanes;
+  }
+
+  /**
+   * A claim for `lanes` and at most `limit` jobs in all is in flight
+   * (`by` 1), or answered (`by` -1): until then its room is not offered to
+   * another claim (`lanes`, `free`), so two claims in flight never start
+   * more jobs than the slots hold.
+   */
+  promise(lanes: ReadonlyArray<Lane>, limit: number, by: 1 | -1): void {
+    for (const lane of lanes) this.countOf(lane.queue).promised += by * lane.limit;
+    this.all.promised += by * limit;
   }
 
   /** Told each queue whose room for a claim grew (a handler settled, or a slot was released). */
