@@ -258,7 +258,8 @@ const onWorkerEvent =
       return;
     }
     // Started, and Stale (an attempt someone else ended: the demo cancels none), change no tally.
-    if (event._tag === "Started" || event._tag === "Stale") return;
+    // Halted: the store failed, which `watchStore` reports with the log's typed error.
+    if (event._tag === "Started" || event._tag === "Stale" || event._tag === "Halted") return;
     countEnd(tally, event.job);
     // Only this process writes the store (it holds the lock), so each of the
     // planned jobs finishes exactly once in this run.
@@ -267,10 +268,11 @@ const onWorkerEvent =
 
 /**
  * Resolves `stopped` once the store takes no more appends (its writer
- * failed). The worker's own claim loop ends without a word when its claim
- * is refused, so the demo parks a claim of its own, on a queue nothing is
- * inserted into: the engine refuses every parked claim with the log's
- * error when the log fails. Answered with nothing once `signal` aborts.
+ * failed). The worker tells it too (`Halted`), but its `cause` is not
+ * typed; the demo parks a claim of its own, on a queue nothing is
+ * inserted into, to fail the run with the log's own typed error: the
+ * engine refuses every parked claim with it when the log fails. Answered
+ * with nothing once `signal` aborts.
  */
 const watchStore = <K extends Log.Kind>(
   engine: Engine.EngineService<K>,

@@ -106,7 +106,8 @@ export const runWorker = async (
         // A job whose claim was decided as the worker closed is failed, never run (docs/worker.md):
         // the case is over, and it is not counted.
       } else if (event._tag !== "Started") {
-        failures.push(`${event._tag} job ${event.job.jobId}: ${event.error ?? ""}`);
+        // Halted (the engine refused a claim) names no job.
+        failures.push(`${event._tag} job ${event.job?.jobId ?? "-"}: ${event.error ?? ""}`);
       }
     },
   });

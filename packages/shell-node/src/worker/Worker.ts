@@ -16,7 +16,8 @@
  * is refused as `StaleAttempt` and appends nothing. A timeout aborts the
  * handler's signal and fails the attempt ("timeout"). `close` stops
  * claiming; a job once claimed runs (one whose claim was in flight as the
- * close began too): the close waits for running handlers up to its timeout,
+ * close began too). A claim the engine refuses (its log failed or closed)
+ * ends the claims and is told as `Halted`: the close waits for running handlers up to its timeout,
  * then aborts the rest and fails them ("interrupted", retried by the usual
  * rules). After a clean close no job is left executing; after a crash, the
  * engine's rescue at open ends them.
@@ -151,6 +152,10 @@ const checked = <Registry>(options: WorkerOptions<Registry>) =>
     return { queues: new Map(queues), concurrency };
   });
 
+/** A refusal's one line: an error's message (the engine's errors carry their description there). */
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error ? cause.message : String(cause);
+
 /** The tags of the events that end an attempt. */
 const endsAnAttempt = (event: Event.Event): event is Event.DomainEvent & { jobId: number } =>
   event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
@@ -257,7 +262,9 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       attempts.set(job.jobId, attempt);
       slots.admit(job.queue, () => begin(attempt));
     };
-    const claims = new ClaimLoop(slots, engine.promises.nextJobs, start);
+    const claims = new ClaimLoop(slots, engine.promises.nextJobs, start, (cause) =>
+      settings.emit({ _tag: "Halted", error: messageOf(cause), cause }),
+    );
     const unwatch = engine.watch(watchEndings(attempts));
     const timing = yield* Effect.forkScoped(deadlines.run);
     const stop = Effect.zipRight(Effect.sync(unwatch), Fiber.interrupt(timing));

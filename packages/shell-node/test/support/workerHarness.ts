@@ -127,7 +127,14 @@ export class Ledger {
     private readonly now: () => number,
   ) {}
 
+  /** What `Halted` told (the engine refused a claim), in order. */
+  readonly halts: Array<string> = [];
+
   readonly onEvent = (event: Worker.WorkerEvent): void => {
+    if (event._tag === "Halted") {
+      this.halts.push(event.error);
+      return;
+    }
     const { job } = event;
     this.seen.push({
       tag: event._tag,

@@ -9,7 +9,9 @@
 import { describe, expect, it } from "@effect/vitest";
 import { type Job, Limits, Query } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Engine from "../../src/engine/Engine.js";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Init from "../../src/store/Init.js";
 import * as Worker from "../../src/worker/Worker.js";
 import { holdingSyncs } from "../support/heldSyncs.js";
@@ -68,6 +70,10 @@ const untilTrue = (done: () => boolean): Effect.Effect<void> =>
     }
     if (!done()) return yield* Effect.dieMessage("the condition never held");
   });
+
+/** The job a worker event is about ("-" for `Halted`, which names none). */
+const jobIdOf = (event: Worker.WorkerEvent): number | "-" =>
+  event._tag === "Halted" ? "-" : event.job.jobId;
 
 const statesOf = (jobs: Jobs): Array<Job.Job["state"]> =>
   [...jobs.values()].map((job) => job.state);
@@ -362,7 +368,7 @@ describe("Worker.run", () => {
         yield* Worker.run(engine, {
           queues: { q: 1 },
           handlers: { W: async (job) => void told.push(`handler ${job.jobId}`) },
-          onEvent: (event) => told.push(`${event._tag} ${event.job.jobId}`),
+          onEvent: (event) => told.push(`${event._tag} ${jobIdOf(event)}`),
         });
         yield* until(engine, (state) => statesOf(state).every((found) => found === "completed"));
         // One write per job with one handler at a time: the end of job n and the start of n + 1.
@@ -424,6 +430,33 @@ describe("Worker.run", () => {
       }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it("tells Halted once when the engine refuses its claim (its log failed), and claims no more", async () => {
+    const disk = FaultDisk.make();
+    disk.seedDirectory("/data");
+    const layer = FaultDisk.layer(disk);
+    await Effect.runPromise(Effect.provide(Init.init("/data"), layer));
+    const opened = await EnginePromises.open("/data", { disk: layer });
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await Worker.start(opened, {
+      queues: { q: 2 },
+      handlers: { W: () => "done" },
+      onEvent: (event) => events.push(event),
+    });
+    // The worker's claim is parked; the insert's write fails, and the log with it.
+    disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
+    await expect(opened.insert({ queue: "q", worker: "W", args: 1 })).rejects.toMatchObject({
+      _tag: "WriterFailed",
+    });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(events.map((event) => event._tag)).toEqual(["Halted"]);
+    const [halted] = events;
+    expect(halted?._tag === "Halted" && halted.cause).toMatchObject({ _tag: "WriterFailed" });
+    expect(halted?._tag === "Halted" && halted.error).toMatch(/^WriterFailed/);
+    expect(await worker.close()).toEqual({ finished: 0, interrupted: 0 });
+    expect(events).toHaveLength(1);
+    await opened.close();
+  });
+
   it.scopedLive(
     "starts a job claimed beside a refused completion only once that attempt's failure is told",
     () =>
@@ -442,7 +475,7 @@ describe("Worker.run", () => {
             Huge: async () => "x".repeat(Limits.payloadBytesMax),
             Small: async () => "ok",
           },
-          onEvent: (event) => told.push(`${event._tag} ${event.job.jobId}`),
+          onEvent: (event) => told.push(`${event._tag} ${jobIdOf(event)}`),
         });
         yield* until(engine, (state) =>
           statesOf(state).every((found) => found === "completed" || found === "discarded"),

@@ -156,7 +156,8 @@ describe("closing a worker", () => {
             throw signal.reason;
           }),
         },
-        onEvent: (event) => events.push(`${event._tag} ${event.job.worker}`),
+        onEvent: (event) =>
+          events.push(`${event._tag} ${event._tag === "Halted" ? "-" : event.job.worker}`),
       });
       yield* engine.insertMany([
         { queue: "q", worker: "Returns", args: null, maxAttempts: 2 },

@@ -90,6 +90,18 @@ export type WorkerEvent =
       readonly _tag: "Unrecorded";
       readonly job: Job.Job;
       readonly error: string;
+    }
+  | {
+      /**
+       * The engine refused the worker's claim (its log failed, or it was
+       * closed): the worker claims nothing more. Told once; handlers
+       * already running go on (their ends `Unrecorded` when the log is
+       * gone). `cause` is the engine's refusal as it came (a tagged error
+       * such as `WriterFailed`), `error` its message.
+       */
+      readonly _tag: "Halted";
+      readonly error: string;
+      readonly cause: unknown;
     };
 
 /** How the worker runs attempts. */

@@ -58,6 +58,8 @@ export class ClaimLoop {
     private readonly slots: Slots,
     private readonly nextJobs: NextJobs,
     private readonly start: (job: Job.Job) => void,
+    /** Told, once, the refusal that ended the claims (not when `stop` ended them). */
+    private readonly halted: (reason: unknown) => void,
   ) {
     this.done = new Promise<void>((resolve) => {
       this.ended = resolve;
@@ -117,10 +119,12 @@ export class ClaimLoop {
     }).then(
       (jobs) => this.answered(claim, jobs),
       // A claim the engine refuses (its log failed or closed) ends the claims: nothing more can start.
-      () => {
+      (reason: unknown) => {
         this.settled(claim);
+        const first = !this.stopped;
         this.stopped = true;
         this.ended();
+        if (first) this.halted(reason);
       },
     );
   }
