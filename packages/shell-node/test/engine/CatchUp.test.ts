@@ -45,6 +45,17 @@ const racer = async (engine: SharedEngine, rounds: number) => {
   return { inserted, started };
 };
 
+/** An interloper that, once, starts `jobId` in the shared log as another engine would. */
+const startsOnce = (log: SharedLog.Shared, jobId: number) => {
+  let interloped = false;
+  return () => {
+    if (interloped) return;
+    interloped = true;
+    const event = Event.jobStarted({ jobId, at: 1, attempt: 1 });
+    log.entries.push({ sequence: log.entries.length + 1, event });
+  };
+};
+
 describe("several engines on one shared log", () => {
   it.effect(
     "racing engines never start a job twice and keep every acknowledged insert",
@@ -201,14 +212,7 @@ describe("several engines on one shared log", () => {
           const inserting = yield* openEngine(log);
           const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
           // Another engine starts that job right before this engine's first write.
-          let interloped = false;
-          const interloper = () => {
-            if (interloped) return;
-            interloped = true;
-            const event = Event.jobStarted({ jobId: job.jobId, at: 1, attempt: 1 });
-            log.entries.push({ sequence: log.entries.length + 1, event });
-          };
-          const engine = yield* openEngine(log, { interloper });
+          const engine = yield* openEngine(log, { interloper: startsOnce(log, job.jobId) });
           const claimed = yield* engine.claim("q", 1);
           expect(claimed).toEqual([]);
           expect(engine.contention()).toMatchObject({ conflicts: 1, retried: 1, exhausted: 0 });
@@ -270,14 +274,7 @@ describe("several engines on one shared log", () => {
           const log = SharedLog.shared();
           const inserting = yield* openEngine(log);
           const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
-          let interloped = false;
-          const interloper = () => {
-            if (interloped) return;
-            interloped = true;
-            const event = Event.jobStarted({ jobId: job.jobId, at: 1, attempt: 1 });
-            log.entries.push({ sequence: log.entries.length + 1, event });
-          };
-          const engine = yield* openEngine(log, { interloper });
+          const engine = yield* openEngine(log, { interloper: startsOnce(log, job.jobId) });
           let decided = 0;
           const controller = new AbortController();
           const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
