@@ -72,7 +72,7 @@ export const fibersMade = () =>
  * `opened`, `concurrency` handlers at once) until `shouldStop()`, checked
  * at each completion and every 20 ms, then closes the worker. The handler
  * of worker "W" calls `onStart(args, jobId)` on its first line and returns
- * at once; `onCompleted(jobId)` runs when the worker reports the job
+ * at once (or, given `work`, once `work()` settles); `onCompleted(jobId)` runs when the worker reports the job
  * completed (its completion durable). Rejects, after the close, if any
  * attempt ended otherwise (failed, stale, unrecorded): a benchmark must not
  * count work that was not done. `workerModule` is another build's `Worker`
@@ -80,7 +80,7 @@ export const fibersMade = () =>
  */
 export const runWorker = async (
   opened,
-  { queue, concurrency, shouldStop, onStart, onCompleted, workerModule = Worker },
+  { queue, concurrency, shouldStop, onStart, onCompleted, work, workerModule = Worker },
 ) => {
   let stop;
   let stopping = false;
@@ -96,6 +96,7 @@ export const runWorker = async (
     handlers: {
       W: async (job) => {
         onStart(job.args, job.jobId);
+        if (work !== undefined) await work();
       },
     },
     onEvent: (event) => {
