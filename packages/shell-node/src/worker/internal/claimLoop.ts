@@ -51,7 +51,7 @@ export class ClaimLoop {
   private undecided: Claim | undefined;
   private inFlight = 0;
   private ended: () => void = () => {};
-  /** Ends once stopped with no claim in flight, or once the engine refused a claim (never rejects). */
+  /** Ends once stopped (or a claim refused) with no claim in flight (never rejects). */
   readonly done: Promise<void>;
 
   constructor(
@@ -119,11 +119,13 @@ export class ClaimLoop {
     }).then(
       (jobs) => this.answered(claim, jobs),
       // A claim the engine refuses (its log failed or closed) ends the claims: nothing more can start.
+      // `done` waits for the other claims in flight all the same (a log that
+      // failed refuses them too; one answered first starts its jobs).
       (reason: unknown) => {
         this.settled(claim);
         const first = !this.stopped;
         this.stopped = true;
-        this.ended();
+        if (this.inFlight === 0) this.ended();
         if (first) this.halted(reason);
       },
     );
