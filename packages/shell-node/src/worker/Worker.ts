@@ -16,11 +16,11 @@
  * is refused as `StaleAttempt` and appends nothing. A timeout aborts the
  * handler's signal and fails the attempt ("timeout"). `close` stops
  * claiming; a job once claimed runs (one whose claim was in flight as the
- * close began too). A claim the engine refuses (its log failed or closed)
- * ends the claims and is told as `Halted`: the close waits for running handlers up to its timeout,
+ * close began too): the close waits for running handlers up to its timeout,
  * then aborts the rest and fails them ("interrupted", retried by the usual
  * rules). After a clean close no job is left executing; after a crash, the
- * engine's rescue at open ends them.
+ * engine's rescue at open ends them. A claim the engine refuses (its log
+ * failed, or it was closed) ends the claims, told once as `Halted`.
  */
 import type { Backoff, Event, Job } from "@tay/core";
 import { Data, Deferred, Effect, Exit, Fiber, FiberId, Scope } from "effect";
@@ -33,6 +33,7 @@ import {
   Attempt,
   type Handler,
   type HandlerContext,
+  messageOf,
   runAttempt,
   type WorkerEvent,
   type WorkerJob,
@@ -151,10 +152,6 @@ const checked = <Registry>(options: WorkerOptions<Registry>) =>
     }
     return { queues: new Map(queues), concurrency };
   });
-
-/** A refusal's one line: an error's message (the engine's errors carry their description there). */
-const messageOf = (cause: unknown): string =>
-  cause instanceof Error ? cause.message : String(cause);
 
 /** The tags of the events that end an attempt. */
 const endsAnAttempt = (event: Event.Event): event is Event.DomainEvent & { jobId: number } =>

@@ -318,6 +318,10 @@ const tellRecorded = (
   }
 };
 
+/** A refusal's one line: an error's message (the engine's errors carry their description there). */
+export const messageOf = (refusal: unknown): string =>
+  refusal instanceof Error ? refusal.message : String(refusal);
+
 /** Tells why the engine recorded nothing for the attempt. */
 const tellRefused = (
   job: Job.Job,
@@ -328,8 +332,7 @@ const tellRefused = (
   if (refusal instanceof Engine.Rejected && refusal.rejection._tag === "StaleAttempt") {
     settings.emit({ _tag: "Stale", job, durationMs });
   } else {
-    const error = refusal instanceof Error ? refusal.message : String(refusal);
-    settings.emit({ _tag: "Unrecorded", job, error });
+    settings.emit({ _tag: "Unrecorded", job, error: messageOf(refusal) });
   }
 };
 
