@@ -742,10 +742,14 @@ const writeRest = (writer: Writer): void => {
   const rest = written === 0 ? buffer : buffer.subarray(written);
   const position = active.segment.size + written;
   const { durability } = writer.state.options;
-  const { inline, now } = handle.write;
-  const inlines = inline !== undefined && mayInline(writer, handle.dataSync, rest.length);
+  const { now } = handle.write;
+  // This path's own inline write, when the batch may be written so.
+  const inline =
+    handle.write.inline !== undefined && mayInline(writer, handle.dataSync, rest.length)
+      ? handle.write.inline
+      : undefined;
   const started =
-    inlines || (now !== undefined && InlineWrite.handleWritesInline(durability))
+    inline !== undefined || (now !== undefined && InlineWrite.handleWritesInline(durability))
       ? performance.now()
       : undefined;
   if (started !== undefined) {
@@ -757,7 +761,7 @@ const writeRest = (writer: Writer): void => {
     }
     if (turn === "Starts") afterPoll(writer.endTurn);
   }
-  if (inline !== undefined && inlines && started !== undefined) {
+  if (inline !== undefined && started !== undefined) {
     const outcome = inline(position, rest);
     InlineWrite.note(writer.inline, started, performance.now());
     if (Either.isRight(outcome)) writer.onWritten(undefined, outcome.right);
