@@ -18,6 +18,10 @@
  *
  *   pnpm build && node bench/server/run.mjs [--jobs=N] [--out=FILE] [--trees=A,B] [--rounds=N]
  *     [--cases=I,J] [--warmup=N]
+ *
+ * TAY_BENCH_SERVER_NODE_ARGS (space-separated) are given to each Tay
+ * server's node (`--trace-gc`, `--cpu-prof --cpu-prof-dir=DIR`, ...); its
+ * output then goes to this process's stderr.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -47,6 +51,9 @@ const trees = argument("trees", here)
   .map((tree) => resolve(tree));
 const rounds = Number(argument("rounds", "1"));
 const childScript = new URL("./child.mjs", import.meta.url).pathname;
+const serverNodeArgs = (process.env.TAY_BENCH_SERVER_NODE_ARGS ?? "")
+  .split(" ")
+  .filter((argument) => argument !== "");
 
 /** Producers (and workers) in `processes` processes; workers 0: inserts only. */
 const cases = [
@@ -159,8 +166,9 @@ const requestsOf = (socketPath) => () =>
 const runTay = async (tree, label) => {
   const directory = join(mkdtempSync(join(tmpdir(), "tay-bench-server-")), "data");
   const tay = join(tree, "packages/cli/bin/tay.mjs");
-  const server = spawn(process.execPath, [tay, "serve", directory, "--create"], {
-    stdio: "ignore",
+  const server = spawn(process.execPath, [...serverNodeArgs, tay, "serve", directory, "--create"], {
+    // The server's own output (a `--trace-gc` line, say) goes to stderr: stdout is the report.
+    stdio: serverNodeArgs.length === 0 ? "ignore" : ["ignore", 2, 2],
   });
   while (Locate.servedAt(directory) === null || !existsSync(Locate.socketOf(directory))) {
     await new Promise((resolve) => setTimeout(resolve, 50));
