@@ -387,6 +387,23 @@ describe("the canonical base of schema 3", () => {
     });
     expect(foldBaseOf([part])).toMatchObject({ _tag: "UniqueKeyTaken", jobId: 2, heldBy: 1 });
   });
+
+  it("folds a live holder beside retained terminal jobs of its key, before or after it", () => {
+    const state = stateOf([
+      // Job 1 redriven after job 2 let the key go: the terminal job has the higher id.
+      unique(1, "k"),
+      cancelled(1, 5),
+      unique(2, "k"),
+      cancelled(2, 6),
+      redriven(1),
+      // Job 4 inserted once job 3's period was over: the base holds no period.
+      unique(3, "p", { uniquePeriodMs: 10 }),
+      cancelled(3, 5),
+      unique(4, "p", { uniquePeriodMs: 10, insertedAt: 20, scheduledAt: 20 }),
+    ]);
+    const folded = foldBase(Snapshot.snapshot(state, { now: 20, retentionMs: 1_000 }));
+    expect(Either.isRight(folded) && State.equals(folded.right, state)).toBe(true);
+  });
 });
 
 const foldBaseOf = (base: ReadonlyArray<Event.Event>): HistoryError.HistoryReason | undefined => {
