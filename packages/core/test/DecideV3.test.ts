@@ -241,6 +241,23 @@ describe("ClaimJobs on a queue with a state", () => {
       .when(Commands.claimJobs({ now: 500, queue: "default", limit: 3 }))
       .then();
   });
+
+  it("a limit lowered below what it counts allows no start, never a negative number", () => {
+    const history = [
+      ...three,
+      queueState("default", { concurrency: 3, rateLimit: { count: 3, perMs: 1_000 } }),
+      started(1, 1, 10),
+      started(2, 1, 11),
+      started(3, 1, 12),
+    ];
+    const lowerRate = stateOf([
+      ...history,
+      queueState("default", { rateLimit: { count: 1, perMs: 1_000 } }),
+    ]);
+    expect(Decide.claimsAllowed(lowerRate, "default", 100)).toBe(0);
+    const lowerConcurrency = stateOf([...history, queueState("default", { concurrency: 1 })]);
+    expect(Decide.claimsAllowed(lowerConcurrency, "default", 100)).toBe(0);
+  });
 });
 
 describe("RedriveJob", () => {
