@@ -150,4 +150,30 @@ describe("catch-up after a downtime", () => {
       );
     expect(state.schedules.get("s")?.nextDueAt).toBe(3 * minute);
   });
+
+  it('"all" delivers at most 1,000 occurrences per tick; the next tick goes on', () => {
+    const now = 1_001 * minute;
+    const deliveries = Array.from({ length: 1_000 }, (_, index) =>
+      delivery(index + 1, index + 2, (index + 1) * minute, (index + 2) * minute, now),
+    );
+    const state = given(every("all", null))
+      .when(Commands.tick({ now }))
+      .then(...deliveries);
+    expect(state.schedules.get("s")?.nextDueAt).toBe(now);
+  });
+
+  it("an occurrence due exactly at now - W is recent, not old", () => {
+    given(every("skip", 9 * minute))
+      .when(Commands.tick({ now: 10 * minute }))
+      .then(delivery(1, 2, minute, 11 * minute, 10 * minute));
+  });
+
+  it("an occurrence due exactly at now is recent: the old ones are skipped up to it", () => {
+    given(every("skip", minute / 2))
+      .when(Commands.tick({ now: 10 * minute }))
+      .then(
+        skipped("s", 2, minute, 10 * minute),
+        delivery(1, 3, 10 * minute, 11 * minute, 10 * minute),
+      );
+  });
 });
