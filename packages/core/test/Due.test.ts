@@ -40,6 +40,13 @@ describe("intervals", () => {
     expect(Due.following(every, 6_500, 10_500)).toBe(11_500);
   });
 
+  it("atOrAfter: the occurrence itself at or before it, else the first grid point at or after", () => {
+    expect(Due.atOrAfter(every, 6_500, 6_000)).toBe(6_500);
+    expect(Due.atOrAfter(every, 6_500, 6_500)).toBe(6_500);
+    expect(Due.atOrAfter(every, 6_500, 6_501)).toBe(7_500);
+    expect(Due.atOrAfter(every, 6_500, 7_500)).toBe(7_500);
+  });
+
   it("beyond the time range: null", () => {
     expect(Due.first(every, Number.MAX_SAFE_INTEGER - 10)).toBeNull();
     expect(Due.following(every, Number.MAX_SAFE_INTEGER - 10, 0)).toBeNull();
