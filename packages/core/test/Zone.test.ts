@@ -64,6 +64,30 @@ describe("the DST rules, by hand", () => {
     ]);
   });
 
+  it("every minute of a gap fires at the gap's end, whatever the minute", () => {
+    for (let minute = 0; minute < 60; minute++) {
+      const cron = parse(`${minute} 2 * * *`);
+      // 03:00 CEST on 2026-03-29.
+      expect(Zone.next(cron, "Europe/Berlin", Date.UTC(2026, 2, 28, 12))).toBe(
+        Date.UTC(2026, 2, 29, 1),
+      );
+    }
+    for (let minute = 0; minute < 30; minute++) {
+      const cron = parse(`${minute} 2 * * *`);
+      // 02:30 LHDT on 2026-10-04.
+      expect(Zone.next(cron, "Australia/Lord_Howe", Date.UTC(2026, 9, 3, 0))).toBe(
+        Date.UTC(2026, 9, 3, 15, 30),
+      );
+    }
+  });
+
+  it("America/New_York: after a time in the repeated hour's second pass, its earlier match has fired", () => {
+    // 06:10Z is 01:10 EST, the second pass; 01:30 fired at 05:30Z (EDT), so next is the next day.
+    expect(runs("*/30 1 * * *", "America/New_York", Date.UTC(2026, 10, 1, 6, 10), 1)).toEqual([
+      "2026-11-02T06:00:00.000Z",
+    ]);
+  });
+
   it("UTC is Cron.next, and an unknown zone has no occurrence", () => {
     const cron = parse("0 3 * * *");
     expect(Zone.next(cron, "UTC", 0)).toBe(Cron.next(cron, 0));
