@@ -6,6 +6,7 @@ import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { checkpoint, given, inserted, started } from "./support/Given.js";
+import { insertedV3 } from "./support/GivenV3.js";
 
 const queues = ["a", "b"];
 
@@ -96,6 +97,19 @@ describe("Query", () => {
     expect(
       Query.nextWakeAt(given(checkpoint("s", { nextDueAt: 7, cancelledAt: 1 })).state),
     ).toBeNull();
+  });
+
+  it("next wake-up: an executing attempt's timeout deadline plus the grace", () => {
+    const state = given(insertedV3(1, { timeoutMs: 100 }), started(1, 1, 50)).state;
+    expect(Query.nextTimeoutAt(state, 5)).toBe(155);
+    expect(Query.nextWakeAt(state, 5)).toBe(155);
+    expect(Query.nextWakeAt(state)).toBe(150);
+  });
+
+  it("available: at most the limit, in claim order, and none for a zero limit", () => {
+    const state = given(inserted(1), inserted(2), inserted(3), inserted(4)).state;
+    expect(Query.available(state, "default", 0)).toEqual([]);
+    expect(Query.available(state, "default", 2).map((job) => job.jobId)).toEqual([1, 2]);
   });
 
   it("due schedules, available with a zero limit, unknown queues", () => {
