@@ -7,6 +7,7 @@ import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { recordBytes } from "../src/internal/Encoded.js";
+import { PendingKeys } from "../src/internal/PendingKeys.js";
 import {
   cancelled,
   completed,
@@ -109,6 +110,55 @@ describe("InsertJobs with a unique key", () => {
       "JobInserted",
       "JobInsertedV3",
     ]);
+  });
+
+  it("in a batch: every later job with a key answered with the first that took it", () => {
+    const decision = answered(
+      stateOf([]),
+      Commands.insertJobs({
+        now: 0,
+        jobs: [newJob({ uniqueKey: "a" }), newJob({ uniqueKey: "a" }), newJob({ uniqueKey: "a" })],
+      }),
+    );
+    expect(decision.answers).toEqual([
+      { jobId: 1, duplicate: false },
+      { jobId: 1, duplicate: true },
+      { jobId: 1, duplicate: true },
+    ]);
+  });
+
+  it("insertJobsPending: a key a pending insert holds is taken; ids follow the pending last id", () => {
+    const pending = new PendingKeys();
+    pending.add("default", "k", 7);
+    const command = Commands.insertJobs({
+      now: 0,
+      jobs: [newJob({ uniqueKey: "k" }), newJob({ uniqueKey: "free" })],
+    });
+    expect(Decide.insertJobsPending(stateOf([]), 7, pending, command)).toEqual(
+      Either.right([insertedV3(8, { uniqueKey: "free", maxAttempts: 20 })]),
+    );
+  });
+
+  it("insertAnswers: each job's answer read back from the state after its records", () => {
+    const state = stateOf([unique(1, "k", { queue: "a" })]);
+    // The job of queue "a" collides; the one of queue "b" with the same key is inserted.
+    const command = Commands.insertJobs({
+      now: 0,
+      jobs: [newJob({ queue: "a", uniqueKey: "k" }), newJob({ queue: "b", uniqueKey: "k" })],
+    });
+    const records = answered(state, command).records;
+    expect(Decide.insertAnswers(evolveAll(state, records), command, records)).toEqual([
+      { jobId: 1, duplicate: true },
+      { jobId: 2, duplicate: false },
+    ]);
+  });
+
+  it("uniqueHolderOf: the holder by the job's own period", () => {
+    const state = stateOf([unique(1, "k"), started(1), completed(1, 100)]);
+    const job = newJob({ uniqueKey: "k", uniquePeriodMs: 50 });
+    expect(Decide.uniqueHolderOf(state, job, 150)).toBe(1);
+    expect(Decide.uniqueHolderOf(state, job, 151)).toBeUndefined();
+    expect(Decide.uniqueHolderOf(state, newJob({ uniqueKey: "k" }), 150)).toBeUndefined();
   });
 
   it("insertJobsAfter cannot decide a unique key (it reads last_job_id alone)", () => {
