@@ -27,6 +27,14 @@ const newJob = (overrides: Partial<Commands.NewJob> = {}): Commands.NewJob => ({
   ...overrides,
 });
 
+const insertBlob = (size: number, fields: Partial<Commands.NewJob>): Commands.InsertJobs =>
+  Commands.insertJobs({ now: 0, jobs: [newJob({ ...fields, args: new Uint8Array(size) })] });
+
+const answeredRecords = (command: Commands.InsertJobs) => {
+  const decision = Decide.insertJobsAnswered(State.initialState, command);
+  return Either.isRight(decision) ? Either.right(decision.right.records) : decision;
+};
+
 describe("InsertJobs", () => {
   it("decides from last_job_id alone: states with the same last id decide alike", () => {
     const states = [
@@ -169,6 +177,39 @@ describe("InsertJobs", () => {
         ),
       ),
     ).toBe(true);
+  });
+
+  it("accepts a record of exactly the payload bound, and refuses one byte more", () => {
+    // Each decision's one record, its blob of `size` bytes; the bound is hit
+    // by filling the blob with what the record lacks at size 0.
+    const decisions: ReadonlyArray<
+      (size: number) => Either.Either<unknown, ReadonlyArray<Event.Event>>
+    > = [
+      (size) => Decide.insertJobsAfter(0, insertBlob(size, {})),
+      (size) => answeredRecords(insertBlob(size, {})),
+      (size) => answeredRecords(insertBlob(size, { uniqueKey: "k" })),
+      (size) =>
+        Decide.completeJob(
+          stateOf([inserted(1), started(1)]),
+          Commands.completeJob({ now: 0, jobId: 1, result: new Uint8Array(size) }),
+        ),
+    ];
+    for (const decide of decisions) {
+      const empty = decide(0);
+      const [record] = Either.isRight(empty) ? empty.right : [];
+      if (record === undefined) throw new Error("no record");
+      const size = Limits.payloadBytesMax - recordBytes(record);
+      const exact = decide(size);
+      const [full] = Either.isRight(exact) ? exact.right : [];
+      expect(full === undefined ? undefined : recordBytes(full)).toBe(Limits.payloadBytesMax);
+      expect(Either.isLeft(decide(size + 1))).toBe(true);
+    }
+  });
+
+  it("uses ids up to 2^53-1 itself", () => {
+    expect(
+      Decide.insertJobsAfter(Limits.idMax - 1, Commands.insertJobs({ now: 0, jobs: [newJob()] })),
+    ).toEqual(Either.right([inserted(Limits.idMax, { maxAttempts: 20 })]));
   });
 
   it("refuses ids past 2^53-1: IdsExhausted", () => {
