@@ -96,6 +96,13 @@ describe("snapshot", () => {
     expect(base).toEqual([Event.snapshotPart({ part: 0, lastJobId: 1, jobs: [] })]);
   });
 
+  it("keeps a job that finished exactly at now - retention, drops one finished before", () => {
+    const cancel = (jobId: number, at: number) => Event.jobCancelled({ jobId, at, reason: null });
+    const state = stateOf([inserted(1), inserted(2), cancel(1, 89), cancel(2, 90)]);
+    const restored = refold(Snapshot.snapshot(state, { now: 100, retentionMs: 10 }));
+    expect([...State.jobs(restored)].map((job) => job.jobId)).toEqual([2]);
+  });
+
   it("cuts parts by job count", () => {
     const count = Snapshot.partJobsMax + 5;
     const state = stateOf(Array.from({ length: count }, (_, index) => inserted(index + 1)));
