@@ -430,4 +430,10 @@ describe("TimeoutJobs", () => {
       .when(Commands.timeoutJobs({ now: 149, graceMs: 50 }))
       .then();
   });
+
+  it("at most `limit` records, earliest deadline first", () => {
+    given(...running)
+      .when(Commands.timeoutJobs({ now: 1_050, graceMs: 50, limit: 1 }))
+      .then(Event.jobRetried({ jobId: 1, at: 1_050, retryAt: 2_050, error: "timeout" }));
+  });
 });
