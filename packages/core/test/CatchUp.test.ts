@@ -88,6 +88,39 @@ describe("RegisterSchedule with a time zone", () => {
   });
 });
 
+describe("RegisterSchedule with a catch-up field alone", () => {
+  it("is a (13,3) that keeps the field, the zone UTC and the policy once", () => {
+    const plain = {
+      queue: "q",
+      worker: "w",
+      args: null,
+      priority: 0,
+      maxAttempts: 1,
+      everyMs: minute,
+      cron: null,
+      overlap: "allow" as const,
+    };
+    given()
+      .when(
+        Commands.registerSchedule({
+          now: 0,
+          scheduleId: "s",
+          definition: { ...plain, catchUpWindowMs: 5 * minute },
+        }),
+      )
+      .then(
+        checkpointV3("s", {
+          definition: {
+            ...plain,
+            timezone: "UTC",
+            catchUp: "once",
+            catchUpWindowMs: 5 * minute,
+          },
+        }),
+      );
+  });
+});
+
 describe("catch-up after a downtime", () => {
   it('"once": one (11,2) for all missed occurrences', () => {
     given(every("once", null))
