@@ -55,6 +55,11 @@ describe("parse", () => {
     expect(Either.isLeft(Cron.parse(`${"1,".repeat(600)}1 * * * *`))).toBe(true);
   });
 
+  it("runs N/STEP from N to the field's maximum", () => {
+    const minutes = parsed("5/20 * * * *").minutes;
+    expect(minutes.flatMap((set, minute) => (set ? [minute] : []))).toEqual([5, 25, 45]);
+  });
+
   it("folds day-of-week 7 into Sunday", () => {
     expect(parsed("* * * * 7").daysOfWeek[0]).toBe(true);
   });
