@@ -7,7 +7,7 @@ import fc from "fast-check";
 import * as Either from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { recordBytes } from "../../src/internal/Encoded.js";
-import { jobSnapshotBytes, utf8Prefix } from "../../src/internal/ErrorBudget.js";
+import { jobSnapshotBytes, keptError, utf8Prefix } from "../../src/internal/ErrorBudget.js";
 
 const encoder = new TextEncoder();
 const bytesOf = (text: string) => encoder.encode(text).length;
@@ -64,6 +64,22 @@ describe("utf8Prefix", () => {
 });
 
 describe("kept errors", () => {
+  it("keeps an error that fills the room exactly; with room for the note alone, the note", () => {
+    // The room: a record less the snapshot and one error overhead (64 bytes) per attempt left.
+    const roomOf = (job: Job.Job) => Limits.payloadBytesMax - jobSnapshotBytes(job) - 1000 * 64;
+    const withRoom = (room: number): Job.Job => {
+      const probe = failedJob(0, () => "", "").job;
+      const { job } = failedJob(0, () => "", "x".repeat(roomOf(probe) - room));
+      expect(roomOf(job)).toBe(room);
+      return job;
+    };
+    const job = withRoom(100);
+    expect(keptError(job, "e".repeat(100))).toBe("e".repeat(100));
+    expect(keptError(job, "e".repeat(101))).toBe(`${"e".repeat(75)}…[cut 26 of 101 bytes]`);
+    const note = "…[cut 1000 of 1000 bytes]";
+    expect(keptError(withRoom(bytesOf(note)), "e".repeat(1000))).toBe(note);
+  });
+
   it("leaves small errors as they are", () => {
     const { job } = failedJob(3, (attempt) => `boom ${attempt} é😀`, "args");
     expect(job.errors.map((error) => error.error)).toEqual([
