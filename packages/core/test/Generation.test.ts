@@ -142,6 +142,7 @@ describe("a canonical base", () => {
     ["attempted_at", job(1, { attempt: 1 })],
     ["attempt", job(1, { attempt: 4 })],
     ["attempt", job(1, { state: "executing" })],
+    ["attempt", job(1, { state: "retryable" })],
     ["attempt", job(1, { state: "available", attempt: 3, attemptedAt: 1, maxAttempts: 3 })],
     ["state", job(1, { state: "scheduled", scheduledAt: 0 })],
     ["priority", job(1, { priority: 10 })],
