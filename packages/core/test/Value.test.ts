@@ -60,9 +60,17 @@ describe("Value.canonical", () => {
     expect(Value.canonical(new Map([["ab", [true]]]))).toMatchObject({ bytes: 5 + 4 + 2 + 5 + 1 });
   });
 
+  it("keeps an integer of the int64 range at both ends, and refuses one past either", () => {
+    expect(canonical(-(2n ** 63n))).toBe(-(2n ** 63n));
+    expect(canonical(2n ** 63n - 1n)).toBe(2n ** 63n - 1n);
+    expect(refusal(-(2n ** 63n) - 1n)._tag).toBe("Unencodable");
+    expect(refusal(2n ** 63n)._tag).toBe("Unencodable");
+  });
+
   it("makes each change the codec would make, and only along the way to it", () => {
     expect(Object.is(canonical(-0), 0)).toBe(true);
     expect(canonical(-(2n ** 53n - 1n))).toBe(-(2 ** 53 - 1));
+    expect(canonical(2n ** 53n - 1n)).toBe(2 ** 53 - 1);
     expect(canonical(2n ** 53n)).toBe(2n ** 53n);
     const kept = new Map([["x", 1]]);
     const changed = canonical([kept, [5n]]);
