@@ -47,7 +47,13 @@ export const recurrence = (definition: ScheduleDefinition): Either.Either<string
       });
 };
 
-/** The first occurrence strictly after `after`: for an interval, on the grid of `dueAt`. */
+/**
+ * The first occurrence strictly after `after`, for `after >= dueAt` (what
+ * every caller passes: an occurrence at `dueAt` is the current one): for an
+ * interval, on the grid of `dueAt`. An interval never answers `dueAt`
+ * itself, even for an earlier `after` (its first step is one interval on);
+ * a cron answers its next minute after `after` whatever `dueAt` is.
+ */
 export const after = (recurrence: Recurrence, dueAt: number, after: number): number | null => {
   if (recurrence._tag === "Cron") return Zone.next(recurrence.cron, recurrence.zone, after);
   const steps = Math.max(1, Math.floor((after - dueAt) / recurrence.everyMs) + 1);
