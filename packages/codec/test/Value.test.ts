@@ -397,6 +397,7 @@ describe("refusals", () => {
     ["a string", "05ffffffff41", 0, 0xffff_ffff, 1],
     ["bytes", "0600000002ff", 0, 2, 1],
     ["a key", "0800000001ffffffff0000000000", 5, 0xffff_ffff, 5],
+    ["a key one byte", "08000000010000000261", 5, 2, 1],
   ])(
     "refuses %s longer than the input, before allocating",
     (_, bytes, offset, length, remaining) => {
@@ -416,6 +417,13 @@ describe("refusals", () => {
     ["a cut integer", "030000", 0, 9],
     ["a cut float", "04bfe0", 0, 9],
     ["a cut length", "050000", 0, 5],
+    // One byte short of each header: the last byte missing, not only the middle.
+    ["a string length one byte short", "05000000", 0, 5],
+    ["a bytes length one byte short", "06000000", 0, 5],
+    ["a list count one byte short", "07000000", 0, 5],
+    ["a map count one byte short", "08000000", 0, 5],
+    ["an integer one byte short", "0300000000000000", 0, 9],
+    ["a float one byte short", "04bfe00000000000", 0, 9],
     ["a list whose item is cut", "070000000107", 5, 5],
     ["a map entry missing its value", "08000000010000000161", 10, 1],
     ["a cut key length", `080000000200000000${text("aaa")}000000`, 17, 4],
