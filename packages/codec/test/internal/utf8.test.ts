@@ -43,6 +43,19 @@ describe("writeUtf8Measured", () => {
     );
   });
 
+  it("measures and writes the code points at the bounds of each width", () => {
+    const bounds = [0x7f, 0x80, 0x7ff, 0x800, 0xd7ff, 0xe000, 0xffff, 0x10000, 0x10ffff];
+    for (const point of bounds) {
+      for (const text of [String.fromCodePoint(point), `a${String.fromCodePoint(point)}z`]) {
+        const expected = encoder.encode(text);
+        expect(utf8LengthOf(text), point.toString(16)).toBe(expected.length);
+        const { length, bytes } = written(text);
+        expect(length, point.toString(16)).toBe(expected.length);
+        expect(bytes, point.toString(16)).toEqual(expected);
+      }
+    }
+  });
+
   it("finds a lone surrogate anywhere in a long string", () => {
     for (const at of [0, 47, 48, 49, 150, 299]) {
       const text = `${"a".repeat(at)}\ud800${"b".repeat(299 - at)}`;
