@@ -327,6 +327,11 @@ describe("refusals", () => {
     ["a missing continuation", "c341", 6, "MissingContinuation"],
     ["a code point beyond U+10FFFF", "f4908080", 5, "BeyondUnicode"],
     ["a byte that never occurs", "ff", 5, "InvalidByte"],
+    ["an overlong 2-byte form led by c1", "c1bf", 5, "Overlong"],
+    // Forms at the top of their second byte's range are well formed: the fault is after them.
+    ["a bad byte after U+07FF", "dfbfff", 7, "InvalidByte"],
+    ["a bad byte after U+D7FF", "ed9fbfff", 8, "InvalidByte"],
+    ["a bad byte after U+10FFFF", "f48fbfbfff", 9, "InvalidByte"],
   ])("refuses %s in a string", (_, content, offset, reason) => {
     const bytes = `05${u32(content.length / 2)}${content}`;
     expect(refused(bytes)).toEqual({ _tag: "InvalidUtf8", offset, reason });
