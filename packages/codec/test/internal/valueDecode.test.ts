@@ -74,6 +74,19 @@ describe("decodeValueWithin", () => {
     );
   });
 
+  it("reads no byte past the range's end, even one that would complete a UTF-8 sequence", () => {
+    // A one-byte string (c3) cut by the range's end, then a9 (which would make it "é").
+    const bytes = Uint8Array.from([0x05, 0, 0, 0, 1, 0xc3, 0xa9]);
+    expect(decodeValueWithin(bytes, { at: 0 }, 6, 0, true)).toEqual(
+      E.left({ _tag: "InvalidUtf8", offset: 5, reason: "Truncated" }),
+    );
+    // The same cut in a map's key.
+    const keyed = Uint8Array.from([0x08, 0, 0, 0, 1, 0, 0, 0, 1, 0xc3, 0xa9, 0x00]);
+    expect(decodeValueWithin(keyed, { at: 0 }, 10, 0, true)).toEqual(
+      E.left({ _tag: "InvalidUtf8", offset: 9, reason: "Truncated" }),
+    );
+  });
+
   it("counts depth from the enclosing payload's root", () => {
     const deepest = encoded(
       fc.sample(Values.deepValue(valueDepthMax - 2), { numRuns: 1, seed: 7 })[0] ?? null,
