@@ -145,6 +145,34 @@ describe("round trip", () => {
     expectCanonical(bytes);
   });
 
+  it("orders keys around the surrogate range by UTF-8 bytes, whatever the insertion order", () => {
+    // UTF-16 puts U+10000.. (D800..DBFF units) before U+E000..U+FFFF; UTF-8 puts them after.
+    const byUtf8 = (left: string, right: string) =>
+      Buffer.compare(Buffer.from(left, "utf8"), Buffer.from(right, "utf8"));
+    const permutations = (items: ReadonlyArray<string>): string[][] =>
+      items.length <= 1
+        ? [[...items]]
+        : items.flatMap((item, index) =>
+            permutations([...items.slice(0, index), ...items.slice(index + 1)]).map((rest) => [
+              item,
+              ...rest,
+            ]),
+          );
+    const sets = [
+      ["\ue000", "\u{10000}"],
+      ["\ud7ff", "\ue000", "\uffff", "\u{10000}", "\u{10ffff}"],
+    ];
+    for (const keys of sets) {
+      const sorted = [...keys].sort(byUtf8);
+      const expected = `08${u32(keys.length)}${sorted.map((name) => `${key(name)}00`).join("")}`;
+      for (const order of permutations(keys)) {
+        const bytes = encoded(new Map(order.map((name) => [name, null])));
+        expect(hex(bytes), order.join(",")).toBe(expected);
+        expectCanonical(bytes);
+      }
+    }
+  });
+
   it("writes -0 as the integer 0 and a safe-range bigint as the same integer", () => {
     expect(hex(encoded(-0))).toBe("030000000000000000");
     expect(hex(encoded(5n))).toBe(hex(encoded(5)));
