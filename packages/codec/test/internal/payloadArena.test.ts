@@ -25,6 +25,20 @@ describe("keep", () => {
     }
   });
 
+  it("starts a new chunk for a payload exactly one byte longer than the chunk has left", () => {
+    const scratch = new Uint8Array(4096);
+    // One-byte payloads until one lands at a chunk's start: the chunk then holds 1 byte.
+    for (let tries = 0; keep(scratch, 1).byteOffset !== 0; tries++)
+      expect(tries).toBeLessThan(70_000);
+    // Fifteen of the largest shared payloads: 61,441 bytes used, 4,095 left of 65,536.
+    for (let index = 0; index < 15; index++) keep(scratch, 4096);
+    scratch.fill(9);
+    const view = keep(scratch, 4096);
+    expect(view.byteOffset).toBe(0);
+    expect(view.length).toBe(4096);
+    expect(view.every((byte) => byte === 9)).toBe(true);
+  });
+
   it("gives a large payload a buffer of its own", () => {
     const scratch = new Uint8Array(10_000).fill(7);
     const view = keep(scratch, 10_000);
