@@ -708,6 +708,10 @@ describe("mutations at the value level", () => {
     expect(refusal(decodeAs("MutationPayload", mutationOf(entry(8, 1))))).toEqual(
       mismatch("MutationPayload", "events[0]", "NestedRecord", "(8,1)"),
     );
+    // The schema-3 snapshot part too (EVENTS-V3.md).
+    expect(refusal(decodeAs("MutationPayload", mutationOf(entry(2, 1), entry(7, 3))))).toEqual(
+      mismatch("MutationPayload", "events[1]", "NestedRecord", "(7,3)"),
+    );
     // Schema 2 types 7 and 8 are ordinary schedule events.
     expect(E.isRight(decodeAs("MutationPayload", mutationOf(entry(7, 2), entry(8, 2))))).toBe(true);
   });
