@@ -97,18 +97,23 @@ describe("mutations holding schema-3 events", () => {
   });
 
   it("refuse a (7,3) snapshot part inside, as they refuse a (7,1)", () => {
-    const part = Event.snapshotPartV3({ part: 0, lastJobId: 0, jobs: [] });
-    const nested = { _tag: "Mutation", events: [part] } as unknown as Event.Mutation;
-    expect(encodeEvent(nested)).toEqual(
-      E.left({
-        _tag: "SchemaMismatch",
-        type: 8,
-        schema: 1,
-        path: "events[0]",
-        reason: "NestedRecord",
-        found: "(7,3)",
-      }),
-    );
+    // A valid part, and one whose own fields are wrong: the nesting is the refusal either way.
+    for (const part of [
+      Event.snapshotPartV3({ part: 0, lastJobId: 0, jobs: [] }),
+      Event.snapshotPartV3({ part: -1, lastJobId: 0, jobs: [] }),
+    ]) {
+      const nested = { _tag: "Mutation", events: [part] } as unknown as Event.Mutation;
+      expect(encodeEvent(nested)).toEqual(
+        E.left({
+          _tag: "SchemaMismatch",
+          type: 8,
+          schema: 1,
+          path: "events[0]",
+          reason: "NestedRecord",
+          found: "(7,3)",
+        }),
+      );
+    }
   });
 });
 
