@@ -79,6 +79,10 @@ describe("crc32c", () => {
         const header = crc32cOfRange(bytes, start, end);
         expect(header).toBe(crc32c(bytes.subarray(start, end)));
         expect(crc32c(bytes.subarray(end), header)).toBe(crc32c(bytes.subarray(start)));
+        // The table loop continues a CRC too, its own or crc32c's.
+        expect(crc32cOfRange(bytes, end, bytes.length, header)).toBe(
+          reference(bytes.subarray(start)),
+        );
       }),
       { numRuns: 500 },
     );
