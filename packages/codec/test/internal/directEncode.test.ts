@@ -410,6 +410,13 @@ describe("mutations", () => {
     );
   });
 
+  it("are written the same with a count past one byte's low seven bits (128 events and more)", () => {
+    const events = fc.sample(directEvents, { numRuns: 300, seed: 11 });
+    for (const count of [127, 128, 255, 256, 300]) {
+      expect(agree(Event.mutation(events.slice(0, count))), `${count} events`).toBe(true);
+    }
+  });
+
   it("leave empty, nested, sparse and oversized mutations to the general encoder's refusal", () => {
     const available = Event.jobAvailable({ jobId: 3, at: 5 });
     const sparse: Event.DomainEvent[] = [available];
