@@ -150,6 +150,17 @@ describe("valid events", () => {
     );
   });
 
+  it("read integers at the bounds of each 32-bit half as the general decoder does", () => {
+    // A high half of 0, 1, 2 and more: the direct reader handles 0 on its own.
+    const bounds = [0, 1, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 5, 2 ** 33 - 1, 2 ** 33, 2 ** 53 - 1];
+    for (const bound of bounds) {
+      const event = Event.jobAvailable({ jobId: Math.max(1, bound), at: bound });
+      const { type, schema, payload } = encoded(event);
+      expect(direct(type, schema, payload), String(bound)).toEqual(event);
+      agree(type, schema, payload);
+    }
+  });
+
   it("read args nested to the depth limit counted from the payload's root", () => {
     // The payload map is depth 1, so args may nest 63 deep and not 64.
     fc.assert(
