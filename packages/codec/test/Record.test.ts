@@ -10,6 +10,7 @@ import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { crc32c } from "../src/Crc32c.js";
 import {
+  appendRecord,
   type CorruptReason,
   checkRecord,
   type DecodedRecord,
@@ -19,6 +20,7 @@ import {
   payloadBytesMax,
   type RecordFields,
   type RecordFrame,
+  recordBuffer,
   recordHeaderBytes,
   recordFrame,
   recordOverheadBytes,
@@ -154,6 +156,20 @@ describe("round trip", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it("appendRecord grows its buffer at the exact byte, keeping the records it holds", () => {
+    // 29 and 28 bytes: each start size leaves the room short by one, exactly enough, or more.
+    const first = { type: 1, schema: 1, sequence: 1, payload: Uint8Array.of(7) };
+    const second = { type: 2, schema: 1, sequence: 2, payload: new Uint8Array(0) };
+    const expected = hex(encoded(first)) + hex(encoded(second));
+    for (const size of [0, 1, 28, 29, 56, 57, 58]) {
+      const buffer = recordBuffer(size);
+      expect(appendRecord(buffer, first)).toEqual(E.right(0));
+      expect(appendRecord(buffer, second)).toEqual(E.right(29));
+      expect(buffer.length, `${size}`).toBe(57);
+      expect(hex(buffer.bytes.subarray(0, buffer.length)), `${size}`).toBe(expected);
+    }
   });
 
   it("decodes records laid back to back, one after the other", () => {
