@@ -551,6 +551,38 @@ describe("encoding refusals", () => {
     expect(encodeError(new Array(2))?._tag).toBe("UnsupportedValue");
   });
 
+  // The encoder reuses one buffer whose size (1 KiB doubled up to 1 MiB) depends on what
+  // it encoded before: over every such size, each kind is placed to end at its last byte
+  // and one byte past it (where the buffer must grow).
+  it("encodes each kind ending at, or one byte past, the end of its reused buffer", () => {
+    const items: ReadonlyArray<Value.Value> = [
+      "",
+      "abc",
+      0,
+      1.5,
+      -(2n ** 60n),
+      new Uint8Array(0),
+      Uint8Array.of(1, 2, 3),
+      [],
+      new Map(),
+      true,
+      null,
+    ];
+    for (let size = 1024; size <= 1 << 20; size *= 2) {
+      for (const item of items) {
+        for (const past of [0, 1]) {
+          // A list header (5), a bytes header (5) and `filler` bytes, then the item.
+          const filler = size + past - 10 - encoded(item).length;
+          const bytes = encoded([new Uint8Array(filler), item]);
+          expect(bytes.length).toBe(size + past);
+          // The item only: a deep comparison of a megabyte of filler is slow.
+          const decoded = decodeValue(bytes.subarray(10 + filler));
+          expect(decoded, `${size}`).toEqual(E.right(item));
+        }
+      }
+    }
+  });
+
   it("encodes many values in a row without mixing their bytes", () => {
     const first = encoded("x".repeat(5000));
     const second = encoded(1);
