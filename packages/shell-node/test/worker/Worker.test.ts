@@ -253,6 +253,52 @@ describe("Worker.run", () => {
       }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive(
+    "aborts a job's own shorter timeout at its time, behind a longer deadline started before it",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const running = yield* Deferred.make<void>();
+        const release = yield* Deferred.make<string>();
+        // Why the short handler was aborted: the worker's own deadline says
+        // "timeout"; the engine's fallback, 5 s past the deadline, "ended".
+        let heard = "not aborted";
+        yield* Worker.run(engine, {
+          queues: { q: 2 },
+          timeoutMs: 600_000,
+          handlers: {
+            Long: () => {
+              Deferred.unsafeDone(running, Effect.void);
+              return Effect.runPromise(Deferred.await(release));
+            },
+            Short: (_job, { signal }) =>
+              new Promise((resolve) =>
+                signal.addEventListener("abort", () => {
+                  heard = signal.reason instanceof Error ? signal.reason.message : "no error";
+                  resolve("late");
+                }),
+              ),
+          },
+        });
+        yield* engine.insert({ queue: "q", worker: "Long", args: null });
+        yield* Deferred.await(running);
+        const short = yield* engine.insert({
+          queue: "q",
+          worker: "Short",
+          args: null,
+          maxAttempts: 1,
+          timeoutMs: 50,
+        });
+        const state = yield* until(
+          engine,
+          (current) => current.get(short.jobId)?.state === "discarded",
+        );
+        expect(state.get(short.jobId)?.errors[0]?.error).toBe("timeout");
+        expect(heard).toBe("the attempt was aborted: timeout");
+        yield* Deferred.succeed(release, "done");
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("aborts a running handler whose job is cancelled; its late result is refused", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

@@ -3,8 +3,9 @@
  * same `timeoutMs`, or its job's own (EVENTS-V3.md `timeout_ms`) when that
  * is shorter; attempts start in time order, so their deadlines mostly come
  * in order too (a job's own shorter one is inserted in its place); one
- * fiber sleeps until the earliest and aborts what has run past it. It
- * sleeps on Effect's `Clock`, so `TestClock` drives it.
+ * fiber sleeps until the earliest, or until a new earliest is added, and
+ * aborts what has run past it. It sleeps on Effect's `Clock`, so
+ * `TestClock` drives it.
  */
 import { Duration, Effect } from "effect";
 import type { Attempt } from "./attempt.js";
@@ -35,25 +36,30 @@ export class Deadlines {
     let index = this.queue.length;
     while (index > this.head && (this.queue[index - 1]?.at ?? 0) > at) index--;
     this.queue.splice(index, 0, { at, attempt });
+    // Only a new earliest deadline changes how long the fiber sleeps: it
+    // may be asleep until a later one (2026-12-05: a job's own 50 ms
+    // timeout behind a 5 s one fired after 5 s; found by a mutation run).
+    if (index !== this.head) return;
     const wake = this.wake;
     this.wake = undefined;
     wake?.();
   }
 
+  /** Resumes once `add` brings a new earliest deadline. */
+  private readonly woken: Effect.Effect<void> = Effect.async<void>((resume) => {
+    this.wake = () => resume(Effect.void);
+    return Effect.sync(() => {
+      this.wake = undefined;
+    });
+  });
+
   /** Runs until interrupted: aborts each attempt still running at its deadline. */
   readonly run: Effect.Effect<never> = Effect.forever(
     Effect.suspend(() => {
       const next = this.queue[this.head];
-      if (next === undefined) {
-        return Effect.async<void>((resume) => {
-          this.wake = () => resume(Effect.void);
-          return Effect.sync(() => {
-            this.wake = undefined;
-          });
-        });
-      }
+      if (next === undefined) return this.woken;
       const waitMs = next.at - this.now();
-      if (waitMs > 0) return Effect.sleep(Duration.millis(waitMs));
+      if (waitMs > 0) return Effect.race(Effect.sleep(Duration.millis(waitMs)), this.woken);
       this.head += 1;
       // An attempt that ended (or is ending) has nothing left to time out.
       if (next.attempt.reason === undefined && !next.attempt.finishing) {
