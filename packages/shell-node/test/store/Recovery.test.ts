@@ -13,6 +13,7 @@ import {
   encodeSegmentFooter,
   encodeSegmentHeader,
   decodeSegmentFooter,
+  recordOverheadBytes,
   segmentFooterBytes,
   segmentHeaderBytes,
 } from "@tay/codec";
@@ -362,6 +363,41 @@ describe("budgets", () => {
       );
       expect(opened.state).toBe(12);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a budget is refused only when passed: a store spending exactly the limit opens",
+    () =>
+      Effect.gen(function* () {
+        // One active segment, so its bytes are its header and its records, no footer.
+        const directory = yield* populated(12);
+        const { report } = yield* Recovery.inspect(directory, {}, Projection.count);
+        expect(report.segments).toBe(1);
+        const entries = yield* Effect.promise(async () => {
+          const epochs = await fs.readdir(Layout.epochsPath(directory));
+          const epoch = await fs.readdir(Layout.epochPath(directory, 1));
+          const segments = await fs.readdir(Layout.segmentsPath(directory, 1));
+          return epochs.length + epoch.length + segments.length;
+        });
+        const cases = [
+          { budget: "bytesDecoded", limit: report.bytes },
+          {
+            budget: "candidatePayloadBytes",
+            limit: report.bytes - segmentHeaderBytes - 12 * recordOverheadBytes,
+          },
+          { budget: "directoryEntries", limit: entries },
+          { budget: "historyRecords", limit: 12 },
+        ] as const;
+        for (const { budget, limit } of cases) {
+          const opened = yield* Effect.scoped(
+            Store.open(directory, { budgets: { [budget]: limit } }, Projection.count),
+          );
+          expect(opened.state).toBe(12);
+          expect(yield* openError(directory, { budgets: { [budget]: limit - 1 } })).toEqual(
+            expect.objectContaining({ _tag: "BudgetExceeded", budget, limit: limit - 1 }),
+          );
+        }
+      }).pipe(Effect.provide(nodeDisk)),
   );
 });
 
