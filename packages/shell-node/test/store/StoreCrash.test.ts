@@ -4,7 +4,8 @@
 // directory entries), and reopened. Each reopen must either succeed with a contiguous prefix
 // holding every acknowledged append, or refuse with IncompleteTail inside a record or a footer
 // outside a compaction — never at offset 0 or inside a header, since a segment is staged and
-// hard-linked into place whole; a compaction cut anywhere must leave a store that opens.
+// hard-linked into place whole; a compaction cut anywhere must leave a store that opens. Under
+// Segment, a power cut after rotations must keep every record the sealed segments hold.
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Either } from "effect";
 import type * as Crash from "../../src/disk/Crash.js";
@@ -124,6 +125,46 @@ describe("crashes", () => {
         console.log(
           `store crash exploration: ${report.cutPoints} cut points, ${report.crashes} crashed disks: ${outcomes.opened} opened (${outcomes.stagedSegment} with a leftover SEGMENT.tmp, ignored), ${outcomes.tornRecord} refused with IncompleteTail in a record, ${outcomes.tornFooter} in a footer, ${outcomes.tornHeader} at offset 0 or in a header, ${outcomes.notInitialized} before init was acknowledged`,
         );
+      }),
+  );
+});
+
+describe("Segment durability", () => {
+  it.effect(
+    "a crash without a close keeps every record of the sealed segments (their footer's fsync)",
+    () =>
+      Effect.gen(function* () {
+        const disk = FaultDisk.make();
+        disk.seedDirectory(directory);
+        // The records that were in sealed segments when the power went.
+        const sealedThrough = yield* Effect.scoped(
+          Effect.gen(function* () {
+            yield* Init.init(directory);
+            const { store } = yield* Store.open(
+              directory,
+              { durability: "Segment", rotationTargetBytes: 300 },
+              Projection.count,
+            );
+            let sealed = 0;
+            let segments = (yield* store.stats()).segments;
+            for (let jobId = 1; jobId <= appends; jobId++) {
+              yield* store.append([inserted(jobId, 20)]);
+              const after = (yield* store.stats()).segments;
+              // The append that reached the target rotated before it resolved.
+              if (after > segments) sealed = jobId;
+              segments = after;
+            }
+            expect(segments).toBeGreaterThanOrEqual(3);
+            disk.cutPower();
+            return sealed;
+          }),
+        ).pipe(Effect.provide(FaultDisk.layer(disk)));
+        expect(sealedThrough).toBeGreaterThan(0);
+        const rebooted = disk.crash();
+        const opened = yield* Effect.scoped(Store.open(directory, {}, Projection.count)).pipe(
+          Effect.provide(FaultDisk.layer(rebooted)),
+        );
+        expect(opened.state).toBeGreaterThanOrEqual(sealedThrough);
       }),
   );
 });
