@@ -308,6 +308,40 @@ describe("rotation", () => {
         expect(reopened.report.segments).toBe(names.length);
       }).pipe(Effect.provide(nodeDisk)),
   );
+
+  it.scopedLive(
+    "a segment that reaches the target exactly is sealed, and the batch ends at that submission",
+    () =>
+      Effect.gen(function* () {
+        // The bytes of a segment holding one record: its header and that record.
+        const oneRecord = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(yield* initialized, {}, Projection.count);
+            yield* store.append([inserted(1, 40)]);
+            return (yield* store.stats()).bytes;
+          }),
+        );
+        const segmentsAfter = (rotationTargetBytes: number) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const { store } = yield* Store.open(
+                yield* initialized,
+                { rotationTargetBytes, flush: StoreOptions.Manual },
+                Projection.count,
+              );
+              // Two submissions, one batch: each record fills a segment to the target.
+              const first = yield* store.submit([inserted(1, 40)]);
+              const second = yield* store.submit([inserted(2, 40)]);
+              yield* store.flush();
+              yield* first.durable;
+              yield* second.durable;
+              return (yield* store.stats()).segments;
+            }),
+          );
+        expect(yield* segmentsAfter(oneRecord)).toBe(3);
+        expect(yield* segmentsAfter(oneRecord + 1)).toBe(2);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
 });
 
 describe("reads", () => {
