@@ -173,6 +173,42 @@ describe("appends", () => {
   );
 });
 
+describe("pendingBytesMax", () => {
+  it.scopedLive(
+    "refuses a submission with PendingFull only when it would pass the limit; a lone larger one passes",
+    () =>
+      Effect.gen(function* () {
+        const submitted = (pendingBytesMax: number, count: number) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const { store } = yield* Store.open(
+                yield* initialized,
+                { pendingBytesMax, flush: StoreOptions.Manual },
+                Projection.count,
+              );
+              for (const jobId of range(1, count)) {
+                const outcome = yield* Effect.either(store.submit([inserted(jobId, 40)]));
+                if (outcome._tag === "Left") return { accepted: jobId - 1, refused: outcome.left };
+              }
+              return { accepted: count, refused: undefined, stats: yield* store.stats() };
+            }),
+          );
+        const one = yield* submitted(256 * 1024 * 1024, 1);
+        const recordBytes = one.stats?.pendingBytes ?? 0;
+        expect(recordBytes).toBeGreaterThan(0);
+        // Exactly at the limit is not past it.
+        expect(yield* submitted(2 * recordBytes, 3)).toMatchObject({
+          accepted: 2,
+          refused: { _tag: "PendingFull", pendingBytes: 2 * recordBytes, limit: 2 * recordBytes },
+        });
+        expect(yield* submitted(recordBytes - 1, 2)).toMatchObject({
+          accepted: 1,
+          refused: { _tag: "PendingFull", pendingBytes: recordBytes, limit: recordBytes - 1 },
+        });
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
 describe("durability and flush policies", () => {
   const syncsFor = (durability: StoreOptions.DurabilityPolicy) =>
     Effect.gen(function* () {
