@@ -1,7 +1,8 @@
 // Proves that the segment scan hands every valid record to its caller once, in
 // order, in batches of at most `deliverRecordsMax`, with the right offsets,
 // and that a fault anywhere (a batch boundary, a chunk boundary, a torn tail)
-// is reported only after every record before it was delivered. It scans
+// is reported only after every record before it was delivered, and that a short
+// or unsealed ending is a torn tail only where it may be (the highest segment). It scans
 // segments built in memory through a FileHandle over a byte array, across
 // several read chunks.
 import { describe, expect, it } from "@effect/vitest";
@@ -467,6 +468,57 @@ describe("a sealed segment on trust of its segment CRC (open's first scan, docs/
         expect(scanned.result).toMatchObject({
           _tag: "Left",
           left: { _tag: "CorruptRecord", reason: "RecordChecksum", offset: built.offsets[bad] },
+        });
+      }),
+  );
+});
+
+describe("a short or unsealed ending", () => {
+  const header = encodeSegmentHeader({ segmentId: 1, firstSequence: 1, storeId });
+  const refusal = (bytes: Uint8Array, highest: boolean) =>
+    Effect.map(scan(bytes, highest), ({ result }) => (result._tag === "Left" ? result.left : null));
+
+  it.effect("a torn header is a tail only in the highest segment", () =>
+    Effect.gen(function* () {
+      const torn = header.subarray(0, 10);
+      expect(yield* refusal(torn, true)).toMatchObject({
+        _tag: "IncompleteTail",
+        offset: 0,
+        part: "Header",
+      });
+      expect(yield* refusal(torn, false)).not.toMatchObject({ _tag: "IncompleteTail" });
+    }),
+  );
+
+  it.effect("a header without records or footer is the active segment only if highest", () =>
+    Effect.gen(function* () {
+      expect(yield* refusal(header, true)).toBeNull();
+      expect(yield* refusal(header, false)).toMatchObject({
+        _tag: "InvalidSegment",
+        offset: header.length,
+        reason: "MissingFooter",
+      });
+    }),
+  );
+
+  it.effect(
+    "in the highest segment, a torn footer is a tail and a whole broken one is no record",
+    () =>
+      Effect.gen(function* () {
+        const sealed = segmentOf(3, 100, true).bytes;
+        expect(yield* refusal(sealed.subarray(0, sealed.length - 1), true)).toMatchObject({
+          _tag: "IncompleteTail",
+          part: "Footer",
+        });
+        const broken = new Uint8Array(sealed);
+        const last = broken.length - 1;
+        broken[last] = (broken[last] ?? 0) ^ 1;
+        expect(yield* refusal(broken, true)).toMatchObject({
+          _tag: "MalformedFile",
+          kind: "SegmentFooter",
+          // The footer's CRC: its last 4 bytes.
+          offset: sealed.length - 4,
+          reason: { _tag: "ChecksumMismatch" },
         });
       }),
   );
