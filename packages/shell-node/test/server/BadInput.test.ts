@@ -176,6 +176,31 @@ describe("bad input", () => {
     expect(openApi.paths["/v1/end-batch"].post.requestBody.content).toBeDefined();
   });
 
+  it("refuses a lease out of 1,000..3,600,000 ms on every route that takes one, by field", async () => {
+    await opened.insert({ queue: "leases", worker: "W", args: null });
+    const before = lastSequence();
+    const lanes = [{ queue: "leases", limit: 1 }];
+    for (const leaseMs of [999, 3_600_001]) {
+      const cases: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+        ["/v1/claim", { queue: "leases", leaseMs }],
+        ["/v1/next-jobs", { lanes, waitMs: 0, leaseMs }],
+        ["/v1/heartbeat", { jobId: 1, attempt: 1, leaseMs }],
+      ];
+      for (const [path, body] of cases) {
+        const reply = await send("POST", path, JSON.stringify(body));
+        const error = refusal(reply);
+        expect([path, leaseMs, reply.status, error._tag, error.field]).toEqual([
+          path,
+          leaseMs,
+          400,
+          "InvalidRequest",
+          "body.leaseMs",
+        ]);
+      }
+    }
+    expect(lastSequence()).toBe(before);
+  });
+
   it("answers others while a client stalls mid-request", async () => {
     const stalled = connect(served.socket);
     stalled.write('POST /v1/insert HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{"job"');
