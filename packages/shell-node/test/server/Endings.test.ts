@@ -1,7 +1,8 @@
 // Ending remotely claimed attempts in batches (`/v1/end-batch`), against an in-process server on a
 // real store: each end of a batch is answered on its own (a stale attempt refuses only itself) and
 // the accepted ones commit in one batch; fencing still refuses an old holder; bad input refuses the
-// whole request naming the field and appends nothing; a session is not told the ends it asked for.
+// whole request naming the field and appends nothing; a session is not told the ends it asked for;
+// a heartbeat extends the lease of the attempt it names only.
 import { mkdtempSync, rmSync } from "node:fs";
 import { type IncomingMessage, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -51,6 +52,8 @@ interface Body {
   readonly jobs?: ReadonlyArray<JobJson>;
   readonly results?: ReadonlyArray<Result>;
   readonly error?: Refusal;
+  readonly held?: boolean;
+  readonly expiresAt?: number | null;
 }
 
 interface Reply {
@@ -249,5 +252,22 @@ describe("sessions and ends", () => {
     while (session.ended.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(session.ended).toEqual([held]);
     session.close();
+  });
+});
+
+describe("/v1/heartbeat", () => {
+  it("extends a lease by heartbeat only for the attempt that holds it", async () => {
+    const [jobId] = await claimed("beat", 1);
+    await opened.fail(jobId ?? 0, "lease expired", {
+      attempt: 1,
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+    });
+    await opened.tick();
+    expect((await post("/v1/claim", { queue: "beat" })).body.jobs?.[0]?.attempt).toBe(2);
+    const old = await post("/v1/heartbeat", { jobId, attempt: 1, leaseMs: 60_000 });
+    expect([old.status, old.body.held, old.body.expiresAt]).toEqual([200, false, null]);
+    const current = await post("/v1/heartbeat", { jobId, attempt: 2, leaseMs: 60_000 });
+    expect([current.status, current.body.held]).toEqual([200, true]);
+    expect(current.body.expiresAt).toBeGreaterThan(Date.now() + 50_000);
   });
 });
