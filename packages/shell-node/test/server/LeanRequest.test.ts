@@ -77,6 +77,8 @@ describe("lean requests", () => {
       `POST /v1/insert HTTP/1.1\r\ncontent-length : 2\r\nhost: tay\r\n\r\n{}`,
       `POST /v1/insert HTTP/1.1\r\ncontent-length: +2\r\nhost: tay\r\n\r\n{}`,
       `POST /v1/insert HTTP/1.1\r\ncontent-length: 2\r\ncontent-length: 2\r\nhost: tay\r\n\r\n{}`,
+      `POST /v1/insert HTTP/1.1\r\nx-tay-session: a\r\nx-tay-session: b\r\n${lean}`,
+      `POST /v1/insert HTTP/1.1\r\nconnection: close\r\nconnection: keep-alive\r\n${lean}`,
       `POST /v1/insert HTTP/1.1\r\nhost: t\nay\r\ncontent-length: 2\r\n\r\n{}`,
       `POST /v1/insert HTTP/1.1\r\nhost: t\u00e9y\r\ncontent-length: 2\r\n\r\n{}`,
       `POST /v1/insert HTTP/1.1\r\nhost: tay\r\ncontent-length: ${bodyBytesMax + 1}\r\n\r\n`,
