@@ -188,6 +188,17 @@ describe("/v1/end-batch", () => {
     expect(lastSequence()).toBe(before);
     expect(opened.job(held ?? 0)?.state).toBe("executing");
   });
+
+  it("takes a batch of exactly 10,000 ends, each answered alone", async () => {
+    const before = lastSequence();
+    const reply = await post("/v1/end-batch", {
+      ends: Array.from({ length: 10_000 }, () => ({ complete: { jobId: 999_999 } })),
+    });
+    expect(reply.status).toBe(200);
+    const tags = new Set(reply.body.results?.map((result) => result.error?.rejection?._tag));
+    expect([reply.body.results?.length, [...tags]]).toEqual([10_000, ["JobNotFound"]]);
+    expect(lastSequence()).toBe(before);
+  });
 });
 
 /** A worker session over the socket: its id, and the job ids of its `ended` events as they come. */
