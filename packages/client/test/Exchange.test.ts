@@ -147,6 +147,8 @@ describe("exchanges", () => {
       "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
       "HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n",
       "HTTP/1.1 200 OK\r\nno colon here\r\ncontent-length: 2\r\n\r\n{}",
+      "HTTP/1.1 200 OK\r\n: no name\r\ncontent-length: 2\r\n\r\n{}",
+      "HTTP/1.1 2000 OK\r\ncontent-length: 2\r\n\r\n{}",
       `${answer(200, "{}")}extra`,
     ]) {
       const server = await scripted((_request, socket) => socket.write(reply));
