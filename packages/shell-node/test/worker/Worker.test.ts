@@ -568,6 +568,20 @@ describe("Worker.run", () => {
       const engine = yield* openEngine();
       const refused = yield* Effect.flip(Worker.run(engine, { queues: { q: 0 }, handlers: {} }));
       expect(refused.message).toContain("queues.q must be an integer of at least 1");
+      const cases: ReadonlyArray<readonly [Worker.WorkerOptions<unknown>, string]> = [
+        [{ queues: {}, handlers: {} }, "queues must be at least one queue"],
+        [{ queues: { q: 1 }, concurrency: 0, handlers: {} }, "concurrency must be an integer"],
+        [{ queues: { q: 1 }, timeoutMs: 0, handlers: {} }, "timeoutMs must be an integer"],
+        [{ queues: { q: 1 }, timeoutMs: 1.5, handlers: {} }, "timeoutMs must be an integer"],
+        [{ queues: { q: 1 }, closeTimeoutMs: 0, handlers: {} }, "closeTimeoutMs must be"],
+      ];
+      for (const [options, message] of cases) {
+        const error = yield* Effect.flip(Worker.run(engine, options));
+        expect([error._tag, error.message]).toEqual([
+          "InvalidWorkerOption",
+          expect.stringContaining(message),
+        ]);
+      }
     }).pipe(Effect.scoped, Effect.provide(nodeDisk)),
   );
 });
