@@ -176,6 +176,22 @@ describe("bad input", () => {
     expect(openApi.paths["/v1/end-batch"].post.requestBody.content).toBeDefined();
   });
 
+  it("over TCP, tells a missing token from a wrong one, and takes ?token= as the header", async () => {
+    const missing = refusal(await send("GET", "/v1/counts", undefined, {}, true));
+    expect(missing.message).toContain("MissingToken");
+    expect(missing.message).toContain("requires `Authorization: Bearer <token>`");
+    const wrong = await send("GET", "/v1/counts", undefined, { authorization: "Bearer x" }, true);
+    expect(refusal(wrong).message).toContain("WrongToken");
+    expect(refusal(wrong).message).toContain("not this server's");
+    const token = served.token ?? "";
+    expect((await send("GET", `/v1/counts?token=${token}`, undefined, {}, true)).status).toBe(200);
+    const query = await send("GET", "/v1/counts?token=x", undefined, {}, true);
+    expect([query.status, refusal(query).message]).toEqual([
+      401,
+      expect.stringContaining("WrongToken"),
+    ]);
+  });
+
   it("refuses a lease out of 1,000..3,600,000 ms on every route that takes one, by field", async () => {
     await opened.insert({ queue: "leases", worker: "W", args: null });
     const before = lastSequence();
