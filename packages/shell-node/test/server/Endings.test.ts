@@ -2,7 +2,7 @@
 // real store: each end of a batch is answered on its own (a stale attempt refuses only itself) and
 // the accepted ones commit in one batch; fencing still refuses an old holder; bad input refuses the
 // whole request naming the field and appends nothing; a session is not told the ends it asked for;
-// a heartbeat extends the lease of the attempt it names only.
+// a heartbeat extends the lease of the attempt it names only; a dropped session fails its own only.
 import { mkdtempSync, rmSync } from "node:fs";
 import { type IncomingMessage, request } from "node:http";
 import { tmpdir } from "node:os";
@@ -263,6 +263,28 @@ describe("sessions and ends", () => {
     while (session.ended.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(session.ended).toEqual([held]);
     session.close();
+  });
+});
+
+describe("sessions and their leases", () => {
+  it("fails the attempts of a session whose connection drops, and no one else's", async () => {
+    const dropped = await openSession();
+    const kept = await openSession();
+    const [lost] = await claimed("drop", 1, { "x-tay-session": dropped.id });
+    const [held] = await claimed("drop", 1, { "x-tay-session": kept.id });
+    const [plain] = await claimed("drop", 1);
+    dropped.close();
+    while (opened.job(lost ?? 0)?.state === "executing") {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(opened.job(lost ?? 0)?.errors.map((error) => error.error)).toEqual([
+      "lease expired: the client's connection dropped",
+    ]);
+    expect([opened.job(held ?? 0)?.state, opened.job(plain ?? 0)?.state]).toEqual([
+      "executing",
+      "executing",
+    ]);
+    kept.close();
   });
 });
 
