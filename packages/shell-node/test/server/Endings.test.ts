@@ -289,6 +289,25 @@ describe("sessions and their leases", () => {
 });
 
 describe("/v1/heartbeat", () => {
+  const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it("keeps a lease it extends past its first expiry, and the attempt fails once it lapses", async () => {
+    await opened.insert({ queue: "lapse", worker: "W", args: null });
+    const started = Date.now();
+    const claim = await post("/v1/claim", { queue: "lapse", leaseMs: 1_000 });
+    const jobId = claim.body.jobs?.[0]?.jobId ?? 0;
+    await pause(300);
+    const beat = await post("/v1/heartbeat", { jobId, attempt: 1, leaseMs: 3_000 });
+    expect(beat.body.held).toBe(true);
+    // Past the claim's 1 s, well within the heartbeat's 3 s.
+    await pause(1_500 - (Date.now() - started));
+    expect(opened.job(jobId)?.state).toBe("executing");
+    while (opened.job(jobId)?.state === "executing" && Date.now() - started < 10_000)
+      await pause(20);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
+    expect(opened.job(jobId)?.errors.map((error) => error.error)).toEqual(["lease expired"]);
+  }, 15_000);
+
   it("extends a lease by heartbeat only for the attempt that holds it", async () => {
     const [jobId] = await claimed("beat", 1);
     await opened.fail(jobId ?? 0, "lease expired", {
