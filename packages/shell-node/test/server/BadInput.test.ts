@@ -192,6 +192,26 @@ describe("bad input", () => {
     ]);
   });
 
+  it("refuses a job id or a limit that is no plain decimal, by field", async () => {
+    for (const [path, field] of [
+      ["/v1/jobs/01", "path.jobId"],
+      ["/v1/jobs/0", "path.jobId"],
+      ["/v1/jobs/1e3", "path.jobId"],
+      ["/v1/jobs/01/history", "path.jobId"],
+      ["/v1/jobs?limit=01", "query.limit"],
+      ["/v1/jobs?limit=+1", "query.limit"],
+    ] as const) {
+      const reply = await send("GET", path);
+      const error = refusal(reply);
+      expect([path, reply.status, error._tag, error.field]).toEqual([
+        path,
+        400,
+        "InvalidRequest",
+        field,
+      ]);
+    }
+  });
+
   it("refuses a lease out of 1,000..3,600,000 ms on every route that takes one, by field", async () => {
     await opened.insert({ queue: "leases", worker: "W", args: null });
     const before = lastSequence();
