@@ -161,6 +161,13 @@ describe("the lean path", () => {
     }
   });
 
+  it("closes after the answer to a request that asks it to, answering nothing after it", async () => {
+    const pieces = [heartbeat(1, ["Connection: close"]) + heartbeat(2)];
+    const replies = await exchange(pieces, { count: 2 });
+    expect(replies.map((reply) => [reply.status, reply.lean])).toEqual([[200, true]]);
+    expect(replies[0]?.head).toContain("\r\nconnection: close");
+  });
+
   it("leaves a body over the limit to node:http: 413, closed", async () => {
     const big = request("POST", "/v1/insert", "x".repeat(bodyBytesMax + 1));
     for (const pieces of [[heartbeat(1), big], [heartbeat(1) + big]]) {
