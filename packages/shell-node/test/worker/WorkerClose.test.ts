@@ -142,6 +142,29 @@ describe("closing a worker", () => {
     await Effect.runPromise(Effect.scoped(program));
   });
 
+  it("takes a close's own timeoutMs over the worker's closeTimeoutMs", async () => {
+    const program = Effect.gen(function* () {
+      const { engine } = yield* engineOnFaultDisk();
+      const running = yield* Deferred.make<void>();
+      const worker = yield* Worker.run(engine, {
+        queues: { q: 1 },
+        closeTimeoutMs: 10_000,
+        handlers: {
+          Stuck: () => {
+            Deferred.unsafeDone(running, Effect.void);
+            return new Promise(() => {});
+          },
+        },
+      });
+      yield* engine.insert({ queue: "q", worker: "Stuck", args: null, maxAttempts: 2 });
+      yield* Deferred.await(running);
+      expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
+      expect(yield* worker.close()).toEqual({ finished: 0, interrupted: 1 });
+      expect(endsOf(yield* engine.jobs())).toEqual({ Stuck: ["retryable", ["interrupted"]] });
+    });
+    await Effect.runPromise(Effect.scoped(program));
+  });
+
   it("fails an aborted attempt as interrupted, whatever its handler does once aborted", async () => {
     const program = Effect.gen(function* () {
       const { engine } = yield* engineOnFaultDisk();
