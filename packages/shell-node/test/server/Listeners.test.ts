@@ -1,6 +1,7 @@
 // Where a server listens and who may talk to it: a data directory too deep for a socket address
 // serves from the private fallback that clients find through LOCK (or by the same computation),
-// the socket is 0600 and leaves with the server, and a rotated token replaces the old one at once.
+// the socket is 0600 and leaves with the server, and a rotated token replaces the old one at once;
+// a socket path of exactly the limit stays inside the directory.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { request } from "node:http";
 import { tmpdir } from "node:os";
@@ -25,6 +26,16 @@ const status = (host: string, port: number, token: string): Promise<number> =>
   });
 
 describe("listeners", () => {
+  it("keeps the socket inside a directory whose path fits exactly, and falls back one byte over", () => {
+    const root = join(tmpdir(), "tay-fit-");
+    const fill = Locate.socketPathBytesMax - Buffer.byteLength(join(root, Locate.socketName));
+    const fits = `${root}${"f".repeat(fill)}`;
+    expect(Locate.socketPathFor(fits)).toBe(join(fits, Locate.socketName));
+    expect(Buffer.byteLength(Locate.socketPathFor(fits))).toBe(Locate.socketPathBytesMax);
+    const over = `${fits}f`;
+    expect(Locate.socketPathFor(over).startsWith(Locate.fallbackDirectory())).toBe(true);
+  });
+
   it("serves a deep directory from the fallback socket, found through LOCK and without it", async () => {
     const root = mkdtempSync(join(tmpdir(), "tay-deep-"));
     const directory = join(root, "a".repeat(60), "b".repeat(60), "data");
