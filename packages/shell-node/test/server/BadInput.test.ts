@@ -212,6 +212,22 @@ describe("bad input", () => {
     }
   });
 
+  it("refuses a next-jobs wait over 300,000 ms or more than 1,000 lanes, by field", async () => {
+    // A job to take at once: a wait taken by mistake answers now instead of waiting it out.
+    await opened.insert({ queue: "waits", worker: "W", args: null });
+    const lane = { queue: "waits", limit: 1 };
+    const cases: ReadonlyArray<readonly [Record<string, unknown>, string]> = [
+      [{ lanes: [lane], waitMs: 300_001 }, "body.waitMs"],
+      [{ lanes: [lane], waitMs: -1 }, "body.waitMs"],
+      [{ lanes: Array.from({ length: 1_001 }, () => lane), waitMs: 0 }, "body.lanes"],
+    ];
+    for (const [body, field] of cases) {
+      const reply = await send("POST", "/v1/next-jobs", JSON.stringify(body));
+      const error = refusal(reply);
+      expect([reply.status, error._tag, error.field]).toEqual([400, "InvalidRequest", field]);
+    }
+  });
+
   it("refuses a lease out of 1,000..3,600,000 ms on every route that takes one, by field", async () => {
     await opened.insert({ queue: "leases", worker: "W", args: null });
     const before = lastSequence();
