@@ -185,6 +185,9 @@ describe("bad input", () => {
     expect(refusal(wrong).message).toContain("not this server's");
     const token = served.token ?? "";
     expect((await send("GET", `/v1/counts?token=${token}`, undefined, {}, true)).status).toBe(200);
+    // A part of the token is a wrong one.
+    const part = { authorization: `Bearer ${token.slice(0, 32)}` };
+    expect((await send("GET", "/v1/counts", undefined, part, true)).status).toBe(401);
     const query = await send("GET", "/v1/counts?token=x", undefined, {}, true);
     expect([query.status, refusal(query).message]).toEqual([
       401,
