@@ -49,6 +49,18 @@ const delivery = (jobId: number, revision: number, dueAt: number, nextDueAt: num
     }),
   ]);
 
+/** A schedule's definition every minute, without any v3 field. */
+const plainEveryMinute = {
+  queue: "q",
+  worker: "w",
+  args: null,
+  priority: 0,
+  maxAttempts: 1,
+  everyMs: minute,
+  cron: null,
+  overlap: "allow" as const,
+};
+
 describe("RegisterSchedule with a time zone", () => {
   it("is a (13,3) whose cron is read in the zone", () => {
     const definition = { ...definitionV3({ everyMs: null, cron: "30 2 * * *" }), args: null };
@@ -66,22 +78,12 @@ describe("RegisterSchedule with a time zone", () => {
   });
 
   it("without v3 fields stays a (13,2); an unknown zone is refused", () => {
-    const plain = {
-      queue: "q",
-      worker: "w",
-      args: null,
-      priority: 0,
-      maxAttempts: 1,
-      everyMs: minute,
-      cron: null,
-      overlap: "allow" as const,
-    };
     given()
       .when(
         Commands.registerSchedule({
           now: 0,
           scheduleId: "s",
-          definition: { ...plain, timezone: "Mars/Base" },
+          definition: { ...plainEveryMinute, timezone: "Mars/Base" },
         }),
       )
       .rejects("InvalidField", { field: "definition.timezone" });
@@ -90,28 +92,18 @@ describe("RegisterSchedule with a time zone", () => {
 
 describe("RegisterSchedule with a catch-up field alone", () => {
   it("is a (13,3) that keeps the field, the zone UTC and the policy once", () => {
-    const plain = {
-      queue: "q",
-      worker: "w",
-      args: null,
-      priority: 0,
-      maxAttempts: 1,
-      everyMs: minute,
-      cron: null,
-      overlap: "allow" as const,
-    };
     given()
       .when(
         Commands.registerSchedule({
           now: 0,
           scheduleId: "s",
-          definition: { ...plain, catchUpWindowMs: 5 * minute },
+          definition: { ...plainEveryMinute, catchUpWindowMs: 5 * minute },
         }),
       )
       .then(
         checkpointV3("s", {
           definition: {
-            ...plain,
+            ...plainEveryMinute,
             timezone: "UTC",
             catchUp: "once",
             catchUpWindowMs: 5 * minute,

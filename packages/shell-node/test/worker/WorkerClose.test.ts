@@ -53,6 +53,18 @@ const endsOf = (jobs: ReadonlyArray<Job.Job>) =>
     jobs.map((job: Job.Job) => [job.worker, [job.state, job.errors.map((error) => error.error)]]),
   );
 
+/** One slot of queue `q` whose handler `Stuck` tells `running` and never settles. */
+const stuckOptions = (running: Deferred.Deferred<void>, closeTimeoutMs: number) => ({
+  queues: { q: 1 },
+  closeTimeoutMs,
+  handlers: {
+    Stuck: () => {
+      Deferred.unsafeDone(running, Effect.void);
+      return new Promise(() => {});
+    },
+  },
+});
+
 describe("closing a worker", () => {
   it("runs a job whose claim was in flight as it closes, and waits for it", async () => {
     const program = Effect.gen(function* () {
@@ -122,16 +134,7 @@ describe("closing a worker", () => {
       const running = yield* Deferred.make<void>();
       const workerScope = Effect.scoped(
         Effect.gen(function* () {
-          yield* Worker.run(engine, {
-            queues: { q: 1 },
-            closeTimeoutMs: 50,
-            handlers: {
-              Stuck: () => {
-                Deferred.unsafeDone(running, Effect.void);
-                return new Promise(() => {});
-              },
-            },
-          });
+          yield* Worker.run(engine, stuckOptions(running, 50));
           yield* engine.insert({ queue: "q", worker: "Stuck", args: null, maxAttempts: 2 });
           yield* Deferred.await(running);
         }),
@@ -146,16 +149,7 @@ describe("closing a worker", () => {
     const program = Effect.gen(function* () {
       const { engine } = yield* engineOnFaultDisk();
       const running = yield* Deferred.make<void>();
-      const worker = yield* Worker.run(engine, {
-        queues: { q: 1 },
-        closeTimeoutMs: 10_000,
-        handlers: {
-          Stuck: () => {
-            Deferred.unsafeDone(running, Effect.void);
-            return new Promise(() => {});
-          },
-        },
-      });
+      const worker = yield* Worker.run(engine, stuckOptions(running, 10_000));
       yield* engine.insert({ queue: "q", worker: "Stuck", args: null, maxAttempts: 2 });
       yield* Deferred.await(running);
       expect(yield* endsInTime(worker.close({ timeoutMs: 50 }))).toBe("ended");
