@@ -6,7 +6,8 @@
  * never throws on any row; and the keys one process makes only increase,
  * whatever its clock does. No database: the rows are built in memory.
  */
-import { type Commands, Decide, type Value } from "@tay/core";
+import { decodeEvent, encodeEvent } from "@tay/codec";
+import { type Commands, Decide, type Event, type Value } from "@tay/core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeRow, encodeJobs, nextKey } from "../src/internal/inboxRow.js";
@@ -79,6 +80,37 @@ describe("the inbox row", () => {
   it("refuses unique keys, naming the field", () => {
     const refused = encodeJobs(0, [{ queue: "q", worker: "W", args: null, uniqueKey: "k" }]);
     expect(refused).toMatchObject({ field: "jobs[0].uniqueKey" });
+  });
+
+  it("refuses unique periods too, naming the job and the field", () => {
+    const refused = encodeJobs(0, [
+      { queue: "q", worker: "W", args: null },
+      { queue: "q", worker: "W", args: null, uniquePeriodMs: 1_000 },
+    ]);
+    expect(refused).toMatchObject({
+      field: "jobs[1].uniquePeriodMs",
+      reason: expect.stringMatching(/through the engine$/),
+    });
+  });
+
+  it("refuses a row whose job is not job id 1 or holds a unique key", () => {
+    const encoded = encodeJobs(5, [{ queue: "q", worker: "W", args: null, timeoutMs: 10 }]);
+    if (!("payload" in encoded)) throw new Error(encoded.reason);
+    const decoded = decodeEvent(encoded.type, encoded.schema, encoded.payload);
+    if (decoded._tag === "Left" || decoded.right._tag !== "JobInsertedV3") {
+      throw new Error("the call made no single JobInsertedV3");
+    }
+    const inserted = decoded.right;
+    const rowWith = (event: Event.JobInsertedV3) => {
+      const reencoded = encodeEvent(event);
+      if (reencoded._tag === "Left") throw new Error(reencoded.left._tag);
+      return rowOf(5, reencoded.right);
+    };
+    expect(typeof decodeRow(rowWith(inserted))).toBe("object");
+    expect(decodeRow(rowWith({ ...inserted, jobId: 2 }))).toBe("its record job 1 has job id 2");
+    expect(decodeRow(rowWith({ ...inserted, uniqueKey: "k" }))).toBe(
+      "its record job 1 has a unique key",
+    );
   });
 
   it("never throws on any row, and refuses what is not a row of jobs", () => {
