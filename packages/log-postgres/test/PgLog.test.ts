@@ -729,6 +729,27 @@ describe("open's first read: the version, the marker, the head and the generatio
     }
   });
 
+  it("a generation whose parent is not below it, or whose first sequence is 0, is MalformedRow naming its column", async () => {
+    // The table's CHECKs refuse both; a damaged or foreign table may lack them.
+    const cases = [
+      ["parent_epoch", 1, "tay_generation_check"],
+      ["first_sequence", 0, "tay_generation_first_sequence_check"],
+    ] as const;
+    for (const [column, value, check] of cases) {
+      const store = await made();
+      await database().query(`ALTER TABLE ${store.schema}.tay_generation DROP CONSTRAINT ${check}`);
+      await database().query(`UPDATE ${store.schema}.tay_generation SET ${column} = ${value}`);
+      const error = await refusal(store.options);
+      expect(error).toMatchObject({
+        _tag: "MalformedRow",
+        table: "tay_generation",
+        column,
+        epoch: 1,
+      });
+      expect(error.message).toContain(String(value));
+    }
+  });
+
   it("keeps to its store and its current epoch: the others reported in order, the lease beside them", async () => {
     const { options, schema } = await made();
     const other = { ...options, store: "other" };
