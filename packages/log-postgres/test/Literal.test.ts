@@ -65,6 +65,25 @@ describe("literals of the append script", () => {
     );
   });
 
+  it("bytes: a view into a larger buffer (a record's payload) gives its own bytes and no others", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uint8Array({ minLength: 1, maxLength: 64 }),
+        fc.nat(),
+        fc.nat(),
+        async (whole, start, length) => {
+          const from = start % whole.length;
+          const view = whole.subarray(from, from + (length % (whole.length - from + 1)));
+          const [first] = await selectBoth(Literal.bytes(view));
+          const value: unknown = first?.[0]?.v;
+          if (!(value instanceof Uint8Array)) throw new Error(`not bytes: ${String(value)}`);
+          expect(Buffer.from(value).equals(Buffer.from(view))).toBe(true);
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
   it.each(["on", "off"])(
     "text: any text without NUL comes back exact, and ends nowhere but its literal (standard_conforming_strings %s)",
     async (setting) => {
