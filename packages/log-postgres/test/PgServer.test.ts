@@ -106,6 +106,21 @@ describe.skipIf(!("url" in server))("on a PostgreSQL server", () => {
     }),
   );
 
+  it.scoped("a BIGINT of sixteen digits, read as text, up to 2^53-1 is taken whole", () =>
+    Effect.gen(function* () {
+      const { url } = yield* database;
+      yield* PgSchema.init(url);
+      yield* Effect.promise(() =>
+        Server.admin(url, async (client) => {
+          await client.query(`UPDATE tay.tay_store SET created_at = ${Number.MAX_SAFE_INTEGER}`);
+          await client.query("UPDATE tay.tay_generation SET created_at = 1000000000000000");
+        }),
+      );
+      const { report } = yield* PgLog.open(url, {}, Projection.collect);
+      expect(report).toMatchObject({ createdAt: Number.MAX_SAFE_INTEGER, epoch: 1 });
+    }),
+  );
+
   it.scoped("an append after another writer's is AppendConflict and writes nothing", () =>
     Effect.gen(function* () {
       const { url } = yield* database;
