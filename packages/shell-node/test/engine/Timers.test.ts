@@ -188,6 +188,24 @@ describe("timers", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("wake again at the next due time right after a tick that moved something", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(10_000);
+      const engine = yield* openEngine();
+      const first = yield* engine.insert({ ...job("q"), scheduledAt: 15_000 });
+      const second = yield* engine.insert({ ...job("q"), scheduledAt: 15_100 });
+      yield* settle;
+      yield* TestClock.adjust(5_000);
+      yield* settle;
+      expect((yield* engine.job(first.jobId))?.state).toBe("available");
+      expect((yield* engine.job(second.jobId))?.state).toBe("scheduled");
+      // The tick moved a job: the timer sleeps to the next due time, not a stuck-tick pause.
+      yield* TestClock.adjust(100);
+      yield* settle;
+      expect((yield* engine.job(second.jobId))?.state).toBe("available");
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("bring a failed job back after its backoff, and deliver schedule occurrences", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(0);
