@@ -109,4 +109,49 @@ describe("the bounded command queue", () => {
       }).pipe(withDisk(disk));
     }),
   );
+  it.effect("a held claim given up by its signal makes room at once", () =>
+    Effect.gen(function* () {
+      const inner = FaultDisk.make();
+      const reached = yield* Deferred.make<void>();
+      const release = yield* Deferred.make<void>();
+      let holding = false;
+      const disk: DiskService = {
+        ...inner,
+        makeDirectory: (path) =>
+          holding
+            ? Effect.zipRight(
+                Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)),
+                inner.makeDirectory(path),
+              )
+            : inner.makeDirectory(path),
+      };
+      yield* Effect.gen(function* () {
+        yield* Init.init(directory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
+            holding = true;
+            const compaction = yield* Effect.fork(engine.compact(0));
+            yield* Deferred.await(reached);
+            const controller = new AbortController();
+            const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+              signal: controller.signal,
+            });
+            const queued = engine.promises.insert(job(1));
+            const room = yield* Effect.fork(engine.room());
+            yield* Effect.yieldNow();
+            expect(room.unsafePoll()).toBeNull();
+            // The aborted claim leaves the held queue: room() answers while the compaction still holds it.
+            controller.abort();
+            expect(yield* Effect.promise(() => claim)).toEqual([]);
+            yield* Fiber.join(room);
+            holding = false;
+            yield* Deferred.succeed(release, undefined);
+            yield* Fiber.join(compaction);
+            expect((yield* Effect.promise(() => queued)).args).toBe(1);
+          }),
+        );
+      }).pipe(withDisk(disk));
+    }),
+  );
 });
