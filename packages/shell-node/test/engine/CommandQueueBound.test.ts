@@ -15,6 +15,29 @@ const job = (args: number) => ({ queue: "q", worker: "W", args });
 
 const withDisk = (disk: DiskService) => Effect.provide(FaultDisk.layer(disk));
 
+/**
+ * A disk whose compaction's first step of its own (mkdir epochs/E+1) waits
+ * for `release` while `hold.on`, telling `reached` first: a compaction that
+ * holds the command queue for as long as a test wants.
+ */
+const compactionGate = Effect.gen(function* () {
+  const inner = FaultDisk.make();
+  const reached = yield* Deferred.make<void>();
+  const release = yield* Deferred.make<void>();
+  const hold = { on: false };
+  const disk: DiskService = {
+    ...inner,
+    makeDirectory: (path) =>
+      hold.on
+        ? Effect.zipRight(
+            Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)),
+            inner.makeDirectory(path),
+          )
+        : inner.makeDirectory(path),
+  };
+  return { disk, reached, release, hold };
+});
+
 describe("the bounded command queue", () => {
   it.effect("refuses a queue bound that is not a positive integer", () =>
     Effect.gen(function* () {
@@ -63,27 +86,13 @@ describe("the bounded command queue", () => {
 
   it.effect("the bound holds while a compaction holds the queue", () =>
     Effect.gen(function* () {
-      const inner = FaultDisk.make();
-      const reached = yield* Deferred.make<void>();
-      const release = yield* Deferred.make<void>();
-      let holding = false;
-      // The compaction's first step of its own (mkdir epochs/E+1) waits for `release`.
-      const disk: DiskService = {
-        ...inner,
-        makeDirectory: (path) =>
-          holding
-            ? Effect.zipRight(
-                Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)),
-                inner.makeDirectory(path),
-              )
-            : inner.makeDirectory(path),
-      };
+      const { disk, reached, release, hold } = yield* compactionGate;
       yield* Effect.gen(function* () {
         yield* Init.init(directory);
         yield* Effect.scoped(
           Effect.gen(function* () {
             const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
-            holding = true;
+            hold.on = true;
             const compaction = yield* Effect.fork(engine.compact(0));
             yield* Deferred.await(reached);
             // The promise face queues synchronously: both wait behind the compaction.
@@ -93,7 +102,7 @@ describe("the bounded command queue", () => {
             const room = yield* Effect.fork(engine.room());
             yield* Effect.yieldNow();
             expect(room.unsafePoll()).toBeNull();
-            holding = false;
+            hold.on = false;
             yield* Deferred.succeed(release, undefined);
             yield* Fiber.join(compaction);
             yield* Fiber.join(room);
@@ -111,26 +120,13 @@ describe("the bounded command queue", () => {
   );
   it.effect("a held claim given up by its signal makes room at once", () =>
     Effect.gen(function* () {
-      const inner = FaultDisk.make();
-      const reached = yield* Deferred.make<void>();
-      const release = yield* Deferred.make<void>();
-      let holding = false;
-      const disk: DiskService = {
-        ...inner,
-        makeDirectory: (path) =>
-          holding
-            ? Effect.zipRight(
-                Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)),
-                inner.makeDirectory(path),
-              )
-            : inner.makeDirectory(path),
-      };
+      const { disk, reached, release, hold } = yield* compactionGate;
       yield* Effect.gen(function* () {
         yield* Init.init(directory);
         yield* Effect.scoped(
           Effect.gen(function* () {
             const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
-            holding = true;
+            hold.on = true;
             const compaction = yield* Effect.fork(engine.compact(0));
             yield* Deferred.await(reached);
             const controller = new AbortController();
@@ -145,7 +141,7 @@ describe("the bounded command queue", () => {
             controller.abort();
             expect(yield* Effect.promise(() => claim)).toEqual([]);
             yield* Fiber.join(room);
-            holding = false;
+            hold.on = false;
             yield* Deferred.succeed(release, undefined);
             yield* Fiber.join(compaction);
             expect((yield* Effect.promise(() => queued)).args).toBe(1);
