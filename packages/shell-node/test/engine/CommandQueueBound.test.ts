@@ -38,6 +38,16 @@ const compactionGate = Effect.gen(function* () {
   return { disk, reached, release, hold };
 });
 
+/** An engine bounded at two commands whose compaction, forked, holds its queue behind `gate`. */
+const queueHeld = (gate: Effect.Effect.Success<typeof compactionGate>) =>
+  Effect.gen(function* () {
+    const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
+    gate.hold.on = true;
+    const compaction = yield* Effect.fork(engine.compact(0));
+    yield* Deferred.await(gate.reached);
+    return { engine, compaction };
+  });
+
 describe("the bounded command queue", () => {
   it.effect("refuses a queue bound that is not a positive integer", () =>
     Effect.gen(function* () {
@@ -86,15 +96,13 @@ describe("the bounded command queue", () => {
 
   it.effect("the bound holds while a compaction holds the queue", () =>
     Effect.gen(function* () {
-      const { disk, reached, release, hold } = yield* compactionGate;
+      const gate = yield* compactionGate;
+      const { disk, release, hold } = gate;
       yield* Effect.gen(function* () {
         yield* Init.init(directory);
         yield* Effect.scoped(
           Effect.gen(function* () {
-            const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
-            hold.on = true;
-            const compaction = yield* Effect.fork(engine.compact(0));
-            yield* Deferred.await(reached);
+            const { engine, compaction } = yield* queueHeld(gate);
             // The promise face queues synchronously: both wait behind the compaction.
             const queued = [engine.promises.insert(job(1)), engine.promises.insert(job(2))];
             const refused = yield* Effect.flip(engine.insert(job(3)));
@@ -120,15 +128,13 @@ describe("the bounded command queue", () => {
   );
   it.effect("a held claim given up by its signal makes room at once", () =>
     Effect.gen(function* () {
-      const { disk, reached, release, hold } = yield* compactionGate;
+      const gate = yield* compactionGate;
+      const { disk, release, hold } = gate;
       yield* Effect.gen(function* () {
         yield* Init.init(directory);
         yield* Effect.scoped(
           Effect.gen(function* () {
-            const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 2 });
-            hold.on = true;
-            const compaction = yield* Effect.fork(engine.compact(0));
-            yield* Deferred.await(reached);
+            const { engine, compaction } = yield* queueHeld(gate);
             const controller = new AbortController();
             const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
               signal: controller.signal,
