@@ -12,7 +12,7 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
-import { Effect, Either, Fiber } from "effect";
+import { Effect, Either, Fiber, TestClock, TestContext } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
 import { inserted, run } from "./support/events.js";
@@ -202,6 +202,25 @@ describe("the lease", () => {
     const statements = { SELECT: 3, BEGIN: 1, COMMIT: 1, SHOW: 1 };
     expect(never.statements).toEqual(statements);
     expect(held.statements).toEqual(statements);
+  });
+
+  it("expiring at this very millisecond: still held; taken once the clock has passed it", async () => {
+    const options = await storeWithThree();
+    const until = Date.now() + 3_600_000;
+    await holdLease(options.schema ?? "", until);
+    // Compacts with this process's clock at `now` (the lease's "run out" is by that clock).
+    const compactAt = (now: number) =>
+      run(
+        Effect.gen(function* () {
+          yield* TestClock.setTime(now);
+          const { log } = yield* openCollect(options);
+          return yield* Effect.either(log.compact(base(10, 5), 3));
+        }).pipe(Effect.provide(TestContext.TestContext)),
+      );
+    const atExpiry = await compactAt(until);
+    expect(atExpiry).toMatchObject({ _tag: "Left", left: { _tag: "CompactionBusy" } });
+    const after = await compactAt(until + 1);
+    expect(after).toMatchObject({ _tag: "Right", right: { epoch: 2 } });
   });
 
   it("expired: taken over, the crashed compactor's staging removed, the compaction whole", async () => {
