@@ -23,6 +23,15 @@ import * as Init from "../../src/store/Init.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 const runs = Number(process.env.TAY_COMPACTION_INTERLEAVING_RUNS ?? "40");
+/** Replays a failure: TAY_COMPACTION_INTERLEAVING_SEED and _PATH, as fast-check printed them. */
+const replay = {
+  ...(process.env.TAY_COMPACTION_INTERLEAVING_SEED === undefined
+    ? {}
+    : { seed: Number(process.env.TAY_COMPACTION_INTERLEAVING_SEED) }),
+  ...(process.env.TAY_COMPACTION_INTERLEAVING_PATH === undefined
+    ? {}
+    : { path: process.env.TAY_COMPACTION_INTERLEAVING_PATH }),
+};
 
 type Op =
   | { readonly _tag: "insert" }
@@ -257,7 +266,7 @@ describe("compactions among commands in flight", () => {
           }
         },
       ),
-      { numRuns: runs },
+      { numRuns: runs, ...replay },
     );
     // Compactions did run among other commands of their group.
     expect(overlapped).toBeGreaterThan(runs / 4);
