@@ -75,4 +75,53 @@ describe("OffsetTable.decode", () => {
       { numRuns: 40 },
     );
   });
+  it("refuses bytes that are not such a table, so that the open walks the entries instead", () => {
+    // Jobs 1 (with a result) and 2 in page 0, job 1025 in page 1, in entries of 300 bytes.
+    const table = new OffsetTable();
+    table.setJob(1, 0);
+    table.setResult(1, 100);
+    table.setJob(2, 200);
+    table.setJob(pageIds + 1, 250);
+    const encoded = table.encode();
+    if (encoded === undefined) return; // a big-endian host writes no offsets file
+    const end = 300;
+    expect(typeof OffsetTable.decode(encoded, end)).toBe("object");
+    // docs/store.md, "Offsets": a 16-byte header, then per page its index and its pairs of f64.
+    const pageAt = (position: number) => 16 + position * (8 + pageIds * 16);
+    const slotAt = (position: number, jobId: number, result: boolean) =>
+      pageAt(position) + 8 + ((jobId % pageIds) * 2 + (result ? 1 : 0)) * 8;
+    const changed = (change: (view: DataView) => void) => {
+      const bytes = Uint8Array.from(encoded);
+      change(new DataView(bytes.buffer));
+      return bytes;
+    };
+    const longer = new Uint8Array(encoded.length + 8);
+    longer.set(encoded);
+    const refused: Record<string, Uint8Array> = {
+      "another magic": changed((view) => view.setUint8(7, 0x32)),
+      "another page size": changed((view) => view.setUint32(8, pageIds / 2, true)),
+      "bytes past the pages": longer,
+      "a page fewer than counted": encoded.subarray(0, pageAt(1)),
+      "a job's offset at the entries' end": changed((view) =>
+        view.setFloat64(slotAt(0, 2, false), end, true),
+      ),
+      "a result's offset at the entries' end": changed((view) =>
+        view.setFloat64(slotAt(0, 1, true), end, true),
+      ),
+      "a negative offset": changed((view) => view.setFloat64(slotAt(0, 2, false), -2, true)),
+      "an offset between two bytes": changed((view) =>
+        view.setFloat64(slotAt(0, 2, false), 200.5, true),
+      ),
+      "a result without its job": changed((view) => view.setFloat64(slotAt(0, 3, true), 100, true)),
+      "a page index between two": changed((view) => view.setFloat64(pageAt(1), 1.5, true)),
+      "a page twice": changed((view) => view.setFloat64(pageAt(1), 0, true)),
+      "pages descending": changed((view) => {
+        view.setFloat64(pageAt(0), 1, true);
+        view.setFloat64(pageAt(1), 0, true);
+      }),
+    };
+    for (const [what, bytes] of Object.entries(refused)) {
+      expect(typeof OffsetTable.decode(bytes, end), what).toBe("string");
+    }
+  });
 });
