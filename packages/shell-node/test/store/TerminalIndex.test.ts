@@ -6,15 +6,21 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { describe, expect, it } from "@effect/vitest";
-import { Event, Evolve, Generation, type Job, State, Terminal } from "@tay/core";
+import { decodeValue, encodeValue } from "@tay/codec";
+import { Event, Evolve, Generation, type Job, State, Terminal, type Value } from "@tay/core";
 import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
 import { Disk, DiskError } from "../../src/disk/Disk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
-import { crc32c } from "../../src/store/internal/codec.js";
+import {
+  crc32c,
+  decodeRecord,
+  encodeRecordInto,
+  recordSize,
+} from "../../src/store/internal/codec.js";
 import { OffsetTable } from "../../src/store/internal/offsetTable.js";
-import { encodeHead } from "../../src/store/internal/terminalIndexFormat.js";
+import { decodeHead, encodeHead, headType } from "../../src/store/internal/terminalIndexFormat.js";
 import { nodeDisk, temporaryDirectory } from "../support/store.js";
 
 const storeId = "07070707-0707-0707-0707-070707070707";
@@ -480,4 +486,42 @@ describe("TerminalIndex", () => {
       yield* TerminalIndex.close(crossed.index);
     }).pipe(Effect.provide(nodeDisk)),
   );
+  it("reads HEAD only as one record of its type and format, and names a file only by a 32-bit CRC", () => {
+    const named = {
+      ...identity,
+      entriesBytes: 10,
+      offsets: { bytes: 16, crc: 7 },
+      image: { bytes: 20, crc: 8 },
+    };
+    const bytes = encodeHead(named);
+    if (Either.isLeft(bytes)) return expect.unreachable(bytes.left);
+    expect(decodeHead(bytes.right)).toEqual(named);
+    const record = decodeRecord(bytes.right, 0);
+    if (record._tag !== "Record") return expect.unreachable(record._tag);
+    const value = decodeValue(record.record.payload);
+    if (value._tag === "Left" || !(value.right instanceof Map)) {
+      return expect.unreachable("HEAD's payload is a value map");
+    }
+    const fields = value.right;
+    /** HEAD's fields with `changes`, framed as a record of `type`. */
+    const framed = (type: number, changes: ReadonlyArray<readonly [string, Value.Value]>) => {
+      const payload = encodeValue(new Map<string, Value.Value>([...fields, ...changes]));
+      if (payload._tag === "Left") return expect.unreachable(payload.left._tag);
+      const out = new Uint8Array(recordSize(payload.right.length));
+      encodeRecordInto(out, 0, { type, schema: 1, sequence: 1, payload: payload.right });
+      return out;
+    };
+    expect(decodeHead(framed(headType, []))).toEqual(named);
+    expect(decodeHead(framed(headType + 1, []))).toBe("not a HEAD");
+    expect(decodeHead(framed(headType, [["format", 2]]))).toBe("format 2, expected 1");
+    const longer = new Uint8Array(bytes.right.length + 1);
+    longer.set(bytes.right);
+    expect(decodeHead(longer)).toBe("not a HEAD");
+    // A CRC-32C has 32 bits: a larger one names no offsets file and no image.
+    const wide = framed(headType, [
+      ["offsets_crc", 2 ** 32 + 7],
+      ["image_crc", 2 ** 32 + 8],
+    ]);
+    expect(decodeHead(wide)).toEqual({ ...named, offsets: undefined, image: undefined });
+  });
 });
