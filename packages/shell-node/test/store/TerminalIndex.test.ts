@@ -524,4 +524,26 @@ describe("TerminalIndex", () => {
     ]);
     expect(decodeHead(wide)).toEqual({ ...named, offsets: undefined, image: undefined });
   });
+
+  it("takes an entry only as the job or result whose id its record's sequence is", () => {
+    const builder = Generation.start(0, { lean: true, collectLeft: true });
+    for (const [at, record] of lifeOf(1, "with").entries()) {
+      Generation.apply(builder, at + 1, record);
+    }
+    const buffer = TerminalIndex.entryBuffer();
+    const placed = TerminalIndex.appendEntries(buffer, [Generation.takeLeft(builder)]);
+    if (Either.isLeft(placed)) return expect.unreachable(placed.left);
+    expect(placed.right.map(({ kind }) => kind)).toEqual(["job", "result"]);
+    const bytes = buffer.bytes.subarray(0, buffer.length);
+    for (const { kind, offset } of placed.right) {
+      expect(TerminalIndex.entryAt(bytes, offset)._tag).toBe(kind === "job" ? "Job" : "Result");
+      // The same event under sequence 2: an entry of job 2 that holds job 1.
+      const record = decodeRecord(bytes, offset);
+      if (record._tag !== "Record") return expect.unreachable(record._tag);
+      const { type, schema, payload } = record.record;
+      const renumbered = new Uint8Array(recordSize(payload.length));
+      encodeRecordInto(renumbered, 0, { type, schema, sequence: 2, payload });
+      expect(TerminalIndex.entryAt(renumbered, 0)._tag).toBe("Corrupt");
+    }
+  });
 });
