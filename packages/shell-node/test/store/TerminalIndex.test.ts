@@ -546,4 +546,65 @@ describe("TerminalIndex", () => {
       expect(TerminalIndex.entryAt(renumbered, 0)._tag).toBe("Corrupt");
     }
   });
+  it.scopedLive(
+    "walks only whole entries of a job's or a result's pair, and a reader checks their payloads too",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const builder = Generation.start(0, { lean: true, collectLeft: true });
+        for (const [at, record] of [...lifeOf(1, "with"), ...lifeOf(2, "none")].entries()) {
+          Generation.apply(builder, at + 1, record);
+        }
+        const buffer = TerminalIndex.entryBuffer();
+        const placed = TerminalIndex.appendEntries(buffer, [Generation.takeLeft(builder)]);
+        if (Either.isLeft(placed)) return expect.unreachable(placed.left);
+        const entries = buffer.bytes.slice(0, buffer.length);
+        /** The entries and a HEAD vouching for `entriesBytes` of them, with no offsets file: the open walks. */
+        const planted = (bytes: Uint8Array, entriesBytes = bytes.length) =>
+          Effect.promise(async () => {
+            const index = TerminalIndex.indexPath(directory);
+            await fs.mkdir(index, { recursive: true });
+            await fs.writeFile(path.join(index, TerminalIndex.entriesName), bytes);
+            const head = encodeHead({ ...identity, entriesBytes });
+            if (Either.isLeft(head)) return expect.unreachable(head.left);
+            await fs.writeFile(path.join(index, TerminalIndex.headName), head.right);
+          });
+        const staleness = Effect.gen(function* () {
+          const opened = yield* TerminalIndex.open(directory, identity);
+          yield* TerminalIndex.close(opened.index);
+          return opened.stale;
+        });
+        yield* planted(entries);
+        expect(yield* staleness).toBeUndefined();
+        // HEAD vouches for bytes that end inside the last entry.
+        yield* planted(entries, entries.length - 3);
+        expect(yield* staleness).toMatchObject({ _tag: "Corrupt", reason: "a torn last entry" });
+        // A job's and a result's record under another schema: whole records, not entries.
+        for (const { kind, offset } of placed.right) {
+          const record = decodeRecord(entries, offset);
+          if (record._tag !== "Record") return expect.unreachable(record._tag);
+          const { type, sequence, payload } = record.record;
+          const other = Uint8Array.from(entries);
+          encodeRecordInto(other, offset, { type, schema: 1, sequence, payload });
+          yield* planted(other);
+          expect(yield* staleness, kind).toMatchObject({
+            _tag: "Corrupt",
+            offset,
+            reason: `not an entry (type ${type}, schema 1)`,
+          });
+        }
+        // A flipped payload byte (the last entry's): the engine's walk leaves it to the lookup,
+        // a reader's walk (no rebuild to fall back on) checks the record CRC.
+        const flipped = Uint8Array.from(entries);
+        flipped[flipped.length - 5] = (flipped[flipped.length - 5] ?? 0) ^ 0x01;
+        yield* planted(flipped);
+        const read = yield* TerminalIndex.openReadOnly(directory, identity);
+        if (TerminalIndex.isIndex(read)) {
+          yield* TerminalIndex.close(read);
+          return expect.unreachable("a reader's walk checks every payload");
+        }
+        expect(read).toMatchObject({ _tag: "Corrupt", reason: "Corrupt" });
+        expect(yield* staleness).toBeUndefined();
+      }).pipe(Effect.provide(nodeDisk)),
+  );
 });
