@@ -22,6 +22,7 @@ import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Disk, DiskError, type DiskService } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import {
@@ -739,5 +740,27 @@ describe("the state image", () => {
       ),
       { numRuns: 300 },
     );
+  });
+  it("survives a power cut after a clean close: the next open takes the index and resumes from the image", async () => {
+    const disk = FaultDisk.make();
+    disk.seedDirectory("/data");
+    const engine = await EnginePromises.open("/data", {
+      createIfMissing: true,
+      disk: FaultDisk.layer(disk),
+    });
+    for (let index = 0; index < 6; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: { index } });
+    }
+    const claimed = await engine.claim("a", 3);
+    for (const job of claimed) await engine.complete(job.jobId, job.jobId * 10);
+    const expected = engine.jobs();
+    await engine.close();
+    // Only what the close made durable is left: the entries, the image, the offsets and HEAD.
+    const survivor = disk.crash();
+    const again = await EnginePromises.open("/data", { disk: FaultDisk.layer(survivor) });
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect(again.jobs()).toEqual(expected);
+    for (const job of claimed) expect(again.job(job.jobId)?.result?.value).toBe(job.jobId * 10);
+    await again.close();
   });
 });
