@@ -340,7 +340,8 @@ describe("the state image", () => {
     );
     if ("_tag" in head) throw new Error(`no HEAD: ${head._tag}`);
     expect((await fs.stat(entries)).size).toBeGreaterThan(head.entriesBytes);
-    await fs.appendFile(entries, new Uint8Array(100).fill(0xa5));
+    // More of them than the tail written again covers: only the cut removes them all.
+    await fs.appendFile(entries, new Uint8Array(1024 * 1024).fill(0xa5));
     dir = crashed;
     const again = await EnginePromises.open(dir);
     expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
