@@ -375,6 +375,12 @@ describe("the state image", () => {
     await fs.cp(dir, crashed, { recursive: true });
     const expected = engine.jobs();
     await engine.close();
+    // Bytes past the entries HEAD vouches for that no write finished, more than the tail
+    // written again covers: both ways cut them first.
+    await fs.appendFile(
+      path.join(TerminalIndex.indexPath(crashed), TerminalIndex.entriesName),
+      new Uint8Array(4 * 1024 * 1024).fill(0xa5),
+    );
     /** Catches a copy of the crashed store up with `bytesMax`: what was spilled, the entries, the jobs. */
     const caughtUp = async (bytesMax: number) => {
       const copy = path.join(scratch, `copy-${bytesMax}`);
