@@ -34,6 +34,13 @@ import {
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
 import { theImage } from "../support/store.js";
 import * as FileLog from "../../src/store/FileLog.js";
+import { decodeRecord, encodeRecordInto, recordSize } from "../../src/store/internal/codec.js";
+import {
+  imageEndType,
+  imageHeadType,
+  imageOverflowType,
+  imagePagesType,
+} from "../../src/store/internal/stateImageFormat.js";
 import { leanFoldProjection } from "../../src/store/StateProjection.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
@@ -769,5 +776,63 @@ describe("the state image", () => {
     expect(again.jobs()).toEqual(expected);
     for (const job of claimed) expect(again.job(job.jobId)?.result?.value).toBe(job.jobId * 10);
     await again.close();
+  });
+  it("refuses an image whose records are misnumbered, out of their order, or followed by bytes", async () => {
+    await small(dir, "a");
+    const image = await fs.readFile(await theImage(dir));
+    // The image's records, to be framed again in another order or numbering.
+    type Framed = { readonly type: number; readonly schema: number; readonly payload: Uint8Array };
+    const records: Array<Framed> = [];
+    for (let offset = 0; offset < image.length; ) {
+      const decoded = decodeRecord(image, offset);
+      if (decoded._tag !== "Record") return expect.unreachable(decoded._tag);
+      const { type, schema, payload } = decoded.record;
+      records.push({ type, schema, payload });
+      offset += decoded.size;
+    }
+    const [head, ...rest] = records;
+    const events = rest.filter(({ type }) => type < imageHeadType);
+    const end = records[records.length - 1];
+    if (head === undefined || end === undefined || events.length === 0) {
+      return expect.unreachable("a head, events and an end");
+    }
+    expect([head.type, end.type]).toEqual([imageHeadType, imageEndType]);
+    /** The records framed one after another, the first numbered `first`, the next ones after it. */
+    const framed = (list: ReadonlyArray<Framed>, first = 1) => {
+      const bytes = new Uint8Array(
+        list.reduce((sum, { payload }) => sum + recordSize(payload.length), 0),
+      );
+      let offset = 0;
+      for (const [position, { type, schema, payload }] of list.entries()) {
+        encodeRecordInto(bytes, offset, { type, schema, sequence: first + position, payload });
+        offset += recordSize(payload.length);
+      }
+      return bytes;
+    };
+    const empty = (type: number): Framed => ({ type, schema: 1, payload: new Uint8Array(0) });
+    const decodes = (bytes: Uint8Array) => Either.isRight(TerminalIndex.decodeImage(bytes));
+    // Framed again as written, and with empty runs of pages and overflow in their place: images.
+    expect(decodes(framed(records))).toBe(true);
+    expect(
+      decodes(framed([head, ...events, empty(imagePagesType), empty(imageOverflowType), end])),
+    ).toBe(true);
+    const refused = {
+      "numbered from 2": framed(records, 2),
+      "a byte after the end record": Uint8Array.from([...framed(records), 0]),
+      "a second end record": framed([...records, end]),
+      "no head first": framed([{ ...head, type: imageHeadType + 20 }, ...rest]),
+      "pages after overflow": framed([
+        head,
+        ...events,
+        empty(imageOverflowType),
+        empty(imagePagesType),
+        end,
+      ]),
+      "an event after pages": framed([head, empty(imagePagesType), ...events, end]),
+      "an event after overflow": framed([head, empty(imageOverflowType), ...events, end]),
+    };
+    for (const [what, bytes] of Object.entries(refused)) {
+      expect(decodes(bytes), what).toBe(false);
+    }
   });
 });
