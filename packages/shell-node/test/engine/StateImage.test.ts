@@ -17,7 +17,8 @@ import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Generation, Query, State } from "@tay/core";
+import { decodeValue, encodeValue } from "@tay/codec";
+import { Generation, Query, State, type Value } from "@tay/core";
 import { Effect, Either, Layer } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -777,7 +778,7 @@ describe("the state image", () => {
     for (const job of claimed) expect(again.job(job.jobId)?.result?.value).toBe(job.jobId * 10);
     await again.close();
   });
-  it("refuses an image whose records are misnumbered, out of their order, or followed by bytes", async () => {
+  it("refuses an image whose records are misnumbered, out of their order or followed by bytes, whose facts are cut or out of range, or whose head is of another format", async () => {
     await small(dir, "a");
     const image = await fs.readFile(await theImage(dir));
     // The image's records, to be framed again in another order or numbering.
@@ -834,5 +835,54 @@ describe("the state image", () => {
     for (const [what, bytes] of Object.entries(refused)) {
       expect(decodes(bytes), what).toBe(false);
     }
+    // Facts that do not pack, each three LEB128 numbers: the id less the one before, the queue's
+    // place, 2·attempt + hasResult.
+    const decoded = TerminalIndex.decodeImage(image);
+    if (Either.isLeft(decoded)) return expect.unreachable(decoded.left);
+    const { queues } = decoded.right.image.facts;
+    expect(queues.length).toBeGreaterThan(0);
+    const withRuns = (runs: ReadonlyArray<Framed>) =>
+      TerminalIndex.decodeImage(framed([head, ...events, ...runs, end]));
+    const overflow = (...numbers: ReadonlyArray<number>): Framed => ({
+      type: imageOverflowType,
+      schema: 1,
+      payload: Uint8Array.from(numbers),
+    });
+    const facts = withRuns([overflow(3, 0, 2, 1, 0, 5)]);
+    if (Either.isLeft(facts)) return expect.unreachable(facts.left);
+    expect(facts.right.image.facts.overflow).toEqual([
+      [3, { queue: queues[0], attempt: 1, hasResult: false }],
+      [4, { queue: queues[0], attempt: 2, hasResult: true }],
+    ]);
+    const page = (bytes: number): Framed => ({
+      type: imagePagesType,
+      schema: 1,
+      payload: new Uint8Array(1 + bytes),
+    });
+    expect(Either.isRight(withRuns([page(1024)]))).toBe(true);
+    const refusedRuns = {
+      "an id again": [overflow(3, 0, 2, 0, 0, 2)],
+      "a queue past the head's": [overflow(3, queues.length, 2)],
+      "a number cut": [overflow(3, 0, 0x82)],
+      "a fact cut": [overflow(3, 0)],
+      "a page cut": [page(1000)],
+    };
+    for (const [what, runs] of Object.entries(refusedRuns)) {
+      expect(Either.isLeft(withRuns(runs)), what).toBe(true);
+    }
+    // A head of another format, or naming a segment without its four numbers.
+    const fields = decodeValue(head.payload);
+    if (fields._tag === "Left" || !(fields.right instanceof Map)) {
+      return expect.unreachable("the head is a value map");
+    }
+    const map = fields.right;
+    const headWith = (key: string, value: Value.Value): Framed => {
+      const payload = encodeValue(new Map<string, Value.Value>([...map, [key, value]]));
+      if (payload._tag === "Left") return expect.unreachable(payload.left._tag);
+      return { ...head, payload: payload.right };
+    };
+    expect(decodes(framed([headWith("format", 1), ...rest]))).toBe(true);
+    expect(decodes(framed([headWith("format", 2), ...rest]))).toBe(false);
+    expect(decodes(framed([headWith("segments", [[1, 2, 3]]), ...rest]))).toBe(false);
   });
 });
