@@ -7,12 +7,15 @@ import * as path from "node:path";
 import { decodeRecord, encodeRecord } from "@tay/codec";
 import { Generation, Snapshot, State } from "@tay/core";
 import { describe, expect, it } from "@effect/vitest";
-import { Effect, Either } from "effect";
+import { Effect, Either, Layer } from "effect";
+import { Disk } from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Lock from "../../src/disk/Lock.js";
 import * as Batch from "../../src/log/Batch.js";
 import * as CopyStaging from "../../src/store/CopyStaging.js";
 import * as Import from "../../src/store/Import.js";
+import * as Init from "../../src/store/Init.js";
 import * as Layout from "../../src/store/Layout.js";
 import * as Recovery from "../../src/store/Recovery.js";
 import { foldProjection } from "../../src/store/StateProjection.js";
@@ -192,6 +195,46 @@ describe("Import.importGeneration", () => {
       expect(yield* Effect.promise(() => fs.readdir(directory))).toEqual(["notes.txt"]);
       expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "a DIR an init fills while the import waits for its lock is NotEmpty, checked again under the lock",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* dataDirectory;
+        yield* Effect.promise(() => fs.mkdir(directory));
+        // The import's lock of DIR is taken only after an init of DIR has run whole.
+        const lock = Layout.lockPath(directory);
+        let raced = false;
+        const racing = Layer.succeed(Disk, {
+          ...NodeDisk.make,
+          lock: (file: string) =>
+            Effect.suspend(() => {
+              if (raced || file !== lock) return NodeDisk.make.lock(file);
+              raced = true;
+              return Effect.zipRight(
+                Effect.orDie(Effect.provide(Init.init(directory), nodeDisk)),
+                NodeDisk.make.lock(file),
+              );
+            }),
+        });
+        const refused = yield* Effect.flip(
+          Effect.provide(
+            Import.importGeneration(directory, {
+              firstSequence: 1,
+              baseRecordCount: 0,
+              events: [],
+            }),
+            racing,
+          ),
+        );
+        expect(raced).toBe(true);
+        expect(refused._tag).toBe("NotEmpty");
+        // The init's store is left as it was, its LOCK included, and nothing beside it.
+        const entries = yield* Effect.promise(() => fs.readdir(directory));
+        expect(entries).toEqual(expect.arrayContaining(["CURRENT", "LOCK", "STORE-V2"]));
+        expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scopedLive("removes only stale staging directories: unlocked, ours by name, no CURRENT", () =>
