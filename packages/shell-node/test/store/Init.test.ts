@@ -5,8 +5,10 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { decodeCurrentPointer, decodeManifest, decodeStoreMarker, formatStoreId } from "@tay/codec";
 import { describe, expect, it } from "@effect/vitest";
-import { Effect, Either } from "effect";
+import { Effect, Either, Layer } from "effect";
 import type * as Crash from "../../src/disk/Crash.js";
+import { Disk } from "../../src/disk/Disk.js";
+import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Entropy from "../../src/disk/Entropy.js";
 import * as Init from "../../src/store/Init.js";
@@ -119,6 +121,37 @@ describe("init", () => {
       expect(yield* Effect.flip(Init.init(store))).toMatchObject({ _tag: "NotEmpty" });
       expect(yield* listing(store)).toEqual(before);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "refuses, under the lock, a store another init published while it waited for the lock",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* dataDirectory;
+        // This init's lock of DIR is taken only after another init of DIR has run whole.
+        const lock = Layout.lockPath(directory);
+        let first: Init.Initialized | undefined;
+        const racing = Layer.succeed(Disk, {
+          ...NodeDisk.make,
+          lock: (file: string) =>
+            Effect.suspend(() => {
+              if (first !== undefined || file !== lock) return NodeDisk.make.lock(file);
+              return Effect.zipRight(
+                Effect.tap(Effect.orDie(Effect.provide(Init.init(directory), nodeDisk)), (made) => {
+                  first = made;
+                }),
+                NodeDisk.make.lock(file),
+              );
+            }),
+        });
+        const refused = yield* Effect.flip(Effect.provide(Init.init(directory), racing));
+        expect(refused).toMatchObject({ _tag: "NotEmpty" });
+        // The store the winner published is whole: its marker still names its STORE_ID.
+        if (first === undefined) return expect.unreachable("the other init ran");
+        const marker = decodeStoreMarker(yield* bytesOf(Layout.markerPath(directory)));
+        if (marker._tag === "Left") return expect.unreachable("STORE-V2 decodes");
+        expect(formatStoreId(marker.right.storeId)).toBe(first.storeId);
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scopedLive("refuses a Store-v1 root and never creates STORE or segments", () =>
