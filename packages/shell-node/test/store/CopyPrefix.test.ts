@@ -98,4 +98,28 @@ describe("copy-prefix", () => {
       expect(copied.target).toMatchObject({ path: lying.target, lastSequence: copied.baseRecords });
     }).pipe(Effect.provide(nodeDisk)),
   );
+  it.scoped("copies into a target holding only a LOCK, and refuses one holding anything else", () =>
+    Effect.gen(function* () {
+      const root = yield* temporaryDirectory;
+      const source = path.join(root, "source");
+      yield* makeSource(source, "a");
+      // A directory an opener's LOCK is all there is in: no store yet, replaced by the copy.
+      const target = path.join(root, "data");
+      yield* Effect.promise(async () => {
+        await fs.mkdir(target);
+        await fs.writeFile(path.join(target, "LOCK"), "");
+      });
+      const copied = yield* copying(source, target);
+      expect(copied.target).toMatchObject({ path: target, lastSequence: copied.baseRecords });
+      expect(yield* Effect.promise(() => fs.readdir(target))).toContain("CURRENT");
+      const busy = path.join(root, "busy");
+      yield* Effect.promise(async () => {
+        await fs.mkdir(busy);
+        await fs.writeFile(path.join(busy, "notes.txt"), "mine");
+      });
+      const refused = yield* Effect.flip(copying(source, busy));
+      expect(refused._tag).toBe("NotEmpty");
+      expect(yield* Effect.promise(() => fs.readdir(busy))).toEqual(["notes.txt"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
 });
