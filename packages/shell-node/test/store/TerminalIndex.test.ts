@@ -607,4 +607,31 @@ describe("TerminalIndex", () => {
         expect(yield* staleness).toBeUndefined();
       }).pipe(Effect.provide(nodeDisk)),
   );
+  it.scopedLive(
+    "publishes nothing for a checkpoint whose image stops short: the HEAD before stays",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const { index } = yield* TerminalIndex.open(directory, identity);
+        yield* indexed(index, lifeOf(1, "with"), 1);
+        const image = { records: [new Uint8Array(8)], failure: () => undefined };
+        expect(yield* TerminalIndex.publish(index, identity, image, true)).toBe(true);
+        const headFile = path.join(TerminalIndex.indexPath(directory), TerminalIndex.headName);
+        const before = yield* Effect.promise(() => fs.readFile(headFile));
+        yield* indexed(index, lifeOf(2, "none"), 1);
+        // A checkpoint (the image required) whose records stopped short: refused, nothing written.
+        const later = { ...identity, lastSequence: identity.lastSequence + 3 };
+        const stopped = { records: [new Uint8Array(8)], failure: () => "stopped short" };
+        expect(yield* TerminalIndex.publish(index, later, stopped, true)).toBe(false);
+        expect(yield* Effect.promise(() => fs.readFile(headFile))).toEqual(before);
+        const names = yield* Effect.promise(() => fs.readdir(TerminalIndex.indexPath(directory)));
+        expect(names).not.toContain(TerminalIndex.imageTemporaryName);
+        expect(names.filter(TerminalIndex.isImageFile)).toHaveLength(1);
+        // A close (the image not required): HEAD is published, naming no image.
+        expect(yield* TerminalIndex.publish(index, later, stopped)).toBe(true);
+        const head = decodeHead(yield* Effect.promise(() => fs.readFile(headFile)));
+        expect(head).toMatchObject({ lastSequence: later.lastSequence, image: undefined });
+        yield* TerminalIndex.close(index);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
 });
