@@ -122,4 +122,38 @@ describe("copy-prefix", () => {
       expect(yield* Effect.promise(() => fs.readdir(busy))).toEqual(["notes.txt"]);
     }).pipe(Effect.provide(nodeDisk)),
   );
+  it.scoped("leaves out a record the fold refuses and counts it with every record after it", () =>
+    Effect.gen(function* () {
+      const root = yield* temporaryDirectory;
+      const source = path.join(root, "source");
+      yield* Init.init(source);
+      const inserted = (jobId: number) =>
+        Event.jobInserted({
+          jobId,
+          queue: "q",
+          worker: "W",
+          args: jobId,
+          priority: 0,
+          maxAttempts: 1,
+          scheduledAt: 0,
+          insertedAt: 0,
+        });
+      // The raw store appends without folding: sequence 2 starts a job that does not exist.
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const { store } = yield* Store.open(source, {}, Projection.count);
+          yield* store.append([
+            inserted(1),
+            Event.jobStarted({ jobId: 9, at: 1, attempt: 1 }),
+            inserted(2),
+            inserted(3),
+          ]);
+          yield* store.close();
+        }),
+      );
+      const copied = yield* copying(source, path.join(root, "data"));
+      expect(copied.copied).toMatchObject({ records: 1, firstSequence: 1, lastSequence: 1 });
+      expect(copied.leftOut).toMatchObject({ sequence: 2, records: 3 });
+    }).pipe(Effect.provide(nodeDisk)),
+  );
 });
