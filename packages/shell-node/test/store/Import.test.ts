@@ -143,6 +143,19 @@ describe("Import.importGeneration", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive("refuses a DIR that is a file, with StoreNotFound, changing nothing", () =>
+    Effect.gen(function* () {
+      const directory = yield* dataDirectory;
+      yield* Effect.promise(() => fs.writeFile(directory, "mine"));
+      const refused = yield* Effect.flip(
+        Import.importGeneration(directory, { firstSequence: 1, baseRecordCount: 0, events: [] }),
+      );
+      expect(refused).toMatchObject({ _tag: "StoreNotFound", reason: "NotADirectory" });
+      expect(yield* Effect.promise(() => fs.readFile(directory, "utf8"))).toBe("mine");
+      expect(yield* Effect.promise(() => fs.readdir(path.dirname(directory)))).toEqual(["data"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive(
     "a DIR holding only a LOCK is replaced by the store; nothing is left beside it",
     () =>
