@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   crc32c,
+  encodeCurrentPointer,
   encodeManifest,
   encodeRecord,
   encodeSegmentFooter,
@@ -319,6 +320,55 @@ describe("recovery refuses, naming what and where, and writes nothing", () => {
         _tag: "MissingBase",
         baseRecordCount: 5,
         records: 2,
+      });
+      yield* writeBytes(manifestPath, manifest);
+      const reopened = yield* Effect.scoped(Store.open(directory, {}, Projection.count));
+      expect(reopened.state).toBe(2);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("a CURRENT or MANIFEST of another store, and a MANIFEST of another epoch", () =>
+    Effect.gen(function* () {
+      const directory = yield* populated(2);
+      const marker = yield* readBytes(Layout.markerPath(directory));
+      const storeId = marker.subarray(8, 24);
+      const foreign = new Uint8Array(16).fill(7);
+      const currentPath = Layout.currentPath(directory);
+      const current = yield* readBytes(currentPath);
+      yield* writeBytes(currentPath, encodeCurrentPointer({ storeId: foreign, epoch: 1 }));
+      expect(yield* openError(directory)).toMatchObject({
+        _tag: "Mismatch",
+        path: currentPath,
+        offset: 8,
+        field: "StoreId",
+      });
+      yield* writeBytes(currentPath, current);
+
+      const manifestPath = Layout.manifestPath(directory, 1);
+      const manifest = yield* readBytes(manifestPath);
+      const fields = {
+        storeId,
+        epoch: 1,
+        parentEpoch: 0,
+        firstSequence: 1,
+        baseRecordCount: 0,
+        createdAt: 0,
+      };
+      yield* writeBytes(manifestPath, encodeManifest({ ...fields, storeId: foreign }));
+      expect(yield* openError(directory)).toMatchObject({
+        _tag: "Mismatch",
+        path: manifestPath,
+        offset: 8,
+        field: "StoreId",
+      });
+      yield* writeBytes(manifestPath, encodeManifest({ ...fields, epoch: 2 }));
+      expect(yield* openError(directory)).toMatchObject({
+        _tag: "Mismatch",
+        path: manifestPath,
+        offset: 24,
+        field: "Epoch",
+        expected: "1",
+        found: "2",
       });
       yield* writeBytes(manifestPath, manifest);
       const reopened = yield* Effect.scoped(Store.open(directory, {}, Projection.count));
