@@ -603,6 +603,47 @@ describe("activation re-checks what validation saw", () => {
       expect(yield* readBytes(file)).toEqual(before);
     }).pipe(Effect.provide(nodeDisk)),
   );
+
+  it.scopedLive(
+    "an active segment whose last record changed after validation is ActiveSegmentChanged",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* populated(2);
+        const file = segment(directory, 1);
+        // Same size, but the read-write handle (activation's) reads the last byte otherwise.
+        const rewritten: DiskService = {
+          ...NodeDisk.make,
+          open: (path, mode) =>
+            Effect.map(NodeDisk.make.open(path, mode), (handle) => {
+              if (path !== file || mode !== "readWrite") return handle;
+              const read = (position: number, length: number) =>
+                Effect.flatMap(handle.size(), (size) =>
+                  Effect.map(handle.read(position, length), (bytes) => {
+                    const changed = new Uint8Array(bytes);
+                    const last = size - 1 - position;
+                    if (last >= 0 && last < changed.length) {
+                      changed[last] = (changed[last] ?? 0) ^ 0xff;
+                    }
+                    return changed;
+                  }),
+                );
+              return { ...handle, read };
+            }),
+        };
+        const before = yield* readBytes(file);
+        const error = yield* Effect.flip(
+          Effect.scoped(Store.open(directory, {}, Projection.count)).pipe(
+            Effect.provide(diskLayer(rewritten)),
+          ),
+        );
+        expect(error).toMatchObject({
+          _tag: "ActiveSegmentChanged",
+          path: file,
+          reason: "LastRecord",
+        });
+        expect(yield* readBytes(file)).toEqual(before);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
 });
 
 // A child process that flocks LOCK with fs-ext and holds it until its stdin closes, or tries it.
