@@ -6,7 +6,13 @@
 // segments built in memory through a FileHandle over a byte array, across
 // several read chunks.
 import { describe, expect, it } from "@effect/vitest";
-import { crc32c, encodeRecord, encodeSegmentFooter, encodeSegmentHeader } from "@tay/codec";
+import {
+  crc32c,
+  encodeRecord,
+  encodeSegmentFooter,
+  encodeSegmentHeader,
+  segmentHeaderBytes,
+} from "@tay/codec";
 import { Effect } from "effect";
 import * as E from "fp-ts/lib/Either.js";
 import { DiskError, type FileHandle } from "../../../src/disk/Disk.js";
@@ -521,5 +527,69 @@ describe("a short or unsealed ending", () => {
           reason: { _tag: "ChecksumMismatch" },
         });
       }),
+  );
+});
+
+describe("identity (FORMAT.md, segment rules)", () => {
+  const records = segmentOf(3, 100, false).bytes;
+  const body = records.subarray(segmentHeaderBytes);
+  const foreign = new Uint8Array(16).fill(7);
+  const footerFields = {
+    segmentId: 1,
+    firstSequence: 1,
+    storeId,
+    lastSequence: 3,
+    recordCount: 3,
+    segmentCrc: crc32c(records),
+  };
+  const withFooter = (footer: Uint8Array): Uint8Array => {
+    const bytes = new Uint8Array(records.length + footer.length);
+    bytes.set(records, 0);
+    bytes.set(footer, records.length);
+    return bytes;
+  };
+  const withHeader = (header: Uint8Array): Uint8Array => {
+    const bytes = new Uint8Array(header.length + body.length);
+    bytes.set(header, 0);
+    bytes.set(body, header.length);
+    return bytes;
+  };
+  const refusal = (bytes: Uint8Array) =>
+    Effect.map(scan(bytes, true), ({ result }) => (result._tag === "Left" ? result.left : null));
+
+  it.effect("a header naming another segment or another first sequence is a Mismatch", () =>
+    Effect.gen(function* () {
+      expect(
+        yield* refusal(
+          withHeader(encodeSegmentHeader({ segmentId: 2, firstSequence: 1, storeId })),
+        ),
+      ).toMatchObject({ _tag: "Mismatch", path, offset: 8, field: "SegmentId", found: "2" });
+      expect(
+        yield* refusal(
+          withHeader(encodeSegmentHeader({ segmentId: 1, firstSequence: 2, storeId })),
+        ),
+      ).toMatchObject({ _tag: "Mismatch", path, offset: 16, field: "FirstSequence", found: "2" });
+    }),
+  );
+
+  it.effect("a footer that disagrees with the header or the records is a Mismatch", () =>
+    Effect.gen(function* () {
+      const at = records.length;
+      expect(yield* refusal(withFooter(encodeSegmentFooter(footerFields)))).toBeNull();
+      const cases = [
+        [{ ...footerFields, segmentId: 2 }, "SegmentId", 8],
+        [{ ...footerFields, firstSequence: 2, lastSequence: 4 }, "FirstSequence", 16],
+        [{ ...footerFields, storeId: foreign }, "StoreId", 24],
+        [{ ...footerFields, recordCount: 2, lastSequence: 2 }, "RecordCount", 48],
+      ] as const;
+      for (const [fields, field, offset] of cases) {
+        expect(yield* refusal(withFooter(encodeSegmentFooter(fields)))).toMatchObject({
+          _tag: "Mismatch",
+          path,
+          offset: at + offset,
+          field,
+        });
+      }
+    }),
   );
 });
