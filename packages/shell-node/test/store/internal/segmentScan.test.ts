@@ -592,4 +592,25 @@ describe("identity (FORMAT.md, segment rules)", () => {
       }
     }),
   );
+
+  it.effect("a footer after no record is an empty sealed segment, whatever count it claims", () =>
+    Effect.gen(function* () {
+      const header = encodeSegmentHeader({ segmentId: 1, firstSequence: 1, storeId });
+      const footer = encodeSegmentFooter({
+        ...footerFields,
+        lastSequence: 1,
+        recordCount: 1,
+        segmentCrc: crc32c(header),
+      });
+      const bytes = new Uint8Array(header.length + footer.length);
+      bytes.set(header, 0);
+      bytes.set(footer, header.length);
+      expect(yield* refusal(bytes)).toMatchObject({
+        _tag: "InvalidSegment",
+        path,
+        offset: header.length,
+        reason: "EmptySealed",
+      });
+    }),
+  );
 });
