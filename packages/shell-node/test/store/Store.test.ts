@@ -17,6 +17,7 @@ import { Event } from "@tay/core";
 import { describe, expect, it } from "@effect/vitest";
 import { Cause, Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect";
 import * as E from "fp-ts/lib/Either.js";
+import { DiskError, type DiskService } from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Init from "../../src/store/Init.js";
 import * as Layout from "../../src/store/Layout.js";
@@ -639,6 +640,42 @@ describe("compaction", () => {
       expect(compacted).toMatchObject({ epoch: 2, removedEpochs: [2, 1], baseSegments: 0 });
       expect(yield* store.append([inserted(2)])).toEqual({ firstSequence: 2, lastSequence: 2 });
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
+    "never compacts into a leftover epoch+1 it could not remove; the writer goes on",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* initialized;
+        const leftover = Layout.epochPath(directory, 2);
+        yield* Effect.promise(() => fs.mkdir(leftover));
+        yield* Effect.promise(() => fs.writeFile(`${leftover}/MANIFEST.tmp`, "x"));
+        const stuck: DiskService = {
+          ...NodeDisk.make,
+          remove: (path, options) =>
+            path === leftover
+              ? Effect.fail(
+                  new DiskError({ operation: "remove", path, code: "EACCES", detail: "held" }),
+                )
+              : NodeDisk.make.remove(path, options),
+        };
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { store } = yield* Store.open(directory, {}, Projection.count);
+            yield* store.append([inserted(1)]);
+            const refused = yield* Effect.flip(store.compact([inserted(1)]));
+            expect(refused).toMatchObject({ _tag: "DiskError", code: "EEXIST", path: leftover });
+            expect(yield* store.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+            expect(yield* store.append([inserted(2)])).toEqual({
+              firstSequence: 2,
+              lastSequence: 2,
+            });
+          }).pipe(Effect.provide(diskLayer(stuck))),
+        );
+        expect(yield* Effect.promise(() => fs.readdir(leftover))).toEqual(["MANIFEST.tmp"]);
+        const reopened = yield* reopen(directory);
+        expect(reopened.report).toMatchObject({ epoch: 1 });
+      }).pipe(Effect.provide(nodeDisk)),
   );
 });
 
