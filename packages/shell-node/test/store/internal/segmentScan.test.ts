@@ -11,6 +11,7 @@ import {
   encodeRecord,
   encodeSegmentFooter,
   encodeSegmentHeader,
+  segmentFileBytesMax,
   segmentHeaderBytes,
 } from "@tay/codec";
 import { Effect } from "effect";
@@ -610,6 +611,25 @@ describe("identity (FORMAT.md, segment rules)", () => {
         path,
         offset: header.length,
         reason: "EmptySealed",
+      });
+    }),
+  );
+});
+
+describe("the size bound (FORMAT.md: at most 1 GiB, footer included)", () => {
+  it.effect("a file of exactly 1 GiB is no TooLarge; one byte more is", () =>
+    Effect.gen(function* () {
+      const bytes = segmentOf(3, 100, true).bytes;
+      const scanAt = (size: number) =>
+        Effect.flip(scanSegment(handleOver(bytes), size, target(true), () => Effect.void));
+      // The handle's bytes end long before the size it is scanned at: the read that
+      // meets their end fails, and only the size check may speak of TooLarge.
+      expect(yield* scanAt(segmentFileBytesMax)).not.toMatchObject({ reason: "TooLarge" });
+      expect(yield* scanAt(segmentFileBytesMax + 1)).toMatchObject({
+        _tag: "InvalidSegment",
+        path,
+        offset: segmentFileBytesMax,
+        reason: "TooLarge",
       });
     }),
   );
