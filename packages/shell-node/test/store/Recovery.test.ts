@@ -4,6 +4,7 @@
 // directory through NodeDisk, damages one thing with node:fs, and opens it again.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import * as fs from "node:fs/promises";
+import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -703,6 +704,21 @@ describe("the lock", () => {
       // inspect takes no lock: it reads the same history while the store is open.
       const inspected = yield* Recovery.inspect(directory, {}, Projection.count);
       expect(inspected.state).toBe(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive("Locked names the holder's host and when it took the lock, not only its pid", () =>
+    Effect.gen(function* () {
+      const directory = yield* populated(1);
+      const before = Date.now();
+      yield* Store.open(directory, {}, Projection.count);
+      const after = Date.now();
+      const error = yield* openError(directory);
+      const holder = error._tag === "Locked" ? error.holder : null;
+      expect(holder).toMatchObject({ pid: process.pid, host: os.hostname() });
+      expect(holder?.session).toMatch(/^[0-9a-f]{32}$/);
+      expect(holder?.acquiredAt).toBeGreaterThanOrEqual(before);
+      expect(holder?.acquiredAt).toBeLessThanOrEqual(after);
     }).pipe(Effect.provide(nodeDisk)),
   );
 
