@@ -544,6 +544,48 @@ describe("error paths", () => {
     }
   });
 
+  it("option values at their bounds are accepted; one past a bound is a usage error", async () => {
+    const target = await copyOfStore("bounds");
+    const insert = (extra: ReadonlyArray<string>) =>
+      runInProcess(["insert", target, "--queue", "q", "--worker", "w", "--args", "1", ...extra]);
+    const ends = [
+      { priority: 0, maxAttempts: 1, at: "1970-01-01T00:00:00Z", scheduledAt: 0 },
+      {
+        priority: 9,
+        maxAttempts: 1000,
+        at: `${Number.MAX_SAFE_INTEGER}`,
+        scheduledAt: Number.MAX_SAFE_INTEGER,
+      },
+    ];
+    for (const { priority, maxAttempts, at, scheduledAt } of ends) {
+      const args = ["--priority", `${priority}`, "--max-attempts", `${maxAttempts}`, "--at", at];
+      const run = await insert([...args, "--json"]);
+      expect(run.stderr, args.join(" ")).toBe("");
+      expect(run.status, args.join(" ")).toBe(0);
+      const job: unknown = JSON.parse(run.stdout);
+      expect(job).toMatchObject({
+        priority,
+        max_attempts: maxAttempts,
+        scheduled_at: scheduledAt,
+      });
+    }
+    const past: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+      [["--priority=-1"], "--priority: -1 is not in 0..9"],
+      [["--max-attempts", "0"], "--max-attempts: 0 is not in 1..1000"],
+      [["--max-attempts", "1001"], "--max-attempts: 1001 is not in 1..1000"],
+      [["--at", "9007199254740992"], "--at: 9007199254740992 is beyond 2^53-1 ms"],
+      [["--at", "1969-12-31T23:59:59Z"], "is not a valid time at or after 1970-01-01"],
+    ];
+    for (const [extra, detail] of past) {
+      expect(expectFailure(await insert(extra), "UsageError", 2), extra.join(" ")).toContain(
+        detail,
+      );
+    }
+    // 104249991375 days is beyond 2^53-1 ms.
+    const tooLong = await runInProcess(["compact", target, "--retention", "104249991375d"]);
+    expect(expectFailure(tooLong, "UsageError", 2)).toContain("is too long a duration");
+  });
+
   it("a rejected schedule definition names the decider's reason", async () => {
     const target = await copyOfStore("rejected");
     const run = await tay([
