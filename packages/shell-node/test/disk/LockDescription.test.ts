@@ -31,9 +31,23 @@ describe("LockDescription", () => {
     expect(reason(text("[]"))).toBe("Shape");
     expect(reason(text('{"pid":"1","host":"h","session":"s","acquiredAt":0}'))).toBe("Shape");
     expect(reason(text('{"pid":1.5,"host":"h","session":"s","acquiredAt":0}'))).toBe("Shape");
+    expect(reason(text('{"pid":1,"host":2,"session":"s","acquiredAt":0}'))).toBe("Shape");
+    expect(reason(text('{"pid":1,"host":"h","session":null,"acquiredAt":0}'))).toBe("Shape");
+    expect(reason(text('{"pid":1,"host":"h","session":"s","acquiredAt":0.5}'))).toBe("Shape");
     expect(reason(text('{"__proto__":{"pid":1},"host":"h","session":"s","acquiredAt":0}'))).toBe(
       "Shape",
     );
+  });
+
+  it("reads a description of exactly descriptionBytesMax bytes", () => {
+    const shortest = LockDescription.encode({ ...holder, host: "" }).length;
+    const longest = {
+      ...holder,
+      host: "h".repeat(LockDescription.descriptionBytesMax - shortest),
+    };
+    const bytes = LockDescription.encode(longest);
+    expect(bytes.length).toBe(LockDescription.descriptionBytesMax);
+    expect(LockDescription.decode(bytes)).toEqual(Either.right(longest));
   });
 
   it("never throws, for any bytes", () => {
