@@ -230,6 +230,39 @@ describe("NodeDisk locks (flock)", () => {
         yield* lock.release();
       }),
   );
+
+  it.scoped("a lock leaves no descriptor open once released, nor when it is refused", () =>
+    Effect.gen(function* () {
+      const directory = yield* temporaryDirectory;
+      const lockPath = path.join(directory, "LOCK");
+      const held = yield* NodeDisk.make.lock(lockPath);
+      yield* Effect.flip(NodeDisk.make.lock(lockPath));
+      expect(yield* descriptorFlags(lockPath)).toHaveLength(1);
+      yield* held.release();
+      expect(yield* descriptorFlags(lockPath)).toHaveLength(0);
+    }),
+  );
+
+  it.scoped(
+    "describe after release fails and writes nothing, not even to the file that took its descriptor",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const lockPath = path.join(directory, "LOCK");
+        const other = path.join(directory, "other");
+        yield* Effect.promise(() => fs.writeFile(other, "kept"));
+        const lock = yield* NodeDisk.make.lock(lockPath);
+        yield* lock.release();
+        // The lowest free descriptor: most likely the one the lock just closed.
+        yield* Effect.acquireRelease(
+          Effect.promise(() => fs.open(other, "r+")),
+          (handle) => Effect.promise(() => handle.close()),
+        );
+        const late = yield* Effect.either(lock.describe(bytes("late")));
+        expect(Either.isLeft(late)).toBe(true);
+        expect(yield* Effect.promise(() => fs.readFile(other, "utf8"))).toBe("kept");
+      }),
+  );
 });
 
 describe("NodeDisk errors", () => {
