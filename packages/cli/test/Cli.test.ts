@@ -586,6 +586,25 @@ describe("error paths", () => {
     expect(expectFailure(tooLong, "UsageError", 2)).toContain("is too long a duration");
   });
 
+  it("--args nested 64 levels deep passes the command line, 65 levels is a usage error", async () => {
+    const target = await copyOfStore("deep");
+    // A top-level scalar is 1 level deep; each array around it adds one.
+    const nested = (depth: number) => `${"[".repeat(depth - 1)}1${"]".repeat(depth - 1)}`;
+    const insert = (depth: number) =>
+      runInProcess(["insert", target, "--queue", "q", "--worker", "w", "--args", nested(depth)]);
+    const deep = await insert(63);
+    expect(deep.stderr).toBe("");
+    expect(deep.status).toBe(0);
+    // 64 levels is the CLI's bound and the decider's, but the event around the args adds a
+    // level the codec counts: the store refuses it (UnencodableEvent), not the command line.
+    const deepest = await insert(64);
+    expect(deepest.stderr).not.toContain("UsageError");
+    expect(deepest.status).not.toBe(2);
+    expect(expectFailure(await insert(65), "UsageError", 2)).toContain(
+      "--args: nested deeper than 64 levels",
+    );
+  });
+
   it("a rejected schedule definition names the decider's reason", async () => {
     const target = await copyOfStore("rejected");
     const run = await tay([
