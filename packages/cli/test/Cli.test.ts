@@ -124,6 +124,23 @@ describe("commands that change a store", () => {
     });
   });
 
+  it("a writing command prints no rescue note when its open rescued nothing", async () => {
+    const target = await copyOfStore("quiet");
+    const run = await runInProcess([
+      "insert",
+      target,
+      "--queue",
+      "q",
+      "--worker",
+      "w",
+      "--args",
+      "1",
+    ]);
+    expect(run.stderr).toBe("");
+    expect(run.status).toBe(0);
+    expect(run.stdout).not.toContain("found executing at open");
+  });
+
   it("schedule registers, compares revisions, and cancel-schedule cancels", async () => {
     const target = await copyOfStore("schedule");
     const created = await json([
