@@ -7,9 +7,10 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { Effect, Exit, Scope } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Engine, EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
-import type { Job } from "@tay/core";
+import { Engine, EnginePromises, NodeDisk, StoreOptions, TerminalIndex } from "@tay/shell-node";
+import { type Job, State } from "@tay/core";
 import * as Json from "../src/json.js";
+import { type StatusFiles, statusJson, statusLines } from "../src/status.js";
 import {
   expectFailure,
   flipBit,
@@ -664,5 +665,32 @@ describe("error paths", () => {
     const help = await runInProcess(["insert", "--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^usage: tay insert DIR --queue Q/);
+  });
+});
+
+describe("the status view", () => {
+  it("says overloaded above 90% of the default capacity, in JSON and in text", () => {
+    const files = (bytes: number): StatusFiles => ({
+      path: "/data",
+      storeId: "ab".repeat(16),
+      epoch: 1,
+      parentEpoch: 0,
+      baseRecordCount: 0,
+      segments: 1,
+      records: 0,
+      firstSequence: 1,
+      lastSequence: 0,
+      bytes,
+      orphanedGenerations: [],
+    });
+    const full = files(StoreOptions.defaults.storeBytesMax);
+    expect(statusJson(full, State.initialState)).toMatchObject({
+      store_pressure: 1,
+      overloaded: true,
+    });
+    expect(statusLines(full, State.initialState).join("\n")).toContain("(overloaded)");
+    const calm = files(0);
+    expect(statusJson(calm, State.initialState)).toMatchObject({ overloaded: false });
+    expect(statusLines(calm, State.initialState).join("\n")).not.toContain("(overloaded)");
   });
 });
