@@ -551,6 +551,10 @@ describe("error paths", () => {
       ],
       [["demo", store, "--durability", "sometimes"], "--durability"],
       [["help", "frobnicate"], 'unknown command "frobnicate"'],
+      [
+        ["schedule", store, "--id", "s", "--queue", "q", "--worker", "w", "--every", "0"],
+        "--every must be at least 1 ms",
+      ],
     ];
     // In process (parsing touches no disk), so the whole table stays fast...
     for (const [args, detail] of cases) {
