@@ -4,7 +4,7 @@
  * arguments given as JSON. Each returns an `Either` with a one-line reason,
  * so the caller can name the option in its usage error.
  */
-import { Limits, type Value } from "@tay/core";
+import { Limits, Value } from "@tay/core";
 import { Either } from "effect";
 
 const durationUnits: { readonly [Unit in "ms" | "s" | "m" | "h" | "d"]: number } = {
@@ -85,8 +85,10 @@ export const parseInteger = (
 /**
  * A payload value from JSON: objects become maps (every key is data, so
  * `__proto__` is an ordinary key), arrays lists, numbers integers when they
- * are safe integers and floats otherwise. Nesting beyond the codec's 64
- * levels is refused here rather than by the store.
+ * are safe integers and floats otherwise. Nesting beyond what a job's args
+ * may hold (`Value.argsDepthMax`, 61: the codec's 64 less the 3 levels a
+ * snapshot part keeps them under) is refused here rather than by the
+ * deciders.
  */
 export const parseJsonValue = (text: string): Either.Either<Value.Value, string> => {
   let parsed: unknown;
@@ -99,8 +101,8 @@ export const parseJsonValue = (text: string): Either.Either<Value.Value, string>
   return toValue(parsed, 1);
 };
 
-/** Deepest nesting accepted (the codec's bound: a scalar at top level has depth 1). */
-export const jsonDepthMax = 64;
+/** Deepest nesting accepted (a job's args' bound: a scalar at top level has depth 1). */
+export const jsonDepthMax = Value.argsDepthMax;
 
 const toValue = (input: unknown, depth: number): Either.Either<Value.Value, string> => {
   if (depth > jsonDepthMax) return Either.left(`nested deeper than ${jsonDepthMax} levels`);

@@ -610,22 +610,20 @@ describe("error paths", () => {
     expect(expectFailure(tooLong, "UsageError", 2)).toContain("is too long a duration");
   });
 
-  it("--args nested 64 levels deep passes the command line, 65 levels is a usage error", async () => {
+  it("--args nested 61 levels deep is inserted, compacted and reopened; 62 levels is a usage error", async () => {
     const target = await copyOfStore("deep");
     // A top-level scalar is 1 level deep; each array around it adds one.
     const nested = (depth: number) => `${"[".repeat(depth - 1)}1${"]".repeat(depth - 1)}`;
     const insert = (depth: number) =>
       runInProcess(["insert", target, "--queue", "q", "--worker", "w", "--args", nested(depth)]);
-    const deep = await insert(63);
-    expect(deep.stderr).toBe("");
-    expect(deep.status).toBe(0);
-    // 64 levels is the CLI's bound and the decider's, but the event around the args adds a
-    // level the codec counts: the store refuses it (UnencodableEvent), not the command line.
-    const deepest = await insert(64);
-    expect(deepest.stderr).not.toContain("UsageError");
-    expect(deepest.status).not.toBe(2);
-    expect(expectFailure(await insert(65), "UsageError", 2)).toContain(
-      "--args: nested deeper than 64 levels",
+    const deepest = await insert(61);
+    expect(deepest.stderr).toBe("");
+    expect(deepest.status).toBe(0);
+    // A compaction's base keeps the job in a snapshot part, 3 levels down: 61 is the most it fits.
+    expect((await runInProcess(["compact", target, "--retention", "1d"])).status).toBe(0);
+    expect((await runInProcess(["verify", target])).status).toBe(0);
+    expect(expectFailure(await insert(62), "UsageError", 2)).toContain(
+      "--args: nested deeper than 61 levels",
     );
   });
 

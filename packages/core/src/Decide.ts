@@ -201,7 +201,7 @@ const newJobsRecord = (lastJobId: number, command: Commands.InsertJobs): Decided
     if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
     const refusal = checkNewJob(job, index);
     if (refusal !== undefined) return Either.left(refusal);
-    const args = Value.canonical(job.args);
+    const args = Value.canonical(job.args, Value.argsDepthMax);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
     if (isV3Job(job)) {
       // A timeout alone (unique keys need the state: `needsState`).
@@ -558,7 +558,7 @@ const answeredInsert = (
     if (job === undefined) return Either.left(invalid(`jobs[${index}]`, "must be a job"));
     const refusal = checkNewJob(job, index) ?? checkV3Job(job, index);
     if (refusal !== undefined) return Either.left(refusal);
-    const args = Value.canonical(job.args);
+    const args = Value.canonical(job.args, Value.argsDepthMax);
     if (args._tag === "Unencodable") return Either.left(unencodable(jobField(index, "args"), args));
     const jobId = lastJobId + count + 1;
     const existing = duplicateOf(state, job, now, pending, batch, jobId);
@@ -636,7 +636,10 @@ export const claimsAllowed = (state: State, queue: string, now: number): number 
 export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
   const rejection = checkTime("now", command.now);
   if (rejection !== undefined) return Either.left(rejection);
-  const result = command.result === undefined ? undefined : Value.canonical(command.result);
+  const result =
+    command.result === undefined
+      ? undefined
+      : Value.canonical(command.result, Value.resultDepthMax);
   if (result?._tag === "Unencodable") return Either.left(unencodable("result", result));
   const now = Fields.canonicalNumber(command.now);
   const job = findAttempt(state, command.jobId, command._tag, command.attempt);
@@ -779,7 +782,7 @@ const checkDefinition = (
     checkName("definition.worker", definition.worker) ??
     checkText("definition.cron", definition.cron);
   if (strict !== undefined) return Either.left(strict);
-  const args = Value.canonical(definition.args);
+  const args = Value.canonical(definition.args, Value.argsDepthMax);
   // The fields the codec writes, in the order its decoder builds them. The
   // field checks read this; args the codec cannot encode are refused after
   // them, so refusals keep the order of the fields.

@@ -69,6 +69,19 @@ export const int64Max = 2n ** 63n - 1n;
 /** Deepest nesting the codec accepts: a scalar at top level has depth 1. */
 export const valueDepthMax = 64;
 
+/**
+ * Deepest nesting of a job's args (an insert's, a schedule definition's,
+ * whose occurrences are jobs): FORMAT.md bounds a record's whole payload at
+ * 64 levels, and the deepest record that keeps args, a snapshot part
+ * (`{jobs list<job map>}`, also the terminal index's entry and the state
+ * image's active jobs), holds them 3 levels down. Deeper args fit an
+ * insert's record but no compaction's base (docs/events.md, 2026-12-05).
+ */
+export const argsDepthMax = valueDepthMax - 3;
+
+/** Deepest nesting of a job's result: a (10,2) record holds it 1 level down. */
+export const resultDepthMax = valueDepthMax - 1;
+
 /** The kind of a value, for error messages and dispatch. */
 export type ValueKind =
   | "null"
@@ -211,6 +224,8 @@ const safeMax = BigInt(Number.MAX_SAFE_INTEGER);
  * gathered as the walk returns). Each call has its own.
  */
 interface Walk {
+  /** The deepest nesting accepted here (`valueDepthMax` for a whole payload). */
+  readonly depthMax: number;
   bytes: number;
   detail: string;
   /** Made only once something is refused: most walks never need it. */
@@ -482,9 +497,7 @@ const walkObject = (walk: Walk, value: object, depth: number): Walked => {
  * cyclic or absurdly deep value stops at 65 frames.
  */
 const walkValue = (walk: Walk, value: unknown, depth: number): Walked => {
-  if (depth > valueDepthMax) {
-    return refuse(walk, `a value nested deeper than ${valueDepthMax} levels is not encodable`);
-  }
+  if (depth > walk.depthMax) return refuse(walk, depthDetail(walk.depthMax));
   switch (typeof value) {
     case "string": {
       const length = utf8Length(value);
@@ -537,6 +550,11 @@ const formatPath = (innermostFirst: ReadonlyArray<string | number>): string => {
 };
 
 /** The walk of a whole value; a getter or proxy that throws is a refusal, not an exception. */
+const depthDetail = (depthMax: number): string =>
+  depthMax === valueDepthMax
+    ? `a value nested deeper than ${valueDepthMax} levels is not encodable`
+    : `a value nested deeper than ${depthMax} levels is not encodable here: the records that keep it hold it ${valueDepthMax - depthMax} level(s) down, and a record nests at most ${valueDepthMax}`;
+
 const walkRoot = (walk: Walk, value: unknown): Walked => {
   try {
     return walkValue(walk, value, 1);
@@ -556,7 +574,9 @@ const walkRoot = (walk: Walk, value: unknown): Walked => {
  * Takes an `Input` (plain objects become maps) or anything an untyped
  * caller passes, and never throws: `undefined`, functions, symbols, class
  * instances (`Date`, `Set`), sparse lists, cycles, non-string map keys and
- * getters that throw are each an `Unencodable`.
+ * getters that throw are each an `Unencodable`. `depthMax` bounds its
+ * nesting where the value is kept deeper than a record's root
+ * (`argsDepthMax`, `resultDepthMax`).
  *
  * @example
  * canonical(new Map([["b", -0], ["a", 5n]]))
@@ -565,13 +585,16 @@ const walkRoot = (walk: Walk, value: unknown): Walked => {
  * // { _tag: "Unencodable", path: ".user.at",
  * //   detail: "an object of class Date is not a value (pass its getTime() or toISOString())" }
  */
-export const canonical = (value: unknown): Canonical | Unencodable => {
+export const canonical = (
+  value: unknown,
+  depthMax: number = valueDepthMax,
+): Canonical | Unencodable => {
   // Scalars (most args and results) need no walk state.
   if (typeof value === "string") {
     const length = utf8Length(value);
     if (length >= 0) return { _tag: "Canonical", value, bytes: 5 + length };
   }
-  const walk: Walk = { bytes: 0, detail: "", path: undefined };
+  const walk: Walk = { depthMax, bytes: 0, detail: "", path: undefined };
   const walked = walkRoot(walk, value);
   if (walked === refused) {
     return { _tag: "Unencodable", path: formatPath(walk.path ?? []), detail: walk.detail };

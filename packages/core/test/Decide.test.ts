@@ -35,6 +35,10 @@ const answeredRecords = (command: Commands.InsertJobs) => {
   return Either.isRight(decision) ? Either.right(decision.right.records) : decision;
 };
 
+/** The refusal of args deeper than `Value.argsDepthMax`. */
+const argsTooDeep =
+  "a value nested deeper than 61 levels is not encodable here: the records that keep it hold it 3 level(s) down, and a record nests at most 64";
+
 describe("InsertJobs", () => {
   it("decides from last_job_id alone: states with the same last id decide alike", () => {
     const states = [
@@ -117,14 +121,25 @@ describe("InsertJobs", () => {
     given().when(command).rejects("InvalidField", { field });
   });
 
-  it("refuses args nested deeper than the codec allows, naming the first value too deep", () => {
-    let deep: Event.JobInserted["args"] = null;
-    for (let depth = 0; depth < 64; depth++) deep = [deep];
+  it("refuses args nested deeper than a snapshot part can keep, naming the first value too deep", () => {
+    // 61 levels: a snapshot part keeps a job's args 3 levels down, and a record nests 64 at most.
+    const nested = (depth: number): Value.Value => {
+      let value: Value.Value = null;
+      for (let level = 1; level < depth; level++) value = [value];
+      return value;
+    };
+    const deepest = Decide.decide(
+      State.initialState,
+      Commands.insertJobs({ now: 0, jobs: [newJob({ args: nested(Value.argsDepthMax) })] }),
+    );
+    expect(Either.isRight(deepest)).toBe(true);
     given()
-      .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: deep })] }))
+      .when(
+        Commands.insertJobs({ now: 0, jobs: [newJob({ args: nested(Value.argsDepthMax + 1) })] }),
+      )
       .rejects("InvalidField", {
-        field: `jobs[0].args${"[0]".repeat(64)}`,
-        detail: "a value nested deeper than 64 levels is not encodable",
+        field: `jobs[0].args${"[0]".repeat(61)}`,
+        detail: argsTooDeep,
       });
   });
 
@@ -1068,8 +1083,8 @@ describe("refusing what is not a value", () => {
     given()
       .when(Commands.insertJobs({ now: 0, jobs: [newJob({ args: cycle })] }))
       .rejects("InvalidField", {
-        field: `jobs[0].args${"[0]".repeat(64)}`,
-        detail: "a value nested deeper than 64 levels is not encodable",
+        field: `jobs[0].args${"[0]".repeat(61)}`,
+        detail: argsTooDeep,
       });
   });
 
@@ -1097,6 +1112,39 @@ describe("refusing what is not a value", () => {
       .rejects("InvalidField", {
         field: "definition.args[1][1]",
         detail: "a number that is not finite is not a value",
+      });
+  });
+
+  it("bounds a result at 63 levels and a definition's args at 61, as the records keeping them allow", () => {
+    const nested = (depth: number): Value.Value => {
+      let value: Value.Value = null;
+      for (let level = 1; level < depth; level++) value = [value];
+      return value;
+    };
+    const complete = (depth: number) =>
+      Commands.completeJob({ now: 1, jobId: 1, result: nested(depth) });
+    given(inserted(1), started(1))
+      .when(complete(63))
+      .then(Event.mutation([completed(1, 1), result(1, nested(63), 1)]));
+    given(inserted(1), started(1))
+      .when(complete(64))
+      .rejects("InvalidField", {
+        field: `result${"[0]".repeat(63)}`,
+        detail:
+          "a value nested deeper than 63 levels is not encodable here: the records that keep it hold it 1 level(s) down, and a record nests at most 64",
+      });
+    const register = (depth: number) =>
+      Commands.registerSchedule({
+        now: 0,
+        scheduleId: "s",
+        definition: definition({ args: nested(depth) }),
+      });
+    expect(Either.isRight(Decide.decide(State.initialState, register(61)))).toBe(true);
+    given()
+      .when(register(62))
+      .rejects("InvalidField", {
+        field: `definition.args${"[0]".repeat(61)}`,
+        detail: argsTooDeep,
       });
   });
 

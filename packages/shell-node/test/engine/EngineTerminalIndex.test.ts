@@ -15,7 +15,7 @@ import { existsSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Event, State } from "@tay/core";
+import { Event, State, Value } from "@tay/core";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Effect, Layer } from "effect";
@@ -417,6 +417,40 @@ describe("an engine with a terminal index", () => {
     expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(again.jobs()).toEqual(before);
     await again.close();
+  });
+
+  it("keeps the deepest args and result the deciders accept through a compaction, its index and a reopen", async () => {
+    // Args 61 levels deep (a snapshot part, the index's entry and the image hold them 3 levels
+    // down) and a result 63 deep (a (10,2) record holds it 1 down). Until 2026-12-05 the deciders
+    // took args 63 deep, which no base or index entry could encode: the compaction failed and
+    // the next open could not build its index.
+    const nested = (depth: number): Value.Value => {
+      let value: Value.Value = "leaf";
+      for (let level = 1; level < depth; level++) value = [value];
+      return value;
+    };
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    await engine.insert({ queue: "a", worker: "W", args: nested(Value.argsDepthMax) });
+    await engine.insert({ queue: "a", worker: "W", args: nested(Value.argsDepthMax) });
+    const [job] = await engine.claim("a", 1);
+    await engine.complete(job?.jobId ?? 0, nested(Value.resultDepthMax));
+    await expect(
+      engine.insert({ queue: "a", worker: "W", args: nested(Value.argsDepthMax + 1) }),
+    ).rejects.toMatchObject({ _tag: "Rejected" });
+    const before = await engine.inspectJobs();
+    expect(before.map((held) => held.state)).toEqual(["completed", "available"]);
+    await engine.compact(86_400_000);
+    expect(await engine.inspectJobs()).toEqual(before);
+    await engine.close();
+    const again = await EnginePromises.open(dir);
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect(await again.inspectJobs()).toEqual(before);
+    await again.close();
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    const rebuilt = await EnginePromises.open(dir);
+    expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
+    expect(await rebuilt.inspectJobs()).toEqual(before);
+    await rebuilt.close();
   });
 
   it("compacts while completions are still being made durable, losing none", async () => {

@@ -272,7 +272,7 @@ const endingOf = (outcome: Outcome): Ending | undefined => {
   switch (outcome._tag) {
     case "Returned": {
       if (outcome.value === undefined) return { _tag: "Complete", result: undefined };
-      const result = Value.canonical(outcome.value);
+      const result = Value.canonical(outcome.value, Value.resultDepthMax);
       return result._tag === "Unencodable"
         ? { _tag: "Fail", error: `result${result.path}: ${result.detail}` }
         : { _tag: "Complete", result: result.value };
