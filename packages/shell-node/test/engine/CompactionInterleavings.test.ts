@@ -16,10 +16,8 @@ import type { Job } from "@tay/core";
 import { Effect } from "effect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type * as Disk from "../../src/disk/Disk.js";
-import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import { driven, openGated } from "../support/scheduledWrites.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
-import * as Init from "../../src/store/Init.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 const runs = Number(process.env.TAY_COMPACTION_INTERLEAVING_RUNS ?? "40");
@@ -61,50 +59,6 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     }),
   },
 );
-
-/** A disk whose writes, once `gate.on`, each end when the scheduler releases them. */
-const gatedWrites = (
-  inner: Disk.DiskService,
-  s: fc.Scheduler,
-  gate: { on: boolean },
-): Disk.DiskService => {
-  const released = Effect.promise(() =>
-    gate.on ? s.schedule(Promise.resolve()) : Promise.resolve(),
-  );
-  const wrap = (handle: Disk.FileHandle): Disk.FileHandle => ({
-    ...handle,
-    write: (position, bytes) => Effect.zipRight(released, handle.write(position, bytes)),
-  });
-  return {
-    ...inner,
-    open: (file, mode, options) => Effect.map(inner.open(file, mode, options), wrap),
-    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
-  };
-};
-
-const openGated = async (s: fc.Scheduler) => {
-  const disk = FaultDisk.make();
-  disk.seedDirectory("/data");
-  const gate = { on: false };
-  const layer = FaultDisk.layer(gatedWrites(disk, s, gate));
-  await Effect.runPromise(Effect.provide(Init.init("/data"), layer));
-  const engine = await EnginePromises.open("/data", { disk: layer });
-  gate.on = true;
-  return { engine, disk, layer: FaultDisk.layer(disk) };
-};
-
-/** Releases what the scheduler holds until `done` has settled (writes are scheduled late). */
-const driven = async (s: fc.Scheduler, done: Promise<unknown>): Promise<void> => {
-  let settled = false;
-  const watched = done.finally(() => {
-    settled = true;
-  });
-  while (!settled) {
-    await s.waitAll();
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-  await watched;
-};
 
 /** What the commands were answered, with the steps of a counter when they were issued and answered. */
 interface Acknowledged {
