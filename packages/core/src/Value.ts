@@ -549,12 +549,13 @@ const formatPath = (innermostFirst: ReadonlyArray<string | number>): string => {
   return path;
 };
 
-/** The walk of a whole value; a getter or proxy that throws is a refusal, not an exception. */
+/** Why a value deeper than `depthMax` is refused (and, under a record's root, why there). */
 const depthDetail = (depthMax: number): string =>
   depthMax === valueDepthMax
     ? `a value nested deeper than ${valueDepthMax} levels is not encodable`
     : `a value nested deeper than ${depthMax} levels is not encodable here: the records that keep it hold it ${valueDepthMax - depthMax} level(s) down, and a record nests at most ${valueDepthMax}`;
 
+/** The walk of a whole value; a getter or proxy that throws is a refusal, not an exception. */
 const walkRoot = (walk: Walk, value: unknown): Walked => {
   try {
     return walkValue(walk, value, 1);
