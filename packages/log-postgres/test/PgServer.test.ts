@@ -486,19 +486,54 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
     });
 
   /** Two engines on one store: `waiting` parks a claim, `inserting` inserts; how long the claim took. */
+  /** The node-postgres driver, counting head reads on the sessions connected once `counting` is set. */
+  const headPolls = (url: string) => {
+    const inner = Driver.nodePg(url);
+    const polls = { counting: false, reads: 0, driver: inner };
+    polls.driver = {
+      connect: async () => {
+        const counted = polls.counting;
+        const session = await inner.connect();
+        if (Driver.isFailure(session)) return session;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            const result = await session.query(text, parameters);
+            const head = text.startsWith("SELECT epoch, last_sequence FROM");
+            if (counted && head && !text.endsWith("FOR UPDATE")) {
+              polls.reads += 1;
+            }
+            return result;
+          },
+        };
+      },
+    };
+    return polls;
+  };
+
   const wakeAcross = (url: string, waitingOptions: PgOptions.PgLogOptions, waitMs: number) =>
     Effect.scoped(
       Effect.gen(function* () {
+        const polls = headPolls(url);
         const open = (logOptions: PgOptions.PgLogOptions) =>
           Effect.flatMap(PgLog.open(url, logOptions, StateProjection.foldProjection), (recovered) =>
-            Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+            Effect.suspend(() => {
+              // From here on, head reads on new sessions are the follower's looks.
+              polls.counting = true;
+              return Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
+            }),
           );
-        const waiting = yield* open(waitingOptions);
+        const waiting = yield* open({ ...waitingOptions, driver: () => polls.driver });
         const inserting = yield* open({});
         const controller = new AbortController();
         const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }], {
           signal: controller.signal,
         });
+        // The waiting engine's follower looks at the head once it is
+        // connected (and listening, where it may): an insert before that
+        // look would be found by it, polled or not.
+        const connecting = Date.now() + 10_000;
+        while (polls.reads === 0 && Date.now() < connecting) yield* Effect.sleep("5 millis");
         // The waiting engine hears the other's commits before the insert (its
         // follower connected and listening, or polling where it may not listen).
         const until = Date.now() + 10_000;
