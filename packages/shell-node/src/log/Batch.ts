@@ -7,7 +7,13 @@
  * command before anything changes.
  */
 import type { Event } from "@tay/core";
-import { encodeEvent, payloadBytesMax, recordSize } from "@tay/codec";
+import {
+  type EventEncodeError,
+  encodeEvent,
+  explainEncodeError,
+  payloadBytesMax,
+  recordSize,
+} from "@tay/codec";
 import { Either } from "effect";
 import { UnencodableEvent } from "./LogError.js";
 
@@ -37,15 +43,33 @@ export interface Batch {
   readonly consumed?: ReadonlyArray<string>;
 }
 
+/**
+ * The job a refused event is about, as a prefix of its explanation: its
+ * `jobId`, or in a snapshot part the job at the value path's `jobs[n]`
+ * (a compaction's base holds many; the batch index alone names none).
+ */
+const subjectOf = (event: Event.Event, error: EventEncodeError | undefined): string => {
+  if ("jobId" in event) return `job ${event.jobId}: `;
+  if (!("jobs" in event) || error?._tag !== "EventPayloadUnencodable") return "";
+  if (error.error._tag === "Defect") return "";
+  const [field, at] = error.error.path;
+  const job = field === "jobs" && typeof at === "number" ? event.jobs[at] : undefined;
+  return job === undefined ? "" : `job ${job.jobId}: `;
+};
+
 /** Encodes one event as a pending record (sequence not yet assigned), or says why it cannot. */
 export const encodeOne = (event: Event.Event, index: number): PendingRecord | UnencodableEvent => {
   const result = encodeEvent(event);
-  if (result._tag === "Left") return new UnencodableEvent({ index, reason: result.left });
+  if (result._tag === "Left") {
+    const detail = `${subjectOf(event, result.left)}${explainEncodeError(result.left)}`;
+    return new UnencodableEvent({ index, reason: result.left, detail });
+  }
   const { type, schema, payload } = result.right;
   if (payload.length > payloadBytesMax) {
     return new UnencodableEvent({
       index,
       reason: { _tag: "PayloadTooLarge", bytes: payload.length, limit: payloadBytesMax },
+      detail: `${subjectOf(event, undefined)}a payload of ${payload.length} bytes, more than ${payloadBytesMax}`,
     });
   }
   return { sequence: 0, event, type, schema, payload, size: recordSize(payload.length) };

@@ -37,12 +37,14 @@ export class UnencodableEvent extends Data.TaggedError("UnencodableEvent")<{
   /** Position of the event in the submitted batch. */
   readonly index: number;
   readonly reason: unknown;
+  /** What the refusal is about, in one line: the job, the pair, the field path, why. */
+  readonly detail?: string;
 }> {
   get description(): Described.Description {
     return Described.describe(
       "UnencodableEvent",
       undefined,
-      `event ${this.index} of the batch cannot be encoded: ${Described.describeUnknown(this.reason)}`,
+      `event ${this.index} of the batch cannot be encoded: ${this.detail ?? Described.describeUnknown(this.reason)}`,
     );
   }
   override get message(): string {

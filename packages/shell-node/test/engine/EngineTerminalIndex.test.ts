@@ -26,6 +26,7 @@ import { theImage } from "../support/store.js";
 import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FileLog from "../../src/store/FileLog.js";
+import * as Import from "../../src/store/Import.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
 
 let scratch = "";
@@ -450,6 +451,64 @@ describe("an engine with a terminal index", () => {
     const rebuilt = await EnginePromises.open(dir);
     expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
     expect(await rebuilt.inspectJobs()).toEqual(before);
+    await rebuilt.close();
+  });
+
+  it("serves and reopens a store an older build wrote with args 62 and 63 deep; its compaction names the job", async () => {
+    // A build before 2026-12-05 (or another writer) could insert args as deep as an insert
+    // holds (63): a one-job (7,3) entry cannot nest them, so the index keeps them as a deep
+    // entry (docs/store.md). Before, completing one failed every read of the index, and the
+    // next open with the index failed.
+    const nested = (depth: number): Value.Value => {
+      let value: Value.Value = "leaf";
+      for (let level = 1; level < depth; level++) value = [value];
+      return value;
+    };
+    const insert = (jobId: number, depth: number) =>
+      Event.jobInserted({
+        jobId,
+        queue: "a",
+        worker: "W",
+        args: nested(depth),
+        priority: 0,
+        maxAttempts: 1,
+        scheduledAt: 0,
+        insertedAt: 0,
+      });
+    await Effect.runPromise(
+      Import.importGeneration(dir, {
+        firstSequence: 1,
+        baseRecordCount: 0,
+        events: [insert(1, 62), insert(2, 63), insert(3, 1)],
+      }).pipe(Effect.provide(NodeDisk.layer)),
+    );
+    const engine = await EnginePromises.open(dir);
+    const claimed = await engine.claim("a", 2);
+    for (const job of claimed) await engine.complete(job.jobId, job.jobId);
+    const before = await engine.inspectJobs();
+    expect(before.map((job) => [job.jobId, job.state, job.result?.value ?? null])).toEqual([
+      [1, "completed", 1],
+      [2, "completed", 2],
+      [3, "available", null],
+    ]);
+    expect(engine.job(2)?.args).toEqual(nested(63));
+    // No base can hold them 3 levels down: refused, naming the job and where, nothing changed.
+    await expect(engine.compact(86_400_000)).rejects.toThrow(
+      /UnencodableEvent: .*job 1: event \(7,1\): nested deeper than 64 levels at jobs\[\d\]\.args\[0\]/,
+    );
+    expect(await engine.inspectJobs()).toEqual(before);
+    await engine.close();
+    const again = await EnginePromises.open(dir);
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect(await again.inspectJobs()).toEqual(before);
+    await again.close();
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    const rebuilt = await EnginePromises.open(dir);
+    expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
+    expect(await rebuilt.inspectJobs()).toEqual(before);
+    // Once the retention lets them go, the compaction goes through.
+    await rebuilt.compact(0);
+    expect((await rebuilt.inspectJobs()).map((job) => job.jobId)).toEqual([3]);
     await rebuilt.close();
   });
 

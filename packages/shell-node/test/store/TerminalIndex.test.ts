@@ -20,7 +20,13 @@ import {
   recordSize,
 } from "../../src/store/internal/codec.js";
 import { OffsetTable } from "../../src/store/internal/offsetTable.js";
-import { decodeHead, encodeHead, headType } from "../../src/store/internal/terminalIndexFormat.js";
+import {
+  decodeFrame,
+  decodeHead,
+  deepJobType,
+  encodeHead,
+  headType,
+} from "../../src/store/internal/terminalIndexFormat.js";
 import { nodeDisk, temporaryDirectory } from "../support/store.js";
 
 const storeId = "07070707-0707-0707-0707-070707070707";
@@ -546,6 +552,84 @@ describe("TerminalIndex", () => {
       expect(TerminalIndex.entryAt(renumbered, 0)._tag).toBe("Corrupt");
     }
   });
+  it("keeps a job whose args a (7,3) cannot nest as a deep entry, and takes only a whole one", () => {
+    // Args 62 and 63 deep: an insert holds them (1 level down), a one-job part (3 down) cannot.
+    const nested = (depth: number): Value.Value => {
+      let value: Value.Value = "leaf";
+      for (let level = 1; level < depth; level++) value = [value];
+      return value;
+    };
+    const builder = Generation.start(0, { lean: true, collectLeft: true });
+    const lives = [61, 62, 63].flatMap((depth, at) => {
+      const [inserted, ...rest] = lifeOf(at + 1, "with");
+      if (inserted?._tag !== "JobInserted") return expect.unreachable("an insert first");
+      return [Event.jobInserted({ ...inserted, args: nested(depth) }), ...rest];
+    });
+    for (const [at, record] of lives.entries()) Generation.apply(builder, at + 1, record);
+    const buffer = TerminalIndex.entryBuffer();
+    const placed = TerminalIndex.appendEntries(buffer, [Generation.takeLeft(builder)]);
+    if (Either.isLeft(placed)) return expect.unreachable(placed.left);
+    const bytes = buffer.bytes.subarray(0, buffer.length);
+    const jobs = placed.right.filter(({ kind }) => kind === "job");
+    const types = jobs.map(({ offset }) => {
+      const record = decodeRecord(bytes, offset);
+      return record._tag === "Record" ? record.record.type : -1;
+    });
+    // 61 deep still fits a part; 62 and 63 go as deep entries.
+    expect(types).toEqual([7, deepJobType, deepJobType]);
+    for (const [at, { jobId, offset }] of jobs.entries()) {
+      const entry = TerminalIndex.entryAt(bytes, offset);
+      if (entry._tag !== "Job") return expect.unreachable(entry._tag);
+      expect(entry.job).toMatchObject({ jobId, args: nested(61 + at), state: "completed" });
+      expect(decodeFrame(bytes, offset)).toMatchObject({ _tag: "Job", jobId });
+    }
+    // A deep entry whose part carries args of its own, or lacks `args`: not an entry.
+    const deep = decodeRecord(bytes, jobs[1]?.offset ?? 0);
+    if (deep._tag !== "Record") return expect.unreachable(deep._tag);
+    const fields = decodeValue(deep.record.payload);
+    if (fields._tag === "Left" || !(fields.right instanceof Map))
+      return expect.unreachable("a map");
+    const shallow = decodeRecord(bytes, jobs[0]?.offset ?? 0);
+    if (shallow._tag !== "Record") return expect.unreachable(shallow._tag);
+    const planted = (sequence: number, entries: Array<[string, Value.Value]>) => {
+      const payload = encodeValue(new Map(entries));
+      if (payload._tag === "Left") return expect.unreachable(payload.left._tag);
+      const record = new Uint8Array(recordSize(payload.right.length));
+      const fields = { type: deepJobType, schema: 1, sequence, payload: payload.right };
+      encodeRecordInto(record, 0, fields);
+      return TerminalIndex.entryAt(record, 0)._tag;
+    };
+    const args = fields.right.get("args") ?? null;
+    const part = fields.right.get("part") ?? null;
+    expect(
+      planted(2, [
+        ["args", args],
+        ["part", part],
+      ]),
+    ).toBe("Job");
+    // Under another job's id; a part whose job has args of its own (job 1's, 61 deep);
+    // no args; a part that is not one.
+    expect(
+      planted(3, [
+        ["args", args],
+        ["part", part],
+      ]),
+    ).toBe("Corrupt");
+    expect(
+      planted(1, [
+        ["args", args],
+        ["part", shallow.record.payload],
+      ]),
+    ).toBe("Corrupt");
+    expect(planted(2, [["part", part]])).toBe("Corrupt");
+    expect(
+      planted(2, [
+        ["args", args],
+        ["part", args],
+      ]),
+    ).toBe("Corrupt");
+  });
+
   it.scopedLive(
     "walks only whole entries of a job's or a result's pair, and a reader checks their payloads too",
     () =>

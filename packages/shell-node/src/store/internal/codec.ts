@@ -5,6 +5,7 @@
  */
 export {
   appendEventRecord,
+  appendRecord,
   type CorruptReason,
   type CurrentPointer,
   crc32c,

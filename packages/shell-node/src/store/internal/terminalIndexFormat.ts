@@ -7,6 +7,12 @@
  * - An entry is an event the log itself could hold: a job as a one-job
  *   (7,3) snapshot part whose `last_job_id` and record sequence are the
  *   job's id, and a result as its (10,2).
+ * - Since 2026-12-06, a job whose args a (7,3) cannot nest (62 or 63
+ *   levels: an insert holds them 1 level down, a part 3, a record at most
+ *   64) is a record of type `deepJobType` instead: a value map of `part`,
+ *   the bytes of its one-job (7,3) payload with null args, and `args`, the
+ *   bytes of its args encoded as a value of their own. An older build
+ *   reads one as a corrupt entry and rebuilds, as it did for such a job.
  * - HEAD is one record of type `headType` whose payload is a value map:
  *   `format`, `store` (the printed STORE_ID), `epoch`, `sequence`
  *   (the last log sequence the index reflects) and `bytes` (the length of
@@ -18,11 +24,13 @@
  *   beside it (`stateImageFormat.ts`); without them the open folds.
  */
 import { Event, type Generation, Job, type Value } from "@tay/core";
-import { decodeValue, encodeValue } from "@tay/codec";
+import { decodeValue, encodeValue, explainEncodeError } from "@tay/codec";
 import { Either } from "effect";
 import {
   appendEventRecord,
+  appendRecord,
   decodeEvent,
+  encodeEvent,
   decodeRecord,
   encodeRecordInto,
   type RecordBuffer,
@@ -34,6 +42,8 @@ import {
 
 /** The record type of HEAD: outside every event type the log uses. */
 export const headType = 200;
+/** The record type of a job entry whose args a (7,3) part cannot nest (schema 1). */
+export const deepJobType = 201;
 /** The index format HEAD names; another one is rebuilt. */
 export const formatVersion = 1;
 
@@ -138,17 +148,25 @@ export const appendEntries = (
   const placed: Array<Placed> = [];
   const append = (event: Event.Event, jobId: number, kind: Placed["kind"]): string | undefined => {
     const at = appendEventRecord(buffer, event, jobId);
-    if (at._tag === "Left") return `job ${jobId}: ${at.left._tag}`;
+    if (at._tag === "Left") return `job ${jobId}: ${explainEncodeError(at.left)}`;
     placed.push({ jobId, kind, offset: at.right });
+    return undefined;
+  };
+  const appendJob = (job: Job.Job): string | undefined => {
+    // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders
+    // read only the declared fields of (7,3), and this runs for every job let go.
+    const part = Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] });
+    const failure = append(part, job.jobId, "job");
+    if (failure === undefined) return undefined;
+    const deep = appendDeepJob(buffer, job);
+    if (typeof deep === "string") return failure;
+    placed.push({ jobId: job.jobId, kind: "job", offset: deep });
     return undefined;
   };
   for (const left of lefts) {
     for (const job of left.jobs) {
-      // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders
-      // read only the declared fields of (7,3), and this runs for every job let go.
-      const part = Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] });
       const failure =
-        append(part, job.jobId, "job") ??
+        appendJob(job) ??
         (job.result === null
           ? undefined
           : append(
@@ -170,6 +188,33 @@ export const appendEntries = (
   return Either.right(placed);
 };
 
+/**
+ * A job entry of type `deepJobType` (see the module's comment) appended to
+ * `buffer`: where it starts, or why it cannot be (then nothing is appended).
+ */
+const appendDeepJob = (buffer: RecordBuffer, job: Job.Job): number | string => {
+  const part = encodeEvent(
+    Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [{ ...job, args: null }] }),
+  );
+  if (part._tag === "Left") return explainEncodeError(part.left);
+  const args = encodeValue(job.args);
+  if (args._tag === "Left") return args.left._tag;
+  const payload = encodeValue(
+    new Map<string, Value.Value>([
+      ["args", args.right],
+      ["part", part.right.payload],
+    ]),
+  );
+  if (payload._tag === "Left") return payload.left._tag;
+  const at = appendRecord(buffer, {
+    type: deepJobType,
+    schema: 1,
+    sequence: job.jobId,
+    payload: payload.right,
+  });
+  return at._tag === "Left" ? explainEncodeError(at.left) : at.right;
+};
+
 /** What `appendEntries` appended taken back, and why. */
 const refused = (buffer: RecordBuffer, start: number, reason: string) => {
   buffer.length = start;
@@ -189,6 +234,7 @@ export const decodeEntry = (bytes: Uint8Array, offset: number): Entry => {
   if (decoded._tag === "Incomplete") return { _tag: "Incomplete" };
   if (decoded._tag !== "Record") return { _tag: "Corrupt", reason: decoded._tag };
   const { type, schema, payload, sequence } = decoded.record;
+  if (type === deepJobType && schema === 1) return decodeDeepJob(payload, sequence, decoded.size);
   const event = decodeEvent(type, schema, payload);
   if (event._tag === "Left") return { _tag: "Corrupt", reason: event.left._tag };
   const value = event.right;
@@ -204,6 +250,33 @@ export const decodeEntry = (bytes: Uint8Array, offset: number): Entry => {
     return { _tag: "Corrupt", reason: `not an entry (${value._tag})` };
   }
   return { _tag: "Job", job: Job.fromSnapshot(snapshot), size: decoded.size };
+};
+
+/**
+ * The job of a `deepJobType` entry: its part must be a one-job (7,3) of
+ * this job with null args, and its args one canonical value.
+ */
+const decodeDeepJob = (payload: Uint8Array, sequence: number, size: number): Entry => {
+  const value = decodeValue(payload);
+  const map = value._tag === "Right" && value.right instanceof Map ? value.right : undefined;
+  const part = map?.get("part");
+  const args = map?.get("args");
+  if (map?.size !== 2 || !(part instanceof Uint8Array) || !(args instanceof Uint8Array)) {
+    return { _tag: "Corrupt", reason: "not a deep job entry" };
+  }
+  const event = decodeEvent(jobPair.type, jobPair.schema, part);
+  const snapshot =
+    event._tag === "Right" && event.right._tag === "SnapshotPartV3" ? event.right.jobs : undefined;
+  const argsValue = decodeValue(args);
+  const job = snapshot?.length === 1 ? snapshot[0] : undefined;
+  if (job === undefined || job.args !== null || argsValue._tag === "Left") {
+    return { _tag: "Corrupt", reason: "not a deep job entry" };
+  }
+  const whole = { ...job, args: argsValue.right };
+  if (whole.jobId !== sequence || Job.checkSnapshot(whole, sequence) !== undefined) {
+    return { _tag: "Corrupt", reason: "not a deep job entry" };
+  }
+  return { _tag: "Job", job: Job.fromSnapshot(whole), size };
 };
 
 /** The record type and schema of a job entry, a one-job (7,3) snapshot part. */
@@ -252,8 +325,10 @@ const frameOf = (scanned: ReturnType<typeof scanRecordAt>): Frame => {
   // Read out of the shared frame at once: the next scan overwrites it.
   const { type, schema, sequence } = frameOfScan;
   const size = scanned;
-  if (type === jobPair.type && schema === jobPair.schema)
+  const deep = type === deepJobType && schema === 1;
+  if ((type === jobPair.type && schema === jobPair.schema) || deep) {
     return { _tag: "Job", jobId: sequence, size };
+  }
   if (type === resultPair.type && schema === resultPair.schema) {
     return { _tag: "Result", jobId: sequence, size };
   }
