@@ -167,10 +167,18 @@ export const overview = (): string =>
     "exit status: 0 success, 1 refused or invalid, 2 usage error, 130 interrupted demo.",
   ].join("\n");
 
-/** Takes node's parseArgs message down to its first sentence. */
+/**
+ * Takes node's parseArgs message down to its first sentence; for a value
+ * that starts with a dash (`--priority -1`, `--args -5`), which parseArgs
+ * calls ambiguous, with the spelling that passes it.
+ */
 const parseMessage = (cause: unknown): string => {
   const message = cause instanceof Error ? cause.message : String(cause);
-  return message.split(/\.\s/)[0] ?? message;
+  const first = message.split(/\.\s/)[0] ?? message;
+  const dashed = /^Option '(--[a-z-]+)' argument is ambiguous/.exec(first);
+  return dashed === null
+    ? first
+    : `${first}: a value starting with a dash is written ${dashed[1]}=VALUE`;
 };
 
 /** Parses the arguments after the command name. */

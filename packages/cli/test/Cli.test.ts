@@ -595,6 +595,10 @@ describe("error paths", () => {
     }
     const past: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
       [["--priority=-1"], "--priority: -1 is not in 0..9"],
+      [
+        ["--priority", "-1"],
+        "Option '--priority' argument is ambiguous: a value starting with a dash is written --priority=VALUE",
+      ],
       [["--max-attempts", "0"], "--max-attempts: 0 is not in 1..1000"],
       [["--max-attempts", "1001"], "--max-attempts: 1001 is not in 1..1000"],
       [["--at", "9007199254740992"], "--at: 9007199254740992 is beyond 2^53-1 ms"],
