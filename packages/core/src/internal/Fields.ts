@@ -23,6 +23,18 @@ export const isIntegerIn = (value: number, min: number, max: number): boolean =>
 /** Up to this many units, the loop below is cheaper than the native scans. */
 const shortTextUnitsMax = 48;
 const nonAscii = /[\u0080-\uffff]/;
+/**
+ * From this many units, encoding into a scratch buffer counts the bytes
+ * faster than the regular expression scans for a non-ASCII unit: 55 against
+ * 121 ns for a 195-unit JSON text, 65 against 216 at 495; below ~100 units
+ * the scan wins (2026-12-06, Node 20). Every job's args pass here once.
+ */
+const encodeUnitsMin = 100;
+const utf8 = new TextEncoder();
+/** Written by `encodeInto` only to count; never read. */
+const scratch = new Uint8Array(16 * 1024);
+/** A well-formed unit takes at most 3 bytes: strings up to this fit the scratch whole. */
+const encodeUnitsMax = scratch.length / 3;
 
 /**
  * UTF-8 byte length of a well-formed string, or -1 when it holds a lone
@@ -34,6 +46,10 @@ export const utf8Length = (text: string): number => {
   // costs ~1.7 ns per unit.
   if (text.length > shortTextUnitsMax) {
     if (!text.isWellFormed()) return -1;
+    // Well formed, so `encodeInto` replaces nothing and its count is exact.
+    if (text.length >= encodeUnitsMin && text.length <= encodeUnitsMax) {
+      return utf8.encodeInto(text, scratch).written;
+    }
     if (!nonAscii.test(text)) return text.length;
   }
   let bytes = 0;

@@ -16,6 +16,9 @@ describe("utf8Length", () => {
           fc.string({ unit: "binary", maxLength: 200 }),
           fc.string({ unit: "grapheme", maxLength: 150 }),
           fc.string({ unit: "grapheme-ascii", minLength: 40, maxLength: 300 }),
+          // Both sides of the counts by encoding (100..5461 units) and of the scan past them.
+          fc.string({ unit: "grapheme", minLength: 90, maxLength: 400 }),
+          fc.string({ unit: "grapheme", minLength: 5400, maxLength: 5600 }),
         ),
         (text) => {
           expect(utf8Length(text)).toBe(text.isWellFormed() ? encoder.encode(text).length : -1);
@@ -26,13 +29,16 @@ describe("utf8Length", () => {
   });
 
   it("sees a lone surrogate or a non-ASCII unit at any place of a long string", () => {
-    for (const at of [0, 48, 49, 200]) {
+    for (const at of [0, 48, 49, 200, 5350, 5500]) {
       const before = "a".repeat(at);
       const after = "b".repeat(60);
       expect(utf8Length(`${before}\udc00${after}`)).toBe(-1);
       expect(utf8Length(`${before}é${after}`)).toBe(at + 2 + 60);
       expect(utf8Length(`${before}😀${after}`)).toBe(at + 4 + 60);
     }
+    // 3-byte units at the edge of what is counted by encoding into 16 KiB (5,461 units).
+    for (const units of [5460, 5461, 5462, 8000])
+      expect(utf8Length("€".repeat(units))).toBe(units * 3);
   });
 });
 
