@@ -420,16 +420,34 @@ describe("an engine with a terminal index", () => {
     await again.close();
   });
 
+  /** A list nested `depth` levels deep (a scalar is 1). */
+  const nested = (depth: number): Value.Value => {
+    let value: Value.Value = "leaf";
+    for (let level = 1; level < depth; level++) value = [value];
+    return value;
+  };
+
+  /**
+   * Reopens `dir` (closed) with its index current, then with the index
+   * deleted (rebuilt): both list `before`. The second engine is left open.
+   */
+  const reopensAlike = async (before: ReadonlyArray<unknown>) => {
+    const again = await EnginePromises.open(dir);
+    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect(await again.inspectJobs()).toEqual(before);
+    await again.close();
+    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+    const rebuilt = await EnginePromises.open(dir);
+    expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
+    expect(await rebuilt.inspectJobs()).toEqual(before);
+    return rebuilt;
+  };
+
   it("keeps the deepest args and result the deciders accept through a compaction, its index and a reopen", async () => {
     // Args 61 levels deep (a snapshot part, the index's entry and the image hold them 3 levels
     // down) and a result 63 deep (a (10,2) record holds it 1 down). Until 2026-12-05 the deciders
     // took args 63 deep, which no base or index entry could encode: the compaction failed and
     // the next open could not build its index.
-    const nested = (depth: number): Value.Value => {
-      let value: Value.Value = "leaf";
-      for (let level = 1; level < depth; level++) value = [value];
-      return value;
-    };
     const engine = await EnginePromises.open(dir, { createIfMissing: true });
     await engine.insert({ queue: "a", worker: "W", args: nested(Value.argsDepthMax) });
     await engine.insert({ queue: "a", worker: "W", args: nested(Value.argsDepthMax) });
@@ -443,15 +461,7 @@ describe("an engine with a terminal index", () => {
     await engine.compact(86_400_000);
     expect(await engine.inspectJobs()).toEqual(before);
     await engine.close();
-    const again = await EnginePromises.open(dir);
-    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
-    expect(await again.inspectJobs()).toEqual(before);
-    await again.close();
-    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
-    const rebuilt = await EnginePromises.open(dir);
-    expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
-    expect(await rebuilt.inspectJobs()).toEqual(before);
-    await rebuilt.close();
+    await (await reopensAlike(before)).close();
   });
 
   it("serves and reopens a store an older build wrote with args 62 and 63 deep; its compaction names the job", async () => {
@@ -459,11 +469,6 @@ describe("an engine with a terminal index", () => {
     // holds (63): a one-job (7,3) entry cannot nest them, so the index keeps them as a deep
     // entry (docs/store.md). Before, completing one failed every read of the index, and the
     // next open with the index failed.
-    const nested = (depth: number): Value.Value => {
-      let value: Value.Value = "leaf";
-      for (let level = 1; level < depth; level++) value = [value];
-      return value;
-    };
     const insert = (jobId: number, depth: number) =>
       Event.jobInserted({
         jobId,
@@ -498,14 +503,7 @@ describe("an engine with a terminal index", () => {
     );
     expect(await engine.inspectJobs()).toEqual(before);
     await engine.close();
-    const again = await EnginePromises.open(dir);
-    expect(again.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
-    expect(await again.inspectJobs()).toEqual(before);
-    await again.close();
-    await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
-    const rebuilt = await EnginePromises.open(dir);
-    expect(rebuilt.report.terminalIndex?.rebuilt).toMatch(/^no HEAD/);
-    expect(await rebuilt.inspectJobs()).toEqual(before);
+    const rebuilt = await reopensAlike(before);
     // Once the retention lets them go, the compaction goes through.
     await rebuilt.compact(0);
     expect((await rebuilt.inspectJobs()).map((job) => job.jobId)).toEqual([3]);
