@@ -1,0 +1,220 @@
+/**
+ * A compaction holds the command queue (`queue.pause()` in the engine's
+ * `compactor`) until the terminal index is rewritten for the new
+ * generation. The rewrite first writes what is pending into the old index,
+ * then copies into the new one only the completed jobs the new base kept:
+ * a completion decided in between has its entry written to the old index
+ * across the swap, and the live engine loses the job's record (found by
+ * the compaction interleavings about one run in 200, docs/testing.md,
+ * "Interleavings"). Here one write is held by hand, so the order is the
+ * same every run: completions issued while it is held must wait for the
+ * compaction, and every completed job must then read whole, live and
+ * after a reopen that finds the index current.
+ */
+import type { Job } from "@tay/core";
+import { Effect, type Layer } from "effect";
+import { describe, expect, it } from "vitest";
+import type { Disk, DiskService, FileHandle } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
+import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { drainItemsMin } from "../../src/engine/internal/terminalIndexing.js";
+import * as Init from "../../src/store/Init.js";
+import * as TerminalIndex from "../../src/store/TerminalIndex.js";
+
+/** A held write: `reached` once it waits, `release` lets it go on. */
+interface Hold {
+  readonly reached: Promise<void>;
+  readonly release: () => void;
+}
+
+interface Armed {
+  readonly matches: (path: string) => boolean;
+  readonly released: Promise<void>;
+  readonly reached: () => void;
+}
+
+/** `inner` whose next write to a file `holdNext` names waits until the test releases it. */
+const holdingWrites = (inner: DiskService) => {
+  let armed: Armed | undefined;
+  // Replacing `write` drops its `now` and `inline` (Disk.ts): every write then comes through here.
+  const wrap = (handle: FileHandle): FileHandle => ({
+    ...handle,
+    write: (position, bytes) =>
+      Effect.suspend(() => {
+        const hold = armed;
+        if (hold === undefined || !hold.matches(handle.path)) return handle.write(position, bytes);
+        armed = undefined;
+        hold.reached();
+        return Effect.zipRight(
+          Effect.promise(() => hold.released),
+          handle.write(position, bytes),
+        );
+      }),
+  });
+  const service: DiskService = {
+    ...inner,
+    open: (file, mode, options) => Effect.map(inner.open(file, mode, options), wrap),
+    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
+  };
+  const holdNext = (matches: (path: string) => boolean): Hold => {
+    let release = () => {};
+    let reached = () => {};
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const waiting = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    armed = { matches, released, reached };
+    return { reached: waiting, release };
+  };
+  return { service, holdNext };
+};
+
+/** The index's entries file: the old one's path is the new one's (the rewrite empties the directory). */
+const indexEntries = (path: string) =>
+  path.endsWith(`${TerminalIndex.directoryName}/${TerminalIndex.entriesName}`);
+/** A segment of the log: the compaction's first write to one is its new base's. */
+const segment = (path: string) => path.endsWith(".tay");
+
+/**
+ * How long a held write waits for commands to be answered: on the in-memory
+ * disk a command the queue does not hold is answered in milliseconds. Only
+ * the plant's detection leans on it; an engine that holds them passes
+ * however slow the machine.
+ */
+const heldMs = 300;
+const elapsed = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** A queue never resumed leaves the completions unanswered: failed long before the suite's guard. */
+const hangMs = 30_000;
+
+/** A store at /data on the fault disk, and an engine open on it (index on) whose writes can be held. */
+const opened = async () => {
+  const disk = FaultDisk.make();
+  disk.seedDirectory("/data");
+  const holding = holdingWrites(disk);
+  const layer = FaultDisk.layer(holding.service);
+  await Effect.runPromise(Effect.provide(Init.init("/data"), layer));
+  const engine = await EnginePromises.open("/data", { disk: layer, timers: false });
+  return { engine, holding, layer };
+};
+
+/** Six jobs claimed, two of them completed: their entries wait in memory for the index. */
+const claimedSix = async (engine: EnginePromises.OpenedEngine) => {
+  await engine.insertMany(
+    Array.from({ length: 6 }, (_, args) => ({ queue: "q", worker: "W", args })),
+  );
+  const ids = (await engine.claim("q", 6)).map((job) => job.jobId);
+  expect(ids).toEqual([1, 2, 3, 4, 5, 6]);
+  const before = [1, 2];
+  for (const jobId of before) await engine.complete(jobId, jobId * 10);
+  // Fewer entries (a job and its result each) than a background drain takes: the
+  // rewrite's first write is of these, to the old index.
+  expect(before.length * 2).toBeLessThan(drainItemsMin);
+  return { before, during: [3, 4, 5, 6] };
+};
+
+/** Completes `jobIds` (each with ten times its id), counting the answers as they come. */
+const completing = (engine: EnginePromises.OpenedEngine, jobIds: ReadonlyArray<number>) => {
+  let answered = 0;
+  const done = Promise.all(
+    jobIds.map((jobId) =>
+      engine.complete(jobId, jobId * 10).finally(() => {
+        answered += 1;
+      }),
+    ),
+  );
+  return { count: jobIds.length, answered: () => answered, done };
+};
+
+/** How many of `completions` are answered after `heldMs` (sooner once all are). */
+const answeredWhileHeld = async (completions: ReturnType<typeof completing>) => {
+  const deadline = Date.now() + heldMs;
+  while (completions.answered() < completions.count && Date.now() < deadline) await elapsed(10);
+  return completions.answered();
+};
+
+const summary = (job: Job.Job | undefined) =>
+  job === undefined ? undefined : { jobId: job.jobId, state: job.state, result: job.result?.value };
+
+/**
+ * Every one of `jobIds` reads completed with its result, one by one and
+ * listed, through the queries that fail with the index's error
+ * (`TerminalIndexCorrupt` among them) and the synchronous one.
+ */
+const checkCompleted = async (
+  engine: EnginePromises.OpenedEngine,
+  jobIds: ReadonlyArray<number>,
+) => {
+  const expected = jobIds.map((jobId) => ({ jobId, state: "completed", result: jobId * 10 }));
+  const inspected: Array<ReturnType<typeof summary>> = [];
+  for (const jobId of jobIds) inspected.push(summary(await engine.inspectJob(jobId)));
+  expect(inspected).toEqual(expected);
+  expect(jobIds.map((jobId) => summary(engine.job(jobId)))).toEqual(expected);
+  expect((await engine.inspectJobs({ state: "completed" })).map(summary)).toEqual(expected);
+};
+
+/** The same after a close and a reopen that finds the index current (nothing rebuilt). */
+const checkReopened = async (layer: Layer.Layer<Disk>, jobIds: ReadonlyArray<number>) => {
+  const reopened = await EnginePromises.open("/data", { disk: layer, timers: false });
+  try {
+    expect(reopened.report.terminalIndex?.rebuilt ?? null).toBeNull();
+    await checkCompleted(reopened, jobIds);
+  } finally {
+    await reopened.close();
+  }
+};
+
+describe("a compaction holds the command queue until the index is rewritten", () => {
+  it(
+    "completions issued while the rewrite writes the old index wait, and keep their records",
+    async () => {
+      const { engine, holding, layer } = await opened();
+      const { before, during } = await claimedSix(engine);
+      // The rewrite's first write: what is pending, to the old index, before the copy.
+      const rewrite = holding.holdNext(indexEntries);
+      const compaction = engine.compact(86_400_000);
+      await rewrite.reached;
+      const completions = completing(engine, during);
+      const answered = await answeredWhileHeld(completions);
+      rewrite.release();
+      await compaction;
+      await completions.done;
+      const all = [...before, ...during];
+      await checkCompleted(engine, all);
+      // Checked after the records, so that a queue not held shows what it lost.
+      expect(answered).toBe(0);
+      await engine.close();
+      await checkReopened(layer, all);
+    },
+    hangMs,
+  );
+
+  it(
+    "completions issued while the new base is written wait through the index's rewrite too",
+    async () => {
+      const { engine, holding, layer } = await opened();
+      const { before, during } = await claimedSix(engine);
+      const base = holding.holdNext(segment);
+      const compaction = engine.compact(86_400_000);
+      await base.reached;
+      const completions = completing(engine, during);
+      // The log's own gate holds appends while it writes the base: nothing is answered yet.
+      expect(await answeredWhileHeld(completions)).toBe(0);
+      const rewrite = holding.holdNext(indexEntries);
+      base.release();
+      await rewrite.reached;
+      // The log's gate is open now: only the queue's pause holds them.
+      const answered = await answeredWhileHeld(completions);
+      rewrite.release();
+      await compaction;
+      await completions.done;
+      const all = [...before, ...during];
+      await checkCompleted(engine, all);
+      expect(answered).toBe(0);
+      await engine.close();
+      await checkReopened(layer, all);
+    },
+    hangMs,
+  );
+});
