@@ -487,7 +487,16 @@ describe("an engine with a terminal index", () => {
         events: [insert(1, 62), insert(2, 63), insert(3, 1)],
       }).pipe(Effect.provide(NodeDisk.layer)),
     );
+    // Active, they cannot be in a state image either (its base holds them as parts): the
+    // close writes none, the index stays current, and the next open folds the records.
+    const first = await EnginePromises.open(dir);
+    await first.close();
     const engine = await EnginePromises.open(dir);
+    expect(engine.report.terminalIndex).toEqual({
+      rebuilt: null,
+      imageRefused: "HEAD names no image",
+    });
+    expect(engine.job(2)?.args).toEqual(nested(63));
     const claimed = await engine.claim("a", 2);
     for (const job of claimed) await engine.complete(job.jobId, job.jobId);
     const before = await engine.inspectJobs();
