@@ -165,6 +165,33 @@ const checkReopened = async (layer: Layer.Layer<Disk>, jobIds: ReadonlyArray<num
   }
 };
 
+/**
+ * Waits while `rewrite` is held, then releases it: the compaction and the
+ * completions end, every job in `all` reads completed, live and after a
+ * reopen, and none of the completions had been answered while the write
+ * was held (checked after the records, so that a queue not held shows what
+ * it lost).
+ */
+const releasedAndChecked = async (
+  held: {
+    readonly engine: EnginePromises.OpenedEngine;
+    readonly layer: Layer.Layer<Disk>;
+    readonly compaction: Promise<unknown>;
+    readonly completions: Parameters<typeof answeredWhileHeld>[0];
+    readonly rewrite: { readonly release: () => void };
+  },
+  all: ReadonlyArray<number>,
+) => {
+  const answered = await answeredWhileHeld(held.completions);
+  held.rewrite.release();
+  await held.compaction;
+  await held.completions.done;
+  await checkCompleted(held.engine, all);
+  expect(answered).toBe(0);
+  await held.engine.close();
+  await checkReopened(held.layer, all);
+};
+
 describe("a compaction holds the command queue until the index is rewritten", () => {
   it(
     "completions issued while the rewrite writes the old index wait, and keep their records",
@@ -176,16 +203,10 @@ describe("a compaction holds the command queue until the index is rewritten", ()
       const compaction = engine.compact(86_400_000);
       await rewrite.reached;
       const completions = completing(engine, during);
-      const answered = await answeredWhileHeld(completions);
-      rewrite.release();
-      await compaction;
-      await completions.done;
-      const all = [...before, ...during];
-      await checkCompleted(engine, all);
-      // Checked after the records, so that a queue not held shows what it lost.
-      expect(answered).toBe(0);
-      await engine.close();
-      await checkReopened(layer, all);
+      await releasedAndChecked({ engine, layer, compaction, completions, rewrite }, [
+        ...before,
+        ...during,
+      ]);
     },
     hangMs,
   );
@@ -205,15 +226,10 @@ describe("a compaction holds the command queue until the index is rewritten", ()
       base.release();
       await rewrite.reached;
       // The log's gate is open now: only the queue's pause holds them.
-      const answered = await answeredWhileHeld(completions);
-      rewrite.release();
-      await compaction;
-      await completions.done;
-      const all = [...before, ...during];
-      await checkCompleted(engine, all);
-      expect(answered).toBe(0);
-      await engine.close();
-      await checkReopened(layer, all);
+      await releasedAndChecked({ engine, layer, compaction, completions, rewrite }, [
+        ...before,
+        ...during,
+      ]);
     },
     hangMs,
   );
