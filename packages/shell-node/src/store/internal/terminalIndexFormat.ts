@@ -159,7 +159,8 @@ export const appendEntries = (
     const failure = append(part, job.jobId, "job");
     if (failure === undefined) return undefined;
     const deep = appendDeepJob(buffer, job);
-    if (typeof deep === "string") return failure;
+    // Refused too: the (7,3)'s refusal says why.
+    if (deep === undefined) return failure;
     placed.push({ jobId: job.jobId, kind: "job", offset: deep });
     return undefined;
   };
@@ -190,29 +191,29 @@ export const appendEntries = (
 
 /**
  * A job entry of type `deepJobType` (see the module's comment) appended to
- * `buffer`: where it starts, or why it cannot be (then nothing is appended).
+ * `buffer`: where it starts, or undefined when it cannot be (then nothing
+ * is appended).
  */
-const appendDeepJob = (buffer: RecordBuffer, job: Job.Job): number | string => {
+const appendDeepJob = (buffer: RecordBuffer, job: Job.Job): number | undefined => {
   const part = encodeEvent(
     Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [{ ...job, args: null }] }),
   );
-  if (part._tag === "Left") return explainEncodeError(part.left);
   const args = encodeValue(job.args);
-  if (args._tag === "Left") return args.left._tag;
+  if (part._tag === "Left" || args._tag === "Left") return undefined;
   const payload = encodeValue(
     new Map<string, Value.Value>([
       ["args", args.right],
       ["part", part.right.payload],
     ]),
   );
-  if (payload._tag === "Left") return payload.left._tag;
+  if (payload._tag === "Left") return undefined;
   const at = appendRecord(buffer, {
     type: deepJobType,
     schema: 1,
     sequence: job.jobId,
     payload: payload.right,
   });
-  return at._tag === "Left" ? explainEncodeError(at.left) : at.right;
+  return at._tag === "Left" ? undefined : at.right;
 };
 
 /** What `appendEntries` appended taken back, and why. */
@@ -256,13 +257,15 @@ export const decodeEntry = (bytes: Uint8Array, offset: number): Entry => {
  * The job of a `deepJobType` entry: its part must be a one-job (7,3) of
  * this job with null args, and its args one canonical value.
  */
+const notDeep: Entry = { _tag: "Corrupt", reason: "not a deep job entry" };
+
 const decodeDeepJob = (payload: Uint8Array, sequence: number, size: number): Entry => {
   const value = decodeValue(payload);
   const map = value._tag === "Right" && value.right instanceof Map ? value.right : undefined;
   const part = map?.get("part");
   const args = map?.get("args");
   if (map?.size !== 2 || !(part instanceof Uint8Array) || !(args instanceof Uint8Array)) {
-    return { _tag: "Corrupt", reason: "not a deep job entry" };
+    return notDeep;
   }
   const event = decodeEvent(jobPair.type, jobPair.schema, part);
   const snapshot =
@@ -270,11 +273,11 @@ const decodeDeepJob = (payload: Uint8Array, sequence: number, size: number): Ent
   const argsValue = decodeValue(args);
   const job = snapshot?.length === 1 ? snapshot[0] : undefined;
   if (job === undefined || job.args !== null || argsValue._tag === "Left") {
-    return { _tag: "Corrupt", reason: "not a deep job entry" };
+    return notDeep;
   }
   const whole = { ...job, args: argsValue.right };
   if (whole.jobId !== sequence || Job.checkSnapshot(whole, sequence) !== undefined) {
-    return { _tag: "Corrupt", reason: "not a deep job entry" };
+    return notDeep;
   }
   return { _tag: "Job", job: Job.fromSnapshot(whole), size };
 };
