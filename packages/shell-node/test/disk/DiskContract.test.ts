@@ -263,6 +263,20 @@ for (const subject of subjects) {
       ),
     );
 
+    // rename(2): "if oldpath and newpath are existing hard links referring to
+    // the same file, then rename() does nothing": both names stay.
+    it.scoped("rename between two names of one file does nothing", () =>
+      within((disk, at) =>
+        Effect.gen(function* () {
+          yield* writeFile(disk, at("staged"), "header");
+          yield* disk.link(at("staged"), at("linked"));
+          yield* disk.rename(at("staged"), at("linked"));
+          expect(yield* disk.readDirectory(at(""))).toEqual(["linked", "staged"]);
+          expect(text(yield* disk.readFile(at("staged")))).toBe("header");
+        }),
+      ),
+    );
+
     it.scoped(
       "link refuses an existing name (EEXIST), a missing source or parent, a directory",
       () =>
@@ -306,6 +320,21 @@ for (const subject of subjects) {
             Effect.flatMap(disk.open(at("file"), "readWrite"), (writer) => writer.truncate(-1)),
           );
           expect(exit._tag === "Failure" && exit.cause._tag === "Die").toBe(true);
+        }),
+      ),
+    );
+
+    // A write past the end leaves a hole that reads as zeros, even where the
+    // file held other bytes before a truncation (the model keeps its buffer).
+    it.scoped("a write past the end after a truncation reads zeros in the gap", () =>
+      within((disk, at) =>
+        Effect.gen(function* () {
+          yield* writeFile(disk, at("file"), "abcdefgh");
+          const handle = yield* disk.open(at("file"), "readWrite");
+          yield* handle.truncate(2);
+          expect(yield* handle.write(6, bytes("Z"))).toBe(1);
+          expect(text(yield* handle.read(0, 64))).toBe("ab\0\0\0\0Z");
+          yield* handle.close();
         }),
       ),
     );

@@ -58,6 +58,21 @@ describe("FaultDisk crash model: directory entries", () => {
     }),
   );
 
+  // A sync makes the entries of that moment durable, not the directory's later ones:
+  // a model whose sync shared the live entries would keep every later rename.
+  it.effect("a rename after a syncDirectory is undone by a crash until the next sync", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      disk.seedFile("/data/CURRENT", bytes("old"));
+      disk.seedFile("/data/CURRENT.tmp", bytes("new"));
+      yield* disk.syncDirectory("/data");
+      yield* disk.rename("/data/CURRENT.tmp", "/data/CURRENT");
+      const survivor = disk.crash();
+      expect(survivor.listing()).toEqual(["/data/", "/data/CURRENT", "/data/CURRENT.tmp"]);
+      expect(text(survivor.snapshotFiles().get("/data/CURRENT"))).toBe("old");
+    }),
+  );
+
   it.effect("a file created, written and fsynced is lost without a directory fsync", () =>
     Effect.gen(function* () {
       const disk = dataDisk();
@@ -136,6 +151,22 @@ describe("FaultDisk crash model: directory entries", () => {
         // Lost (old), or the rename persisted without the data (empty): never "new".
         expect([...outcomes].sort()).toEqual(["", "old"]);
       }),
+  );
+
+  // A rename within one directory is one change: kept or dropped whole, never
+  // the removal of the old name without the new one (the file would be lost).
+  it.effect("with unsynced entries kept as a prefix, a rename in one directory is atomic", () =>
+    Effect.gen(function* () {
+      const outcomes = new Set<string>();
+      for (let seed = 0; seed < 32; seed++) {
+        const disk = dataDisk();
+        disk.seedFile("/data/CURRENT.tmp", bytes("new"));
+        yield* disk.rename("/data/CURRENT.tmp", "/data/CURRENT");
+        const survivor = disk.crash({ unsyncedEntries: "prefix", seed });
+        outcomes.add(survivor.listing().join(" "));
+      }
+      expect([...outcomes].sort()).toEqual(["/data/ /data/CURRENT", "/data/ /data/CURRENT.tmp"]);
+    }),
   );
 });
 
@@ -380,6 +411,27 @@ describe("FaultDisk crash model: file data and tearing", () => {
           0, 1, 2, 3, 4, 5, 6, 7, 8,
         ]);
       }),
+  );
+
+  // The writer reuses its buffer once a write returns: what a torn crash
+  // keeps must be the bytes as written, not the buffer's later contents.
+  it.effect("a torn crash keeps the bytes a write was given, not its buffer's later contents", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk();
+      disk.seedFile("/data/file", new Uint8Array());
+      const handle = yield* disk.open("/data/file", "readWrite");
+      const buffer = bytes("abcdefgh");
+      yield* handle.write(0, buffer);
+      buffer.fill(0x58);
+      const lengths = new Set<number>();
+      for (let seed = 0; seed < 64; seed += 1) {
+        const survived = disk.crash({ tear: "anywhere", seed }).snapshotFiles().get("/data/file");
+        const length = survived?.length ?? -1;
+        expect(text(survived)).toBe("abcdefgh".slice(0, length));
+        lengths.add(length);
+      }
+      expect(lengths.has(8)).toBe(true);
+    }),
   );
 
   it.effect("tear 'sector': a partial write keeps whole 512-byte sectors of the file only", () =>
