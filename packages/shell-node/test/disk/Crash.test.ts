@@ -2,7 +2,8 @@
 // log store passes at every cut point with a correct protocol (write, fsync, then acknowledge), and
 // the harness reports exactly the expected failing cut points for buggy protocols (acknowledge before
 // fsync, no directory fsync after create). The harness refuses workloads it
-// cannot explore (the fast-check integration is tested in the testkit).
+// cannot explore, and crashes with each mode and a seed per sample (the fast-check integration is
+// tested in the testkit).
 import { describe, expect, it } from "@effect/vitest";
 import { Effect } from "effect";
 import * as Crash from "../../src/disk/Crash.js";
@@ -157,6 +158,60 @@ describe("exploreCrashes with buggy protocols", () => {
   );
 });
 
+// What each crash mode may leave is only explored if the harness crashes with
+// that mode and a seed of its own per sample: a check that records the disks
+// it is given sees every kind of outcome the mode allows.
+describe("exploreCrashes crashes with each mode and sample", () => {
+  /** One unsynced write of "abcdefgh" and one unsynced rename, nothing acknowledged. */
+  const unsynced: Crash.Workload<number> = (disk) =>
+    Effect.gen(function* () {
+      const handle = yield* disk.open(`${storeDirectory}/file`, "readWrite");
+      yield* handle.write(0, new TextEncoder().encode("abcdefgh"));
+      yield* disk.rename(`${storeDirectory}/file`, `${storeDirectory}/renamed`);
+    });
+  const seeded = (disk: FaultDisk.FaultDisk) =>
+    Effect.sync(() => disk.seedFile(`${storeDirectory}/file`, new Uint8Array()));
+
+  /** The outcomes the check saw at the last cut point (after the workload), and the report. */
+  const outcomesOf = (mode: Crash.CrashMode) =>
+    Effect.gen(function* () {
+      const seen = new Set<string>();
+      const report = yield* Crash.exploreCrashes(
+        unsynced,
+        (disk) =>
+          Effect.sync(() => {
+            const files = disk.snapshotFiles();
+            const file =
+              files.get(`${storeDirectory}/file`) ?? files.get(`${storeDirectory}/renamed`);
+            const name = files.has(`${storeDirectory}/renamed`) ? "renamed" : "file";
+            seen.add(`${name}:${file?.length ?? -1}`);
+          }),
+        { setup: seeded, modes: [mode], samplesPerCutPoint: 24, cutPointsMax: 1, seed: 2 },
+      );
+      return { seen, report };
+    });
+
+  it.effect("a tearing mode leaves torn writes, and its samples differ", () =>
+    Effect.gen(function* () {
+      const { seen, report } = yield* outcomesOf({ tear: "anywhere" });
+      expect(report.crashes).toBe(24);
+      const lengths = [...seen].map((outcome) => Number(outcome.split(":")[1]));
+      // Nothing kept, the whole write, and some byte count between.
+      expect(lengths).toContain(0);
+      expect(lengths).toContain(8);
+      expect(lengths.some((length) => length > 0 && length < 8)).toBe(true);
+    }),
+  );
+
+  it.effect("unsynced entries kept as a prefix: sampled, and the rename kept or not", () =>
+    Effect.gen(function* () {
+      const { seen, report } = yield* outcomesOf({ tear: "none", unsyncedEntries: "prefix" });
+      expect(report.crashes).toBe(24);
+      expect([...seen].sort()).toEqual(["file:0", "renamed:0"]);
+    }),
+  );
+});
+
 describe("exploreCrashes refuses what it cannot explore", () => {
   it.effect("a workload that fails without any crash", () =>
     Effect.gen(function* () {
@@ -175,6 +230,23 @@ describe("exploreCrashes refuses what it cannot explore", () => {
         }),
       );
       expect(error.reason).toBe("SetupFailed");
+    }),
+  );
+
+  // The last rerun is armed past every operation: it must end as the counting run did.
+  it.effect("a workload that fails only when run again", () =>
+    Effect.gen(function* () {
+      let runs = 0;
+      const flaky: Crash.Workload<number> = (disk) =>
+        Effect.gen(function* () {
+          runs += 1;
+          yield* disk.makeDirectory(`${storeDirectory}/only`);
+          if (runs > 1) return yield* Effect.fail("failed on a rerun");
+        });
+      const error = yield* Effect.flip(
+        Crash.exploreCrashes(flaky, () => Effect.void, { setup, cutPointsMax: 1 }),
+      );
+      expect(error.reason).toBe("Nondeterministic");
     }),
   );
 
