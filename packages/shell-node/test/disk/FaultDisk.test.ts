@@ -576,6 +576,64 @@ describe("FaultDisk faults", () => {
   );
 
   it.effect(
+    "faults combine and count their own kind: the shortest short write wins; a truncate is no write",
+    () =>
+      Effect.gen(function* () {
+        const disk = dataDisk({
+          faults: [
+            FaultDisk.shortWrite(2),
+            FaultDisk.shortWrite(5),
+            FaultDisk.shortWrite(1, { nth: 3 }),
+          ],
+        });
+        const handle = yield* disk.open("/data/file", "createExclusive");
+        expect(yield* handle.write(0, bytes("abcdefgh"))).toBe(2);
+        yield* handle.truncate(2);
+        expect(yield* handle.write(2, bytes("cdefgh"))).toBe(2);
+        // The third write, not the third write-or-truncate, is the nth.
+        expect(yield* handle.write(4, bytes("efgh"))).toBe(1);
+        expect(text(yield* handle.read(0, 100))).toBe("abcde");
+      }),
+  );
+
+  it.effect("a fault's path is normalized as the operations' paths are", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk({
+        faults: [FaultDisk.fail("write", "EIO", { path: "/data//./file" })],
+      });
+      const handle = yield* disk.open("/data/file", "createExclusive");
+      expect(yield* codeOf(handle.write(0, bytes("a")))).toBe("EIO");
+    }),
+  );
+
+  it.effect(
+    "space: an unlinked file still open keeps its bytes; a zero-byte write fits a full disk",
+    () =>
+      Effect.gen(function* () {
+        const disk = dataDisk({ capacityBytes: 10 });
+        const held = yield* disk.open("/data/held", "createExclusive");
+        expect(yield* held.write(0, new Uint8Array(8))).toBe(8);
+        yield* disk.remove("/data/held");
+        const other = yield* disk.open("/data/other", "createExclusive");
+        expect(yield* other.write(0, new Uint8Array(5))).toBe(2);
+        expect(yield* other.write(2, new Uint8Array(0))).toBe(0);
+        yield* held.close();
+        expect(yield* other.write(2, new Uint8Array(5))).toBe(5);
+      }),
+  );
+
+  it.effect("a file may grow to fileBytesMax exactly; one byte more is refused", () =>
+    Effect.gen(function* () {
+      const disk = dataDisk({ fileBytesMax: 16 });
+      const handle = yield* disk.open("/data/file", "createExclusive");
+      expect(yield* handle.write(0, new Uint8Array(16))).toBe(16);
+      expect(yield* codeOf(handle.write(16, new Uint8Array(1)))).toBe("Other");
+      expect(yield* codeOf(handle.truncate(17))).toBe("Other");
+      yield* handle.truncate(16);
+    }),
+  );
+
+  it.effect(
     "cutAt: the Nth mutating operation and everything after fail with the power-cut error",
     () =>
       Effect.gen(function* () {
