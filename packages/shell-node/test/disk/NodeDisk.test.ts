@@ -1,10 +1,11 @@
 // Proves what NodeDisk adds to the shared Disk contract (tested in the testkit's DiskContract suite):
-// flock locks exclude a second holder in this process and in another one, errno codes map to
+// sync and syncDirectory reach the kernel as fdatasync and fsync of the right descriptors, flock locks exclude a second holder in this process and in another one, errno codes map to
 // DiskErrorCode (EXDEV of a link across file systems too), and describe rewrites the lock file in place. It runs on a fresh directory under
 // os.tmpdir() and spawns `node -e` children that try the same lock and print what happened.
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { pbkdf2 } from "node:crypto";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { createRequire, syncBuiltinESMExports } from "node:module";
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -124,6 +125,54 @@ describe("NodeDisk dataSync", () => {
         yield* handle.close();
       }
     }),
+  );
+});
+
+/**
+ * Runs `use` with node:fs's `name` (fdatasync, fsync) wrapped to record the
+ * path of each descriptor it is called on: what NodeDisk asks of the kernel,
+ * which no reading of the files afterwards can tell.
+ */
+const recordingCalls = (name: "fdatasync" | "fsync") =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const nodeFs: Record<string, unknown> = createRequire(import.meta.url)("node:fs");
+      const original = nodeFs[name];
+      const paths: Array<string> = [];
+      if (typeof original !== "function") throw new Error(`node:fs has no ${name}`);
+      Reflect.set(nodeFs, name, (fd: number, ...rest: Array<unknown>) => {
+        paths.push(readlinkSync(`/proc/self/fd/${fd}`));
+        return Reflect.apply(original, nodeFs, [fd, ...rest]);
+      });
+      syncBuiltinESMExports();
+      return { paths, restore: () => Reflect.set(nodeFs, name, original) };
+    }),
+    ({ restore }) =>
+      Effect.sync(() => {
+        restore();
+        syncBuiltinESMExports();
+      }),
+  );
+
+/** Where /proc/self/fd/N points for `file`: its real path (os.tmpdir() may be a link). */
+const realPath = (file: string): string => realpathSync(file);
+
+describe("NodeDisk syncs", () => {
+  it.scoped.skipIf(process.platform !== "linux")(
+    "sync is an fdatasync of the handle's file; syncDirectory an fsync of the directory",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const file = path.join(directory, "segment.tay");
+        const handle = yield* NodeDisk.make.create(file, bytes("header"));
+        const datasyncs = yield* recordingCalls("fdatasync");
+        const fsyncs = yield* recordingCalls("fsync");
+        yield* handle.sync();
+        expect(datasyncs.paths).toEqual([realPath(file)]);
+        yield* NodeDisk.make.syncDirectory(directory);
+        expect(fsyncs.paths).toEqual([realPath(directory)]);
+        yield* handle.close();
+      }),
   );
 });
 
