@@ -145,44 +145,12 @@ export const makeDirectoryDurable = (path: string): Effect.Effect<void, DiskErro
   });
 
 /**
- * Creates a new file holding exactly `bytes`, fsyncs it and (when `syncParent`)
- * its directory, and returns the open read/write handle for further appends.
- * The caller owns the handle.
+ * Creates a new file holding exactly `bytes` and returns its open
+ * read/write handle for further appends; nothing is synced (the caller
+ * syncs what it promises). The caller owns the handle.
  */
 export const createFile = (
   path: string,
   bytes: Uint8Array,
-  sync: boolean,
 ): Effect.Effect<FileHandle, DiskError, Disk> =>
-  Effect.gen(function* () {
-    const disk = yield* Disk;
-    const handle = yield* disk.create(path, bytes);
-    yield* Effect.gen(function* () {
-      if (sync) {
-        yield* handle.sync();
-        yield* disk.syncDirectory(parentPath(path));
-      }
-    }).pipe(Effect.tapError(() => Effect.ignore(handle.close())));
-    return handle;
-  });
-
-/**
- * The handle appends go through: `handle` itself, or, when `dataSync`, the
- * same file reopened with `O_DSYNC` (a descriptor's flags are fixed at open)
- * and `handle` closed. Segments are never renamed, so the path still names
- * the file `handle` created. Used for the active segment under `Maximal`.
- */
-export const forAppends = (
-  handle: FileHandle,
-  dataSync: boolean,
-): Effect.Effect<FileHandle, DiskError, Disk> =>
-  dataSync === handle.dataSync
-    ? Effect.succeed(handle)
-    : Effect.gen(function* () {
-        const disk = yield* Disk;
-        const reopened = yield* disk
-          .open(handle.path, "readWrite", { dataSync })
-          .pipe(Effect.tapError(() => Effect.ignore(handle.close())));
-        yield* Effect.ignore(handle.close());
-        return reopened;
-      });
+  Effect.flatMap(Disk, (disk) => disk.create(path, bytes));

@@ -302,7 +302,7 @@ const emptied = (path: string): Effect.Effect<FileHandle, DiskError, Disk> =>
   Effect.gen(function* () {
     yield* Files.removeIfPresent(path, true);
     yield* Files.makeDirectoryDurable(path);
-    return yield* Files.createFile(Path.join(path, entriesName), new Uint8Array(0), false);
+    return yield* Files.createFile(Path.join(path, entriesName), new Uint8Array(0));
   });
 
 /**
