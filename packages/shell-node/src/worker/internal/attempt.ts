@@ -182,8 +182,9 @@ export const errorText = (error: unknown): string => {
           })();
   const bytes = new TextEncoder().encode(text);
   if (bytes.length <= errorBytesMax) return text;
-  // Cut on a character boundary: decode the prefix, dropping a split character.
-  return new TextDecoder("utf-8", { fatal: false }).decode(bytes.subarray(0, errorBytesMax - 3));
+  // Cut on a character boundary: a streaming decode holds back the bytes of
+  // a character the cut splits (a plain one would write U+FFFD for them).
+  return new TextDecoder("utf-8").decode(bytes.subarray(0, errorBytesMax), { stream: true });
 };
 
 const workerJob = (job: Job.Job): WorkerJob<Plain> => ({
