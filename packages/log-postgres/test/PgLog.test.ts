@@ -665,6 +665,21 @@ describe("open refuses tampered rows, naming epoch and sequence", () => {
     const base = await tampered((s) => `UPDATE ${s}.tay_generation SET base_record_count = 9`);
     expect(base.error).toMatchObject({ _tag: "MissingBase", baseRecordCount: 9, records: 3 });
   });
+
+  it("a row past the head, whole and in order, is Mismatch LastSequence naming it", async () => {
+    // The records up to the head are all there: only the read past it finds the row.
+    const { error } = await tampered(
+      (s) =>
+        `INSERT INTO ${s}.tay_record (store_id, epoch, sequence, record) SELECT store_id, epoch, 4, record FROM ${s}.tay_record WHERE sequence = 3`,
+    );
+    expect(error).toMatchObject({
+      _tag: "Mismatch",
+      field: "LastSequence",
+      epoch: 1,
+      sequence: 4,
+      found: "a record at 4",
+    });
+  });
 });
 
 describe("open's first read: the version, the marker, the head and the generations at once", () => {
