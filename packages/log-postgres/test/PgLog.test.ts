@@ -682,6 +682,34 @@ describe("open refuses tampered rows, naming epoch and sequence", () => {
   });
 });
 
+describe("open's pages and budget", () => {
+  /** A store holding `count` records, appended one batch each; its options. */
+  const holding = async (count: number) => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        for (let index = 1; index <= count; index++) yield* append(log, [inserted(index)]);
+      }),
+    );
+    return options;
+  };
+
+  it("reads page after page, whether the last page is full or not", async () => {
+    // Pages of 2: 2, 2 and an empty one for 4 records; 2, 2 and 1 for 5.
+    for (const count of [4, 5]) {
+      const options = await holding(count);
+      const opened = await run(openCollect({ ...options, pageRecords: 2 }));
+      expect(opened.report.lastSequence).toBe(count);
+      expect(opened.state.map((entry) => entry.sequence)).toEqual(
+        Array.from({ length: count }, (_, index) => index + 1),
+      );
+    }
+  });
+
+});
+
 describe("open's first read: the version, the marker, the head and the generations at once", () => {
   /** A store initialised in a schema of its own; its options and schema. */
   const made = async () => {
