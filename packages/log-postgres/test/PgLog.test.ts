@@ -708,6 +708,16 @@ describe("open's pages and budget", () => {
     }
   });
 
+  it("folds exactly historyRecordsMax records; one more is BudgetExceeded", async () => {
+    const options = await holding(3);
+    const opened = await run(openCollect({ ...options, historyRecordsMax: 3 }));
+    expect(opened.report.lastSequence).toBe(3);
+    expect(await refusal({ ...options, historyRecordsMax: 2 })).toMatchObject({
+      _tag: "BudgetExceeded",
+      budget: "historyRecordsMax",
+      limit: 2,
+    });
+  });
 });
 
 describe("open's first read: the version, the marker, the head and the generations at once", () => {
