@@ -364,6 +364,26 @@ describe("compaction", () => {
       { sequence: 5, event: inserted(4) },
     ]);
   });
+
+  it("removes a generation of one record whole: no row of it is left", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    const reports = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        yield* append(log, [inserted(1)]);
+        // Epoch 1 holds one record; so does epoch 2, its base.
+        const first = yield* log.compact([inserted(1)], 1);
+        const second = yield* log.compact([inserted(1)], 2);
+        return [first, second];
+      }),
+    );
+    expect(reports).toMatchObject([
+      { epoch: 2, removed: [1], notRemoved: [] },
+      { epoch: 3, removed: [2], notRemoved: [] },
+    ]);
+    expect(await rows(options.schema ?? "")).toEqual([{ epoch: 3, sequence: 3 }]);
+  });
 });
 
 /** `count` inserts from `from` on, counting in `pulled.count` how many the reader took. */
