@@ -118,6 +118,29 @@ describe("a log behind another's compaction", () => {
     expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 6, lastSequence: 9 });
     expect(reopened.state.map((entry) => entry.event)).toEqual([...base(10, 6)]);
   });
+
+  it("is refused when the other's base was empty: the head at the same sequence, in another epoch", async () => {
+    const shared = Pglite.driver(database());
+    const options = await storeWithThree({ driver: () => shared, pollIntervalMs: 3_600_000 });
+    const refused = await run(
+      Effect.gen(function* () {
+        const behind = yield* openCollect(options);
+        const ahead = yield* openCollect(options);
+        // Epoch 2 with no base: the head moves to (2, 3), its sequence unchanged.
+        yield* ahead.log.compact([], 3);
+        return yield* Effect.flip(behind.log.compact(base(100, 2), 3));
+      }),
+    );
+    expect(refused._tag).toBe("CompactionConflict");
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({
+      epoch: 2,
+      baseRecordCount: 0,
+      lastSequence: 3,
+      orphanedGenerations: [],
+    });
+    expect(reopened.state).toEqual([]);
+  });
 });
 
 describe("a log whose state moves while its compaction starts", () => {
