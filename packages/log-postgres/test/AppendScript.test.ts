@@ -110,10 +110,18 @@ describe("the append script", () => {
         const second = yield* openCollect(options);
         // The second compacts an empty log: epoch 2, the head still at 0.
         yield* second.log.compact([inserted(1)], 0);
-        return yield* Effect.flip(append(first.log, [inserted(9)]));
+        const conflict = yield* Effect.flip(append(first.log, [inserted(9)]));
+        // The head's sequence is epoch 2's: not the first log's until a refresh moves it there.
+        const before = first.log.lastSequence();
+        yield* first.log.refresh?.() ?? Effect.void;
+        return { conflict, before, after: first.log.lastSequence() };
       }),
     );
-    expect(failed).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
+    expect(failed).toMatchObject({
+      conflict: { _tag: "AppendConflict", expectedLastSequence: 0 },
+      before: 0,
+      after: 1,
+    });
     expect(await rows(options.schema ?? "")).toEqual([{ epoch: 2, sequence: 1 }]);
     expect(await head(options.schema ?? "")).toEqual([{ epoch: 2, last_sequence: 1 }]);
   });
