@@ -219,6 +219,32 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
     }
   });
 
+  it("a row that does not decode is kept, marked with why, and never offered again; the rows after it fold", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      // The lowest key: the first row of every page until it is marked.
+      await client.query(
+        "INSERT INTO tay.tay_inbox (store, id, enqueued_at, event_type, event_schema, payload) VALUES ('default', '00000000-0000-7000-8000-000000000001', 0, 1, 1, '\\x00'::bytea)",
+      );
+      await transaction(client, () => Inbox.enqueueInTransaction(client, [job("after")]));
+      const { engine, close } = await openEngine(database.url);
+      try {
+        await until("the job after it", () => jobsOf(engine, "mail").length === 1);
+        const marked = async () =>
+          (await client.query("SELECT refusal FROM tay.tay_inbox WHERE refusal IS NOT NULL")).rows;
+        await until("the row marked", async () => (await marked()).length === 1);
+        expect(String((await marked())[0]?.refusal)).toMatch(/^its record does not decode/);
+        expect(await inboxRows(client)).toBe(1);
+      } finally {
+        await close();
+      }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
   it("two engines fold every row exactly once while producers enqueue", async () => {
     const database = await storeDatabase();
     // One after the other: concurrent CREATE TABLE IF NOT EXISTS race in the catalog.
