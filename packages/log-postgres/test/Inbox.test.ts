@@ -245,6 +245,28 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
     }
   });
 
+  it("the next page is read as soon as the engine settled the last one, not at the next poll", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    // Pages of one row and a poll once an hour: only a settled page reads the next.
+    const { engine, close } = await openEngine(database.url, {
+      inboxPageRows: 1,
+      pollIntervalMs: 3_600_000,
+    });
+    try {
+      await transaction(client, async () => {
+        for (const args of ["a", "b", "c"]) await Inbox.enqueueInTransaction(client, [job(args)]);
+      });
+      await until("every job", () => jobsOf(engine, "mail").length === 3);
+      expect(jobsOf(engine, "mail").map((folded) => folded.args)).toEqual(["a", "b", "c"]);
+      expect(await inboxRows(client)).toBe(0);
+    } finally {
+      await close();
+      await client.end();
+      await database.drop();
+    }
+  });
+
   it("two engines fold every row exactly once while producers enqueue", async () => {
     const database = await storeDatabase();
     // One after the other: concurrent CREATE TABLE IF NOT EXISTS race in the catalog.
