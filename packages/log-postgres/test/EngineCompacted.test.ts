@@ -5,8 +5,9 @@
  * catch-up moves the log onto the new generation, folds it from its first
  * record and decides the command again. Its state then equals a reopen's;
  * a subscriber that had seen everything before the compaction goes on
- * after the new base, one that had not fails with `Compacted`. On a real
- * server (skipped, with the reason printed, when none answers).
+ * after the new base, one that had not fails with `Compacted`; an engine
+ * that only polls the head hears the compaction too. On a real server
+ * (skipped, with the reason printed, when none answers).
  */
 import { describe, expect, it } from "@effect/vitest";
 import { type Event, State } from "@tay/core";
@@ -261,5 +262,37 @@ describe.skipIf(!("url" in server))("two engines compact the store at once", () 
         expect(state.jobs.size).toBe(inserted);
       }),
     60_000,
+  );
+});
+
+describe.skipIf(!("url" in server))("an engine that polls (no LISTEN)", () => {
+  it.scopedLive(
+    "hears another engine's compaction and the insert after it: its parked claim wakes",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        const polling = yield* Effect.flatMap(
+          PgLog.open(
+            url,
+            { notifications: false, pollIntervalMs: 20 },
+            StateProjection.foldProjection,
+          ),
+          (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+        );
+        const compacting = yield* engineOver(url);
+        const controller = new AbortController();
+        const claim = polling.promises.nextJobs([{ queue: "q", limit: 1 }], {
+          signal: controller.signal,
+        });
+        // Epoch 2, then a job in it: the polled head is in an epoch the engine has not followed yet.
+        yield* compactWhenCaughtUp(compacting);
+        const job = yield* compacting.insert({ queue: "q", worker: "W", args: "after" });
+        // A bound, not a measurement: a claim the polls never wake is aborted with nothing.
+        const bound = setTimeout(() => controller.abort(), 20_000);
+        const jobs = yield* Effect.promise(() => claim);
+        clearTimeout(bound);
+        expect(jobs.map((claimed) => claimed.jobId)).toEqual([job.jobId]);
+      }),
   );
 });

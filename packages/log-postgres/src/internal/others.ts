@@ -206,14 +206,18 @@ const listen = (state: LogState, follow: Follower) =>
     if (listened._tag === "Left" && listened.left.connection) lost(follow, session);
   });
 
-/** One look at the head: the others moved it past what this log knows. */
+/**
+ * One look at the head: the others moved it past what this log knows, in
+ * its generation or onto another (another writer compacted: the engine's
+ * catch-up follows it there; a poll that told only of its own generation
+ * left an engine without LISTEN deaf to everything after a compaction).
+ */
 const poll = (state: LogState, follow: Follower, session: Session) =>
   Effect.gen(function* () {
     const head = yield* Effect.either(readHead(state, session));
     if (head._tag === "Right") {
-      if (head.right.epoch === state.epoch && head.right.lastSequence > state.committedLast) {
-        tell(state, follow);
-      }
+      const { epoch, lastSequence } = head.right;
+      if (epoch !== state.epoch || lastSequence > state.committedLast) tell(state, follow);
       return;
     }
     if (isFailure(head.left) && head.left.connection) lost(follow, session);
