@@ -10,7 +10,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Event, Limits } from "@tay/core";
 import { Driver, PgError, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
 import { Batch, type Log, LogError, Projection, Ticket } from "@tay/shell-node";
-import { Effect, Either } from "effect";
+import { Effect, Either, Fiber } from "effect";
 import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as Pglite from "./support/pglite.js";
@@ -363,6 +363,33 @@ describe("compaction", () => {
       { sequence: 4, event: inserted(3) },
       { sequence: 5, event: inserted(4) },
     ]);
+  });
+
+  it("a read whose rows the compaction removed meanwhile is Compacted, not a gap", async () => {
+    const options = fresh();
+    await run(PgSchema.init(url, options));
+    // Holds the view's first page read (not open's) until the compaction has run.
+    let armed = false;
+    const held = Pglite.holdingOnce(
+      Pglite.driver(database()),
+      (text) => armed && text.startsWith("SELECT sequence, record"),
+    );
+    const read = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect({ ...options, driver: () => held.driver });
+        yield* append(log, [inserted(1), inserted(2), inserted(3)]);
+        armed = true;
+        const reading = yield* Effect.fork(Effect.either(log.view.readFrom(1, 10)));
+        yield* Effect.promise(() => held.holding);
+        yield* log.compact([inserted(3)], 3);
+        held.release();
+        return yield* Fiber.join(reading);
+      }),
+    );
+    expect(read).toMatchObject({
+      _tag: "Left",
+      left: { _tag: "Compacted", sequence: 1, firstAvailable: 4 },
+    });
   });
 
   it("removes a generation of one record whole: no row of it is left", async () => {
