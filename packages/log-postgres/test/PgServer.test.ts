@@ -430,6 +430,8 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
                 _tag: "ConnectionLost",
                 lastSequence: 1,
                 attempts: 2,
+                // The first lost connection (what left the outcome unknown), then the last refusal.
+                detail: "planted; then planted: the server is unreachable",
               });
               expect(log.admission()._tag).toBe("Refused");
             }),
