@@ -110,6 +110,20 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
     }),
   );
 
+  it.scoped("a commit starts the count of conflicts in a row again", () =>
+    Effect.gen(function* () {
+      const { url } = yield* store;
+      // A turn at the second conflict in a row: refused once, then a commit, then refused once.
+      const { loser, winner } = yield* refusedOnce(url, { turnAfterConflicts: 2 });
+      yield* append(loser, [inserted(2)]);
+      yield* winner.refresh?.() ?? Effect.void;
+      yield* append(winner, [inserted(3)]);
+      const again = yield* Effect.flip(append(loser, [inserted(4)]));
+      expect(again).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 2 });
+      expect(loser.view.writes()).toEqual({ committed: 1, conflicted: 2, turns: 0 });
+    }),
+  );
+
   it.scoped("a turn is let go at once when the engine caught up with nothing to append", () =>
     Effect.gen(function* () {
       const { url } = yield* store;
