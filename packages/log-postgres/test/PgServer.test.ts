@@ -378,9 +378,10 @@ describe.skipIf(!("url" in server))("a dropped connection", () => {
           yield* PgSchema.init(url);
           // The session offers both ways; `oneTrip` alone chooses the path.
           const { driver, connections, dropped } = faulty(url, { trip: { path, when } });
+          // A turn at every refusal: a run again's refused guard is its own commit, not a conflict.
           const { log } = yield* PgLog.open(
             url,
-            { ...options, oneTrip: path, driver: () => driver },
+            { ...options, oneTrip: path, turnAfterConflicts: 1, driver: () => driver },
             Projection.collect,
           );
           yield* append(log, [inserted(1), inserted(2)]);
