@@ -124,6 +124,21 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
     }),
   );
 
+  it.scoped("a refusal by a head in another epoch lets its turn go at once", () =>
+    Effect.gen(function* () {
+      const { url } = yield* store;
+      const options = { turnAfterConflicts: 1, turnHoldMs: 5_000 };
+      const behind = yield* PgLog.open(url, options, Projection.collect);
+      const compacting = yield* PgLog.open(url, options, Projection.collect);
+      yield* compacting.log.compact([inserted(1)], 0);
+      // The turn's head is epoch 2's: the log must follow it there first, holding nothing.
+      const refused = yield* Effect.flip(append(behind.log, [inserted(2)]));
+      expect(refused).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
+      expect(behind.log.view.writes()).toMatchObject({ conflicted: 1, turns: 1 });
+      expect((yield* waiting(url)).idle).toBe(0);
+    }),
+  );
+
   it.scoped("a turn is let go at once when the engine caught up with nothing to append", () =>
     Effect.gen(function* () {
       const { url } = yield* store;
