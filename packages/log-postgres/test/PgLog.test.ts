@@ -517,6 +517,45 @@ describe("compaction streams its base", () => {
     },
   );
 
+  it("a run again that finds the staging ending elsewhere is Mismatch StagedSequence; epoch 1 stays", async () => {
+    const options = fresh({ statementRowsMax: 4, reconnectDelayMs: 1 });
+    const schema = options.schema ?? "";
+    const dropping = staging(Pglite.driver(database()), () => {}, { insert: 2, when: "before" });
+    // Each read of how far the staging goes finds none of it: the first slice is gone.
+    const driver: Driver.Driver = {
+      connect: async () => {
+        const session = await dropping.connect();
+        if (Driver.isFailure(session)) return session;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            if (text.startsWith("SELECT max(sequence)")) {
+              await session.query(`DELETE FROM "${schema}".tay_record WHERE epoch = 2`, []);
+            }
+            return session.query(text, parameters);
+          },
+        };
+      },
+    };
+    await run(PgSchema.init(url, options));
+    const refused = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect({ ...options, driver: () => driver });
+        yield* append(log, [inserted(1)]);
+        return yield* Effect.flip(log.compact(counted(10, 22, { count: 0 }), 1));
+      }),
+    );
+    // The second slice (sequences 6..9) follows 5: the staging had to end at 5 or 9.
+    expect(refused).toMatchObject({
+      _tag: "Mismatch",
+      field: "StagedSequence",
+      expected: "5 or 9",
+      found: "1",
+    });
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 1, lastSequence: 1, orphanedGenerations: [] });
+  });
+
   it("an unencodable event ends the compaction: its staging removed, the epoch and appends unchanged", async () => {
     const options = fresh({ statementRowsMax: 4 });
     await run(PgSchema.init(url, options));
