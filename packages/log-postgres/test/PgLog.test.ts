@@ -162,6 +162,30 @@ describe("appends", () => {
     },
   );
 
+  it.each([
+    ["one script", (driver: Driver.Driver) => driver],
+    ["a statement at a time", Pglite.stepwise],
+  ])(
+    "a batch folding an inbox row that is gone conflicts and writes nothing: %s",
+    async (_, wrap) => {
+      const options = fresh({ driver: () => wrap(Pglite.driver(database())) });
+      await run(PgSchema.init(url, options));
+      const failed = await run(
+        Effect.gen(function* () {
+          const { log } = yield* openCollect(options);
+          // Another engine folded the row first: it is no longer in the inbox.
+          const prepared = Either.getOrThrow(Batch.prepare([inserted(1)]));
+          const batch = { ...prepared, consumed: ["0190a5e2-0000-7000-8000-000000000001"] };
+          const ticket = log.append(batch, log.lastSequence());
+          if (ticket instanceof LogError.AppendConflict) return ticket;
+          return yield* Effect.flip(Ticket.wait(ticket));
+        }),
+      );
+      expect(failed).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
+      expect(await rows(options.schema ?? "")).toEqual([]);
+    },
+  );
+
   it("a ticket waiter that throws stops the log with DatabaseError: nothing waits forever", async () => {
     const options = fresh();
     await run(PgSchema.init(url, options));
