@@ -580,6 +580,48 @@ describe("compaction streams its base", () => {
     expect(reopened.report).toMatchObject({ epoch: 1, lastSequence: 1, orphanedGenerations: [] });
   });
 
+  it("a connection lost once the staged generation's row committed: the run again stages it over", async () => {
+    const options = fresh({ statementRowsMax: 4, reconnectDelayMs: 1 });
+    const inner = Pglite.driver(database());
+    let dropped = false;
+    // The COMMIT after the staged generation's INSERT runs; its answer is lost.
+    const driver: Driver.Driver = {
+      connect: async () => {
+        const session = await inner.connect();
+        if (Driver.isFailure(session)) return session;
+        let staging = false;
+        return {
+          ...session,
+          query: async (text, parameters) => {
+            if (text.includes("tay_generation (")) staging = true;
+            const result = await session.query(text, parameters);
+            if (dropped || !staging || text !== "COMMIT") return result;
+            dropped = true;
+            const lost: Driver.Failure = {
+              _tag: "DriverFailure",
+              connection: true,
+              code: "ECONNRESET",
+              detail: "planted",
+            };
+            return lost;
+          },
+        };
+      },
+    };
+    await run(PgSchema.init(url, options));
+    const report = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect({ ...options, driver: () => driver });
+        yield* append(log, [inserted(1)]);
+        return yield* log.compact(counted(10, 6, { count: 0 }), 1);
+      }),
+    );
+    expect(dropped).toBe(true);
+    expect(report).toMatchObject({ epoch: 2, baseRecords: 6 });
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 2, baseRecordCount: 6, lastSequence: 7 });
+  });
+
   it("an unencodable event ends the compaction: its staging removed, the epoch and appends unchanged", async () => {
     const options = fresh({ statementRowsMax: 4 });
     await run(PgSchema.init(url, options));
