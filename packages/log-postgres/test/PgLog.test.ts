@@ -635,9 +635,17 @@ describe("compaction streams its base", () => {
       scheduledAt: 0,
       insertedAt: 0,
     });
+    // The base's producer is closed when the compaction ends early: its cleanup runs.
+    let closed = false;
     function* base() {
-      yield* counted(1, 5, { count: 0 });
-      yield huge;
+      try {
+        yield* counted(1, 5, { count: 0 });
+        yield huge;
+        // More after it: the slice that fails does not read the base to its end.
+        yield* counted(20, 10, { count: 0 });
+      } finally {
+        closed = true;
+      }
     }
     await run(
       Effect.gen(function* () {
@@ -645,6 +653,7 @@ describe("compaction streams its base", () => {
         yield* append(log, [inserted(1)]);
         const refused = yield* Effect.flip(log.compact(base(), 1));
         expect(refused._tag).toBe("UnencodableEvent");
+        expect(closed).toBe(true);
         expect(yield* log.view.generation()).toEqual({
           epoch: 1,
           firstSequence: 1,
