@@ -228,8 +228,12 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
         "INSERT INTO tay.tay_inbox (store, id, enqueued_at, event_type, event_schema, payload) VALUES ('default', '00000000-0000-7000-8000-000000000001', 0, 1, 1, '\\x00'::bytea)",
       );
       await transaction(client, () => Inbox.enqueueInTransaction(client, [job("after")]));
-      // Pages of one row: the job after it folds only once the marked row is left out of the page.
-      const { engine, close } = await openEngine(database.url, { inboxPageRows: 1 });
+      // Pages of one row: the job after it folds only once the marked row is left out of the page;
+      // a poll once an hour: only reading on at once after the marking gets there.
+      const { engine, close } = await openEngine(database.url, {
+        inboxPageRows: 1,
+        pollIntervalMs: 3_600_000,
+      });
       try {
         await until("the job after it", () => jobsOf(engine, "mail").length === 1);
         const marked = async () =>
