@@ -1,8 +1,8 @@
 // Proves how the engine's command queue waits on a log that holds its appends (`Gated`, as the
-// PostgreSQL log does while it compacts): nothing is decided while the gate is shut, and a waiting
-// claim given up meanwhile is answered at once with no job. The log is the shared in-memory log
-// with an admission a test shuts and opens; each step waits for the queue's microtasks with one
-// macrotask hop, no timer.
+// PostgreSQL log does while it compacts): nothing is decided while the gate is shut, a waiting
+// claim given up meanwhile is answered at once with no job, and a gate shut a second time is waited
+// for again. The log is the shared in-memory log with an admission a test shuts and opens; each
+// step waits for the queue's microtasks with one macrotask hop, no timer.
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Exit, FiberId } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
@@ -84,6 +84,21 @@ describe("a log that holds appends", () => {
       const inserted = yield* Effect.promise(() => insert);
       // Neither claim took the job.
       expect((yield* engine.job(inserted.jobId))?.state).toBe("available");
+    }),
+  );
+
+  it.scoped("waits for a gate shut a second time as for the first", () =>
+    Effect.gen(function* () {
+      const { engine, shut, open } = yield* gatedEngine;
+      for (const args of [1, 2]) {
+        shut();
+        const insert = engine.promises.insert({ ...job, args });
+        const seen = watched(insert);
+        yield* hop;
+        expect(seen.settled).toBe(false);
+        open();
+        expect((yield* Effect.promise(() => insert)).args).toBe(args);
+      }
     }),
   );
 });
