@@ -1,8 +1,9 @@
 // Proves how the engine's command queue waits on a log that holds its appends (`Gated`, as the
-// PostgreSQL log does while it compacts): nothing is decided while the gate is shut, a waiting
-// claim given up meanwhile is answered at once with no job, and a gate shut a second time is waited
-// for again. The log is the shared in-memory log with an admission a test shuts and opens; each
-// step waits for the queue's microtasks with one macrotask hop, no timer.
+// PostgreSQL log does while it compacts) or refuses them: nothing is decided while the gate is
+// shut, a waiting claim given up meanwhile is answered at once with no job, a gate shut a second
+// time is waited for again, and the drain that finds the log refusing refuses the parked claims
+// too. The log is the shared in-memory log with an admission a test sets; each step waits for the
+// queue's microtasks with one macrotask hop, no timer.
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Exit, FiberId } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
@@ -99,6 +100,28 @@ describe("a log that holds appends", () => {
         open();
         expect((yield* Effect.promise(() => insert)).args).toBe(args);
       }
+    }),
+  );
+
+  it.scoped("refuses every parked claim once a drain finds the log refusing appends", () =>
+    Effect.gen(function* () {
+      const { engine, refuse } = yield* gatedEngine;
+      const parked = watched(
+        engine.promises.nextJobs(lane).then(
+          () => "answered",
+          (error: unknown) => error,
+        ),
+      );
+      yield* hop;
+      refuse();
+      const insert = engine.promises.insert(job).then(
+        () => "inserted",
+        (error: unknown) => error,
+      );
+      expect(yield* Effect.promise(() => insert)).toBeInstanceOf(StoreClosed);
+      yield* hop;
+      // The claim parked before would never wake: the same drain refused it.
+      expect(parked.value).toBeInstanceOf(StoreClosed);
     }),
   );
 });
