@@ -10,6 +10,7 @@ import { describe, expect, it } from "@effect/vitest";
 import { Effect, Fiber, TestClock } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
+import { holdingSyncs } from "../support/heldSyncs.js";
 import { dataDirectory, nodeDisk, scheduleDefinition } from "../support/store.js";
 
 const job = (queue: string, args: string | null = null) => ({ queue, worker: "W", args });
@@ -26,6 +27,9 @@ const lastSequence = (engine: Engine.EngineService) =>
 
 /** Lets every fiber run until each waits on the clock or on a durable write. */
 const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 20)));
+
+/** One turn of the event loop: the writer's I/O goes on. */
+const tick = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1)));
 
 /** Joins `fiber`, failing the test after 5 s of real time (TestClock never fires a timeout). */
 const join = <A, E>(fiber: Fiber.Fiber<A, E>) =>
@@ -141,6 +145,29 @@ describe("waiting claims", () => {
       expect(yield* lastSequence(engine)).toBe(1);
     }).pipe(Effect.provide(nodeDisk)),
   );
+
+  it.scoped("given up after their drain started jobs, answer those jobs, not none", () => {
+    const disk = holdingSyncs();
+    return Effect.gen(function* () {
+      const engine = yield* openEngine({ timers: false });
+      const controller = new AbortController();
+      // One drain: the claim parks (and listens to its signal), then the insert wakes it.
+      const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+        signal: controller.signal,
+      });
+      disk.hold();
+      const insert = engine.promises.insert(job("q"));
+      while (disk.state.waiting === 0) yield* tick;
+      // The batch that starts the job is written, not durable: the abort comes too late.
+      controller.abort();
+      disk.release();
+      const inserted = yield* Effect.promise(() => insert);
+      const started = yield* Effect.promise(() => claim);
+      expect(started.map((found) => [found.jobId, found.state])).toEqual([
+        [inserted.jobId, "executing"],
+      ]);
+    }).pipe(Effect.provide(disk.layer));
+  });
 
   it.scoped("take their listener off a signal once answered, however many share it", () =>
     Effect.gen(function* () {
