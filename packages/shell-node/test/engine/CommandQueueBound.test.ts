@@ -1,8 +1,9 @@
 // Proves the engine's command queue is bounded: past `queuedCommandsMax` commands waiting to be
 // decided, one more is refused at once with Overloaded (its message names the limit) and appends
-// nothing, `room()` waits until the queue drains, and the bound holds while a compaction holds the
-// queue. The commands are issued in one turn (a drain is a microtask) or while a compaction is
-// held inside its first directory creation on a wrapped fault disk.
+// nothing, `room()` waits until the queue drains, the bound holds while a compaction holds the
+// queue, and a claim given up before it was issued takes no place in it. The commands are issued
+// in one turn (a drain is a microtask) or while a compaction is held inside its first directory
+// creation on a wrapped fault disk.
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Fiber } from "effect";
 import type { DiskService } from "../../src/disk/Disk.js";
@@ -155,5 +156,24 @@ describe("the bounded command queue", () => {
         );
       }).pipe(withDisk(disk));
     }),
+  );
+  it.effect("a claim given up before it was issued is answered at once and takes no place", () =>
+    Effect.gen(function* () {
+      yield* Init.init(directory);
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const engine = yield* Engine.open(directory, { timers: false, queuedCommandsMax: 1 });
+          const controller = new AbortController();
+          controller.abort();
+          // One turn: the insert finds the queue's one place free.
+          const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+            signal: controller.signal,
+          });
+          const insert = engine.promises.insert(job(1));
+          expect(yield* Effect.promise(() => claim)).toEqual([]);
+          expect((yield* Effect.promise(() => insert)).args).toBe(1);
+        }),
+      );
+    }).pipe(withDisk(FaultDisk.make())),
   );
 });
