@@ -4,6 +4,7 @@
 // queue, and a claim given up before it was issued takes no place in it. The commands are issued
 // in one turn (a drain is a microtask) or while a compaction is held inside its first directory
 // creation on a wrapped fault disk.
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "@effect/vitest";
 import { Deferred, Effect, Fiber } from "effect";
 import type { DiskService } from "../../src/disk/Disk.js";
@@ -175,5 +176,34 @@ describe("the bounded command queue", () => {
         }),
       );
     }).pipe(withDisk(FaultDisk.make())),
+  );
+
+  it.effect("a claim held, then parked, listens once and leaves no listener once answered", () =>
+    Effect.gen(function* () {
+      const gate = yield* compactionGate;
+      const { disk, release, hold } = gate;
+      yield* Effect.gen(function* () {
+        yield* Init.init(directory);
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const { engine, compaction } = yield* queueHeld(gate);
+            const controller = new AbortController();
+            // Held behind the compaction: the queue listens to its signal at once...
+            const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+              signal: controller.signal,
+            });
+            expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+            hold.on = false;
+            yield* Deferred.succeed(release, undefined);
+            yield* Fiber.join(compaction);
+            // ...and, decided after it, parks: it was listening already.
+            const inserted = yield* engine.insert(job(1));
+            const started = yield* Effect.promise(() => claim);
+            expect(started.map((found) => found.jobId)).toEqual([inserted.jobId]);
+            expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+          }),
+        );
+      }).pipe(withDisk(disk));
+    }),
   );
 });
