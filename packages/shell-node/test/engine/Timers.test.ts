@@ -78,8 +78,27 @@ describe("waiting claims", () => {
       const first = yield* engine.nextJobs(lanes, { limit: 10 });
       expect(first.map((found) => found.queue)).toEqual(["a", "a", "b"]);
       yield* engine.insertMany([job("a"), job("b")]);
+      // The first claim started from lane a: the next one starts from lane b.
       const second = yield* engine.nextJobs(lanes, { limit: 1 });
-      expect(second.map((found) => found.queue)).toEqual(["a"]);
+      expect(second.map((found) => found.queue)).toEqual(["b"]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("start from the next lane each time, so a busy queue starves no other", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine({ timers: false });
+      yield* engine.insertMany([job("a"), job("a"), job("a"), job("b"), job("b")]);
+      const lanes = [
+        { queue: "a", limit: 1 },
+        { queue: "b", limit: 1 },
+      ];
+      // One slot, as a worker with one free slot asks: each claim is a new request.
+      const started: Array<string> = [];
+      for (let claim = 0; claim < 4; claim++) {
+        const [found] = yield* engine.nextJobs(lanes, { limit: 1 });
+        started.push(found?.queue ?? "none");
+      }
+      expect(started).toEqual(["a", "b", "a", "b"]);
     }).pipe(Effect.provide(nodeDisk)),
   );
 

@@ -152,6 +152,18 @@ const makesAvailable: ReadonlySet<Commands.CommandTag> = new Set([
   "Tick",
 ]);
 
+/**
+ * Which lane the next waiting claim starts from, moved by one each time a
+ * waiting claim starts jobs: one per decider, since each claim is a new
+ * request (its own `rotation` starts at 0 and is decided with jobs once).
+ */
+interface LaneTurn {
+  next: number;
+}
+
+// The turn wraps here (a power of two: for 1, 2, 4 or 8 lanes the cycle goes on unbroken).
+const laneTurnWrap = 2 ** 30;
+
 const hasRoom = (lane: { readonly limit: number }): boolean =>
   Number.isSafeInteger(lane.limit) && lane.limit >= 1;
 
@@ -202,6 +214,7 @@ class Drain<K extends Log.Kind> {
     private readonly log: Log.Log<K>,
     private readonly base: State.State,
     private readonly pendingKeys: Decide.PendingKeys,
+    private readonly laneTurn: LaneTurn,
   ) {
     pendingKeys.clear();
     this.run = Evolve.batch(base);
@@ -413,6 +426,7 @@ class Drain<K extends Log.Kind> {
     if (events.length === 0) return false;
     // Claims of different queues never touch the same job: one fold for all lanes.
     waiting.rotation += 1;
+    this.laneTurn.next = (this.laneTurn.next + 1) % laneTurnWrap;
     if (this.foldAccepted(request, events)) waiting.decided?.();
     return true;
   }
@@ -431,7 +445,7 @@ class Drain<K extends Log.Kind> {
     }
     const events: Array<Decide.Decision[number]> = [];
     for (let index = 0; index < lanes.length && events.length < limit; index++) {
-      const lane = lanes[(rotation + index) % lanes.length];
+      const lane = lanes[(this.laneTurn.next + rotation + index) % lanes.length];
       if (lane === undefined || lane.limit < 1) continue;
       if (!fresh && Query.availableIn(this.state, lane.queue) === 0) continue;
       const claimed = recordsOf(
@@ -530,6 +544,8 @@ export class BatchDecider<K extends Log.Kind> {
   // Every drain's pending unique keys, one table reused (each drain folds
   // its backlog before the next drain starts: `decide` runs `foldPending`).
   private readonly pendingKeys = new Decide.PendingKeys();
+  // Where the next waiting claim's lanes start (`LaneTurn`).
+  private readonly laneTurn: LaneTurn = { next: 0 };
   // The ticket of the last append: everything decided is durable once it settles.
   private lastAppend: Ticket.Ticket<Failure<K>> | undefined;
   // A late fold that threw: `decided` lacks records that were queued, so
@@ -659,7 +675,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.catchUp.hold(requests);
       return;
     }
-    const drain = new Drain(this.log, this.decidedState, this.pendingKeys);
+    const drain = new Drain(this.log, this.decidedState, this.pendingKeys, this.laneTurn);
     // The log's incoming jobs go first: they were committed before these commands were issued.
     const incoming = this.takeIncoming();
     for (const request of incoming) drain.add(request);

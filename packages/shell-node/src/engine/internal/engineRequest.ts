@@ -90,8 +90,9 @@ export interface Lane {
  * What a waiting claim asks: up to `limit` jobs in all from its lanes. It
  * is answered once it starts at least one job; until then it is parked
  * and decided again whenever a drain may have made one of its queues'
- * jobs available. `rotation` moves the lane it starts from, so no queue
- * starves another.
+ * jobs available. It starts from a lane the decider moves by one each time
+ * a waiting claim starts jobs, so no queue starves another; `rotation`
+ * moves it further for this claim (decided again after a conflict).
  */
 export interface Waiting {
   readonly lanes: ReadonlyArray<Lane>;
