@@ -203,6 +203,23 @@ describe("waiting claims", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped(
+    "are refused at once for a lane's bad queue name or a total below 1, never parked",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine({ timers: false });
+        const claims = [
+          engine.nextJobs([{ queue: "", limit: 1 }]),
+          engine.nextJobs([{ queue: "q", limit: 1 }], { limit: 0 }),
+        ];
+        for (const claim of claims) {
+          // Parked, it would never be answered: `join` fails the test after 5 s.
+          const refused = yield* Effect.flip(join(yield* Effect.fork(claim)));
+          expect(refused._tag === "Rejected" && refused.rejection._tag).toBe("InvalidField");
+        }
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("are refused when the engine closes, and a lane-less claim at once", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();
