@@ -145,4 +145,21 @@ describe("Engine fold defects", () => {
     expect(reopened.jobs().map((held) => held.args)).toEqual(["before", "a", "poison"]);
     await reopened.close();
   });
+
+  it("a throw in the late fold kills the batch's riders too: a duplicate unique insert dies", async () => {
+    const engine = await EnginePromises.open(directory, { durability: "Maximal" });
+    const unique = { ...job("u"), uniqueKey: "k" };
+    // Inserts only, one drain, all folded late: the duplicate rides on the first unique insert.
+    const outcomes = await Promise.allSettled([
+      engine.insert(job("poison")),
+      engine.insert(unique),
+      engine.insert({ ...unique, args: "again" }),
+    ]);
+    expect(outcomes.map(reason)).toEqual([
+      "planted fold bug",
+      "planted fold bug",
+      "planted fold bug",
+    ]);
+    await engine.close();
+  });
 });
