@@ -188,6 +188,26 @@ describe("waiting claims", () => {
     }).pipe(Effect.provide(disk.layer));
   });
 
+  it.scoped("wake when their paused queue resumes, or when its concurrency frees a slot", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine({ timers: false });
+      yield* engine.insertMany([job("q"), job("q")]);
+      yield* engine.pauseQueue("q");
+      const parked = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      // Nothing is inserted or made due: the resume alone lets the parked claim start a job.
+      yield* engine.resumeQueue("q");
+      const started = yield* join(parked);
+      expect(started).toHaveLength(1);
+      yield* engine.setQueueLimits("q", { concurrency: 1 });
+      const second = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      // One executing of a concurrency of 1: the completion frees the slot.
+      yield* engine.complete(started[0]?.jobId ?? 0);
+      expect(yield* join(second)).toHaveLength(1);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("take their listener off a signal once answered, however many share it", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

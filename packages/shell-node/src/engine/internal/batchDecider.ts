@@ -145,11 +145,22 @@ const recordsOf = <X>(
   return undefined;
 };
 
-/** The commands whose records can make a job available: a waiting claim may start it. */
+/**
+ * The commands whose records can let a parked claim start a job: they make
+ * one available (an insert, a due job or occurrence, a redrive), free a
+ * slot of a queue's concurrency (an attempt that ends), or resume a queue.
+ */
 const makesAvailable: ReadonlySet<Commands.CommandTag> = new Set([
   "InsertJobs",
   "MakeDueAvailable",
   "Tick",
+  "RedriveJob",
+  "SetQueueState",
+  "CompleteJob",
+  "FailJob",
+  "CancelJob",
+  "RescueJobs",
+  "TimeoutJobs",
 ]);
 
 /**
