@@ -154,6 +154,9 @@ describe("EnginePromises", () => {
     await Effect.runPromise(Effect.provide(Init.init("/data"), layer));
     const engine = await EnginePromises.open("/data", { disk: layer });
     await engine.insert({ queue: "q", worker: "W", args: 0 });
+    // Told only of committed batches: never of the failed one's records.
+    const told: Array<number> = [];
+    engine.watch((records) => told.push(records.length));
     disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
     const failures = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
@@ -164,6 +167,7 @@ describe("EnginePromises", () => {
     disk.clearFaults();
     expect((await rejection(engine.claim("q")))._tag).toBe("WriterFailed");
     expect(engine.jobs().map((job) => job.jobId)).toEqual([1]);
+    expect(told).toEqual([]);
     await engine.close();
   });
 
