@@ -157,6 +157,16 @@ describe("EnginePromises", () => {
     // Told only of committed batches: never of the failed one's records.
     const told: Array<number> = [];
     engine.watch((records) => told.push(records.length));
+    // Parked in the failing batch's drain: the log takes no more appends, so it is refused then.
+    let parked: unknown;
+    void engine.nextJobs([{ queue: "other", limit: 1 }]).then(
+      () => {
+        parked = "answered";
+      },
+      (error: unknown) => {
+        parked = error;
+      },
+    );
     disk.inject(FaultDisk.fail("sync", "EIO", { path: /\.tay$/ }));
     const failures = await Promise.all(
       Array.from({ length: 8 }, (_, index) =>
@@ -164,6 +174,8 @@ describe("EnginePromises", () => {
       ),
     );
     for (const failure of failures) expect(failure._tag).toBe("WriterFailed");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(parked).toMatchObject({ _tag: "WriterFailed" });
     disk.clearFaults();
     expect((await rejection(engine.claim("q")))._tag).toBe("WriterFailed");
     expect(engine.jobs().map((job) => job.jobId)).toEqual([1]);
