@@ -13,6 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Init from "../../src/store/Init.js";
+import * as StoreOptions from "../../src/store/StoreOptions.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import { holdingSyncs } from "../support/heldSyncs.js";
 import { scheduleDefinition as definition } from "../support/store.js";
@@ -180,6 +181,23 @@ describe("EnginePromises", () => {
     expect((await rejection(engine.claim("q")))._tag).toBe("WriterFailed");
     expect(engine.jobs().map((job) => job.jobId)).toEqual([1]);
     expect(told).toEqual([]);
+    await engine.close();
+  });
+
+  it("refuses a command with PendingFull once the unflushed records would pass pendingBytesMax", async () => {
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      flush: StoreOptions.Manual,
+      pendingBytesMax: 200,
+    });
+    const first = engine.insert({ queue: "q", worker: "W", args: null });
+    // Its drain ran: its record waits for a flush, pending.
+    await new Promise((resolve) => setImmediate(resolve));
+    const refused = rejection(engine.insert({ queue: "q", worker: "W", args: "x".repeat(300) }));
+    await engine.flush();
+    expect((await refused)._tag).toBe("PendingFull");
+    expect((await first).jobId).toBe(1);
+    expect(engine.jobs().map((job) => job.jobId)).toEqual([1]);
     await engine.close();
   });
 
