@@ -85,6 +85,20 @@ describe("subscribe", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("holds exactly its limit without falling back to the log", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine({ subscriberBufferMax: 4 });
+      const subscription = engine.promises.subscribe();
+      yield* engine.insertMany([job(0), job(1)]);
+      yield* engine.insertMany([job(2), job(3)]);
+      // Four events is the limit, not past it: they stay buffered.
+      expect(yield* engine.subscriberStats()).toMatchObject({ buffered: 4, behind: 2 });
+      yield* engine.insert(job(4));
+      expect(yield* engine.subscriberStats()).toMatchObject({ buffered: 0, behind: 3 });
+      subscription.close();
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("skips a compaction's base, and fails a subscriber compaction left behind", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();
