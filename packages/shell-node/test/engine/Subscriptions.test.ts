@@ -99,6 +99,20 @@ describe("subscribe", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("from a sequence not committed yet, delivers nothing before it", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      yield* engine.insert(job(0));
+      const taking = yield* Effect.fork(
+        Stream.runCollect(Stream.take(engine.subscribe({ from: 4 }), 2)),
+      );
+      yield* settle;
+      for (let index = 1; index <= 4; index++) yield* engine.insert(job(index));
+      const events = Chunk.toReadonlyArray(yield* Fiber.join(taking));
+      expect(events.map((event) => event.sequence)).toEqual([4, 5]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("skips a compaction's base, and fails a subscriber compaction left behind", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();
