@@ -131,6 +131,22 @@ describe("subscribe", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("fails a subscriber that had fallen back to the log when a compaction passes it", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine({ subscriberBufferMax: 2 });
+      const subscription = engine.promises.subscribe();
+      yield* engine.insertMany([job(0), job(1)]);
+      // Past its limit: it reads the log from sequence 1 at its next take.
+      yield* engine.insertMany([job(2), job(3)]);
+      yield* engine.compact(0);
+      yield* engine.insert(job(4));
+      const missed = yield* Effect.flip(
+        Effect.tryPromise({ try: () => subscription.next(), catch: (error) => error }),
+      );
+      expect(missed instanceof Error && missed.name).toBe("Compacted");
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("from inside a base, starts after it: results and checkpoints are no events", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();
