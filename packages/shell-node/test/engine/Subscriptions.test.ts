@@ -6,8 +6,9 @@
  * events; a subscriber so far behind that compaction removed what it missed fails with Compacted.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Chunk, Effect, Fiber, Stream } from "effect";
+import { Chunk, Effect, Fiber, Option, Stream } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
+import { catchUpPageRecords } from "../../src/engine/internal/subscriptions.js";
 import * as Init from "../../src/store/Init.js";
 import { dataDirectory, nodeDisk, scheduleDefinition } from "../support/store.js";
 
@@ -145,6 +146,27 @@ describe("subscribe", () => {
       );
       expect(missed instanceof Error && missed.name).toBe("Compacted");
     }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped(
+    "catching up a page and one record more, delivers that record with no commit after",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const records = catchUpPageRecords + 1;
+        yield* Effect.forEach(
+          Array.from({ length: records }, (_, index) => index),
+          (index) => engine.insert(job(index)),
+          { concurrency: "unbounded", discard: true },
+        );
+        // Had it gone live one record short, the last take would wait for a commit that never comes.
+        const events = yield* Stream.runCollect(
+          Stream.take(engine.subscribe({ from: 1 }), records),
+        );
+        expect(Chunk.last(events).pipe(Option.map((event) => event.sequence))).toEqual(
+          Option.some(records),
+        );
+      }).pipe(Effect.provide(nodeDisk)),
   );
 
   it.scoped("from inside a base, starts after it: results and checkpoints are no events", () =>
