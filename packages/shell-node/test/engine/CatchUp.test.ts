@@ -56,6 +56,33 @@ const startsOnce = (log: SharedLog.Shared, jobId: number) => {
   };
 };
 
+/** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it (and all after) go. */
+const readGate = () => {
+  let held = true;
+  let release = () => {};
+  let reached = () => {};
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const waiting = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  return {
+    beforeRead: async () => {
+      if (!held) return;
+      reached();
+      await opened;
+    },
+    reached: waiting,
+    open: () => {
+      held = false;
+      release();
+    },
+  };
+};
+
+const nextTurn = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
+
 describe("several engines on one shared log", () => {
   it.effect(
     "racing engines never start a job twice and keep every acknowledged insert",
@@ -378,6 +405,40 @@ describe("several engines on one shared log", () => {
             "another writer's record refused by the fold: UnknownJob",
           );
           expect(log.entries).toHaveLength(1);
+        }),
+      ),
+  );
+  it.effect(
+    "a waiting claim held behind a catch-up is answered with no job once its signal aborts, before the catch-up ends",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const inserting = yield* openEngine(log);
+          const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
+          const gate = readGate();
+          const engine = yield* openEngine(log, {
+            interloper: startsOnce(log, job.jobId),
+            beforeRead: gate.beforeRead,
+          });
+          // Refused by its append's conflict: held while the catch-up's read waits at the gate.
+          const refused = new AbortController();
+          const first = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+            signal: refused.signal,
+          });
+          yield* Effect.promise(() => gate.reached);
+          // Issued while the catch-up runs: held behind it.
+          const issued = new AbortController();
+          const second = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+            signal: issued.signal,
+          });
+          yield* nextTurn;
+          refused.abort();
+          issued.abort();
+          // Answered with the gate still shut: neither waits for the catch-up to end.
+          expect(yield* Effect.promise(() => first)).toEqual([]);
+          expect(yield* Effect.promise(() => second)).toEqual([]);
+          gate.open();
         }),
       ),
   );
