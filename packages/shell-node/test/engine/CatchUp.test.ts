@@ -442,4 +442,25 @@ describe("several engines on one shared log", () => {
         }),
       ),
   );
+
+  it.effect("a notice that the log moved while a catch-up runs starts another after it", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const gate = readGate();
+        const waiting = yield* openEngine(log, { beforeRead: gate.beforeRead });
+        const inserting = yield* openEngine(log);
+        const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }]);
+        yield* nextTurn;
+        yield* inserting.insert({ queue: "elsewhere", worker: "W", args: null });
+        // The first catch-up learned the head (one record) and waits to read it.
+        yield* Effect.promise(() => gate.reached);
+        const job = yield* inserting.insert({ queue: "q", worker: "W", args: null });
+        gate.open();
+        const [started] = yield* Effect.promise(() => claim);
+        expect(started?.jobId).toBe(job.jobId);
+        expect(waiting.contention().catchUps).toBe(2);
+      }),
+    ),
+  );
 });
