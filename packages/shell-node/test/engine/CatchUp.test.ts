@@ -463,4 +463,17 @@ describe("several engines on one shared log", () => {
       }),
     ),
   );
+
+  it.effect("a compaction no notice interrupted starts no catch-up when it ends", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const engine = yield* openEngine(log);
+        yield* engine.insert({ queue: "q", worker: "W", args: null });
+        // The shared log does not compact (the compaction dies): the catch-ups it held resume.
+        yield* Effect.exit(engine.compact(0));
+        expect(engine.contention().catchUps).toBe(0);
+      }),
+    ),
+  );
 });
