@@ -358,19 +358,22 @@ describe("several engines on one shared log", () => {
         const inserted = yield* Effect.exit(
           Effect.promise(() => moving.promises.insert({ queue: "q", worker: "W", args: 2 })),
         );
-        return { inserted, reloads: moving.contention().reloads };
+        const { reloads, recordsFolded } = moving.contention();
+        return { inserted, reloads, recordsFolded };
       }),
     );
 
   it.effect("a move onto a generation with its base's length told reloads and goes on", () =>
     Effect.gen(function* () {
-      const { inserted, reloads } = yield* afterAMove({
+      const { inserted, reloads, recordsFolded } = yield* afterAMove({
         epoch: 2,
         firstSequence: 1,
         baseRecordCount: 0,
       });
       expect(inserted._tag).toBe("Success");
       expect(reloads).toBe(1);
+      // The other writer's one record, folded from the generation's first.
+      expect(recordsFolded).toBe(1);
     }),
   );
 
