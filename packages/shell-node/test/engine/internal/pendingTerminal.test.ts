@@ -84,6 +84,8 @@ describe("what the terminal index has not written yet", () => {
     ]);
     expect(pending.job(3)?.jobId).toBe(3);
     expect(pending.size).toBe(1);
+    // Written chunks are not held again: the next rebuild holds only the open one.
+    expect(pending.sealAll()).toHaveLength(1);
   });
 
   it("adds nothing of a commit whose entries do not encode, and says why", () => {
