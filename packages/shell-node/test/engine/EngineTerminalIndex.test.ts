@@ -23,7 +23,12 @@ import { Disk, type DiskService, type FileHandle } from "../../src/disk/Disk.js"
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { endOneStep, insertStep } from "../support/promiseSteps.js";
 import { theImage } from "../support/store.js";
-import { OpenFold, openIndexing, openLog } from "../../src/engine/internal/terminalIndexing.js";
+import {
+  OpenFold,
+  drainItemsMin,
+  openIndexing,
+  openLog,
+} from "../../src/engine/internal/terminalIndexing.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as FileLog from "../../src/store/FileLog.js";
 import * as Import from "../../src/store/Import.js";
@@ -321,6 +326,30 @@ describe("an engine with a terminal index", () => {
     expect(reopened.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
     expect(reopened.jobs({ state: "completed" })).toEqual(live);
     await reopened.close();
+  });
+
+  it("starts a write once what commits let go of reaches drainItemsMin entries, not one later", async () => {
+    const counts = { writes: 0, inFlight: 0, mostInFlight: 0 };
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      durability: "Throughput",
+      disk: Layer.succeed(Disk, countingEntriesWrites(counts)),
+    });
+    await engine.insertMany(
+      Array.from({ length: drainItemsMin }, (_, at) => ({ queue: "a", worker: "W", args: at })),
+    );
+    const claimed = await engine.claim("a", drainItemsMin);
+    // Completed without a result: one entry each.
+    for (const job of claimed.slice(0, -1)) await engine.complete(job.jobId);
+    expect(counts.writes).toBe(0);
+    const last = claimed[claimed.length - 1];
+    if (last === undefined) throw new Error("nothing claimed");
+    await engine.complete(last.jobId);
+    for (let tries = 0; counts.writes === 0; tries++) {
+      if (tries > 500) throw new Error("no entries write started at the bound");
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await engine.close();
   });
 
   it("serves what commits let go of while the write of earlier ones is in flight", async () => {
