@@ -604,6 +604,8 @@ describe("an engine with a terminal index", () => {
     expect(bytes.length).toBeGreaterThan(0);
     await fs.writeFile(entries, new Uint8Array(bytes.length));
     expect(() => engine.job(1)).toThrow(TerminalIndex.TerminalIndexCorrupt);
+    // An id the state holds no fact of is not looked up: no job, not the index's failure.
+    expect(engine.job(2)).toBeUndefined();
     expect(() => engine.jobs({ state: "completed" })).toThrow(TerminalIndex.TerminalIndexCorrupt);
     await expect(engine.inspectJob(1)).rejects.toMatchObject({ _tag: "TerminalIndexCorrupt" });
     await engine.close();
