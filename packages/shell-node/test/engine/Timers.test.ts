@@ -81,6 +81,10 @@ describe("waiting claims", () => {
       // The first claim started from lane a: the next one starts from lane b.
       const second = yield* engine.nextJobs(lanes, { limit: 1 });
       expect(second.map((found) => found.queue)).toEqual(["b"]);
+      // Without a total, the lanes' limits summed: two of "a" and one of "b", of the five waiting.
+      yield* engine.insertMany([job("a"), job("a")]);
+      const third = yield* engine.nextJobs(lanes);
+      expect(third.map((found) => found.queue).sort()).toEqual(["a", "a", "b"]);
     }).pipe(Effect.provide(nodeDisk)),
   );
 
