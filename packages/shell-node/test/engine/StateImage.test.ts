@@ -755,6 +755,23 @@ describe("the state image", () => {
     expect(report?.imageRefused).toBe("HEAD names no image");
   });
 
+  it("is written for exactly imageWholeJobsAlways jobs held whole, in few records", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    for (let from = 0; from < imageWholeJobsAlways; from += 1024) {
+      await engine.insertMany(
+        Array.from({ length: 1024 }, (_, at) => ({
+          queue: "a",
+          worker: "W",
+          args: { at: from + at },
+        })),
+      );
+    }
+    await engine.close();
+    const { state, report } = await reopened();
+    expect(State.jobCount(state)).toBe(imageWholeJobsAlways);
+    expect(report?.imageRefused).toBeNull();
+  });
+
   it("is not resumed from when the generation holds fewer segments than it names", async () => {
     // Segments of a few records each: the close's image names several.
     const engine = await EnginePromises.open(dir, {
