@@ -509,6 +509,23 @@ describe("the state image", () => {
     await reopened();
   });
 
+  it("writes a checkpoint at the commit that completes the interval exactly", async () => {
+    await small(dir, "start");
+    const opened = await headOf(dir);
+    const engine = await EnginePromises.open(dir, { checkpointRecords: 40 });
+    // Thirteen jobs of three records each (39), then the 40th record: the interval exactly (the
+    // state's 20 jobs at most, whole and as facts, keep it at 40).
+    for (let index = 0; index < 13; index++) {
+      await engine.insert({ queue: "a", worker: "W", args: { index } });
+      for (const job of await engine.claim("a", 1)) await engine.complete(job.jobId);
+    }
+    await engine.insert({ queue: "a", worker: "W", args: { index: "fortieth" } });
+    await settled(dir);
+    const head = await headOf(dir);
+    expect([head.sequence - opened.sequence, head.image]).toEqual([40, true]);
+    await engine.close();
+  });
+
   it.each([
     ["one segment", undefined],
     ["segments sealed after the checkpoint", 1500],
