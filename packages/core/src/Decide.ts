@@ -632,6 +632,20 @@ export const claimsAllowed = (state: State, queue: string, now: number): number 
   return Math.min(byConcurrency, Queue.startsAllowed(queueState, starts, now));
 };
 
+/**
+ * From when the rate limit lets a claim on `queue` start a job
+ * (`Queue.startAllowedFrom`), if nothing else holds it back. Null when
+ * something else does (a paused queue, a concurrency with no slot free) or
+ * there is no rate limit.
+ */
+export const rateRoomFrom = (state: State, queue: string): number | null => {
+  const queueState = state.queues.get(queue);
+  if (queueState === undefined || queueState.rateLimit === null || queueState.paused) return null;
+  const executing = state.indexes.counts.get(queue)?.[stateIndex.executing] ?? 0;
+  if (queueState.concurrency !== null && executing >= queueState.concurrency) return null;
+  return Queue.startAllowedFrom(queueState, state.indexes.starts.get(queue) ?? []);
+};
+
 /** CompleteJob: (4,1) completed; with a result, [(4,1), (10,2)] as one mutation. */
 export const completeJob = (state: State, command: Commands.CompleteJob): Decided => {
   const rejection = checkTime("now", command.now);

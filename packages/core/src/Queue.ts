@@ -8,7 +8,7 @@
 import type { QueueStateSet, RateLimit } from "./Event.js";
 import type { InvalidField } from "./HistoryError.js";
 import * as Fields from "./internal/Fields.js";
-import { countAfter } from "./internal/Starts.js";
+import { countAfter, roomAt } from "./internal/Starts.js";
 import * as Limits from "./Limits.js";
 
 /** What the state keeps of a queue's last (24,3). */
@@ -98,4 +98,18 @@ export const startsAllowed = (
   if (rate === null) return Number.POSITIVE_INFINITY;
   // The window ending now: (now - per_ms, now].
   return Math.max(0, rate.count - countAfter(starts, now - rate.perMs));
+};
+
+/**
+ * From when the rate limit lets a start (its window holds fewer than
+ * `count` starts from then on): the time the oldest start the window counts
+ * leaves it, minus infinity while fewer than `count` are kept. Null with
+ * no rate limit.
+ */
+export const startAllowedFrom = (
+  state: QueueState | undefined,
+  starts: ReadonlyArray<number>,
+): number | null => {
+  const rate = state?.rateLimit ?? null;
+  return rate === null ? null : roomAt(starts, rate.count, rate.perMs);
 };

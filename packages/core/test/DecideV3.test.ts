@@ -278,6 +278,27 @@ describe("ClaimJobs on a queue with a state", () => {
       .then(started(2, 1, 1_100), started(3, 1, 1_100));
   });
 
+  it("rateRoomFrom: from when the rate limit alone lets a claim start, null when it is not what holds it", () => {
+    const limited = queueState("default", { rateLimit: { count: 2, perMs: 1_000 } });
+    const history = [...three, limited, started(1, 1, 100), started(2, 1, 400)];
+    // The start at 100 leaves the window at 1,100; it is exact: a claim at 1,099 starts nothing.
+    expect(Decide.rateRoomFrom(stateOf(history), "default")).toBe(1_100);
+    expect(Decide.claimsAllowed(stateOf(history), "default", 1_099)).toBe(0);
+    expect(Decide.claimsAllowed(stateOf(history), "default", 1_100)).toBe(1);
+    // Fewer starts than the count: room at any time.
+    expect(Decide.rateRoomFrom(stateOf([...three, limited, started(1, 1, 100)]), "default")).toBe(
+      Number.NEGATIVE_INFINITY,
+    );
+    const paused = queueState("default", { paused: true, rateLimit: { count: 2, perMs: 1_000 } });
+    const full = queueState("default", { concurrency: 2, rateLimit: { count: 2, perMs: 1_000 } });
+    // Paused, or both slots taken: the rate limit is not what holds a claim back.
+    for (const held of [paused, full]) {
+      expect(Decide.rateRoomFrom(stateOf([...history, held]), "default")).toBe(null);
+    }
+    expect(Decide.rateRoomFrom(stateOf([...three, started(1)]), "default")).toBe(null);
+    expect(Decide.rateRoomFrom(stateOf(history), "other")).toBe(null);
+  });
+
   it("the rate limit counts every start, retries included", () => {
     given(
       inserted(1),

@@ -55,6 +55,18 @@ export const countAfter = (times: ReadonlyArray<number>, threshold: number): num
   return times.length - low;
 };
 
+/**
+ * The earliest time from which fewer than `count` of `times` fall in the
+ * window (t - perMs, t]: the `count`-th latest time plus `perMs`. Minus
+ * infinity when the list holds fewer than `count` times.
+ */
+export const roomAt = (times: ReadonlyArray<number>, count: number, perMs: number): number => {
+  if (times.length < count) return Number.NEGATIVE_INFINITY;
+  // Kept in log order: a clock that went back leaves it unsorted (rare), so sort a copy then.
+  const ordered = isAscending(times) ? times : [...times].sort((left, right) => left - right);
+  return (ordered[ordered.length - count] ?? 0) + perMs;
+};
+
 /** A new list: `times` (left unchanged) with `at` appended, keeping the last `count`. */
 export const withStart = (
   times: ReadonlyArray<number> | undefined,

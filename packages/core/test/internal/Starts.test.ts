@@ -1,10 +1,11 @@
 // A rate-limited queue's start list: whatever the order of the times (a
 // clock may go back), appending by copy or in place keeps exactly the last
 // `count` times in log order, and counting the times after a threshold
-// agrees with a plain scan.
+// agrees with a plain scan; the time from which the window has room is
+// exactly the first time at which a scan counts fewer than `count`.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countAfter, pushStart, withStart } from "../../src/internal/Starts.js";
+import { countAfter, pushStart, roomAt, withStart } from "../../src/internal/Starts.js";
 
 const naiveCount = (times: ReadonlyArray<number>, threshold: number) =>
   times.filter((at) => at > threshold).length;
@@ -41,6 +42,34 @@ describe("Starts", () => {
             expect(countAfter(list ?? [], threshold)).toBe(naiveCount(model, threshold));
             expect(countAfter(list ?? [], at - 5)).toBe(naiveCount(model, at - 5));
           });
+        },
+      ),
+    );
+  });
+
+  it("has room in the window (t - perMs, t] from roomAt on, and never before (property)", () => {
+    fc.assert(
+      fc.property(
+        steps,
+        fc.integer({ min: 1, max: 12 }),
+        fc.integer({ min: 1, max: 50 }),
+        fc.integer({ min: -60, max: 500 }),
+        (deltas, count, perMs, t) => {
+          let list: ReadonlyArray<number> | undefined;
+          let at = 0;
+          for (const delta of deltas) {
+            at += delta;
+            list = withStart(list, at, count);
+          }
+          const times = list ?? [];
+          const from = roomAt(times, count, perMs);
+          const room = naiveCount(times, t - perMs) < count;
+          expect(t >= from).toBe(room);
+          // The exact moment, when there is not always room: room at it, none a millisecond before.
+          if (Number.isFinite(from)) {
+            expect(naiveCount(times, from - perMs)).toBeLessThan(count);
+            expect(naiveCount(times, from - 1 - perMs)).toBe(count);
+          }
         },
       ),
     );

@@ -639,7 +639,11 @@ const serve = <K extends Log.Kind>(
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const { decider, queue, refuseParked } = yield* deciding(opened, opening, now, options);
-    const timers = new Timers(() => Query.nextWakeAt(decider.decided, timeoutGraceMs));
+    const timers = new Timers(
+      () => Query.nextWakeAt(decider.decided, timeoutGraceMs),
+      () => decider.parkedWakeAt(),
+    );
+    decider.parkedAgain = () => timers.poke();
     const { subscriptions, rebased } = subscriptionsOf(
       opened,
       decider,

@@ -315,6 +315,47 @@ describe("timers", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scoped("start a claim held back only by a rate limit when its window passes", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(10_000);
+      const engine = yield* openEngine();
+      yield* engine.setQueueLimits("q", { rateLimit: { count: 2, perMs: 1_000 } });
+      yield* engine.insertMany([job("q"), job("q"), job("q")]);
+      yield* engine.nextJobs([{ queue: "q", limit: 1 }]);
+      yield* TestClock.adjust(300);
+      const [second] = yield* engine.nextJobs([{ queue: "q", limit: 1 }]);
+      yield* engine.complete(second?.jobId ?? 0);
+      // Both starts of the window are used: the claim parks, and nothing commits after it.
+      const third = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      yield* TestClock.adjust(699);
+      yield* settle;
+      expect(third.unsafePoll()).toBeNull();
+      // The start at 10,000 leaves the window (t - 1,000, t] at 11,000: no command, only the timer.
+      yield* TestClock.adjust(1);
+      const started = yield* join(third);
+      expect(started.map((found) => found.attemptedAt)).toEqual([11_000]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("leave a rate-held claim to the caller's tick when they are off", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0);
+      const engine = yield* openEngine({ timers: false });
+      yield* engine.setQueueLimits("q", { rateLimit: { count: 1, perMs: 500 } });
+      yield* engine.insertMany([job("q"), job("q")]);
+      yield* engine.nextJobs([{ queue: "q", limit: 1 }]);
+      const second = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* TestClock.adjust(10_000);
+      yield* settle;
+      expect(second.unsafePoll()).toBeNull();
+      // A tick that finds nothing due is still a drain: it decides the parked claim again.
+      const ticked = yield* engine.tick();
+      expect(ticked.madeAvailable).toBe(0);
+      expect((yield* join(second)).map((found) => found.attemptedAt)).toEqual([10_000]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scoped("move nothing when they are off", () =>
     Effect.gen(function* () {
       yield* TestClock.setTime(0);

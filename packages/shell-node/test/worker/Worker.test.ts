@@ -362,6 +362,27 @@ describe("Worker.run", () => {
       }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive("runs every job of a rate-limited queue, each start as the window lets it", () =>
+    Effect.gen(function* () {
+      const engine = yield* openEngine();
+      yield* engine.setQueueLimits("q", { rateLimit: { count: 2, perMs: 100 } });
+      yield* Worker.run(engine, { queues: { q: 4 }, handlers: { W: async () => undefined } });
+      yield* engine.insertMany(
+        Array.from({ length: 6 }, () => ({ queue: "q", worker: "W", args: null })),
+      );
+      // Only the window passing lets the last four start: no command comes to wake the worker's claim.
+      const done = yield* until(engine, (state) =>
+        statesOf(state).every((found) => found === "completed"),
+      );
+      const starts = [...done.values()].map((job) => job.attemptedAt ?? 0).sort((a, b) => a - b);
+      expect(starts).toHaveLength(6);
+      // Never more than two starts in any 100 ms.
+      for (let index = 2; index < starts.length; index++) {
+        expect((starts[index] ?? 0) - (starts[index - 2] ?? 0)).toBeGreaterThanOrEqual(100);
+      }
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive("never runs more handlers than a queue's or the worker's concurrency", () =>
     Effect.gen(function* () {
       const engine = yield* openEngine();

@@ -581,6 +581,8 @@ export class BatchDecider<K extends Log.Kind> {
    * its signal from then on (`Pending.signal`).
    */
   waits: (request: Pending<Failure<K>>) => void = () => {};
+  /** Told when claims were parked: the time to wake them may be earlier (`parkedWakeAt`). */
+  parkedAgain: () => void = () => {};
   /** Told when the engine moved onto another writer's generation (its subscribers re-read). */
   afterReload: (generation: Reloaded) => void = () => {};
   /** Catching up with other writers of a shared log after a conflict (`internal/catchUp.ts`). */
@@ -695,7 +697,10 @@ export class BatchDecider<K extends Log.Kind> {
       this.parked.push(request);
       this.waits(request);
     }
-    if (drain.madeAvailable && this.parked.length > 0) this.wakeParked(drain);
+    if (this.parked.length > 0 && (drain.madeAvailable || this.windowPassed())) {
+      this.wakeParked(drain);
+    }
+    if (drain.parking.length > 0) this.parkedAgain();
     if (drain.accepted.length === 0) {
       this.answerRiders(drain.riders);
       return;
@@ -795,6 +800,35 @@ export class BatchDecider<K extends Log.Kind> {
       else retried.push(request);
     }
     this.catchUp.conflicted(retried);
+  }
+
+  /**
+   * The earliest time a parked claim held back only by a queue's rate
+   * limit may start one of that queue's available jobs: nothing but the
+   * window passing lets it start, so the engine's timer drains then. Null
+   * when no parked claim waits on a window.
+   */
+  parkedWakeAt(): number | null {
+    const state = this.decided;
+    // Only a rate-limited queue that started jobs keeps start times.
+    if (this.parked.length === 0 || state.indexes.starts.size === 0) return null;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const request of this.parked) {
+      for (const lane of request.waiting?.lanes ?? []) {
+        if (state.indexes.available.get(lane.queue) === undefined) continue;
+        // At or before now only until a drain decides the claim again.
+        const at = Decide.rateRoomFrom(state, lane.queue);
+        if (at !== null && at < earliest) earliest = at;
+      }
+    }
+    return earliest === Number.POSITIVE_INFINITY ? null : earliest;
+  }
+
+  // A parked claim's window has passed: a drain with nothing that makes a
+  // job available decides the parked claims again all the same.
+  private windowPassed(): boolean {
+    const at = this.parkedWakeAt();
+    return at !== null && at <= this.now();
   }
 
   /** Parked waiting claims, oldest first. */

@@ -4,7 +4,11 @@
  * occurrence). When it fires the engine ticks (due jobs become available,
  * due occurrences are delivered), which may make parked claims start jobs
  * in the same batch; then the timer is set again. Anything that may move
- * the next wake time earlier (a commit) pokes it.
+ * the next wake time earlier (a commit, a parked claim) pokes it.
+ *
+ * A waiting claim held back only by a queue's rate limit has no command to
+ * wake it: the timer also wakes when its window passes, and ticks (a drain
+ * decides such a claim again once its window has passed).
  *
  * The timer sleeps on Effect's `Clock`, so `TestClock` drives it in tests.
  */
@@ -29,12 +33,18 @@ export class Timers {
   constructor(
     /** The state's next wake time, or null when nothing is timed. */
     private readonly nextWakeAt: () => number | null,
+    /** When a parked claim's rate window passes, or null (`BatchDecider.parkedWakeAt`). */
+    private readonly parkedWakeAt: () => number | null = () => null,
   ) {}
 
   /** The next wake time may have moved earlier: re-arm if it did. */
   poke(): void {
-    const next = this.nextWakeAt() ?? Number.POSITIVE_INFINITY;
-    if (next < this.armedAt) Deferred.unsafeDone(this.poked, Effect.void);
+    if (this.wakeAt() < this.armedAt) Deferred.unsafeDone(this.poked, Effect.void);
+  }
+
+  private wakeAt(): number {
+    const state = this.nextWakeAt() ?? Number.POSITIVE_INFINITY;
+    return Math.min(state, this.parkedWakeAt() ?? Number.POSITIVE_INFINITY);
   }
 
   /**
@@ -56,10 +66,22 @@ export class Timers {
         }
         return;
       }
+      const parked = this.parkedWakeAt();
+      if (parked !== null && parked <= now) {
+        yield* tick;
+        // The tick's drain decided the parked claims again: a window still passed is a bug.
+        if ((this.parkedWakeAt() ?? Number.POSITIVE_INFINITY) <= now) {
+          yield* Effect.sleep(stuckRetryMs);
+        }
+        return;
+      }
+      const at = this.wakeAt();
       this.poked = Deferred.unsafeMake<void>(FiberId.none);
-      this.armedAt = next ?? Number.POSITIVE_INFINITY;
+      this.armedAt = at;
       const poked = Deferred.await(this.poked);
-      yield* next === null ? poked : Effect.race(poked, Effect.sleep(Duration.millis(next - now)));
+      yield* at === Number.POSITIVE_INFINITY
+        ? poked
+        : Effect.race(poked, Effect.sleep(Duration.millis(at - now)));
       this.armedAt = Number.POSITIVE_INFINITY;
     });
     return Effect.forever(step);
