@@ -22,6 +22,14 @@ export interface Progress {
   readonly skipped: number;
 }
 
+/**
+ * The longest the timer sleeps at once: JavaScript timers take at most
+ * 2^31 - 1 ms (24.8 days), and Effect's live clock never ends a longer
+ * sleep (it treats it as infinite). A job or an occurrence due later (a
+ * monthly cron) is reached by sleeping this long and looking again.
+ */
+export const sleepMaxMs = 2 ** 31 - 1;
+
 /** How long the timer waits after a tick that moved nothing although something was due. */
 export const stuckRetryMs = Duration.seconds(1);
 
@@ -81,7 +89,7 @@ export class Timers {
       const poked = Deferred.await(this.poked);
       yield* at === Number.POSITIVE_INFINITY
         ? poked
-        : Effect.race(poked, Effect.sleep(Duration.millis(at - now)));
+        : Effect.race(poked, Effect.sleep(Duration.millis(Math.min(at - now, sleepMaxMs))));
       this.armedAt = Number.POSITIVE_INFINITY;
     });
     return Effect.forever(step);

@@ -10,6 +10,9 @@
 import { Duration, Effect } from "effect";
 import type { Attempt } from "./attempt.js";
 
+/** JavaScript timers take at most 2^31 - 1 ms; Effect's live clock never ends a longer sleep. */
+const sleepMaxMs = 2 ** 31 - 1;
+
 export class Deadlines {
   // Attempts and their deadlines, earliest first (appended in start order).
   private queue: Array<{ readonly at: number; readonly attempt: Attempt }> = [];
@@ -59,7 +62,11 @@ export class Deadlines {
       const next = this.queue[this.head];
       if (next === undefined) return this.woken;
       const waitMs = next.at - this.now();
-      if (waitMs > 0) return Effect.race(Effect.sleep(Duration.millis(waitMs)), this.woken);
+      // At most what a timer takes: a longer sleep never ends; a timeout of months is
+      // reached by sleeping again.
+      if (waitMs > 0) {
+        return Effect.race(Effect.sleep(Duration.millis(Math.min(waitMs, sleepMaxMs))), this.woken);
+      }
       this.head += 1;
       // An attempt that ended (or is ending) has nothing left to time out.
       if (next.attempt.reason === undefined && !next.attempt.finishing) {
