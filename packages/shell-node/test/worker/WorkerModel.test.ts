@@ -4,10 +4,12 @@
  * no concurrency is passed, a scheduled job or a retry starts at its due time (the clock moves
  * only when the test moves it, so the worker was woken, not polling), a handler that ignores its
  * signal and returns after its timeout, a cancel or the close changes nothing, and after the
- * close a second worker drains the store, whose log then ends every job exactly once. Random
+ * close a second worker drains the store, whose log then ends every job exactly once. A queue's
+ * state in the engine (paused, a concurrency, a rate limit) is obeyed, and a claim it held back
+ * starts at the instant it lets one (a resume, a freed slot, a rate window passing). Random
  * step lists (insert now or later, with a script of what each attempt's handler does: complete,
  * throw, hang until aborted, or ignore its signal, after some clock time; move the clock; cancel;
- * close) run against a real engine on the fault disk under TestClock, and after every step, and
+ * set a queue's state; close) run against a real engine on the fault disk under TestClock, and after every step, and
  * at every instant where the model expects something, the engine's jobs must equal the model's
  * and the worker's events must match the model's, in order and at their instant.
  */
@@ -62,7 +64,17 @@ type Step =
     }
   | { readonly _tag: "Advance"; readonly ms: number }
   | { readonly _tag: "Cancel"; readonly pick: number }
+  | { readonly _tag: "Queue"; readonly queue: "a" | "b"; readonly state: QueueLimits }
   | { readonly _tag: "Close" };
+
+/** A queue's state in the engine (EVENTS-V3.md (24,3)); null: no bound. */
+interface QueueLimits {
+  readonly paused: boolean;
+  readonly concurrency: number | null;
+  readonly rateLimit: { readonly count: number; readonly perMs: number } | null;
+}
+
+const noLimits: QueueLimits = { paused: false, concurrency: null, rateLimit: null };
 
 interface Config {
   readonly queues: Readonly<Record<string, number>>;
@@ -104,6 +116,26 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({ _tag: fc.constant("Advance"), ms: fc.constantFrom(...advancesMs) }),
   },
   { weight: 3, arbitrary: fc.record({ _tag: fc.constant("Cancel"), pick: fc.nat(40) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant("Queue"),
+      queue: fc.constantFrom("a", "b"),
+      state: fc.record({
+        paused: fc.boolean(),
+        concurrency: fc.option(fc.integer({ min: 1, max: 2 }), { nil: null }),
+        // Even mod 10: a start a window let through, and the ends after it, never fall on the
+        // close's deadline (5 mod 10).
+        rateLimit: fc.option(
+          fc.record({
+            count: fc.integer({ min: 1, max: 2 }),
+            perMs: fc.constantFrom(32, 124, 306),
+          }),
+          { nil: null },
+        ),
+      }),
+    }),
+  },
   // Rare: a close ends the claims, and the steps after it only move the clock, insert, cancel.
   { weight: 1, arbitrary: fc.constant({ _tag: "Close" as const }) },
 );
@@ -224,6 +256,10 @@ class Model {
   interruptedAtClose = 0;
   readonly limits: ReadonlyMap<string, number>;
   readonly totalMax: number;
+  /** Each queue's state in the engine, as the steps set it. */
+  readonly queues = new Map<string, QueueLimits>();
+  /** A rate-limited queue's latest starts, at most its count of them (as the engine keeps them). */
+  readonly starts = new Map<string, Array<number>>();
 
   constructor(readonly config: Config) {
     this.limits = new Map(Object.entries(config.queues));
@@ -271,6 +307,11 @@ class Model {
       const end = job.state === "executing" ? this.endOf(job) : undefined;
       if (end !== undefined) times.push(end);
     }
+    // A rate window passing lets a claim start: no command comes then, only the engine's timer.
+    for (const queue of this.closing === undefined ? this.queues.keys() : []) {
+      const opens = this.rateOpensAfter(queue, now);
+      if (opens !== undefined && this.hasAvailable(queue)) times.push(opens);
+    }
     const later = times.filter((time) => time > now);
     return later.length === 0 ? undefined : Math.min(...later);
   }
@@ -299,6 +340,13 @@ class Model {
     if (job.state !== "available" || attempt !== job.attempt + 1) {
       throw new Error(`claimed ${jobId}.${attempt} while ${job.state} at ${job.attempt}`);
     }
+    if (!this.engineAllows(job.queue, now)) {
+      const state = JSON.stringify(this.queueOf(job.queue));
+      throw new Error(`claimed ${jobId}.${attempt} against queue ${job.queue}'s state ${state}`);
+    }
+    const rate = this.queueOf(job.queue).rateLimit;
+    if (rate !== null)
+      this.starts.set(job.queue, [...(this.starts.get(job.queue) ?? []), now].slice(-rate.count));
     tally.claims += 1;
     job.state = "executing";
     job.attempt = attempt;
@@ -366,6 +414,49 @@ class Model {
     job.state = "cancelled";
     job.finishedAt = now;
     return true;
+  }
+
+  /** A queue's state set by the steps (none: no bound). */
+  queueOf(queue: string): QueueLimits {
+    return this.queues.get(queue) ?? noLimits;
+  }
+
+  /** The state a step set: a rate limit newly set counts starts from now on, as the engine does. */
+  setQueue(queue: string, state: QueueLimits): void {
+    if (state.rateLimit === null) this.starts.delete(queue);
+    else if (this.queueOf(queue).rateLimit === null) this.starts.set(queue, []);
+    this.queues.set(queue, state);
+  }
+
+  /** How many of the queue's kept starts fall in the window (at - perMs, at]. */
+  inWindow(queue: string, at: number): number {
+    const rate = this.queueOf(queue).rateLimit;
+    if (rate === null) return 0;
+    return (this.starts.get(queue) ?? []).filter((start) => start > at - rate.perMs).length;
+  }
+
+  /** The first instant after `now` at which the queue's rate window has room again, if full now. */
+  rateOpensAfter(queue: string, now: number): number | undefined {
+    const rate = this.queueOf(queue).rateLimit;
+    if (rate === null || this.inWindow(queue, now) < rate.count) return undefined;
+    const candidates = (this.starts.get(queue) ?? [])
+      .map((start) => start + rate.perMs)
+      .filter((at) => at > now && this.inWindow(queue, at) < rate.count);
+    return candidates.length === 0 ? undefined : Math.min(...candidates);
+  }
+
+  /** Whether the engine's state of the queue lets a claim start one of its jobs at `now`. */
+  engineAllows(queue: string, now: number): boolean {
+    const { paused, concurrency, rateLimit } = this.queueOf(queue);
+    if (paused || (concurrency !== null && this.running(queue) >= concurrency)) return false;
+    return rateLimit === null || this.inWindow(queue, now) < rateLimit.count;
+  }
+
+  hasAvailable(queue: string): boolean {
+    for (const job of this.jobs.values()) {
+      if (job.queue === queue && job.state === "available") return true;
+    }
+    return false;
   }
 
   running(queue?: string): number {
@@ -496,10 +587,9 @@ const checkModel = (model: Model, now: number, claimed: ReadonlyArray<Claimed>):
   }
   if (model.closing !== undefined) return;
   for (const [queue, limit] of model.limits) {
-    const waiting = [...model.jobs.values()].some(
-      (job) => job.queue === queue && job.state === "available",
-    );
-    if (waiting && model.running(queue) < limit && model.running() < model.totalMax) {
+    const waiting = model.hasAvailable(queue);
+    const room = model.running(queue) < limit && model.running() < model.totalMax;
+    if (waiting && room && model.engineAllows(queue, now)) {
       throw new Error(`queue ${queue} has room and an available job, and nothing claimed it`);
     }
   }
@@ -594,6 +684,20 @@ const cancel = (real: Real, model: Model, pick: number) =>
     expect({ jobId, accepted: outcome._tag === "Right" }).toEqual({ jobId, accepted });
   });
 
+/**
+ * Sets a queue's state: a pause before the limits, a resume after them, so that no claim can
+ * start between the two commands that the state set by both would refuse.
+ */
+const setQueue = (real: Real, model: Model, step: Extract<Step, { _tag: "Queue" }>) =>
+  Effect.gen(function* () {
+    const { queue, state } = step;
+    const limits = { concurrency: state.concurrency, rateLimit: state.rateLimit };
+    if (state.paused) yield* real.engine.pauseQueue(queue);
+    yield* real.engine.setQueueLimits(queue, limits);
+    if (!state.paused) yield* real.engine.resumeQueue(queue);
+    model.setQueue(queue, state);
+  });
+
 const close = (real: Real, model: Model) =>
   Effect.gen(function* () {
     if (real.report !== undefined) {
@@ -620,6 +724,9 @@ const perform = (real: Real, model: Model, step: Step, label: string) =>
         return;
       case "Cancel":
         yield* cancel(real, model, step.pick);
+        break;
+      case "Queue":
+        yield* setQueue(real, model, step);
         break;
       case "Close":
         yield* close(real, model);
@@ -653,9 +760,16 @@ const wind = (real: Real, model: Model) =>
     return left.length;
   });
 
-/** A second worker completes whatever is left; then the log must end every job exactly once. */
-const drain = (real: Real) =>
+/**
+ * A second worker completes whatever is left, every queue's state lifted first; then the log
+ * must end every job exactly once.
+ */
+const drain = (real: Real, model: Model) =>
   Effect.gen(function* () {
+    for (const queue of model.queues.keys()) {
+      yield* real.engine.setQueueLimits(queue, { concurrency: null, rateLimit: null });
+      yield* real.engine.resumeQueue(queue);
+    }
     const ledger = new Ledger(
       new Map([
         ["a", 4],
@@ -731,7 +845,7 @@ const scenario = (config: Config, steps: ReadonlyArray<Step>) =>
       yield* perform(real, model, step, `step ${index} (${step._tag})`);
     }
     yield* wind(real, model);
-    yield* drain(real);
+    yield* drain(real, model);
   }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext));
 
 describe("the worker against a reference model, under TestClock", () => {
