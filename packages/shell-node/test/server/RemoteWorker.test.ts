@@ -1,6 +1,7 @@
 // The worker runtime over a client: `tay serve` runs in a child process, the worker here runs
 // handlers on jobs it claims through the socket (completions, a throw retried by the usual rules,
-// a cancel that aborts a running handler), and the CLI's `tay insert` goes through the same server.
+// a cancel that aborts a running handler, a rate-limited queue's jobs as its windows pass), and
+// the CLI's `tay insert` goes through the same server.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -76,6 +77,34 @@ describe("RemoteWorker", () => {
     expect((await producer.jobs({ state: "executing" })).length).toBe(0);
     await client.close();
     await producer.close();
+  }, 60_000);
+
+  it("runs every job of a rate-limited queue, its claim waiting in the server for each window", async () => {
+    const client = await Client.connect(directory);
+    await client.setQueueLimits("paced", { rateLimit: { count: 2, perMs: 100 } });
+    const worker = await RemoteWorker.start<{ Paced: null }>(client, {
+      queues: { paced: 4 },
+      handlers: { Paced: async () => "done" },
+    });
+    const jobs = [];
+    for (let index = 0; index < 6; index++) {
+      jobs.push(await client.insert({ queue: "paced", worker: "Paced", args: null }));
+    }
+    // Only a window passing lets the last four start: nothing else comes to wake the claim. A
+    // claim that waited for its long poll's end instead (25 s) would take 50 s: give it 15.
+    const deadline = Date.now() + 15_000;
+    await until(async () => {
+      if (Date.now() > deadline) throw new Error("the paced jobs were not all done in 15 s");
+      return (await client.jobs({ queue: "paced", state: "completed" })).length === 6;
+    });
+    const starts = (await client.jobs({ queue: "paced" }))
+      .map((job) => job.attemptedAt ?? 0)
+      .sort((left, right) => left - right);
+    for (let index = 2; index < starts.length; index++) {
+      expect((starts[index] ?? 0) - (starts[index - 2] ?? 0)).toBeGreaterThanOrEqual(100);
+    }
+    await worker.close();
+    await client.close();
   }, 60_000);
 
   it("routes tay insert through the server that holds the store", async () => {
