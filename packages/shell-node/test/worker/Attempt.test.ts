@@ -5,7 +5,6 @@
  * once; and the error text a failed attempt records, cut to the log's
  * 65,535 bytes on a character boundary.
  */
-import { Event, Job } from "@tay/core";
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
@@ -19,20 +18,7 @@ import {
   runAttempt,
   type WorkerEvent,
 } from "../../src/worker/internal/attempt.js";
-
-const job = (): Job.Job =>
-  Job.fromInserted(
-    Event.jobInserted({
-      jobId: 1,
-      queue: "q",
-      worker: "W",
-      args: null,
-      priority: 0,
-      maxAttempts: 3,
-      scheduledAt: 0,
-      insertedAt: 0,
-    }),
-  );
+import { insertedJob as job } from "../support/job.js";
 
 const messageOf = (signal: AbortSignal): string =>
   signal.reason instanceof Error ? signal.reason.message : String(signal.reason);

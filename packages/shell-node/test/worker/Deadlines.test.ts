@@ -5,25 +5,11 @@
  * bounded clock reproduces over TestClock.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Event, Job } from "@tay/core";
 import { Effect, Fiber, TestClock } from "effect";
 import { Attempt } from "../../src/worker/internal/attempt.js";
 import { Deadlines } from "../../src/worker/internal/deadlines.js";
 import { boundedClock } from "../support/boundedClock.js";
-
-const job = (): Job.Job =>
-  Job.fromInserted(
-    Event.jobInserted({
-      jobId: 1,
-      queue: "q",
-      worker: "W",
-      args: null,
-      priority: 0,
-      maxAttempts: 3,
-      scheduledAt: 0,
-      insertedAt: 0,
-    }),
-  );
+import { insertedJob as job } from "../support/job.js";
 
 describe("Deadlines", () => {
   it.effect(
