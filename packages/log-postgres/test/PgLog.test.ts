@@ -342,7 +342,81 @@ describe("stats().bytes beside other writers", () => {
     expect(bytes).toBe(await tableBytes(options.schema ?? ""));
     expect(bytes).toBeGreaterThan(0);
   });
+  it("a refresh whose head read sees its own log's commit before the writer settled it takes nothing", async () => {
+    // The head read waits until the append's transaction committed on the
+    // server; the writer's answer is held until the refresh ended, so the
+    // refresh finds its own append in flight (not idle) and the head it
+    // read is that append's, not another writer's.
+    const { driver: answerHeld, ran, answer } = scriptAnswerHeld(Pglite.driver(database()));
+    const {
+      driver: holdingDriver,
+      holding,
+      release,
+    } = Pglite.holdingOnce(
+      answerHeld,
+      (text) => text.startsWith("SELECT c.epoch") && text.includes("octet_length"),
+    );
+    const options = fresh({ driver: () => holdingDriver });
+    await run(PgSchema.init(url, options));
+    const outcome = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect(options);
+        const refreshing = yield* Effect.fork(refreshed(log));
+        yield* Effect.promise(() => holding);
+        const ticket = appendNow(log, [inserted(1), inserted(2)]);
+        if (ticket instanceof LogError.AppendConflict) return yield* Effect.fail(ticket);
+        yield* Effect.promise(() => ran);
+        release();
+        yield* Fiber.join(refreshing);
+        const during = yield* log.view.stats();
+        answer();
+        yield* Ticket.wait(ticket);
+        return { during, after: yield* log.view.stats() };
+      }),
+    );
+    // While the append was in flight the log still knew its head as 0, its bytes as none.
+    expect(outcome.during).toMatchObject({ bytes: 0, lastSequence: 2, pendingRecords: 2 });
+    expect(outcome.after).toMatchObject({ lastSequence: 2, pendingRecords: 0 });
+    expect(outcome.after.bytes).toBe(await tableBytes(options.schema ?? ""));
+    expect(outcome.after.bytes).toBeGreaterThan(0);
+  });
 });
+
+/**
+ * `inner` whose first script runs as sent (its transaction commits) but
+ * whose answer waits until `answer`; `ran` resolves once it ran.
+ */
+const scriptAnswerHeld = (inner: Driver.Driver) => {
+  let ranNow = () => {};
+  let answer = () => {};
+  const ran = new Promise<void>((resolve) => {
+    ranNow = resolve;
+  });
+  const answered = new Promise<void>((resolve) => {
+    answer = resolve;
+  });
+  let planted = false;
+  const driver: Driver.Driver = {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      const script = session.script;
+      if (script === undefined) return session;
+      return {
+        ...session,
+        script: async (text: string) => {
+          if (planted) return script(text);
+          planted = true;
+          const results = await script(text);
+          ranNow();
+          await answered;
+          return results;
+        },
+      };
+    },
+  };
+  return { driver, ran, answer };
+};
 
 describe("compaction", () => {
   it("writes the base under epoch 2, switches CURRENT, deletes epoch 1; a reopen folds the base", async () => {
