@@ -25,8 +25,9 @@ import {
   Projection,
   StateProjection,
 } from "@tay/shell-node";
-import { Effect, Either } from "effect";
+import { Effect, Either, Fiber } from "effect";
 import { append } from "./support/events.js";
+import * as Pglite from "./support/pglite.js";
 import * as Server from "./support/server.js";
 
 const server = await Server.locate();
@@ -764,5 +765,45 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
       );
       expect(missed.jobs).toEqual([]);
     }).pipe(Effect.scoped),
+  );
+});
+
+describe.skipIf(!("url" in server))("a compaction whose switch finds the head moved", () => {
+  it.scopedLive(
+    "is refused with CompactionConflict: the other's append stays current in epoch 1, nothing of it removed",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* database;
+        yield* PgSchema.init(url);
+        // The switch's first statement (the staged base's count, after the
+        // lease's renewal) waits while another log appends: the switch's
+        // compare-and-set then finds the head moved on in epoch 1.
+        const held = Pglite.holdingOnce(Driver.nodePg(url), (text) =>
+          text.includes("SET base_record_count"),
+        );
+        const compacting = yield* PgLog.open(
+          url,
+          { driver: () => held.driver },
+          Projection.collect,
+        );
+        yield* append(compacting.log, [inserted(1)]);
+        const other = yield* PgLog.open(url, {}, Projection.collect);
+        const compaction = yield* Effect.fork(
+          Effect.either(compacting.log.compact([inserted(1)], 1)),
+        );
+        yield* Effect.promise(() => held.holding);
+        yield* append(other.log, [inserted(2)]);
+        held.release();
+        const result = yield* Fiber.join(compaction);
+        expect(Either.isLeft(result) ? result.left._tag : "switched").toBe("CompactionConflict");
+        const generation = yield* compacting.log.view.generation();
+        expect(generation.epoch).toBe(1);
+        // Both records are current, in epoch 1: the compaction removed none of them.
+        const current = (yield* rowsOf(url)).filter((row) => row.epoch === 1);
+        expect(current.map((row) => row.sequence)).toEqual([1, 2]);
+        const reopened = yield* PgLog.open(url, {}, Projection.collect);
+        expect(reopened.report).toMatchObject({ epoch: 1, lastSequence: 2 });
+        expect(reopened.state.map((entry) => entry.event)).toEqual([inserted(1), inserted(2)]);
+      }),
   );
 });
