@@ -104,6 +104,40 @@ const jobsOf = (engine: EngineService, queue: string): ReadonlyArray<Job.Job> =>
 
 const job = (args: string, queue = "mail"): Commands.NewJob => ({ queue, worker: "Send", args });
 
+/**
+ * A log over the store at `url` with no engine: the test plays its engine,
+ * taking every page the folder offers as it is offered (`pages`, in order)
+ * and settling its rows itself. Pages of `inboxPageRows` rows; a poll once
+ * an hour, so the folder reads only when a notification or a settled page
+ * wakes it.
+ */
+const playedEngine = (url: string, inboxPageRows: number) =>
+  Effect.gen(function* () {
+    const { log } = yield* PgLog.open(
+      url,
+      { inboxPageRows, pollIntervalMs: 3_600_000 },
+      StateProjection.foldProjection,
+    );
+    const incoming = log.incoming;
+    if (incoming === undefined) return yield* Effect.die("no incoming jobs");
+    const pages: Array<ReadonlyArray<string>> = [];
+    incoming.watch(() => {
+      const taken = incoming.take();
+      if (taken.length > 0) pages.push(taken.map((row) => row.key));
+    });
+    const refuse = (key: string, reason: string) =>
+      incoming.settled(key, { _tag: "Refused", reason });
+    return { pages, refuse };
+  });
+
+/** The inbox rows marked refused, with why, by key. */
+const refusals = async (client: pg.Client): Promise<ReadonlyMap<string, string>> => {
+  const result = await client.query(
+    "SELECT id, refusal FROM tay.tay_inbox WHERE refusal IS NOT NULL ORDER BY id",
+  );
+  return new Map(result.rows.map((row) => [String(row.id), String(row.refusal)]));
+};
+
 describe.skipIf("skip" in server)("enqueue inside the application's transaction", () => {
   it("a committed enqueue becomes a job that runs; a rolled-back one never exists", async () => {
     const database = await storeDatabase();
@@ -373,6 +407,36 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
       } finally {
         await reopened.close();
       }
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a row the engine refused as it folded is marked with why and never offered again; the next row is", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const [refused, after] = await transaction(client, async () => [
+        await Inbox.enqueueInTransaction(client, job("refused")),
+        await Inbox.enqueueInTransaction(client, job("after")),
+      ]);
+      const reason = "the deciders refused it at the fold (planted)";
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const played = yield* playedEngine(database.url, 1);
+            yield* Effect.promise(() => until("the first page", () => played.pages.length === 1));
+            expect(played.pages[0]).toEqual([refused?.key]);
+            // Settled refused: the page is done, so the folder marks the row and reads on.
+            played.refuse(refused?.key ?? "", reason);
+            yield* Effect.promise(() => until("the next page", () => played.pages.length === 2));
+            expect(played.pages[1]).toEqual([after?.key]);
+          }),
+        ),
+      );
+      expect(await refusals(client)).toEqual(new Map([[refused?.key, reason]]));
+      expect(await inboxRows(client)).toBe(2);
     } finally {
       await client.end();
       await database.drop();
