@@ -32,8 +32,9 @@ afterAll(async () => {
 type RouteCount = "single" | "batch" | "complete" | "fail" | "ends";
 
 /** How many requests of each insert and end route the server has answered (its metrics). */
-const requestCounts = async (): Promise<Readonly<Record<RouteCount, number>>> => {
-  const text = await new Promise<string>((resolve, reject) => {
+/** The server's metrics, as a scrape reads them. */
+const metrics = (): Promise<string> =>
+  new Promise<string>((resolve, reject) => {
     request({ socketPath: Locate.socketOf(directory), path: "/metrics" }, (response) => {
       const chunks: Array<Buffer> = [];
       response.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -42,6 +43,9 @@ const requestCounts = async (): Promise<Readonly<Record<RouteCount, number>>> =>
       .on("error", reject)
       .end();
   });
+
+const requestCounts = async (): Promise<Readonly<Record<RouteCount, number>>> => {
+  const text = await metrics();
   const count = (route: string) =>
     [
       ...text.matchAll(
@@ -57,6 +61,29 @@ const requestCounts = async (): Promise<Readonly<Record<RouteCount, number>>> =>
     fail: count("/v1/fail"),
     ends: count("/v1/end-batch"),
   };
+};
+
+/**
+ * Waits until nothing the server holds can append on its own: no timed
+ * transition of the engine (a retry or a schedule coming due: its timer
+ * ticks) and no lease of a remote claim (its expiry fails the attempt).
+ * The store is shared by the file's tests, and one that leaves a retry
+ * due in a second (a lease that ran out, a dropped session) had its tick
+ * land inside a later test's "appends nothing" window under load. Bounded:
+ * a test that leaves a schedule or a lease behind fails here, by name.
+ */
+const quiet = async (client: Client.Client): Promise<void> => {
+  const still = async () => {
+    const leases = /^tay_leases (\d+)$/m.exec(await metrics())?.[1];
+    const wake = await client.nextWakeAt();
+    return leases !== "0" || wake !== null ? `leases ${leases}, next wake ${wake}` : undefined;
+  };
+  // Leases run 30 s by default; a retry's backoff 1 s. Two minutes is a bound, not a timing.
+  for (let checks = 0; checks < 2400; checks += 1) {
+    if ((await still()) === undefined) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the server never went quiet: ${await still()}`);
 };
 
 describe("Client over the socket", () => {
@@ -115,6 +142,8 @@ describe("Client over the socket", () => {
       attempt: 1,
       backoff: { baseMs: 0, factor: 1, capMs: 0 },
     });
+    // The retry is due at once: its tick must land before `before`, not after.
+    await quiet(client);
     const before = await client.status();
     const refused = await client.complete(job.jobId, null, { attempt: 1 }).catch((error) => error);
     expect(refused._tag).toBe("Rejected");
@@ -234,7 +263,7 @@ describe("Client over the socket", () => {
       backoff: { baseMs: 0, factor: 1, capMs: 0 },
     });
     await client.tick();
-    await client.claim("ends");
+    const [again] = await client.claim("ends");
     const alone = await client
       .complete(stale?.jobId ?? 0, null, { attempt: 1 })
       .catch((error) => error);
@@ -268,6 +297,8 @@ describe("Client over the socket", () => {
     expect(done?.result?.value).toEqual(new Map([["n", 1]]));
     const discarded = settled[3]?.status === "fulfilled" ? settled[3].value : undefined;
     expect(discarded?.state).toBe("discarded");
+    // Its lease would run out (and append) during a later test.
+    await client.complete(again?.jobId ?? 0, null, { attempt: again?.attempt ?? 0 });
     await client.close();
   });
 
@@ -326,6 +357,7 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
     });
     expect(first).toMatchObject({ uniqueKey: "user-42", uniquePeriodMs: 60_000, timeoutMs: 5_000 });
     expect(first.duplicate).toBeUndefined();
+    await quiet(client);
     const before = (await client.status()).lastSequence;
     const again = await client.insert({
       queue: "unique",
@@ -382,7 +414,8 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
       rateLimit: { count: 10, perMs: 1_000 },
     });
     expect(await client.resumeQueue("limited")).toMatchObject({ paused: false, concurrency: 2 });
-    expect(await client.claim("limited", 3)).toHaveLength(2);
+    const started = await client.claim("limited", 3);
+    expect(started).toHaveLength(2);
     expect((await client.queue("limited"))?.concurrency).toBe(2);
     expect((await client.queues()).map((queue) => queue.queue)).toContain("limited");
     // Null removes a limit; the default state reads as undefined.
@@ -391,6 +424,8 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
     );
     expect(await client.queue("limited")).toBeUndefined();
     expect(await client.queue("never-set")).toBeUndefined();
+    // Their leases would run out (and append) during a later test.
+    for (const job of started) await client.complete(job.jobId, null, { attempt: job.attempt });
     await client.close();
   });
 
@@ -425,11 +460,15 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
       .catch((error) => error);
     expect(refused).toMatchObject({ _tag: "InvalidRequest", field: "body.definition.timezone" });
     expect(await client.schedule("nowhere")).toBeUndefined();
+    // Their occurrences would be delivered (appended) during a later test.
+    await client.cancelSchedule("zoned");
+    await client.cancelSchedule("plain-v2");
     await client.close();
   });
 
   it("refuses a limit out of range with InvalidRequest naming the field, appending nothing", async () => {
     const client = await Client.connect(directory);
+    await quiet(client);
     const before = (await client.status()).lastSequence;
     const refused = await client
       .setQueueLimits("q", { rateLimit: { count: 0, perMs: 1_000 } })
