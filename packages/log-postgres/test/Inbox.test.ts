@@ -443,6 +443,44 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
     }
   });
 
+  it("a page is read only once the engine settled every row of the last one, however it is woken meanwhile", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const [held, refused] = await transaction(client, async () => [
+        await Inbox.enqueueInTransaction(client, job("held")),
+        await Inbox.enqueueInTransaction(client, job("refused")),
+      ]);
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const played = yield* playedEngine(database.url, 2);
+            yield* Effect.promise(() => until("the first page", () => played.pages.length === 1));
+            expect(played.pages[0]).toEqual([held?.key, refused?.key]);
+            // One row of the page settled, the other still in the engine's hands.
+            played.refuse(refused?.key ?? "", "planted");
+            // Another row's notification wakes the folder: it marks the
+            // refusal (which tells this test that the wake-up was seen) and
+            // must read no page while "held" is in the engine's hands.
+            const later = yield* Effect.promise(() =>
+              transaction(client, () => Inbox.enqueueInTransaction(client, job("later"))),
+            );
+            yield* Effect.promise(() =>
+              until("the refusal marked", async () => (await refusals(client)).size === 1),
+            );
+            // The page settled: the next page is read, holding only what is left.
+            played.refuse(held?.key ?? "", "planted");
+            yield* Effect.promise(() => until("the next page", () => played.pages.length >= 2));
+            expect(played.pages.slice(1)).toEqual([[later.key]]);
+          }),
+        ),
+      );
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
   it("an engine SIGKILLed while it folds loses and doubles nothing", async () => {
     const database = await storeDatabase();
     const client = await application(database.url);
