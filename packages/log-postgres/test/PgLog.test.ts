@@ -557,6 +557,34 @@ const staging = (
   };
 };
 
+/**
+ * `inner` whose first COMMIT after the switch's move of the head runs (the
+ * switch is durable) but answers as a lost connection: the compaction's
+ * run again then finds the head already where it moves it.
+ */
+const switchCommitLost = (inner: Driver.Driver) => {
+  let dropped = false;
+  const driver: Driver.Driver = {
+    connect: async () => {
+      const session = await inner.connect();
+      if (Driver.isFailure(session)) return session;
+      let switching = false;
+      return {
+        ...session,
+        query: async (text, parameters) => {
+          if (text.includes("SET epoch = $3")) switching = true;
+          if (dropped || !switching || text !== "COMMIT") return session.query(text, parameters);
+          dropped = true;
+          const committed = await session.query(text, parameters);
+          if (Driver.isFailure(committed)) return committed;
+          return { _tag: "DriverFailure", connection: true, code: "ECONNRESET", detail: "planted" };
+        },
+      };
+    },
+  };
+  return { driver, dropped: () => dropped };
+};
+
 describe("compaction streams its base", () => {
   it("reads at most one slice of the base ahead of what it inserted; the count is set at the switch", async () => {
     const pulled = { count: 0 };
@@ -614,6 +642,26 @@ describe("compaction streams its base", () => {
       );
     },
   );
+
+  it("a connection lost once the switch committed: the run again finds the head switched and takes it as its own", async () => {
+    const options = fresh({ reconnectDelayMs: 1 });
+    const planted = switchCommitLost(Pglite.driver(database()));
+    await run(PgSchema.init(url, options));
+    const outcome = await run(
+      Effect.gen(function* () {
+        const { log } = yield* openCollect({ ...options, driver: () => planted.driver });
+        yield* append(log, [inserted(1)]);
+        const report = yield* log.compact([inserted(10), inserted(11)], 1);
+        yield* append(log, [inserted(12)]);
+        return { report, dropped: planted.dropped() };
+      }),
+    );
+    expect(outcome.dropped).toBe(true);
+    expect(outcome.report).toMatchObject({ epoch: 2, firstSequence: 2, baseRecords: 2 });
+    const reopened = await run(openCollect(options));
+    expect(reopened.report).toMatchObject({ epoch: 2, lastSequence: 4 });
+    expect(reopened.state.map((entry) => entry.event)).toEqual([10, 11, 12].map(inserted));
+  });
 
   it("a run again that finds the staging ending elsewhere is Mismatch StagedSequence; epoch 1 stays", async () => {
     const options = fresh({ statementRowsMax: 4, reconnectDelayMs: 1 });
