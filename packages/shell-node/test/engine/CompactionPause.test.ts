@@ -12,7 +12,7 @@
  * after a reopen that finds the index current.
  */
 import type { Job } from "@tay/core";
-import { Effect, type Layer } from "effect";
+import { Effect, Fiber, type Layer } from "effect";
 import { describe, expect, it } from "vitest";
 import type { Disk, DiskService, FileHandle } from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
@@ -233,4 +233,27 @@ describe("a compaction holds the command queue until the index is rewritten", ()
     },
     hangMs,
   );
+});
+
+describe("a compaction decides what is queued before it holds the queue", () => {
+  it("a completion queued when the compaction pauses the queue is in its base, not after it", async () => {
+    const { engine } = await opened();
+    await engine.insert({ queue: "q", worker: "W", args: 1 });
+    const [job] = await engine.claim("q", 1);
+    if (job === undefined) throw new Error("nothing claimed");
+    // The compaction's fiber starts at once and pauses the queue one microtask later (after
+    // taking its permit); the completion issued in between is queued, its drain not run yet.
+    // The pause decides it first, so the new base holds the job completed; a pause that only
+    // held it would append its record after the base (and keep its caller waiting throughout).
+    const compaction = Effect.runFork(engine.engine.compact(86_400_000), { immediate: true });
+    const completion = engine.complete(job.jobId, "done");
+    await Effect.runPromise(Fiber.join(compaction));
+    await completion;
+    const { firstSequence } = await Effect.runPromise(engine.log.generation());
+    const generation = await Effect.runPromise(engine.log.readFrom(firstSequence, 100));
+    // The base alone: the job completed (a part) and its result; no completion after it.
+    expect(generation.map((entry) => entry.event._tag)).toEqual(["SnapshotPart", "ResultRecorded"]);
+    expect(engine.job(job.jobId)).toMatchObject({ state: "completed", result: { value: "done" } });
+    await engine.close();
+  });
 });
