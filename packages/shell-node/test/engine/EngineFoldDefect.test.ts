@@ -14,6 +14,9 @@
  *   records are in the log, the engine cannot decide against a state that
  *   lacks them, so the batch's callers and every later command die with the
  *   defect. Reads keep the last committed state; a reopen folds the log.
+ * - Thrown, or a refusal, by one command's fold after it changed the batch:
+ *   that caller dies and the drain is folded again from the commands before
+ *   it, so nothing of the failed command is decided on, committed or logged.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
@@ -28,12 +31,28 @@ vi.mock("@tay/core", async (importOriginal) => {
   const core = await importOriginal<typeof import("@tay/core")>();
   const poisoned = (events: Iterable<import("@tay/core").Event.Event>) =>
     [...events].some((event) => event._tag === "JobInserted" && event.args === "poison");
+  // A pause of queue "tainted" or "refused": the fold applies it to the batch, then throws
+  // or refuses a record after it (a bug that leaves part of a command in the batch).
+  const tainting = (events: ReadonlyArray<import("@tay/core").Event.Event>) =>
+    events.find((event) => event._tag === "QueueStateSet")?.queue;
   const batch: typeof core.Evolve.batch = (state) => {
     const run = core.Evolve.batch(state);
     return {
       evolveAll: (events) => {
         const list = [...events];
         if (poisoned(list)) throw new Error("planted fold bug");
+        const tainted = tainting(list);
+        if (tainted === "tainted") {
+          run.evolveAll(list);
+          throw new Error("planted fold bug after a change");
+        }
+        if (tainted === "refused") {
+          // A start of a job that is not there: a genuine refusal, after the pause applied.
+          return run.evolveAll([
+            ...list,
+            core.Event.jobStarted({ jobId: 1_000, at: 1, attempt: 1 }),
+          ]);
+        }
         return run.evolveAll(list);
       },
     };
@@ -162,4 +181,36 @@ describe("Engine fold defects", () => {
     ]);
     await engine.close();
   });
+
+  it.each([
+    ["throws", "tainted", "planted fold bug after a change"],
+    ["refuses", "refused", "decider produced an illegal record: UnknownJob"],
+  ])(
+    "a fold that %s after changing the batch: the drain goes on from the state before that command",
+    async (_, queue, died) => {
+      const engine = await EnginePromises.open(directory, { durability: "Maximal" });
+      // One drain: the pause's fold pauses the queue in the batch, then fails. The drain goes
+      // back to the commands folded before it, so the claim after it finds the queue running.
+      const outcomes = await Promise.allSettled([
+        engine.insert({ queue, worker: "W", args: 1 }),
+        engine.pauseQueue(queue),
+        engine.claim(queue),
+      ]);
+      expect(outcomes.map(reason)).toEqual(["fulfilled", died, "fulfilled"]);
+      const claimed = outcomes[2];
+      expect(claimed?.status === "fulfilled" ? claimed.value : undefined).toMatchObject([
+        { jobId: 1 },
+      ]);
+      // Nothing of the pause is in the committed state or the log.
+      expect(engine.queues()).toEqual([]);
+      await engine.close();
+      const reopened = await EnginePromises.open(directory, {
+        durability: "Maximal",
+        rescueOnOpen: false,
+      });
+      expect(reopened.queues()).toEqual([]);
+      expect(reopened.jobs().map((held) => held.state)).toEqual(["executing"]);
+      await reopened.close();
+    },
+  );
 });
