@@ -8,16 +8,19 @@
  * `Evolve.evolveAll`, command by command, from the same state and clock.
  * Answers, refusals, the log and the final state must all be the same,
  * whether each turn waits for the previous one's answers or follows its
- * drain at once.
+ * drain at once. A command that is not an insert may hand out ids too (a
+ * tick's occurrence): an insert after it in the same drain, held together
+ * at a closed admission, takes the next id.
  */
 import { describe, expect, it } from "@effect/vitest";
 import { Commands, Decide, type Event, Evolve, type Job, State } from "@tay/core";
-import { Effect, TestClock } from "effect";
+import { Deferred, Effect, Fiber, TestClock } from "effect";
 import * as fc from "fast-check";
 import * as Engine from "../../src/engine/Engine.js";
 import type { EngineService } from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
-import { dataDirectory, nodeDisk } from "../support/store.js";
+import * as SharedLog from "../support/sharedLog.js";
+import { dataDirectory, nodeDisk, scheduleDefinition } from "../support/store.js";
 
 type Step =
   | { readonly _tag: "insert"; readonly queue: string; readonly priority: number }
@@ -261,5 +264,75 @@ describe("Engine drains", () => {
       expect(inserts).toBeGreaterThan(150);
       expect(refused).toBeGreaterThan(50);
     }).pipe(Effect.provide(nodeDisk)),
+  );
+});
+
+/**
+ * An engine over an in-memory log whose admission can be closed for the
+ * drains after the next one (`holdAfterNextDrain`): the drain that meets
+ * it, and every command issued meanwhile, wait in the queue, and `open`
+ * lets them go as one drain.
+ */
+const gatedEngine = Effect.gen(function* () {
+  const recovered = yield* SharedLog.open(SharedLog.shared());
+  const gate = yield* Deferred.make<void>();
+  const held = yield* Deferred.make<void>();
+  // Drains let through before the gate closes; undefined: it never closes (or is open again).
+  let passing: number | undefined;
+  const log = {
+    ...recovered.log,
+    admission: () => {
+      if (passing === undefined) return recovered.log.admission();
+      if (passing > 0) {
+        passing -= 1;
+        return recovered.log.admission();
+      }
+      Deferred.unsafeDone(held, Effect.void);
+      return { _tag: "Gated" as const, gate };
+    },
+  };
+  const engine = yield* Engine.fromLog(
+    { ...recovered, log },
+    { timers: false, rescueOnOpen: false },
+  );
+  return {
+    engine,
+    holdAfterNextDrain: () => {
+      passing = 1;
+    },
+    /** Resumes once a drain met the closed gate. */
+    held: Deferred.await(held),
+    open: Effect.zipRight(
+      Effect.sync(() => {
+        passing = undefined;
+      }),
+      Deferred.succeed(gate, undefined),
+    ),
+  };
+});
+
+describe("a tick and an insert in one drain", () => {
+  it.scoped("the insert takes the id after the job the tick's occurrence inserted", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0);
+      const { engine, holdAfterNextDrain, held, open } = yield* gatedEngine;
+      const schedule = yield* engine.registerSchedule("every", scheduleDefinition, 0);
+      yield* TestClock.setTime(schedule.nextDueAt);
+      // The tick's first command (nothing due) passes; its second, delivering the
+      // occurrence, meets the closed gate, and the insert issued then joins its drain.
+      holdAfterNextDrain();
+      const tick = yield* Effect.fork(engine.tick());
+      yield* held;
+      // Through the promise face: queued before this line returns.
+      const insert = engine.promises.insert({ queue: "q", worker: "W", args: 1 });
+      yield* open;
+      expect((yield* Fiber.join(tick)).delivered).toBe(1);
+      // The occurrence's job is 1: the insert, decided after it, is 2 (not 1 again).
+      expect((yield* Effect.promise(() => insert)).jobId).toBe(2);
+      expect((yield* engine.jobs()).map((job) => [job.jobId, job.queue])).toEqual([
+        [1, "reports"],
+        [2, "q"],
+      ]);
+    }),
   );
 });
