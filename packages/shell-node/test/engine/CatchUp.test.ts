@@ -56,6 +56,26 @@ const startsOnce = (log: SharedLog.Shared, jobId: number) => {
   };
 };
 
+/** An interloper that, once, inserts job 1 in the shared log as another engine would. */
+const insertsOnce = (log: SharedLog.Shared) => {
+  let interloped = false;
+  return () => {
+    if (interloped) return;
+    interloped = true;
+    const event = Event.jobInserted({
+      jobId: 1,
+      queue: "q",
+      worker: "W",
+      args: "theirs",
+      priority: 0,
+      maxAttempts: 1,
+      scheduledAt: 0,
+      insertedAt: 0,
+    });
+    log.entries.push({ sequence: 1, event });
+  };
+};
+
 /** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it (and all after) go. */
 const readGate = () => {
   let held = true;
@@ -476,6 +496,29 @@ describe("several engines on one shared log", () => {
         // The shared log does not compact (the compaction dies): the catch-ups it held resume.
         yield* Effect.exit(engine.compact(0));
         expect(engine.contention().catchUps).toBe(0);
+      }),
+    ),
+  );
+
+  it.effect("a command issued while a catch-up runs is held for it, not decided and refused", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const gate = readGate();
+        // Another writer's insert lands right before this engine's first write.
+        const interloper = insertsOnce(log);
+        const engine = yield* openEngine(log, { interloper, beforeRead: gate.beforeRead });
+        const first = engine.promises.insert({ queue: "q", worker: "W", args: "first" });
+        // Refused by the conflict, the first insert waits while the catch-up's read is held.
+        yield* Effect.promise(() => gate.reached);
+        // Held behind the catch-up: decided on the caught-up state, once. Decided at once,
+        // on the stale state, it would conflict and be decided again (a retry more).
+        const second = engine.promises.insert({ queue: "q", worker: "W", args: "second" });
+        yield* nextTurn;
+        gate.open();
+        const ids = yield* Effect.promise(() => Promise.all([first, second]));
+        expect(ids.map((job) => job.jobId)).toEqual([2, 3]);
+        expect(engine.contention()).toMatchObject({ conflicts: 1, retried: 1, catchUps: 1 });
       }),
     ),
   );
