@@ -3,11 +3,14 @@
 // not yet folded its records waits for that fold before it takes its state as the base (before
 // 2026-12-03 it handed the log the log's last sequence with a state that lacked them, and the
 // other writer's job was gone from the new base). Found by two engines compacting one
-// PostgreSQL store at once (packages/log-postgres/test/EngineCompacted.test.ts).
+// PostgreSQL store at once (packages/log-postgres/test/EngineCompacted.test.ts). The other way
+// round, a notice that the log moved while a compaction's body runs starts no catch-up then, but
+// must not be lost: the catch-up runs once the compaction ends, and a parked claim wakes.
 import { describe, expect, it } from "@effect/vitest";
 import type { Event } from "@tay/core";
-import { Effect, Fiber } from "effect";
+import { Deferred, Effect, Fiber } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
+import type * as Log from "../../src/log/Log.js";
 import * as SharedLog from "../support/sharedLog.js";
 
 /** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it go. */
@@ -65,5 +68,65 @@ describe("a compaction while a catch-up runs", () => {
         const restated = JSON.stringify(compactions[0]?.base);
         for (const args of ["mine", "theirs"]) expect(restated).toContain(`"${args}"`);
       }),
+  );
+});
+
+/** The shared log as a kind whose compaction succeeds (with no report). */
+interface CompactingKind extends SharedLog.SharedKind {
+  readonly compaction: undefined;
+}
+
+/**
+ * A writer of `log` whose compaction takes the base, waits until the test
+ * releases it (`reached` once it waits), and succeeds: the records stay
+ * where they are, as the shared log keeps them, while the engine goes on
+ * from the base's fold.
+ */
+const heldCompaction = (log: SharedLog.Shared) =>
+  Effect.gen(function* () {
+    const recovered = yield* SharedLog.open(log);
+    const reached = yield* Deferred.make<void>();
+    const released = yield* Deferred.make<void>();
+    const compacting: Log.Log<CompactingKind> = {
+      ...recovered.log,
+      compact: (base) =>
+        Effect.gen(function* () {
+          // The engine folds the base as the log takes it.
+          Array.from(base);
+          yield* Deferred.succeed(reached, undefined);
+          yield* Deferred.await(released);
+        }),
+    };
+    const engine = yield* Engine.fromLog(
+      { ...recovered, log: compacting },
+      { timers: false, rescueOnOpen: false },
+    );
+    return {
+      engine,
+      reached: Deferred.await(reached),
+      release: Deferred.succeed(released, undefined),
+    };
+  });
+
+describe("a notice that the log moved during a compaction's body", () => {
+  it.scoped("starts the catch-up it asked for once the compaction ends: a parked claim wakes", () =>
+    Effect.gen(function* () {
+      const log = SharedLog.shared();
+      const { engine, reached, release } = yield* heldCompaction(log);
+      const other = yield* Effect.flatMap(SharedLog.open(log), (recovered) =>
+        Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+      );
+      const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }]);
+      const compaction = yield* Effect.fork(engine.compact(0));
+      yield* reached;
+      // Told while the compaction suspends catch-ups: none starts now, one is owed.
+      const job = yield* other.insert({ queue: "q", worker: "W", args: "theirs" });
+      expect(engine.contention().catchUps).toBe(0);
+      yield* release;
+      yield* Fiber.join(compaction);
+      expect(engine.contention().catchUps).toBe(1);
+      const [started] = yield* Effect.promise(() => claim);
+      expect(started?.jobId).toBe(job.jobId);
+    }),
   );
 });
