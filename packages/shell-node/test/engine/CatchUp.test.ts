@@ -397,6 +397,31 @@ describe("several engines on one shared log", () => {
     }),
   );
 
+  it.effect("a reload tells watchers every record after the new base, from the first", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const moved = { epoch: 2, firstSequence: 1, baseRecordCount: 0 };
+        const moving = yield* openEngine(log, { notified: false, movesOnRefresh: moved });
+        const told: Array<number> = [];
+        moving.watch((records) => {
+          for (const record of records) told.push(record.sequence);
+        });
+        const other = yield* openEngine(log);
+        yield* other.insertMany([
+          { queue: "q", worker: "W", args: 1 },
+          { queue: "q", worker: "W", args: 2 },
+        ]);
+        yield* other.insert({ queue: "q", worker: "W", args: 3 });
+        // The conflict reloads the other writer's generation: an empty base, then its records
+        // 1 and 2, told as the reload commits them, and 3, this engine's insert.
+        yield* Effect.promise(() => moving.promises.insert({ queue: "q", worker: "W", args: 4 }));
+        expect(moving.contention().reloads).toBe(1);
+        expect(told).toEqual(log.entries.map((entry) => entry.sequence));
+      }),
+    ),
+  );
+
   it.effect("a move onto a generation whose base's length is untold is a defect that says so", () =>
     Effect.gen(function* () {
       const { inserted, reloads } = yield* afterAMove({ epoch: 2, firstSequence: 1 });
