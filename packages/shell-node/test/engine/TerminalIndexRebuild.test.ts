@@ -5,14 +5,16 @@
  * entries file, so that what commits and reads meanwhile is the same every
  * run: what memory holds (jobs let go of before the rebuild and since)
  * still reads whole, and once the rebuild ends every job reads whole, live
- * and after a reopen that finds the index current.
+ * and after a reopen that finds the index current. A compaction whose
+ * rewrite of the index fails rebuilds it the same way, and the index is
+ * then HEAD's again: the close publishes it and the reopen finds it current.
  */
 import * as fs from "node:fs/promises";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Layer } from "effect";
+import { Effect, Layer } from "effect";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Disk } from "../../src/disk/Disk.js";
+import { Disk, DiskError, type DiskService, type FileHandle } from "../../src/disk/Disk.js";
 import * as NodeDisk from "../../src/disk/NodeDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
@@ -101,6 +103,59 @@ describe("a rebuild of the terminal index held at its first write", () => {
     const reopened = await EnginePromises.open(dir, { timers: false });
     expect(reopened.report.terminalIndex?.rebuilt ?? null).toBeNull();
     expect([1, 2, 3, 4].map((jobId) => summary(reopened.job(jobId)))).toEqual(expected);
+    await reopened.close();
+  });
+});
+
+/** NodeDisk whose next write to the index's entries file, once `failNext` is called, fails with EIO. */
+const failingEntriesWrite = () => {
+  let armed = false;
+  const wrap = (handle: FileHandle): FileHandle => ({
+    ...handle,
+    write: (position, bytes) =>
+      Effect.suspend(() => {
+        if (!armed || !isEntries(handle.path)) return handle.write(position, bytes);
+        armed = false;
+        return Effect.fail(
+          new DiskError({ operation: "write", path: handle.path, code: "EIO", detail: "planted" }),
+        );
+      }),
+  });
+  const service: DiskService = {
+    ...NodeDisk.make,
+    open: (file, mode, options) => Effect.map(NodeDisk.make.open(file, mode, options), wrap),
+    create: (file, bytes) => Effect.map(NodeDisk.make.create(file, bytes), wrap),
+  };
+  return {
+    layer: Layer.succeed(Disk, service),
+    failNext: () => {
+      armed = true;
+    },
+  };
+};
+
+describe("a compaction whose rewrite of the index fails", () => {
+  it("rebuilds it from the log, and the close then publishes HEAD for it again", async () => {
+    const failing = failingEntriesWrite();
+    const engine = await EnginePromises.open(dir, {
+      createIfMissing: true,
+      timers: false,
+      disk: failing.layer,
+    });
+    await completeOne(engine, "one");
+    // The rewrite's first write (what is pending, to the old index) fails: the directory
+    // may hold part of a new index, which HEAD must not name until a rebuild replaces it.
+    failing.failNext();
+    await engine.compact(86_400_000);
+    // Committed after the rebuild: HEAD as the rebuild published it names an older sequence.
+    await completeOne(engine, "two");
+    await engine.close();
+    const reopened = await EnginePromises.open(dir, { timers: false });
+    expect(reopened.report.terminalIndex).toEqual({ rebuilt: null, imageRefused: null });
+    expect([1, 2].map((jobId) => summary(reopened.job(jobId)))).toEqual([
+      { state: "completed", result: "one" },
+      { state: "completed", result: "two" },
+    ]);
     await reopened.close();
   });
 });
