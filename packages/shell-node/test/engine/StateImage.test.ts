@@ -283,6 +283,16 @@ const settled = async (directory: string): Promise<string> => {
   throw new Error(`${directory} never stopped changing`);
 };
 
+/** Whether `read` answers rather than throws (the index's failure, until it is rebuilt). */
+const answers = (read: () => unknown): boolean => {
+  try {
+    read();
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** A store of a few jobs, closed cleanly (so HEAD names an image). */
 const small = async (directory: string, who: string) => {
   const engine = await EnginePromises.open(directory, { createIfMissing: true });
@@ -523,6 +533,46 @@ describe("the state image", () => {
     await settled(dir);
     const head = await headOf(dir);
     expect([head.sequence - opened.sequence, head.image]).toEqual([40, true]);
+    await engine.close();
+  });
+
+  it("after a rebuild of the index (HEAD without an image), counts the interval from the generation's start", async () => {
+    await small(dir, "start");
+    const engine = await EnginePromises.open(dir, { checkpointRecords: 40 });
+    // Jobs inserted, claimed and completed (three records each, so that the jobs held stay
+    // below the interval) until a checkpoint after `after`: at the fortieth record, or a few
+    // later when a commit found the store's writes under way (a checkpoint is taken only where
+    // the segments' digests are known).
+    const untilImage = async (after: number, jobsMax: number) => {
+      for (let index = 0; index < jobsMax; index++) {
+        await engine.insert({ queue: "a", worker: "W", args: { index } });
+        for (const job of await engine.claim("a", 1)) await engine.complete(job.jobId);
+        await settled(dir);
+        const head = await headOf(dir);
+        if (head.image && head.sequence > after) return head.sequence;
+      }
+      return undefined;
+    };
+    // HEAD names the image of the clean close; the next one is a checkpoint's.
+    const imaged = await untilImage((await headOf(dir)).sequence, 20);
+    if (imaged === undefined) throw new Error("no checkpoint in 60 records");
+    // Damaged entries: a read fails and the index is rebuilt; its HEAD names no image.
+    const entries = path.join(TerminalIndex.indexPath(dir), TerminalIndex.entriesName);
+    await fs.writeFile(entries, new Uint8Array((await fs.readFile(entries)).length));
+    expect(() => engine.job(1)).toThrow(TerminalIndex.TerminalIndexCorrupt);
+    // The rebuild runs in the background: its index answers once it is swapped in.
+    for (let tries = 0; !answers(() => engine.job(1)); tries++) {
+      if (tries > 10_000) throw new Error("the index was never rebuilt");
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await settled(dir);
+    const rebuilt = await headOf(dir);
+    expect(rebuilt.image).toBe(false);
+    // The image the interval counted from is gone: counted from the generation's start, the
+    // next commit (or one soon after) is past it and writes a checkpoint, before forty records
+    // more than that image.
+    const next = await untilImage(rebuilt.sequence, 6);
+    expect(next ?? Number.POSITIVE_INFINITY).toBeLessThan(imaged + 40);
     await engine.close();
   });
 
