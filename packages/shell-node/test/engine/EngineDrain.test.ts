@@ -19,6 +19,7 @@ import * as fc from "fast-check";
 import * as Engine from "../../src/engine/Engine.js";
 import type { EngineService } from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
+import type * as Log from "../../src/log/Log.js";
 import * as SharedLog from "../support/sharedLog.js";
 import { dataDirectory, nodeDisk, scheduleDefinition } from "../support/store.js";
 
@@ -279,7 +280,7 @@ const gatedEngine = Effect.gen(function* () {
   const held = yield* Deferred.make<void>();
   // Drains let through before the gate closes; undefined: it never closes (or is open again).
   let passing: number | undefined;
-  const log = {
+  const log: Log.Log<SharedLog.SharedKind> = {
     ...recovered.log,
     admission: () => {
       if (passing === undefined) return recovered.log.admission();

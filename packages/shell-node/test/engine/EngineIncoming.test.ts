@@ -46,7 +46,7 @@ describe("an engine over a log with incoming jobs", () => {
     Effect.gen(function* () {
       const recovered = yield* SharedLog.open(SharedLog.shared());
       const jobs = inbox();
-      const log = { ...recovered.log, incoming: jobs.incoming };
+      const log: Log.Log<SharedLog.SharedKind> = { ...recovered.log, incoming: jobs.incoming };
       const engine = yield* Engine.fromLog(
         { ...recovered, log },
         { timers: false, rescueOnOpen: false },
