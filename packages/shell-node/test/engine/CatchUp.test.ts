@@ -76,31 +76,6 @@ const insertsOnce = (log: SharedLog.Shared) => {
   };
 };
 
-/** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it (and all after) go. */
-const readGate = () => {
-  let held = true;
-  let release = () => {};
-  let reached = () => {};
-  const opened = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const waiting = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  return {
-    beforeRead: async () => {
-      if (!held) return;
-      reached();
-      await opened;
-    },
-    reached: waiting,
-    open: () => {
-      held = false;
-      release();
-    },
-  };
-};
-
 const nextTurn = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
 
 describe("several engines on one shared log", () => {
@@ -218,22 +193,7 @@ describe("several engines on one shared log", () => {
         Effect.gen(function* () {
           const log = SharedLog.shared();
           // One other writer gets in before this engine's first write, and only then.
-          let interloped = false;
-          const interloper = () => {
-            if (interloped) return;
-            interloped = true;
-            const event = Event.jobInserted({
-              jobId: 1,
-              queue: "q",
-              worker: "W",
-              args: "theirs",
-              priority: 0,
-              maxAttempts: 1,
-              scheduledAt: 0,
-              insertedAt: 0,
-            });
-            log.entries.push({ sequence: 1, event });
-          };
+          const interloper = insertsOnce(log);
           const delay = () => new Promise<void>((resolve) => setImmediate(resolve));
           const engine = yield* openEngine(log, { interloper, delay });
           const [inserted, claimed] = yield* Effect.promise(async () => {
@@ -464,7 +424,7 @@ describe("several engines on one shared log", () => {
           const log = SharedLog.shared();
           const inserting = yield* openEngine(log);
           const job = yield* inserting.insert({ queue: "q", worker: "W", args: "only" });
-          const gate = readGate();
+          const gate = SharedLog.readGate();
           const engine = yield* openEngine(log, {
             interloper: startsOnce(log, job.jobId),
             beforeRead: gate.beforeRead,
@@ -495,7 +455,7 @@ describe("several engines on one shared log", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const log = SharedLog.shared();
-        const gate = readGate();
+        const gate = SharedLog.readGate();
         const waiting = yield* openEngine(log, { beforeRead: gate.beforeRead });
         const inserting = yield* openEngine(log);
         const claim = waiting.promises.nextJobs([{ queue: "q", limit: 1 }]);
@@ -529,7 +489,7 @@ describe("several engines on one shared log", () => {
     Effect.scoped(
       Effect.gen(function* () {
         const log = SharedLog.shared();
-        const gate = readGate();
+        const gate = SharedLog.readGate();
         // Another writer's insert lands right before this engine's first write.
         const interloper = insertsOnce(log);
         const engine = yield* openEngine(log, { interloper, beforeRead: gate.beforeRead });

@@ -6,8 +6,8 @@
 // creation on a wrapped fault disk.
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "@effect/vitest";
-import { Deferred, Effect, Fiber } from "effect";
-import type { DiskService } from "../../src/disk/Disk.js";
+import { Deferred, Effect, Fiber, type Scope } from "effect";
+import type { Disk, DiskService } from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
@@ -47,7 +47,33 @@ const queueHeld = (gate: Effect.Effect.Success<typeof compactionGate>) =>
     gate.hold.on = true;
     const compaction = yield* Effect.fork(engine.compact(0));
     yield* Deferred.await(gate.reached);
-    return { engine, compaction };
+    // Lets the compaction go on, and waits for its end.
+    const release = Effect.gen(function* () {
+      gate.hold.on = false;
+      yield* Deferred.succeed(gate.release, undefined);
+      yield* Fiber.join(compaction);
+    });
+    return { engine, release };
+  });
+
+/**
+ * Runs `body` on a fresh store with an engine whose queue a compaction
+ * holds (`queueHeld`), then `after` on the same disk once that engine's
+ * scope has closed.
+ */
+const whileQueueHeld = <E1, E2>(
+  body: (
+    held: Effect.Effect.Success<ReturnType<typeof queueHeld>>,
+  ) => Effect.Effect<void, E1, Scope.Scope>,
+  after: Effect.Effect<void, E2, Disk> = Effect.void,
+) =>
+  Effect.gen(function* () {
+    const gate = yield* compactionGate;
+    yield* Effect.gen(function* () {
+      yield* Init.init(directory);
+      yield* Effect.scoped(Effect.flatMap(queueHeld(gate), body));
+      yield* after;
+    }).pipe(withDisk(gate.disk));
   });
 
 describe("the bounded command queue", () => {
@@ -97,66 +123,49 @@ describe("the bounded command queue", () => {
   );
 
   it.effect("the bound holds while a compaction holds the queue", () =>
-    Effect.gen(function* () {
-      const gate = yield* compactionGate;
-      const { disk, release, hold } = gate;
-      yield* Effect.gen(function* () {
-        yield* Init.init(directory);
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const { engine, compaction } = yield* queueHeld(gate);
-            // The promise face queues synchronously: both wait behind the compaction.
-            const queued = [engine.promises.insert(job(1)), engine.promises.insert(job(2))];
-            const refused = yield* Effect.flip(engine.insert(job(3)));
-            expect(refused._tag).toBe("Overloaded");
-            const room = yield* Effect.fork(engine.room());
-            yield* Effect.yieldNow();
-            expect(room.unsafePoll()).toBeNull();
-            hold.on = false;
-            yield* Deferred.succeed(release, undefined);
-            yield* Fiber.join(compaction);
-            yield* Fiber.join(room);
-            const inserted = yield* Effect.promise(() => Promise.all(queued));
-            expect(inserted.map((held) => held.args)).toEqual([1, 2]);
-          }),
-        );
-        // The refused command appended nothing.
+    whileQueueHeld(
+      ({ engine, release }) =>
+        Effect.gen(function* () {
+          // The promise face queues synchronously: both wait behind the compaction.
+          const queued = [engine.promises.insert(job(1)), engine.promises.insert(job(2))];
+          const refused = yield* Effect.flip(engine.insert(job(3)));
+          expect(refused._tag).toBe("Overloaded");
+          const room = yield* Effect.fork(engine.room());
+          yield* Effect.yieldNow();
+          expect(room.unsafePoll()).toBeNull();
+          yield* release;
+          yield* Fiber.join(room);
+          const inserted = yield* Effect.promise(() => Promise.all(queued));
+          expect(inserted.map((held) => held.args)).toEqual([1, 2]);
+        }),
+      // The refused command appended nothing.
+      Effect.gen(function* () {
         const reopened = yield* Effect.scoped(
           Effect.flatMap(Engine.open(directory, { timers: false }), (engine) => engine.jobs()),
         );
         expect(reopened.map((held) => held.args)).toEqual([1, 2]);
-      }).pipe(withDisk(disk));
-    }),
+      }),
+    ),
   );
   it.effect("a held claim given up by its signal makes room at once", () =>
-    Effect.gen(function* () {
-      const gate = yield* compactionGate;
-      const { disk, release, hold } = gate;
-      yield* Effect.gen(function* () {
-        yield* Init.init(directory);
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const { engine, compaction } = yield* queueHeld(gate);
-            const controller = new AbortController();
-            const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
-              signal: controller.signal,
-            });
-            const queued = engine.promises.insert(job(1));
-            const room = yield* Effect.fork(engine.room());
-            yield* Effect.yieldNow();
-            expect(room.unsafePoll()).toBeNull();
-            // The aborted claim leaves the held queue: room() answers while the compaction still holds it.
-            controller.abort();
-            expect(yield* Effect.promise(() => claim)).toEqual([]);
-            yield* Fiber.join(room);
-            hold.on = false;
-            yield* Deferred.succeed(release, undefined);
-            yield* Fiber.join(compaction);
-            expect((yield* Effect.promise(() => queued)).args).toBe(1);
-          }),
-        );
-      }).pipe(withDisk(disk));
-    }),
+    whileQueueHeld(({ engine, release }) =>
+      Effect.gen(function* () {
+        const controller = new AbortController();
+        const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+          signal: controller.signal,
+        });
+        const queued = engine.promises.insert(job(1));
+        const room = yield* Effect.fork(engine.room());
+        yield* Effect.yieldNow();
+        expect(room.unsafePoll()).toBeNull();
+        // The aborted claim leaves the held queue: room() answers while the compaction still holds it.
+        controller.abort();
+        expect(yield* Effect.promise(() => claim)).toEqual([]);
+        yield* Fiber.join(room);
+        yield* release;
+        expect((yield* Effect.promise(() => queued)).args).toBe(1);
+      }),
+    ),
   );
   it.effect("a claim given up before it was issued is answered at once and takes no place", () =>
     Effect.gen(function* () {
@@ -179,31 +188,21 @@ describe("the bounded command queue", () => {
   );
 
   it.effect("a claim held, then parked, listens once and leaves no listener once answered", () =>
-    Effect.gen(function* () {
-      const gate = yield* compactionGate;
-      const { disk, release, hold } = gate;
-      yield* Effect.gen(function* () {
-        yield* Init.init(directory);
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const { engine, compaction } = yield* queueHeld(gate);
-            const controller = new AbortController();
-            // Held behind the compaction: the queue listens to its signal at once...
-            const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
-              signal: controller.signal,
-            });
-            expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
-            hold.on = false;
-            yield* Deferred.succeed(release, undefined);
-            yield* Fiber.join(compaction);
-            // ...and, decided after it, parks: it was listening already.
-            const inserted = yield* engine.insert(job(1));
-            const started = yield* Effect.promise(() => claim);
-            expect(started.map((found) => found.jobId)).toEqual([inserted.jobId]);
-            expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
-          }),
-        );
-      }).pipe(withDisk(disk));
-    }),
+    whileQueueHeld(({ engine, release }) =>
+      Effect.gen(function* () {
+        const controller = new AbortController();
+        // Held behind the compaction: the queue listens to its signal at once...
+        const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }], {
+          signal: controller.signal,
+        });
+        expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+        yield* release;
+        // ...and, decided after it, parks: it was listening already.
+        const inserted = yield* engine.insert(job(1));
+        const started = yield* Effect.promise(() => claim);
+        expect(started.map((found) => found.jobId)).toEqual([inserted.jobId]);
+        expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
+      }),
+    ),
   );
 });

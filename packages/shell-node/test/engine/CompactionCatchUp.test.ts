@@ -7,36 +7,15 @@
 // round, a notice that the log moved while a compaction's body runs starts no catch-up then, but
 // must not be lost: the catch-up runs once the compaction ends, and a parked claim wakes.
 import { describe, expect, it } from "@effect/vitest";
-import type { Event } from "@tay/core";
+import type { Event, Generation } from "@tay/core";
 import { Deferred, Effect, Fiber } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import type * as Log from "../../src/log/Log.js";
 import * as SharedLog from "../support/sharedLog.js";
 
-/** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it go. */
-const readGate = () => {
-  let held = true;
-  let release = () => {};
-  let reached = () => {};
-  const opened = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  const waiting = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  return {
-    beforeRead: async () => {
-      if (!held) return;
-      reached();
-      await opened;
-    },
-    reached: waiting,
-    open: () => {
-      held = false;
-      release();
-    },
-  };
-};
+/** An engine over a recovered writer of the shared log: no timers, no rescue. */
+const served = <K extends Log.Kind>(recovered: Log.Recovered<Generation.Builder, K>) =>
+  Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
 
 describe("a compaction while a catch-up runs", () => {
   it.scopedLive(
@@ -44,15 +23,11 @@ describe("a compaction while a catch-up runs", () => {
     () =>
       Effect.gen(function* () {
         const log = SharedLog.shared();
-        const gate = readGate();
+        const gate = SharedLog.readGate();
         const compactions: Array<{ expected: number; base: ReadonlyArray<Event.Event> }> = [];
         const options = { beforeRead: gate.beforeRead, compactions };
-        const engine = yield* Effect.flatMap(SharedLog.open(log, options), (recovered) =>
-          Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-        );
-        const other = yield* Effect.flatMap(SharedLog.open(log), (recovered) =>
-          Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-        );
+        const engine = yield* Effect.flatMap(SharedLog.open(log, options), served);
+        const other = yield* Effect.flatMap(SharedLog.open(log), served);
         yield* engine.insert({ queue: "q", worker: "W", args: "mine" });
         // The other writer's insert tells `engine`, whose catch-up refreshes, then reads (held).
         yield* other.insert({ queue: "q", worker: "W", args: "theirs" });
@@ -72,7 +47,7 @@ describe("a compaction while a catch-up runs", () => {
 });
 
 /** The shared log as a kind whose compaction succeeds (with no report). */
-interface CompactingKind extends SharedLog.SharedKind {
+interface CompactingKind extends Omit<SharedLog.SharedKind, "compaction"> {
   readonly compaction: undefined;
 }
 
@@ -95,12 +70,10 @@ const heldCompaction = (log: SharedLog.Shared) =>
           Array.from(base);
           yield* Deferred.succeed(reached, undefined);
           yield* Deferred.await(released);
+          return undefined;
         }),
     };
-    const engine = yield* Engine.fromLog(
-      { ...recovered, log: compacting },
-      { timers: false, rescueOnOpen: false },
-    );
+    const engine = yield* served({ ...recovered, log: compacting });
     return {
       engine,
       reached: Deferred.await(reached),
@@ -113,9 +86,7 @@ describe("a notice that the log moved during a compaction's body", () => {
     Effect.gen(function* () {
       const log = SharedLog.shared();
       const { engine, reached, release } = yield* heldCompaction(log);
-      const other = yield* Effect.flatMap(SharedLog.open(log), (recovered) =>
-        Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-      );
+      const other = yield* Effect.flatMap(SharedLog.open(log), served);
       const claim = engine.promises.nextJobs([{ queue: "q", limit: 1 }]);
       const compaction = yield* Effect.fork(engine.compact(0));
       yield* reached;

@@ -14,62 +14,13 @@
 import type { Job } from "@tay/core";
 import { Effect, Fiber, type Layer } from "effect";
 import { describe, expect, it } from "vitest";
-import type { Disk, DiskService, FileHandle } from "../../src/disk/Disk.js";
+import type { Disk } from "../../src/disk/Disk.js";
 import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { drainItemsMin } from "../../src/engine/internal/terminalIndexing.js";
 import * as Init from "../../src/store/Init.js";
 import * as TerminalIndex from "../../src/store/TerminalIndex.js";
-
-/** A held write: `reached` once it waits, `release` lets it go on. */
-interface Hold {
-  readonly reached: Promise<void>;
-  readonly release: () => void;
-}
-
-interface Armed {
-  readonly matches: (path: string) => boolean;
-  readonly released: Promise<void>;
-  readonly reached: () => void;
-}
-
-/** `inner` whose next write to a file `holdNext` names waits until the test releases it. */
-const holdingWrites = (inner: DiskService) => {
-  let armed: Armed | undefined;
-  // Replacing `write` drops its `now` and `inline` (Disk.ts): every write then comes through here.
-  const wrap = (handle: FileHandle): FileHandle => ({
-    ...handle,
-    write: (position, bytes) =>
-      Effect.suspend(() => {
-        const hold = armed;
-        if (hold === undefined || !hold.matches(handle.path)) return handle.write(position, bytes);
-        armed = undefined;
-        hold.reached();
-        return Effect.zipRight(
-          Effect.promise(() => hold.released),
-          handle.write(position, bytes),
-        );
-      }),
-  });
-  const service: DiskService = {
-    ...inner,
-    open: (file, mode, options) => Effect.map(inner.open(file, mode, options), wrap),
-    create: (file, bytes) => Effect.map(inner.create(file, bytes), wrap),
-  };
-  const holdNext = (matches: (path: string) => boolean): Hold => {
-    let release = () => {};
-    let reached = () => {};
-    const released = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    const waiting = new Promise<void>((resolve) => {
-      reached = resolve;
-    });
-    armed = { matches, released, reached };
-    return { reached: waiting, release };
-  };
-  return { service, holdNext };
-};
+import { holdingWrites } from "../support/heldWrites.js";
 
 /** The index's entries file: the old one's path is the new one's (the rewrite empties the directory). */
 const indexEntries = (path: string) =>

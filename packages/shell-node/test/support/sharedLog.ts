@@ -242,3 +242,28 @@ const toEither = <A>(
     | { readonly _tag: "Right"; readonly right: A },
 ): Either.Either<A, unknown> =>
   result._tag === "Left" ? Either.left(result.left) : Either.right(result.right);
+
+/** A gate the shared log's reads wait on: `reached` once a read waits, `open` lets it (and all after) go. */
+export const readGate = () => {
+  let held = true;
+  let release = () => {};
+  let reached = () => {};
+  const opened = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const waiting = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  return {
+    beforeRead: async () => {
+      if (!held) return;
+      reached();
+      await opened;
+    },
+    reached: waiting,
+    open: () => {
+      held = false;
+      release();
+    },
+  };
+};
