@@ -38,6 +38,7 @@ import {
   type WorkerEvent,
   type WorkerJob,
 } from "./internal/attempt.js";
+import { roomWait } from "./internal/backpressure.js";
 import { ClaimLoop } from "./internal/claimLoop.js";
 import { Deadlines } from "./internal/deadlines.js";
 import type { Plain } from "./internal/plain.js";
@@ -232,6 +233,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       emit: options.onEvent ?? (() => {}),
       now,
       recording: (attempt: Attempt) => slots.finishing(attempt.job.queue),
+      roomWait: roomWait((listener) => engine.watch(listener)),
     };
     // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
     const deadlines = new Deadlines(options.timeoutMs, now);
@@ -259,8 +261,12 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       attempts.set(job.jobId, attempt);
       slots.admit(job.queue, () => begin(attempt));
     };
-    const claims = new ClaimLoop(slots, engine.promises.nextJobs, start, (cause) =>
-      settings.emit({ _tag: "Halted", error: messageOf(cause), cause }),
+    const claims = new ClaimLoop(
+      slots,
+      engine.promises.nextJobs,
+      start,
+      (cause) => settings.emit({ _tag: "Halted", error: messageOf(cause), cause }),
+      settings.roomWait,
     );
     const unwatch = engine.watch(watchEndings(attempts));
     const timing = yield* Effect.forkScoped(deadlines.run);

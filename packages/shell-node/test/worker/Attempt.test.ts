@@ -68,6 +68,7 @@ const settingsOf = (handler: () => unknown, events: Array<WorkerEvent>): Attempt
   backoff: undefined,
   emit: (event) => events.push(event),
   now: () => 0,
+  roomWait: () => Promise.resolve(),
   recording: () => {},
 });
 

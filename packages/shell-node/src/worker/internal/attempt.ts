@@ -18,6 +18,7 @@
 import { type Backoff, type Job, Value } from "@tay/core";
 import * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
+import { isBackpressure } from "./backpressure.js";
 import { type Plain, toPlain } from "./plain.js";
 
 /** Bytes of an error text the log keeps (EVENTS.md: text is 0..65,535 bytes). */
@@ -116,6 +117,8 @@ export interface AttemptSettings {
    * (`attempt.finishing` is set then): the worker's next claim may ride it.
    */
   readonly recording: (attempt: Attempt) => void;
+  /** Resolves once the engine may have room again, after its backpressure refused an end (`backpressure.ts`). */
+  readonly roomWait: () => Promise<void>;
 }
 
 const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
@@ -364,6 +367,13 @@ const record = <K extends Log.Kind>(
   return command.then(
     (after) => tellRecorded(ending, after, durationMs, settings),
     (refusal: unknown) => {
+      // Nothing was recorded and the engine is only full for now: the same end again, once it
+      // may have room (the attempt's fence keeps it from ending a later attempt).
+      if (isBackpressure(refusal)) {
+        return settings
+          .roomWait()
+          .then(() => record(engine, attempt, ending, durationMs, settings));
+      }
       const refused =
         ending._tag === "Complete" && refusal instanceof Engine.Rejected
           ? refusedResult(refusal)

@@ -22,6 +22,7 @@
  */
 import type { Job } from "@tay/core";
 import type * as Engine from "../../engine/Engine.js";
+import { isBackpressure } from "./backpressure.js";
 import type { Slots } from "./slots.js";
 
 type NextJobs = (
@@ -43,6 +44,8 @@ interface Claim {
 
 export class ClaimLoop {
   private stopped = false;
+  // The engine's backpressure refused a claim: none is issued until it may have room.
+  private waitingForRoom = false;
   private soonQueued = false;
   // The claims' controller, kept until it is used to give claims up. Shared
   // by the claims in flight: giving up a decided claim changes nothing.
@@ -60,6 +63,8 @@ export class ClaimLoop {
     private readonly start: (job: Job.Job) => void,
     /** Told, once, the refusal that ended the claims (not when `stop` ended them). */
     private readonly halted: (reason: unknown) => void,
+    /** Resolves once the engine may have room again, after its backpressure refused a claim. */
+    private readonly roomWait: () => Promise<void>,
   ) {
     this.done = new Promise<void>((resolve) => {
       this.ended = resolve;
@@ -104,7 +109,7 @@ export class ClaimLoop {
 
   /** Issues a claim with the lanes that have room, unless one is undecided or none has room. */
   private claim(): void {
-    if (this.stopped || this.undecided !== undefined) return;
+    if (this.stopped || this.waitingForRoom || this.undecided !== undefined) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
     if (this.controller.signal.aborted) this.controller = new AbortController();
@@ -123,12 +128,28 @@ export class ClaimLoop {
       // failed refuses them too; one answered first starts its jobs).
       (reason: unknown) => {
         this.settled(claim);
+        if (isBackpressure(reason) && !this.stopped) {
+          this.backOff();
+          return;
+        }
         const first = !this.stopped;
         this.stopped = true;
         if (this.inFlight === 0) this.ended();
         if (first) this.halted(reason);
       },
     );
+  }
+
+  // The engine is full for now and did nothing: claim again once it may have room. A claim
+  // still in flight is answered as usual meanwhile.
+  private backOff(): void {
+    if (this.waitingForRoom) return;
+    this.waitingForRoom = true;
+    void this.roomWait().then(() => {
+      this.waitingForRoom = false;
+      // Stopped meanwhile: `stop` (or the last claim's answer) ended the claims.
+      this.claim();
+    });
   }
 
   private decided(claim: Claim): void {
