@@ -8,11 +8,11 @@
  */
 import { decodeEvent } from "@tay/codec";
 import { LogError, type Projection } from "@tay/shell-node";
-import { Chunk, Duration, Effect, Option, Stream } from "effect";
+import { Chunk, Effect, Option, Stream } from "effect";
 import type { Failure, Session } from "../Driver.js";
 import { isFailure } from "./writer.js";
 import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";
-import { close, connect, databaseError, run } from "./session.js";
+import { close, connect, databaseError, reconnectWait, run } from "./session.js";
 import type { LogState } from "./state.js";
 import * as Tables from "./tables.js";
 
@@ -117,7 +117,7 @@ export const onReader = <A, E>(
         if (!connection || attempts >= state.options.reconnectAttemptsMax) {
           return yield* Effect.fail(error);
         }
-        yield* Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1)));
+        yield* Effect.sleep(reconnectWait(state.options.reconnectDelayMs, attempts));
       }
     }),
   );

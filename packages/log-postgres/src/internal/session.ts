@@ -4,7 +4,7 @@
  * everything), and a failure becomes the log's typed error where the
  * caller decides what it means.
  */
-import { Effect } from "effect";
+import { Duration, Effect } from "effect";
 import {
   type Bound,
   type Driver,
@@ -81,3 +81,12 @@ export const databaseError =
 /** Whether a failure is worth running the same transaction again: a lost connection or a transient refusal. */
 export const retriable = (failure: Failure): boolean =>
   failure.connection || failure.code === "40001" || failure.code === "40P01";
+
+/**
+ * The wait before reconnection `attempt` (0 for the first): `attempt + 1`
+ * times `delayMs`, at most 2^31 - 1 ms. JavaScript timers take no more, and
+ * Effect's live clock never ends a longer sleep: both options at their
+ * bounds (3,600,000 ms, 1,000 attempts) would otherwise wait forever.
+ */
+export const reconnectWait = (delayMs: number, attempt: number): Duration.Duration =>
+  Duration.millis(Math.min(delayMs * (attempt + 1), 2 ** 31 - 1));

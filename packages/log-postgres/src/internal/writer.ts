@@ -19,7 +19,7 @@
  */
 import { encodeRecordInto } from "@tay/codec";
 import { LogError, Ticket } from "@tay/shell-node";
-import { Duration, Effect } from "effect";
+import { Effect } from "effect";
 import type { Batch } from "@tay/shell-node";
 import type { Failure, Parameter, Result, Session } from "../Driver.js";
 import {
@@ -29,7 +29,15 @@ import {
   type MissingRow,
   type PgLogError,
 } from "../PgError.js";
-import { batchOf, close, connect, retriable, run, run as runOne } from "./session.js";
+import {
+  batchOf,
+  close,
+  connect,
+  reconnectWait,
+  retriable,
+  run,
+  run as runOne,
+} from "./session.js";
 import { type Append, appendBatch, appendScript, script as joined } from "./sql.js";
 import { type LogState, notifyIdle, type Queued, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
@@ -453,7 +461,7 @@ export const withReconnect = <A, E>(
       return Effect.zipRight(
         dropped,
         Effect.zipRight(
-          Effect.sleep(Duration.millis(state.options.reconnectDelayMs * (attempts + 1))),
+          Effect.sleep(reconnectWait(state.options.reconnectDelayMs, attempts)),
           Effect.suspend(() => attempt(attempts + 1, lostNow)),
         ),
       );
