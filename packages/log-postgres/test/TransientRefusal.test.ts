@@ -8,7 +8,7 @@
  * and goes on; skipped, with the reason printed, when no server answers.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Driver, PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { Driver, PgLog, type PgOptions } from "@tay/log-postgres";
 import { Projection } from "@tay/shell-node";
 import { Effect } from "effect";
 import { append, inserted } from "./support/events.js";
@@ -19,10 +19,7 @@ const server = await Server.locate();
 const serverUrl = "url" in server ? server.url : "";
 
 /** A fresh database holding a store, dropped (with the trigger below) with the scope. */
-const store = Effect.acquireRelease(
-  Effect.promise(() => Server.freshDatabase(serverUrl)),
-  (made) => Effect.promise(() => made.drop()),
-).pipe(Effect.tap((made) => PgSchema.init(made.url)));
+const store = Server.freshStore(serverUrl);
 
 /**
  * From now on, the first row inserted into the records table is refused with

@@ -9,7 +9,7 @@
  * with the reason printed, when no server answers.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { PgLog, type PgOptions, PgSchema } from "@tay/log-postgres";
+import { PgLog, type PgOptions } from "@tay/log-postgres";
 import { Engine, Projection, StateProjection } from "@tay/shell-node";
 import { Effect, Either, Exit, Fiber } from "effect";
 import type pg from "pg";
@@ -20,10 +20,7 @@ const server = await Server.locate();
 const serverUrl = "url" in server ? server.url : "";
 
 /** A fresh database holding a store, dropped with the scope. */
-const store = Effect.acquireRelease(
-  Effect.promise(() => Server.freshDatabase(serverUrl)),
-  (made) => Effect.promise(() => made.drop()),
-).pipe(Effect.tap((made) => PgSchema.init(made.url)));
+const store = Server.freshStore(serverUrl);
 
 /** The database's sessions now waiting for a lock, and now idle inside a transaction. */
 const sessionsOf = async (client: pg.Client) => {

@@ -5,6 +5,8 @@
  * a private server and prints a URL for `TAY_PG_URL`). Each test gets a
  * database of its own, created from the server's URL and dropped after.
  */
+import { PgSchema } from "@tay/log-postgres";
+import { Effect } from "effect";
 import pg from "pg";
 
 const fallback = "postgres://postgres@127.0.0.1:5432/test";
@@ -66,3 +68,10 @@ export const freshDatabase = async (
       ),
   };
 };
+
+/** A fresh database on the server holding an empty store, dropped with the scope. */
+export const freshStore = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(() => freshDatabase(url)),
+    (made) => Effect.promise(() => made.drop()),
+  ).pipe(Effect.tap((made) => PgSchema.init(made.url)));
