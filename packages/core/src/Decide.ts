@@ -622,14 +622,16 @@ export const claimJobs = (state: State, command: Commands.ClaimJobs): Decided =>
 export const claimsAllowed = (state: State, queue: string, now: number): number => {
   const queueState = state.queues.get(queue);
   if (queueState === undefined) return Number.POSITIVE_INFINITY;
-  if (queueState.paused) return 0;
-  const executing = state.indexes.counts.get(queue)?.[stateIndex.executing] ?? 0;
-  const byConcurrency =
-    queueState.concurrency === null
-      ? Number.POSITIVE_INFINITY
-      : Math.max(0, queueState.concurrency - executing);
   const starts = state.indexes.starts.get(queue) ?? [];
-  return Math.min(byConcurrency, Queue.startsAllowed(queueState, starts, now));
+  return Math.min(slotsAllowed(state, queueState), Queue.startsAllowed(queueState, starts, now));
+};
+
+// What the pause and the concurrency leave a claim on the queue, the rate limit aside.
+const slotsAllowed = (state: State, queueState: Queue.QueueState): number => {
+  if (queueState.paused) return 0;
+  if (queueState.concurrency === null) return Number.POSITIVE_INFINITY;
+  const executing = state.indexes.counts.get(queueState.queue)?.[stateIndex.executing] ?? 0;
+  return Math.max(0, queueState.concurrency - executing);
 };
 
 /**
@@ -640,9 +642,7 @@ export const claimsAllowed = (state: State, queue: string, now: number): number 
  */
 export const rateRoomFrom = (state: State, queue: string): number | null => {
   const queueState = state.queues.get(queue);
-  if (queueState === undefined || queueState.rateLimit === null || queueState.paused) return null;
-  const executing = state.indexes.counts.get(queue)?.[stateIndex.executing] ?? 0;
-  if (queueState.concurrency !== null && executing >= queueState.concurrency) return null;
+  if (queueState === undefined || slotsAllowed(state, queueState) === 0) return null;
   return Queue.startAllowedFrom(queueState, state.indexes.starts.get(queue) ?? []);
 };
 

@@ -83,7 +83,7 @@ export class Timers {
         }
         return;
       }
-      const at = this.wakeAt();
+      const at = Math.min(next ?? Number.POSITIVE_INFINITY, parked ?? Number.POSITIVE_INFINITY);
       this.poked = Deferred.unsafeMake<void>(FiberId.none);
       this.armedAt = at;
       const poked = Deferred.await(this.poked);
