@@ -4,6 +4,10 @@
  * the live clock treats it as infinite. Under the plain TestClock such a
  * sleep ends on time, so a timer that asks for one passes there and hangs
  * in production.
+ *
+ * `suspendableClock` adds what a host's suspend (or a step of the wall
+ * clock) does: the wall-clock time jumps ahead while every sleep, which
+ * runs on the monotonic clock, stays where it was.
  */
 import { Clock, Duration, Effect, TestClock } from "effect";
 
@@ -23,4 +27,32 @@ export const boundedClock: Effect.Effect<Clock.Clock> = Effect.map(
         ? Effect.never
         : clock.sleep(duration),
   }),
+);
+
+/** A bounded clock whose wall-clock time `suspend(ms)` moves ahead without ending any sleep. */
+export interface SuspendableClock {
+  readonly clock: Clock.Clock;
+  readonly suspend: (ms: number) => void;
+}
+
+export const suspendableClock: Effect.Effect<SuspendableClock> = Effect.map(
+  boundedClock,
+  (bounded) => {
+    let suspendedMs = 0;
+    const wall = () => bounded.unsafeCurrentTimeMillis() + suspendedMs;
+    const clock: Clock.Clock = {
+      [Clock.ClockTypeId]: Clock.ClockTypeId,
+      unsafeCurrentTimeMillis: wall,
+      currentTimeMillis: Effect.sync(wall),
+      unsafeCurrentTimeNanos: () => BigInt(wall()) * 1_000_000n,
+      currentTimeNanos: Effect.sync(() => BigInt(wall()) * 1_000_000n),
+      sleep: bounded.sleep,
+    };
+    return {
+      clock,
+      suspend: (ms) => {
+        suspendedMs += ms;
+      },
+    };
+  },
 );

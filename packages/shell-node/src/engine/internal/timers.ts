@@ -23,12 +23,22 @@ export interface Progress {
 }
 
 /**
- * The longest the timer sleeps at once: JavaScript timers take at most
- * 2^31 - 1 ms (24.8 days), and Effect's live clock never ends a longer
- * sleep (it treats it as infinite). A job or an occurrence due later (a
- * monthly cron) is reached by sleeping this long and looking again.
+ * How long the timer sleeps at most before it reads the wall clock again.
+ * Due times are wall-clock times (`Clock.currentTimeMillis`), but a sleep
+ * runs on the host's monotonic clock, which stands still while the host is
+ * suspended and ignores a step of the wall clock: a job due in an hour,
+ * slept for across a half-hour suspend, would come due half an hour late.
+ * Sleeping at most a minute bounds that lateness to a minute, for one look
+ * a minute on an idle engine (2026-12-06).
  */
-export const sleepMaxMs = 2 ** 31 - 1;
+export const wallCheckMs = 60_000;
+
+/**
+ * The longest sleep a JavaScript timer takes (24.8 days): Effect's live
+ * clock never ends a longer one (it treats it as infinite), so even a
+ * `wallCheckMs` set longer is cut to this.
+ */
+export const timerMaxMs = 2 ** 31 - 1;
 
 /** How long the timer waits after a tick that moved nothing although something was due. */
 export const stuckRetryMs = Duration.seconds(1);
@@ -43,6 +53,8 @@ export class Timers {
     private readonly nextWakeAt: () => number | null,
     /** When a parked claim's rate window passes, or null (`BatchDecider.parkedWakeAt`). */
     private readonly parkedWakeAt: () => number | null = () => null,
+    /** At most how long one sleep lasts (tests that jump weeks ahead under TestClock set it longer). */
+    private readonly sleepMaxMs: number = wallCheckMs,
   ) {}
 
   /** The next wake time may have moved earlier: re-arm if it did. */
@@ -89,7 +101,10 @@ export class Timers {
       const poked = Deferred.await(this.poked);
       yield* at === Number.POSITIVE_INFINITY
         ? poked
-        : Effect.race(poked, Effect.sleep(Duration.millis(Math.min(at - now, sleepMaxMs))));
+        : Effect.race(
+            poked,
+            Effect.sleep(Duration.millis(Math.min(at - now, this.sleepMaxMs, timerMaxMs))),
+          );
       this.armedAt = Number.POSITIVE_INFINITY;
     });
     return Effect.forever(step);

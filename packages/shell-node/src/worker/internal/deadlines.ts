@@ -10,8 +10,17 @@
 import { Duration, Effect } from "effect";
 import type { Attempt } from "./attempt.js";
 
-/** JavaScript timers take at most 2^31 - 1 ms; Effect's live clock never ends a longer sleep. */
-const sleepMaxMs = 2 ** 31 - 1;
+/**
+ * How long the fiber sleeps at most before it reads the wall clock again:
+ * deadlines are wall-clock times and a sleep runs on the host's monotonic
+ * clock (still while the host is suspended), so a longer sleep could abort
+ * an attempt that long after its deadline (the engine's timer does the
+ * same: engine/internal/timers.ts).
+ */
+export const wallCheckMs = 60_000;
+
+/** The longest sleep a JavaScript timer takes: Effect's live clock never ends a longer one. */
+const timerMaxMs = 2 ** 31 - 1;
 
 export class Deadlines {
   // Attempts and their deadlines, earliest first (appended in start order).
@@ -22,6 +31,8 @@ export class Deadlines {
   constructor(
     private readonly timeoutMs: number | undefined,
     private readonly now: () => number,
+    /** At most how long one sleep lasts (tests that jump weeks ahead under TestClock set it longer). */
+    private readonly sleepMaxMs: number = wallCheckMs,
   ) {}
 
   /**
@@ -62,10 +73,12 @@ export class Deadlines {
       const next = this.queue[this.head];
       if (next === undefined) return this.woken;
       const waitMs = next.at - this.now();
-      // At most what a timer takes: a longer sleep never ends; a timeout of months is
-      // reached by sleeping again.
+      // At most a minute: a timeout of months is reached by sleeping again.
       if (waitMs > 0) {
-        return Effect.race(Effect.sleep(Duration.millis(Math.min(waitMs, sleepMaxMs))), this.woken);
+        return Effect.race(
+          Effect.sleep(Duration.millis(Math.min(waitMs, this.sleepMaxMs, timerMaxMs))),
+          this.woken,
+        );
       }
       this.head += 1;
       // An attempt that ended (or is ending) has nothing left to time out.

@@ -1,11 +1,18 @@
 // The engine's one timer does not spin when a tick moves nothing although something is due: it
 // waits `stuckRetryMs` before it ticks again. Driven by TestClock, with the ticks counted as the
 // clock moves. A wake time further off than a JavaScript timer takes (a monthly cron) is reached
-// by sleeping at most `sleepMaxMs` at once: Effect's live clock never ends a longer sleep.
+// by sleeping at most `timerMaxMs` at once: Effect's live clock never ends a longer sleep. And a
+// host suspend, which moves the wall clock but not a sleep, makes a due time late by at most
+// `wallCheckMs`.
 import { describe, expect, it } from "@effect/vitest";
 import { Effect, Fiber, TestClock } from "effect";
-import { sleepMaxMs, stuckRetryMs, Timers } from "../../../src/engine/internal/timers.js";
-import { boundedClock } from "../../support/boundedClock.js";
+import {
+  stuckRetryMs,
+  Timers,
+  timerMaxMs,
+  wallCheckMs,
+} from "../../../src/engine/internal/timers.js";
+import { boundedClock, suspendableClock } from "../../support/boundedClock.js";
 
 const nothingMoved = { madeAvailable: 0, timedOut: 0, delivered: 0, skipped: 0 };
 
@@ -29,20 +36,47 @@ describe("the engine's timer", () => {
     }),
   );
 
-  it.effect("reaches a wake time further off than a timer takes, in sleeps of sleepMaxMs", () =>
+  it.effect("reaches a wake time further off than a timer takes, in sleeps of timerMaxMs", () =>
     Effect.gen(function* () {
       let ticks = 0;
       const dueAt = 40 * 86_400_000;
-      const timers = new Timers(() => (ticks === 0 ? dueAt : null));
+      // No wall-clock look: forty days of one-minute sleeps would take TestClock minutes.
+      const timers = new Timers(
+        () => (ticks === 0 ? dueAt : null),
+        () => null,
+        Number.POSITIVE_INFINITY,
+      );
       const tick = Effect.sync(() => {
         ticks += 1;
         return { ...nothingMoved, madeAvailable: 1 };
       });
       const clock = yield* boundedClock;
       const running = yield* Effect.fork(Effect.withClock(timers.run(tick), clock));
-      yield* TestClock.adjust(sleepMaxMs);
+      yield* TestClock.adjust(timerMaxMs);
       expect(ticks).toBe(0);
-      yield* TestClock.adjust(dueAt - sleepMaxMs - 1);
+      yield* TestClock.adjust(dueAt - timerMaxMs - 1);
+      expect(ticks).toBe(0);
+      yield* TestClock.adjust(1);
+      expect(ticks).toBe(1);
+      yield* Fiber.interrupt(running);
+    }),
+  );
+
+  it.effect("ticks at most wallCheckMs after a due time a host suspend jumped over", () =>
+    Effect.gen(function* () {
+      let ticks = 0;
+      const dueAt = 3_600_000;
+      const timers = new Timers(() => (ticks === 0 ? dueAt : null));
+      const tick = Effect.sync(() => {
+        ticks += 1;
+        return { ...nothingMoved, madeAvailable: 1 };
+      });
+      const { clock, suspend } = yield* suspendableClock;
+      const running = yield* Effect.fork(Effect.withClock(timers.run(tick), clock));
+      yield* TestClock.adjust(600_000);
+      // The host sleeps for 50 minutes: the job is due when it wakes, 10 minutes into a sleep.
+      suspend(3_000_000);
+      yield* TestClock.adjust(wallCheckMs - 1);
       expect(ticks).toBe(0);
       yield* TestClock.adjust(1);
       expect(ticks).toBe(1);
