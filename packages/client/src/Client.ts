@@ -468,13 +468,23 @@ export class Client {
   }
 
   /**
-   * Opens this client's worker session (once): the jobs it claims from
-   * then on are leased to it, so if its connection drops the server fails
-   * them at once ("lease expired"); `onEnded` listeners hear the end of
-   * every attempt it holds (a cancel, a rescue).
+   * Opens this client's worker session (once while it lasts): the jobs it
+   * claims from then on are leased to it, so if its connection drops the
+   * server fails them at once ("lease expired"); `onEnded` listeners hear
+   * the end of every attempt it holds (a cancel, a rescue). A session
+   * whose connection ended (a server's restart), or that could not open,
+   * is opened anew by the next call; `onEnded` listeners stay.
    */
   openSession(): Promise<string> {
-    this.session ??= this.startSession();
+    if (this.session === undefined) {
+      const opening = this.startSession();
+      this.session = opening;
+      // One that could not open is opened again when next asked for, not kept as a failure:
+      // a worker that first claimed while the server was down never claimed again (2026-12-06).
+      opening.catch(() => {
+        if (this.session === opening) this.session = undefined;
+      });
+    }
     return this.session;
   }
 
@@ -505,7 +515,8 @@ export class Client {
     );
     if (first.done === true || !decoded.ok)
       throw new Error("BadResponse /v1/session: no session id");
-    this.sessionId = decoded.value.session;
+    const id = decoded.value.session;
+    this.sessionId = id;
     void (async () => {
       try {
         for await (const message of stream) {
@@ -516,8 +527,15 @@ export class Client {
       } catch {
         // The session ends with its connection; its leases end with it on the server.
       }
+      // The next `openSession` opens a new one. Kept, the ended session's id was sent with
+      // every claim after a server's restart: the server no longer knew it, so the jobs
+      // claimed were leased to no session, and `onEnded` heard no cancel of them again.
+      if (this.sessionId === id) {
+        this.session = undefined;
+        this.sessionId = undefined;
+      }
     })();
-    return decoded.value.session;
+    return id;
   }
 
   /** Ends the session and the pool. Safe to call twice. */

@@ -1,0 +1,104 @@
+// A remote worker outlives its server's restart: `tay serve` runs in a child process that is
+// stopped and started again on the same store while the worker runs. After the restart the
+// worker's client opens a new session, so a cancel of a job it claims from the new server
+// still aborts the running handler; and a worker whose first claim found the server down
+// claims once it is back. Before 2026-12-06 the client kept its first session promise for
+// good: after a restart every claim named a session the server no longer knew (no cancel
+// reached a handler again), and a session that failed to open failed every claim after it.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, Locate } from "@tay/client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import * as RemoteWorker from "../../src/server/RemoteWorker.js";
+
+const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
+let root = "";
+let server: ChildProcess | undefined;
+
+const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+};
+
+/** Starts `tay serve` on `directory` and waits until its socket is there. */
+const serve = async (directory: string): Promise<void> => {
+  server = spawn(process.execPath, [tay, "serve", directory, "--create"], { stdio: "ignore" });
+  await until(() => Locate.servedAt(directory) !== null && existsSync(Locate.socketOf(directory)));
+};
+
+/** Stops the server (a clean close) and waits for its exit. */
+const stop = async (): Promise<void> => {
+  const running = server;
+  server = undefined;
+  if (running === undefined || running.exitCode !== null) return;
+  const exited = new Promise((resolve) => running.once("exit", resolve));
+  running.kill("SIGTERM");
+  await exited;
+};
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "tay-remote-restart-"));
+});
+afterEach(stop);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+type Registry = { Quick: null; Slow: null };
+
+/** A worker whose `Slow` handler runs until aborted, counting the aborts. */
+const startWorker = (client: Client.Client, aborts: { count: number }) =>
+  RemoteWorker.start<Registry>(client, {
+    queues: { work: 2 },
+    handlers: {
+      Quick: async () => "done",
+      Slow: (_job, context) =>
+        new Promise((_resolve, reject) =>
+          context.signal.addEventListener("abort", () => {
+            aborts.count += 1;
+            reject(new Error("aborted"));
+          }),
+        ),
+    },
+  });
+
+describe("a remote worker across its server's restart", () => {
+  it("opens a new session: a cancel still aborts the handler of a job claimed after it", async () => {
+    const directory = join(root, "restarted");
+    await serve(directory);
+    const client = await Client.connect(directory);
+    const aborts = { count: 0 };
+    const worker = await startWorker(client, aborts);
+    const producer = await Client.connect(directory);
+    const first = await producer.insert({ queue: "work", worker: "Quick", args: null });
+    await until(async () => (await producer.job(first.jobId))?.state === "completed");
+    await producer.close();
+    await stop();
+    await serve(directory);
+    const again = await Client.connect(directory);
+    const slow = await again.insert({ queue: "work", worker: "Slow", args: null });
+    await until(async () => (await again.job(slow.jobId))?.state === "executing");
+    await again.cancel(slow.jobId);
+    await until(() => aborts.count === 1);
+    expect((await again.job(slow.jobId))?.state).toBe("cancelled");
+    await worker.close();
+    await client.close();
+    await again.close();
+  }, 30_000);
+
+  it("claims once the server is back when its first claim found it down", async () => {
+    const directory = join(root, "down-at-first-claim");
+    await serve(directory);
+    const client = await Client.connect(directory);
+    await stop();
+    const worker = await startWorker(client, { count: 0 });
+    // The claim loop's first tries (one a second) fail while nothing serves the store.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await serve(directory);
+    const producer = await Client.connect(directory);
+    const quick = await producer.insert({ queue: "work", worker: "Quick", args: null });
+    await until(async () => (await producer.job(quick.jobId))?.state === "completed");
+    await worker.close();
+    await client.close();
+    await producer.close();
+  }, 30_000);
+});
