@@ -21,7 +21,14 @@ import { endable, endCommand } from "./internal/ends.js";
 import { batchable, insertCommand } from "./internal/inserts.js";
 import * as Locate from "./Locate.js";
 import * as Shape from "./Shape.js";
-import { type Address, events, InvalidValue, Transport } from "./Transport.js";
+import {
+  type Address,
+  addressText,
+  ConnectionFailed,
+  events,
+  InvalidValue,
+  Transport,
+} from "./Transport.js";
 import * as Wire from "./Wire.js";
 
 export { BadResponse, ConnectionFailed, InvalidValue, ServerError } from "./Transport.js";
@@ -38,7 +45,21 @@ export interface NextJobsOptions {
   readonly signal?: AbortSignal;
   /** The lease of each job started (default: the server's, 30 s). */
   readonly leaseMs?: number;
+  /** How long the server waits for a startable job before it answers with none (default 25 s). */
+  readonly waitMs?: number;
+  /**
+   * How long past `waitMs` the answer may take before the connection is
+   * taken for dead and dropped (default 10 s): `ConnectionFailed` with
+   * code `ETIMEDOUT`.
+   */
+  readonly answerGraceMs?: number;
 }
+
+/** How long the server waits for a startable job in one request, unless asked otherwise. */
+export const waitMsDefault = 25_000;
+
+/** How long past its wait a waiting claim's answer may take, unless asked otherwise. */
+export const answerGraceMsDefault = 10_000;
 
 export interface FailOptions {
   readonly discard?: boolean;
@@ -317,34 +338,66 @@ export class Client {
 
   /**
    * Starts up to `limit` jobs from `lanes`, waiting until at least one can
-   * start (the server answers a wait after 25 s with none, and the client
-   * asks again). Each job carries a lease (`heartbeat` extends it); with
-   * a worker session open (`session()`), a dropped connection fails them.
+   * start (the server answers a wait after `waitMs` with none, and the
+   * client asks again). Each job carries a lease (`heartbeat` extends it);
+   * with a worker session open (`session()`), a dropped connection fails
+   * them. An answer that has not come `answerGraceMs` after the wait's end
+   * drops its connection and rejects with `ConnectionFailed` (`ETIMEDOUT`):
+   * a server whose host died, or a path that lost its state, says nothing,
+   * and a claim waiting on it would otherwise wait forever (TCP notices
+   * nothing on a connection nobody writes to). Jobs the server started for
+   * a dropped claim fail at once ("lease expired") and are retried.
    */
   async nextJobs(
     lanes: ReadonlyArray<Lane>,
     options: NextJobsOptions = {},
   ): Promise<ReadonlyArray<Job.Job>> {
-    const { signal } = options;
+    const { signal, waitMs = waitMsDefault, answerGraceMs = answerGraceMsDefault } = options;
     const headers = this.session === undefined ? {} : { "x-tay-session": await this.session };
     const body: Wire.JsonObject = {
       lanes: lanes.map((lane) => ({ queue: lane.queue, limit: lane.limit })),
       ...present({ limit: options.limit, leaseMs: options.leaseMs }),
+      waitMs,
     };
     const aborted = () => signal?.aborted === true;
     while (!aborted()) {
-      try {
-        const answer = await this.transport.json("POST", "/v1/next-jobs", body, jobsAnswer, {
-          headers,
-          ...(signal === undefined ? {} : { signal }),
-        });
-        if (answer.jobs.length > 0) return answer.jobs;
-      } catch (error) {
-        if (aborted()) return [];
-        throw error;
-      }
+      const answer = await this.waitedAnswer(body, headers, waitMs + answerGraceMs, signal);
+      if (answer === undefined) return [];
+      if (answer.jobs.length > 0) return answer.jobs;
     }
     return [];
+  }
+
+  /** One waiting claim's answer; undefined when `signal` gave up the wait. */
+  private async waitedAnswer(
+    body: Wire.JsonObject,
+    headers: Record<string, string>,
+    deadlineMs: number,
+    signal: AbortSignal | undefined,
+  ) {
+    // One controller per request, ended by the caller's signal or the deadline.
+    const request = new AbortController();
+    const giveUp = () => request.abort();
+    const timer = setTimeout(giveUp, deadlineMs);
+    signal?.addEventListener("abort", giveUp, { once: true });
+    if (signal?.aborted === true) giveUp();
+    try {
+      return await this.transport.json("POST", "/v1/next-jobs", body, jobsAnswer, {
+        headers,
+        signal: request.signal,
+      });
+    } catch (error) {
+      if (signal?.aborted === true) return undefined;
+      if (!request.signal.aborted) throw error;
+      throw new ConnectionFailed(
+        addressText(this.transport.address),
+        "ETIMEDOUT",
+        `no answer to /v1/next-jobs ${deadlineMs} ms after it was sent (the server answers a wait within waitMs); the connection was dropped`,
+      );
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", giveUp);
+    }
   }
 
   /** Extends the lease of a remotely claimed attempt; false when it is no longer held. */

@@ -68,7 +68,8 @@ export type Address =
   | { readonly socket: string }
   | { readonly host: string; readonly port: number; readonly token: string | undefined };
 
-const addressText = (address: Address): string =>
+/** The address as errors name it: the socket's path, or host:port. */
+export const addressText = (address: Address): string =>
   "socket" in address ? address.socket : `${address.host}:${address.port}`;
 
 const errorCode = (error: unknown): string =>
