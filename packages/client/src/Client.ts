@@ -114,6 +114,13 @@ export interface Subscription extends AsyncIterableIterator<Committed> {
 export interface ConnectOptions {
   /** The bearer token of a TCP listener (default: `$TAY_TOKEN`). */
   readonly token?: string;
+  /**
+   * How long an event stream (a subscription, the worker session) may
+   * bring no byte before it is dropped as dead (default 45 s: three of the
+   * server's 15 s pings). A dropped subscription throws `ConnectionFailed`
+   * (`ETIMEDOUT`); a dropped session is opened anew by the next claim.
+   */
+  readonly streamIdleMs?: number;
 }
 
 const jobAnswer = Shape.struct({ job: Wire.job });
@@ -169,8 +176,8 @@ export class Client {
   private sessionClose: (() => void) | undefined;
   private readonly ended = new Set<(committed: Committed) => void>();
 
-  constructor(address: Address) {
-    this.transport = new Transport(address);
+  constructor(address: Address, options: Pick<ConnectOptions, "streamIdleMs"> = {}) {
+    this.transport = new Transport(address, options.streamIdleMs);
     const none = () => undefined;
     this.inserts = new Batches(this.transport, {
       route: "/v1/insert-batch",
@@ -612,7 +619,7 @@ export const connect = async (target: string, options: ConnectOptions = {}): Pro
   const address: Address = /^https?:\/\//.test(target)
     ? urlAddress(new URL(target), tokenOf(options))
     : { socket: Locate.socketOf(target) };
-  const client = new Client(address);
+  const client = new Client(address, options);
   try {
     await client.status();
   } catch (error) {

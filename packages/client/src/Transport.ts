@@ -78,6 +78,14 @@ const errorCode = (error: unknown): string =>
 const endpointOf = (address: Address): Endpoint =>
   "socket" in address ? { socket: address.socket } : { host: address.host, port: address.port };
 
+/**
+ * How long an event stream may bring no byte before its connection is
+ * dropped as dead: three of the server's pings (a comment every 15 s, sent
+ * however quiet the stream). A server whose host died says nothing, and
+ * TCP notices nothing on a connection the client never writes to.
+ */
+export const streamIdleMsDefault = 45_000;
+
 export class Transport {
   // Event streams (few, long) go through node:http; JSON requests through `exchanges`.
   private readonly agent = new Agent({ keepAlive: true, maxSockets: 256 });
@@ -87,7 +95,11 @@ export class Transport {
   private readonly authHeaders: Readonly<Record<string, string>>;
   private readonly typedHeaders: Readonly<Record<string, string>>;
 
-  constructor(readonly address: Address) {
+  constructor(
+    readonly address: Address,
+    /** How long an event stream may bring no byte before it is taken for dead (`streamIdleMsDefault`). */
+    private readonly streamIdleMs: number = streamIdleMsDefault,
+  ) {
     this.authHeaders = this.auth();
     this.typedHeaders = { ...this.authHeaders, "content-type": "application/json" };
     this.exchanges = new Exchanges(
@@ -121,13 +133,41 @@ export class Transport {
   ): Promise<IncomingMessage> {
     const typed = body === undefined ? {} : { "content-type": "application/json" };
     return new Promise((resolve, reject) => {
-      const sent = httpRequest(this.options(method, path, { ...typed, ...headers }), resolve);
+      let answered: IncomingMessage | undefined;
+      const sent = httpRequest(this.options(method, path, { ...typed, ...headers }), (response) => {
+        answered = response;
+        resolve(response);
+      });
       sent.on("error", (error) => {
         reject(
           signal?.aborted === true
             ? error
             : new ConnectionFailed(addressText(this.address), errorCode(error), error.message),
         );
+      });
+      // The socket's idle timer, from the request to the stream's end: any byte (an event, a
+      // ping) restarts it. Before the answer's head it fails the open, after it the stream;
+      // unless the reader is behind (bytes wait unread: the socket is paused for the reader,
+      // not silent), then it only starts again. On the socket itself: a request forwards
+      // only its socket's first timeout.
+      sent.once("socket", (socket) => {
+        const idle = () => {
+          if (answered !== undefined && answered.readableLength > 0) {
+            socket.setTimeout(this.streamIdleMs);
+            return;
+          }
+          const detail = `${path}: no byte in ${this.streamIdleMs} ms from a server that pings every 15 s; the stream was dropped`;
+          const error = new ConnectionFailed(addressText(this.address), "ETIMEDOUT", detail);
+          if (answered === undefined) sent.destroy(error);
+          else answered.destroy(error);
+        };
+        socket.setTimeout(this.streamIdleMs);
+        socket.on("timeout", idle);
+        // A socket kept alive for another request takes neither along.
+        sent.once("close", () => {
+          socket.off("timeout", idle);
+          socket.setTimeout(0);
+        });
       });
       if (signal !== undefined) {
         if (signal.aborted) sent.destroy();

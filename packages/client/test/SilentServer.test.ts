@@ -3,10 +3,13 @@
 // to, so the claim must give up by itself. The "server" here answers `/v1/status` (so that
 // `connect` succeeds) and then reads every request and answers none. `nextJobs` rejects with
 // `ConnectionFailed` (`ETIMEDOUT`) once `answerGraceMs` has passed after its `waitMs`, and the
-// connection is dropped; before 2026-12-06 it waited forever.
+// connection is dropped; before 2026-12-06 it waited forever. Likewise an event stream that
+// brings no byte (not even the server's 15 s ping) for `streamIdleMs` is dropped: the worker
+// session then opens anew, and a subscription throws.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/index.js";
+import { events, Transport } from "../src/Transport.js";
 
 let silent: Server | undefined;
 let port = 0;
@@ -18,12 +21,38 @@ const statusAnswer = (): string => {
   return `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
 };
 
+let sessionsOpened = 0;
+
+/** A session stream's head and its first event, after which the "server" says nothing more. */
+const sessionOpening = (count: number): string =>
+  "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: keep-alive\r\n\r\n" +
+  `event: session\ndata: ${JSON.stringify({ session: `s${count}` })}\n\n`;
+
+/** Events in the burst a reader falls behind on: far more than a socket's buffers hold. */
+const burstEvents = 300;
+
+/** An event stream's head and `burstEvents` events of 1 KiB each, then nothing more. */
+const burst = (): string => {
+  const pad = "x".repeat(1_024);
+  let text = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+  for (let index = 0; index < burstEvents; index++) {
+    text += `event: burst\ndata: ${JSON.stringify({ index, pad })}\n\n`;
+  }
+  return text;
+};
+
 beforeAll(async () => {
   silent = createServer((socket) => {
     sockets.add(socket);
     socket.on("close", () => closed.push(socket));
     socket.on("data", (bytes: Buffer) => {
-      if (bytes.toString("latin1").startsWith("GET /v1/status ")) socket.write(statusAnswer());
+      const request = bytes.toString("latin1");
+      if (request.startsWith("GET /v1/status ")) socket.write(statusAnswer());
+      if (request.startsWith("GET /v1/burst ")) socket.write(burst());
+      if (request.startsWith("GET /v1/session ")) {
+        sessionsOpened += 1;
+        socket.write(sessionOpening(sessionsOpened));
+      }
     });
   });
   await new Promise<void>((resolve) => silent?.listen(0, "127.0.0.1", resolve));
@@ -58,5 +87,40 @@ describe("a waiting claim against a server that stopped answering", () => {
     setTimeout(() => controller.abort(), 50);
     await expect(claim).resolves.toEqual([]);
     await client.close();
+  }, 20_000);
+
+  it("drops a session stream that brings no byte for streamIdleMs, and the next claim opens another", async () => {
+    const client = await Client.connect(`http://127.0.0.1:${port}`, { streamIdleMs: 200 });
+    const before = sessionsOpened;
+    expect(await client.openSession()).toBe(`s${before + 1}`);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(await client.openSession()).toBe(`s${before + 2}`);
+    await client.close();
+  }, 20_000);
+
+  it("ends a subscription that brings no byte for streamIdleMs with ConnectionFailed ETIMEDOUT", async () => {
+    const client = await Client.connect(`http://127.0.0.1:${port}`, { streamIdleMs: 200 });
+    const subscription = client.subscribe();
+    await expect(subscription.next()).rejects.toMatchObject({
+      _tag: "ConnectionFailed",
+      code: "ETIMEDOUT",
+    });
+    await client.close();
+  }, 20_000);
+
+  it("keeps a stream whose reader is behind (bytes wait unread), and drops it once silent", async () => {
+    const transport = new Transport({ host: "127.0.0.1", port, token: undefined }, 200);
+    const stream = events(await transport.open("GET", "/v1/burst", undefined));
+    let read = 0;
+    const reading = (async () => {
+      for await (const _event of stream) {
+        read += 1;
+        // The reader stalls past the idle bound with most of the burst unread.
+        if (read === 1) await new Promise((resolve) => setTimeout(resolve, 700));
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({ _tag: "ConnectionFailed", code: "ETIMEDOUT" });
+    expect(read).toBe(burstEvents);
+    transport.close();
   }, 20_000);
 });
