@@ -12,7 +12,8 @@
  * - while a job runs, its lease is extended by a heartbeat every third of
  *   the lease, so a live handler keeps its job however long it runs, and a
  *   worker that dies or loses its connection loses it (the attempt fails
- *   with "lease expired" and is retried by the usual rules).
+ *   with "lease expired" and is retried by the usual rules); a heartbeat
+ *   answered "not held" aborts the handler (`WorkerEngine.lost`).
  */
 import type { Client } from "@tay/client";
 import type { Job } from "@tay/core";
@@ -58,19 +59,33 @@ const claimed = async (
   }
 };
 
-/** The heartbeats of the running jobs' leases. */
+/**
+ * The heartbeats of the running jobs' leases. A heartbeat answered "not
+ * held" tells `lost`: the server no longer leases that attempt to this
+ * worker (it expired while heartbeats could not get through, or the server
+ * restarted and rescued it), so its job may already run elsewhere and the
+ * handler is aborted rather than left to run on.
+ */
 const heartbeats = (client: RemoteClient, leaseMs: number) => {
   const running = new Map<number, number>();
+  const lost = new Set<(jobId: number, attempt: number) => void>();
+  const beat = (jobId: number, attempt: number) =>
+    client.heartbeat(jobId, attempt, leaseMs).then(
+      (held) => {
+        if (held || running.get(jobId) !== attempt) return;
+        running.delete(jobId);
+        for (const listener of lost) listener(jobId, attempt);
+      },
+      () => undefined,
+    );
   const timer = setInterval(
     () => {
-      for (const [jobId, attempt] of running) {
-        client.heartbeat(jobId, attempt, leaseMs).catch(() => undefined);
-      }
+      for (const [jobId, attempt] of running) void beat(jobId, attempt);
     },
     Math.max(1, Math.floor(leaseMs / 3)),
   );
   timer.unref();
-  return { running, stop: () => clearInterval(timer) };
+  return { running, lost, stop: () => clearInterval(timer) };
 };
 
 /** The engine the worker runs on, made of `client`. */
@@ -93,6 +108,12 @@ export const engineOf = <K extends Log.Kind>(client: RemoteClient, leaseMs: numb
         client.complete(jobId, result, options).finally(() => ended(jobId)),
       fail: (jobId, error, options) =>
         client.fail(jobId, error, options).finally(() => ended(jobId)),
+    },
+    lost: (listener) => {
+      beats.lost.add(listener);
+      return () => {
+        beats.lost.delete(listener);
+      };
     },
   };
   return { engine, stop: beats.stop };

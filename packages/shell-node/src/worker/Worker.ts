@@ -53,6 +53,12 @@ export type { Handler, HandlerContext, Plain, WorkerEvent, WorkerJob };
  */
 export type WorkerEngine<K extends Log.Kind> = Pick<Engine.EngineService<K>, "watch"> & {
   readonly promises: Pick<Engine.PromiseFace<K>, "nextJobs" | "complete" | "fail">;
+  /**
+   * Tells `listener` of an attempt the worker runs that is no longer its
+   * own without a commit the watch would show (a remote lease found gone);
+   * returns the function that stops telling. An embedded engine has none.
+   */
+  readonly lost?: (listener: (jobId: number, attempt: number) => void) => () => void;
 };
 
 /** How long `close` (and a scope's end) waits for running handlers by default. */
@@ -176,6 +182,16 @@ const watchEndings =
     }
   };
 
+/** Aborts a running handler whose attempt the engine says is no longer the worker's own. */
+const abortLost =
+  (attempts: ReadonlyMap<number, Attempt>) =>
+  (jobId: number, attemptNumber: number): void => {
+    const attempt = attempts.get(jobId);
+    if (attempt !== undefined && attempt.job.attempt === attemptNumber && !attempt.finishing) {
+      attempt.abort("ended");
+    }
+  };
+
 /** What closing works on: the running worker's parts. */
 interface Closing {
   readonly slots: Slots;
@@ -269,8 +285,15 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       settings.roomWait,
     );
     const unwatch = engine.watch(watchEndings(attempts));
+    const unlost = engine.lost?.(abortLost(attempts));
     const timing = yield* Effect.forkScoped(deadlines.run);
-    const stop = Effect.zipRight(Effect.sync(unwatch), Fiber.interrupt(timing));
+    const stop = Effect.zipRight(
+      Effect.sync(() => {
+        unwatch();
+        unlost?.();
+      }),
+      Fiber.interrupt(timing),
+    );
     // The first close's outcome, shared: a second close (concurrent or later)
     // waits for the same report instead of running the close again.
     let closing: Deferred.Deferred<CloseReport> | undefined;

@@ -2,7 +2,8 @@
 // stopped and started again on the same store while the worker runs. After the restart the
 // worker's client opens a new session, so a cancel of a job it claims from the new server
 // still aborts the running handler; and a worker whose first claim found the server down
-// claims once it is back. Before 2026-12-06 the client kept its first session promise for
+// claims once it is back; and a handler running across the restart is aborted once its
+// heartbeat finds its lease gone (the new server rescued the attempt). Before 2026-12-06 the client kept its first session promise for
 // good: after a restart every claim named a session the server no longer knew (no cancel
 // reached a handler again), and a session that failed to open failed every claim after it.
 import { type ChildProcess, spawn } from "node:child_process";
@@ -45,16 +46,26 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 type Registry = { Quick: null; Slow: null };
 
+/** The aborts of `Slow` handlers: how many, and each one's attempt. */
+interface Aborts {
+  count: number;
+  readonly attempts: Array<number>;
+}
+
+const noAborts = (): Aborts => ({ count: 0, attempts: [] });
+
 /** A worker whose `Slow` handler runs until aborted, counting the aborts. */
-const startWorker = (client: Client.Client, aborts: { count: number }) =>
+const startWorker = (client: Client.Client, aborts: Aborts, leaseMs?: number) =>
   RemoteWorker.start<Registry>(client, {
     queues: { work: 2 },
+    ...(leaseMs === undefined ? {} : { leaseMs }),
     handlers: {
       Quick: async () => "done",
-      Slow: (_job, context) =>
+      Slow: (job, context) =>
         new Promise((_resolve, reject) =>
           context.signal.addEventListener("abort", () => {
             aborts.count += 1;
+            aborts.attempts.push(job.attempt);
             reject(new Error("aborted"));
           }),
         ),
@@ -66,7 +77,7 @@ describe("a remote worker across its server's restart", () => {
     const directory = join(root, "restarted");
     await serve(directory);
     const client = await Client.connect(directory);
-    const aborts = { count: 0 };
+    const aborts = noAborts();
     const worker = await startWorker(client, aborts);
     const producer = await Client.connect(directory);
     const first = await producer.insert({ queue: "work", worker: "Quick", args: null });
@@ -90,7 +101,7 @@ describe("a remote worker across its server's restart", () => {
     await serve(directory);
     const client = await Client.connect(directory);
     await stop();
-    const worker = await startWorker(client, { count: 0 });
+    const worker = await startWorker(client, noAborts());
     // The claim loop's first tries (one a second) fail while nothing serves the store.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
     await serve(directory);
@@ -100,5 +111,26 @@ describe("a remote worker across its server's restart", () => {
     await worker.close();
     await client.close();
     await producer.close();
+  }, 30_000);
+
+  it("aborts a handler running across the restart once its heartbeat finds the lease gone", async () => {
+    const directory = join(root, "running-across");
+    await serve(directory);
+    const client = await Client.connect(directory);
+    const aborts = noAborts();
+    // Heartbeats every second.
+    const worker = await startWorker(client, aborts, 3_000);
+    const producer = await Client.connect(directory);
+    const slow = await producer.insert({ queue: "work", worker: "Slow", args: null });
+    await until(async () => (await producer.job(slow.jobId))?.state === "executing");
+    await producer.close();
+    await stop();
+    await serve(directory);
+    await until(() => aborts.attempts.includes(1));
+    const again = await Client.connect(directory);
+    await again.cancel(slow.jobId);
+    await worker.close();
+    await client.close();
+    await again.close();
   }, 30_000);
 });
