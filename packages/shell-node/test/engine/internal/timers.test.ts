@@ -1,5 +1,6 @@
 // The engine's one timer does not spin when a tick moves nothing although something is due: it
-// waits `stuckRetryMs` before it ticks again. Driven by TestClock, with the ticks counted as the
+// waits `stuckRetryMs` before it ticks again; a tick that only timed jobs out moved something, and
+// the timer looks again at once. Driven by TestClock, with the ticks counted as the
 // clock moves. A wake time further off than a JavaScript timer takes (a monthly cron) is reached
 // by sleeping at most `timerMaxMs` at once: Effect's live clock never ends a longer sleep. And a
 // host suspend, which moves the wall clock but not a sleep, makes a due time late by at most
@@ -30,6 +31,23 @@ describe("the engine's timer", () => {
       for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
       expect(ticks).toBe(1);
       yield* TestClock.adjust(stuckRetryMs);
+      for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
+      expect(ticks).toBe(2);
+      yield* Fiber.interrupt(running);
+    }),
+  );
+
+  it.effect("ticks again at once after a tick that only timed jobs out", () =>
+    Effect.gen(function* () {
+      let ticks = 0;
+      // Due, and the first tick times a job out (and moves nothing else): progress, not a stuck
+      // tick, so the next due time is looked at once, not stuckRetryMs later.
+      const timers = new Timers(() => 0);
+      const tick = Effect.sync(() => {
+        ticks += 1;
+        return ticks === 1 ? { ...nothingMoved, timedOut: 1 } : nothingMoved;
+      });
+      const running = yield* Effect.fork(timers.run(tick));
       for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
       expect(ticks).toBe(2);
       yield* Fiber.interrupt(running);
