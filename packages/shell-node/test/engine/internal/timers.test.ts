@@ -1,6 +1,7 @@
 // The engine's one timer does not spin when a tick moves nothing although something is due: it
 // waits `stuckRetryMs` before it ticks again; a tick that only timed jobs out moved something, and
-// the timer looks again at once. Driven by TestClock, with the ticks counted as the
+// the timer looks again at once; a poke that does not bring the wake time earlier does not wake
+// it (every commit pokes it). Driven by TestClock, with the ticks counted as the
 // clock moves. A wake time further off than a JavaScript timer takes (a monthly cron) is reached
 // by sleeping at most `timerMaxMs` at once: Effect's live clock never ends a longer sleep. And a
 // host suspend, which moves the wall clock but not a sleep, makes a due time late by at most
@@ -50,6 +51,27 @@ describe("the engine's timer", () => {
       const running = yield* Effect.fork(timers.run(tick));
       for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
       expect(ticks).toBe(2);
+      yield* Fiber.interrupt(running);
+    }),
+  );
+
+  it.effect("is not woken by a poke that leaves its wake time where it was", () =>
+    Effect.gen(function* () {
+      let reads = 0;
+      // Due in a minute; every commit pokes the timer, and most move nothing earlier.
+      const timers = new Timers(() => {
+        reads += 1;
+        return 60_000;
+      });
+      const running = yield* Effect.fork(timers.run(Effect.succeed(nothingMoved)));
+      for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
+      const asleep = reads;
+      for (let poke = 0; poke < 5; poke++) {
+        timers.poke();
+        for (let turn = 0; turn < 10; turn++) yield* Effect.yieldNow();
+      }
+      // Each poke reads the wake time once to compare it; the sleeping timer never looked again.
+      expect(reads).toBe(asleep + 5);
       yield* Fiber.interrupt(running);
     }),
   );
