@@ -3,10 +3,13 @@
  * tells the engine when some may be waiting, and the engine drains for
  * them although no command waits. Proved over the in-memory shared log with
  * an inbox added by hand: after the notice, the next drain takes the job,
- * appends it and tells the log its id, with no command issued.
+ * appends it and tells the log its id, with no command issued. An incoming
+ * job whose batch meets another writer's append is handed back to the log
+ * (not appended this time), never decided again by the engine: the log
+ * offers it again while it waits, so a retry would insert it twice.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Commands } from "@tay/core";
+import { Commands, Event } from "@tay/core";
 import { Effect } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import type * as Log from "../../src/log/Log.js";
@@ -64,6 +67,43 @@ describe("an engine over a log with incoming jobs", () => {
       expect(jobs.taken()).toBe(1);
       expect(jobs.outcomes.get("row-1")).toEqual({ _tag: "Appended", jobIds: [1] });
       expect((yield* engine.job(1))?.args).toBe("from the inbox");
+    }),
+  );
+
+  it.scoped("hands a job back to the log when its batch meets another writer's append", () =>
+    Effect.gen(function* () {
+      const shared = SharedLog.shared();
+      let interloped = false;
+      // Another engine appends right before this engine's first write: that write conflicts.
+      const interloper = () => {
+        if (interloped) return;
+        interloped = true;
+        const event = Event.jobInserted({
+          jobId: 1,
+          queue: "q",
+          worker: "W",
+          args: "theirs",
+          priority: 0,
+          maxAttempts: 1,
+          scheduledAt: 0,
+          insertedAt: 0,
+        });
+        shared.entries.push({ sequence: 1, event });
+      };
+      const recovered = yield* SharedLog.open(shared, { interloper });
+      const jobs = inbox();
+      const log: Log.Log<SharedLog.SharedKind> = { ...recovered.log, incoming: jobs.incoming };
+      yield* Engine.fromLog({ ...recovered, log }, { timers: false, rescueOnOpen: false });
+      jobs.offer(
+        "row-1",
+        Commands.insertJobs({ now: 0, jobs: [{ queue: "q", worker: "W", args: "ours" }] }),
+      );
+      // The drain, the refused write and the catch-up after it all run by then.
+      for (let turn = 0; turn < 5; turn++) yield* nextTurn;
+      expect(interloped).toBe(true);
+      expect(jobs.outcomes.get("row-1")?._tag).toBe("NotAppended");
+      // Only the other writer's record: the engine did not append the job on its own retry.
+      expect(shared.entries.map((entry) => entry.sequence)).toEqual([1]);
     }),
   );
 });
