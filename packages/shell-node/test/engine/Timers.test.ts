@@ -7,7 +7,7 @@
  */
 import { getEventListeners } from "node:events";
 import { describe, expect, it } from "@effect/vitest";
-import { Effect, Fiber, TestClock } from "effect";
+import { Chunk, Effect, Fiber, TestClock } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import * as Init from "../../src/store/Init.js";
 import { holdingSyncs } from "../support/heldSyncs.js";
@@ -335,6 +335,28 @@ describe("timers", () => {
       yield* TestClock.adjust(1);
       const started = yield* join(third);
       expect(started.map((found) => found.attemptedAt)).toEqual([11_000]);
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scoped("leave the timer asleep for a claim parked on a full window with no job to start", () =>
+    Effect.gen(function* () {
+      yield* TestClock.setTime(0);
+      const engine = yield* openEngine();
+      yield* engine.setQueueLimits("q", { rateLimit: { count: 1, perMs: 500 } });
+      const [only] = yield* engine.insertMany([job("q")]);
+      yield* engine.nextJobs([{ queue: "q", limit: 1 }]);
+      yield* engine.complete(only?.jobId ?? 0);
+      // The queue is empty: no window's end can start anything, so it is no wake time.
+      const parked = yield* Effect.fork(engine.nextJobs([{ queue: "q", limit: 1 }]));
+      yield* settle;
+      yield* TestClock.adjust(2_000);
+      yield* settle;
+      const wakes = Chunk.toReadonlyArray(yield* TestClock.sleeps());
+      // Only the timer's look at the wall clock is left; a timer woken at the window's end
+      // would find nothing to start and try again every stuckRetryMs (1 s).
+      expect(wakes.filter((at) => at < 60_000)).toEqual([]);
+      expect(parked.unsafePoll()).toBeNull();
+      yield* Fiber.interrupt(parked);
     }).pipe(Effect.provide(nodeDisk)),
   );
 
