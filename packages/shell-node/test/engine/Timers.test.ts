@@ -31,6 +31,19 @@ const settle = Effect.promise(() => new Promise((resolve) => setTimeout(resolve,
 /** One turn of the event loop: the writer's I/O goes on. */
 const tick = Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 1)));
 
+/**
+ * Waits (real time, at most 5 s) until the job is `state`: a tick's durable write takes as long
+ * as the disk does, and a fixed pause was too short for it on a loaded machine.
+ */
+const untilState = (engine: Engine.EngineService, jobId: number, state: string) =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 250; tries++) {
+      if ((yield* engine.job(jobId))?.state === state) return;
+      yield* settle;
+    }
+    return yield* Effect.dieMessage(`job ${jobId} never became ${state}`);
+  });
+
 /** Joins `fiber`, failing the test after 5 s of real time (TestClock never fires a timeout). */
 const join = <A, E>(fiber: Fiber.Fiber<A, E>) =>
   Effect.raceFirst(
@@ -283,13 +296,13 @@ describe("timers", () => {
       const second = yield* engine.insert({ ...job("q"), scheduledAt: 15_100 });
       yield* settle;
       yield* TestClock.adjust(5_000);
+      yield* untilState(engine, first.jobId, "available");
+      // The timer arms its next sleep once the tick's drain is done.
       yield* settle;
-      expect((yield* engine.job(first.jobId))?.state).toBe("available");
       expect((yield* engine.job(second.jobId))?.state).toBe("scheduled");
       // The tick moved a job: the timer sleeps to the next due time, not a stuck-tick pause.
       yield* TestClock.adjust(100);
-      yield* settle;
-      expect((yield* engine.job(second.jobId))?.state).toBe("available");
+      yield* untilState(engine, second.jobId, "available");
     }).pipe(Effect.provide(nodeDisk)),
   );
 
