@@ -56,26 +56,6 @@ const startsOnce = (log: SharedLog.Shared, jobId: number) => {
   };
 };
 
-/** An interloper that, once, inserts job 1 in the shared log as another engine would. */
-const insertsOnce = (log: SharedLog.Shared) => {
-  let interloped = false;
-  return () => {
-    if (interloped) return;
-    interloped = true;
-    const event = Event.jobInserted({
-      jobId: 1,
-      queue: "q",
-      worker: "W",
-      args: "theirs",
-      priority: 0,
-      maxAttempts: 1,
-      scheduledAt: 0,
-      insertedAt: 0,
-    });
-    log.entries.push({ sequence: 1, event });
-  };
-};
-
 const nextTurn = Effect.promise(() => new Promise((resolve) => setImmediate(resolve)));
 
 describe("several engines on one shared log", () => {
@@ -193,7 +173,7 @@ describe("several engines on one shared log", () => {
         Effect.gen(function* () {
           const log = SharedLog.shared();
           // One other writer gets in before this engine's first write, and only then.
-          const interloper = insertsOnce(log);
+          const interloper = SharedLog.insertsOnce(log);
           const delay = () => new Promise<void>((resolve) => setImmediate(resolve));
           const engine = yield* openEngine(log, { interloper, delay });
           const [inserted, claimed] = yield* Effect.promise(async () => {
@@ -491,7 +471,7 @@ describe("several engines on one shared log", () => {
         const log = SharedLog.shared();
         const gate = SharedLog.readGate();
         // Another writer's insert lands right before this engine's first write.
-        const interloper = insertsOnce(log);
+        const interloper = SharedLog.insertsOnce(log);
         const engine = yield* openEngine(log, { interloper, beforeRead: gate.beforeRead });
         const first = engine.promises.insert({ queue: "q", worker: "W", args: "first" });
         // Refused by the conflict, the first insert waits while the catch-up's read is held.

@@ -9,7 +9,7 @@
  * offers it again while it waits, so a retry would insert it twice.
  */
 import { describe, expect, it } from "@effect/vitest";
-import { Commands, Event } from "@tay/core";
+import { Commands } from "@tay/core";
 import { Effect } from "effect";
 import * as Engine from "../../src/engine/Engine.js";
 import type * as Log from "../../src/log/Log.js";
@@ -73,23 +73,8 @@ describe("an engine over a log with incoming jobs", () => {
   it.scoped("hands a job back to the log when its batch meets another writer's append", () =>
     Effect.gen(function* () {
       const shared = SharedLog.shared();
-      let interloped = false;
       // Another engine appends right before this engine's first write: that write conflicts.
-      const interloper = () => {
-        if (interloped) return;
-        interloped = true;
-        const event = Event.jobInserted({
-          jobId: 1,
-          queue: "q",
-          worker: "W",
-          args: "theirs",
-          priority: 0,
-          maxAttempts: 1,
-          scheduledAt: 0,
-          insertedAt: 0,
-        });
-        shared.entries.push({ sequence: 1, event });
-      };
+      const interloper = SharedLog.insertsOnce(shared);
       const recovered = yield* SharedLog.open(shared, { interloper });
       const jobs = inbox();
       const log: Log.Log<SharedLog.SharedKind> = { ...recovered.log, incoming: jobs.incoming };
@@ -100,7 +85,6 @@ describe("an engine over a log with incoming jobs", () => {
       );
       // The drain, the refused write and the catch-up after it all run by then.
       for (let turn = 0; turn < 5; turn++) yield* nextTurn;
-      expect(interloped).toBe(true);
       expect(jobs.outcomes.get("row-1")?._tag).toBe("NotAppended");
       // Only the other writer's record: the engine did not append the job on its own retry.
       expect(shared.entries.map((entry) => entry.sequence)).toEqual([1]);

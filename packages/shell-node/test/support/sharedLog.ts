@@ -8,7 +8,7 @@
  * chooses, so engines interleave; `refresh` and `watchOthers` follow the
  * other writers as the PostgreSQL log's do (LISTEN/NOTIFY, polling).
  */
-import { type Event, Generation, type HistoryError } from "@tay/core";
+import { Event, Generation, type HistoryError } from "@tay/core";
 import { Deferred, Effect, Either, Stream } from "effect";
 import type * as Batch from "../../src/log/Batch.js";
 import type * as Log from "../../src/log/Log.js";
@@ -265,5 +265,25 @@ export const readGate = () => {
       held = false;
       release();
     },
+  };
+};
+
+/** An interloper that, once, inserts job 1 in the shared log as another engine would. */
+export const insertsOnce = (log: Shared) => {
+  let interloped = false;
+  return () => {
+    if (interloped) return;
+    interloped = true;
+    const event = Event.jobInserted({
+      jobId: 1,
+      queue: "q",
+      worker: "W",
+      args: "theirs",
+      priority: 0,
+      maxAttempts: 1,
+      scheduledAt: 0,
+      insertedAt: 0,
+    });
+    log.entries.push({ sequence: 1, event });
   };
 };
