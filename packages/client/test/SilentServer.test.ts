@@ -5,7 +5,8 @@
 // `ConnectionFailed` (`ETIMEDOUT`) once `answerGraceMs` has passed after its `waitMs`, and the
 // connection is dropped; before 2026-12-06 it waited forever. Likewise an event stream that
 // brings no byte (not even the server's 15 s ping) for `streamIdleMs` is dropped: the worker
-// session then opens anew, and a subscription throws.
+// session then opens anew, and a subscription throws; a socket kept alive for the next stream
+// carries no timer of the last one.
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/index.js";
@@ -28,6 +29,10 @@ const sessionOpening = (count: number): string =>
   "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: keep-alive\r\n\r\n" +
   `event: session\ndata: ${JSON.stringify({ session: `s${count}` })}\n\n`;
 
+/** A whole event stream of one event, its length stated: the connection stays open for reuse. */
+const shortBody = `event: short\ndata: ${JSON.stringify({ done: true })}\n\n`;
+const shortStream = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: ${shortBody.length}\r\nconnection: keep-alive\r\n\r\n${shortBody}`;
+
 /** Events in the burst a reader falls behind on: far more than a socket's buffers hold. */
 const burstEvents = 300;
 
@@ -49,6 +54,7 @@ beforeAll(async () => {
       const request = bytes.toString("latin1");
       if (request.startsWith("GET /v1/status ")) socket.write(statusAnswer());
       if (request.startsWith("GET /v1/burst ")) socket.write(burst());
+      if (request.startsWith("GET /v1/short ")) socket.write(shortStream);
       if (request.startsWith("GET /v1/session ")) {
         sessionsOpened += 1;
         socket.write(sessionOpening(sessionsOpened));
@@ -121,6 +127,31 @@ describe("a waiting claim against a server that stopped answering", () => {
     })();
     await expect(reading).rejects.toMatchObject({ _tag: "ConnectionFailed", code: "ETIMEDOUT" });
     expect(read).toBe(burstEvents);
+    transport.close();
+  }, 20_000);
+
+  it("leaves no idle timer on a socket kept alive after its stream ended", async () => {
+    const transport = new Transport({ host: "127.0.0.1", port, token: undefined }, 200);
+    const used = new Set<unknown>();
+    let timeoutListeners = 0;
+    for (let stream = 0; stream < 12; stream++) {
+      const response = await transport.open("GET", "/v1/short", undefined);
+      // Taken now: a response lets go of its socket once it ended.
+      const socket = response.socket;
+      for await (const _event of events(response)) {
+        // One event, then the stream's stated length ends it.
+      }
+      used.add(socket);
+      await new Promise((resolve) => setImmediate(resolve));
+      // Node's agent keeps one listener of its own.
+      timeoutListeners = (socket?.listeners("timeout") ?? []).filter(
+        (listener) => listener.name === "idle",
+      ).length;
+    }
+    // The twelve streams went over one socket, which carries no stream's timer after it.
+    expect(used.size).toBe(1);
+    expect(used.has(null)).toBe(false);
+    expect(timeoutListeners).toBe(0);
     transport.close();
   }, 20_000);
 });
