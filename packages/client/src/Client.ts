@@ -55,9 +55,6 @@ export interface NextJobsOptions {
   readonly answerGraceMs?: number;
 }
 
-/** How long the server waits for a startable job in one request, unless asked otherwise. */
-export const waitMsDefault = 25_000;
-
 /** How long past its wait a waiting claim's answer may take, unless asked otherwise. */
 export const answerGraceMsDefault = 10_000;
 
@@ -359,7 +356,11 @@ export class Client {
     lanes: ReadonlyArray<Lane>,
     options: NextJobsOptions = {},
   ): Promise<ReadonlyArray<Job.Job>> {
-    const { signal, waitMs = waitMsDefault, answerGraceMs = answerGraceMsDefault } = options;
+    const {
+      signal,
+      waitMs = Wire.nextJobsWaitMsDefault,
+      answerGraceMs = answerGraceMsDefault,
+    } = options;
     const headers = this.session === undefined ? {} : { "x-tay-session": await this.session };
     const body: Wire.JsonObject = {
       lanes: lanes.map((lane) => ({ queue: lane.queue, limit: lane.limit })),

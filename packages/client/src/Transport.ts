@@ -84,7 +84,7 @@ const endpointOf = (address: Address): Endpoint =>
  * however quiet the stream). A server whose host died says nothing, and
  * TCP notices nothing on a connection the client never writes to.
  */
-export const streamIdleMsDefault = 45_000;
+export const streamIdleMsDefault = 3 * Wire.streamPingMs;
 
 export class Transport {
   // Event streams (few, long) go through node:http; JSON requests through `exchanges`.

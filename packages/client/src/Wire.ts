@@ -26,6 +26,16 @@ import {
 } from "@tay/core";
 import * as Shape from "./Shape.js";
 
+/**
+ * How long the server waits for a startable job in one `/v1/next-jobs`
+ * request unless asked otherwise: the server answers with none then, and
+ * the client asks again.
+ */
+export const nextJobsWaitMsDefault = 25_000;
+
+/** How often the server writes a comment on each event stream, however quiet: a client that hears nothing for several of these takes the stream for dead. */
+export const streamPingMs = 15_000;
+
 /** A JSON document. */
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | JsonObject;
 

@@ -97,9 +97,6 @@ const jobIdParam = (call: Call): number =>
 /** Whether the caller's connection closed before its answer. */
 const gone = (call: Call): boolean => call.response.destroyed && !call.response.writableFinished;
 
-/** How long a waiting claim waits for a job before it answers with none. */
-export const waitMsDefault = 25_000;
-
 /**
  * Runs a wait given up when `waitMs` pass or the caller's connection closes:
  * one controller, one timer and one listener, all gone once it answers (a
@@ -207,7 +204,7 @@ const commands: ReadonlyArray<Route> = [
     body: "{ lanes: [{ queue, limit }], limit?, waitMs?, leaseMs? }",
     handle: async (call, served) => {
       const { lanes, limit, waitMs, leaseMs } = body(call, Requests.nextJobs);
-      const jobs = await waited(call, waitMs ?? waitMsDefault, (signal) =>
+      const jobs = await waited(call, waitMs ?? Wire.nextJobsWaitMsDefault, (signal) =>
         served.engine.promises.nextJobs(lanes, {
           signal,
           ...(limit === undefined ? {} : { limit }),

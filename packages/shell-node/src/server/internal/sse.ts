@@ -5,12 +5,10 @@
  * stalled client holds its own stream and nothing else.
  */
 import type { ServerResponse } from "node:http";
-import type { Json } from "@tay/client";
+import { type Json, Wire } from "@tay/client";
 
 /** Bytes a stream may hold unsent before its writer waits for the socket. */
 export const unsentBytesMax = 1 << 20;
-
-const pingMs = 15_000;
 
 export class EventStream {
   private readonly ping: ReturnType<typeof setInterval>;
@@ -23,7 +21,7 @@ export class EventStream {
       connection: "keep-alive",
     });
     response.flushHeaders();
-    this.ping = setInterval(() => this.comment("ping"), pingMs);
+    this.ping = setInterval(() => this.comment("ping"), Wire.streamPingMs);
     this.ping.unref();
     response.on("close", () => this.close());
   }
