@@ -24,8 +24,8 @@ import * as Shape from "./Shape.js";
 import {
   type Address,
   addressText,
+  BadResponse,
   ConnectionFailed,
-  events,
   InvalidValue,
   Transport,
 } from "./Transport.js";
@@ -488,16 +488,11 @@ export class Client {
     const controller = new AbortController();
     const path = options.from === undefined ? "/v1/events" : `/v1/events?from=${options.from}`;
     const transport = this.transport;
+    // Fails as the engine's subscription does (`Compacted`), and with the
+    // transport's errors; ends when the server ends it or `close` is called.
     async function* stream(): AsyncGenerator<Committed> {
-      let response: Awaited<ReturnType<Transport["open"]>>;
       try {
-        response = await transport.open("GET", path, undefined, {}, controller.signal);
-      } catch (error) {
-        if (controller.signal.aborted) return;
-        throw error;
-      }
-      try {
-        for await (const message of events(response)) {
+        for await (const message of transport.stream(path, controller.signal)) {
           if (message.event !== "committed") continue;
           const decoded = Shape.decode(Wire.committed, message.data, "event");
           if (decoded.ok) yield decoded.value;
@@ -560,22 +555,17 @@ export class Client {
   private async startSession(): Promise<string> {
     const controller = new AbortController();
     this.sessionClose = () => controller.abort();
-    const response = await this.transport.open(
-      "GET",
-      "/v1/session",
-      undefined,
-      {},
-      controller.signal,
-    );
-    const stream = events(response);
+    const stream = this.transport.stream("/v1/session", controller.signal);
     const first = await stream.next();
     const decoded = Shape.decode(
       Shape.struct({ session: Shape.string }),
       first.value?.data,
       "session",
     );
-    if (first.done === true || !decoded.ok)
-      throw new Error("BadResponse /v1/session: no session id");
+    if (first.done === true || !decoded.ok) {
+      controller.abort();
+      throw new BadResponse("/v1/session", "the stream's first event is no session id");
+    }
     const id = decoded.value.session;
     this.sessionId = id;
     void (async () => {

@@ -218,6 +218,40 @@ export class Transport {
     return decoded.value;
   }
 
+  /**
+   * The events of the stream at `path` (`/v1/events`, `/v1/session`), as
+   * they arrive, ending when the server ends the stream. Every way it can
+   * fail is a typed error: an error answer instead of a stream (a wrong
+   * token, a bad `from`) is its `ServerError`, as a JSON request's is; an
+   * `error` event (the server's subscription failed, `Compacted`) is a
+   * `ServerError` too; a connection dropped before the stream's end (the
+   * server killed) is `ConnectionFailed`. Before 2026-12-06 an error
+   * answer or an `error` event ended the stream as if the server had
+   * closed it. Aborting `signal` rejects with the abort's own error.
+   */
+  async *stream(path: string, signal: AbortSignal): AsyncGenerator<ServerEvent> {
+    const response = await this.open("GET", path, undefined, {}, signal);
+    const failed = (error: unknown): unknown =>
+      signal.aborted || error instanceof ConnectionFailed || !(error instanceof Error)
+        ? error
+        : new ConnectionFailed(addressText(this.address), errorCode(error), error.message);
+    const status = response.statusCode ?? 0;
+    if (status !== 200) {
+      const body = await answerText(response, path).catch((error: unknown) => {
+        throw failed(error);
+      });
+      throw streamRefusal(body, path, status);
+    }
+    try {
+      for await (const message of events(response)) {
+        if (message.event === "error") throw streamError(message.data, path);
+        yield message;
+      }
+    } catch (error) {
+      throw error instanceof ServerError ? error : failed(error);
+    }
+  }
+
   /** Closes the connections (a request still out fails with `ConnectionFailed`). */
   close(): void {
     this.exchanges.close();
@@ -231,6 +265,47 @@ const parseJson = (text: string, path: string): unknown => {
   } catch {
     throw new BadResponse(path, "the answer is not JSON");
   }
+};
+
+/** The most of an error answer to a stream request that is read: the server's are one line. */
+const refusalBytesMax = 65_536;
+
+/** The whole body of an error answer to a stream request (`BadResponse` past `refusalBytesMax`). */
+const answerText = async (response: IncomingMessage, path: string): Promise<string> => {
+  const chunks: Array<Buffer> = [];
+  let length = 0;
+  for await (const chunk of response) {
+    const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    length += bytes.length;
+    if (length > refusalBytesMax) {
+      response.destroy();
+      throw new BadResponse(path, `an error answer over ${refusalBytesMax} bytes`);
+    }
+    chunks.push(bytes);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+};
+
+/** The error a stream request was answered with instead of its stream. */
+const streamRefusal = (body: string, path: string, status: number): Error => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return new BadResponse(path, `status ${status} instead of a stream, and not JSON`);
+  }
+  return serverError(parsed, path, status);
+};
+
+/**
+ * The `ServerError` of a stream's `error` event (`{_tag, message,
+ * status}`; a server before 2026-12-06 sent no status: 500 then).
+ */
+const streamError = (data: unknown, path: string): Error => {
+  const decoded = Shape.decode(Wire.streamError, data, "error");
+  if (!decoded.ok) return new BadResponse(path, Shape.explain(decoded.error));
+  const { _tag, message, status } = decoded.value;
+  return new ServerError(_tag, message, status ?? 500);
 };
 
 /** The `ServerError` of an error answer's body (`BadResponse` when it is not one). */

@@ -501,6 +501,17 @@ export const errorBody = Shape.struct({
   }),
 });
 
+/**
+ * A stream's `error` event, its last: the server's subscription failed
+ * (`Compacted`, ...). `status` is what a request failing so would have
+ * been answered with (absent from servers before 2026-12-06).
+ */
+export const streamError = Shape.struct({
+  _tag: Shape.string,
+  message: Shape.string,
+  status: Shape.optional(Shape.integer(100, 599)),
+});
+
 /** A job to insert as a request sends it. */
 export interface NewJobJson extends JsonObject {
   readonly queue: string;

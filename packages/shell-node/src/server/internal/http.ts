@@ -179,6 +179,9 @@ export const statusOf = (tag: string): number => {
       return 409;
     case "InvalidArgument":
       return 400;
+    // What was asked for (a subscription's `from`) was removed by a compaction.
+    case "Compacted":
+      return 410;
     case "PendingFull":
     case "StoreClosed":
     case "WriterFailed":

@@ -11,6 +11,7 @@ import type { ServerResponse } from "node:http";
 import { Wire } from "@tay/client";
 import type { Event } from "@tay/core";
 import type * as Projection from "../../log/Projection.js";
+import { statusOf } from "./http.js";
 import { type Call, checked, type Route, type Served } from "./routes.js";
 import { EventStream } from "./sse.js";
 import * as Requests from "./requests.js";
@@ -47,9 +48,12 @@ const events = async (call: Call, { engine }: Served) => {
         await stream.drained();
       }
     } catch (error) {
+      // The stream's last event: a client tells it from the server's own end of the stream.
+      const tag = tagOf(error);
       stream.send("error", {
-        _tag: tagOf(error),
+        _tag: tag,
         message: error instanceof Error ? error.message : String(error),
+        status: statusOf(tag),
       });
     }
     stream.close();

@@ -1,0 +1,116 @@
+// The client's event streams (`subscribe`, the worker session) fail with typed errors, never end
+// as if the server had closed them: an error answer instead of a stream (a wrong token, a bad
+// `from`) is its `ServerError`; the server's `error` event (a subscription from a sequence a
+// compaction removed) is `Compacted`; a server killed mid-stream is `ConnectionFailed`. Before
+// 2026-12-06 each of these ended the stream as a clean end does (the session's refusal was an
+// untyped Error). Real servers: `tay serve` (the built CLI) in child processes.
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { Client, Locate } from "../src/index.js";
+
+const tay = new URL("../../cli/bin/tay.mjs", import.meta.url).pathname;
+let root = "";
+const servers: Array<ChildProcess> = [];
+
+const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+};
+
+/** `tay serve` on a fresh store (also on a loopback port); resolves with its directory and TCP address. */
+const serve = async (name: string) => {
+  const directory = join(root, name);
+  const child = spawn(
+    process.execPath,
+    [tay, "serve", directory, "--create", "--listen", "127.0.0.1:0"],
+    { stdio: "ignore" },
+  );
+  servers.push(child);
+  await until(
+    () => Locate.servedAt(directory)?.listen != null && existsSync(Locate.socketOf(directory)),
+  );
+  const listen = Locate.servedAt(directory)?.listen ?? "";
+  const [host = "", port = ""] = listen.split(":");
+  return { directory, child, host, port: Number(port) };
+};
+
+/** The first thing a stream gives: an event, its end, or its error. */
+const firstOf = async (stream: AsyncIterator<unknown>) => {
+  try {
+    const next = await stream.next();
+    return next.done === true ? { ended: true } : { event: next.value };
+  } catch (error) {
+    return { error };
+  }
+};
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "tay-client-streams-"));
+});
+afterEach(async () => {
+  for (const child of servers.splice(0)) {
+    if (child.exitCode !== null || child.signalCode !== null) continue;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe("a client's event streams", () => {
+  it("reject a wrong token with Unauthorized, the subscription and the session alike", async () => {
+    const { host, port } = await serve("token");
+    const client = new Client.Client({ host, port, token: "not-the-token" });
+    const subscription = client.subscribe();
+    const first = await firstOf(subscription);
+    expect(first).toMatchObject({ error: { _tag: "Unauthorized", status: 401 } });
+    await expect(client.openSession()).rejects.toMatchObject({ _tag: "Unauthorized", status: 401 });
+    await client.close();
+  }, 30_000);
+
+  it("reject a from the server refuses with its InvalidRequest naming the field", async () => {
+    const { directory } = await serve("from");
+    const client = await Client.connect(directory);
+    const first = await firstOf(client.subscribe({ from: 0 }));
+    expect(first).toMatchObject({ error: { _tag: "InvalidRequest", status: 400 } });
+    expect(String((first as { error: unknown }).error)).toMatch(/query\.from/);
+    await client.close();
+  }, 30_000);
+
+  it("fail with Compacted when the events from a sequence were compacted away", async () => {
+    const { directory } = await serve("compacted");
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "q", worker: "W", args: null });
+    await client.cancel(job.jobId);
+    await client.compact(0);
+    const first = await firstOf(client.subscribe({ from: 1 }));
+    expect(first).toMatchObject({ error: { _tag: "Compacted", status: 410 } });
+    await client.close();
+  }, 30_000);
+
+  it("fail with ConnectionFailed when the server is killed mid-stream", async () => {
+    const { directory, child } = await serve("killed");
+    const client = await Client.connect(directory);
+    // From the first sequence: a subscription from now could miss the insert that proves it open.
+    const subscription = client.subscribe({ from: 1 });
+    // An event read: the stream is open.
+    const reading = firstOf(subscription);
+    await client.insert({ queue: "q", worker: "W", args: null });
+    expect(await reading).toMatchObject({ event: { event: { _tag: "JobInserted" } } });
+    child.kill("SIGKILL");
+    expect(await firstOf(subscription)).toMatchObject({ error: { _tag: "ConnectionFailed" } });
+    await client.close();
+  }, 30_000);
+
+  it("still end when the client closes them, with no error", async () => {
+    const { directory } = await serve("closed");
+    const client = await Client.connect(directory);
+    const subscription = client.subscribe();
+    const reading = firstOf(subscription);
+    setTimeout(() => subscription.close(), 200);
+    expect(await reading).toEqual({ ended: true });
+    await client.close();
+  }, 30_000);
+});
