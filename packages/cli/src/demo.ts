@@ -259,7 +259,14 @@ const onWorkerEvent =
     }
     // Started, and Stale (an attempt someone else ended: the demo cancels none), change no tally.
     // Halted: the store failed, which `watchStore` reports with the log's typed error.
-    if (event._tag === "Started" || event._tag === "Stale" || event._tag === "Halted") return;
+    // ClaimFailed: only a remote worker tells it.
+    if (
+      event._tag === "Started" ||
+      event._tag === "Stale" ||
+      event._tag === "Halted" ||
+      event._tag === "ClaimFailed"
+    )
+      return;
     countEnd(tally, event.job);
     // Only this process writes the store (it holds the lock), so each of the
     // planned jobs finishes exactly once in this run.

@@ -17,7 +17,6 @@
  */
 import type { Client } from "@tay/client";
 import type { Job } from "@tay/core";
-import { Effect, Exit, Scope } from "effect";
 import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
 import * as Worker from "../worker/Worker.js";
@@ -36,25 +35,73 @@ export const reconnectMsDefault = 1_000;
 export interface RemoteOptions<Registry> extends Worker.StartOptions<Registry> {
   /** Each claimed job's lease (default 30 s), extended every third of it while it runs. */
   readonly leaseMs?: number;
+  /** How long a claim that failed for now waits before it asks again (default 1 s). */
+  readonly reconnectMs?: number;
 }
 
 type Lanes = Parameters<Engine.EngineService["nextJobs"]>[0];
 type Claiming = NonNullable<Parameters<Engine.EngineService["nextJobs"]>[1]>;
 
-/** Asks until the server answers (or the signal gives up): the claim loop never ends on a drop. */
+const fieldOf = (error: unknown, field: string): unknown =>
+  typeof error === "object" && error !== null ? Reflect.get(error, field) : undefined;
+
+/**
+ * Whether a claim's failure is for good: the server refused it (a 4xx
+ * other than 408 and 429: a wrong token, an option it does not take, a
+ * route it does not have), or the client was closed. Asking again would
+ * fail the same way forever, so the worker halts and says so. Everything
+ * else (the server unreachable, restarting, closing, full, a 5xx, an
+ * answer that is not the protocol, as a proxy's during a restart) may
+ * pass, and is asked again.
+ */
+export const failsForGood = (error: unknown): boolean => {
+  const status = fieldOf(error, "status");
+  if (typeof status === "number")
+    return status >= 400 && status < 500 && status !== 408 && status !== 429;
+  return fieldOf(error, "_tag") === "ConnectionFailed" && fieldOf(error, "code") === "ECLOSED";
+};
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
+  new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
+
+/** What the claims tell of their failures. */
+interface Retrying {
+  readonly leaseMs: number;
+  readonly reconnectMs: number;
+  /** Told each failure that is asked again (`ClaimFailed`). */
+  readonly failed: (cause: unknown, retryInMs: number) => void;
+}
+
+/**
+ * Asks until the server answers (or the signal gives up): the claim loop
+ * never ends on a drop, and a failure for good (`failsForGood`) rejects,
+ * which halts the worker.
+ */
 const claimed = async (
   client: RemoteClient,
   lanes: Lanes,
   options: Claiming,
-  leaseMs: number,
+  retrying: Retrying,
 ): Promise<ReadonlyArray<Job.Job>> => {
   for (;;) {
     try {
       await client.openSession();
-      return await client.nextJobs(lanes, { ...options, leaseMs });
-    } catch {
+      return await client.nextJobs(lanes, { ...options, leaseMs: retrying.leaseMs });
+    } catch (error) {
       if (options.signal?.aborted === true) return [];
-      await new Promise((resolve) => setTimeout(resolve, reconnectMsDefault));
+      if (failsForGood(error)) throw error;
+      retrying.failed(error, retrying.reconnectMs);
+      await pause(retrying.reconnectMs, options.signal);
     }
   }
 };
@@ -88,8 +135,17 @@ const heartbeats = (client: RemoteClient, leaseMs: number) => {
   return { running, lost, stop: () => clearInterval(timer) };
 };
 
-/** The engine the worker runs on, made of `client`. */
-export const engineOf = <K extends Log.Kind>(client: RemoteClient, leaseMs: number) => {
+/** The engine the worker runs on, made of `client`; `failed` is told each claim asked again. */
+export const engineOf = <K extends Log.Kind>(
+  client: RemoteClient,
+  leaseMs: number,
+  retry: Partial<Omit<Retrying, "leaseMs">> = {},
+) => {
+  const retrying: Retrying = {
+    leaseMs,
+    reconnectMs: retry.reconnectMs ?? reconnectMsDefault,
+    failed: retry.failed ?? (() => {}),
+  };
   const beats = heartbeats(client, leaseMs);
   const ended = (jobId: number) => beats.running.delete(jobId);
   const engine: Worker.WorkerEngine<K> = {
@@ -100,7 +156,7 @@ export const engineOf = <K extends Log.Kind>(client: RemoteClient, leaseMs: numb
       }),
     promises: {
       nextJobs: async (lanes, options = {}) => {
-        const jobs = await claimed(client, lanes, options, leaseMs);
+        const jobs = await claimed(client, lanes, options, retrying);
         for (const job of jobs) beats.running.set(job.jobId, job.attempt);
         return jobs;
       },
@@ -121,28 +177,37 @@ export const engineOf = <K extends Log.Kind>(client: RemoteClient, leaseMs: numb
 
 /**
  * Starts a worker whose jobs come from the server `client` is connected
- * to: what `Worker.start` does on an embedded engine. Rejects with
- * `InvalidWorkerOption` before anything starts.
+ * to: what `Worker.start` does on an embedded engine (`handleSignals`
+ * included). Rejects with `InvalidWorkerOption` before anything starts.
  */
 export const start = async <Registry = Record<string, Worker.Plain>>(
   client: RemoteClient,
   options: RemoteOptions<Registry>,
 ): Promise<Worker.StartedWorker> => {
-  const { leaseMs = leaseMsDefault, ...workerOptions } = options;
-  const { engine, stop } = engineOf(client, leaseMs);
-  const scope = Effect.runSync(Scope.make());
-  const exit = await Effect.runPromiseExit(Scope.extend(Worker.run(engine, workerOptions), scope));
-  if (Exit.isFailure(exit)) {
-    stop();
-    await Effect.runPromise(Scope.close(scope, Exit.void));
-    throw exit.cause._tag === "Fail" ? exit.cause.error : new Error("the worker did not start");
+  const { leaseMs = leaseMsDefault, reconnectMs = reconnectMsDefault, ...workerOptions } = options;
+  for (const [option, value] of [
+    ["leaseMs", leaseMs],
+    ["reconnectMs", reconnectMs],
+  ] as const) {
+    if (!Number.isSafeInteger(value) || value < 1) {
+      throw new Worker.InvalidWorkerOption({
+        option,
+        value: String(value),
+        expected: "an integer number of milliseconds, at least 1",
+      });
+    }
   }
-  const worker = exit.value;
-  const close = async (closeOptions?: Worker.CloseOptions) => {
-    const report = await Effect.runPromise(worker.close(closeOptions));
-    stop();
-    await Effect.runPromise(Scope.close(scope, Exit.void));
-    return report;
+  const onEvent = options.onEvent;
+  const failed = (cause: unknown, retryInMs: number) => {
+    const error = cause instanceof Error ? cause.message : String(cause);
+    try {
+      onEvent?.({ _tag: "ClaimFailed", error, cause, retryInMs });
+    } catch (thrown) {
+      // The listener's own error, left unhandled as a throw from any other event's is: the
+      // claims go on rather than halt for it.
+      void Promise.reject(thrown);
+    }
   };
-  return { close, running: worker.running };
+  const { engine, stop } = engineOf(client, leaseMs, { reconnectMs, failed });
+  return Worker.startOn(engine, workerOptions, stop);
 };

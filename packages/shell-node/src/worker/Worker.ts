@@ -335,13 +335,31 @@ export interface StartOptions<Registry> extends WorkerOptions<Registry> {
  * `run` does, for a program not written with Effect. Rejects with
  * `InvalidWorkerOption` before anything starts.
  */
-export const start = async <Registry = Record<string, Plain>>(
+export const start = <Registry = Record<string, Plain>>(
   opened: Pick<EnginePromises.OpenedEngine, "engine">,
   options: StartOptions<Registry>,
+): Promise<StartedWorker> => startOn(opened.engine, options);
+
+/**
+ * `start` on any `WorkerEngine` (an engine, a remote client's adapter):
+ * the worker, its scope, and SIGINT/SIGTERM when asked for. `onStopped`
+ * is called once: when the worker has closed, or when it did not start.
+ */
+export const startOn = async <K extends Log.Kind, Registry = Record<string, Plain>>(
+  engine: WorkerEngine<K>,
+  options: StartOptions<Registry>,
+  onStopped: () => void = () => {},
 ): Promise<StartedWorker> => {
+  let told = false;
+  const stopped = () => {
+    if (told) return;
+    told = true;
+    onStopped();
+  };
   const scope = Effect.runSync(Scope.make());
-  const exit = await Effect.runPromiseExit(Scope.extend(run(opened.engine, options), scope));
+  const exit = await Effect.runPromiseExit(Scope.extend(run(engine, options), scope));
   if (Exit.isFailure(exit)) {
+    stopped();
     await Effect.runPromise(Scope.close(scope, Exit.void));
     throw exit.cause._tag === "Fail" ? exit.cause.error : new Error("the worker did not start");
   }
@@ -353,6 +371,7 @@ export const start = async <Registry = Record<string, Plain>>(
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
     const report = await Effect.runPromise(worker.close(closeOptions));
+    stopped();
     await Effect.runPromise(Scope.close(scope, Exit.void));
     return report;
   };

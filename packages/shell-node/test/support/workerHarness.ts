@@ -135,6 +135,8 @@ export class Ledger {
       this.halts.push(event.error);
       return;
     }
+    // Only a remote worker tells it.
+    if (event._tag === "ClaimFailed") return;
     const { job } = event;
     this.seen.push({
       tag: event._tag,

@@ -71,9 +71,9 @@ const untilTrue = (done: () => boolean): Effect.Effect<void> =>
     if (!done()) return yield* Effect.dieMessage("the condition never held");
   });
 
-/** The job a worker event is about ("-" for `Halted`, which names none). */
+/** The job a worker event is about ("-" for `Halted` and `ClaimFailed`, which name none). */
 const jobIdOf = (event: Worker.WorkerEvent): number | "-" =>
-  event._tag === "Halted" ? "-" : event.job.jobId;
+  "job" in event ? event.job.jobId : "-";
 
 const statesOf = (jobs: Jobs): Array<Job.Job["state"]> =>
   [...jobs.values()].map((job) => job.state);

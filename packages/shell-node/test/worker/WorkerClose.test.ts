@@ -173,8 +173,7 @@ describe("closing a worker", () => {
             throw signal.reason;
           }),
         },
-        onEvent: (event) =>
-          events.push(`${event._tag} ${event._tag === "Halted" ? "-" : event.job.worker}`),
+        onEvent: (event) => events.push(`${event._tag} ${"job" in event ? event.job.worker : "-"}`),
       });
       yield* engine.insertMany([
         { queue: "q", worker: "Returns", args: null, maxAttempts: 2 },

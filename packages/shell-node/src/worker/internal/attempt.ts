@@ -103,6 +103,21 @@ export type WorkerEvent =
       readonly _tag: "Halted";
       readonly error: string;
       readonly cause: unknown;
+    }
+  | {
+      /**
+       * A remote worker's claim failed for now and is asked again after
+       * `retryInMs`: the server could not be reached, or could not serve
+       * it now (closing, restarting, its log failed; a 5xx, 408 or 429).
+       * Told for each failed claim while it lasts; an embedded worker
+       * never tells it. A claim the server refuses for good (any other
+       * 4xx: a wrong token, an option it does not take) or one made on a
+       * closed client halts the worker instead (`Halted`).
+       */
+      readonly _tag: "ClaimFailed";
+      readonly error: string;
+      readonly cause: unknown;
+      readonly retryInMs: number;
     };
 
 /** How the worker runs attempts. */

@@ -1,0 +1,179 @@
+// What a remote worker does when its claims fail, against real servers (`tay serve`, the built
+// CLI, in child processes): a failure that may pass (nothing serves the store) is told as
+// `ClaimFailed` and asked again every `reconnectMs`, and the worker claims once the server is
+// back; a refusal for good (a wrong token's 401) or a closed client halts it (`Halted`, told
+// once) instead of asking again forever, unseen, as it did before 2026-12-06; a close during
+// the pause between two tries does not wait it out; `handleSignals` is honored, as
+// `Worker.start` honors it (the remote `start` ignored it).
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Client, Locate } from "@tay/client";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import * as RemoteWorker from "../../src/server/RemoteWorker.js";
+import type * as Worker from "../../src/worker/Worker.js";
+
+const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
+let root = "";
+const servers: Array<ChildProcess> = [];
+
+const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
+  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
+};
+
+/** `tay serve` on `name`'s store, also on a loopback port; its directory, host and port. */
+const serve = async (name: string) => {
+  const directory = join(root, name);
+  const child = spawn(
+    process.execPath,
+    [tay, "serve", directory, "--create", "--listen", "127.0.0.1:0"],
+    { stdio: "ignore" },
+  );
+  servers.push(child);
+  await until(
+    () => Locate.servedAt(directory)?.listen != null && existsSync(Locate.socketOf(directory)),
+  );
+  const [host = "", port = ""] = (Locate.servedAt(directory)?.listen ?? "").split(":");
+  return { directory, child, host, port: Number(port) };
+};
+
+/** Stops a server cleanly and waits for its exit. */
+const stop = async (child: ChildProcess): Promise<void> => {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+};
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), "tay-remote-failures-"));
+});
+afterEach(async () => {
+  for (const child of servers.splice(0)) await stop(child);
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+/** A worker of one queue whose handler completes at once, its events kept. */
+const startWorker = (
+  client: RemoteWorker.RemoteClient,
+  events: Array<Worker.WorkerEvent>,
+  options: { readonly reconnectMs?: number; readonly handleSignals?: boolean } = {},
+) =>
+  RemoteWorker.start(client, {
+    queues: { work: 1 },
+    handlers: { Quick: async () => "done" },
+    onEvent: (event) => events.push(event),
+    ...options,
+  });
+
+const tags = (events: ReadonlyArray<Worker.WorkerEvent>) => events.map((event) => event._tag);
+
+describe("a remote worker whose claims fail", () => {
+  it("tells each failure that may pass as ClaimFailed and claims once the server is back", async () => {
+    const first = await serve("down");
+    const client = await Client.connect(first.directory);
+    await stop(first.child);
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await startWorker(client, events, { reconnectMs: 100 });
+    await until(() => events.length >= 3);
+    const [failed] = events;
+    expect(failed).toMatchObject({ _tag: "ClaimFailed", retryInMs: 100 });
+    expect(failed?._tag === "ClaimFailed" && failed.cause).toMatchObject({
+      _tag: "ConnectionFailed",
+    });
+    const again = await serve("down");
+    const producer = await Client.connect(again.directory);
+    const quick = await producer.insert({ queue: "work", worker: "Quick", args: null });
+    await until(async () => (await producer.job(quick.jobId))?.state === "completed");
+    expect(tags(events)).not.toContain("Halted");
+    await worker.close();
+    await client.close();
+    await producer.close();
+  }, 30_000);
+
+  it("halts on a wrong token, told once, instead of asking again forever", async () => {
+    const { directory, host, port } = await serve("token");
+    const client = new Client.Client({ host, port, token: "not-the-token" });
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await startWorker(client, events, { reconnectMs: 20 });
+    await until(() => events.length >= 1);
+    // Twenty pauses later, nothing more was told: the claims stopped.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(tags(events)).toEqual(["Halted"]);
+    const [halted] = events;
+    expect(halted?._tag === "Halted" && halted.cause).toMatchObject({
+      _tag: "Unauthorized",
+      status: 401,
+    });
+    // The store is as it was: a producer with the token still inserts, nothing was claimed.
+    const producer = await Client.connect(directory);
+    const job = await producer.insert({ queue: "work", worker: "Quick", args: null });
+    expect((await producer.job(job.jobId))?.state).toBe("available");
+    await worker.close();
+    await client.close();
+    await producer.close();
+  }, 30_000);
+
+  it("halts when its client was closed under it", async () => {
+    const { directory } = await serve("closed-client");
+    const client = await Client.connect(directory);
+    await client.close();
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await startWorker(client, events, { reconnectMs: 20 });
+    await until(() => events.length >= 1);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(tags(events)).toEqual(["Halted"]);
+    const [halted] = events;
+    expect(halted?._tag === "Halted" && halted.cause).toMatchObject({ code: "ECLOSED" });
+    await worker.close();
+  }, 30_000);
+
+  it("closes during the pause between two tries without waiting it out", async () => {
+    const first = await serve("pause");
+    const client = await Client.connect(first.directory);
+    await stop(first.child);
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await startWorker(client, events, { reconnectMs: 60_000 });
+    await until(() => events.length >= 1);
+    const started = Date.now();
+    await worker.close();
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await client.close();
+  }, 30_000);
+
+  it("refuses a reconnectMs or leaseMs out of range before anything starts", async () => {
+    const { directory } = await serve("options");
+    const client = await Client.connect(directory);
+    await expect(startWorker(client, [], { reconnectMs: 0 })).rejects.toMatchObject({
+      _tag: "InvalidWorkerOption",
+      option: "reconnectMs",
+    });
+    await expect(
+      RemoteWorker.start(client, { queues: { work: 1 }, handlers: {}, leaseMs: 1.5 }),
+    ).rejects.toMatchObject({ _tag: "InvalidWorkerOption", option: "leaseMs" });
+    await client.close();
+  }, 30_000);
+});
+
+describe("a remote worker started with handleSignals", () => {
+  it("closes on SIGTERM, as an embedded one does, and stops listening once closed", async () => {
+    const { directory } = await serve("signals");
+    const client = await Client.connect(directory);
+    const before = process.listeners("SIGTERM");
+    const worker = await startWorker(client, [], { handleSignals: true });
+    const added = process.listeners("SIGTERM").filter((listener) => !before.includes(listener));
+    expect(added).toHaveLength(1);
+    // What the signal would call, called directly: the test process is not signalled.
+    const [onSignal] = added;
+    onSignal?.("SIGTERM");
+    await until(() => process.listeners("SIGTERM").length === before.length);
+    expect(process.listeners("SIGINT").some((listener) => added.includes(listener))).toBe(false);
+    // Closed: a job inserted now stays available.
+    const job = await client.insert({ queue: "work", worker: "Quick", args: null });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await client.job(job.jobId))?.state).toBe("available");
+    await worker.close();
+    await client.close();
+  }, 30_000);
+});
