@@ -19,6 +19,7 @@ import type { Backoff, Commands, Job, Query, Queue, Schedule, Value } from "@tay
 import { Batches } from "./internal/batches.js";
 import { endable, endCommand } from "./internal/ends.js";
 import { batchable, insertCommand } from "./internal/inserts.js";
+import { watchReconnectMsDefault, watching } from "./internal/watch.js";
 import * as Locate from "./Locate.js";
 import * as Shape from "./Shape.js";
 import {
@@ -118,6 +119,8 @@ export interface ConnectOptions {
    * (`ETIMEDOUT`); a dropped session is opened anew by the next claim.
    */
   readonly streamIdleMs?: number;
+  /** How long a `watch` whose stream dropped waits before opening it again (default 1 s). */
+  readonly watchReconnectMs?: number;
 }
 
 const jobAnswer = Shape.struct({ job: Wire.job });
@@ -173,8 +176,14 @@ export class Client {
   private sessionClose: (() => void) | undefined;
   private readonly ended = new Set<(committed: Committed) => void>();
 
-  constructor(address: Address, options: Pick<ConnectOptions, "streamIdleMs"> = {}) {
+  private readonly watchReconnectMs: number;
+
+  constructor(
+    address: Address,
+    options: Pick<ConnectOptions, "streamIdleMs" | "watchReconnectMs"> = {},
+  ) {
     this.transport = new Transport(address, options.streamIdleMs);
+    this.watchReconnectMs = options.watchReconnectMs ?? watchReconnectMsDefault;
     const none = () => undefined;
     this.inserts = new Batches(this.transport, {
       route: "/v1/insert-batch",
@@ -509,18 +518,17 @@ export class Client {
   /**
    * Tells `listener` each committed event as it arrives (in log order),
    * until the returned function is called. For runtimes that react to
-   * commits; `subscribe` for anything that must not miss one.
+   * commits; `subscribe` for anything that must not miss one. A dropped
+   * stream (a server's restart) is opened again a second later from the
+   * last event told (internal/watch.ts); it ends only when stopped, when
+   * the server refuses it (a wrong token) or when the client is closed.
    */
   watch(listener: (committed: ReadonlyArray<Committed>) => void): () => void {
-    const subscription = this.subscribe();
-    void (async () => {
-      try {
-        for await (const committed of subscription) listener([committed]);
-      } catch {
-        // A watch is advisory: a dropped stream ends it.
-      }
-    })();
-    return () => subscription.close();
+    return watching(
+      (from) => this.subscribe(from === undefined ? {} : { from }),
+      listener,
+      this.watchReconnectMs,
+    );
   }
 
   /**

@@ -63,6 +63,27 @@ export class InvalidValue extends Error {
   }
 }
 
+const fieldOf = (error: unknown, field: string): unknown =>
+  typeof error === "object" && error !== null ? Reflect.get(error, field) : undefined;
+
+/**
+ * Whether asking again would fail the same way forever: the server
+ * refused the request itself (a 4xx other than 408 and 429: a wrong
+ * token, an option it does not take, a route it does not have), or the
+ * client was closed (`ConnectionFailed` `ECLOSED`). Everything else (the
+ * server unreachable, restarting, closing or full: a connection failure,
+ * a 5xx, 408, 429, an answer that is not the protocol, as a proxy's
+ * during a restart) may pass. What the remote worker's claims and a
+ * client's `watch` ask again on (2026-12-06).
+ */
+export const refusedForGood = (error: unknown): boolean => {
+  const status = fieldOf(error, "status");
+  if (typeof status === "number") {
+    return status >= 400 && status < 500 && status !== 408 && status !== 429;
+  }
+  return fieldOf(error, "_tag") === "ConnectionFailed" && fieldOf(error, "code") === "ECLOSED";
+};
+
 /** Where the server is. */
 export type Address =
   | { readonly socket: string }

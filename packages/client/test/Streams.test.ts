@@ -113,4 +113,36 @@ describe("a client's event streams", () => {
     expect(await reading).toEqual({ ended: true });
     await client.close();
   }, 30_000);
+
+  it("keep a watch going across the server's restart, telling each event once", async () => {
+    const { directory, child } = await serve("watched");
+    // Reopened well after the server is back: what it commits meanwhile is read from the log.
+    const client = await Client.connect(directory, { watchReconnectMs: 2_000 });
+    const told: Array<Client.Committed> = [];
+    const stopWatching = client.watch((committed) => told.push(...committed));
+    // Inserted until one is told: the watch's stream is open from the next commit.
+    const producer = await Client.connect(directory);
+    await until(async () => {
+      await producer.insert({ queue: "q", worker: "Before", args: null });
+      return told.length > 0;
+    });
+    await producer.close();
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    const again = await serve("watched");
+    const after = await Client.connect(again.directory);
+    await after.insert({ queue: "q", worker: "After", args: null });
+    expect(told.some(({ event }) => "worker" in event && event.worker === "After")).toBe(false);
+    await until(() => told.some(({ event }) => "worker" in event && event.worker === "After"));
+    const sequences = told.map(({ sequence, member }) => `${sequence}.${member}`);
+    expect(new Set(sequences).size).toBe(sequences.length);
+    // Nothing committed since the first one told was missed: the sequences run without a gap.
+    const numbers = told.map(({ sequence }) => sequence);
+    const first = numbers[0] ?? 0;
+    expect(numbers).toEqual(numbers.map((_, index) => first + index));
+    stopWatching();
+    await after.close();
+    await client.close();
+  }, 30_000);
 });

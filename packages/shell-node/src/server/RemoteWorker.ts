@@ -15,7 +15,7 @@
  *   with "lease expired" and is retried by the usual rules); a heartbeat
  *   answered "not held" aborts the handler (`WorkerEngine.lost`).
  */
-import type { Client } from "@tay/client";
+import { type Client, Transport } from "@tay/client";
 import type { Job } from "@tay/core";
 import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
@@ -42,25 +42,6 @@ export interface RemoteOptions<Registry> extends Worker.StartOptions<Registry> {
 type Lanes = Parameters<Engine.EngineService["nextJobs"]>[0];
 type Claiming = NonNullable<Parameters<Engine.EngineService["nextJobs"]>[1]>;
 
-const fieldOf = (error: unknown, field: string): unknown =>
-  typeof error === "object" && error !== null ? Reflect.get(error, field) : undefined;
-
-/**
- * Whether a claim's failure is for good: the server refused it (a 4xx
- * other than 408 and 429: a wrong token, an option it does not take, a
- * route it does not have), or the client was closed. Asking again would
- * fail the same way forever, so the worker halts and says so. Everything
- * else (the server unreachable, restarting, closing, full, a 5xx, an
- * answer that is not the protocol, as a proxy's during a restart) may
- * pass, and is asked again.
- */
-export const failsForGood = (error: unknown): boolean => {
-  const status = fieldOf(error, "status");
-  if (typeof status === "number")
-    return status >= 400 && status < 500 && status !== 408 && status !== 429;
-  return fieldOf(error, "_tag") === "ConnectionFailed" && fieldOf(error, "code") === "ECLOSED";
-};
-
 /** Resolves after `ms`, or at once when `signal` aborts. */
 const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
   new Promise((resolve) => {
@@ -84,7 +65,7 @@ interface Retrying {
 
 /**
  * Asks until the server answers (or the signal gives up): the claim loop
- * never ends on a drop, and a failure for good (`failsForGood`) rejects,
+ * never ends on a drop, and a failure for good (`Transport.refusedForGood`) rejects,
  * which halts the worker.
  */
 const claimed = async (
@@ -99,7 +80,7 @@ const claimed = async (
       return await client.nextJobs(lanes, { ...options, leaseMs: retrying.leaseMs });
     } catch (error) {
       if (options.signal?.aborted === true) return [];
-      if (failsForGood(error)) throw error;
+      if (Transport.refusedForGood(error)) throw error;
       retrying.failed(error, retrying.reconnectMs);
       await pause(retrying.reconnectMs, options.signal);
     }
