@@ -107,6 +107,43 @@ describe("RemoteWorker", () => {
     await client.close();
   }, 60_000);
 
+  // The worker gives up its parked claim (which asks for `wide` only) when `narrow` has room
+  // again, and claims anew with both. The server answered the given-up claim by dropping the
+  // worker's whole session until 2026-12-06: `Slow`'s attempt failed ("lease expired") while
+  // its handler ran on, and its retry ran beside it in the same worker.
+  it("gives up a parked claim without failing the jobs the worker runs", async () => {
+    const client = await Client.connect(directory);
+    let aborts = 0;
+    const worker = await RemoteWorker.start<{ Slow: null; Brief: null }>(client, {
+      queues: { narrow: 1, wide: 2 },
+      handlers: {
+        Slow: (_job, context) =>
+          new Promise((_resolve, reject) =>
+            context.signal.addEventListener("abort", () => {
+              aborts += 1;
+              reject(new Error("aborted"));
+            }),
+          ),
+        Brief: () => new Promise((resolve) => setTimeout(() => resolve("done"), 200)),
+      },
+    });
+    const slow = await client.insert({ queue: "wide", worker: "Slow", args: null });
+    await until(async () => (await client.job(slow.jobId))?.state === "executing");
+    // Runs in `narrow` while a claim for `wide`'s other slot waits; its end gives that claim up.
+    const brief = await client.insert({ queue: "narrow", worker: "Brief", args: null });
+    await until(async () => (await client.job(brief.jobId))?.state === "completed");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const running = await client.job(slow.jobId);
+    expect(running?.state).toBe("executing");
+    expect(running?.attempt).toBe(1);
+    expect(running?.errors).toEqual([]);
+    // The session still hears of its attempts' ends: a cancel aborts the handler.
+    await client.cancel(slow.jobId);
+    await until(() => aborts === 1);
+    await worker.close();
+    await client.close();
+  }, 60_000);
+
   it("routes tay insert through the server that holds the store", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [
       tay,

@@ -96,6 +96,15 @@ export class Leases {
     return lease === undefined || lease.endingByHolder ? undefined : lease.session;
   }
 
+  /** `attempt` of `jobId` will never reach its holder: it fails now with `why`, if still held. */
+  lost(jobId: number, attempt: number, why: string): void {
+    const lease = this.held.get(jobId);
+    if (lease === undefined || lease.attempt !== attempt) return;
+    this.held.delete(jobId);
+    this.expired += 1;
+    this.expire(jobId, attempt, why);
+  }
+
   /** The session's connection dropped: every attempt it holds fails now. */
   dropSession(session: string): void {
     for (const lease of [...this.held.values()]) {

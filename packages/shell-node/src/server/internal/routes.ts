@@ -13,7 +13,7 @@ import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import { InvalidRequest } from "../ServerError.js";
 import { statusOf } from "./http.js";
-import { type Leases, leaseMsDefault } from "./leases.js";
+import { type Leases, leaseExpiredError, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
 import * as Schemas from "./schemas.js";
 import type { Sessions } from "./sessions.js";
@@ -127,6 +127,9 @@ export const sessionOf = (call: Call, served: Served): string | undefined => {
   return session !== undefined && served.sessions.has(session) ? session : undefined;
 };
 
+/** What a claim's job that could not be answered records. */
+const undeliveredError = `${leaseExpiredError}: the claim's connection closed before its answer`;
+
 /** Leases every job a remote claim started, or fails them at once if the caller has gone. */
 const leased = (
   call: Call,
@@ -141,8 +144,13 @@ const leased = (
     attempt: job.attempt,
     expiresAt: served.leases.take(job.jobId, job.attempt, ms, holder),
   }));
-  // The answer cannot reach a caller that has gone: its jobs are failed now, not in 30 s.
-  if (holder !== undefined && gone(call)) served.sessions.dropped(holder);
+  // The answer cannot reach a caller that has gone: this claim's jobs are failed now, not at
+  // their lease's end. Only these: the session's other attempts run on in its worker. Dropping
+  // the whole session (before 2026-12-06) failed them while their handlers ran, so they ran
+  // twice, whenever a worker gave up a parked claim to ask for a queue that had room again.
+  if (gone(call)) {
+    for (const job of jobs) served.leases.lost(job.jobId, job.attempt, undeliveredError);
+  }
   return { jobs: jobs.map(Wire.jobJson), leaseMs: ms, leases };
 };
 
