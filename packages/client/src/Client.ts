@@ -14,6 +14,7 @@
  * await tay.close();
  * ```
  */
+import { randomUUID } from "node:crypto";
 import type { Backoff, Commands, Job, Query, Queue, Schedule, Value } from "@tay/core";
 
 import { Batches } from "./internal/batches.js";
@@ -130,6 +131,7 @@ const queueAnswer = Shape.struct({ queue: Shape.nullable(Wire.queueState) });
 const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
 const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
+const givenAnswer = Shape.struct({ given: Shape.boolean });
 const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
 const tickAnswer = Shape.struct({
   madeAvailable: Shape.integer(),
@@ -378,33 +380,48 @@ export class Client {
     };
     const aborted = () => signal?.aborted === true;
     while (!aborted()) {
-      const answer = await this.waitedAnswer(body, headers, waitMs + answerGraceMs, signal);
+      const answer = await this.waitedAnswer(body, headers, { waitMs, answerGraceMs }, signal);
       if (answer === undefined) return [];
       if (answer.jobs.length > 0) return answer.jobs;
     }
     return [];
   }
 
-  /** One waiting claim's answer; undefined when `signal` gave up the wait. */
+  /**
+   * One waiting claim's answer; undefined when `signal` gave up the wait
+   * before it was sent or once the connection had to be dropped.
+   *
+   * The caller's signal gives the claim up by its id (`/v1/give-up`), on
+   * another request: the claim is then answered as it stands, with
+   * nothing, or with the jobs the server started for it at that instant,
+   * which the caller runs. Dropping the connection instead (what a server
+   * before 2026-12-06, which answers the give-up 404, still gets) left
+   * those jobs to fail unrun, an attempt spent. A give-up that fails or
+   * is not answered within `answerGraceMs` drops the connection.
+   */
   private async waitedAnswer(
     body: Wire.JsonObject,
     headers: Record<string, string>,
-    deadlineMs: number,
+    timing: { readonly waitMs: number; readonly answerGraceMs: number },
     signal: AbortSignal | undefined,
   ) {
-    // One controller per request, ended by the caller's signal or the deadline.
+    const givenUp = () => signal?.aborted === true;
+    if (givenUp()) return undefined;
+    const claim = randomUUID();
+    const deadlineMs = timing.waitMs + timing.answerGraceMs;
+    // One controller per request, ended by the deadline or a give-up that did not get through.
     const request = new AbortController();
-    const giveUp = () => request.abort();
-    const timer = setTimeout(giveUp, deadlineMs);
+    const drop = () => request.abort();
+    const timer = setTimeout(drop, deadlineMs);
+    const giveUp = () => this.giveUp(claim, timing.answerGraceMs).then((sent) => sent || drop());
     signal?.addEventListener("abort", giveUp, { once: true });
-    if (signal?.aborted === true) giveUp();
     try {
-      return await this.transport.json("POST", "/v1/next-jobs", body, jobsAnswer, {
+      return await this.transport.json("POST", "/v1/next-jobs", { ...body, claim }, jobsAnswer, {
         headers,
         signal: request.signal,
       });
     } catch (error) {
-      if (signal?.aborted === true) return undefined;
+      if (givenUp()) return undefined;
       if (!request.signal.aborted) throw error;
       throw new ConnectionFailed(
         addressText(this.transport.address),
@@ -414,6 +431,20 @@ export class Client {
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", giveUp);
+    }
+  }
+
+  /** Gives up the waiting claim `claim`; false when the give-up did not get through in `withinMs`. */
+  private async giveUp(claim: string, withinMs: number): Promise<boolean> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), withinMs);
+    try {
+      await this.post("/v1/give-up", { claim }, givenAnswer, controller.signal);
+      return true;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -37,6 +37,7 @@ import * as Lean from "./internal/lean.js";
 import { Leases } from "./internal/leases.js";
 import { listenSocket, listenTcp, parseListen, removeSocket } from "./internal/listeners.js";
 import { Sessions } from "./internal/sessions.js";
+import { WaitingClaims } from "./internal/waitingClaims.js";
 import type { StoreFacts } from "./internal/storeFacts.js";
 import { streams, tellEnds } from "./internal/streams.js";
 import * as Dashboard from "./Dashboard.js";
@@ -85,6 +86,8 @@ export interface Serving {
   readonly token: string | null;
   /** The leases of remote claims held now. */
   readonly leases: () => number;
+  /** Claims waiting now that carry an id (`/v1/give-up` can give them up). */
+  readonly claimsWaiting: () => number;
 }
 
 const allRoutes: ReadonlyArray<Route> = [...routes, ...endings, ...streams];
@@ -386,6 +389,7 @@ const started = async (
     engine.promises.fail(jobId, why, { attempt }).catch(() => undefined);
   });
   const sessions = new Sessions((session) => leases.dropSession(session));
+  const claims = new WaitingClaims();
   const tcpAddress = options.listen === undefined ? undefined : parseListen(options.listen);
   if (tcpAddress !== undefined && !("host" in tcpAddress)) throw tcpAddress;
   const token = tcpAddress === undefined ? null : await Token.ensure(options.directory);
@@ -399,7 +403,7 @@ const started = async (
   const current = token === null ? null : new Token.Current(options.directory, token);
   const handling: Handling = {
     metrics,
-    served: { engine, store, leases, sessions },
+    served: { engine, store, leases, sessions, claims },
     options,
     token: current,
   };
@@ -424,7 +428,14 @@ const started = async (
       servers.push({ server: remote, closeLean: () => undefined });
       listen = `${tcpAddress.host}:${await listenTcp(remote, tcpAddress)}`;
     }
-    return { serving: { socket, listen, token, leases: () => leases.size }, stop };
+    const serving = {
+      socket,
+      listen,
+      token,
+      leases: () => leases.size,
+      claimsWaiting: () => claims.size,
+    };
+    return { serving, stop };
   } catch (error) {
     await stop();
     throw error;

@@ -10,6 +10,7 @@ import { request } from "node:http";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Client } from "@tay/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Server from "../../src/server/Server.js";
@@ -63,6 +64,23 @@ const openSession = (): Promise<{ id: string; ended: Array<number>; close: () =>
     sent.end();
   });
 
+/** `/v1/give-up` of `claim`, as curl would send it: its answer's body. */
+const fetchGiveUp = (claim: string): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    const sent = request(
+      { socketPath: served.socket, method: "POST", path: "/v1/give-up" },
+      (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on("end", () => resolve(JSON.parse(text)));
+      },
+    );
+    sent.on("error", reject);
+    sent.end(JSON.stringify({ claim }));
+  });
+
 /** Sends a claim of one job of `queue` naming `session`; `leave` closes its connection. */
 const claimOn = (queue: string, session: string) => {
   const body = JSON.stringify({ lanes: [{ queue, limit: 1 }] });
@@ -106,4 +124,54 @@ it("fails the jobs a claim started for a caller that left, and none of its sessi
   await until(() => session.ended.length > 0);
   expect(session.ended).toEqual([earlier.jobId]);
   session.close();
+});
+
+// The client gives a claim up by its id (`/v1/give-up`) instead of closing its connection: a
+// claim the engine decided just before is answered with its job, which the caller then runs.
+// Closing the connection (all a client could do before 2026-12-06) failed that job unrun.
+it("answers a claim given up by its id with the job already started for it", async () => {
+  const client = new Client.Client({ socket: served.socket });
+  const giving = new AbortController();
+  const claiming = client.nextJobs([{ queue: "given", limit: 1 }], { signal: giving.signal });
+  await until(() => served.claimsWaiting() === 1);
+  // The job arrives and the parked claim starts it; the start's sync is held.
+  disk.hold();
+  const inserting = opened.insert({ queue: "given", worker: "W", args: null });
+  await until(() => disk.state.waiting > 0);
+  await pause(20);
+  giving.abort();
+  await pause(50);
+  disk.release();
+  const job = await inserting;
+  const jobs = await claiming;
+  expect(jobs.map((claimed) => [claimed.jobId, claimed.attempt])).toEqual([[job.jobId, 1]]);
+  expect(opened.job(job.jobId)?.state).toBe("executing");
+  expect(opened.job(job.jobId)?.errors).toEqual([]);
+  await client.complete(job.jobId, null, { attempt: 1 });
+  await client.close();
+});
+
+it("answers a claim at once with nothing when its give-up came first", async () => {
+  const client = new Client.Client({ socket: served.socket });
+  const early = await fetchGiveUp("early-claim");
+  expect(early).toEqual({ given: false });
+  const started = Date.now();
+  const body = JSON.stringify({ lanes: [{ queue: "early", limit: 1 }], claim: "early-claim" });
+  const answer = await new Promise<string>((resolve, reject) => {
+    const sent = request(
+      { socketPath: served.socket, method: "POST", path: "/v1/next-jobs" },
+      (response) => {
+        let text = "";
+        response.on("data", (chunk: Buffer) => {
+          text += chunk.toString();
+        });
+        response.on("end", () => resolve(text));
+      },
+    );
+    sent.on("error", reject);
+    sent.end(body);
+  });
+  expect(JSON.parse(answer).jobs).toEqual([]);
+  expect(Date.now() - started).toBeLessThan(5_000);
+  await client.close();
 });

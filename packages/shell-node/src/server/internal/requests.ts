@@ -60,13 +60,23 @@ const lane = Shape.struct({
   limit: Shape.integer(1, Limits.decisionRecordsMax),
 });
 
+/** A waiting claim's id, as its caller names it to give it up: 1 to 64 visible ASCII characters. */
+const claimId: Shape.Decoder<string> = (input, path) =>
+  typeof input === "string" && /^[\x21-\x7e]{1,64}$/.test(input)
+    ? input
+    : Shape.mismatch(path, "1 to 64 visible ASCII characters", input);
+
 export const nextJobs = Shape.struct({
   lanes: Shape.array(lane, 1_000),
   limit: Shape.optional(Shape.integer(1, Limits.decisionRecordsMax)),
   /** How long to wait for a job before answering with none (default 25 s). */
   waitMs: Shape.optional(Shape.integer(0, 300_000)),
   leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+  /** The claim's id, by which `/v1/give-up` gives it up (2026-12-06). */
+  claim: Shape.optional(claimId),
 });
+
+export const giveUp = Shape.struct({ claim: claimId });
 
 export const complete = Shape.struct({
   jobId,

@@ -18,6 +18,7 @@ import * as Requests from "./requests.js";
 import * as Schemas from "./schemas.js";
 import type { Sessions } from "./sessions.js";
 import type { StoreFacts } from "./storeFacts.js";
+import type { WaitingClaims } from "./waitingClaims.js";
 
 /** What every handler may use. */
 export interface Served {
@@ -26,6 +27,7 @@ export interface Served {
   readonly store: StoreFacts;
   readonly leases: Leases;
   readonly sessions: Sessions;
+  readonly claims: WaitingClaims;
 }
 
 /**
@@ -105,19 +107,27 @@ const gone = (call: Call): boolean => call.response.destroyed && !call.response.
  */
 const waited = async <A>(
   call: Call,
-  waitMs: number,
+  waiting: {
+    readonly waitMs: number;
+    readonly claim: string | undefined;
+    readonly claims: WaitingClaims;
+  },
   wait: (signal: AbortSignal) => Promise<A>,
 ): Promise<A> => {
   const controller = new AbortController();
   const giveUp = () => controller.abort();
-  const timer = setTimeout(giveUp, waitMs);
+  const timer = setTimeout(giveUp, waiting.waitMs);
   call.response.once("close", giveUp);
   if (gone(call)) giveUp();
+  const { claim, claims } = waiting;
+  // Given up by id before it came: answered at once with nothing.
+  if (claim !== undefined && !claims.add(claim, controller)) giveUp();
   try {
     return await wait(controller.signal);
   } finally {
     clearTimeout(timer);
     call.response.off("close", giveUp);
+    if (claim !== undefined) claims.remove(claim, controller);
   }
 };
 
@@ -211,8 +221,13 @@ const commands: ReadonlyArray<Route> = [
       "wait until jobs of the lanes can start (up to waitMs), start them; each carries a lease",
     body: "{ lanes: [{ queue, limit }], limit?, waitMs?, leaseMs? }",
     handle: async (call, served) => {
-      const { lanes, limit, waitMs, leaseMs } = body(call, Requests.nextJobs);
-      const jobs = await waited(call, waitMs ?? Wire.nextJobsWaitMsDefault, (signal) =>
+      const { lanes, limit, waitMs, leaseMs, claim } = body(call, Requests.nextJobs);
+      const waiting = {
+        waitMs: waitMs ?? Wire.nextJobsWaitMsDefault,
+        claim,
+        claims: served.claims,
+      };
+      const jobs = await waited(call, waiting, (signal) =>
         served.engine.promises.nextJobs(lanes, {
           signal,
           ...(limit === undefined ? {} : { limit }),
@@ -220,6 +235,16 @@ const commands: ReadonlyArray<Route> = [
       );
       return leased(call, served, jobs, leaseMs);
     },
+  },
+  {
+    method: "POST",
+    path: "/v1/give-up",
+    summary:
+      "give up the waiting claim of this id: it is answered as it stands (no job, or the jobs already started); given: false when it was not waiting (kept for 60 s in case it is on its way)",
+    body: "{ claim }",
+    handle: async (call, { claims }) => ({
+      given: claims.giveUp(body(call, Requests.giveUp).claim),
+    }),
   },
   {
     method: "POST",
@@ -492,7 +517,7 @@ const history = async (
   }
 };
 
-const status = async ({ engine, store, leases, sessions }: Served): Promise<JsonObject> => {
+const status = async ({ engine, store, leases, sessions, claims }: Served): Promise<JsonObject> => {
   const stats = await Effect.runPromise(engine.log.stats());
   const generation = await Effect.runPromise(engine.log.generation());
   const state = engine.promises.state();
@@ -517,6 +542,7 @@ const status = async ({ engine, store, leases, sessions }: Served): Promise<Json
     lastJobId: state.lastJobId,
     leases: leases.size,
     sessions: sessions.size,
+    claimsWaiting: claims.size,
     pid: process.pid,
   };
 };
