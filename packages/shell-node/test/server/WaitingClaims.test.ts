@@ -10,7 +10,10 @@ import {
 
 const clock = () => {
   let now = 0;
-  return { now: () => now, pass: (ms: number) => void (now += ms) };
+  const pass = (ms: number): void => {
+    now += ms;
+  };
+  return { now: () => now, pass };
 };
 
 describe("WaitingClaims", () => {
