@@ -166,15 +166,19 @@ export const start = async <Registry = Record<string, Worker.Plain>>(
   options: RemoteOptions<Registry>,
 ): Promise<Worker.StartedWorker> => {
   const { leaseMs = leaseMsDefault, reconnectMs = reconnectMsDefault, ...workerOptions } = options;
-  for (const [option, value] of [
-    ["leaseMs", leaseMs],
-    ["reconnectMs", reconnectMs],
+  // The server's range for a lease (docs/protocol.md): out of it, every claim would be refused.
+  for (const [option, value, min, max] of [
+    ["leaseMs", leaseMs, 1_000, 3_600_000],
+    ["reconnectMs", reconnectMs, 1, Number.MAX_SAFE_INTEGER],
   ] as const) {
-    if (!Number.isSafeInteger(value) || value < 1) {
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
       throw new Worker.InvalidWorkerOption({
         option,
         value: String(value),
-        expected: "an integer number of milliseconds, at least 1",
+        expected:
+          option === "leaseMs"
+            ? "an integer number of milliseconds from 1,000 to 3,600,000"
+            : "an integer number of milliseconds, at least 1",
       });
     }
   }

@@ -142,7 +142,7 @@ describe("a remote worker whose claims fail", () => {
     await client.close();
   }, 30_000);
 
-  it("refuses a reconnectMs or leaseMs out of range before anything starts", async () => {
+  it("refuses a reconnectMs or leaseMs out of range (the server's, for a lease) before anything starts", async () => {
     const { directory } = await serve("options");
     const client = await Client.connect(directory);
     await expect(startWorker(client, [], { reconnectMs: 0 })).rejects.toMatchObject({
@@ -151,6 +151,10 @@ describe("a remote worker whose claims fail", () => {
     });
     await expect(
       RemoteWorker.start(client, { queues: { work: 1 }, handlers: {}, leaseMs: 1.5 }),
+    ).rejects.toMatchObject({ _tag: "InvalidWorkerOption", option: "leaseMs" });
+    // Under the server's least lease: every claim would be refused.
+    await expect(
+      RemoteWorker.start(client, { queues: { work: 1 }, handlers: {}, leaseMs: 999 }),
     ).rejects.toMatchObject({ _tag: "InvalidWorkerOption", option: "leaseMs" });
     await client.close();
   }, 30_000);
