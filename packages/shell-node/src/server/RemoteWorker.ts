@@ -55,6 +55,19 @@ const pause = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
     signal?.addEventListener("abort", done, { once: true });
   });
 
+/**
+ * `opening`, or undefined as soon as `signal` aborts: a session that opens
+ * against a silent server waits up to the client's `streamIdleMs` (45 s),
+ * and a worker's close must not (it waited so until 2026-12-06).
+ */
+const unlessGivenUp = <A>(opening: Promise<A>, signal: AbortSignal | undefined) =>
+  new Promise<A | undefined>((resolve, reject) => {
+    const givenUp = () => resolve(undefined);
+    if (signal?.aborted === true) return givenUp();
+    signal?.addEventListener("abort", givenUp, { once: true });
+    opening.then(resolve, reject).finally(() => signal?.removeEventListener("abort", givenUp));
+  });
+
 /** What the claims tell of their failures. */
 interface Retrying {
   readonly leaseMs: number;
@@ -76,7 +89,8 @@ const claimed = async (
 ): Promise<ReadonlyArray<Job.Job>> => {
   for (;;) {
     try {
-      await client.openSession();
+      await unlessGivenUp(client.openSession(), options.signal);
+      if (options.signal?.aborted === true) return [];
       return await client.nextJobs(lanes, { ...options, leaseMs: retrying.leaseMs });
     } catch (error) {
       if (options.signal?.aborted === true) return [];

@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { Client, Locate } from "@tay/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -141,6 +142,28 @@ describe("a remote worker whose claims fail", () => {
     expect(Date.now() - started).toBeLessThan(10_000);
     await client.close();
   }, 30_000);
+
+  it("closes at once while its session opens against a server that says nothing", async () => {
+    // Accepts connections and never answers: a host that died behind a live socket.
+    const path = join(root, "silent.sock");
+    const held: Array<Socket> = [];
+    const silent = createServer((socket) => {
+      held.push(socket);
+    });
+    await new Promise<void>((resolve) => silent.listen(path, resolve));
+    const client = new Client.Client({ socket: path });
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await startWorker(client, events);
+    await until(() => held.length > 0);
+    const started = Date.now();
+    await worker.close();
+    // The session's open waits for the stream's first byte up to streamIdleMs (45 s).
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(events).toEqual([]);
+    await client.close();
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  }, 60_000);
 
   it("refuses a reconnectMs or leaseMs out of range (the server's, for a lease) before anything starts", async () => {
     const { directory } = await serve("options");
