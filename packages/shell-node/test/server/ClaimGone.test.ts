@@ -14,6 +14,7 @@ import { Client } from "@tay/client";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Server from "../../src/server/Server.js";
+import { openSession as openSessionOn } from "../support/sessionStream.js";
 import { holdingSyncs } from "../support/heldSyncs.js";
 
 let directory = "";
@@ -40,29 +41,7 @@ const until = async (ready: () => boolean): Promise<void> => {
   while (!ready()) await pause(10);
 };
 
-/** A session stream: its id, and the job ids of the `ended` events it is told. */
-const openSession = (): Promise<{ id: string; ended: Array<number>; close: () => void }> =>
-  new Promise((resolve, reject) => {
-    const ended: Array<number> = [];
-    const sent = request({ socketPath: served.socket, path: "/v1/session" }, (response) => {
-      let buffered = "";
-      response.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (let end = buffered.indexOf("\n\n"); end >= 0; end = buffered.indexOf("\n\n")) {
-          const block = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (data === undefined) continue;
-          const parsed = JSON.parse(data);
-          if (block.startsWith("event: session")) {
-            resolve({ id: parsed.session, ended, close: () => sent.destroy() });
-          } else if (block.startsWith("event: ended")) ended.push(parsed.fields.jobId);
-        }
-      });
-    });
-    sent.on("error", reject);
-    sent.end();
-  });
+const openSession = () => openSessionOn(served.socket);
 
 /** `/v1/give-up` of `claim`, as curl would send it: its answer's body. */
 const fetchGiveUp = (claim: string): Promise<unknown> =>

@@ -11,6 +11,7 @@ import { Effect } from "effect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Server from "../../src/server/Server.js";
+import { openSession as openSessionOn } from "../support/sessionStream.js";
 
 let directory = "";
 let opened: EnginePromises.OpenedEngine;
@@ -201,33 +202,7 @@ describe("/v1/end-batch", () => {
   });
 });
 
-/** A worker session over the socket: its id, and the job ids of its `ended` events as they come. */
-const openSession = (): Promise<{ id: string; ended: Array<number>; close: () => void }> =>
-  new Promise((resolve, reject) => {
-    const ended: Array<number> = [];
-    const sent = request({ socketPath: served.socket, path: "/v1/session" }, (response) => {
-      let buffered = "";
-      let id: string | undefined;
-      response.on("data", (chunk: Buffer) => {
-        buffered += chunk.toString();
-        for (let end = buffered.indexOf("\n\n"); end >= 0; end = buffered.indexOf("\n\n")) {
-          const block = buffered.slice(0, end);
-          buffered = buffered.slice(end + 2);
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (data === undefined) continue;
-          const parsed = JSON.parse(data);
-          if (block.startsWith("event: session")) {
-            id = parsed.session;
-            resolve({ id: parsed.session, ended, close: () => sent.destroy() });
-          } else if (id !== undefined && block.startsWith("event: ended")) {
-            ended.push(parsed.fields.jobId);
-          }
-        }
-      });
-    });
-    sent.on("error", reject);
-    sent.end();
-  });
+const openSession = () => openSessionOn(served.socket);
 
 describe("sessions and ends", () => {
   it("tells a session the ends others made, not the ends it asked for itself", async () => {
