@@ -68,12 +68,43 @@ const unlessGivenUp = <A>(opening: Promise<A>, signal: AbortSignal | undefined) 
     opening.then(resolve, reject).finally(() => signal?.removeEventListener("abort", givenUp));
   });
 
+/** Whether the request may not have reached the server: the connection failed (the client is open). */
+const connectionFailed = (error: unknown): boolean =>
+  typeof error === "object" &&
+  error !== null &&
+  Reflect.get(error, "_tag") === "ConnectionFailed" &&
+  !Transport.refusedForGood(error);
+
+/**
+ * Sends an attempt's end again while its connection fails (a reset, the
+ * server unreachable for a moment), every `reconnectMs`, for at most
+ * `leaseMs`: past it the server has failed the attempt for its lease, and
+ * the end would be refused. The end names its attempt, so one that did
+ * commit before its answer was lost is refused as stale when sent again,
+ * never recorded twice. Given up at once, the end was `Unrecorded` and
+ * the job ran again after its lease (until 2026-12-06).
+ */
+const endRetried = async <A>(send: () => Promise<A>, retrying: Retrying): Promise<A> => {
+  const leaseEnds = Date.now() + retrying.leaseMs;
+  for (;;) {
+    try {
+      return await send();
+    } catch (error) {
+      const giveUpAt = Math.min(leaseEnds, retrying.closeBy());
+      if (!connectionFailed(error) || Date.now() + retrying.reconnectMs > giveUpAt) throw error;
+      await pause(retrying.reconnectMs, undefined);
+    }
+  }
+};
+
 /** What the claims tell of their failures. */
 interface Retrying {
   readonly leaseMs: number;
   readonly reconnectMs: number;
   /** Told each failure that is asked again (`ClaimFailed`). */
   readonly failed: (cause: unknown, retryInMs: number) => void;
+  /** When a close began, when its handlers' time runs out: ends are not sent again past it. */
+  readonly closeBy: () => number;
 }
 
 /**
@@ -134,12 +165,14 @@ const heartbeats = (client: RemoteClient, leaseMs: number) => {
 export const engineOf = <K extends Log.Kind>(
   client: RemoteClient,
   leaseMs: number,
-  retry: Partial<Omit<Retrying, "leaseMs">> = {},
+  retry: Partial<Omit<Retrying, "leaseMs" | "closeBy">> = {},
 ) => {
+  let closeBy = Number.POSITIVE_INFINITY;
   const retrying: Retrying = {
     leaseMs,
     reconnectMs: retry.reconnectMs ?? reconnectMsDefault,
     failed: retry.failed ?? (() => {}),
+    closeBy: () => closeBy,
   };
   const beats = heartbeats(client, leaseMs);
   const ended = (jobId: number) => beats.running.delete(jobId);
@@ -156,9 +189,11 @@ export const engineOf = <K extends Log.Kind>(
         return jobs;
       },
       complete: (jobId, result, options) =>
-        client.complete(jobId, result, options).finally(() => ended(jobId)),
+        endRetried(() => client.complete(jobId, result, options), retrying).finally(() =>
+          ended(jobId),
+        ),
       fail: (jobId, error, options) =>
-        client.fail(jobId, error, options).finally(() => ended(jobId)),
+        endRetried(() => client.fail(jobId, error, options), retrying).finally(() => ended(jobId)),
     },
     lost: (listener) => {
       beats.lost.add(listener);
@@ -167,7 +202,10 @@ export const engineOf = <K extends Log.Kind>(
       };
     },
   };
-  return { engine, stop: beats.stop };
+  const closing = (timeoutMs: number) => {
+    closeBy = Date.now() + timeoutMs;
+  };
+  return { engine, stop: beats.stop, closing };
 };
 
 /**
@@ -207,6 +245,6 @@ export const start = async <Registry = Record<string, Worker.Plain>>(
       void Promise.reject(thrown);
     }
   };
-  const { engine, stop } = engineOf(client, leaseMs, { reconnectMs, failed });
-  return Worker.startOn(engine, workerOptions, stop);
+  const { engine, stop, closing } = engineOf(client, leaseMs, { reconnectMs, failed });
+  return Worker.startOn(engine, workerOptions, { closing, stopped: stop });
 };

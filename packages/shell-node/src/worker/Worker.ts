@@ -340,21 +340,34 @@ export const start = <Registry = Record<string, Plain>>(
   options: StartOptions<Registry>,
 ): Promise<StartedWorker> => startOn(opened.engine, options);
 
+/** What `startOn`'s caller hears of the worker it started. */
+export interface StartHooks {
+  /** A close began, giving running handlers `timeoutMs` (told once). */
+  readonly closing?: (timeoutMs: number) => void;
+  /** The worker has closed, or did not start (told once). */
+  readonly stopped?: () => void;
+}
+
 /**
  * `start` on any `WorkerEngine` (an engine, a remote client's adapter):
- * the worker, its scope, and SIGINT/SIGTERM when asked for. `onStopped`
- * is called once: when the worker has closed, or when it did not start.
+ * the worker, its scope, and SIGINT/SIGTERM when asked for.
  */
 export const startOn = async <K extends Log.Kind, Registry = Record<string, Plain>>(
   engine: WorkerEngine<K>,
   options: StartOptions<Registry>,
-  onStopped: () => void = () => {},
+  hooks: StartHooks = {},
 ): Promise<StartedWorker> => {
   let told = false;
   const stopped = () => {
     if (told) return;
     told = true;
-    onStopped();
+    hooks.stopped?.();
+  };
+  let closingTold = false;
+  const closing = (closeOptions: CloseOptions | undefined) => {
+    if (closingTold) return;
+    closingTold = true;
+    hooks.closing?.(closeOptions?.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault);
   };
   const scope = Effect.runSync(Scope.make());
   const exit = await Effect.runPromiseExit(Scope.extend(run(engine, options), scope));
@@ -370,6 +383,7 @@ export const startOn = async <K extends Log.Kind, Registry = Record<string, Plai
   const close = async (closeOptions?: CloseOptions) => {
     process.off("SIGINT", onSignal);
     process.off("SIGTERM", onSignal);
+    closing(closeOptions);
     const report = await Effect.runPromise(worker.close(closeOptions));
     stopped();
     await Effect.runPromise(Scope.close(scope, Exit.void));

@@ -6,9 +6,9 @@
 // the pause between two tries does not wait it out; `handleSignals` is honored, as
 // `Worker.start` honors it (the remote `start` ignored it).
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { createServer, type Socket } from "node:net";
+import { connect as connectTcp, createServer, type Socket } from "node:net";
 import { join } from "node:path";
 import { Client, Locate } from "@tay/client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -203,4 +203,121 @@ describe("a remote worker started with handleSignals", () => {
     await worker.close();
     await client.close();
   }, 30_000);
+});
+
+/**
+ * A TCP proxy to `port` whose `blip` refuses new connections and cuts the open ones, except
+ * the session streams' (their first bytes are `GET /v1/session`): a reset pooled connection,
+ * the session alive. `restore` listens again on the same port.
+ */
+const proxyTo = async (port: number) => {
+  const open = new Map<Socket, { readonly session: boolean; readonly upstream: Socket }>();
+  const accept = (socket: Socket) => {
+    socket.once("data", (first: Buffer) => {
+      const upstream = connectTcp({ host: "127.0.0.1", port });
+      open.set(socket, { session: first.toString().startsWith("GET /v1/session"), upstream });
+      upstream.write(first);
+      socket.pipe(upstream).pipe(socket);
+      const drop = () => {
+        open.delete(socket);
+        socket.destroy();
+        upstream.destroy();
+      };
+      socket.on("error", drop).on("close", drop);
+      upstream.on("error", drop).on("close", drop);
+    });
+  };
+  let listener = createServer(accept);
+  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const address = listener.address();
+  const proxyPort = typeof address === "object" && address !== null ? address.port : 0;
+  return {
+    port: proxyPort,
+    blip: () => {
+      // Not waited for: `close` calls back once every connection ended, the session's too.
+      listener.close();
+      for (const [socket, { session, upstream }] of open) {
+        if (session) continue;
+        socket.destroy();
+        upstream.destroy();
+      }
+    },
+    restore: async () => {
+      listener = createServer(accept);
+      await new Promise<void>((resolve) => listener.listen(proxyPort, "127.0.0.1", resolve));
+    },
+    close: () => {
+      for (const [socket, { upstream }] of open) {
+        socket.destroy();
+        upstream.destroy();
+      }
+      listener.close();
+    },
+  };
+};
+
+describe("a remote worker whose end cannot be sent", () => {
+  // Until 2026-12-06 the end failed at once (`Unrecorded`): the job stayed executing until its
+  // lease ran out, then ran again.
+  it("sends it again once the connection is back: the job completes on its attempt", async () => {
+    const { directory, host, port } = await serve("end-again");
+    const token = readFileSync(join(directory, "server-token"), "utf8").trim();
+    const proxy = await proxyTo(port);
+    const client = new Client.Client({ host, port: proxy.port, token });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await RemoteWorker.start(client, {
+      queues: { work: 1 },
+      reconnectMs: 100,
+      handlers: { Held: () => held.then(() => "done") },
+      onEvent: (event) => events.push(event),
+    });
+    const producer = await Client.connect(directory);
+    const job = await producer.insert({ queue: "work", worker: "Held", args: null });
+    await until(async () => (await producer.job(job.jobId))?.state === "executing");
+    proxy.blip();
+    release();
+    // The end fails (refused, or cut) and waits; the connection comes back.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    await proxy.restore();
+    await until(async () => (await producer.job(job.jobId))?.state === "completed");
+    const done = await producer.job(job.jobId);
+    expect([done?.attempt, done?.errors]).toEqual([1, []]);
+    expect(events.map((event) => event._tag)).toContain("Completed");
+    expect(events.map((event) => event._tag)).not.toContain("Unrecorded");
+    await worker.close();
+    await client.close();
+    await producer.close();
+    proxy.close();
+  }, 30_000);
+
+  it("sends it again no longer than a close gives the handlers", async () => {
+    const { directory, host, port } = await serve("end-closing");
+    const token = readFileSync(join(directory, "server-token"), "utf8").trim();
+    const proxy = await proxyTo(port);
+    const client = new Client.Client({ host, port: proxy.port, token });
+    const events: Array<Worker.WorkerEvent> = [];
+    const worker = await RemoteWorker.start(client, {
+      queues: { work: 1 },
+      reconnectMs: 100,
+      handlers: { Brief: () => new Promise((resolve) => setTimeout(() => resolve("done"), 300)) },
+      onEvent: (event) => events.push(event),
+    });
+    const producer = await Client.connect(directory);
+    const job = await producer.insert({ queue: "work", worker: "Brief", args: null });
+    await until(async () => (await producer.job(job.jobId))?.state === "executing");
+    // Cut for good: the end is sent again and again, until the close's time runs out.
+    proxy.blip();
+    const started = Date.now();
+    await worker.close({ timeoutMs: 1_000 });
+    // Without the close's bound it was sent again for the whole lease (30 s).
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(events.map((event) => event._tag)).toContain("Unrecorded");
+    await client.close();
+    await producer.close();
+    proxy.close();
+  }, 60_000);
 });
