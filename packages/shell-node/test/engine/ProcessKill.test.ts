@@ -148,7 +148,10 @@ describe("SIGKILL", () => {
         );
         // Any refusal fails, IncompleteTail included: a segment is created whole (staged and
         // hard-linked into place) and the page cache keeps every byte the process wrote, so no
-        // kill may leave a store that needs `tay copy-prefix`.
+        // kill may leave a store that needs `tay copy-prefix`. Not quite every byte: the kernel
+        // can stop a write between two page copies for a SIGKILL, tearing a batch that crosses a
+        // page boundary (docs/store.md, 2026-12-06). With a 2 KiB rotation target no segment
+        // here reaches 4,096 bytes inside a batch, so no write crosses one.
         if (checked._tag === "Left") {
           throw new Error(`round ${round}: the store refused to open: ${checked.left.message}`);
         }
