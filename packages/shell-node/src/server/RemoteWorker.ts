@@ -20,7 +20,7 @@ import type { Job } from "@tay/core";
 import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
 import * as Worker from "../worker/Worker.js";
-import { leaseMsDefault } from "./internal/leases.js";
+import { leaseMsDefault, leaseMsMax, leaseMsMin } from "./internal/leases.js";
 
 /** What the adapter needs of a client (`@tay/client`'s `Client` has it). */
 export type RemoteClient = Pick<
@@ -219,19 +219,24 @@ export const start = async <Registry = Record<string, Worker.Plain>>(
 ): Promise<Worker.StartedWorker> => {
   const { leaseMs = leaseMsDefault, reconnectMs = reconnectMsDefault, ...workerOptions } = options;
   // The server's range for a lease (docs/protocol.md): out of it, every claim would be refused.
-  for (const [option, value, min, max] of [
-    ["leaseMs", leaseMs, 1_000, 3_600_000],
-    ["reconnectMs", reconnectMs, 1, Number.MAX_SAFE_INTEGER],
+  for (const [option, value, min, max, expected] of [
+    [
+      "leaseMs",
+      leaseMs,
+      leaseMsMin,
+      leaseMsMax,
+      "an integer number of milliseconds from 1,000 to 3,600,000",
+    ],
+    [
+      "reconnectMs",
+      reconnectMs,
+      1,
+      Number.MAX_SAFE_INTEGER,
+      "an integer number of milliseconds, at least 1",
+    ],
   ] as const) {
     if (!Number.isSafeInteger(value) || value < min || value > max) {
-      throw new Worker.InvalidWorkerOption({
-        option,
-        value: String(value),
-        expected:
-          option === "leaseMs"
-            ? "an integer number of milliseconds from 1,000 to 3,600,000"
-            : "an integer number of milliseconds, at least 1",
-      });
+      throw new Worker.InvalidWorkerOption({ option, value: String(value), expected });
     }
   }
   const onEvent = options.onEvent;

@@ -64,6 +64,12 @@ export type WorkerEngine<K extends Log.Kind> = Pick<Engine.EngineService<K>, "wa
 /** How long `close` (and a scope's end) waits for running handlers by default. */
 export const closeTimeoutMsDefault = 10_000;
 
+/** How long a close gives running handlers: its own timeout, else the worker's, else 10 s. */
+const closeTimeoutOf = (
+  options: Pick<WorkerOptions<unknown>, "closeTimeoutMs">,
+  closeOptions: CloseOptions | undefined,
+): number => closeOptions?.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
+
 /** A worker option out of its range: nothing was started. */
 export class InvalidWorkerOption extends Data.TaggedError("InvalidWorkerOption")<{
   readonly option: string;
@@ -303,7 +309,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         const outcome = Deferred.unsafeMake<CloseReport>(FiberId.none);
         closing = outcome;
         claims.stop();
-        const timeoutMs = closeOptions.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault;
+        const timeoutMs = closeTimeoutOf(options, closeOptions);
         return Effect.zipRight(
           Effect.intoDeferred(
             closed({ slots, attempts, claiming: claims.done, stop }, timeoutMs),
@@ -367,7 +373,7 @@ export const startOn = async <K extends Log.Kind, Registry = Record<string, Plai
   const closing = (closeOptions: CloseOptions | undefined) => {
     if (closingTold) return;
     closingTold = true;
-    hooks.closing?.(closeOptions?.timeoutMs ?? options.closeTimeoutMs ?? closeTimeoutMsDefault);
+    hooks.closing?.(closeTimeoutOf(options, closeOptions));
   };
   const scope = Effect.runSync(Scope.make());
   const exit = await Effect.runPromiseExit(Scope.extend(run(engine, options), scope));

@@ -16,6 +16,10 @@
 /** How long a remote claim holds its job without a heartbeat. */
 export const leaseMsDefault = 30_000;
 
+/** The shortest and the longest lease a claim or a heartbeat may ask for. */
+export const leaseMsMin = 1_000;
+export const leaseMsMax = 3_600_000;
+
 /** The error an expired lease's attempt records. */
 export const leaseExpiredError = "lease expired";
 
@@ -99,23 +103,15 @@ export class Leases {
   /** `attempt` of `jobId` will never reach its holder: it fails now with `why`, if still held. */
   lost(jobId: number, attempt: number, why: string): void {
     const lease = this.held.get(jobId);
-    if (lease === undefined || lease.attempt !== attempt) return;
-    this.held.delete(jobId);
-    this.expired += 1;
-    this.expire(jobId, attempt, why);
+    if (lease !== undefined && lease.attempt === attempt) this.end(lease, why);
   }
 
   /** The session's connection dropped: every attempt it holds fails now. */
   dropSession(session: string): void {
     for (const lease of [...this.held.values()]) {
-      if (lease.session !== session) continue;
-      this.held.delete(lease.jobId);
-      this.expired += 1;
-      this.expire(
-        lease.jobId,
-        lease.attempt,
-        `${leaseExpiredError}: the client's connection dropped`,
-      );
+      if (lease.session === session) {
+        this.end(lease, `${leaseExpiredError}: the client's connection dropped`);
+      }
     }
   }
 
@@ -146,12 +142,16 @@ export class Leases {
     const now = this.now();
     let next = Number.POSITIVE_INFINITY;
     for (const lease of [...this.held.values()]) {
-      if (lease.expiresAt <= now) {
-        this.held.delete(lease.jobId);
-        this.expired += 1;
-        this.expire(lease.jobId, lease.attempt, leaseExpiredError);
-      } else if (lease.expiresAt < next) next = lease.expiresAt;
+      if (lease.expiresAt <= now) this.end(lease, leaseExpiredError);
+      else if (lease.expiresAt < next) next = lease.expiresAt;
     }
     if (next !== Number.POSITIVE_INFINITY) this.arm(next);
+  }
+
+  /** Ends a held lease: its attempt fails with `why`, and it counts as expired. */
+  private end(lease: Lease, why: string): void {
+    this.held.delete(lease.jobId);
+    this.expired += 1;
+    this.expire(lease.jobId, lease.attempt, why);
   }
 }

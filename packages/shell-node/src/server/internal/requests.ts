@@ -8,6 +8,10 @@
 import { Shape, Wire } from "@tay/client";
 import type { Backoff, Commands, Job, Value } from "@tay/core";
 import { Limits, Zone } from "@tay/core";
+import { leaseMsMax, leaseMsMin } from "./leases.js";
+
+/** A lease asked for: from `leaseMsMin` to `leaseMsMax`. */
+const leaseMs = Shape.integer(leaseMsMin, leaseMsMax);
 
 /** Jobs one request may insert. */
 export const jobsPerRequestMax = 10_000;
@@ -52,7 +56,7 @@ export const insertMany = Shape.struct({ jobs: Shape.array(newJob, jobsPerReques
 export const claim = Shape.struct({
   queue: Shape.string,
   limit: Shape.optional(Shape.integer(1, Limits.decisionRecordsMax)),
-  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+  leaseMs: Shape.optional(leaseMs),
 });
 
 const lane = Shape.struct({
@@ -71,7 +75,7 @@ export const nextJobs = Shape.struct({
   limit: Shape.optional(Shape.integer(1, Limits.decisionRecordsMax)),
   /** How long to wait for a job before answering with none (default 25 s). */
   waitMs: Shape.optional(Shape.integer(0, 300_000)),
-  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+  leaseMs: Shape.optional(leaseMs),
   /** The claim's id, by which `/v1/give-up` gives it up (2026-12-06). */
   claim: Shape.optional(claimId),
 });
@@ -223,7 +227,7 @@ export const compact = Shape.struct({ retentionMs: Shape.integer() });
 export const heartbeat = Shape.struct({
   jobId,
   attempt,
-  leaseMs: Shape.optional(Shape.integer(1_000, 3_600_000)),
+  leaseMs: Shape.optional(leaseMs),
 });
 
 const filterShape = Shape.struct({
