@@ -20,6 +20,7 @@ import { UsageError } from "./CliError.js";
 import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
+import * as QueueState from "./queueState.js";
 import * as Read from "./read.js";
 import { copy } from "./copy.js";
 import { isUrl } from "./postgres.js";
@@ -50,6 +51,9 @@ export const commands: ReadonlyArray<Command> = [
   Write.cancel,
   Write.retry,
   Write.cancelSchedule,
+  QueueState.pause,
+  QueueState.resume,
+  QueueState.limit,
   copyPrefix,
   copy,
   demo,
@@ -71,6 +75,9 @@ export const takesUrl: ReadonlySet<string> = new Set([
   "cancel",
   "retry",
   "cancel-schedule",
+  "pause",
+  "resume",
+  "limit",
   "compact",
   "copy",
   "demo",

@@ -67,9 +67,15 @@ export const job = (job: Job.Job): JsonObject => ({
   })),
   result: job.result === null ? null : { value: value(job.result.value), at: job.result.at },
   schedule_id: job.scheduleId,
+  unique_key: job.uniqueKey,
+  unique_period_ms: job.uniquePeriodMs,
+  timeout_ms: job.timeoutMs,
 });
 
-/** A schedule definition with its wire field names. */
+/**
+ * A schedule definition with its wire field names; a schema-3 one
+ * (EVENTS-V3.md) adds its zone and catch-up policy.
+ */
 export const definition = (definition: Event.ScheduleDefinition): JsonObject => ({
   queue: definition.queue,
   worker: definition.worker,
@@ -79,6 +85,13 @@ export const definition = (definition: Event.ScheduleDefinition): JsonObject => 
   every_ms: definition.everyMs,
   cron: definition.cron,
   overlap: definition.overlap,
+  ...(Event.isDefinitionV3(definition)
+    ? {
+        timezone: definition.timezone,
+        catch_up: definition.catchUp,
+        catch_up_window_ms: definition.catchUpWindowMs,
+      }
+    : {}),
 });
 
 /** A schedule with its wire field names. */

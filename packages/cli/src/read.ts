@@ -395,6 +395,20 @@ const details = (event: Event.Event): string => {
     .join(" ");
 };
 
+/** One row of `Text.fields`. */
+const field = (name: string, value: string): [string, string] => [name, value];
+
+/** The schema-3 fields a job was inserted with (EVENTS-V3.md), those it has. */
+const v3JobFields = (job: Job.Job): Array<[string, string]> => [
+  ...(job.uniqueKey === null
+    ? []
+    : [field("unique key", Text.truncate(JSON.stringify(job.uniqueKey), 200))]),
+  ...(job.uniquePeriodMs === null
+    ? []
+    : [field("unique period", Text.duration(job.uniquePeriodMs))]),
+  ...(job.timeoutMs === null ? [] : [field("timeout", Text.duration(job.timeoutMs))]),
+];
+
 const jobLines = (job: Job.Job): Array<string> =>
   Text.fields([
     ["job", `${job.jobId}`],
@@ -413,6 +427,7 @@ const jobLines = (job: Job.Job): Array<string> =>
       job.result === null ? "-" : Text.truncate(JSON.stringify(Json.value(job.result.value)), 200),
     ],
     ["schedule", job.scheduleId === null ? "-" : Text.printable(job.scheduleId)],
+    ...v3JobFields(job),
     ...job.errors.map((error): [string, string] => [
       `error ${error.attempt}`,
       `${Text.time(error.at)} ${Text.truncate(JSON.stringify(error.error), 200)}`,
@@ -471,10 +486,19 @@ export const job: Command = {
     }),
 };
 
-const recurrence = (schedule: Schedule.Schedule): string =>
-  schedule.definition.everyMs !== null
-    ? `every ${Text.duration(schedule.definition.everyMs)}`
-    : `cron ${JSON.stringify(schedule.definition.cron ?? "")}`;
+/** "every 15m", or "cron "0 9 * * *"", with its zone when it names one (EVENTS-V3.md). */
+const recurrence = (schedule: Schedule.Schedule): string => {
+  const { definition } = schedule;
+  if (definition.everyMs !== null) return `every ${Text.duration(definition.everyMs)}`;
+  const cron = `cron ${JSON.stringify(definition.cron ?? "")}`;
+  return Event.isDefinitionV3(definition) ? `${cron} in ${definition.timezone}` : cron;
+};
+
+/** A schema-3 schedule's catch-up policy: "once", "skip within 1m", "all". */
+const catchUpText = (definition: Event.ScheduleDefinitionV3): string =>
+  definition.catchUpWindowMs === null
+    ? definition.catchUp
+    : `${definition.catchUp} within ${Text.duration(definition.catchUpWindowMs)}`;
 
 const scheduleLines = (schedule: Schedule.Schedule): Array<string> =>
   Text.fields([
@@ -484,6 +508,9 @@ const scheduleLines = (schedule: Schedule.Schedule): Array<string> =>
     ["args", Text.truncate(JSON.stringify(Json.value(schedule.definition.args)), 200)],
     ["recurrence", recurrence(schedule)],
     ["overlap", schedule.definition.overlap],
+    ...(Event.isDefinitionV3(schedule.definition)
+      ? [field("catch up", catchUpText(schedule.definition))]
+      : []),
     ["priority", `${schedule.definition.priority}`],
     ["max attempts", `${schedule.definition.maxAttempts}`],
     ["revision", `${schedule.revision} (definition ${schedule.definitionRevision})`],

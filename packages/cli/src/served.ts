@@ -1,21 +1,31 @@
 /**
  * The write commands on a store another process serves: when opening the
  * store is refused with `Locked` and LOCK names the holder's server
- * socket, `insert`, `schedule`, `cancel`, `retry` and `cancel-schedule` go through
+ * socket, `insert`, `schedule`, `cancel`, `retry`, `cancel-schedule`, `pause`,
+ * `resume` and `limit` go through
  * that server (`@tay/client`) instead of failing. The answer is the same
  * job or schedule the engine would have printed; a refusal is the
  * server's line (`ServedFailure`, exit 1). `compact` goes through it the
  * same way: the holder compacts its own store.
  */
 import { Client, type Wire } from "@tay/client";
-import type { Commands, Job, Schedule } from "@tay/core";
+import type { Commands, Job, Queue, Schedule } from "@tay/core";
 import { Effect, type Scope } from "effect";
 import { ServedFailure } from "./CliError.js";
 import type { Failure } from "./describe.js";
 
+/** A job as an insert answers it: `duplicate` when its unique key named an existing job. */
+export type InsertedJob = Job.Job & { readonly duplicate?: true };
+
+/** A queue's limits as `tay limit` sets them: a limit left out is kept, null removes it. */
+export interface QueueLimits {
+  readonly concurrency?: number | null;
+  readonly rateLimit?: { readonly count: number; readonly perMs: number } | null;
+}
+
 /** What the write commands ask of a store: the engine's Effect face has it. */
 export interface Writer {
-  readonly insert: (job: Commands.NewJob) => Effect.Effect<Job.Job, Failure>;
+  readonly insert: (job: Commands.NewJob) => Effect.Effect<InsertedJob, Failure>;
   readonly registerSchedule: (
     scheduleId: string,
     definition: Commands.ScheduleDefinitionInput,
@@ -30,6 +40,12 @@ export interface Writer {
     jobId: number,
     options: { readonly maxAttempts?: number; readonly reason?: string },
   ) => Effect.Effect<Job.Job, Failure>;
+  readonly pauseQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
+  readonly resumeQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
+  readonly setQueueLimits: (
+    queue: string,
+    limits: QueueLimits,
+  ) => Effect.Effect<Queue.QueueState | undefined, Failure>;
 }
 
 const failureOf = (socket: string) => (error: unknown) => {
@@ -72,5 +88,8 @@ export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Sco
       cancelSchedule: (scheduleId, expectedRevision) =>
         call(() => client.cancelSchedule(scheduleId, expectedRevision)),
       redrive: (jobId, options) => call(() => client.redrive(jobId, options)),
+      pauseQueue: (queue) => call(() => client.pauseQueue(queue)),
+      resumeQueue: (queue) => call(() => client.resumeQueue(queue)),
+      setQueueLimits: (queue, limits) => call(() => client.setQueueLimits(queue, limits)),
     };
   });

@@ -8,8 +8,8 @@
  * instead (`served.ts`) and prints the same.
  */
 import type { Wire } from "@tay/client";
-import { Commands, type Event, Limits, State } from "@tay/core";
-import { Effect, type Scope } from "effect";
+import { Commands, Event, Limits, State } from "@tay/core";
+import { Effect, Either, type Scope } from "effect";
 import { PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Init } from "@tay/shell-node";
 import {
@@ -28,7 +28,7 @@ import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { isUrl, pgEngine } from "./postgres.js";
 import { printJob, printSchedule } from "./read.js";
-import { servedCompaction, servedWriter, type Writer } from "./served.js";
+import { type InsertedJob, servedCompaction, servedWriter, type Writer } from "./served.js";
 import { line, lines, type Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
@@ -87,7 +87,7 @@ const orServed = <A>(
  * store and serves it (LOCK names its socket), on its server
  * (`served.ts`).
  */
-const withWriter = <A>(
+export const withWriter = <A>(
   input: Input,
   use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
@@ -125,11 +125,50 @@ export const init: Command = {
 
 const jsonValue = (value: string) => parseJsonValue(value);
 
-/** `tay insert DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N]`. */
+/** A duration of at least 1 ms (a timeout, a unique period, a window). */
+const positiveDuration = (value: string) =>
+  Either.flatMap(parseDuration(value), (ms) =>
+    ms >= 1 ? Either.right(ms) : Either.left(`${JSON.stringify(value)} is shorter than 1 ms`),
+  );
+
+/** `--unique-key` and `--unique-period` as the insert takes them; a period needs a key. */
+const uniqueOf = (input: Input) =>
+  Effect.gen(function* () {
+    const uniqueKey = text(input, "unique-key");
+    const uniquePeriodMs = yield* parsed(input, "unique-period", positiveDuration);
+    if (uniqueKey === undefined) {
+      if (uniquePeriodMs !== undefined) {
+        return yield* usage(input, "--unique-period needs --unique-key");
+      }
+      return {};
+    }
+    return { uniqueKey, ...(uniquePeriodMs === undefined ? {} : { uniquePeriodMs }) };
+  });
+
+/**
+ * Prints what an insert answered: the job, and, when its unique key named
+ * a job already there, that nothing was inserted (`duplicate` in JSON).
+ */
+const printInserted = (input: Input, job: InsertedJob) => {
+  const duplicate = job.duplicate === true;
+  if (input.json) return line(Json.line({ ...Json.job(job), duplicate }));
+  if (!duplicate) return printJob(input, job);
+  return Effect.zipRight(
+    line(
+      `duplicate: job ${job.jobId} holds unique key ${JSON.stringify(job.uniqueKey ?? "")} in queue ${Text.printable(job.queue)}; nothing was inserted`,
+    ),
+    printJob(input, job),
+  );
+};
+
+/**
+ * `tay insert DIR --queue Q --worker W --args JSON [--at TIME] [--priority P]
+ * [--max-attempts N] [--unique-key KEY [--unique-period DURATION]] [--timeout DURATION]`.
+ */
 export const insert: Command = {
   name: "insert",
   synopsis:
-    "DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N] [--json]",
+    "DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N] [--unique-key KEY [--unique-period DURATION]] [--timeout DURATION] [--json]",
   summary: "insert one job and print it",
   arguments: dirArgument,
   options: [
@@ -149,6 +188,24 @@ export const insert: Command = {
       value: "N",
       help: `1..1000 (default ${Commands.maxAttemptsDefault})`,
     },
+    {
+      name: "unique-key",
+      type: "string",
+      value: "KEY",
+      help: "while a job of the queue with KEY is not terminal, insert nothing and print that job",
+    },
+    {
+      name: "unique-period",
+      type: "string",
+      value: "DURATION",
+      help: "with --unique-key: also while one finished within DURATION",
+    },
+    {
+      name: "timeout",
+      type: "string",
+      value: "DURATION",
+      help: "the bound of one attempt (the worker aborts it, the engine fails it)",
+    },
   ],
   run: (input) =>
     Effect.gen(function* () {
@@ -158,6 +215,8 @@ export const insert: Command = {
       const scheduledAt = yield* parsed(input, "at", parseTime);
       const priority = yield* parsed(input, "priority", priorityOf);
       const maxAttempts = yield* parsed(input, "max-attempts", maxAttemptsOf);
+      const unique = yield* uniqueOf(input);
+      const timeoutMs = yield* parsed(input, "timeout", positiveDuration);
       const newJob: Commands.NewJob = {
         queue,
         worker,
@@ -165,18 +224,50 @@ export const insert: Command = {
         ...(scheduledAt === undefined ? {} : { scheduledAt }),
         ...(priority === undefined ? {} : { priority }),
         ...(maxAttempts === undefined ? {} : { maxAttempts }),
+        ...unique,
+        ...(timeoutMs === undefined ? {} : { timeoutMs }),
       };
       const job = yield* withWriter(input, (engine) => engine.insert(newJob));
-      yield* printJob(input, job);
+      yield* printInserted(input, job);
       return exitCodes.ok;
     }),
 };
+
+/** `--catch-up-window`: a duration, or `none` (no window). */
+const windowOf = (value: string): Either.Either<number | null, string> =>
+  value === "none" ? Either.right(null) : positiveDuration(value);
+
+/**
+ * `--timezone`, `--catch-up` and `--catch-up-window` as a registration takes
+ * them: only those given, since any of them makes the registration schema 3
+ * (EVENTS-V3.md; the engine refuses a zone it does not know, naming it).
+ */
+const catchUpOf = (input: Input) =>
+  Effect.gen(function* () {
+    const timezone = text(input, "timezone");
+    const catchUp = text(input, "catch-up");
+    if (catchUp !== undefined && !isCatchUp(catchUp)) {
+      return yield* usage(
+        input,
+        `--catch-up: ${JSON.stringify(catchUp)} is not ${Event.catchUpPolicies.join(", ")}`,
+      );
+    }
+    const catchUpWindowMs = yield* parsed(input, "catch-up-window", windowOf);
+    return {
+      ...(timezone === undefined ? {} : { timezone }),
+      ...(catchUp === undefined ? {} : { catchUp }),
+      ...(catchUpWindowMs === undefined ? {} : { catchUpWindowMs }),
+    };
+  });
+
+const isCatchUp = (value: string): value is Event.CatchUp =>
+  Event.catchUpPolicies.some((policy) => policy === value);
 
 /** `tay schedule DIR --id ID --queue Q --worker W (--every D | --cron EXPR) ...`. */
 export const schedule: Command = {
   name: "schedule",
   synopsis:
-    'DIR --id ID --queue Q --worker W (--every DURATION | --cron "m h dom mon dow") [--args JSON] [--overlap allow|skip] [--priority P] [--max-attempts N] [--expect-revision N] [--json]',
+    'DIR --id ID --queue Q --worker W (--every DURATION | --cron "m h dom mon dow") [--args JSON] [--overlap allow|skip] [--priority P] [--max-attempts N] [--expect-revision N] [--timezone ZONE] [--catch-up once|skip|all] [--catch-up-window DURATION|none] [--json]',
   summary: "register or re-register a recurring schedule and print it",
   arguments: dirArgument,
   options: [
@@ -189,7 +280,12 @@ export const schedule: Command = {
       value: "DURATION",
       help: "recur every DURATION (30s, 15m, 2h, 7d, or ms)",
     },
-    { name: "cron", type: "string", value: "EXPR", help: "recur on a five-field cron, UTC" },
+    {
+      name: "cron",
+      type: "string",
+      value: "EXPR",
+      help: "recur on a five-field cron, read in --timezone",
+    },
     { name: "args", type: "string", value: "JSON", help: "its jobs' arguments (default null)" },
     {
       name: "overlap",
@@ -210,6 +306,24 @@ export const schedule: Command = {
       value: "N",
       help: "compare-and-set: the current revision (0: must be new)",
     },
+    {
+      name: "timezone",
+      type: "string",
+      value: "ZONE",
+      help: 'the zone the cron is read in: an IANA zone ("Europe/Berlin") or UTC (default UTC)',
+    },
+    {
+      name: "catch-up",
+      type: "string",
+      value: "once|skip|all",
+      help: "what occurrences missed while no process ran become (default once)",
+    },
+    {
+      name: "catch-up-window",
+      type: "string",
+      value: "DURATION|none",
+      help: "how far back missed occurrences count (default: 1m for skip, none for all)",
+    },
   ],
   run: (input) =>
     Effect.gen(function* () {
@@ -226,7 +340,8 @@ export const schedule: Command = {
       if (overlap !== "allow" && overlap !== "skip") {
         return yield* usage(input, `--overlap: ${JSON.stringify(overlap)} is not allow or skip`);
       }
-      const definition: Event.ScheduleDefinition = {
+      const catchUp = yield* catchUpOf(input);
+      const definition: Commands.ScheduleDefinitionInput = {
         queue,
         worker,
         args: (yield* parsed(input, "args", jsonValue)) ?? null,
@@ -236,6 +351,7 @@ export const schedule: Command = {
         everyMs: everyMs ?? null,
         cron: cron ?? null,
         overlap,
+        ...catchUp,
       };
       const expected = yield* parsed(input, "expect-revision", revisionOf);
       const registered = yield* withWriter(input, (engine) =>

@@ -4,8 +4,8 @@
  * does on a URL, the binary's own cases are in CliPostgres.test.ts),
  * against a real server (TAY_PG_URL, else 127.0.0.1:5432; skipped with
  * the reason when none answers): every command either takes a URL or
- * refuses it saying why; schedule, cancel, retry, cancel-schedule and
- * queues work on one.
+ * refuses it saying why; schedule, cancel, retry, cancel-schedule, pause,
+ * resume, limit and queues work on one.
  */
 import { describe, expect, it } from "vitest";
 import * as Cli from "../src/Cli.js";
@@ -91,5 +91,47 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
       revision: 2,
     });
     expect(await json(["verify", url])).toMatchObject({ valid: true, last_sequence: 6 });
+  }, 120_000);
+
+  it("pause, limit, resume, a unique insert and a zoned schedule take the URL", async () => {
+    const url = await freshDatabase();
+    await json(["init", url]);
+    expect(await json(["pause", url, "q"])).toMatchObject({ queue: "q", paused: true });
+    expect(await json(["limit", url, "q", "--concurrency", "3", "--rate", "7/1m"])).toMatchObject({
+      paused: true,
+      concurrency: 3,
+      rate_limit: { count: 7, per_ms: 60_000 },
+    });
+    expect(await json(["resume", url, "q"])).toMatchObject({ paused: false, concurrency: 3 });
+    const job = ["--queue", "q", "--worker", "W", "--args", "1", "--unique-key", "k"];
+    expect(await json(["insert", url, ...job, "--timeout", "1m"])).toMatchObject({
+      job_id: 1,
+      timeout_ms: 60_000,
+      duplicate: false,
+    });
+    expect(await json(["insert", url, ...job])).toMatchObject({ job_id: 1, duplicate: true });
+    expect(
+      await json([
+        "schedule",
+        url,
+        "--id",
+        "s",
+        "--queue",
+        "q",
+        "--worker",
+        "W",
+        "--cron",
+        "30 2 * * *",
+        "--timezone",
+        "America/New_York",
+        "--catch-up",
+        "all",
+      ]),
+    ).toMatchObject({ definition: { timezone: "America/New_York", catch_up: "all" } });
+    expect(await json(["queues", url])).toMatchObject([
+      { queue: "q", paused: false, concurrency: 3, jobs: { available: 1 } },
+    ]);
+    // Three queue states, one insert, one registration: the duplicate appended nothing.
+    expect(await json(["verify", url])).toMatchObject({ valid: true, last_sequence: 5 });
   }, 120_000);
 });

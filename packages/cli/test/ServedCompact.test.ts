@@ -1,4 +1,4 @@
-// `tay compact` (and `retry`) on a store another process holds and serves: the holder compacts
+// `tay compact` (and `retry`, `pause`, `limit`, `resume`, `insert`) on a store another process holds and serves: the holder compacts
 // (redrives) through its server and the CLI prints what the in-process command prints; without a
 // server the lock still refuses it. The holder here is this test process (engine and server in process).
 import * as path from "node:path";
@@ -64,6 +64,32 @@ describe("tay compact on a served store", () => {
     });
     // The holder's own engine redrove it.
     expect(opened.job(2)?.state).toBe("available");
+  }, 60_000);
+
+  it("pause, limit, resume and a unique insert go through it too", async () => {
+    expect(await ok(["pause", directory, "mail"])).toBe("queue mail: paused\n");
+    expect(
+      await json(["limit", directory, "mail", "--concurrency", "2", "--rate", "5/1s"]),
+    ).toEqual({
+      queue: "mail",
+      at: expect.any(Number),
+      paused: true,
+      concurrency: 2,
+      rate_limit: { count: 5, per_ms: 1000 },
+    });
+    expect(await ok(["resume", directory, "mail"])).toBe(
+      "queue mail: running, concurrency 2, 5 per 1000 ms\n",
+    );
+    // The holder's own engine holds the state.
+    expect(opened.queue("mail")).toMatchObject({ paused: false, concurrency: 2 });
+    const job = ["--queue", "mail", "--worker", "W", "--args", "null", "--unique-key", "k"];
+    const first = await json(["insert", directory, ...job, "--timeout", "5s"]);
+    expect(first).toMatchObject({ unique_key: "k", timeout_ms: 5000, duplicate: false });
+    const again = await json(["insert", directory, ...job]);
+    expect(again).toMatchObject({
+      job_id: (first as { job_id: number }).job_id,
+      duplicate: true,
+    });
   }, 60_000);
 
   it("is refused as Locked once the holder stops serving", async () => {

@@ -823,7 +823,12 @@ const checkDefinition = (
   };
   const canonical: ScheduleDefinition = usesV3 ? v3 : v2;
   if (isDefinitionV3(canonical) && !Zone.isKnownZone(canonical.timezone)) {
-    return Either.left(invalid("definition.timezone", "is not a zone this runtime knows"));
+    return Either.left(
+      invalid(
+        "definition.timezone",
+        `${JSON.stringify(canonical.timezone)} is not a zone this runtime knows`,
+      ),
+    );
   }
   const fieldRefusal = Schedule.checkDefinitionFields(canonical);
   if (fieldRefusal !== undefined) {

@@ -1,0 +1,135 @@
+/**
+ * The commands that change a queue's state (EVENTS-V3.md (24,3)): `pause`,
+ * `resume` and `limit`. Like the other write commands they run on the
+ * store's engine, on the server of the process that holds it, or on a
+ * PostgreSQL store (`withWriter`), and print the queue's state as `tay
+ * queues` shows it. A queue's state is independent of its jobs: a queue
+ * with no job can be paused or limited ahead of its first one.
+ */
+import { Limits, type Queue } from "@tay/core";
+import { Effect, Either } from "effect";
+import { argument, type Command, exitCodes, type Input, parsed, usage } from "./command.js";
+import * as Json from "./json.js";
+import type { QueueLimits } from "./served.js";
+import { queueStateJson, queueStateText } from "./status.js";
+import { line } from "./Terminal.js";
+import * as Text from "./text.js";
+import { parseDuration, parseInteger } from "./values.js";
+import { withWriter } from "./write.js";
+
+const queueArguments = ["DIR", "QUEUE"];
+
+/** Prints the state a queue command answered (undefined: the default, running without limits). */
+const printQueueState = (input: Input, queue: string, state: Queue.QueueState | undefined) => {
+  const shown = state ?? { queue, at: 0, paused: false, concurrency: null, rateLimit: null };
+  if (input.json) {
+    return line(Json.line({ ...queueStateJson(shown), at: state?.at ?? null }));
+  }
+  return line(`queue ${Text.printable(queue)}: ${queueStateText(shown)}`);
+};
+
+/** `tay pause DIR QUEUE`. */
+export const pause: Command = {
+  name: "pause",
+  synopsis: "DIR QUEUE [--json]",
+  summary: "pause a queue: claims start none of its jobs (running ones go on) until resume",
+  arguments: queueArguments,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const queue = argument(input, 1);
+      const state = yield* withWriter(input, (engine) => engine.pauseQueue(queue));
+      yield* printQueueState(input, queue, state);
+      return exitCodes.ok;
+    }),
+};
+
+/** `tay resume DIR QUEUE`. */
+export const resume: Command = {
+  name: "resume",
+  synopsis: "DIR QUEUE [--json]",
+  summary: "resume a paused queue, keeping its limits",
+  arguments: queueArguments,
+  options: [],
+  run: (input) =>
+    Effect.gen(function* () {
+      const queue = argument(input, 1);
+      const state = yield* withWriter(input, (engine) => engine.resumeQueue(queue));
+      yield* printQueueState(input, queue, state);
+      return exitCodes.ok;
+    }),
+};
+
+/** `--concurrency`: N jobs executing at most, or `none`. */
+const concurrencyOf = (value: string): Either.Either<number | null, string> =>
+  value === "none" ? Either.right(null) : parseInteger(value, 1, Limits.idMax);
+
+const ratePattern = /^(\d+)\/(.+)$/;
+
+/**
+ * `--rate`: COUNT/DURATION ("10/1s": at most 10 starts in any second), or
+ * `none`; within EVENTS-V3.md's bounds (count 1..10,000, window 1 ms..1 day).
+ */
+export const parseRate = (
+  value: string,
+): Either.Either<{ readonly count: number; readonly perMs: number } | null, string> => {
+  if (value === "none") return Either.right(null);
+  const match = ratePattern.exec(value.trim());
+  const count = match?.[1];
+  const window = match?.[2];
+  if (count === undefined || window === undefined) {
+    return Either.left(`${JSON.stringify(value)} is not COUNT/DURATION (like 10/1s) or none`);
+  }
+  return Either.flatMap(parseInteger(count, Limits.rateCountMin, Limits.rateCountMax), (starts) =>
+    Either.flatMap(parseDuration(window), (perMs) =>
+      perMs >= Limits.ratePerMsMin && perMs <= Limits.ratePerMsMax
+        ? Either.right({ count: starts, perMs })
+        : Either.left(`the window ${JSON.stringify(window)} is not between 1 ms and 1 day`),
+    ),
+  );
+};
+
+/** `--concurrency` and `--rate` as `setQueueLimits` takes them: at least one. */
+const limitsOf = (input: Input) =>
+  Effect.gen(function* () {
+    const concurrency = yield* parsed(input, "concurrency", concurrencyOf);
+    const rateLimit = yield* parsed(input, "rate", parseRate);
+    if (concurrency === undefined && rateLimit === undefined) {
+      return yield* usage(input, "give --concurrency, --rate or both");
+    }
+    const limits: QueueLimits = {
+      ...(concurrency === undefined ? {} : { concurrency }),
+      ...(rateLimit === undefined ? {} : { rateLimit }),
+    };
+    return limits;
+  });
+
+/** `tay limit DIR QUEUE [--concurrency N|none] [--rate COUNT/DURATION|none]`. */
+export const limit: Command = {
+  name: "limit",
+  synopsis: "DIR QUEUE [--concurrency N|none] [--rate COUNT/DURATION|none] [--json]",
+  summary: "set a queue's concurrency and rate limit (a limit not given is kept)",
+  arguments: queueArguments,
+  options: [
+    {
+      name: "concurrency",
+      type: "string",
+      value: "N|none",
+      help: "at most N of its jobs executing at once, or none",
+    },
+    {
+      name: "rate",
+      type: "string",
+      value: "COUNT/DURATION|none",
+      help: "at most COUNT starts in any DURATION (10/1s, 600/1m; 1..10000 in 1ms..1d), or none",
+    },
+  ],
+  run: (input) =>
+    Effect.gen(function* () {
+      const queue = argument(input, 1);
+      const limits = yield* limitsOf(input);
+      const state = yield* withWriter(input, (engine) => engine.setQueueLimits(queue, limits));
+      yield* printQueueState(input, queue, state);
+      return exitCodes.ok;
+    }),
+};
