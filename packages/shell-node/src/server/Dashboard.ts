@@ -5,9 +5,10 @@
  * concurrency, rate limit; refetched when the committed event stream says
  * something committed) with pause and resume, the job list with filters (queue,
  * state, id), one job's history, schedules with their next due times, the
- * store's status, and the actions cancel job, cancel schedule, pause and
- * resume a queue (also one named in a form, before it has jobs), whose
- * typed refusals it shows. Over TCP it sends the token given to it as
+ * store's status, and the actions cancel job (one not terminal), retry
+ * job (a discarded or cancelled one, EVENTS-V3.md's redrive), cancel
+ * schedule, pause and resume a queue (also one named in a form, before it
+ * has jobs), whose typed refusals it shows. Over TCP it sends the token given to it as
  * `?token=` (as a bearer header, and as `?token=` for its event stream).
  */
 
@@ -69,6 +70,11 @@ async function cancelJob(jobId) {
   catch (error) { say("error", error._tag + ": " + error.message); }
   refresh();
 }
+async function retryJob(jobId) {
+  try { await call("POST", "/v1/redrive", { jobId, reason: "retried from the dashboard" }); say("ok", "retried job " + jobId); }
+  catch (error) { say("error", error._tag + ": " + error.message); }
+  refresh();
+}
 async function cancelSchedule(scheduleId) {
   try { await call("POST", "/v1/cancel-schedule", { scheduleId }); say("ok", "cancelled schedule " + scheduleId); }
   catch (error) { say("error", error._tag + ": " + error.message); }
@@ -106,6 +112,11 @@ async function loadQueues() {
     return tr;
   }));
 }
+// What a job row offers: a job not yet terminal can be cancelled; a
+// discarded or cancelled one run again (EVENTS-V3.md's redrive); a
+// completed one neither.
+const rerunnable = new Set(["discarded", "cancelled"]);
+const finished = new Set(["completed"]);
 async function loadJobs() {
   const id = $("filter-id").value.trim();
   let jobs;
@@ -121,7 +132,8 @@ async function loadJobs() {
   fill("jobs", jobs.map((job) => row([
     job.jobId, job.state, job.queue, job.worker, job.attempt + "/" + job.maxAttempts, time(job.scheduledAt),
     button("history", () => showHistory(job.jobId)),
-    button("cancel", () => cancelJob(job.jobId)),
+    rerunnable.has(job.state) ? button("retry", () => retryJob(job.jobId))
+      : finished.has(job.state) ? "" : button("cancel", () => cancelJob(job.jobId)),
   ])));
 }
 async function loadSchedules() {

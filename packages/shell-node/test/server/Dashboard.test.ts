@@ -1,7 +1,8 @@
 // The dashboard in a real browser: Debian's chromium driven by playwright-core against a server on
 // a store with jobs and a schedule, over TCP with the token. Each view renders with data (checked in
 // the page and by a screenshot that is not blank), a committed insert reaches the live counts, and
-// the actions round-trip: a cancel's success and a typed refusal are shown; each queue's state (paused,
+// the actions round-trip: a cancel's and a retry's success and a typed refusal are shown, and a row
+// offers cancel only while its job is not terminal, retry once it is discarded or cancelled; each queue's state (paused,
 // limits) is live and pause/resume round-trips, checked in the engine and by screenshots of the view
 // (different while paused, the same again once resumed). Skips without chromium.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -88,14 +89,36 @@ describe.skipIf(!present)("dashboard", () => {
     await page.waitForSelector("#history tr");
     expect(await page.textContent("#history")).toContain("JobInserted");
 
-    // Cancel a job: success shown; cancel it again: the typed refusal shown.
+    // Cancel a job: success shown, and the row offers retry instead.
     await page.click("#jobs tr button:has-text('cancel')");
     await page.waitForSelector("#message.ok");
     expect(await page.textContent("#message")).toContain("cancelled job 3");
     expect(opened.job(3)?.state).toBe("cancelled");
+    await page.waitForSelector("#jobs tr button:has-text('retry')");
+    expect(await page.locator("#jobs tr button:has-text('cancel')").count()).toBe(0);
+    // Retry it: it runs again (EVENTS-V3.md's redrive), and offers cancel again.
+    await page.click("#jobs tr button:has-text('retry')");
+    await page.waitForFunction(
+      `document.querySelector("#message.ok")?.textContent?.includes("retried job 3")`,
+    );
+    expect(opened.job(3)?.state).toBe("available");
+    await page.waitForSelector("#jobs tr button:has-text('cancel')");
+    // A row older than the job (cancelled elsewhere since it was drawn): the typed refusal shown.
+    await opened.cancel(3, "elsewhere");
     await page.click("#jobs tr button:has-text('cancel')");
     await page.waitForSelector("#message.error");
     expect(await page.textContent("#message")).toContain("Rejected");
+    // A completed job offers neither.
+    const [claimed] = await opened.claim("email");
+    if (claimed === undefined) throw new Error("no email job to claim");
+    await opened.complete(claimed.jobId);
+    await page.fill("#filter-queue", "email");
+    await page.click("#filters button");
+    await page.waitForFunction(
+      `[...document.querySelectorAll("#jobs tr")].some((tr) => tr.textContent.includes("completed"))`,
+    );
+    const completedRow = page.locator("#jobs tr", { hasText: "completed" });
+    expect(await completedRow.locator("button").allTextContents()).toEqual(["history"]);
 
     // Cancel the schedule.
     await page.click("#schedules tr button:has-text('cancel')");
