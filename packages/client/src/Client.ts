@@ -92,6 +92,27 @@ export interface RedriveOptions {
   readonly reason?: string;
 }
 
+/**
+ * Which jobs a command over many takes (`redriveAll`, `cancelAll`): of one
+ * queue (default: all), in these states (default: the server's), at most
+ * `limit`, lowest ids first.
+ */
+export interface BulkFilter<S extends string> {
+  readonly queue?: string;
+  readonly states?: ReadonlyArray<S>;
+  readonly limit?: number;
+}
+
+/** What a command over many jobs did: the jobs changed, ascending, and the ones refused. */
+export interface BulkOutcome {
+  readonly jobIds: ReadonlyArray<number>;
+  readonly refused: ReadonlyArray<{
+    readonly jobId: number;
+    readonly reason: string;
+    readonly message: string;
+  }>;
+}
+
 /** A queue's limits (EVENTS-V3.md (24,3)); a field left out is kept, null removes it. */
 export interface QueueLimits {
   readonly concurrency?: number | null;
@@ -133,6 +154,19 @@ const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
 const givenAnswer = Shape.struct({ given: Shape.boolean });
 const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
+const bulkAnswer = Shape.struct({
+  jobIds: Shape.array(Shape.integer(1)),
+  refused: Shape.array(
+    Shape.struct({ jobId: Shape.integer(1), reason: Shape.string, message: Shape.string }),
+  ),
+});
+
+/** A filter's members as a request body carries them: those given. */
+const filterBody = <S extends string>(filter: BulkFilter<S>): Wire.JsonObject => ({
+  ...(filter.queue === undefined ? {} : { queue: filter.queue }),
+  ...(filter.states === undefined ? {} : { states: [...filter.states] }),
+  ...(filter.limit === undefined ? {} : { limit: filter.limit }),
+});
 const tickAnswer = Shape.struct({
   madeAvailable: Shape.integer(),
   delivered: Shape.integer(),
@@ -235,6 +269,35 @@ export class Client {
       reason: options.reason,
     });
     return (await this.post("/v1/redrive", body, jobAnswer)).job;
+  }
+
+  /**
+   * Runs again every job `filter` names (default: the discarded ones of
+   * every queue), each as `redrive` with `options`; a job changed since it
+   * was chosen, or whose unique key another job holds, is listed as refused
+   * while the others go on (docs/engine.md, "Commands over many jobs").
+   */
+  async redriveAll(
+    filter: BulkFilter<"discarded" | "cancelled"> = {},
+    options: RedriveOptions = {},
+  ): Promise<BulkOutcome> {
+    const body = {
+      ...filterBody(filter),
+      ...present<string | number>({ maxAttempts: options.maxAttempts, reason: options.reason }),
+    };
+    return await this.post("/v1/redrive-all", body, bulkAnswer);
+  }
+
+  /**
+   * Cancels every job `filter` names (default: those waiting to run, of
+   * every queue; executing ones only when named), each as `cancel`.
+   */
+  async cancelAll(
+    filter: BulkFilter<"scheduled" | "available" | "executing" | "retryable"> = {},
+    reason?: string,
+  ): Promise<BulkOutcome> {
+    const body = { ...filterBody(filter), ...present({ reason }) };
+    return await this.post("/v1/cancel-all", body, bulkAnswer);
   }
 
   /** Pauses a queue; answers its state. */

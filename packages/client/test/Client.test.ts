@@ -399,6 +399,40 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
     await client.close();
   });
 
+  it("redrives and cancels many jobs at once, listing the refused ones", async () => {
+    const client = await Client.connect(directory);
+    const jobs = await client.insertMany(
+      [0, 1, 2].map((index) => ({
+        queue: "bulk",
+        worker: "W",
+        args: index,
+        maxAttempts: 1,
+        uniqueKey: `b${index}`,
+      })),
+    );
+    const started = await client.claim("bulk", 3);
+    for (const job of started) await client.fail(job.jobId, "down", { attempt: job.attempt });
+    // Another job takes b0 meanwhile: that one is refused, the others run again.
+    const taker = await client.insert({ queue: "bulk", worker: "W", args: null, uniqueKey: "b0" });
+    const [first, ...rest] = jobs.map((job) => job.jobId);
+    const outcome = await client.redriveAll({ queue: "bulk" }, { reason: "back" });
+    expect(outcome.jobIds).toEqual(rest);
+    expect(outcome.refused).toEqual([
+      { jobId: first, reason: "UniqueKeyTaken", message: expect.stringContaining("b0") },
+    ]);
+    // Cancel what waits in the queue: the two run again and the taker.
+    const cancelled = await client.cancelAll({ queue: "bulk", states: ["available"] }, "drain");
+    expect(cancelled).toEqual({ jobIds: [...rest, taker.jobId], refused: [] });
+    expect((await client.job(taker.jobId))?.state).toBe("cancelled");
+    // A state a cancel cannot start from is refused as a request, naming the member.
+    const refused = await client
+      .cancelAll({ states: ["completed" as "available"] })
+      .catch((error) => error);
+    expect(refused._tag).toBe("InvalidRequest");
+    expect(refused.message).toContain("body.states[0]");
+    await client.close();
+  });
+
   it("pauses, limits and resumes a queue; claims obey it; the reads show it", async () => {
     const client = await Client.connect(directory);
     await client.insertMany([1, 2, 3].map((args) => ({ queue: "limited", worker: "W", args })));

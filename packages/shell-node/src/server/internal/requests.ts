@@ -202,6 +202,25 @@ export const redrive = Shape.struct({
 
 export const queue = Shape.struct({ queue: Shape.string });
 
+/** `redriveAll`: which jobs (states discarded or cancelled), and how each runs again. */
+export const redriveAll = Shape.struct({
+  queue: Shape.optional(Shape.string),
+  states: Shape.optional(Shape.array(Shape.literal("discarded", "cancelled"))),
+  limit: Shape.optional(Shape.integer(0)),
+  maxAttempts: Shape.optional(maxAttempts),
+  reason: Shape.optional(Shape.string),
+});
+
+/** `cancelAll`: which jobs (states not terminal), and why. */
+export const cancelAll = Shape.struct({
+  queue: Shape.optional(Shape.string),
+  states: Shape.optional(
+    Shape.array(Shape.literal("scheduled", "available", "executing", "retryable")),
+  ),
+  limit: Shape.optional(Shape.integer(0)),
+  reason: Shape.optional(Shape.string),
+});
+
 /** A member that may be absent (kept), null (removed) or a value (set). */
 const settable =
   <A>(decoder: Shape.Decoder<A>): Shape.Decoder<A | null | undefined> =>

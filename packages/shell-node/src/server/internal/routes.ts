@@ -9,6 +9,7 @@ import type { ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
 import { type Job, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
+import * as Bulk from "../../engine/Bulk.js";
 import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import { InvalidRequest } from "../ServerError.js";
@@ -279,6 +280,34 @@ const commands: ReadonlyArray<Route> = [
   },
   {
     method: "POST",
+    path: "/v1/redrive-all",
+    summary:
+      "run again every job of a queue (or all) in the states given (default discarded), each as /v1/redrive; answers the jobs run again and the ones refused",
+    body: "{ queue?, states?: (discarded|cancelled)[], limit?, maxAttempts?, reason? }",
+    handle: async (call, { engine }) => {
+      const { maxAttempts, reason, ...filter } = body(call, Requests.redriveAll);
+      return bulkAnswer(
+        await Bulk.redriveAll(
+          engine.promises,
+          definedOnly(filter),
+          definedOnly({ maxAttempts, reason }),
+        ),
+      );
+    },
+  },
+  {
+    method: "POST",
+    path: "/v1/cancel-all",
+    summary:
+      "cancel every job of a queue (or all) in the states given (default scheduled, available, retryable), each as /v1/cancel; answers the jobs cancelled and the ones refused",
+    body: "{ queue?, states?: (scheduled|available|executing|retryable)[], limit?, reason? }",
+    handle: async (call, { engine }) => {
+      const { reason, ...filter } = body(call, Requests.cancelAll);
+      return bulkAnswer(await Bulk.cancelAll(engine.promises, definedOnly(filter), reason));
+    },
+  },
+  {
+    method: "POST",
     path: "/v1/pause-queue",
     summary: "pause a queue: claims start nothing from it (running jobs go on)",
     body: "{ queue }",
@@ -374,6 +403,16 @@ const commands: ReadonlyArray<Route> = [
 ];
 
 /** A queue's state as answered: null for the default (unpaused, no limits). */
+/** What a command over many jobs did (`Bulk`): `{ jobIds, refused: [{ jobId, reason, message }] }`. */
+const bulkAnswer = (outcome: Bulk.BulkOutcome): JsonObject => ({
+  jobIds: [...outcome.jobIds],
+  refused: outcome.refused.map((refusal) => ({
+    jobId: refusal.jobId,
+    reason: refusal.reason,
+    message: refusal.message,
+  })),
+});
+
 const queueAnswer = (state: Queue.QueueState | undefined): JsonObject => ({
   queue: state === undefined ? null : Wire.queueStateJson(state),
 });
