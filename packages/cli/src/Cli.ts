@@ -20,6 +20,7 @@ import { UsageError } from "./CliError.js";
 import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
+import * as Bulk from "./bulk.js";
 import * as QueueState from "./queueState.js";
 import * as Read from "./read.js";
 import { copy } from "./copy.js";
@@ -54,6 +55,8 @@ export const commands: ReadonlyArray<Command> = [
   QueueState.pause,
   QueueState.resume,
   QueueState.limit,
+  Bulk.retryAll,
+  Bulk.cancelAll,
   copyPrefix,
   copy,
   demo,
@@ -78,6 +81,8 @@ export const takesUrl: ReadonlySet<string> = new Set([
   "pause",
   "resume",
   "limit",
+  "retry-all",
+  "cancel-all",
   "compact",
   "copy",
   "demo",

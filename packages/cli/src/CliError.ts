@@ -44,7 +44,33 @@ export class JobNotFound extends Data.TaggedError("JobNotFound")<{
 }
 
 /** The CLI's own failures. */
-export type CliError = UsageError | JobNotFound | ServedFailure;
+export type CliError = UsageError | JobNotFound | ServedFailure | BulkStopped;
+
+/**
+ * `tay retry-all` or `tay cancel-all` stopped on a failure of the store
+ * (`Bulk`): the failure's own line, and that the jobs changed before it
+ * stay changed (each its own durable command), so running it again
+ * finishes the rest.
+ */
+export class BulkStopped extends Data.TaggedError("BulkStopped")<{
+  readonly path: string;
+  readonly cause: unknown;
+}> {
+  get description(): Described.Description {
+    const advice = "the jobs changed before it stay changed; run the command again to do the rest";
+    const cause = Described.describes(this.cause)
+      ? this.cause.description
+      : Described.describe("Defect", this.path, Described.describeUnknown(this.cause));
+    // The cause's own advice (a repair to run) comes first.
+    return Described.advise(
+      cause,
+      cause.advice === undefined ? advice : `${cause.advice}; ${advice}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
 
 /**
  * A command the store's server answered with an error (the CLI went

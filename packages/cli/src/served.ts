@@ -2,13 +2,14 @@
  * The write commands on a store another process serves: when opening the
  * store is refused with `Locked` and LOCK names the holder's server
  * socket, `insert`, `schedule`, `cancel`, `retry`, `cancel-schedule`, `pause`,
- * `resume` and `limit` go through
+ * `resume`, `limit`, `retry-all` and `cancel-all` go through
  * that server (`@tay/client`) instead of failing. The answer is the same
  * job or schedule the engine would have printed; a refusal is the
  * server's line (`ServedFailure`, exit 1). `compact` goes through it the
  * same way: the holder compacts its own store.
  */
 import { Client, type Wire } from "@tay/client";
+import type { Bulk } from "@tay/shell-node";
 import type { Commands, Job, Queue, Schedule } from "@tay/core";
 import { Effect, type Scope } from "effect";
 import { ServedFailure } from "./CliError.js";
@@ -40,6 +41,14 @@ export interface Writer {
     jobId: number,
     options: { readonly maxAttempts?: number; readonly reason?: string },
   ) => Effect.Effect<Job.Job, Failure>;
+  readonly redriveAll: (
+    filter: Bulk.BulkFilter<Bulk.EndedState>,
+    options: { readonly maxAttempts?: number; readonly reason?: string },
+  ) => Effect.Effect<Bulk.BulkOutcome, Failure>;
+  readonly cancelAll: (
+    filter: Bulk.BulkFilter<Bulk.ActiveState>,
+    reason?: string,
+  ) => Effect.Effect<Bulk.BulkOutcome, Failure>;
   readonly pauseQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
   readonly resumeQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
   readonly setQueueLimits: (
@@ -88,6 +97,8 @@ export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Sco
       cancelSchedule: (scheduleId, expectedRevision) =>
         call(() => client.cancelSchedule(scheduleId, expectedRevision)),
       redrive: (jobId, options) => call(() => client.redrive(jobId, options)),
+      redriveAll: (filter, options) => call(() => client.redriveAll(filter, options)),
+      cancelAll: (filter, reason) => call(() => client.cancelAll(filter, reason)),
       pauseQueue: (queue) => call(() => client.pauseQueue(queue)),
       resumeQueue: (queue) => call(() => client.resumeQueue(queue)),
       setQueueLimits: (queue, limits) => call(() => client.setQueueLimits(queue, limits)),

@@ -10,8 +10,8 @@
 import type { Wire } from "@tay/client";
 import { Commands, Event, Limits, State } from "@tay/core";
 import { Effect, Either, type Scope } from "effect";
-import { PgSchema } from "@tay/log-postgres";
-import { type Disk, Engine, Init } from "@tay/shell-node";
+import { type PgLog, PgSchema } from "@tay/log-postgres";
+import { Bulk, type Disk, Engine, Init } from "@tay/shell-node";
 import {
   argument,
   type Command,
@@ -24,6 +24,7 @@ import {
   text,
   usage,
 } from "./command.js";
+import { BulkStopped } from "./CliError.js";
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { isUrl, pgEngine } from "./postgres.js";
@@ -68,6 +69,37 @@ const withEngine = <A>(
   );
 
 /**
+ * The writer of an engine this process opened (over a directory, or over
+ * PostgreSQL): its own commands, and `Bulk`'s over its promise face.
+ */
+const engineWriter = <K extends Engine.FileLogKind | PgLog.PgKind>(
+  engine: Engine.EngineService<K>,
+  path: string,
+): Writer => {
+  const stopped = (cause: unknown) => new BulkStopped({ path, cause });
+  return {
+    insert: engine.insert,
+    registerSchedule: engine.registerSchedule,
+    cancel: engine.cancel,
+    cancelSchedule: engine.cancelSchedule,
+    redrive: engine.redrive,
+    pauseQueue: engine.pauseQueue,
+    resumeQueue: engine.resumeQueue,
+    setQueueLimits: engine.setQueueLimits,
+    redriveAll: (filter, options) =>
+      Effect.tryPromise({
+        try: () => Bulk.redriveAll(engine.promises, filter, options),
+        catch: stopped,
+      }),
+    cancelAll: (filter, reason) =>
+      Effect.tryPromise({
+        try: () => Bulk.cancelAll(engine.promises, filter, reason),
+        catch: stopped,
+      }),
+  };
+};
+
+/**
  * `inProcess`, or, when another process holds the store and serves it
  * (LOCK names its socket), `served` on its server's socket.
  */
@@ -92,8 +124,15 @@ export const withWriter = <A>(
   use: (writer: Writer) => Effect.Effect<A, Failure, Disk.Disk | Terminal | Scope.Scope>,
 ): Effect.Effect<A, Failure, Disk.Disk | Terminal> =>
   isUrl(argument(input, 0))
-    ? Effect.scoped(Effect.flatMap(pgEngine(argument(input, 0)), use))
-    : orServed(withEngine(input, use), (socket) => Effect.flatMap(servedWriter(socket), use));
+    ? Effect.scoped(
+        Effect.flatMap(pgEngine(argument(input, 0)), (engine) =>
+          use(engineWriter(engine, argument(input, 0))),
+        ),
+      )
+    : orServed(
+        withEngine(input, (engine) => use(engineWriter(engine, argument(input, 0)))),
+        (socket) => Effect.flatMap(servedWriter(socket), use),
+      );
 
 /** `tay init DIR`. */
 export const init: Command = {

@@ -5,7 +5,7 @@
 // keyed by every failure tag, so a new error kind fails the typecheck here.
 import { Event, HistoryError } from "@tay/core";
 import { describe, expect, it } from "vitest";
-import { UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
+import { BulkStopped, UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
 import { CopyMismatch } from "../src/postgres.js";
 import { PgError } from "@tay/log-postgres";
@@ -232,6 +232,7 @@ const samples: Samples = {
     socket: "/data/tay.sock",
     detail: "InvalidTransition: job 1 is cancelled: CancelJob is not allowed",
   }),
+  BulkStopped: new BulkStopped({ path: "/data", cause: disk }),
 };
 
 const linePattern = /^tay: [A-Za-z0-9]+( \S+)?( at offset \d+)?( sequence \d+)?: [^\n]+$/;
@@ -280,6 +281,20 @@ describe("errorLine", () => {
       IncompleteTail: "IncompleteTail",
       PrefixUnavailable: "RecordChecksum",
     });
+  });
+
+  it("says that a command over many jobs that stopped keeps what it did", () => {
+    expect(Errors.errorLine(samples.BulkStopped)).toBe(
+      `tay: ENOSPC ${segment}: write failed: no space left; the jobs changed before it stay changed; run the command again to do the rest`,
+    );
+    expect(
+      Errors.errorLine(new BulkStopped({ path: "/data", cause: samples.IncompleteTail })),
+    ).toMatch(
+      /; tay copy-prefix copies the valid prefix to a new store; the jobs changed before it stay changed; run the command again to do the rest$/,
+    );
+    expect(Errors.errorLine(new BulkStopped({ path: "/data", cause: "boom" }))).toBe(
+      "tay: Defect /data: boom; the jobs changed before it stay changed; run the command again to do the rest",
+    );
   });
 
   it("places path, offset and sequence, and points segment faults at copy-prefix", () => {

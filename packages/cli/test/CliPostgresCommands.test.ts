@@ -5,7 +5,7 @@
  * against a real server (TAY_PG_URL, else 127.0.0.1:5432; skipped with
  * the reason when none answers): every command either takes a URL or
  * refuses it saying why; schedule, cancel, retry, cancel-schedule, pause,
- * resume, limit and queues work on one.
+ * resume, limit, retry-all, cancel-all and queues work on one.
  */
 import { describe, expect, it } from "vitest";
 import * as Cli from "../src/Cli.js";
@@ -133,5 +133,11 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     ]);
     // Three queue states, one insert, one registration: the duplicate appended nothing.
     expect(await json(["verify", url])).toMatchObject({ valid: true, last_sequence: 5 });
+    expect(await json(["cancel-all", url, "--queue", "q"])).toEqual({ job_ids: [1], refused: [] });
+    expect(await json(["retry-all", url, "--state", "cancelled"])).toEqual({
+      job_ids: [1],
+      refused: [],
+    });
+    expect(await json(["jobs", url])).toMatchObject([{ job_id: 1, state: "available" }]);
   }, 120_000);
 });

@@ -1,11 +1,13 @@
 // The built `tay` binary writing schema-3 features (EVENTS-V3.md) to a
 // directory store: unique inserts (a duplicate prints the job that holds
 // the key and appends nothing), per-job timeouts, schedules in a time zone
-// with a catch-up policy, and `pause`, `resume` and `limit`; what it
+// with a catch-up policy, `pause`, `resume` and `limit`, and `retry-all`
+// and `cancel-all` over many jobs (a refused job listed alone); what it
 // refuses (usage errors, exit 2; a zone the runtime does not know, exit 1)
 // appends nothing. The served and PostgreSQL paths are in
 // ServedCompact.test.ts and CliPostgresCommands.test.ts.
 import * as path from "node:path";
+import { EnginePromises } from "@tay/shell-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   expectFailure,
@@ -240,6 +242,72 @@ describe("tay pause, resume and limit", () => {
       expect(refused).toContain(message);
     }
     expectFailure(await tay(["pause", store, ""]), "InvalidField");
+    expect(await lastSequence(store)).toBe(sequence);
+  }, 60_000);
+});
+
+describe("tay retry-all and tay cancel-all", () => {
+  it("run again a queue's discarded jobs, list the refused, and cancel what waits", async () => {
+    const store = path.join(root, "bulk");
+    const engine = await EnginePromises.open(store, { createIfMissing: true });
+    await engine.insertMany(
+      [0, 1, 2].map((index) => ({
+        queue: "mail",
+        worker: "W",
+        args: index,
+        maxAttempts: 1,
+        uniqueKey: `u${index}`,
+      })),
+    );
+    for (const job of await engine.claim("mail", 3)) await engine.fail(job.jobId, "down");
+    // Job 4 takes job 1's key: running job 1 again is refused, alone.
+    await engine.insert({ queue: "mail", worker: "W", args: null, uniqueKey: "u0" });
+    await engine.insert({ queue: "other", worker: "W", args: null });
+    await engine.close();
+
+    const text = await ok(["retry-all", store, "--queue", "mail", "--reason", "smtp back"]);
+    expect(text).toContain("retried 2 job(s): 2, 3\n");
+    expect(text).toContain(
+      'refused: job 1: UniqueKeyTaken: job 1\'s unique key "u0" in queue "mail" is held by job 4',
+    );
+    expect(await json(["retry-all", store])).toEqual({
+      job_ids: [],
+      refused: [expect.objectContaining({ job_id: 1, reason: "UniqueKeyTaken" })],
+    });
+    expect(await json(["cancel-all", store, "--queue", "mail", "--limit", "2"])).toEqual({
+      job_ids: [2, 3],
+      refused: [],
+    });
+    expect(await json(["retry-all", store, "--state", "cancelled"])).toMatchObject({
+      job_ids: [2, 3],
+    });
+    expect(await json(["cancel-all", store, "--state", "available,scheduled"])).toMatchObject({
+      job_ids: [2, 3, 4, 5],
+    });
+    const states = (await json(["jobs", store])) as Array<{ job_id: number; state: string }>;
+    expect(states.map((job) => [job.job_id, job.state])).toEqual([
+      [1, "discarded"],
+      [2, "cancelled"],
+      [3, "cancelled"],
+      [4, "cancelled"],
+      [5, "cancelled"],
+    ]);
+  }, 60_000);
+
+  it("refuses states a command cannot start from, appending nothing", async () => {
+    const store = await freshStore("bulk-refused");
+    const sequence = await lastSequence(store);
+    const cases: Array<[ReadonlyArray<string>, string]> = [
+      [
+        ["retry-all", store, "--state", "available"],
+        '"available" is not one of discarded, cancelled',
+      ],
+      [["cancel-all", store, "--state", "completed"], '"completed" is not one of scheduled'],
+      [["cancel-all", store, "--limit", "0"], "--limit"],
+    ];
+    for (const [args, message] of cases) {
+      expect(expectFailure(await tay(args), "UsageError", 2)).toContain(message);
+    }
     expect(await lastSequence(store)).toBe(sequence);
   }, 60_000);
 });

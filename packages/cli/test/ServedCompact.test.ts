@@ -1,4 +1,4 @@
-// `tay compact` (and `retry`, `pause`, `limit`, `resume`, `insert`) on a store another process holds and serves: the holder compacts
+// `tay compact` (and `retry`, `pause`, `limit`, `resume`, `insert`, `cancel-all`, `retry-all`) on a store another process holds and serves: the holder compacts
 // (redrives) through its server and the CLI prints what the in-process command prints; without a
 // server the lock still refuses it. The holder here is this test process (engine and server in process).
 import * as path from "node:path";
@@ -90,6 +90,22 @@ describe("tay compact on a served store", () => {
       job_id: (first as { job_id: number }).job_id,
       duplicate: true,
     });
+  }, 60_000);
+
+  it("cancel-all and retry-all go through it too", async () => {
+    const waiting = opened.jobs({ queue: "mail", state: "available" }).map((job) => job.jobId);
+    expect(waiting.length).toBeGreaterThan(0);
+    expect(await json(["cancel-all", directory, "--queue", "mail"])).toEqual({
+      job_ids: waiting,
+      refused: [],
+    });
+    expect(opened.jobs({ queue: "mail", state: "available" })).toEqual([]);
+    expect(await ok(["retry-all", directory, "--state", "cancelled"])).toBe(
+      `retried ${waiting.length} job(s): ${waiting.join(", ")}\n`,
+    );
+    expect(opened.jobs({ queue: "mail", state: "available" }).map((job) => job.jobId)).toEqual(
+      waiting,
+    );
   }, 60_000);
 
   it("is refused as Locked once the holder stops serving", async () => {

@@ -6,8 +6,9 @@
  * something committed) with pause and resume, the job list with filters (queue,
  * state, id), one job's history, schedules with their next due times, the
  * store's status, and the actions cancel job (one not terminal), retry
- * job (a discarded or cancelled one, EVENTS-V3.md's redrive), cancel
- * schedule, pause and resume a queue (also one named in a form, before it
+ * job (a discarded or cancelled one, EVENTS-V3.md's redrive), retry a
+ * queue's discarded jobs (`/v1/redrive-all`), cancel schedule, pause and
+ * resume a queue (also one named in a form, before it
  * has jobs), whose typed refusals it shows. Over TCP it sends the token given to it as
  * `?token=` (as a bearer header, and as `?token=` for its event stream).
  */
@@ -75,6 +76,14 @@ async function retryJob(jobId) {
   catch (error) { say("error", error._tag + ": " + error.message); }
   refresh();
 }
+async function retryDiscarded(queue) {
+  try {
+    const { jobIds, refused } = await call("POST", "/v1/redrive-all", { queue, reason: "retried from the dashboard" });
+    say(refused.length === 0 ? "ok" : "error", "retried " + jobIds.length + " discarded job(s) of queue " + queue +
+      (refused.length === 0 ? "" : "; refused " + refused.length + ": " + refused.map((r) => r.jobId + " " + r.reason).join(", ")));
+  } catch (error) { say("error", error._tag + ": " + error.message); }
+  refresh();
+}
 async function cancelSchedule(scheduleId) {
   try { await call("POST", "/v1/cancel-schedule", { scheduleId }); say("ok", "cancelled schedule " + scheduleId); }
   catch (error) { say("error", error._tag + ": " + error.message); }
@@ -106,7 +115,8 @@ async function loadQueues() {
     const q = states.get(queue) ?? { paused: false, concurrency: null, rateLimit: null };
     const tr = row([queue, c.available, c.scheduled, c.executing, c.retryable, c.completed, c.discarded, c.cancelled,
       q.paused ? "paused" : "running", q.concurrency, rate(q.rateLimit),
-      q.paused ? button("resume", () => setPaused(queue, false)) : button("pause", () => setPaused(queue, true))]);
+      q.paused ? button("resume", () => setPaused(queue, false)) : button("pause", () => setPaused(queue, true)),
+      c.discarded > 0 ? button("retry discarded", () => retryDiscarded(queue)) : ""]);
     tr.dataset.queue = queue;
     if (q.paused) tr.className = "paused";
     return tr;
@@ -192,7 +202,7 @@ export const page = (): string => `<!doctype html>
 <main>
 <section class="wide" id="queues-section"><h2>Queues (live)</h2>
 <form id="queue-form"><input id="queue-name" placeholder="queue"><button type="submit">pause</button></form>
-<table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th><th>state</th><th>concurrency</th><th>rate limit</th><th></th></tr></thead><tbody id="queues"></tbody></table></section>
+<table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th><th>state</th><th>concurrency</th><th>rate limit</th><th></th><th></th></tr></thead><tbody id="queues"></tbody></table></section>
 <section><h2>Store</h2><table><tbody id="status"></tbody></table></section>
 <section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>
 <section class="wide"><h2>Jobs</h2>

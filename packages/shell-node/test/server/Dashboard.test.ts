@@ -2,7 +2,8 @@
 // a store with jobs and a schedule, over TCP with the token. Each view renders with data (checked in
 // the page and by a screenshot that is not blank), a committed insert reaches the live counts, and
 // the actions round-trip: a cancel's and a retry's success and a typed refusal are shown, and a row
-// offers cancel only while its job is not terminal, retry once it is discarded or cancelled; each queue's state (paused,
+// offers cancel only while its job is not terminal, retry once it is discarded or cancelled, and a
+// queue's row retries its discarded jobs; each queue's state (paused,
 // limits) is live and pause/resume round-trips, checked in the engine and by screenshots of the view
 // (different while paused, the same again once resumed). Skips without chromium.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -131,6 +132,30 @@ describe.skipIf(!present)("dashboard", () => {
     });
     expect(drawn(last)).toBe(true);
     expect(refusals).toEqual([]);
+  }, 120_000);
+
+  it("retries a queue's discarded jobs from its row", async () => {
+    const jobs = await opened.insertMany(
+      [0, 1].map((index) => ({ queue: "flaky", worker: "W", args: index, maxAttempts: 1 })),
+    );
+    for (const job of await opened.claim("flaky", 2)) await opened.fail(job.jobId, "down");
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: Array<string> = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const flaky = 'tr[data-queue="flaky"]';
+    await page.waitForSelector(`${flaky} button:has-text('retry discarded')`);
+    // A queue without discarded jobs offers no such button.
+    expect(await page.locator("tr[data-queue='email'] button:has-text('retry')").count()).toBe(0);
+    await page.click(`${flaky} button:has-text('retry discarded')`);
+    await page.waitForFunction(
+      `document.querySelector("#message.ok")?.textContent?.includes("retried 2 discarded job(s) of queue flaky")`,
+    );
+    for (const job of jobs) expect(opened.job(job.jobId)?.state).toBe("available");
+    await page.waitForFunction(
+      `!document.querySelector('${flaky}')?.textContent?.includes("retry discarded")`,
+    );
+    expect(errors).toEqual([]);
   }, 120_000);
 
   it("shows each queue's state live and round-trips pause and resume", async () => {
