@@ -1,5 +1,6 @@
 // The worker runtime over a client: `tay serve` runs in a child process, the worker here runs
 // handlers on jobs it claims through the socket (completions, a throw retried by the usual rules,
+// a Worker.Discard discarding its job at once,
 // a cancel that aborts a running handler, a rate-limited queue's jobs as its windows pass), and
 // the CLI's `tay insert` goes through the same server.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -10,6 +11,7 @@ import { promisify } from "node:util";
 import { Client, Locate } from "@tay/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as RemoteWorker from "../../src/server/RemoteWorker.js";
+import * as Worker from "../../src/worker/Worker.js";
 
 const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
 let directory = "";
@@ -77,6 +79,28 @@ describe("RemoteWorker", () => {
     expect((await producer.jobs({ state: "executing" })).length).toBe(0);
     await client.close();
     await producer.close();
+  }, 60_000);
+
+  it("discards a job at once when its handler throws Worker.Discard", async () => {
+    const client = await Client.connect(directory);
+    const worker = await RemoteWorker.start<{ Hopeless: null }>(client, {
+      queues: { hopeless: 1 },
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+      handlers: {
+        Hopeless: async () => {
+          throw new Worker.Discard("no such address");
+        },
+      },
+    });
+    const job = await client.insert({ queue: "hopeless", worker: "Hopeless", args: null });
+    await until(async () => (await client.job(job.jobId))?.state === "discarded");
+    expect(await client.job(job.jobId)).toMatchObject({
+      attempt: 1,
+      maxAttempts: 20,
+      errors: [expect.objectContaining({ error: "no such address" })],
+    });
+    await worker.close();
+    await client.close();
   }, 60_000);
 
   it("runs every job of a rate-limited queue, its claim waiting in the server for each window", async () => {

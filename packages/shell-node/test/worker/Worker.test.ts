@@ -158,6 +158,50 @@ describe("Worker.run", () => {
   );
 
   it.scopedLive(
+    "discards a job at once when its handler throws Discard, whatever attempts remain",
+    () =>
+      Effect.gen(function* () {
+        const engine = yield* openEngine();
+        const events: Array<string> = [];
+        yield* Worker.run(engine, {
+          queues: { q: 1 },
+          backoff: { baseMs: 1, factor: 1, capMs: 1 },
+          handlers: {
+            Hopeless: () => {
+              throw new Worker.Discard("no such address");
+            },
+            // A rejection with it discards too.
+            Later: async () => Promise.reject(new Worker.Discard("")),
+          },
+          onEvent: (event) => events.push(event._tag),
+        });
+        const hopeless = yield* engine.insert({ queue: "q", worker: "Hopeless", args: null });
+        const later = yield* engine.insert({ queue: "q", worker: "Later", args: null });
+        const state = yield* until(
+          engine,
+          (current) => statesOf(current).filter((found) => found === "discarded").length === 2,
+        );
+        expect(state.get(hopeless.jobId)).toMatchObject({ attempt: 1, maxAttempts: 20 });
+        expect(state.get(hopeless.jobId)?.errors.map((error) => error.error)).toEqual([
+          "no such address",
+        ]);
+        // An empty message is the error's name.
+        expect(state.get(later.jobId)?.errors.map((error) => error.error)).toEqual(["Discard"]);
+        expect(events.filter((tag) => tag === "Retried")).toEqual([]);
+        expect(events.filter((tag) => tag === "Discarded")).toHaveLength(2);
+        // Run again, it is an ordinary job: its next Discard discards it again.
+        yield* engine.redrive(hopeless.jobId);
+        const again = yield* until(
+          engine,
+          (current) =>
+            current.get(hopeless.jobId)?.attempt === 2 &&
+            current.get(hopeless.jobId)?.state === "discarded",
+        );
+        expect(again.get(hopeless.jobId)?.errors).toHaveLength(2);
+      }).pipe(Effect.provide(nodeDisk)),
+  );
+
+  it.scopedLive(
     "fails an attempt whose result is not a value, or too large to record, with the reason",
     () =>
       Effect.gen(function* () {

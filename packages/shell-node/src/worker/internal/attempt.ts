@@ -176,6 +176,17 @@ export class Attempt {
   }
 }
 
+/**
+ * Thrown by a handler, fails the attempt with its message and discards the
+ * job at once, whatever attempts remain (core's `FailJob` with `discard`):
+ * for a job that no retry can fix, such as an address that does not exist
+ * (BullMQ's `UnrecoverableError`, Oban's `{:discard, reason}`). The job
+ * can still be run again with `redrive` (docs/worker.md, "Dead letters").
+ */
+export class Discard extends Error {
+  override readonly name = "Discard";
+}
+
 /** How a handler ended. */
 type Outcome =
   | { readonly _tag: "Returned"; readonly value: unknown }
@@ -276,10 +287,10 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Outcome | Promi
 const settled = (attempt: Attempt, outcome: Outcome): Outcome =>
   attempt.reason === undefined ? outcome : { _tag: "Aborted", reason: attempt.reason };
 
-/** How the worker ends an attempt in the engine: complete with a result, or fail. */
+/** How the worker ends an attempt in the engine: complete with a result, or fail (and discard). */
 type Ending =
   | { readonly _tag: "Complete"; readonly result: Value.Value | undefined }
-  | { readonly _tag: "Fail"; readonly error: string };
+  | { readonly _tag: "Fail"; readonly error: string; readonly discard?: true };
 
 /**
  * What a handler's outcome asks the engine to record (nothing, when another
@@ -297,7 +308,9 @@ const endingOf = (outcome: Outcome): Ending | undefined => {
         : { _tag: "Complete", result: result.value };
     }
     case "Threw":
-      return { _tag: "Fail", error: errorText(outcome.error) };
+      return outcome.error instanceof Discard
+        ? { _tag: "Fail", error: errorText(outcome.error), discard: true }
+        : { _tag: "Fail", error: errorText(outcome.error) };
     case "Aborted":
       return outcome.reason === "ended" ? undefined : { _tag: "Fail", error: outcome.reason };
     default: {
@@ -378,6 +391,7 @@ const record = <K extends Log.Kind>(
       : engine.fail(job.jobId, ending.error, {
           ...fenced,
           ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
+          ...(ending.discard === undefined ? {} : { discard: true }),
         });
   return command.then(
     (after) => tellRecorded(ending, after, durationMs, settings),
