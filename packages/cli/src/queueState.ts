@@ -10,7 +10,7 @@ import { Limits, type Queue } from "@tay/core";
 import { Effect, Either } from "effect";
 import { argument, type Command, exitCodes, type Input, parsed, usage } from "./command.js";
 import * as Json from "./json.js";
-import type { QueueLimits } from "./served.js";
+import type { QueueLimits, Writer } from "./served.js";
 import { queueStateJson, queueStateText } from "./status.js";
 import { line } from "./Terminal.js";
 import * as Text from "./text.js";
@@ -28,37 +28,39 @@ const printQueueState = (input: Input, queue: string, state: Queue.QueueState | 
   return line(`queue ${Text.printable(queue)}: ${queueStateText(shown)}`);
 };
 
-/** `tay pause DIR QUEUE`. */
-export const pause: Command = {
-  name: "pause",
+/** A command `tay NAME DIR QUEUE` that makes one change to the queue's state and prints it. */
+const queueCommand = (
+  name: string,
+  summary: string,
+  change: (writer: Writer, queue: string) => ReturnType<Writer["pauseQueue"]>,
+): Command => ({
+  name,
   synopsis: "DIR QUEUE [--json]",
-  summary: "pause a queue: claims start none of its jobs (running ones go on) until resume",
+  summary,
   arguments: queueArguments,
   options: [],
   run: (input) =>
     Effect.gen(function* () {
       const queue = argument(input, 1);
-      const state = yield* withWriter(input, (engine) => engine.pauseQueue(queue));
+      const state = yield* withWriter(input, (writer) => change(writer, queue));
       yield* printQueueState(input, queue, state);
       return exitCodes.ok;
     }),
-};
+});
+
+/** `tay pause DIR QUEUE`. */
+export const pause = queueCommand(
+  "pause",
+  "pause a queue: claims start none of its jobs (running ones go on) until resume",
+  (writer, queue) => writer.pauseQueue(queue),
+);
 
 /** `tay resume DIR QUEUE`. */
-export const resume: Command = {
-  name: "resume",
-  synopsis: "DIR QUEUE [--json]",
-  summary: "resume a paused queue, keeping its limits",
-  arguments: queueArguments,
-  options: [],
-  run: (input) =>
-    Effect.gen(function* () {
-      const queue = argument(input, 1);
-      const state = yield* withWriter(input, (engine) => engine.resumeQueue(queue));
-      yield* printQueueState(input, queue, state);
-      return exitCodes.ok;
-    }),
-};
+export const resume = queueCommand(
+  "resume",
+  "resume a paused queue, keeping its limits",
+  (writer, queue) => writer.resumeQueue(queue),
+);
 
 /** `--concurrency`: N jobs executing at most, or `none`. */
 const concurrencyOf = (value: string): Either.Either<number | null, string> =>
