@@ -8,9 +8,10 @@
  * store's status, and the actions cancel job (one not terminal), retry
  * job (a discarded or cancelled one, EVENTS-V3.md's redrive), retry a
  * queue's discarded jobs (`/v1/redrive-all`), cancel schedule, pause and
- * resume a queue (also one named in a form, before it
- * has jobs), whose typed refusals it shows. Over TCP it sends the token given to it as
- * `?token=` (as a bearer header, and as `?token=` for its event stream).
+ * resume a queue (also one named in a form, before it has jobs), and set a
+ * queue's concurrency and rate limit (a form), whose typed refusals it
+ * shows. Over TCP it sends the token given to it as `?token=` (as a bearer
+ * header, and as `?token=` for its event stream).
  */
 
 const style = `
@@ -104,6 +105,22 @@ async function setPaused(queue, paused) {
   } catch (error) { say("error", error._tag + ": " + error.message); }
   loadQueues();
 }
+// The limits form: a field left empty keeps that limit, "none" removes it,
+// a rate is COUNT/MS; the server checks the numbers and its refusal is shown.
+const limitField = (text, parse) => (text === "" ? undefined : text === "none" ? null : parse(text));
+async function setLimits(queue, concurrencyText, rateText) {
+  const body = { queue };
+  const concurrency = limitField(concurrencyText.trim(), Number);
+  const rateLimit = limitField(rateText.trim(), (text) => {
+    const [count, perMs] = text.split("/");
+    return { count: Number(count), perMs: Number(perMs) };
+  });
+  if (concurrency !== undefined) body.concurrency = concurrency;
+  if (rateLimit !== undefined) body.rateLimit = rateLimit;
+  try { await call("POST", "/v1/set-queue-limits", body); say("ok", "set the limits of queue " + queue); }
+  catch (error) { say("error", error._tag + ": " + error.message); }
+  loadQueues();
+}
 const rate = (limit) => (limit === null ? "-" : limit.count + " per " + limit.perMs + " ms");
 async function loadQueues() {
   const [{ counts }, { queues }] = await Promise.all([call("GET", "/v1/counts"), call("GET", "/v1/queues")]);
@@ -177,6 +194,10 @@ function live() {
 }
 $("filters").addEventListener("submit", (event) => { event.preventDefault(); loadJobs(); });
 $("queue-form").addEventListener("submit", (event) => { event.preventDefault(); setPaused($("queue-name").value, true); });
+$("limits-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  setLimits($("limits-queue").value, $("limits-concurrency").value, $("limits-rate").value);
+});
 refresh();
 live();
 `;
@@ -202,6 +223,7 @@ export const page = (): string => `<!doctype html>
 <main>
 <section class="wide" id="queues-section"><h2>Queues (live)</h2>
 <form id="queue-form"><input id="queue-name" placeholder="queue"><button type="submit">pause</button></form>
+<form id="limits-form"><input id="limits-queue" placeholder="queue"><input id="limits-concurrency" placeholder="concurrency (or none)" size="18"><input id="limits-rate" placeholder="rate: count/ms (or none)" size="20"><button type="submit">set limits</button></form>
 <table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th><th>state</th><th>concurrency</th><th>rate limit</th><th></th><th></th></tr></thead><tbody id="queues"></tbody></table></section>
 <section><h2>Store</h2><table><tbody id="status"></tbody></table></section>
 <section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>

@@ -3,7 +3,7 @@
 // the page and by a screenshot that is not blank), a committed insert reaches the live counts, and
 // the actions round-trip: a cancel's and a retry's success and a typed refusal are shown, and a row
 // offers cancel only while its job is not terminal, retry once it is discarded or cancelled, and a
-// queue's row retries its discarded jobs; each queue's state (paused,
+// queue's row retries its discarded jobs, and a form sets a queue's limits; each queue's state (paused,
 // limits) is live and pause/resume round-trips, checked in the engine and by screenshots of the view
 // (different while paused, the same again once resumed). Skips without chromium.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -155,6 +155,41 @@ describe.skipIf(!present)("dashboard", () => {
     await page.waitForFunction(
       `!document.querySelector('${flaky}')?.textContent?.includes("retry discarded")`,
     );
+    expect(errors).toEqual([]);
+  }, 120_000);
+
+  it("sets a queue's limits from its form, keeping an empty field, removing none", async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const errors: Array<string> = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    await page.waitForSelector("#queues tr");
+    const setLimits = async (queue: string, concurrency: string, rate: string) => {
+      await page.fill("#limits-queue", queue);
+      await page.fill("#limits-concurrency", concurrency);
+      await page.fill("#limits-rate", rate);
+      await page.click("#limits-form button");
+    };
+    await setLimits("limited", "3", "20/1000");
+    await page.waitForFunction(
+      `document.querySelector("tr[data-queue='limited']")?.textContent?.includes("20 per 1000 ms")`,
+    );
+    expect(await page.textContent("#message")).toContain("set the limits of queue limited");
+    expect(opened.queue("limited")).toMatchObject({
+      concurrency: 3,
+      rateLimit: { count: 20, perMs: 1_000 },
+    });
+    // An empty field keeps its limit; none removes one.
+    await setLimits("limited", "", "none");
+    await page.waitForFunction(
+      `!document.querySelector("tr[data-queue='limited']")?.textContent?.includes("per 1000 ms")`,
+    );
+    expect(opened.queue("limited")).toMatchObject({ concurrency: 3, rateLimit: null });
+    // Out of range: the server's refusal, naming the field, and nothing changed.
+    await setLimits("limited", "0", "");
+    await page.waitForSelector("#message.error");
+    expect(await page.textContent("#message")).toContain("body.concurrency");
+    expect(opened.queue("limited")?.concurrency).toBe(3);
     expect(errors).toEqual([]);
   }, 120_000);
 
