@@ -15,12 +15,13 @@
  * ```
  */
 import { randomUUID } from "node:crypto";
-import type { Backoff, Commands, Job, Query, Queue, Schedule, Value } from "@tay/core";
+import type { Backoff, Commands, Event, Job, Query, Queue, Schedule, Value } from "@tay/core";
 
 import { Batches } from "./internal/batches.js";
 import { endable, endCommand } from "./internal/ends.js";
 import { batchable, insertCommand } from "./internal/inserts.js";
 import { watchReconnectMsDefault, watching } from "./internal/watch.js";
+import { type EndWatch, JobEnds } from "./JobEnds.js";
 import * as Locate from "./Locate.js";
 import * as Shape from "./Shape.js";
 import {
@@ -213,6 +214,8 @@ export class Client {
   private readonly ended = new Set<(committed: Committed) => void>();
 
   private readonly watchReconnectMs: number;
+  /** The calls of `whenEnded`, over one watch (made with the first). */
+  private jobEnds: JobEnds | undefined;
 
   constructor(
     address: Address,
@@ -626,6 +629,46 @@ export class Client {
   }
 
   /**
+   * Resolves with the job once it has ended: completed, discarded or
+   * cancelled (at once if it has). Rejects with `UnknownJob` for a job the
+   * server does not have, with the signal's reason when aborted, and with
+   * `ConnectionFailed` (`ECLOSED`) when the client is closed. Every call of
+   * a client shares one event stream, opened from the server's last
+   * sequence before the job is read, so no end is missed (JobEnds.ts).
+   */
+  whenEnded(jobId: number, options: { readonly signal?: AbortSignal } = {}): Promise<Job.Job> {
+    this.jobEnds ??= new JobEnds({
+      watch: (listener) => this.watchFromNow(listener),
+      job: (id) => this.job(id),
+    });
+    return this.jobEnds.whenEnded(jobId, options);
+  }
+
+  /** A watch opened from the server's sequence as it stands now: ready once that is known. */
+  private watchFromNow(listener: (events: ReadonlyArray<Event.Event>) => void): EndWatch {
+    let stop: (() => void) | undefined;
+    let stopped = false;
+    const ready = this.get("/v1/status", Shape.struct({ lastSequence: Shape.integer(0) })).then(
+      ({ lastSequence }) => {
+        if (stopped) return;
+        stop = watching(
+          (from) => this.subscribe(from === undefined ? {} : { from }),
+          (committed) => listener(committed.map((one) => one.event)),
+          this.watchReconnectMs,
+          lastSequence + 1,
+        );
+      },
+    );
+    return {
+      ready,
+      stop: () => {
+        stopped = true;
+        stop?.();
+      },
+    };
+  }
+
+  /**
    * Opens this client's worker session (once while it lasts): the jobs it
    * claims from then on are leased to it, so if its connection drops the
    * server fails them at once ("lease expired"); `onEnded` listeners hear
@@ -694,6 +737,13 @@ export class Client {
   /** Ends the session and the pool. Safe to call twice. */
   async close(): Promise<void> {
     this.sessionClose?.();
+    this.jobEnds?.close(
+      new ConnectionFailed(
+        addressText(this.transport.address),
+        "ECLOSED",
+        "the client was closed while a call waited for a job's end",
+      ),
+    );
     this.transport.close();
   }
 }

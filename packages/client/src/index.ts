@@ -16,5 +16,6 @@ export * as Wire from "./Wire.js";
 export * as Locate from "./Locate.js";
 export type { Json, JsonObject } from "./Wire.js";
 export * as Client from "./Client.js";
+export * as JobEnds from "./JobEnds.js";
 export * as Transport from "./Transport.js";
 export { connect } from "./Client.js";

@@ -433,6 +433,34 @@ describe("Event v3 over the socket (EVENTS-V3.md)", () => {
     await client.close();
   });
 
+  it("waits for jobs to end through one stream, missing none that ends as the call starts", async () => {
+    const client = await Client.connect(directory);
+    const jobs = await client.insertMany(
+      Array.from({ length: 20 }, (_, index) => ({ queue: "awaited", worker: "W", args: index })),
+    );
+    const started = await client.claim("awaited", 20);
+    // Each call starts as its job ends: the end falls before, during or after its stream opens.
+    const ends = started.map((job) => {
+      const ended = client.whenEnded(job.jobId);
+      void client.complete(job.jobId, job.jobId * 2, { attempt: job.attempt });
+      return ended;
+    });
+    const done = await Promise.all(ends);
+    expect(done.map((job) => [job.state, job.result?.value])).toEqual(
+      started.map((job) => ["completed", job.jobId * 2]),
+    );
+    expect(jobs).toHaveLength(20);
+    // An ended job at once; an unknown one refused.
+    expect((await client.whenEnded(started[0]?.jobId ?? 0)).state).toBe("completed");
+    await expect(client.whenEnded(999_999)).rejects.toMatchObject({ _tag: "UnknownJob" });
+    // A call still waiting when the client closes is told.
+    const pending = await client.insert({ queue: "awaited", worker: "W", args: null });
+    const waiting = client.whenEnded(pending.jobId);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await client.close();
+    await expect(waiting).rejects.toMatchObject({ _tag: "ConnectionFailed", code: "ECLOSED" });
+  });
+
   it("pauses, limits and resumes a queue; claims obey it; the reads show it", async () => {
     const client = await Client.connect(directory);
     await client.insertMany([1, 2, 3].map((args) => ({ queue: "limited", worker: "W", args })));

@@ -44,6 +44,7 @@ export * as TerminalIndex from "./store/TerminalIndex.js";
 export * as Engine from "./engine/Engine.js";
 export * as EnginePromises from "./engine/EnginePromises.js";
 export * as Bulk from "./engine/Bulk.js";
+export * as JobEnd from "./engine/JobEnd.js";
 export * as Worker from "./worker/Worker.js";
 export * as Server from "./server/Server.js";
 export * as ServerError from "./server/ServerError.js";

@@ -41,13 +41,16 @@ const pause = (ms: number) => {
 const isCompacted = (error: unknown): boolean =>
   typeof error === "object" && error !== null && Reflect.get(error, "_tag") === "Compacted";
 
-/** Watches through `subscribe`; returns the function that stops it. */
+/** Watches through `subscribe` (from `from`, or the next commit); returns the function that stops it. */
 export const watching = (
   subscribe: Subscribe,
   listener: (committed: ReadonlyArray<Committed>) => void,
   reconnectMs: number = watchReconnectMsDefault,
+  from?: number,
 ): (() => void) => {
   let stopped = false;
+  // Where a stream opens while no event was told: `from`, until compacted away.
+  let start = from;
   let current: ReturnType<Subscribe> | undefined;
   let waiting: ReturnType<typeof pause> | undefined;
   // The last event told: the stream opens again at its record.
@@ -58,7 +61,7 @@ export const watching = (
       (committed.sequence === last.sequence && committed.member <= last.member));
   void (async () => {
     while (!stopped) {
-      current = subscribe(last?.sequence);
+      current = subscribe(last?.sequence ?? start);
       try {
         for await (const committed of current) {
           if (toldAlready(committed)) continue;
@@ -67,8 +70,10 @@ export const watching = (
         }
       } catch (error) {
         // Before the refusals: `Compacted` is a 410, yet only the watch's place is lost.
-        if (isCompacted(error)) last = undefined;
-        else if (refusedForGood(error)) return;
+        if (isCompacted(error)) {
+          last = undefined;
+          start = undefined;
+        } else if (refusedForGood(error)) return;
       }
       if (stopped) return;
       waiting = pause(reconnectMs);
