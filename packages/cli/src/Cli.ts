@@ -137,7 +137,10 @@ const readOnly: ReadonlyArray<string> = [
 /** The interrupt policy of the command `argv` names (see `InterruptPolicy`). */
 export const interruptPolicy = (argv: ReadonlyArray<string>): InterruptPolicy => {
   const name = argv[0];
-  if (name === "demo" || name === "serve") return "graceful";
+  // `insert --wait` hears SIGINT only while it waits, after its insert.
+  if (name === "demo" || name === "serve" || (name === "insert" && argv.includes("--wait"))) {
+    return "graceful";
+  }
   if (name === undefined || readOnly.includes(name) || commandNamed(name) === undefined) {
     return "immediate";
   }

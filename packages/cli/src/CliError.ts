@@ -44,7 +44,55 @@ export class JobNotFound extends Data.TaggedError("JobNotFound")<{
 }
 
 /** The CLI's own failures. */
-export type CliError = UsageError | JobNotFound | ServedFailure | BulkStopped;
+export type CliError =
+  | UsageError
+  | JobNotFound
+  | ServedFailure
+  | BulkStopped
+  | JobNotCompleted
+  | WaitFailed;
+
+/**
+ * `tay insert --wait`: the job ended, but not completed (discarded or
+ * cancelled). The job is printed first; this is the exit status's reason.
+ */
+export class JobNotCompleted extends Data.TaggedError("JobNotCompleted")<{
+  readonly path: string;
+  readonly jobId: number;
+  readonly state: string;
+  /** The last attempt's error, or the cancel's reason, when there is one. */
+  readonly detail: string | undefined;
+}> {
+  get description(): Described.Description {
+    const detail = this.detail === undefined ? "" : `: ${this.detail}`;
+    return Described.describe(
+      "JobNotCompleted",
+      this.path,
+      `job ${this.jobId} ended ${this.state}${detail}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** `tay insert --wait`: waiting for the job's end failed (the engine or the connection closed). */
+export class WaitFailed extends Data.TaggedError("WaitFailed")<{
+  readonly path: string;
+  readonly jobId: number;
+  readonly cause: unknown;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "WaitFailed",
+      this.path,
+      `job ${this.jobId} was inserted, but waiting for its end failed: ${this.cause instanceof Error ? this.cause.message : Described.describeUnknown(this.cause)}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
 
 /**
  * `tay retry-all` or `tay cancel-all` stopped on a failure of the store

@@ -12,7 +12,7 @@ import { Client, type Wire } from "@tay/client";
 import type { Bulk } from "@tay/shell-node";
 import type { Commands, Job, Queue, Schedule } from "@tay/core";
 import { Effect, type Scope } from "effect";
-import { ServedFailure } from "./CliError.js";
+import { ServedFailure, WaitFailed } from "./CliError.js";
 import type { Failure } from "./describe.js";
 
 /** A job as an insert answers it: `duplicate` when its unique key named an existing job. */
@@ -49,6 +49,11 @@ export interface Writer {
     filter: Bulk.BulkFilter<Bulk.ActiveState>,
     reason?: string,
   ) => Effect.Effect<Bulk.BulkOutcome, Failure>;
+  /**
+   * Waits for a job's end; absent where nothing else can run it (an engine
+   * this process opened over a directory holds its lock: no worker runs).
+   */
+  readonly whenEnded: ((jobId: number) => Effect.Effect<Job.Job, Failure>) | undefined;
   readonly pauseQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
   readonly resumeQueue: (queue: string) => Effect.Effect<Queue.QueueState | undefined, Failure>;
   readonly setQueueLimits: (
@@ -97,6 +102,11 @@ export const servedWriter = (socket: string): Effect.Effect<Writer, Failure, Sco
       cancelSchedule: (scheduleId, expectedRevision) =>
         call(() => client.cancelSchedule(scheduleId, expectedRevision)),
       redrive: (jobId, options) => call(() => client.redrive(jobId, options)),
+      whenEnded: (jobId) =>
+        Effect.tryPromise({
+          try: () => client.whenEnded(jobId),
+          catch: (cause) => new WaitFailed({ path: socket, jobId, cause }),
+        }),
       redriveAll: (filter, options) => call(() => client.redriveAll(filter, options)),
       cancelAll: (filter, reason) => call(() => client.cancelAll(filter, reason)),
       pauseQueue: (queue) => call(() => client.pauseQueue(queue)),

@@ -11,11 +11,12 @@ import type { Wire } from "@tay/client";
 import { Commands, Event, Limits, State } from "@tay/core";
 import { Effect, Either, type Scope } from "effect";
 import { type PgLog, PgSchema } from "@tay/log-postgres";
-import { Bulk, type Disk, Engine, Init } from "@tay/shell-node";
+import { Bulk, type Disk, Engine, Init, JobEnd } from "@tay/shell-node";
 import {
   argument,
   type Command,
   exitCodes,
+  flag,
   type Input,
   parsed,
   parsedArgument,
@@ -24,13 +25,13 @@ import {
   text,
   usage,
 } from "./command.js";
-import { BulkStopped } from "./CliError.js";
+import { BulkStopped, JobNotCompleted, WaitFailed } from "./CliError.js";
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { isUrl, pgEngine } from "./postgres.js";
 import { printJob, printSchedule } from "./read.js";
 import { type InsertedJob, servedCompaction, servedWriter, type Writer } from "./served.js";
-import { line, lines, type Terminal } from "./Terminal.js";
+import { line, lines, Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
 
@@ -75,9 +76,18 @@ const withEngine = <A>(
 const engineWriter = <K extends Engine.FileLogKind | PgLog.PgKind>(
   engine: Engine.EngineService<K>,
   path: string,
+  shared: boolean,
 ): Writer => {
   const stopped = (cause: unknown) => new BulkStopped({ path, cause });
   return {
+    // Only a shared store (PostgreSQL) has other engines whose workers end jobs.
+    whenEnded: shared
+      ? (jobId) =>
+          Effect.tryPromise({
+            try: () => JobEnd.whenEnded(engine.promises, jobId),
+            catch: (cause) => new WaitFailed({ path, jobId, cause }),
+          })
+      : undefined,
     insert: engine.insert,
     registerSchedule: engine.registerSchedule,
     cancel: engine.cancel,
@@ -126,11 +136,11 @@ export const withWriter = <A>(
   isUrl(argument(input, 0))
     ? Effect.scoped(
         Effect.flatMap(pgEngine(argument(input, 0)), (engine) =>
-          use(engineWriter(engine, argument(input, 0))),
+          use(engineWriter(engine, argument(input, 0), true)),
         ),
       )
     : orServed(
-        withEngine(input, (engine) => use(engineWriter(engine, argument(input, 0)))),
+        withEngine(input, (engine) => use(engineWriter(engine, argument(input, 0), false))),
         (socket) => Effect.flatMap(servedWriter(socket), use),
       );
 
@@ -201,13 +211,49 @@ const printInserted = (input: Input, job: InsertedJob) => {
 };
 
 /**
+ * `tay insert --wait`: inserts, then waits for the job's end (a worker of
+ * the process that serves the store, or of another engine on PostgreSQL,
+ * runs it) and prints the job as it ended: exit 0 when completed,
+ * `JobNotCompleted` (exit 1) when discarded or cancelled, 130 on SIGINT
+ * (the insert itself is never cut: SIGINT is only heard by the wait).
+ */
+const insertAndWait = (input: Input, newJob: Commands.NewJob) =>
+  withWriter(input, (writer) =>
+    Effect.gen(function* () {
+      const { whenEnded } = writer;
+      if (whenEnded === undefined) {
+        return yield* usage(
+          input,
+          "--wait needs a store another process serves (tay serve) or a postgres:// URL: while this command holds DIR, no worker can run the job",
+        );
+      }
+      const inserted = yield* writer.insert(newJob);
+      const terminal = yield* Terminal;
+      const ended = yield* Effect.raceFirst(
+        Effect.map(whenEnded(inserted.jobId), (job) => ({ job })),
+        Effect.as(terminal.interrupted, undefined),
+      );
+      if (ended === undefined) return exitCodes.interrupted;
+      const { job } = ended;
+      yield* printInserted(input, { ...job, ...(inserted.duplicate ? { duplicate: true } : {}) });
+      if (job.state === "completed") return exitCodes.ok;
+      return yield* new JobNotCompleted({
+        path: argument(input, 0),
+        jobId: job.jobId,
+        state: job.state,
+        detail: job.state === "discarded" ? job.errors.at(-1)?.error : undefined,
+      });
+    }),
+  );
+
+/**
  * `tay insert DIR --queue Q --worker W --args JSON [--at TIME] [--priority P]
  * [--max-attempts N] [--unique-key KEY [--unique-period DURATION]] [--timeout DURATION]`.
  */
 export const insert: Command = {
   name: "insert",
   synopsis:
-    "DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N] [--unique-key KEY [--unique-period DURATION]] [--timeout DURATION] [--json]",
+    "DIR --queue Q --worker W --args JSON [--at TIME] [--priority P] [--max-attempts N] [--unique-key KEY [--unique-period DURATION]] [--timeout DURATION] [--wait] [--json]",
   summary: "insert one job and print it",
   arguments: dirArgument,
   options: [
@@ -245,6 +291,11 @@ export const insert: Command = {
       value: "DURATION",
       help: "the bound of one attempt (the worker aborts it, the engine fails it)",
     },
+    {
+      name: "wait",
+      type: "boolean",
+      help: "then wait for its end (a served store or a URL): exit 0 completed, 1 discarded or cancelled",
+    },
   ],
   run: (input) =>
     Effect.gen(function* () {
@@ -266,6 +317,7 @@ export const insert: Command = {
         ...unique,
         ...(timeoutMs === undefined ? {} : { timeoutMs }),
       };
+      if (flag(input, "wait")) return yield* insertAndWait(input, newJob);
       const job = yield* withWriter(input, (engine) => engine.insert(newJob));
       yield* printInserted(input, job);
       return exitCodes.ok;

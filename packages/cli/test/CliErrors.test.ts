@@ -5,7 +5,14 @@
 // keyed by every failure tag, so a new error kind fails the typecheck here.
 import { Event, HistoryError } from "@tay/core";
 import { describe, expect, it } from "vitest";
-import { BulkStopped, UsageError, JobNotFound, ServedFailure } from "../src/CliError.js";
+import {
+  BulkStopped,
+  JobNotCompleted,
+  JobNotFound,
+  ServedFailure,
+  UsageError,
+  WaitFailed,
+} from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
 import { CopyMismatch } from "../src/postgres.js";
 import { PgError } from "@tay/log-postgres";
@@ -233,6 +240,13 @@ const samples: Samples = {
     detail: "InvalidTransition: job 1 is cancelled: CancelJob is not allowed",
   }),
   BulkStopped: new BulkStopped({ path: "/data", cause: disk }),
+  JobNotCompleted: new JobNotCompleted({
+    path: "/data",
+    jobId: 4,
+    state: "discarded",
+    detail: "smtp said no",
+  }),
+  WaitFailed: new WaitFailed({ path: "/data/tay.sock", jobId: 4, cause: new Error("closed") }),
 };
 
 const linePattern = /^tay: [A-Za-z0-9]+( \S+)?( at offset \d+)?( sequence \d+)?: [^\n]+$/;

@@ -5,8 +5,12 @@
  * against a real server (TAY_PG_URL, else 127.0.0.1:5432; skipped with
  * the reason when none answers): every command either takes a URL or
  * refuses it saying why; schedule, cancel, retry, cancel-schedule, pause,
- * resume, limit, retry-all, cancel-all and queues work on one.
+ * resume, limit, retry-all, cancel-all and queues work on one, and insert
+ * --wait ends when another engine completes the job.
  */
+import { PgLog } from "@tay/log-postgres";
+import { Engine, StateProjection } from "@tay/shell-node";
+import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Cli from "../src/Cli.js";
 import { expectFailure, runInProcess } from "./support/cli.js";
@@ -139,5 +143,41 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
       refused: [],
     });
     expect(await json(["jobs", url])).toMatchObject([{ job_id: 1, state: "available" }]);
+  }, 120_000);
+
+  it("insert --wait on a URL ends when another engine completes the job", async () => {
+    const url = await freshDatabase();
+    await json(["init", url]);
+    const outcome = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const other = yield* Effect.flatMap(
+            PgLog.open(url, {}, StateProjection.foldProjection),
+            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+          );
+          const waiting = runInProcess([
+            "insert",
+            url,
+            ...["--queue", "w", "--worker", "W", "--args", "1", "--wait", "--json"],
+          ]);
+          // The other engine sees the insert once it has caught up (LISTEN/NOTIFY).
+          for (let tries = 0; tries < 500; tries++) {
+            const [job] = yield* other.claim("w", 1);
+            if (job !== undefined) {
+              yield* other.complete(job.jobId, "done");
+              break;
+            }
+            yield* Effect.sleep("20 millis");
+          }
+          return yield* Effect.promise(() => waiting);
+        }),
+      ),
+    );
+    expect(outcome.stderr).toBe("");
+    expect(outcome.status).toBe(0);
+    expect(JSON.parse(outcome.stdout)).toMatchObject({
+      state: "completed",
+      result: { value: "done" },
+    });
   }, 120_000);
 });

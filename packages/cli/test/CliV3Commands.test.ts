@@ -86,6 +86,14 @@ describe("tay insert with a unique key and a timeout", () => {
     expect(await ok(["job", store, "3"])).not.toMatch(/unique|timeout/);
   }, 60_000);
 
+  it("refuses --wait on a store this command would hold, before inserting", async () => {
+    const store = await freshStore("wait-refused");
+    const sequence = await lastSequence(store);
+    const refused = expectFailure(await tay(["insert", store, ...mail, "--wait"]), "UsageError", 2);
+    expect(refused).toContain("--wait needs a store another process serves (tay serve)");
+    expect(await lastSequence(store)).toBe(sequence);
+  }, 60_000);
+
   it("refuses a period without a key and durations under 1 ms, appending nothing", async () => {
     const store = await freshStore("unique-refused");
     const sequence = await lastSequence(store);

@@ -1,4 +1,4 @@
-// `tay compact` (and `retry`, `pause`, `limit`, `resume`, `insert`, `cancel-all`, `retry-all`) on a store another process holds and serves: the holder compacts
+// `tay compact` (and `retry`, `pause`, `limit`, `resume`, `insert` (also `--wait`), `cancel-all`, `retry-all`) on a store another process holds and serves: the holder compacts
 // (redrives) through its server and the CLI prints what the in-process command prints; without a
 // server the lock still refuses it. The holder here is this test process (engine and server in process).
 import * as path from "node:path";
@@ -10,8 +10,10 @@ import {
   ok,
   removeTemporary,
   requireBuild,
+  spawnTay,
   tay,
   temporaryDirectory,
+  watch,
 } from "./support/cli.js";
 
 let root = "";
@@ -106,6 +108,56 @@ describe("tay compact on a served store", () => {
     expect(opened.jobs({ queue: "mail", state: "available" }).map((job) => job.jobId)).toEqual(
       waiting,
     );
+  }, 60_000);
+
+  it("insert --wait prints the job as it ended: 0 completed, 1 discarded, 130 on SIGINT", async () => {
+    const waitFor = async (queue: string) => {
+      for (;;) {
+        const [job] = opened.jobs({ queue });
+        if (job !== undefined) return job;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    const insert = (queue: string, json: boolean) => {
+      const child = spawnTay([
+        "insert",
+        directory,
+        ...["--queue", queue, "--worker", "W", "--args", "7", "--max-attempts", "1"],
+        "--wait",
+        ...(json ? ["--json"] : []),
+      ]);
+      return { child, ...watch(child) };
+    };
+    // Completed by this process's engine while the command waits.
+    const completing = insert("awaited-ok", true);
+    const first = await waitFor("awaited-ok");
+    await opened.claim("awaited-ok");
+    await opened.complete(first.jobId, { sent: 7 });
+    const done = await completing.exited;
+    expect(done.stderr).toBe("");
+    expect(done.status).toBe(0);
+    expect(JSON.parse(done.stdout)).toMatchObject({
+      job_id: first.jobId,
+      state: "completed",
+      result: { value: { sent: 7 } },
+      duplicate: false,
+    });
+    // Discarded: the job is printed, and the exit says why.
+    const failing = insert("awaited-fail", false);
+    const second = await waitFor("awaited-fail");
+    await opened.claim("awaited-fail");
+    await opened.fail(second.jobId, "smtp said no");
+    const failed = await failing.exited;
+    expect(failed.stdout).toMatch(/state\s+discarded/);
+    expect(expectFailure(failed, "JobNotCompleted")).toContain(
+      `job ${second.jobId} ended discarded: smtp said no`,
+    );
+    // SIGINT while it waits: 130, and the job stays as it was.
+    const interrupted = insert("awaited-never", false);
+    const third = await waitFor("awaited-never");
+    interrupted.child.kill("SIGINT");
+    expect((await interrupted.exited).status).toBe(130);
+    expect(opened.job(third.jobId)?.state).toBe("available");
   }, 60_000);
 
   it("is refused as Locked once the holder stops serving", async () => {
