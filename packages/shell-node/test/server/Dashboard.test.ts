@@ -57,15 +57,21 @@ afterAll(async () => {
   rmSync(join(directory, ".."), { recursive: true, force: true });
 });
 
+/** The dashboard opened with the token, and the page errors it throws as they come. */
+const openDashboard = async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors: Array<string> = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  await page.goto(`http://${served.listen}/?token=${served.token}`);
+  return { page, errors };
+};
+
 /** A screenshot with more than one colour: the view drew something. */
 const drawn = (png: Buffer) => png.length > 5_000;
 
 describe.skipIf(!present)("dashboard", () => {
   it("renders every view with data, goes live, and round-trips the actions", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const refusals: Array<string> = [];
-    page.on("pageerror", (error) => refusals.push(error.message));
-    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const { page, errors: refusals } = await openDashboard();
     await page.waitForSelector("#queues tr");
     await page.waitForSelector("#schedules tr");
     expect(await page.textContent("#queues")).toContain("email");
@@ -139,10 +145,7 @@ describe.skipIf(!present)("dashboard", () => {
       [0, 1].map((index) => ({ queue: "flaky", worker: "W", args: index, maxAttempts: 1 })),
     );
     for (const job of await opened.claim("flaky", 2)) await opened.fail(job.jobId, "down");
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: Array<string> = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const { page, errors } = await openDashboard();
     const flaky = 'tr[data-queue="flaky"]';
     await page.waitForSelector(`${flaky} button:has-text('retry discarded')`);
     // A queue without discarded jobs offers no such button.
@@ -159,10 +162,7 @@ describe.skipIf(!present)("dashboard", () => {
   }, 120_000);
 
   it("sets a queue's limits from its form, keeping an empty field, removing none", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: Array<string> = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const { page, errors } = await openDashboard();
     await page.waitForSelector("#queues tr");
     const setLimits = async (queue: string, concurrency: string, rate: string) => {
       await page.fill("#limits-queue", queue);
@@ -194,10 +194,7 @@ describe.skipIf(!present)("dashboard", () => {
   }, 120_000);
 
   it("shows each queue's state live and round-trips pause and resume", async () => {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const errors: Array<string> = [];
-    page.on("pageerror", (error) => errors.push(error.message));
-    await page.goto(`http://${served.listen}/?token=${served.token}`);
+    const { page, errors } = await openDashboard();
     const email = 'tr[data-queue="email"]';
     await page.waitForSelector(email);
     expect(await page.textContent(email)).toContain("running");
