@@ -609,12 +609,18 @@ export const queues: Command = {
             : `${queueState.rateLimit.count}/${queueState.rateLimit.perMs}ms`,
           `${queueCounts?.available ?? 0}`,
           `${queueCounts?.executing ?? 0}`,
+          `${queueCounts?.retryable ?? 0}`,
+          // What `tay retry-all DIR --queue Q` would run again.
+          `${queueCounts?.discarded ?? 0}`,
         ];
       });
+      const headers = ["QUEUE", "STATE", "CONCURRENCY", "RATE", "AVAILABLE", "EXECUTING"];
       yield* lines(
-        Text.table(["QUEUE", "STATE", "CONCURRENCY", "RATE", "AVAILABLE", "EXECUTING"], rows, [
+        Text.table([...headers, "RETRYABLE", "DISCARDED"], rows, [
           "left",
           "left",
+          "right",
+          "right",
           "right",
           "right",
           "right",

@@ -273,6 +273,8 @@ describe("tay retry-all and tay cancel-all", () => {
     await engine.insert({ queue: "other", worker: "W", args: null });
     await engine.close();
 
+    // tay queues counts what a retry-all would run again.
+    expect(await ok(["queues", store])).toMatch(/mail\s+running\s+-\s+-\s+1\s+0\s+0\s+3\n/);
     const text = await ok(["retry-all", store, "--queue", "mail", "--reason", "smtp back"]);
     expect(text).toContain("retried 2 job(s): 2, 3\n");
     expect(text).toContain(
