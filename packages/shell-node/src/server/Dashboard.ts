@@ -77,7 +77,9 @@ async function retryJob(jobId) {
   catch (error) { say("error", error._tag + ": " + error.message); }
   refresh();
 }
-async function retryDiscarded(queue) {
+async function retryDiscarded(queue, count) {
+  // A bulk action: one misplaced click would run every discarded job again.
+  if (!confirm("Run again the " + count + " discarded job(s) of queue " + queue + "?")) return;
   try {
     const { jobIds, refused } = await call("POST", "/v1/redrive-all", { queue, reason: "retried from the dashboard" });
     say(refused.length === 0 ? "ok" : "error", "retried " + jobIds.length + " discarded job(s) of queue " + queue +
@@ -133,7 +135,7 @@ async function loadQueues() {
     const tr = row([queue, c.available, c.scheduled, c.executing, c.retryable, c.completed, c.discarded, c.cancelled,
       q.paused ? "paused" : "running", q.concurrency, rate(q.rateLimit),
       q.paused ? button("resume", () => setPaused(queue, false)) : button("pause", () => setPaused(queue, true)),
-      c.discarded > 0 ? button("retry discarded", () => retryDiscarded(queue)) : ""]);
+      c.discarded > 0 ? button("retry discarded", () => retryDiscarded(queue, c.discarded)) : ""]);
     tr.dataset.queue = queue;
     if (q.paused) tr.className = "paused";
     return tr;

@@ -150,6 +150,16 @@ describe.skipIf(!present)("dashboard", () => {
     await page.waitForSelector(`${flaky} button:has-text('retry discarded')`);
     // A queue without discarded jobs offers no such button.
     expect(await page.locator("tr[data-queue='email'] button:has-text('retry')").count()).toBe(0);
+    // It asks first: dismissed, nothing is run again.
+    const asked: Array<string> = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await page.click(`${flaky} button:has-text('retry discarded')`);
+    expect(asked).toEqual(["Run again the 2 discarded job(s) of queue flaky?"]);
+    for (const job of jobs) expect(opened.job(job.jobId)?.state).toBe("discarded");
+    page.once("dialog", (dialog) => void dialog.accept());
     await page.click(`${flaky} button:has-text('retry discarded')`);
     await page.waitForFunction(
       `document.querySelector("#message.ok")?.textContent?.includes("retried 2 discarded job(s) of queue flaky")`,
