@@ -236,6 +236,11 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly inspectJob: (jobId: number) => Promise<Job.Job | undefined>;
     /** See `EngineService.inspectJobs`. */
     readonly inspectJobs: (filter?: JobsFilter) => Promise<ReadonlyArray<Job.Job>>;
+    /**
+     * Resolves once the engine has closed (its subscriptions ended): for
+     * what waits on its commits, such as `JobEnd.whenEnded`.
+     */
+    readonly closed: Promise<void>;
   };
 
 /** The engine as an Effect service: its commands, queries, report and log view. */
@@ -649,7 +654,14 @@ const serve = <K extends Log.Kind>(
       decider,
       options.subscriberBufferMax ?? subscriberBufferMaxDefault,
     );
-    const closeSubscriptions = Effect.sync(() => subscriptions.closeAll());
+    let markClosed = (): void => {};
+    const closed = new Promise<void>((resolve) => {
+      markClosed = resolve;
+    });
+    const closeSubscriptions = Effect.sync(() => {
+      subscriptions.closeAll();
+      markClosed();
+    });
     yield* Effect.addFinalizer(() => closeSubscriptions);
     const watch = listenToCommits(log, decider, subscriptions, timers, indexing);
     const states = statesOf(decider, indexing);
@@ -675,6 +687,7 @@ const serve = <K extends Log.Kind>(
       room: queue.roomPromise,
       inspectJob: (jobId) => run(inspectJob(jobId)),
       inspectJobs: (filter) => run(inspectJobs(filter)),
+      closed,
     });
     return {
       ...effects,
@@ -782,6 +795,7 @@ const promiseFace = <K extends Log.Kind>(
     | "room"
     | "inspectJob"
     | "inspectJobs"
+    | "closed"
   >,
 ): PromiseFace<K> => {
   const commands = commandFace((make, args) => queue.submit(make(now(), ...args)));

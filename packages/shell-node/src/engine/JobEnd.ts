@@ -7,16 +7,18 @@
  * the call returns, so the job is read at once and no end falls between
  * the read and the watch.
  *
- * A call still waiting when its engine closes is not told (the engine has
- * no end to tell of): pass a `signal` to stop waiting.
+ * A call still waiting when its engine closes rejects with `StoreClosed`
+ * (naming the engine's log) once the engine has closed.
  */
 import { JobEnds } from "@tay/client";
 import type { Job } from "@tay/core";
 import type * as Log from "../log/Log.js";
 import type { PromiseFace } from "./Engine.js";
+import { StoreClosed } from "../log/LogError.js";
 import type { FileLogKind } from "../store/FileLog.js";
 
-type Face<K extends Log.Kind> = Pick<PromiseFace<K>, "watch" | "job">;
+type Face<K extends Log.Kind> = Pick<PromiseFace<K>, "watch" | "job"> &
+  Partial<Pick<PromiseFace<K>, "closed">> & { readonly log?: { readonly path?: string } };
 
 const ready = Promise.resolve();
 
@@ -34,6 +36,10 @@ const endsOf = <K extends Log.Kind>(engine: Face<K>): JobEnds.JobEnds => {
     job: (jobId) => engine.job(jobId),
   });
   perEngine.set(engine, made);
+  void engine.closed?.then(() => {
+    perEngine.delete(engine);
+    made.close(new StoreClosed({ path: engine.log?.path ?? "the engine's store" }));
+  });
   return made;
 };
 

@@ -3,7 +3,8 @@
 // completed (with its result), discarded or cancelled, at once when it has
 // ended already, and not before (a retry is no end); it rejects with
 // UnknownJob for a job the engine does not have and with the signal's
-// reason when aborted; and no call or watch is left behind.
+// reason when aborted, and with StoreClosed when its engine closes; and no
+// call or watch is left behind.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -85,6 +86,19 @@ describe("JobEnd.whenEnded", () => {
     );
     expect(JobEnd.waiting(engine)).toBe(0);
     await engine.close();
+  });
+
+  it("rejects a call still waiting when its engine closes, naming the store", async () => {
+    const engine = await open();
+    const job = await engine.insert({ queue: "q", worker: "W", args: null });
+    const waiting = JobEnd.whenEnded(engine, job.jobId);
+    expect(await settled(waiting)).toBe(false);
+    await engine.close();
+    await expect(waiting).rejects.toMatchObject({
+      _tag: "StoreClosed",
+      message: `StoreClosed ${engine.log.path}: the store was closed`,
+    });
+    expect(JobEnd.waiting(engine)).toBe(0);
   });
 
   it("serves many calls for one job and for many with one watch, each told once", async () => {
