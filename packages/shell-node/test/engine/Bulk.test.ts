@@ -4,12 +4,18 @@
 // ordinary command, so a job whose unique key another job holds is refused
 // on its own and listed while the others go on; more jobs than the command
 // queue's bound are all done (the refused-as-Overloaded ones sent again
-// once there is room); and what they did survives a reopen.
+// once there is room); what they did survives a reopen; and a failure of
+// the store rejects the call, the jobs changed before it staying changed.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Effect, type Scope } from "effect";
 import { afterEach, describe, expect, it } from "vitest";
+import type { Disk } from "../../src/disk/Disk.js";
+import * as FaultDisk from "../../src/disk/FaultDisk.js";
 import * as Bulk from "../../src/engine/Bulk.js";
+import * as Engine from "../../src/engine/Engine.js";
+import * as Init from "../../src/store/Init.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 
 const made: Array<string> = [];
@@ -104,6 +110,64 @@ describe("Bulk.redriveAll", () => {
     expect(outcome.jobIds).toEqual(ids);
     expect(engine.jobs({ state: "available" }).length).toBe(300);
     await engine.close();
+  }, 60_000);
+});
+
+describe("Bulk over a store that fails", () => {
+  it("rejects with the store's failure, and the jobs changed before it stay changed", async () => {
+    const disk = FaultDisk.make();
+    const run = <A, E>(program: Effect.Effect<A, E, Disk | Scope.Scope>) =>
+      Effect.runPromise(Effect.scoped(program).pipe(Effect.provide(FaultDisk.layer(disk))));
+    await run(Init.init("/data"));
+    const failure = await run(
+      Effect.gen(function* () {
+        const engine = yield* Engine.open("/data", { timers: false });
+        const promises = engine.promises;
+        const jobs = yield* Effect.promise(() =>
+          promises.insertMany(
+            Array.from({ length: 300 }, (_, index) => ({
+              queue: "q",
+              worker: "W",
+              args: index,
+              maxAttempts: 1,
+            })),
+          ),
+        );
+        const started = yield* Effect.promise(() => promises.claim("q", 300));
+        yield* Effect.promise(() =>
+          Promise.all(started.map((job) => promises.fail(job.jobId, "x"))),
+        );
+        expect(jobs).toHaveLength(300);
+        // The writes fail from the second chunk on: its room is asked for after the first committed.
+        let rooms = 0;
+        const face = {
+          jobs: promises.jobs,
+          redrive: promises.redrive,
+          cancel: promises.cancel,
+          room: () => {
+            rooms += 1;
+            if (rooms === 2) disk.inject(FaultDisk.fail("write", "EIO"));
+            return promises.room();
+          },
+        };
+        return yield* Effect.promise(() =>
+          Bulk.redriveAll(face).then(
+            () => undefined,
+            (error: unknown) => error,
+          ),
+        );
+      }),
+    );
+    expect(failure).toMatchObject({ _tag: "WriterFailed" });
+    disk.clearFaults();
+    const states = await run(
+      Effect.gen(function* () {
+        const engine = yield* Engine.open("/data", { timers: false });
+        return yield* engine.counts();
+      }),
+    );
+    // The first chunk's 256 run again, durably; the other 44 were not, and nothing is half done.
+    expect(states.get("q")).toMatchObject({ available: 256, discarded: 44 });
   }, 60_000);
 });
 
