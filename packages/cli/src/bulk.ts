@@ -8,7 +8,7 @@
  * its server, or PostgreSQL.
  */
 import { Limits } from "@tay/core";
-import type { Bulk } from "@tay/shell-node";
+import { Bulk } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import { type Command, exitCodes, type Input, parsed, text } from "./command.js";
 import * as Json from "./json.js";
@@ -31,14 +31,6 @@ const statesOf =
     }
     return Either.right(states);
   };
-
-const endedStates: ReadonlyArray<Bulk.EndedState> = ["discarded", "cancelled"];
-const activeStates: ReadonlyArray<Bulk.ActiveState> = [
-  "scheduled",
-  "available",
-  "executing",
-  "retryable",
-];
 
 /** `--queue`, `--state` and `--limit` as a command over many jobs takes them. */
 const bulkFilterOf = <S extends string>(input: Input, allowed: ReadonlyArray<S>) =>
@@ -115,7 +107,7 @@ export const retryAll: Command = {
   ],
   run: (input) =>
     Effect.gen(function* () {
-      const filter = yield* bulkFilterOf(input, endedStates);
+      const filter = yield* bulkFilterOf(input, Bulk.endedStates);
       const maxAttempts = yield* parsed(input, "max-attempts", (value) =>
         parseInteger(value, Limits.maxAttemptsMin, Limits.maxAttemptsMax),
       );
@@ -144,7 +136,7 @@ export const cancelAll: Command = {
   ],
   run: (input) =>
     Effect.gen(function* () {
-      const filter = yield* bulkFilterOf(input, activeStates);
+      const filter = yield* bulkFilterOf(input, Bulk.activeStates);
       const outcome = yield* withWriter(input, (writer) =>
         writer.cancelAll(filter, text(input, "reason")),
       );

@@ -14,7 +14,7 @@ import type { QueueLimits, Writer } from "./served.js";
 import { queueStateJson, queueStateText } from "./status.js";
 import { line } from "./Terminal.js";
 import * as Text from "./text.js";
-import { parseDuration, parseInteger } from "./values.js";
+import { noneOr, parseDuration, parseInteger } from "./values.js";
 import { withWriter } from "./write.js";
 
 const queueArguments = ["DIR", "QUEUE"];
@@ -63,19 +63,17 @@ export const resume = queueCommand(
 );
 
 /** `--concurrency`: N jobs executing at most, or `none`. */
-const concurrencyOf = (value: string): Either.Either<number | null, string> =>
-  value === "none" ? Either.right(null) : parseInteger(value, 1, Limits.idMax);
+const concurrencyOf = noneOr((value) => parseInteger(value, 1, Limits.idMax));
 
 const ratePattern = /^(\d+)\/(.+)$/;
 
 /**
- * `--rate`: COUNT/DURATION ("10/1s": at most 10 starts in any second), or
- * `none`; within EVENTS-V3.md's bounds (count 1..10,000, window 1 ms..1 day).
+ * A rate: COUNT/DURATION ("10/1s": at most 10 starts in any second),
+ * within EVENTS-V3.md's bounds (count 1..10,000, window 1 ms..1 day).
  */
-export const parseRate = (
+const parseRate = (
   value: string,
-): Either.Either<{ readonly count: number; readonly perMs: number } | null, string> => {
-  if (value === "none") return Either.right(null);
+): Either.Either<{ readonly count: number; readonly perMs: number }, string> => {
   const match = ratePattern.exec(value.trim());
   const count = match?.[1];
   const window = match?.[2];
@@ -95,7 +93,7 @@ export const parseRate = (
 const limitsOf = (input: Input) =>
   Effect.gen(function* () {
     const concurrency = yield* parsed(input, "concurrency", concurrencyOf);
-    const rateLimit = yield* parsed(input, "rate", parseRate);
+    const rateLimit = yield* parsed(input, "rate", noneOr(parseRate));
     if (concurrency === undefined && rateLimit === undefined) {
       return yield* usage(input, "give --concurrency, --rate or both");
     }

@@ -101,6 +101,17 @@ export const parseJsonValue = (text: string): Either.Either<Value.Value, string>
   return toValue(parsed, 1);
 };
 
+/**
+ * An option that may remove a setting: `none` is null (removed), anything
+ * else what `parse` makes of it.
+ *
+ * @example noneOr(parseDuration)("none") // Right(null)
+ */
+export const noneOr =
+  <A>(parse: (text: string) => Either.Either<A, string>) =>
+  (text: string): Either.Either<A | null, string> =>
+    text === "none" ? Either.right(null) : parse(text);
+
 /** Deepest nesting accepted (a job's args' bound: a scalar at top level has depth 1). */
 export const jsonDepthMax = Value.argsDepthMax;
 

@@ -33,7 +33,7 @@ import { printJob, printSchedule } from "./read.js";
 import { type InsertedJob, servedCompaction, servedWriter, type Writer } from "./served.js";
 import { line, lines, Terminal } from "./Terminal.js";
 import * as Text from "./text.js";
-import { parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
+import { noneOr, parseDuration, parseInteger, parseJsonValue, parseTime } from "./values.js";
 
 const dirArgument = ["DIR"];
 
@@ -325,8 +325,7 @@ export const insert: Command = {
 };
 
 /** `--catch-up-window`: a duration, or `none` (no window). */
-const windowOf = (value: string): Either.Either<number | null, string> =>
-  value === "none" ? Either.right(null) : positiveDuration(value);
+const windowOf = noneOr(positiveDuration);
 
 /**
  * `--timezone`, `--catch-up` and `--catch-up-window` as a registration takes

@@ -27,10 +27,12 @@ import type { RedriveOptions } from "./internal/operations.js";
 import type { FileLogKind } from "../store/FileLog.js";
 
 /** The states a job is run again from. */
-export type EndedState = "discarded" | "cancelled";
+export const endedStates = ["discarded", "cancelled"] as const;
+export type EndedState = (typeof endedStates)[number];
 
 /** The states a job is cancelled from: every state but the terminal ones. */
-export type ActiveState = "scheduled" | "available" | "executing" | "retryable";
+export const activeStates = ["scheduled", "available", "executing", "retryable"] as const;
+export type ActiveState = (typeof activeStates)[number];
 
 /** Which jobs: of one queue (default: every queue), in these states, at most `limit`, ascending by id. */
 export interface BulkFilter<S extends Job.Job["state"]> {

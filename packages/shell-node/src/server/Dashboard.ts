@@ -67,16 +67,16 @@ const button = (label, action) => {
   b.addEventListener("click", action);
   return b;
 };
-async function cancelJob(jobId) {
-  try { await call("POST", "/v1/cancel", { jobId, reason: "cancelled from the dashboard" }); say("ok", "cancelled job " + jobId); }
+// One action: the route called, what its answer says (a refusal shown typed), the views redrawn.
+async function act(route, body, told) {
+  try { say("ok", told(await call("POST", route, body))); }
   catch (error) { say("error", error._tag + ": " + error.message); }
   refresh();
 }
-async function retryJob(jobId) {
-  try { await call("POST", "/v1/redrive", { jobId, reason: "retried from the dashboard" }); say("ok", "retried job " + jobId); }
-  catch (error) { say("error", error._tag + ": " + error.message); }
-  refresh();
-}
+const cancelJob = (jobId) =>
+  act("/v1/cancel", { jobId, reason: "cancelled from the dashboard" }, () => "cancelled job " + jobId);
+const retryJob = (jobId) =>
+  act("/v1/redrive", { jobId, reason: "retried from the dashboard" }, () => "retried job " + jobId);
 async function retryDiscarded(queue, count) {
   // A bulk action: one misplaced click would run every discarded job again.
   if (!confirm("Run again the " + count + " discarded job(s) of queue " + queue + "?")) return;
@@ -87,11 +87,8 @@ async function retryDiscarded(queue, count) {
   } catch (error) { say("error", error._tag + ": " + error.message); }
   refresh();
 }
-async function cancelSchedule(scheduleId) {
-  try { await call("POST", "/v1/cancel-schedule", { scheduleId }); say("ok", "cancelled schedule " + scheduleId); }
-  catch (error) { say("error", error._tag + ": " + error.message); }
-  refresh();
-}
+const cancelSchedule = (scheduleId) =>
+  act("/v1/cancel-schedule", { scheduleId }, () => "cancelled schedule " + scheduleId);
 async function showHistory(jobId) {
   try {
     const { events } = await call("GET", "/v1/jobs/" + jobId + "/history");

@@ -8,6 +8,7 @@
 import { Shape, Wire } from "@tay/client";
 import type { Backoff, Commands, Job, Value } from "@tay/core";
 import { Limits, Zone } from "@tay/core";
+import * as Bulk from "../../engine/Bulk.js";
 import { leaseMsMax, leaseMsMin } from "./leases.js";
 
 /** A lease asked for: from `leaseMsMin` to `leaseMsMax`. */
@@ -205,7 +206,7 @@ export const queue = Shape.struct({ queue: Shape.string });
 /** `redriveAll`: which jobs (states discarded or cancelled), and how each runs again. */
 export const redriveAll = Shape.struct({
   queue: Shape.optional(Shape.string),
-  states: Shape.optional(Shape.array(Shape.literal("discarded", "cancelled"))),
+  states: Shape.optional(Shape.array(Shape.literal(...Bulk.endedStates))),
   limit: Shape.optional(Shape.integer(0)),
   maxAttempts: Shape.optional(maxAttempts),
   reason: Shape.optional(Shape.string),
@@ -214,9 +215,7 @@ export const redriveAll = Shape.struct({
 /** `cancelAll`: which jobs (states not terminal), and why. */
 export const cancelAll = Shape.struct({
   queue: Shape.optional(Shape.string),
-  states: Shape.optional(
-    Shape.array(Shape.literal("scheduled", "available", "executing", "retryable")),
-  ),
+  states: Shape.optional(Shape.array(Shape.literal(...Bulk.activeStates))),
   limit: Shape.optional(Shape.integer(0)),
   reason: Shape.optional(Shape.string),
 });
