@@ -638,27 +638,39 @@ export class Client {
    */
   whenEnded(jobId: number, options: { readonly signal?: AbortSignal } = {}): Promise<Job.Job> {
     this.jobEnds ??= new JobEnds({
-      watch: (listener) => this.watchFromNow(listener),
+      watch: (listener, missed) => this.watchFromNow(listener, missed),
       job: (id) => this.job(id),
     });
     return this.jobEnds.whenEnded(jobId, options);
   }
 
-  /** A watch opened from the server's sequence as it stands now: ready once that is known. */
-  private watchFromNow(listener: (events: ReadonlyArray<Event.Event>) => void): EndWatch {
+  /** The sequence the server's next commit will have. */
+  private async nextSequence(): Promise<number> {
+    const status = await this.get("/v1/status", Shape.struct({ lastSequence: Shape.integer(0) }));
+    return status.lastSequence + 1;
+  }
+
+  /**
+   * A watch opened from the server's sequence as it stands now: ready once
+   * that is known. When its place is compacted away it opens again from the
+   * server's sequence then and tells `missed`.
+   */
+  private watchFromNow(
+    listener: (events: ReadonlyArray<Event.Event>) => void,
+    missed: () => void,
+  ): EndWatch {
     let stop: (() => void) | undefined;
     let stopped = false;
-    const ready = this.get("/v1/status", Shape.struct({ lastSequence: Shape.integer(0) })).then(
-      ({ lastSequence }) => {
-        if (stopped) return;
-        stop = watching(
-          (from) => this.subscribe(from === undefined ? {} : { from }),
-          (committed) => listener(committed.map((one) => one.event)),
-          this.watchReconnectMs,
-          lastSequence + 1,
-        );
-      },
-    );
+    const ready = this.nextSequence().then((from) => {
+      if (stopped) return;
+      stop = watching(
+        (at) => this.subscribe(at === undefined ? {} : { from: at }),
+        (committed) => listener(committed.map((one) => one.event)),
+        this.watchReconnectMs,
+        from,
+        { relocate: () => this.nextSequence(), relocated: missed },
+      );
+    });
     return {
       ready,
       stop: () => {

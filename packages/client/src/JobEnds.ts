@@ -11,11 +11,13 @@
  * A call reads its job once its watch is ready (in place in process; over
  * the socket, its stream opened from the sequence the server had before the
  * read), so an end committed before the read is seen by the read and one
- * committed after it by the watch: none falls between. Over the socket a
- * watch whose events were compacted away goes on from the next commit
- * (`Client.watch`), so an end in between is seen only by a later read. A job no one can read (never inserted, or
- * compacted away) rejects with `UnknownJob`; an aborted signal rejects
- * with its reason.
+ * committed after it by the watch: none falls between. A watch that may
+ * have missed commits (over the socket, when its place in the stream was
+ * compacted away while it reconnected) calls `missed` once it tells every
+ * later commit again, and every waiting call reads its job anew: before
+ * 2026-12-06 an end in that gap was seen only by a later call. A job no one
+ * can read (never inserted, or compacted away) rejects with `UnknownJob`;
+ * an aborted signal rejects with its reason.
  */
 import { Event, type Job } from "@tay/core";
 
@@ -31,9 +33,13 @@ export interface EndSource {
    * Tells each batch of committed events until stopped; once `ready`
    * resolves, no commit after that instant is missed (a stream opened from
    * the sequence its source had then). A `ready` that rejects rejects the
-   * calls waiting on it.
+   * calls waiting on it. `missed` says that commits may have gone untold
+   * and every later one will be told: each waiting job is read again.
    */
-  readonly watch: (listener: (events: ReadonlyArray<Event.Event>) => void) => EndWatch;
+  readonly watch: (
+    listener: (events: ReadonlyArray<Event.Event>) => void,
+    missed: () => void,
+  ) => EndWatch;
   /** The job as it stands now; undefined when there is no such job. */
   readonly job: (jobId: number) => Promise<Job.Job | undefined> | Job.Job | undefined;
 }
@@ -111,7 +117,10 @@ export class JobEnds {
     const waiters = this.#waiting.get(jobId);
     if (waiters === undefined) this.#waiting.set(jobId, new Set([waiter]));
     else waiters.add(waiter);
-    this.#watch ??= this.source.watch((events) => this.#told(events));
+    this.#watch ??= this.source.watch(
+      (events) => this.#told(events),
+      () => this.#missed(),
+    );
     return this.#watch.ready;
   }
 
@@ -131,6 +140,10 @@ export class JobEnds {
     const ended = new Set<number>();
     for (const event of events) endedIn(event, this.#waiting, ended);
     for (const jobId of ended) this.#check(jobId, [...(this.#waiting.get(jobId) ?? [])]);
+  }
+
+  #missed(): void {
+    for (const [jobId, waiters] of this.#waiting) this.#check(jobId, [...waiters]);
   }
 
   /** Reads the job; settles `waiters` if it has ended or does not exist. */

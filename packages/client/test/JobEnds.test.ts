@@ -28,14 +28,16 @@ const jobIn = (jobId: number, state: Job.Job["state"]): Job.Job => {
 /** A source whose readiness, jobs and batches the test drives. */
 const handSource = () => {
   let listener: ((events: ReadonlyArray<Event.Event>) => void) | undefined;
+  let onMissed: (() => void) | undefined;
   let open: { resolve: () => void; reject: (error: unknown) => void } | undefined;
   const states = new Map<number, Job.Job["state"]>();
   const reads: Array<number> = [];
   let watches = 0;
   const source = {
-    watch: (told: (events: ReadonlyArray<Event.Event>) => void) => {
+    watch: (told: (events: ReadonlyArray<Event.Event>) => void, missed: () => void) => {
       watches += 1;
       listener = told;
+      onMissed = missed;
       const ready = new Promise<void>((resolve, reject) => {
         open = { resolve, reject };
       });
@@ -61,6 +63,7 @@ const handSource = () => {
     ready: () => open?.resolve(),
     fail: (error: unknown) => open?.reject(error),
     tell: (events: ReadonlyArray<Event.Event>) => listener?.(events),
+    missed: () => onMissed?.(),
   };
 };
 
@@ -108,5 +111,25 @@ describe("JobEnds", () => {
     for (const call of open) await expect(call).rejects.toThrow("closed");
     expect(ends.waiting).toBe(0);
     expect(hand.watches()).toBe(0);
+  });
+
+  it("reads every waiting job again when its watch may have missed commits", async () => {
+    const hand = handSource();
+    const ends = new JobEnds(hand.source);
+    hand.states.set(1, "executing");
+    hand.states.set(2, "available");
+    const first = ends.whenEnded(1);
+    const second = ends.whenEnded(2);
+    hand.ready();
+    await tick();
+    expect(hand.reads).toEqual([1, 2]);
+    // Job 1 ended in a gap the watch never told (its place was compacted away).
+    hand.states.set(1, "discarded");
+    hand.missed();
+    expect((await first).state).toBe("discarded");
+    expect(hand.reads).toEqual([1, 2, 1, 2]);
+    expect(ends.waiting).toBe(1);
+    ends.close(new Error("closed"));
+    await expect(second).rejects.toThrow("closed");
   });
 });

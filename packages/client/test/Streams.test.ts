@@ -6,6 +6,7 @@
 // untyped Error). Real servers: `tay serve` (the built CLI) in child processes.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { get } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -35,6 +36,23 @@ const serve = async (name: string) => {
   const [host = "", port = ""] = listen.split(":");
   return { directory, child, host, port: Number(port) };
 };
+
+/** The server's /metrics text, over its socket. */
+const metricsOf = (directory: string): Promise<string> =>
+  new Promise((resolve, reject) => {
+    const request = get(
+      { socketPath: Locate.socketOf(directory), path: "/metrics" },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk: string) => {
+          text += chunk;
+        });
+        response.on("end", () => resolve(text));
+      },
+    );
+    request.on("error", reject);
+  });
 
 /** The first thing a stream gives: an event, its end, or its error. */
 const firstOf = async (stream: AsyncIterator<unknown>) => {
@@ -143,6 +161,28 @@ describe("a client's event streams", () => {
     expect(numbers).toEqual(numbers.map((_, index) => first + index));
     stopWatching();
     await after.close();
+    await client.close();
+  }, 30_000);
+
+  it("end a whenEnded whose job ended in a gap a compaction removed while the server was away", async () => {
+    const { directory, child } = await serve("gap");
+    // Reopened well after the server is back, so the end and the compaction come first.
+    const client = await Client.connect(directory, { watchReconnectMs: 2_000 });
+    const job = await client.insert({ queue: "q", worker: "W", args: null });
+    const ended = client.whenEnded(job.jobId);
+    // Its watch has read the job and opened its stream: the server counts one subscriber.
+    await until(async () => /tay_subscribers 1/.test(await metricsOf(directory)));
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+    const again = await serve("gap");
+    const other = await Client.connect(again.directory);
+    await other.cancel(job.jobId, "in the gap");
+    // Kept (an hour's retention), but its events now stand in a new epoch: the watch's place is gone.
+    await other.compact(3_600_000);
+    await other.close();
+    const job_ = await ended;
+    expect(job_).toMatchObject({ jobId: job.jobId, state: "cancelled" });
     await client.close();
   }, 30_000);
 });

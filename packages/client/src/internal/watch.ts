@@ -9,8 +9,11 @@
  * commit made while the server was reachable is missed or told twice.
  * When the events since then were compacted away the watch goes on from
  * the next commit (it is advisory; `subscribe` fails with `Compacted`
- * instead). It ends for good when the server refuses the stream itself (a
- * wrong token) or the client is closed (`Transport.refusedForGood`).
+ * instead), or, given `relocate`, from the sequence `relocate` answers,
+ * after which `relocated` is called: a watcher that must not miss what the
+ * gap held (`whenEnded`) reads what it waits for there (2026-12-06). It
+ * ends for good when the server refuses the stream itself (a wrong token)
+ * or the client is closed (`Transport.refusedForGood`).
  */
 import { refusedForGood } from "../Transport.js";
 import type * as Wire from "../Wire.js";
@@ -41,12 +44,21 @@ const pause = (ms: number) => {
 const isCompacted = (error: unknown): boolean =>
   typeof error === "object" && error !== null && Reflect.get(error, "_tag") === "Compacted";
 
+/** Where a watch whose place was compacted away goes on, for a watcher that must know of the gap. */
+export interface Relocation {
+  /** The sequence to open from now (the server's last one plus one); a failure is retried after the pause. */
+  readonly relocate: () => Promise<number>;
+  /** Called once `relocate` has answered: every commit up to it is readable, every later one will be told. */
+  readonly relocated: () => void;
+}
+
 /** Watches through `subscribe` (from `from`, or the next commit); returns the function that stops it. */
 export const watching = (
   subscribe: Subscribe,
   listener: (committed: ReadonlyArray<Committed>) => void,
   reconnectMs: number = watchReconnectMsDefault,
   from?: number,
+  relocation?: Relocation,
 ): (() => void) => {
   let stopped = false;
   // Where a stream opens while no event was told: `from`, until compacted away.
@@ -59,8 +71,23 @@ export const watching = (
     last !== undefined &&
     (committed.sequence < last.sequence ||
       (committed.sequence === last.sequence && committed.member <= last.member));
+  // Set when the watch's place was compacted away and `relocation` must find a new one.
+  let lost = false;
   void (async () => {
     while (!stopped) {
+      if (lost && relocation !== undefined) {
+        try {
+          start = await relocation.relocate();
+          lost = false;
+          if (stopped) return;
+          relocation.relocated();
+        } catch (error) {
+          if (stopped || refusedForGood(error)) return;
+          waiting = pause(reconnectMs);
+          await waiting.done;
+          continue;
+        }
+      }
       current = subscribe(last?.sequence ?? start);
       try {
         for await (const committed of current) {
@@ -73,6 +100,7 @@ export const watching = (
         if (isCompacted(error)) {
           last = undefined;
           start = undefined;
+          lost = true;
         } else if (refusedForGood(error)) return;
       }
       if (stopped) return;

@@ -113,4 +113,54 @@ describe("watching", () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(froms).toEqual([undefined]);
   });
+
+  it("given a relocation, opens where it answers after a compaction and says so before telling more", async () => {
+    const { froms, subscribe } = scripted([
+      { events: [committed(1)], error: dropped },
+      { events: [], error: { _tag: "Compacted", status: 410 } },
+      { events: [committed(9)] },
+    ]);
+    const order: Array<string> = [];
+    let asked = 0;
+    const relocation = {
+      relocate: async () => {
+        asked += 1;
+        // The first answer fails as a dropped connection would: asked again after the pause.
+        if (asked === 1) throw dropped;
+        return 9;
+      },
+      relocated: () => order.push("relocated"),
+    };
+    const stop = watching(
+      subscribe,
+      (events) => order.push(...events.map((e) => `told ${e.sequence}`)),
+      1,
+      1,
+      relocation,
+    );
+    await settle();
+    stop();
+    expect(froms.slice(0, 3)).toEqual([1, 1, 9]);
+    expect(asked).toBe(2);
+    expect(order).toEqual(["told 1", "relocated", "told 9"]);
+  });
+
+  it("ends for good when the relocation is refused for good (a closed client)", async () => {
+    const { froms, subscribe } = scripted([
+      { events: [], error: { _tag: "Compacted", status: 410 } },
+    ]);
+    let relocated = 0;
+    const stop = watching(subscribe, () => {}, 1, 5, {
+      relocate: async () => {
+        throw { _tag: "ConnectionFailed", code: "ECLOSED" };
+      },
+      relocated: () => {
+        relocated += 1;
+      },
+    });
+    await settle();
+    stop();
+    expect(froms).toEqual([5]);
+    expect(relocated).toBe(0);
+  });
 });
