@@ -11,7 +11,7 @@ import { Effect, Either } from "effect";
 import { argument, type Command, exitCodes, type Input, parsed, usage } from "./command.js";
 import * as Json from "./json.js";
 import type { QueueLimits, Writer } from "./served.js";
-import { queueStateJson, queueStateText } from "./status.js";
+import { queueStateText, shownQueueState, shownQueueStateJson } from "./status.js";
 import { line } from "./Terminal.js";
 import * as Text from "./text.js";
 import { noneOr, parseDuration, parseInteger } from "./values.js";
@@ -21,11 +21,8 @@ const queueArguments = ["DIR", "QUEUE"];
 
 /** Prints the state a queue command answered (undefined: the default, running without limits). */
 const printQueueState = (input: Input, queue: string, state: Queue.QueueState | undefined) => {
-  const shown = state ?? { queue, at: 0, paused: false, concurrency: null, rateLimit: null };
-  if (input.json) {
-    return line(Json.line({ ...queueStateJson(shown), at: state?.at ?? null }));
-  }
-  return line(`queue ${Text.printable(queue)}: ${queueStateText(shown)}`);
+  if (input.json) return line(Json.line(shownQueueStateJson(queue, state)));
+  return line(`queue ${Text.printable(queue)}: ${queueStateText(shownQueueState(queue, state))}`);
 };
 
 /** A command `tay NAME DIR QUEUE` that makes one change to the queue's state and prints it. */

@@ -24,7 +24,7 @@ import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./post
 import { type Filter, jobAt, listed, withAtRest } from "./atRest.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
-import { queueStateJson, statusJson, statusLines } from "./status.js";
+import { shownQueueState, shownQueueStateJson, statusJson, statusLines } from "./status.js";
 import { line, lines } from "./Terminal.js";
 import * as Text from "./text.js";
 import { parseInteger } from "./values.js";
@@ -585,11 +585,9 @@ export const queues: Command = {
       const { state } = yield* inspectState(argument(input, 0));
       const counts = Query.counts(state);
       const names = [...new Set([...counts.keys(), ...state.queues.keys()])].sort();
-      const none = { paused: false, concurrency: null, rateLimit: null };
       if (input.json) {
         const rows = names.map((name) => ({
-          ...queueStateJson({ queue: name, at: 0, ...none, ...State.queue(state, name) }),
-          at: State.queue(state, name)?.at ?? null,
+          ...shownQueueStateJson(name, State.queue(state, name)),
           jobs: Object.fromEntries(
             Event.jobStates.map((jobState) => [jobState, counts.get(name)?.[jobState] ?? 0]),
           ),
@@ -599,7 +597,7 @@ export const queues: Command = {
       }
       const rows = names.map((name) => {
         const queueCounts = counts.get(name);
-        const queueState = State.queue(state, name) ?? none;
+        const queueState = shownQueueState(name, State.queue(state, name));
         return [
           Text.printable(name),
           queueState.paused ? "paused" : "running",

@@ -16,13 +16,10 @@ import { ServedFailure, WaitFailed } from "./CliError.js";
 import type { Failure } from "./describe.js";
 
 /** A job as an insert answers it: `duplicate` when its unique key named an existing job. */
-export type InsertedJob = Job.Job & { readonly duplicate?: true };
+export type InsertedJob = Client.InsertedJob;
 
 /** A queue's limits as `tay limit` sets them: a limit left out is kept, null removes it. */
-export interface QueueLimits {
-  readonly concurrency?: number | null;
-  readonly rateLimit?: { readonly count: number; readonly perMs: number } | null;
-}
+export type QueueLimits = Client.QueueLimits;
 
 /** What the write commands ask of a store: the engine's Effect face has it. */
 export interface Writer {

@@ -3,7 +3,7 @@
  * recovery report (store id, epoch, segments, sequences, bytes), store
  * pressure, jobs by state overall and by queue, and schedules.
  */
-import { Event, Query, State } from "@tay/core";
+import { Event, Query, type Queue, State } from "@tay/core";
 import { type Recovery, Stats, StoreOptions } from "@tay/shell-node";
 import type { JsonObject } from "./json.js";
 import * as Text from "./text.js";
@@ -94,6 +94,18 @@ export const queueStateJson = (queue: {
       ? null
       : { count: queue.rateLimit.count, per_ms: queue.rateLimit.perMs },
 });
+
+/** A queue's state as shown: the default (running, no limits) for a queue whose state was never set. */
+export const shownQueueState = (
+  queue: string,
+  state: Queue.QueueState | undefined,
+): Queue.QueueState => state ?? { queue, at: 0, paused: false, concurrency: null, rateLimit: null };
+
+/** `queueStateJson` of a queue's state or its default, whose `at` is null. */
+export const shownQueueStateJson = (
+  queue: string,
+  state: Queue.QueueState | undefined,
+): JsonObject => ({ ...queueStateJson(shownQueueState(queue, state)), at: state?.at ?? null });
 
 /** A queue's state on one line: "paused, concurrency 4, 10 per 1000 ms", or "running". */
 export const queueStateText = (queue: {
