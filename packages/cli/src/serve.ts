@@ -14,12 +14,44 @@ import * as Path from "node:path";
 import { Effect, type Scope } from "effect";
 import { PgLog, PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Server, ServerToken, StateProjection } from "@tay/shell-node";
-import { argument, type Command, exitCodes, flag, type Input, text, usage } from "./command.js";
+import {
+  argument,
+  type Command,
+  exitCodes,
+  flag,
+  type Input,
+  parsed,
+  text,
+  usage,
+} from "./command.js";
 import type { Failure } from "./describe.js";
 import * as Json from "./json.js";
 import { isUrl } from "./postgres.js";
 import { line } from "./Terminal.js";
 import { Terminal } from "./Terminal.js";
+import { parseDuration, parseInteger } from "./values.js";
+
+/**
+ * `--retention` (and `--compact-after`): the engine compacts on its own
+ * (`autoCompact`) with that retention; without `--retention` it compacts
+ * only when told (`tay compact`). `--compact-after` alone is a usage error.
+ */
+type AutoOption = { readonly autoCompact?: Engine.AutoCompact };
+
+const autoCompactOf = (input: Input): Effect.Effect<AutoOption, Failure> =>
+  Effect.gen(function* () {
+    const retentionMs = yield* parsed(input, "retention", parseDuration);
+    const minRecords = yield* parsed(input, "compact-after", (value) =>
+      parseInteger(value, 1, Number.MAX_SAFE_INTEGER),
+    );
+    if (retentionMs === undefined) {
+      if (minRecords === undefined) return {};
+      return yield* usage(input, "--compact-after needs --retention (what a compaction keeps)");
+    }
+    return {
+      autoCompact: { retentionMs, ...(minRecords === undefined ? {} : { minRecords }) },
+    };
+  });
 
 /** What `serve` needs of a store: the engine served, and where the token lives. */
 interface Opened {
@@ -54,7 +86,10 @@ const pgFacts = (engine: Engine.EngineService<PgLog.PgKind>): Server.StoreFacts 
 });
 
 /** Serves the PostgreSQL store at the URL on `--socket` (required: there is no DIR). */
-const servePg = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
+const servePg = (
+  input: Input,
+  auto: AutoOption,
+): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
   Effect.gen(function* () {
     const url = argument(input, 0);
     const socket = text(input, "socket");
@@ -72,7 +107,7 @@ const servePg = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope
       }
     }
     const recovered = yield* PgLog.open(url, {}, StateProjection.foldProjection);
-    const engine = yield* Engine.fromLog(recovered, { rescueOnOpen: false });
+    const engine = yield* Engine.fromLog(recovered, { rescueOnOpen: false, ...auto });
     if (flag(input, "rotate-token")) {
       yield* Effect.promise(() => ServerToken.rotate(directory));
     }
@@ -86,10 +121,16 @@ const servePg = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope
   });
 
 /** Serves the store in DIR. */
-const serveDirectory = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
+const serveDirectory = (
+  input: Input,
+  auto: AutoOption,
+): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
   Effect.gen(function* () {
     const directory = argument(input, 0);
-    const engine = yield* Engine.open(directory, { createIfMissing: flag(input, "create") });
+    const engine = yield* Engine.open(directory, {
+      createIfMissing: flag(input, "create"),
+      ...auto,
+    });
     if (flag(input, "rotate-token")) {
       yield* Effect.promise(() => ServerToken.rotate(directory));
     }
@@ -103,10 +144,11 @@ const serveDirectory = (input: Input): Effect.Effect<Opened, Failure, Disk.Disk 
     return { serving, path: directory, tokenPath: ServerToken.tokenPath(directory) };
   });
 
-/** `tay serve DIR|URL [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create]`. */
+/** `tay serve DIR|URL [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create] [--retention D [--compact-after N]]`. */
 export const serve: Command = {
   name: "serve",
-  synopsis: "DIR|URL [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--json]",
+  synopsis:
+    "DIR|URL [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--retention DURATION [--compact-after RECORDS]] [--json]",
   summary:
     "serve the store to other processes (Unix socket; TCP with a token) until SIGINT; a URL needs --socket",
   arguments: ["DIR"],
@@ -125,22 +167,52 @@ export const serve: Command = {
     },
     { name: "rotate-token", type: "boolean", help: "replace the TCP token before serving" },
     { name: "create", type: "boolean", help: "initialize the store first when there is none" },
+    {
+      name: "retention",
+      type: "string",
+      value: "DURATION",
+      help: "compact on its own, keeping terminal jobs finished within DURATION (30s, 15m, 2h, 7d, or ms)",
+    },
+    {
+      name: "compact-after",
+      type: "string",
+      value: "RECORDS",
+      help: "with --retention: records appended since the base before a compaction (default 100000; and at least the base's size)",
+    },
   ],
   run: (input) =>
     Effect.scoped(
       Effect.gen(function* () {
         const target = argument(input, 0);
+        const auto = yield* autoCompactOf(input);
         const { serving, path, tokenPath } = yield* isUrl(target)
-          ? servePg(input)
-          : serveDirectory(input);
+          ? servePg(input, auto)
+          : serveDirectory(input, auto);
+        const { autoCompact } = auto;
+        const minRecords = autoCompact?.minRecords ?? Engine.autoCompactMinRecordsDefault;
         if (input.json) {
+          const compacting =
+            autoCompact === undefined
+              ? null
+              : { retention_ms: autoCompact.retentionMs, min_records: minRecords };
           yield* line(
-            Json.line({ socket: serving.socket, listen: serving.listen, pid: process.pid }),
+            Json.line({
+              socket: serving.socket,
+              listen: serving.listen,
+              pid: process.pid,
+              auto_compact: compacting,
+            }),
           );
         } else {
           yield* line(`serving ${path} on ${serving.socket}`);
           if (serving.listen !== null) {
             yield* line(`and on http://${serving.listen} (token in ${tokenPath})`);
+          }
+          if (autoCompact !== undefined) {
+            yield* line(
+              `compacting on its own: terminal jobs kept ${text(input, "retention") ?? ""} after they end, ` +
+                `once ${minRecords} records (and at least the base's own count) are appended since the base`,
+            );
           }
         }
         const terminal = yield* Terminal;

@@ -38,6 +38,12 @@ import type { CompactionReport } from "../store/Store.js";
 import { HistoryRejected, type InitError, type RecoveryError } from "../store/StoreError.js";
 import type { StoreOptionsInput } from "../store/StoreOptions.js";
 import { BatchDecider, type Failure } from "./internal/batchDecider.js";
+import {
+  type AutoCompact,
+  type AutoCompactionStats,
+  checkAutoCompact,
+  startAutoCompaction,
+} from "./internal/autoCompaction.js";
 import { compactStreamed } from "./internal/compaction.js";
 import {
   type CatchUpStats,
@@ -104,6 +110,8 @@ export type {
   TickReport,
 } from "./internal/operations.js";
 export type { CompactionReport, FileLogKind };
+export type { AutoCompact, AutoCompactionStats } from "./internal/autoCompaction.js";
+export { minRecordsDefault as autoCompactMinRecordsDefault } from "./internal/autoCompaction.js";
 export { foldProjection };
 
 /** A numeric argument out of its range: refused before anything is decided. */
@@ -171,6 +179,16 @@ export interface StartOptions {
    * caller gets `ContentionExhausted`. A positive integer; default 64.
    */
   readonly conflictRetriesMax?: number;
+  /**
+   * Compact on its own, with this retention, once the records appended
+   * since the generation's base reach `max(minRecords, growth × base
+   * records)` (defaults 100,000 and 1): the log stays within about twice
+   * its live state and the cost of compacting a constant share of each
+   * record. A failure is kept for `autoCompaction()` and tried again after
+   * another `minRecords` records. Default false: dropping finished jobs is
+   * the owner's choice (docs/engine.md, "Compaction on its own").
+   */
+  readonly autoCompact?: AutoCompact | false;
 }
 
 export interface EngineOptions extends StoreOptionsInput, StartOptions {
@@ -224,6 +242,8 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly compact: (retentionMs: number) => Promise<K["compaction"]>;
     /** Writes what is appended now, whatever the flush policy, and waits until durable. */
     readonly flush: () => Promise<void>;
+    /** What the engine's own compactions did (`autoCompact`); null when it compacts only when told. */
+    readonly autoCompaction: () => AutoCompactionStats | null;
     /** Every committed domain event from now (or `from`), in log order (see `subscribe`). */
     readonly subscribe: (options?: SubscribeOptions) => Subscription;
     /** The subscribers, how far behind the furthest is, what they hold untaken. */
@@ -306,6 +326,8 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
      * (`AppendConflict`) and commands were decided again after catching up.
      */
     readonly contention: () => CatchUpStats;
+    /** What the engine's own compactions did (`autoCompact`); null when it compacts only when told. */
+    readonly autoCompaction: () => AutoCompactionStats | null;
     /**
      * Drains what is appended and closes the log now, failing with what the
      * close met (the scope's end closes it too, ignoring that). Later
@@ -669,6 +691,8 @@ const serve = <K extends Log.Kind>(
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
     const compact = yield* compactor(log, queue, decider, rebased, indexing);
+    const autoCompaction = yield* compactingOnItsOwn(options.autoCompact, opened, compact, now);
+    if (autoCompaction !== null) watch(autoCompaction.committed);
     const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
     const inspectJobs = (filter: JobsFilter = {}) =>
       indexQuery(() => queries.jobs(states(), filter));
@@ -681,6 +705,7 @@ const serve = <K extends Log.Kind>(
       tick: () => run(effects.tick()),
       compact: (retentionMs) => run(compact(retentionMs)),
       flush: () => run(log.flush()),
+      autoCompaction: () => autoCompaction?.stats() ?? null,
       subscribe: (subscribeOptions = {}) => iterator(subscriptions, subscribeOptions, run),
       subscriberStats: () => subscriptions.stats(),
       watch,
@@ -708,9 +733,33 @@ const serve = <K extends Log.Kind>(
       inspectJob,
       inspectJobs,
       contention: () => decider.catchUp.stats(),
+      autoCompaction: () => autoCompaction?.stats() ?? null,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
+};
+
+/**
+ * The engine's compaction fiber when `autoCompact` asks for one
+ * (internal/autoCompaction.ts), or null; a wrong option refuses the open.
+ */
+const compactingOnItsOwn = <K extends Log.Kind, E>(
+  autoCompact: AutoCompact | false | undefined,
+  { log, report }: Opened<K>,
+  compact: (retentionMs: number) => Effect.Effect<unknown, E>,
+  now: () => number,
+) => {
+  if (autoCompact === undefined || autoCompact === false) return Effect.succeed(null);
+  const checked = checkAutoCompact(autoCompact);
+  if ("refused" in checked) return Effect.fail(new InvalidArgument(checked.refused));
+  const generation = () =>
+    Effect.map(log.view.generation(), (current) => ({
+      firstSequence: current.firstSequence,
+      // A log that does not tell its base's length: the rule counts every record as appended.
+      baseRecordCount: current.baseRecordCount ?? 0,
+    }));
+  const engine = { lastSequence: () => log.lastSequence(), generation, compact, now };
+  return startAutoCompaction(checked.ok, engine, report);
 };
 
 /**
@@ -789,6 +838,7 @@ const promiseFace = <K extends Log.Kind>(
     | "tick"
     | "compact"
     | "flush"
+    | "autoCompaction"
     | "subscribe"
     | "subscriberStats"
     | "watch"

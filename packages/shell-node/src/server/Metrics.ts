@@ -156,6 +156,18 @@ const stateGauges = (
     "Leases that expired or dropped with their session (since start)",
     server.leasesExpired,
   );
+  // Only for an engine that compacts on its own (`autoCompact`).
+  if (engine.autoCompaction() === null) return;
+  gauge(
+    "tay_auto_compactions",
+    "Compactions the engine ran on its own that finished (since start)",
+    () => engine.autoCompaction()?.runs ?? 0,
+  );
+  gauge(
+    "tay_auto_compaction_failures",
+    "Compactions the engine ran on its own that failed (since start)",
+    () => engine.autoCompaction()?.failures ?? 0,
+  );
 };
 
 /** A counter whose value is `read` when scraped (a count kept elsewhere, not incremented here). */

@@ -189,6 +189,7 @@ const viewOf = (
       Effect.sync(() => ({
         epoch: state.generation.epoch,
         firstSequence: state.generation.manifest.firstSequence,
+        baseRecordCount: state.generation.manifest.baseRecordCount,
       })),
   };
 };

@@ -104,6 +104,36 @@ describe("metrics", () => {
     }
   });
 
+  it("counts the engine's own compactions, and shows none for an engine without them", async () => {
+    const scratch = mkdtempSync(join(tmpdir(), "tay-metrics-auto-"));
+    const compacting = await EnginePromises.open(join(scratch, "data"), {
+      createIfMissing: true,
+      autoCompact: { retentionMs: 0, minRecords: 4 },
+    });
+    const gauges = { leases: () => 0, sessions: () => 0, leasesExpired: () => 0 };
+    const facts = { ...gauges, pressure: () => 0, segments: () => 1 };
+    const metrics = Metrics.make(compacting.engine, facts);
+    try {
+      const scraped = async (name: string) =>
+        Number((await metrics.registry.metrics()).match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1]);
+      expect(await scraped("tay_auto_compactions")).toBe(0);
+      for (let index = 0; index < 4; index++) {
+        await compacting.insert({ queue: "q", worker: "W", args: index });
+      }
+      for (let round = 0; round < 200 && compacting.autoCompaction()?.runs !== 1; round++) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(await scraped("tay_auto_compactions")).toBe(1);
+      expect(await scraped("tay_auto_compaction_failures")).toBe(0);
+      // The suite's engine compacts only when told: no such series.
+      expect(await get("/metrics")).not.toMatch(/tay_auto_compaction/);
+    } finally {
+      metrics.stop();
+      await compacting.close();
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  });
+
   it("labels requests by their route's pattern, so ids do not multiply the series", async () => {
     await get("/v1/jobs/1");
     await get("/v1/jobs/2");

@@ -556,6 +556,22 @@ const history = async (
   }
 };
 
+/** What the engine's own compactions did, or null when it compacts only when told. */
+const autoCompactionJson = (
+  stats: ReturnType<Engine.EngineService<Log.Kind>["autoCompaction"]>,
+): JsonObject | null =>
+  stats === null
+    ? null
+    : {
+        retentionMs: stats.retentionMs,
+        runs: stats.runs,
+        failures: stats.failures,
+        running: stats.running,
+        lastAt: stats.lastAt,
+        lastError: stats.lastError,
+        checkAt: stats.checkAt,
+      };
+
 const status = async ({ engine, store, leases, sessions, claims }: Served): Promise<JsonObject> => {
   const stats = await Effect.runPromise(engine.log.stats());
   const generation = await Effect.runPromise(engine.log.generation());
@@ -582,6 +598,7 @@ const status = async ({ engine, store, leases, sessions, claims }: Served): Prom
     leases: leases.size,
     sessions: sessions.size,
     claimsWaiting: claims.size,
+    autoCompaction: autoCompactionJson(engine.autoCompaction()),
     pid: process.pid,
   };
 };

@@ -1,0 +1,181 @@
+/**
+ * Compaction on its own (2026-12-06). Without it a store's log grows until
+ * someone calls `compact`: an application that never does keeps every
+ * finished job and replays every record at open (BullMQ's users trim Redis
+ * by hand, taskforcesh/bullmq#2734). An engine opened with `autoCompact`
+ * compacts, with the retention its owner chose, once the records appended
+ * since its generation's base reach `max(minRecords, growth × base
+ * records)`: the rule of Redis's `auto-aof-rewrite-min-size` and
+ * `-percentage`. A compaction costs in proportion to the base it writes,
+ * so letting the log grow by a multiple of the base before the next one
+ * keeps that cost a constant share of each record appended, however large
+ * the retained history; the minimum keeps a small store from compacting
+ * at every few commits.
+ *
+ * The check is a comparison of sequences at each commit; the compaction
+ * runs on its own fiber in the engine's scope, one at a time, and is not
+ * interrupted by the engine's close, which waits for it (a compaction cut
+ * half-way would leave its staged generation for the next one to remove).
+ * A failed one (a full disk, another engine's compaction on a shared log)
+ * is counted and its error kept for `autoCompaction()`, and the next try
+ * waits for another `minRecords` records: never a loop of failures.
+ */
+import { Effect, Queue, type Scope } from "effect";
+
+/** When and how an engine compacts on its own. */
+export interface AutoCompact {
+  /** Terminal jobs that finished longer ago than this are dropped, as `compact(retentionMs)` drops them. */
+  readonly retentionMs: number;
+  /** Records appended since the base before a compaction is due at all. Default 100,000. */
+  readonly minRecords?: number;
+  /** ... and at least this multiple of the base's records. Default 1 (the log at twice its base). */
+  readonly growth?: number;
+}
+
+/** What the engine's own compactions have done. */
+export interface AutoCompactionStats {
+  readonly retentionMs: number;
+  /** Compactions that finished. */
+  readonly runs: number;
+  /** Compactions that failed; the last one's error is `lastError`. */
+  readonly failures: number;
+  readonly running: boolean;
+  /** When the last compaction (finished or failed) ended, epoch milliseconds. */
+  readonly lastAt: number | null;
+  /** The last failure's message, until a compaction finishes. */
+  readonly lastError: string | null;
+  /** The sequence whose commit makes the engine look again. */
+  readonly checkAt: number;
+}
+
+export const minRecordsDefault = 100_000;
+export const growthDefault = 1;
+
+/** A generation as the rule reads it: its first sequence and its base's record count. */
+export interface GenerationStart {
+  readonly firstSequence: number;
+  readonly baseRecordCount: number;
+}
+
+/** The sequence at which a generation is due for compaction: past its base by the rule's count. */
+export const dueAt = (
+  generation: GenerationStart,
+  options: { readonly minRecords: number; readonly growth: number },
+): number => {
+  const baseEnd = generation.firstSequence + generation.baseRecordCount - 1;
+  return (
+    baseEnd + Math.max(options.minRecords, Math.ceil(options.growth * generation.baseRecordCount))
+  );
+};
+
+/** Why an option is refused: the engine's `InvalidArgument` fields. */
+export interface Refusal {
+  readonly argument: string;
+  readonly value: string;
+  readonly expected: string;
+}
+
+const refusal = (argument: string, value: unknown, expected: string): Refusal => ({
+  argument: `autoCompact.${argument}`,
+  value: String(value),
+  expected,
+});
+
+/** The options with their defaults, or why the first wrong one is refused. */
+export const checkAutoCompact = (
+  options: AutoCompact,
+): { readonly ok: Required<AutoCompact> } | { readonly refused: Refusal } => {
+  const { retentionMs, minRecords = minRecordsDefault, growth = growthDefault } = options;
+  if (!Number.isSafeInteger(retentionMs) || retentionMs < 0) {
+    const expected = "an integer number of milliseconds, 0 to 2^53-1";
+    return { refused: refusal("retentionMs", retentionMs, expected) };
+  }
+  if (!Number.isSafeInteger(minRecords) || minRecords < 1) {
+    const expected = "an integer count of records, 1 to 2^53-1";
+    return { refused: refusal("minRecords", minRecords, expected) };
+  }
+  if (!Number.isFinite(growth) || growth < 0 || growth > 1_000) {
+    return { refused: refusal("growth", growth, "a number from 0 to 1000") };
+  }
+  return { ok: { retentionMs, minRecords, growth } };
+};
+
+/** What the compaction fiber needs of its engine. */
+export interface Compacting<E> {
+  readonly lastSequence: () => number;
+  /** The current generation (after a compaction: the new one). */
+  readonly generation: () => Effect.Effect<GenerationStart>;
+  readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
+  readonly now: () => number;
+}
+
+const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof Reflect.get(error, "message") === "string"
+    ? String(Reflect.get(error, "message"))
+    : String(error);
+
+/**
+ * Starts the engine's compaction fiber in the scope; answers what each
+ * commit calls (`committed`) and the stats. `committed` only compares and,
+ * when due, wakes the fiber: it costs a commit nothing else.
+ */
+export const startAutoCompaction = <E>(
+  options: Required<AutoCompact>,
+  engine: Compacting<E>,
+  start: GenerationStart,
+): Effect.Effect<
+  { readonly committed: () => void; readonly stats: () => AutoCompactionStats },
+  never,
+  Scope.Scope
+> =>
+  Effect.gen(function* () {
+    const wake = yield* Queue.sliding<true>(1);
+    let stats: AutoCompactionStats = {
+      retentionMs: options.retentionMs,
+      runs: 0,
+      failures: 0,
+      running: false,
+      lastAt: null,
+      lastError: null,
+      checkAt: dueAt(start, options),
+    };
+    const check = Effect.gen(function* () {
+      // Another engine's compaction (a shared log) may have moved the base meanwhile.
+      const due = dueAt(yield* engine.generation(), options);
+      if (engine.lastSequence() < due) {
+        stats = { ...stats, checkAt: due };
+        return;
+      }
+      stats = { ...stats, running: true };
+      const outcome = yield* Effect.either(engine.compact(options.retentionMs));
+      const lastAt = engine.now();
+      if (outcome._tag === "Right") {
+        const checkAt = dueAt(yield* engine.generation(), options);
+        stats = {
+          ...stats,
+          running: false,
+          runs: stats.runs + 1,
+          lastAt,
+          lastError: null,
+          checkAt,
+        };
+      } else {
+        const checkAt = engine.lastSequence() + options.minRecords;
+        const lastError = messageOf(outcome.left);
+        const failures = stats.failures + 1;
+        stats = { ...stats, running: false, failures, lastAt, lastError, checkAt };
+      }
+    });
+    // A close interrupts the wait, and waits for a check (and its compaction) under way.
+    yield* Effect.forkScoped(
+      Effect.forever(Effect.zipRight(Queue.take(wake), Effect.uninterruptible(check))),
+    );
+    return {
+      committed: () => {
+        if (!stats.running && engine.lastSequence() >= stats.checkAt) {
+          Queue.unsafeOffer(wake, true);
+        }
+      },
+      stats: () => stats,
+    };
+  });
