@@ -175,7 +175,15 @@ async function loadStatus() {
   const status = await call("GET", "/v1/status");
   fill("status", ["storeId", "epoch", "segments", "firstSequence", "lastSequence", "records", "bytes",
     "pressure", "jobs", "schedules", "leases", "sessions"].map((key) => row([key, status[key]]))
-    .concat([row(["orphanedGenerations", status.orphanedGenerations.map((o) => o.epoch).join(", ") || "-"])]));
+    .concat([row(["orphanedGenerations", status.orphanedGenerations.map((o) => o.epoch).join(", ") || "-"])])
+    .concat([row(["autoCompaction", autoCompactionText(status.autoCompaction)])]));
+}
+function autoCompactionText(auto) {
+  if (auto === null || auto === undefined) return "off (compacted only when told)";
+  const parts = ["retention " + auto.retentionMs + " ms", auto.runs + " run(s)", auto.failures + " failure(s)",
+    auto.running ? "running" : "next look at sequence " + auto.checkAt];
+  if (auto.lastError !== null) parts.push("last error: " + auto.lastError);
+  return parts.join(", ");
 }
 async function refresh() {
   try { await Promise.all([loadQueues(), loadJobs(), loadSchedules(), loadStatus()]); }

@@ -76,6 +76,9 @@ describe.skipIf(!present)("dashboard", () => {
     await page.waitForSelector("#schedules tr");
     expect(await page.textContent("#queues")).toContain("email");
     expect(await page.textContent("#status")).toContain("lastSequence");
+    expect(await page.textContent("#status")).toContain(
+      "autoCompactionoff (compacted only when told)",
+    );
     expect(await page.textContent("#schedules")).toContain("nightly");
     expect(await page.textContent("#schedules")).toContain("Europe/Berlin, catch-up skip");
     expect(await page.locator("#jobs tr").count()).toBe(3);
