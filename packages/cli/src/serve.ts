@@ -177,7 +177,7 @@ export const serve: Command = {
       name: "compact-after",
       type: "string",
       value: "RECORDS",
-      help: "with --retention: records appended since the base before a compaction (default 100000; and at least the base's size)",
+      help: "with --retention: records appended since the base before a compaction (default 100000; and at least 4 times the jobs the base holds)",
     },
   ],
   run: (input) =>
@@ -211,7 +211,7 @@ export const serve: Command = {
           if (autoCompact !== undefined) {
             yield* line(
               `compacting on its own: terminal jobs kept ${text(input, "retention") ?? ""} after they end, ` +
-                `once ${minRecords} records (and at least the base's own count) are appended since the base`,
+                `once ${minRecords} records (and at least 4 times the base's jobs) are appended since the base`,
             );
           }
         }

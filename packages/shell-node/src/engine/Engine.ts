@@ -21,7 +21,7 @@
  * takes an opened log. Its users see the log only through a read-only view
  * (`engine.log`): every record appended is one its deciders produced.
  */
-import { Generation, type HistoryError, type Job, Query, type State } from "@tay/core";
+import { Generation, type HistoryError, type Job, Query, State } from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
@@ -181,12 +181,12 @@ export interface StartOptions {
   readonly conflictRetriesMax?: number;
   /**
    * Compact on its own, with this retention, once the records appended
-   * since the generation's base reach `max(minRecords, growth × base
-   * records)` (defaults 100,000 and 1): the log stays within about twice
-   * its live state and the cost of compacting a constant share of each
-   * record. A failure is kept for `autoCompaction()` and tried again after
-   * another `minRecords` records. Default false: dropping finished jobs is
-   * the owner's choice (docs/engine.md, "Compaction on its own").
+   * since the generation's base reach `max(minRecords, growth × jobs the
+   * base holds)` (defaults 100,000 and 4): the cost of compacting (the
+   * jobs it rewrites) stays a constant share of each record appended. A
+   * failure is kept for `autoCompaction()` and tried again after another
+   * `minRecords` records. Default false: dropping finished jobs is the
+   * owner's choice (docs/engine.md, "Compaction on its own").
    */
   readonly autoCompact?: AutoCompact | false;
 }
@@ -691,8 +691,9 @@ const serve = <K extends Log.Kind>(
     const rescued =
       options.rescueOnOpen === false ? 0 : yield* rescueOrphans(decider, effects.rescue);
     const compact = yield* compactor(log, queue, decider, rebased, indexing);
-    const autoCompaction = yield* compactingOnItsOwn(options.autoCompact, opened, compact, now);
-    if (autoCompaction !== null) watch(autoCompaction.committed);
+    const jobs = () => State.jobCount(decider.committed);
+    const auto = { compact, now, jobs, watch };
+    const autoCompaction = yield* compactingOnItsOwn(options.autoCompact, opened, auto);
     const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
     const inspectJobs = (filter: JobsFilter = {}) =>
       indexQuery(() => queries.jobs(states(), filter));
@@ -746,8 +747,12 @@ const serve = <K extends Log.Kind>(
 const compactingOnItsOwn = <K extends Log.Kind, E>(
   autoCompact: AutoCompact | false | undefined,
   { log, report }: Opened<K>,
-  compact: (retentionMs: number) => Effect.Effect<unknown, E>,
-  now: () => number,
+  engine: {
+    readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
+    readonly now: () => number;
+    readonly jobs: () => number;
+    readonly watch: (listener: Watcher) => () => void;
+  },
 ) => {
   if (autoCompact === undefined || autoCompact === false) return Effect.succeed(null);
   const checked = checkAutoCompact(autoCompact);
@@ -758,8 +763,11 @@ const compactingOnItsOwn = <K extends Log.Kind, E>(
       // A log that does not tell its base's length: the rule counts every record as appended.
       baseRecordCount: current.baseRecordCount ?? 0,
     }));
-  const engine = { lastSequence: () => log.lastSequence(), generation, compact, now };
-  return startAutoCompaction(checked.ok, engine, report);
+  const lastSequence = () => log.lastSequence();
+  const compacting = { ...engine, lastSequence, generation };
+  return Effect.tap(startAutoCompaction(checked.ok, compacting, report), (started) =>
+    Effect.sync(() => engine.watch(started.committed)),
+  );
 };
 
 /**

@@ -292,6 +292,7 @@ class ChunkReader {
   }
 }
 
+/** A walk's note of an entry: its finish time is not read (the frame alone is decoded). */
 const noteEntry = (offsets: OffsetTable, entry: Frame, at: number) => {
   if (entry._tag === "Job") offsets.setJob(entry.jobId, at);
   else if (entry._tag === "Result") offsets.setResult(entry.jobId, at);
@@ -769,8 +770,8 @@ export const writeEncoded = (
 
 /** Notes where each entry of an encoded run starts, the run written at `at`. */
 const notePlaced = (offsets: OffsetTable, placed: ReadonlyArray<Placed>, at: number): void => {
-  for (const { jobId, kind, offset } of placed) {
-    if (kind === "job") offsets.setJob(jobId, at + offset);
+  for (const { jobId, kind, offset, finishedAt } of placed) {
+    if (kind === "job") offsets.setJob(jobId, at + offset, finishedAt);
     else offsets.setResult(jobId, at + offset);
   }
 };
@@ -1070,6 +1071,14 @@ export const lookupNow = (
   const { result: value, at } = result.right.event;
   return Either.right({ ...job, result: { value, at } });
 };
+
+/**
+ * When `jobId` finished, if the index noted it with its entry (entries
+ * written since 2026-12-06 and kept in an offsets file; not those an open
+ * walked): a compaction skips reading the jobs its retention drops.
+ */
+export const finishedAtNow = (index: TerminalIndex, jobId: number): number | undefined =>
+  index.offsets.finishedAt(jobId);
 
 /** Bytes a page lookup reads at once at most (entries nearer than this share a read). */
 export const pageReadBytes = 1024 * 1024;

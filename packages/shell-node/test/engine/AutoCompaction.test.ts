@@ -46,18 +46,21 @@ const epochOf = (engine: EnginePromises.OpenedEngine) =>
 
 describe("dueAt", () => {
   it.each([
-    // first sequence, base records, minRecords, growth: due at
-    [1, 0, 100, 1, 100],
-    [1, 10, 100, 1, 110],
-    [1, 500, 100, 1, 1_000],
-    [1_001, 500, 100, 2, 2_500],
-    [1_001, 500, 100, 0, 1_600],
-    [7, 3, 1, 0.5, 11],
-  ])("first %d, base %d, min %d, growth %d: due at %d", (first, base, minRecords, growth, due) => {
-    expect(dueAt({ firstSequence: first, baseRecordCount: base }, { minRecords, growth })).toBe(
-      due,
-    );
-  });
+    // first sequence, base records, jobs held, minRecords, growth: due at
+    [1, 0, 0, 100, 1, 100],
+    [1, 10, 50, 100, 1, 110],
+    [1, 3, 500, 100, 1, 503],
+    [1_001, 2, 500, 100, 2, 2_002],
+    [1_001, 500, 500, 100, 0, 1_600],
+    [7, 3, 9, 1, 0.5, 14],
+  ])(
+    "first %d, base %d, jobs %d, min %d, growth %d: due at %d",
+    (first, base, jobs, minRecords, growth, due) => {
+      expect(
+        dueAt({ firstSequence: first, baseRecordCount: base }, jobs, { minRecords, growth }),
+      ).toBe(due);
+    },
+  );
 });
 
 describe("an engine with autoCompact", () => {
@@ -66,40 +69,73 @@ describe("an engine with autoCompact", () => {
     const autoCompact = { retentionMs: 0, minRecords: 30, growth: 1 };
     const engine = await EnginePromises.open("/data", { disk: layer, timers: false, autoCompact });
     try {
-      expect(engine.autoCompaction()).toMatchObject({ runs: 0, checkAt: 30, running: false });
-      // Two jobs left waiting: the new base keeps them (and the rule counts its records).
-      await engine.insertMany([0, 1].map((args) => ({ queue: "wait", worker: "W", args })));
-      await completeJobs(engine, 9);
-      // 2 + 27 records: one short of the rule.
+      expect(engine.autoCompaction()).toMatchObject({
+        runs: 0,
+        checkAt: 30,
+        running: false,
+        lastDurationMs: null,
+      });
+      // Three jobs left waiting: the new base keeps them (and the rule counts their records).
+      for (const args of [0, 1, 2]) await engine.insert({ queue: "wait", worker: "W", args });
+      await completeJobs(engine, 8);
+      // 3 + 24 records: short of the rule.
       await new Promise((resolve) => setTimeout(resolve, 50));
       expect(await epochOf(engine)).toBe(1);
+      // Its insert and claim bring 29; its completion the 30th, which crosses the rule.
       await completeJobs(engine, 1);
       await until(() => (engine.autoCompaction()?.runs ?? 0) >= 1, "a compaction");
       expect(await epochOf(engine)).toBe(2);
-      expect(engine.job(3)).toBeUndefined();
+      for (let jobId = 4; jobId <= 12; jobId++) expect(engine.job(jobId)).toBeUndefined();
       expect(engine.jobs({ queue: "wait" }).map((job) => job.state)).toEqual([
+        "available",
         "available",
         "available",
       ]);
       const generation = await Effect.runPromise(engine.log.generation());
       const stats = engine.autoCompaction();
       expect(stats).toMatchObject({ failures: 0, lastError: null, running: false });
-      expect(stats?.checkAt).toBe(
-        dueAt(
-          {
-            firstSequence: generation.firstSequence,
-            baseRecordCount: generation.baseRecordCount ?? -1,
-          },
-          autoCompact,
-        ),
-      );
+      expect(stats?.lastDurationMs).toBeGreaterThanOrEqual(0);
+      // Three jobs held, fewer than minRecords: due 30 records past the new base.
+      const baseEnd = generation.firstSequence + (generation.baseRecordCount ?? -1) - 1;
+      expect(stats?.checkAt).toBe(baseEnd + 30);
     } finally {
       await engine.close();
     }
     const reopened = await EnginePromises.open("/data", { disk: layer, timers: false });
-    expect(reopened.report.jobs.available).toBe(2);
+    expect(reopened.report.jobs.available).toBe(3);
     expect(reopened.report.jobs.completed).toBe(0);
     await reopened.close();
+  });
+
+  it("after a base of many jobs in few records, waits for records as many as its jobs", async () => {
+    const { layer } = await faultStore();
+    const autoCompact = { retentionMs: 3_600_000, minRecords: 10, growth: 1 };
+    const engine = await EnginePromises.open("/data", { disk: layer, timers: false, autoCompact });
+    try {
+      // One record, a hundred jobs, then nine cancels: minRecords, so a first compaction,
+      // which keeps all hundred (an hour's retention) in a base of a few records.
+      await engine.insertMany(
+        Array.from({ length: 100 }, (_, args) => ({ queue: "q", worker: "W", args })),
+      );
+      for (let jobId = 1; jobId <= 9; jobId++) await engine.cancel(jobId);
+      await until(() => (engine.autoCompaction()?.runs ?? 0) >= 1, "a first compaction");
+      const generation = await Effect.runPromise(engine.log.generation());
+      const baseRecords = generation.baseRecordCount ?? -1;
+      expect(baseRecords).toBeLessThan(10);
+      const baseEnd = generation.firstSequence + baseRecords - 1;
+      // The next waits for a hundred records (the base's jobs), not ten (its records).
+      expect(engine.autoCompaction()?.checkAt).toBe(baseEnd + 100);
+      for (let index = 0; index < 99; index++) {
+        await engine.insert({ queue: "q", worker: "W", args: index });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(await epochOf(engine)).toBe(2);
+      await engine.insert({ queue: "q", worker: "W", args: "last" });
+      await until(() => (engine.autoCompaction()?.runs ?? 0) >= 2, "a second compaction");
+      expect(await epochOf(engine)).toBe(3);
+    } finally {
+      await engine.close();
+    }
   });
 
   it("never compacts when not asked to", async () => {
@@ -165,6 +201,7 @@ describe("startAutoCompaction", () => {
     let started = false;
     const engine = {
       lastSequence: () => last,
+      jobs: () => 0,
       generation: () => Effect.succeed({ firstSequence: 1, baseRecordCount: 0 }),
       compact: () =>
         Effect.gen(function* () {

@@ -477,7 +477,11 @@ describe("compaction", () => {
             });
             expect(report.baseSegments).toBeGreaterThanOrEqual(2);
             expect(report.pauseMs).toBeGreaterThanOrEqual(0);
-            expect(yield* store.generation()).toEqual({ epoch: 2, firstSequence: 11 });
+            expect(yield* store.generation()).toEqual({
+              epoch: 2,
+              firstSequence: 11,
+              baseRecordCount: 30,
+            });
             expect(yield* Effect.flip(store.readFrom(3, 10))).toMatchObject({
               _tag: "Compacted",
               firstAvailable: 11,
@@ -574,7 +578,11 @@ describe("compaction", () => {
             }
             const exit = yield* Effect.exit(store.compact(failing()));
             expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true);
-            expect(yield* store.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+            expect(yield* store.generation()).toEqual({
+              epoch: 1,
+              firstSequence: 1,
+              baseRecordCount: 0,
+            });
             expect(yield* store.append([inserted(2)])).toEqual({
               firstSequence: 2,
               lastSequence: 2,
@@ -665,7 +673,11 @@ describe("compaction", () => {
             yield* store.append([inserted(1)]);
             const refused = yield* Effect.flip(store.compact([inserted(1)]));
             expect(refused).toMatchObject({ _tag: "DiskError", code: "EEXIST", path: leftover });
-            expect(yield* store.generation()).toEqual({ epoch: 1, firstSequence: 1 });
+            expect(yield* store.generation()).toEqual({
+              epoch: 1,
+              firstSequence: 1,
+              baseRecordCount: 0,
+            });
             expect(yield* store.append([inserted(2)])).toEqual({
               firstSequence: 2,
               lastSequence: 2,

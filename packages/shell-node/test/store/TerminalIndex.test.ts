@@ -440,10 +440,11 @@ describe("TerminalIndex", () => {
       yield* TerminalIndex.close(opened.index);
       // A torn, flipped or missing offsets file: the open walks, so it finds the flipped header
       // (and empties the index: its files are written again for the next case).
-      // Flipped: job 1's offset (f64 at 40: after the 16-byte header and the page's index,
-      // slot 2) made job 2's, a well-formed table that only the CRC tells from the saved one.
+      // Flipped: job 1's offset (f64 at 48: after the 16-byte header and the page's index,
+      // slot 3 of the triples) made job 2's, a well-formed table that only the CRC tells from
+      // the saved one.
       const flippedSaved = Uint8Array.from(saved);
-      new DataView(flippedSaved.buffer).setFloat64(40, offsetsOf(2).job, true);
+      new DataView(flippedSaved.buffer).setFloat64(48, offsetsOf(2).job, true);
       for (const damaged of [saved.subarray(0, saved.length - 8), flippedSaved, undefined]) {
         if (damaged === undefined) yield* removeOffsets(directory);
         else yield* write(savedName, damaged);

@@ -4,13 +4,20 @@
  * finished job and replays every record at open (BullMQ's users trim Redis
  * by hand, taskforcesh/bullmq#2734). An engine opened with `autoCompact`
  * compacts, with the retention its owner chose, once the records appended
- * since its generation's base reach `max(minRecords, growth × base
- * records)`: the rule of Redis's `auto-aof-rewrite-min-size` and
- * `-percentage`. A compaction costs in proportion to the base it writes,
- * so letting the log grow by a multiple of the base before the next one
- * keeps that cost a constant share of each record appended, however large
- * the retained history; the minimum keeps a small store from compacting
- * at every few commits.
+ * since its generation's base reach `max(minRecords, growth × base jobs)`,
+ * the jobs the base holds (what the last compaction kept) being what the
+ * next one rewrites, and more: the rule of Redis's
+ * `auto-aof-rewrite-min-size` and `-percentage`, with the base's size
+ * counted in jobs. A compaction costs in proportion to the jobs it writes,
+ * so letting the log grow by a multiple of them before the next one keeps
+ * that cost a share of each record appended (about `1 / growth` jobs
+ * rewritten a record), however large the retained history; the minimum
+ * keeps a small store from compacting at every few commits. Counted in
+ * the base's records, a base of 150,000 retained jobs (a few hundred
+ * snapshot parts) was compacted every `minRecords`, 8.7 s each; counted in
+ * all the jobs held, a store whose retention drops everything never
+ * compacted with a growth of 3 or more, its finished jobs counted until
+ * the compaction that drops them (both tried first, 2026-12-06).
  *
  * The check is a comparison of sequences at each commit; the compaction
  * runs on its own fiber in the engine's scope, one at a time, and is not
@@ -20,6 +27,7 @@
  * is counted and its error kept for `autoCompaction()`, and the next try
  * waits for another `minRecords` records: never a loop of failures.
  */
+import { Snapshot } from "@tay/core";
 import { Effect, Queue, type Scope } from "effect";
 
 /** When and how an engine compacts on its own. */
@@ -28,7 +36,7 @@ export interface AutoCompact {
   readonly retentionMs: number;
   /** Records appended since the base before a compaction is due at all. Default 100,000. */
   readonly minRecords?: number;
-  /** ... and at least this multiple of the base's records. Default 1 (the log at twice its base). */
+  /** ... and at least this multiple of the jobs the base holds. Default 4. */
   readonly growth?: number;
 }
 
@@ -44,12 +52,18 @@ export interface AutoCompactionStats {
   readonly lastAt: number | null;
   /** The last failure's message, until a compaction finishes. */
   readonly lastError: string | null;
+  /**
+   * How long the last compaction (finished or failed) took, ms: about how
+   * long it held commands, since a compaction holds the queue while it
+   * writes the base and rewrites the terminal index (docs/engine.md).
+   */
+  readonly lastDurationMs: number | null;
   /** The sequence whose commit makes the engine look again. */
   readonly checkAt: number;
 }
 
 export const minRecordsDefault = 100_000;
-export const growthDefault = 1;
+export const growthDefault = 4;
 
 /** A generation as the rule reads it: its first sequence and its base's record count. */
 export interface GenerationStart {
@@ -57,15 +71,14 @@ export interface GenerationStart {
   readonly baseRecordCount: number;
 }
 
-/** The sequence at which a generation is due for compaction: past its base by the rule's count. */
+/** The sequence at which a generation whose base holds `jobs` is due: past its base by the rule's count. */
 export const dueAt = (
   generation: GenerationStart,
+  jobs: number,
   options: { readonly minRecords: number; readonly growth: number },
 ): number => {
   const baseEnd = generation.firstSequence + generation.baseRecordCount - 1;
-  return (
-    baseEnd + Math.max(options.minRecords, Math.ceil(options.growth * generation.baseRecordCount))
-  );
+  return baseEnd + Math.max(options.minRecords, Math.ceil(options.growth * jobs));
 };
 
 /** Why an option is refused: the engine's `InvalidArgument` fields. */
@@ -103,6 +116,8 @@ export const checkAutoCompact = (
 /** What the compaction fiber needs of its engine. */
 export interface Compacting<E> {
   readonly lastSequence: () => number;
+  /** The jobs the engine's state holds, active and terminal (right after a compaction: what it kept). */
+  readonly jobs: () => number;
   /** The current generation (after a compaction: the new one). */
   readonly generation: () => Effect.Effect<GenerationStart>;
   readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
@@ -130,6 +145,18 @@ export const startAutoCompaction = <E>(
 > =>
   Effect.gen(function* () {
     const wake = yield* Queue.sliding<true>(1);
+    // The jobs the base holds, as the rule weighs it: those the state held right
+    // after this engine's compaction wrote it; a base it did not write (at open, or
+    // another engine's on a shared log) at most its records' worth of full parts.
+    const seen = (generation: GenerationStart) => ({
+      firstSequence: generation.firstSequence,
+      jobs: Math.min(engine.jobs(), generation.baseRecordCount * Snapshot.partJobsMax),
+    });
+    let base = seen(start);
+    const baseJobs = (generation: GenerationStart): number => {
+      if (generation.firstSequence !== base.firstSequence) base = seen(generation);
+      return base.jobs;
+    };
     let stats: AutoCompactionStats = {
       retentionMs: options.retentionMs,
       runs: 0,
@@ -137,33 +164,35 @@ export const startAutoCompaction = <E>(
       running: false,
       lastAt: null,
       lastError: null,
-      checkAt: dueAt(start, options),
+      lastDurationMs: null,
+      checkAt: dueAt(start, base.jobs, options),
     };
     const check = Effect.gen(function* () {
       // Another engine's compaction (a shared log) may have moved the base meanwhile.
-      const due = dueAt(yield* engine.generation(), options);
+      const generation = yield* engine.generation();
+      const due = dueAt(generation, baseJobs(generation), options);
       if (engine.lastSequence() < due) {
         stats = { ...stats, checkAt: due };
         return;
       }
       stats = { ...stats, running: true };
+      const started = performance.now();
       const outcome = yield* Effect.either(engine.compact(options.retentionMs));
-      const lastAt = engine.now();
+      const ended = {
+        lastAt: engine.now(),
+        lastDurationMs: Math.round(performance.now() - started),
+      };
       if (outcome._tag === "Right") {
-        const checkAt = dueAt(yield* engine.generation(), options);
-        stats = {
-          ...stats,
-          running: false,
-          runs: stats.runs + 1,
-          lastAt,
-          lastError: null,
-          checkAt,
-        };
+        const rebased = yield* engine.generation();
+        base = { firstSequence: rebased.firstSequence, jobs: engine.jobs() };
+        const checkAt = dueAt(rebased, base.jobs, options);
+        const runs = stats.runs + 1;
+        stats = { ...stats, ...ended, running: false, runs, lastError: null, checkAt };
       } else {
         const checkAt = engine.lastSequence() + options.minRecords;
         const lastError = messageOf(outcome.left);
         const failures = stats.failures + 1;
-        stats = { ...stats, running: false, failures, lastAt, lastError, checkAt };
+        stats = { ...stats, ...ended, running: false, failures, lastError, checkAt };
       }
     });
     // A close interrupts the wait, and waits for a check (and its compaction) under way.

@@ -271,6 +271,13 @@ export class Indexing {
    */
   readonly records: Snapshot.TerminalRecords = (jobIds) => this.#records(jobIds);
 
+  /** When `jobId` finished, if known without reading its entry (pending, or noted in the offsets). */
+  finishedAt(jobId: number): number | undefined {
+    const pending = this.#pending.job(jobId);
+    if (pending !== undefined) return pending.finishedAt ?? undefined;
+    return TerminalIndex.finishedAtNow(this.#index, jobId);
+  }
+
   *#records(jobIds: Iterable<number>): Generator<Job.Job> {
     let page: Array<number> = [];
     for (const jobId of jobIds) {
@@ -337,16 +344,23 @@ export class Indexing {
           const old = this.#index;
           // Unlinks the old entries file, which stays open (and read) until the swap.
           const { index } = yield* TerminalIndex.open(this.directory, identity);
-          let jobs: Array<Job.Job> = [];
+          // A page of ids read at a time (one read per span of entries): a read per job
+          // was 1.9 s of a 6.3 s compaction keeping 100,000 completed jobs (2026-12-06).
+          let ids: Array<number> = [];
+          const copy = (page: ReadonlyArray<number>) =>
+            Effect.gen(function* () {
+              const found = TerminalIndex.lookupPageNow(old, page);
+              if (Either.isLeft(found)) return yield* found.left;
+              const jobs = found.right.filter((job): job is Job.Job => job !== undefined);
+              yield* TerminalIndex.add(index, { jobs, results: [] });
+            });
           for (const [jobId] of kept.terminal.entries()) {
-            const job = TerminalIndex.lookupNow(old, jobId);
-            if (Either.isLeft(job)) return yield* job.left;
-            if (job.right !== undefined) jobs.push(job.right);
-            if (jobs.length < rebuildPageRecords) continue;
-            yield* TerminalIndex.add(index, { jobs, results: [] });
-            jobs = [];
+            ids.push(jobId);
+            if (ids.length < rebuildPageRecords) continue;
+            yield* copy(ids);
+            ids = [];
           }
-          yield* TerminalIndex.add(index, { jobs, results: [] });
+          yield* copy(ids);
           yield* TerminalIndex.publish(index, identity);
           this.#index = index;
           this.#swaps += 1;

@@ -569,6 +569,7 @@ const autoCompactionJson = (
         running: stats.running,
         lastAt: stats.lastAt,
         lastError: stats.lastError,
+        lastDurationMs: stats.lastDurationMs,
         checkAt: stats.checkAt,
       };
 

@@ -1,45 +1,66 @@
 /**
  * Where each job's index entries are: for a job id, the offset of its job
- * entry and of its latest result entry (-1 when none). Job ids are dense
- * and increasing, so offsets live in typed-array pages of `pageIds` ids
- * (16 bytes per id of a touched page, against ~70 for a `Map` entry of two
- * numbers), created when a page's first id is set.
+ * entry and of its latest result entry (-1 when none), and when the job
+ * finished (NaN when not known: a table walked from the entries, or read
+ * from an offsets file of before 2026-12-06). Job ids are dense and
+ * increasing, so they live in typed-array pages of `pageIds` ids (24 bytes
+ * per id of a touched page, against ~70 for a `Map` entry of two numbers),
+ * created when a page's first id is set. The finish time lets a
+ * compaction skip reading the entries of the jobs its retention drops
+ * (docs/store.md, "Offsets").
  */
 
 /** Ids per page. */
 export const pageIds = 1024;
 
 const absent = -1;
+/** Numbers per id: job offset, result offset, finished at. */
+const stride = 3;
 
 /** Whether this host's typed arrays are little-endian, the offsets file's order. */
 const littleEndian = new Uint8Array(Float64Array.of(1).buffer)[7] === 0x3f;
 
-/** The offsets file's first bytes. */
-const fileMagic = Uint8Array.from("TAYIOFF1", (char) => char.charCodeAt(0));
+/** The offsets file's first bytes: `TAYIOFF2`, triples; an older build's `TAYIOFF1` held pairs. */
+const magicOf = (text: string) => Uint8Array.from(text, (char) => char.charCodeAt(0));
+const fileMagic = magicOf("TAYIOFF2");
+const pairsMagic = magicOf("TAYIOFF1");
 
 /** Magic, ids per page (u32), page count (u32). */
 const fileHeaderBytes = 16;
 
-/** A saved page: its index (f64) and its `pageIds` pairs of offsets (f64). */
-const savedPageBytes = 8 + pageIds * 2 * 8;
+/** A saved page: its index (f64) and its `pageIds` triples (f64); an older file's, pairs. */
+const savedPageBytesOf = (numbers: number) => 8 + pageIds * numbers * 8;
 
 /**
  * The jobs of a loaded page (slots with a job offset), or -1 when an offset
- * is neither -1 nor an integer in 0..entriesBytes-1, or a result has no job.
+ * is neither -1 nor an integer in 0..entriesBytes-1, a result has no job,
+ * or a finish time is neither NaN nor an integer.
  */
 const checkedJobs = (page: Float64Array, entriesBytes: number): number => {
   let jobs = 0;
-  for (let slot = 0; slot < page.length; slot += 2) {
+  for (let slot = 0; slot < page.length; slot += stride) {
     const job = page[slot] ?? Number.NaN;
     const result = page[slot + 1] ?? Number.NaN;
+    const finished = page[slot + 2] ?? 0;
     const jobOk = job === absent || (Number.isSafeInteger(job) && job >= 0 && job < entriesBytes);
     const resultOk =
       result === absent ||
       (job !== absent && Number.isSafeInteger(result) && result >= 0 && result < entriesBytes);
-    if (!jobOk || !resultOk) return -1;
+    const finishedOk = Number.isNaN(finished) || Number.isSafeInteger(finished);
+    if (!jobOk || !resultOk || !finishedOk) return -1;
     if (job !== absent) jobs++;
   }
   return jobs;
+};
+
+/** A page of triples from an older file's page of pairs (finish times unknown). */
+const fromPairs = (pairs: Float64Array): Float64Array => {
+  const page = new Float64Array(pageIds * stride).fill(Number.NaN);
+  for (let id = 0; id < pageIds; id++) {
+    page[id * stride] = pairs[id * 2] ?? absent;
+    page[id * stride + 1] = pairs[id * 2 + 1] ?? absent;
+  }
+  return page;
 };
 
 /** A job's entry offsets. */
@@ -60,31 +81,47 @@ export class OffsetTable {
 
   /** Bytes held by the pages. */
   get bytes(): number {
-    return this.pages.size * pageIds * 2 * Float64Array.BYTES_PER_ELEMENT;
+    return this.pages.size * pageIds * stride * Float64Array.BYTES_PER_ELEMENT;
   }
 
   /** The offsets of `jobId`'s entries, or undefined when it has no job entry. */
   get(jobId: number): Offsets | undefined {
     const page = this.pages.get(Math.floor(jobId / pageIds));
     if (page === undefined) return undefined;
-    const slot = (jobId % pageIds) * 2;
+    const slot = (jobId % pageIds) * stride;
     const job = page[slot] ?? absent;
     return job === absent ? undefined : { job, result: page[slot + 1] ?? absent };
   }
 
-  /** Notes the job entry of `jobId` at `offset` (a later one replaces it, and forgets its result). */
-  setJob(jobId: number, offset: number): void {
+  /** When `jobId` finished, if the table knows (its job entry was noted with it). */
+  finishedAt(jobId: number): number | undefined {
+    const page = this.pages.get(Math.floor(jobId / pageIds));
+    if (page === undefined) return undefined;
+    const slot = (jobId % pageIds) * stride;
+    const finished = page[slot + 2] ?? Number.NaN;
+    return page[slot] === absent || Number.isNaN(finished) ? undefined : finished;
+  }
+
+  /**
+   * Notes the job entry of `jobId` at `offset`, finished at `finishedAt`
+   * when known (a later one replaces it, and forgets its result).
+   */
+  setJob(jobId: number, offset: number, finishedAt?: number | null): void {
     const page = this.page(jobId);
-    const slot = (jobId % pageIds) * 2;
+    const slot = (jobId % pageIds) * stride;
     if (page[slot] === absent) this.count++;
     page[slot] = offset;
     page[slot + 1] = absent;
+    page[slot + 2] =
+      finishedAt !== undefined && finishedAt !== null && Number.isSafeInteger(finishedAt)
+        ? finishedAt
+        : Number.NaN;
   }
 
   /** Notes a result entry of `jobId` at `offset`; false when the job has no entry. */
   setResult(jobId: number, offset: number): boolean {
     const page = this.pages.get(Math.floor(jobId / pageIds));
-    const slot = (jobId % pageIds) * 2;
+    const slot = (jobId % pageIds) * stride;
     if (page === undefined || page[slot] === absent) return false;
     page[slot + 1] = offset;
     return true;
@@ -96,7 +133,7 @@ export class OffsetTable {
       const page = this.pages.get(index);
       if (page === undefined) continue;
       for (let slot = 0; slot < pageIds; slot++) {
-        if (page[slot * 2] !== absent) yield index * pageIds + slot;
+        if (page[slot * stride] !== absent) yield index * pageIds + slot;
       }
     }
   }
@@ -111,6 +148,7 @@ export class OffsetTable {
   encode(): Uint8Array | undefined {
     if (!littleEndian) return undefined;
     const indexes = [...this.pages.keys()].sort((left, right) => left - right);
+    const savedPageBytes = savedPageBytesOf(stride);
     const bytes = new Uint8Array(fileHeaderBytes + indexes.length * savedPageBytes);
     const view = new DataView(bytes.buffer);
     bytes.set(fileMagic, 0);
@@ -136,9 +174,12 @@ export class OffsetTable {
    */
   static decode(bytes: Uint8Array, entriesBytes: number): OffsetTable | string {
     if (!littleEndian) return "a big-endian host";
-    if (bytes.length < fileHeaderBytes || !fileMagic.every((byte, at) => bytes[at] === byte)) {
-      return "not an offsets file";
-    }
+    const magic = (expected: Uint8Array) =>
+      bytes.length >= fileHeaderBytes && expected.every((byte, at) => bytes[at] === byte);
+    const pairs = magic(pairsMagic);
+    if (!pairs && !magic(fileMagic)) return "not an offsets file";
+    const numbers = pairs ? 2 : stride;
+    const savedPageBytes = savedPageBytesOf(numbers);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const count = view.getUint32(12, true);
     if (
@@ -161,9 +202,11 @@ export class OffsetTable {
       const index = view.getFloat64(at, true);
       if (!Number.isSafeInteger(index) || index <= previous) return "page indexes out of order";
       previous = index;
-      const page = new Float64Array(owned.buffer, owned.byteOffset + at + 8, pageIds * 2);
+      const saved = new Float64Array(owned.buffer, owned.byteOffset + at + 8, pageIds * numbers);
+      const page = pairs ? fromPairs(saved) : saved;
       const jobs = checkedJobs(page, entriesBytes);
-      if (jobs < 0) return `page ${index}: an offset outside the entries`;
+      if (jobs < 0)
+        return `page ${index}: an offset outside the entries, or a finish time no integer`;
       table.pages.set(index, page);
       table.count += jobs;
     }
@@ -174,7 +217,7 @@ export class OffsetTable {
     const index = Math.floor(jobId / pageIds);
     const found = this.pages.get(index);
     if (found !== undefined) return found;
-    const page = new Float64Array(pageIds * 2).fill(absent);
+    const page = new Float64Array(pageIds * stride).fill(absent);
     this.pages.set(index, page);
     return page;
   }

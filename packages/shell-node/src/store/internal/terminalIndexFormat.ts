@@ -131,6 +131,8 @@ export interface Placed {
   readonly jobId: number;
   readonly kind: "job" | "result";
   readonly offset: number;
+  /** A job entry's job's finish time (the offset table keeps it for compactions). */
+  readonly finishedAt?: number | null;
 }
 
 /**
@@ -146,22 +148,27 @@ export const appendEntries = (
 ): Either.Either<ReadonlyArray<Placed>, string> => {
   const start = buffer.length;
   const placed: Array<Placed> = [];
-  const append = (event: Event.Event, jobId: number, kind: Placed["kind"]): string | undefined => {
+  const append = (
+    event: Event.Event,
+    jobId: number,
+    kind: Placed["kind"],
+    finishedAt: number | null = null,
+  ): string | undefined => {
     const at = appendEventRecord(buffer, event, jobId);
     if (at._tag === "Left") return `job ${jobId}: ${explainEncodeError(at.left)}`;
-    placed.push({ jobId, kind, offset: at.right });
+    placed.push({ jobId, kind, offset: at.right, finishedAt });
     return undefined;
   };
   const appendJob = (job: Job.Job): string | undefined => {
     // The job itself, not `Job.toSnapshotV3(job)`'s copy: both encoders
     // read only the declared fields of (7,3), and this runs for every job let go.
     const part = Event.snapshotPartV3({ part: 0, lastJobId: job.jobId, jobs: [job] });
-    const failure = append(part, job.jobId, "job");
+    const failure = append(part, job.jobId, "job", job.finishedAt);
     if (failure === undefined) return undefined;
     const deep = appendDeepJob(buffer, job);
     // Refused too: the (7,3)'s refusal says why.
     if (deep === undefined) return failure;
-    placed.push({ jobId: job.jobId, kind: "job", offset: deep });
+    placed.push({ jobId: job.jobId, kind: "job", offset: deep, finishedAt: job.finishedAt });
     return undefined;
   };
   for (const left of lefts) {
