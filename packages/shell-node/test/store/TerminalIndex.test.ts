@@ -191,6 +191,60 @@ describe("TerminalIndex", () => {
     }).pipe(Effect.provide(nodeDisk)),
   );
 
+  it.scopedLive("copies entries as their bytes, checked, with their finish times", () =>
+    Effect.gen(function* () {
+      const entriesOf = (directory: string) =>
+        Effect.promise(() =>
+          fs.readFile(path.join(TerminalIndex.indexPath(directory), TerminalIndex.entriesName)),
+        );
+      // A job longer than a span's page past its start, and last: read alone.
+      const big = lifeOf(1_000, "none").map((event) =>
+        event._tag === "JobInserted" ? { ...event, args: "x".repeat(20_000) } : event,
+      );
+      const samples = fc.sample(history, 10);
+      for (const records of [...samples, big]) {
+        const source = yield* temporaryDirectory;
+        const target = yield* temporaryDirectory;
+        const from = (yield* TerminalIndex.open(source, identity)).index;
+        const to = (yield* TerminalIndex.open(target, identity)).index;
+        const expected = yield* indexed(from, records, 3);
+        const ids = expected.map((job) => job.jobId);
+        // In two pages, as the compaction's copy goes.
+        yield* TerminalIndex.copyEntries(from, to, ids.slice(0, 5));
+        yield* TerminalIndex.copyEntries(from, to, ids.slice(5));
+        expect(yield* lookups(to, expected)).toEqual(expected);
+        for (const jobId of ids) {
+          expect(TerminalIndex.finishedAtNow(to, jobId)).toBe(jobId + 1);
+        }
+        yield* TerminalIndex.close(to);
+        // In one call every entry of the source, each one of these jobs': the same bytes, in
+        // the same order (in two, a later result of the first page's jobs comes before the
+        // second page's jobs).
+        const whole = yield* temporaryDirectory;
+        const all = (yield* TerminalIndex.open(whole, identity)).index;
+        yield* TerminalIndex.copyEntries(from, all, ids);
+        expect(yield* entriesOf(whole)).toEqual(yield* entriesOf(source));
+        yield* TerminalIndex.close(all);
+        // A payload byte flipped under the source: the copy refuses, naming where.
+        const bytes = yield* entriesOf(source);
+        const flipped = Uint8Array.from(bytes);
+        const last = flipped.length - 8;
+        flipped[last] = (flipped[last] ?? 0) ^ 1;
+        yield* Effect.promise(() =>
+          fs.writeFile(
+            path.join(TerminalIndex.indexPath(source), TerminalIndex.entriesName),
+            flipped,
+          ),
+        );
+        const again = (yield* TerminalIndex.open(yield* temporaryDirectory, identity)).index;
+        const refused = yield* Effect.either(TerminalIndex.copyEntries(from, again, ids));
+        expect(Either.isLeft(refused) && refused.left._tag).toBe("TerminalIndexCorrupt");
+        yield* TerminalIndex.close(again);
+        yield* TerminalIndex.close(from);
+      }
+    }).pipe(Effect.provide(nodeDisk)),
+  );
+
   it.scopedLive(
     "is emptied, with the reason, unless HEAD names this store, epoch and sequence",
     () =>

@@ -12,7 +12,14 @@
  * fails while the log consumes the base ends that compaction (the staged
  * generation is an orphan the retry removes; the old one stays current).
  */
-import { type Event, Generation, type HistoryError, Snapshot, type State } from "@tay/core";
+import {
+  type Event,
+  Generation,
+  type HistoryError,
+  type Job,
+  Snapshot,
+  type State,
+} from "@tay/core";
 import { Data, Effect } from "effect";
 import type * as Log from "../../log/Log.js";
 import type { TerminalIndexError } from "../../store/TerminalIndex.js";
@@ -114,7 +121,14 @@ const keptRecords =
         if (finishedAt === undefined || finishedAt >= cutoff) yield jobId;
       }
     }
-    return indexing.records(kept());
+    // What is read is noted: the copy into the new index carries the times on.
+    function* noting(): Generator<Job.Job> {
+      for (const job of indexing.records(kept())) {
+        indexing.noteFinished(job);
+        yield job;
+      }
+    }
+    return noting();
   };
 
 /**

@@ -118,6 +118,17 @@ export class OffsetTable {
         : Number.NaN;
   }
 
+  /** Notes when `jobId` finished, learnt after its entry (an open's walk learns none); false when it has no entry. */
+  setFinishedAt(jobId: number, finishedAt: number): boolean {
+    const page = this.pages.get(Math.floor(jobId / pageIds));
+    const slot = (jobId % pageIds) * stride;
+    if (page === undefined || page[slot] === absent || !Number.isSafeInteger(finishedAt)) {
+      return false;
+    }
+    page[slot + 2] = finishedAt;
+    return true;
+  }
+
   /** Notes a result entry of `jobId` at `offset`; false when the job has no entry. */
   setResult(jobId: number, offset: number): boolean {
     const page = this.pages.get(Math.floor(jobId / pageIds));
