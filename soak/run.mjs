@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// `pnpm soak [--minutes N] [--dir DIR] [--producers P] [--rate JOBS_PER_S] [--sample-seconds S]`:
+// `pnpm soak [--minutes N] [--dir DIR] [--producers P] [--rate JOBS_PER_S] [--sample-seconds S]
+// [--auto-compact RECORDS]`:
 // the long-running test outside CI. It opens the BUILT engine (as a user's process would) under
 // Maximal with 1 MiB segments, runs P producers inserting at a steady total rate (waiting for room
 // when the command queue answers Overloaded) and two workers from the worker runtime on two queues
 // (handlers that take a few milliseconds, one attempt in twenty failing and retried), and compacts
-// every minute (retention one minute). Every S seconds it samples the resident memory and the open
+// every minute (retention one minute); with --auto-compact, the engine compacts on its own instead
+// (`autoCompact`, the same retention, `minRecords` RECORDS: docs/engine.md). Every S seconds it samples the resident memory and the open
 // file descriptors; after the warm-up (the first fifth of the run, at most five minutes, and at
 // least until the second compaction has made the retained state steady) it compares the mean of the last quarter of the samples with the mean of the first
 // quarter: growth above 10% fails the run. At the end it stops the producers, closes the workers and
@@ -29,6 +31,7 @@ const { values } = parseArgs({
     rate: { type: "string", default: "400" },
     "sample-seconds": { type: "string", default: "10" },
     keep: { type: "boolean", default: false },
+    "auto-compact": { type: "string" },
   },
 });
 const positive = (name, text) => {
@@ -43,6 +46,10 @@ const minutes = positive("minutes", values.minutes);
 const producers = Math.round(positive("producers", values.producers));
 const rate = positive("rate", values.rate);
 const sampleSeconds = positive("sample-seconds", values["sample-seconds"]);
+const autoRecords =
+  values["auto-compact"] === undefined
+    ? undefined
+    : Math.round(positive("auto-compact", values["auto-compact"]));
 const directory = values.dir ?? join(mkdtempSync(join(tmpdir(), "tay-soak-")), "data");
 const durationMs = minutes * 60_000;
 // The warm-up: the first fifth of the run (at most five minutes: JIT, pools, the first segments),
@@ -60,6 +67,9 @@ const opened = await EnginePromises.open(directory, {
   createIfMissing: true,
   durability: "Maximal",
   rotationTargetBytes: 1024 * 1024,
+  ...(autoRecords === undefined
+    ? {}
+    : { autoCompact: { retentionMs: 60_000, minRecords: autoRecords } }),
 });
 
 const counts = {
@@ -151,6 +161,8 @@ const workers = [
 ];
 
 const compactor = setInterval(() => {
+  // Compacting on its own: its count is read at each sample instead.
+  if (autoRecords !== undefined) return;
   opened.compact(60_000).then(
     () => {
       counts.compactions += 1;
@@ -163,6 +175,7 @@ const samples = [];
 const started = Date.now();
 const sample = () => {
   const at = Date.now() - started;
+  if (autoRecords !== undefined) counts.compactions = opened.autoCompaction()?.runs ?? 0;
   const stats = opened.counts();
   let pending = 0;
   for (const perQueue of stats.values())
@@ -184,7 +197,7 @@ const sample = () => {
 };
 
 console.log(
-  `soak: ${minutes} min in ${directory}: ${producers} producers at ${rate} jobs/s in all, 2 workers (soak-a x16, soak-b x8), a compaction every minute; warm-up ${Math.round(warmUpMs / 1000)} s; a sample every ${sampleSeconds} s`,
+  `soak: ${minutes} min in ${directory}: ${producers} producers at ${rate} jobs/s in all, 2 workers (soak-a x16, soak-b x8), ${autoRecords === undefined ? "a compaction every minute" : `compacting on its own after ${autoRecords} records`}; warm-up ${Math.round(warmUpMs / 1000)} s; a sample every ${sampleSeconds} s`,
 );
 const producing = Array.from({ length: producers }, (_, index) =>
   producer(index, rate / producers),
