@@ -1183,20 +1183,9 @@ export const copyEntries = (
         length += frame.right.length;
       }
     }
-    const buffer = { bytes: joined(chunks, length), length };
+    const buffer = { bytes: joinChunks(chunks, Number.POSITIVE_INFINITY), length };
     yield* writeEncoded(to, buffer, placed);
   });
-
-/** `chunks` one after another in one array of `length` bytes. */
-const joined = (chunks: ReadonlyArray<Uint8Array>, length: number): Uint8Array => {
-  const bytes = new Uint8Array(length);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.length;
-  }
-  return bytes;
-};
 
 /** Bytes a page lookup reads at once at most (entries nearer than this share a read). */
 export const pageReadBytes = 1024 * 1024;
