@@ -15,7 +15,17 @@
  * ```
  */
 import { randomUUID } from "node:crypto";
-import type { Backoff, Commands, Event, Job, Query, Queue, Schedule, Value } from "@tay/core";
+import type {
+  Backoff,
+  Commands,
+  Event,
+  Job,
+  Progress,
+  Query,
+  Queue,
+  Schedule,
+  Value,
+} from "@tay/core";
 
 import { Batches } from "./internal/batches.js";
 import { endable, endCommand } from "./internal/ends.js";
@@ -153,6 +163,8 @@ const queueAnswer = Shape.struct({ queue: Shape.nullable(Wire.queueState) });
 const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
 const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
+const maybeProgress = Shape.struct({ progress: Shape.nullable(Wire.progress) });
+const progressList = Shape.struct({ progress: Shape.array(Wire.progress) });
 const givenAnswer = Shape.struct({ given: Shape.boolean });
 const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
 const bulkAnswer = Shape.struct({
@@ -518,6 +530,33 @@ export class Client {
   async heartbeat(jobId: number, attempt: number, leaseMs?: number): Promise<boolean> {
     const answer = Shape.struct({ held: Shape.boolean });
     return (await this.post("/v1/heartbeat", present({ jobId, attempt, leaseMs }), answer)).held;
+  }
+
+  /**
+   * Holds `progress` as the progress of the job's executing `attempt` on
+   * the server (in its engine's memory, not the log; let go when the
+   * attempt ends) and answers it as held. Rejects with the server's
+   * `Rejected`: `StaleAttempt` once the attempt ended, `InvalidField`,
+   * `TooLarge` past 64 KiB; with `InvalidValue`, sending nothing, for what
+   * is no value.
+   */
+  async reportProgress(
+    jobId: number,
+    attempt: number,
+    progress: Value.Input,
+  ): Promise<Progress.Progress | undefined> {
+    const body = { jobId, attempt, progress: wireValue(progress, "progress") };
+    return (await this.post("/v1/progress", body, maybeProgress)).progress ?? undefined;
+  }
+
+  /** The progress reported for the job's executing attempt, or undefined. */
+  async progress(jobId: number): Promise<Progress.Progress | undefined> {
+    return (await this.get(`/v1/jobs/${jobId}/progress`, maybeProgress)).progress ?? undefined;
+  }
+
+  /** The progress of every executing attempt that reported one, ascending by job id. */
+  async progresses(): Promise<ReadonlyArray<Progress.Progress>> {
+    return (await this.get("/v1/progress", progressList)).progress;
   }
 
   /** Fails every job executing since before `startedBefore`; answers how many. */

@@ -18,6 +18,7 @@ import {
   Event,
   type Job,
   Limits,
+  type Progress,
   type Query,
   type Queue,
   type Rejection,
@@ -222,6 +223,24 @@ export const job: Shape.Decoder<Job.Job> = Shape.struct({
 });
 
 export const jobs = Shape.array(job);
+
+/** A running attempt's progress (core's `Progress`) as JSON. */
+export const progressJson = (progress: Progress.Progress): JsonObject => ({
+  jobId: progress.jobId,
+  attempt: progress.attempt,
+  value: valueJson(progress.value),
+  at: progress.at,
+  bytes: progress.bytes,
+});
+
+/** A running attempt's progress from its JSON. */
+export const progress: Shape.Decoder<Progress.Progress> = Shape.struct({
+  jobId: count,
+  attempt: count,
+  value,
+  at: time,
+  bytes: count,
+});
 
 /**
  * A job as an insert answers it (EVENTS-V3.md): when its unique key named

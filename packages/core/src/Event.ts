@@ -348,6 +348,15 @@ export const isSnapshotPart = (event: Event): event is AnySnapshotPart =>
 
 export type EventTag = Event["_tag"];
 
+/**
+ * True for the events that end a job's attempt: finished, retried,
+ * cancelled (a rescue and a timeout are one of the first two). What
+ * runtimes watching commits react to: a handler to abort, a lease or a
+ * progress report to let go.
+ */
+export const endsAnAttempt = (event: Event): event is JobFinished | JobRetried | JobCancelled =>
+  event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
+
 /** A (type, schema) pair of the record header. */
 export interface Pair {
   readonly type: number;

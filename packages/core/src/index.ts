@@ -23,3 +23,4 @@ export * as Zone from "./Zone.js";
 export * as Due from "./Due.js";
 export * as Backoff from "./Backoff.js";
 export * as Terminal from "./Terminal.js";
+export * as Progress from "./Progress.js";

@@ -21,7 +21,14 @@
  * takes an opened log. Its users see the log only through a read-only view
  * (`engine.log`): every record appended is one its deciders produced.
  */
-import { Generation, type HistoryError, type Job, Query, State } from "@tay/core";
+import {
+  Generation,
+  type HistoryError,
+  type Job,
+  type Progress as JobProgress,
+  Query,
+  State,
+} from "@tay/core";
 import { Clock, Context, Data, Effect, Layer, type Scope, type Stream } from "effect";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
@@ -52,6 +59,7 @@ import {
 } from "./internal/catchUp.js";
 import { CommandQueue, Overloaded, queuedCommandsMaxDefault } from "./internal/commandQueue.js";
 import { Rejected } from "./internal/engineRequest.js";
+import { progressFaces } from "./internal/progressBoard.js";
 import {
   commandFace,
   type EffectCommands,
@@ -256,6 +264,14 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly inspectJob: (jobId: number) => Promise<Job.Job | undefined>;
     /** See `EngineService.inspectJobs`. */
     readonly inspectJobs: (filter?: JobsFilter) => Promise<ReadonlyArray<Job.Job>>;
+    /** See `EngineService.reportProgress`. */
+    readonly reportProgress: (jobId: number, attempt: number, progress: unknown) => Promise<void>;
+    /** See `EngineService.progress`. */
+    readonly progress: (jobId: number) => JobProgress.Progress | undefined;
+    /** See `EngineService.progresses`. */
+    readonly progresses: () => ReadonlyArray<JobProgress.Progress>;
+    /** See `EngineService.progressHeld`. */
+    readonly progressHeld: () => number;
     /**
      * Resolves once the engine has closed (its subscriptions ended): for
      * what waits on its commits, such as `JobEnd.whenEnded`.
@@ -321,6 +337,28 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
     readonly inspectJobs: (
       filter?: JobsFilter,
     ) => Effect.Effect<ReadonlyArray<Job.Job>, TerminalIndexError>;
+    /**
+     * Holds `progress` as the progress of the job's executing `attempt`, at
+     * the clock's now (core's `Progress`): in this engine's memory, never
+     * in the log, let go when the attempt ends (docs/engine.md,
+     * "Progress"). Fails with `Rejected` and holds nothing: `StaleAttempt`
+     * once the attempt ended, `InvalidField` naming the path inside the
+     * value that is not one, `TooLarge` past 64 KiB encoded.
+     */
+    readonly reportProgress: (
+      jobId: number,
+      attempt: number,
+      progress: unknown,
+    ) => Effect.Effect<void, Rejected>;
+    /** The job's progress while the attempt it was reported for executes, or undefined. */
+    readonly progress: (jobId: number) => Effect.Effect<JobProgress.Progress | undefined>;
+    /** Every executing attempt's progress this engine holds, ascending by job id. */
+    readonly progresses: () => Effect.Effect<ReadonlyArray<JobProgress.Progress>>;
+    /**
+     * How many progress reports the engine holds: at most one per executing
+     * attempt (a report is let go as its attempt's end commits).
+     */
+    readonly progressHeld: () => number;
     /**
      * How often appends met another engine's records on a shared log
      * (`AppendConflict`) and commands were decided again after catching up.
@@ -676,14 +714,7 @@ const serve = <K extends Log.Kind>(
       decider,
       options.subscriberBufferMax ?? subscriberBufferMaxDefault,
     );
-    let markClosed = (): void => {};
-    const closed = new Promise<void>((resolve) => {
-      markClosed = resolve;
-    });
-    const closeSubscriptions = Effect.sync(() => {
-      subscriptions.closeAll();
-      markClosed();
-    });
+    const { closed, closeSubscriptions } = closingOf(subscriptions);
     yield* Effect.addFinalizer(() => closeSubscriptions);
     const watch = listenToCommits(log, decider, subscriptions, timers, indexing);
     const states = statesOf(decider, indexing);
@@ -694,6 +725,7 @@ const serve = <K extends Log.Kind>(
     const jobs = () => State.jobCount(decider.committed);
     const auto = { compact, now, jobs, watch };
     const autoCompaction = yield* compactingOnItsOwn(options.autoCompact, opened, auto);
+    const progress = progressFaces(watch, () => decider.committed, now);
     const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
     const inspectJobs = (filter: JobsFilter = {}) =>
       indexQuery(() => queries.jobs(states(), filter));
@@ -713,6 +745,7 @@ const serve = <K extends Log.Kind>(
       room: queue.roomPromise,
       inspectJob: (jobId) => run(inspectJob(jobId)),
       inspectJobs: (filter) => run(inspectJobs(filter)),
+      ...progress.promises,
       closed,
     });
     return {
@@ -733,11 +766,25 @@ const serve = <K extends Log.Kind>(
       room: queue.room,
       inspectJob,
       inspectJobs,
+      ...progress.effects,
       contention: () => decider.catchUp.stats(),
       autoCompaction: () => autoCompaction?.stats() ?? null,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
     };
   });
+};
+
+/** The promise the engine's close resolves, and the close of its subscriptions that resolves it. */
+const closingOf = <E>(subscriptions: Subscriptions<E>) => {
+  let markClosed = (): void => {};
+  const closed = new Promise<void>((resolve) => {
+    markClosed = resolve;
+  });
+  const closeSubscriptions = Effect.sync(() => {
+    subscriptions.closeAll();
+    markClosed();
+  });
+  return { closed, closeSubscriptions };
 };
 
 /**
@@ -853,6 +900,10 @@ const promiseFace = <K extends Log.Kind>(
     | "room"
     | "inspectJob"
     | "inspectJobs"
+    | "reportProgress"
+    | "progress"
+    | "progresses"
+    | "progressHeld"
     | "closed"
   >,
 ): PromiseFace<K> => {

@@ -141,6 +141,12 @@ async function loadQueues() {
 // What a job row offers: a job not yet terminal can be cancelled; a
 // discarded or cancelled one run again (EVENTS-V3.md's redrive); a
 // completed one neither.
+// A report as a line: its value's JSON, cut to 80 characters (the whole value is the API's).
+function progressText(report, attempt) {
+  if (report === undefined || report.attempt !== attempt) return "";
+  const text = JSON.stringify(report.value);
+  return text.length > 80 ? text.slice(0, 79) + "…" : text;
+}
 const rerunnable = new Set(["discarded", "cancelled"]);
 const finished = new Set(["completed"]);
 async function loadJobs() {
@@ -155,8 +161,13 @@ async function loadJobs() {
     if ($("filter-state").value) query.set("state", $("filter-state").value);
     jobs = (await call("GET", "/v1/jobs?" + query)).jobs;
   }
+  // Progress is held for executing attempts only: asked for once, when the list has one.
+  const reports = jobs.some((job) => job.state === "executing")
+    ? (await call("GET", "/v1/progress")).progress : [];
+  const progress = new Map(reports.map((report) => [report.jobId, report]));
   fill("jobs", jobs.map((job) => row([
     job.jobId, job.state, job.queue, job.worker, job.attempt + "/" + job.maxAttempts, time(job.scheduledAt),
+    progressText(progress.get(job.jobId), job.attempt),
     button("history", () => showHistory(job.jobId)),
     rerunnable.has(job.state) ? button("retry", () => retryJob(job.jobId))
       : finished.has(job.state) ? "" : button("cancel", () => cancelJob(job.jobId)),
@@ -241,7 +252,7 @@ export const page = (): string => `<!doctype html>
   .join(
     "",
   )}</select><input id="filter-id" placeholder="job id" size="8"><button type="submit">filter</button></form>
-<table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table></section>
+<table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th>progress</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table></section>
 <section class="wide"><h2 id="history-title">Job history</h2><table><thead><tr><th>sequence</th><th>member</th><th>event</th><th>fields</th></tr></thead><tbody id="history"></tbody></table></section>
 </main>
 <script>${script}</script>

@@ -156,6 +156,11 @@ const stateGauges = (
     "Leases that expired or dropped with their session (since start)",
     server.leasesExpired,
   );
+  gauge(
+    "tay_progress_held",
+    "Progress reports the engine holds (at most one per executing attempt)",
+    engine.progressHeld,
+  );
   // Only for an engine that compacts on its own (`autoCompact`).
   if (engine.autoCompaction() === null) return;
   gauge(

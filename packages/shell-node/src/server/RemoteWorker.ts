@@ -13,7 +13,9 @@
  *   the lease, so a live handler keeps its job however long it runs, and a
  *   worker that dies or loses its connection loses it (the attempt fails
  *   with "lease expired" and is retried by the usual rules); a heartbeat
- *   answered "not held" aborts the handler (`WorkerEngine.lost`).
+ *   answered "not held" aborts the handler (`WorkerEngine.lost`);
+ * - a handler's progress reports go to the server, one request per job in
+ *   flight, the latest waiting (`internal/progressReports.ts`).
  */
 import { type Client, Transport } from "@tay/client";
 import type { Job } from "@tay/core";
@@ -21,11 +23,12 @@ import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
 import * as Worker from "../worker/Worker.js";
 import { leaseMsDefault, leaseMsMax, leaseMsMin } from "./internal/leases.js";
+import { progressReports } from "./internal/progressReports.js";
 
 /** What the adapter needs of a client (`@tay/client`'s `Client` has it). */
 export type RemoteClient = Pick<
   Client.Client,
-  "nextJobs" | "complete" | "fail" | "heartbeat" | "openSession" | "onEnded"
+  "nextJobs" | "complete" | "fail" | "heartbeat" | "openSession" | "onEnded" | "reportProgress"
 >;
 
 /** How long a failed claim waits before it asks again. */
@@ -194,6 +197,7 @@ export const engineOf = <K extends Log.Kind>(
         ),
       fail: (jobId, error, options) =>
         endRetried(() => client.fail(jobId, error, options), retrying).finally(() => ended(jobId)),
+      reportProgress: progressReports(client),
     },
     lost: (listener) => {
       beats.lost.add(listener);

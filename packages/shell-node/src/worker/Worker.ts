@@ -22,7 +22,7 @@
  * engine's rescue at open ends them. A claim the engine refuses (its log
  * failed, or it was closed) ends the claims, told once as `Halted`.
  */
-import type { Backoff, Event, Job } from "@tay/core";
+import { type Backoff, Event, type Job } from "@tay/core";
 import { Data, Deferred, Effect, Exit, Fiber, FiberId, Scope } from "effect";
 import * as Described from "../disk/Described.js";
 import type * as Engine from "../engine/Engine.js";
@@ -53,7 +53,10 @@ export { Discard } from "./internal/attempt.js";
  * adapter (server/RemoteWorker.ts).
  */
 export type WorkerEngine<K extends Log.Kind> = Pick<Engine.EngineService<K>, "watch"> & {
-  readonly promises: Pick<Engine.PromiseFace<K>, "nextJobs" | "complete" | "fail">;
+  readonly promises: Pick<
+    Engine.PromiseFace<K>,
+    "nextJobs" | "complete" | "fail" | "reportProgress"
+  >;
   /**
    * Tells `listener` of an attempt the worker runs that is no longer its
    * own without a commit the watch would show (a remote lease found gone);
@@ -167,10 +170,6 @@ const checked = <Registry>(options: WorkerOptions<Registry>) =>
     return { queues: new Map(queues), concurrency };
   });
 
-/** The tags of the events that end an attempt. */
-const endsAnAttempt = (event: Event.Event): event is Event.DomainEvent & { jobId: number } =>
-  event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
-
 /**
  * Aborts a running handler whose attempt someone else ended (a cancel, a
  * rescue): told each committed batch by the engine's `watch`, it looks at
@@ -182,7 +181,7 @@ const watchEndings =
     for (const { event } of records) {
       const members = event._tag === "Mutation" ? event.events : [event];
       for (const member of members) {
-        if (!endsAnAttempt(member)) continue;
+        if (!Event.endsAnAttempt(member)) continue;
         const attempt = attempts.get(member.jobId);
         if (attempt !== undefined && !attempt.finishing) attempt.abort("ended");
       }
@@ -257,6 +256,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       now,
       recording: (attempt: Attempt) => slots.finishing(attempt.job.queue),
       roomWait: roomWait((listener) => engine.watch(listener)),
+      progress: engine.promises.reportProgress,
     };
     // Always kept: a job may carry its own timeout (EVENTS-V3.md) even when the worker has none.
     const deadlines = new Deadlines(options.timeoutMs, now);

@@ -70,6 +70,7 @@ const settingsOf = (handler: () => unknown, events: Array<WorkerEvent>): Attempt
   now: () => 0,
   roomWait: () => Promise.resolve(),
   recording: () => {},
+  progress: () => Promise.resolve(),
 });
 
 describe("runAttempt", () => {

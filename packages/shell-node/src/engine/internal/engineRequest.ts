@@ -42,7 +42,8 @@ const explain = (rejected: Rejection.Rejection): string => {
 
 /** A command the deciders refused; `rejection` says why (`RevisionMismatch`, `JobNotFound`, ...). */
 export class Rejected extends Data.TaggedError("Rejected")<{
-  readonly command: Commands.CommandTag;
+  /** The command refused; `ReportProgress` is a progress report (it appends nothing either way). */
+  readonly command: Commands.CommandTag | "ReportProgress";
   readonly rejection: Rejection.Rejection;
 }> {
   /** The rejection's tag is the reason: `InvalidField: args.x: ... (InsertJobs appended nothing)`. */

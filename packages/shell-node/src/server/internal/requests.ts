@@ -248,6 +248,8 @@ export const heartbeat = Shape.struct({
   leaseMs: Shape.optional(leaseMs),
 });
 
+export const progress = Shape.struct({ jobId, attempt, progress: Wire.value });
+
 const filterShape = Shape.struct({
   queue: Shape.optional(Shape.string),
   state: Shape.optional(Wire.jobState),

@@ -260,6 +260,19 @@ const commands: ReadonlyArray<Route> = [
   },
   {
     method: "POST",
+    path: "/v1/progress",
+    summary:
+      "hold a value as the progress of an executing attempt (in the server's memory, not the log; let go when the attempt ends)",
+    body: "{ jobId, attempt, progress }",
+    handle: async (call, { engine }) => {
+      const { jobId, attempt, progress } = body(call, Requests.progress);
+      await engine.promises.reportProgress(jobId, attempt, progress);
+      const held = engine.promises.progress(jobId);
+      return { progress: held === undefined ? null : Wire.progressJson(held) };
+    },
+  },
+  {
+    method: "POST",
     path: "/v1/cancel",
     summary: "cancel a job that is not terminal",
     body: "{ jobId, reason? }",
@@ -472,6 +485,23 @@ const queries: ReadonlyArray<Route> = [
     path: "/v1/jobs/:jobId/history",
     summary: "every committed event of one job in this generation, in log order",
     handle: async (call, { engine }) => ({ events: await history(engine, jobIdParam(call)) }),
+  },
+  {
+    method: "GET",
+    path: "/v1/jobs/:jobId/progress",
+    summary: "the progress reported for the job's executing attempt, or null",
+    handle: async (call, { engine }) => {
+      const progress = engine.promises.progress(jobIdParam(call));
+      return { progress: progress === undefined ? null : Wire.progressJson(progress) };
+    },
+  },
+  {
+    method: "GET",
+    path: "/v1/progress",
+    summary: "the progress of every executing attempt that reported one, ascending by job id",
+    handle: async (_call, { engine }) => ({
+      progress: engine.promises.progresses().map(Wire.progressJson),
+    }),
   },
   {
     method: "GET",

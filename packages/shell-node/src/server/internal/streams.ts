@@ -9,7 +9,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { Wire } from "@tay/client";
-import type { Event } from "@tay/core";
+import { Event } from "@tay/core";
 import type * as Projection from "../../log/Projection.js";
 import { statusOf } from "./http.js";
 import { type Call, checked, type Route, type Served } from "./routes.js";
@@ -64,11 +64,6 @@ const events = async (call: Call, { engine }: Served) => {
 const tagOf = (error: unknown): string =>
   typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
 
-const endsAnAttempt = (
-  event: Event.Event,
-): event is Event.DomainEvent & { readonly jobId: number } =>
-  event._tag === "JobCancelled" || event._tag === "JobRetried" || event._tag === "JobFinished";
-
 /**
  * Tells each session the ends of the attempts it holds: one watch for the
  * whole server (installed by `Server`), not one per session, so a commit's
@@ -82,7 +77,7 @@ export const tellEnds =
     for (const { sequence, event } of records) {
       const members = event._tag === "Mutation" ? event.events : [event];
       members.forEach((member, index) => {
-        if (!endsAnAttempt(member)) return;
+        if (!Event.endsAnAttempt(member)) return;
         const holder = leases.tellable(member.jobId);
         const stream = holder === undefined ? undefined : sessions.stream(holder);
         stream?.send(

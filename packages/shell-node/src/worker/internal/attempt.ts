@@ -59,6 +59,17 @@ export interface HandlerContext {
    * extended by it.
    */
   readonly heartbeat: () => void;
+  /**
+   * Reports how far the handler got (any value a result may be, at most
+   * 64 KiB encoded): the engine holds the latest report of the attempt
+   * while it executes (`engine.progress(jobId)`, a client's `progress`,
+   * `GET /v1/jobs/ID/progress`, the dashboard), in memory, never in the
+   * log. Resolves once held, and also once the attempt turned out to have
+   * ended (its signal tells the handler that) or, remote, when the server
+   * could not be reached: a report is worth no failed attempt. Rejects
+   * for a value that is not one, or too large, naming the path inside it.
+   */
+  readonly progress: (value: unknown) => Promise<void>;
 }
 
 /** A handler: returns the job's result (or nothing), or throws to fail the attempt. */
@@ -134,6 +145,8 @@ export interface AttemptSettings {
   readonly recording: (attempt: Attempt) => void;
   /** Resolves once the engine may have room again, after its backpressure refused an end (`backpressure.ts`). */
   readonly roomWait: () => Promise<void>;
+  /** The engine's `reportProgress`. */
+  readonly progress: (jobId: number, attempt: number, value: unknown) => Promise<void>;
 }
 
 const abortError = (reason: AbortReason): Error => new Error(`the attempt was aborted: ${reason}`);
@@ -230,12 +243,35 @@ const workerJob = (job: Job.Job): WorkerJob<Plain> => ({
 
 /** What a handler gets beside its job: the attempt's signal, made when first read. */
 class Context implements HandlerContext {
-  constructor(private readonly attempt: Attempt) {}
+  constructor(
+    private readonly attempt: Attempt,
+    private readonly report: AttemptSettings["progress"],
+  ) {}
   get signal(): AbortSignal {
     return this.attempt.signal;
   }
   heartbeat(): void {}
+  progress(value: unknown): Promise<void> {
+    const { job } = this.attempt;
+    return this.report(job.jobId, job.attempt, value).catch((error: unknown) => {
+      if (!attemptGone(error)) throw error;
+    });
+  }
 }
+
+const fieldOf = (value: unknown, field: string): unknown =>
+  typeof value === "object" && value !== null ? Reflect.get(value, field) : undefined;
+
+/**
+ * Whether a refused report says only that its attempt is no longer the
+ * job's (the engine's `Rejected`, a server's error: both carry the
+ * rejection): the handler's signal tells it that, and a report is no
+ * reason to fail an attempt.
+ */
+const attemptGone = (error: unknown): boolean => {
+  const tag = fieldOf(fieldOf(error, "rejection"), "_tag");
+  return tag === "StaleAttempt" || tag === "JobNotFound";
+};
 
 const missingHandler = (job: Job.Job): Outcome => ({
   _tag: "Threw",
@@ -266,7 +302,7 @@ const outcomeOf = (attempt: Attempt, settings: AttemptSettings): Outcome | Promi
   try {
     // The registry's argument types are its owner's promise about the args the jobs carry:
     // the runtime hands over what the job holds.
-    value = (handler as Handler<Plain>)(workerJob(job), new Context(attempt));
+    value = (handler as Handler<Plain>)(workerJob(job), new Context(attempt, settings.progress));
   } catch (error) {
     return settled(attempt, { _tag: "Threw", error });
   }
