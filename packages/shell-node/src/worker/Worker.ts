@@ -136,6 +136,17 @@ export interface RunningWorker {
   readonly close: (options?: CloseOptions) => Effect.Effect<CloseReport>;
   /** Handlers running now. */
   readonly running: () => number;
+  /**
+   * Claims nothing more until `resume` (this worker only: `pauseQueue` is
+   * the store's, for every worker). Running handlers go on; a waiting
+   * claim is given up. Succeeds once no claim is in flight: no job starts
+   * after it until `resume`.
+   */
+  readonly pause: () => Effect.Effect<void>;
+  /** Claims again after `pause`. */
+  readonly resume: () => Effect.Effect<void>;
+  /** Whether the worker is paused. */
+  readonly isPaused: () => boolean;
 }
 
 const isCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
@@ -320,7 +331,13 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
         );
       });
     yield* Effect.addFinalizer(() => close());
-    return { close, running: () => slots.busy };
+    return {
+      close,
+      running: () => slots.busy,
+      pause: () => Effect.promise(() => claims.pause()),
+      resume: () => Effect.sync(() => claims.resume()),
+      isPaused: () => claims.isPaused,
+    };
   });
 
 /** A worker run from a program not written with Effect. */
@@ -329,6 +346,12 @@ export interface StartedWorker {
   readonly close: (options?: CloseOptions) => Promise<CloseReport>;
   /** Handlers running now. */
   readonly running: () => number;
+  /** See `RunningWorker.pause`: resolves once no claim is in flight. */
+  readonly pause: () => Promise<void>;
+  /** Claims again after `pause`. */
+  readonly resume: () => void;
+  /** Whether the worker is paused. */
+  readonly isPaused: () => boolean;
 }
 
 /** How `start` starts: the worker's options, and whether to close on SIGINT and SIGTERM. */
@@ -400,5 +423,11 @@ export const startOn = async <K extends Log.Kind, Registry = Record<string, Plai
     process.once("SIGINT", onSignal);
     process.once("SIGTERM", onSignal);
   }
-  return { close, running: worker.running };
+  return {
+    close,
+    running: worker.running,
+    pause: () => Effect.runPromise(worker.pause()),
+    resume: () => Effect.runSync(worker.resume()),
+    isPaused: worker.isPaused,
+  };
 };

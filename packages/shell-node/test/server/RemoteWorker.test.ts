@@ -1,6 +1,6 @@
 // The worker runtime over a client: `tay serve` runs in a child process, the worker here runs
 // handlers on jobs it claims through the socket (completions, a throw retried by the usual rules,
-// a Worker.Discard discarding its job at once,
+// a Worker.Discard discarding its job at once, a pause that gives up the claim waiting in the server,
 // a cancel that aborts a running handler, a rate-limited queue's jobs as its windows pass), and
 // the CLI's `tay insert` goes through the same server.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
@@ -167,6 +167,32 @@ describe("RemoteWorker", () => {
     await worker.close();
     await client.close();
   }, 60_000);
+
+  it("pauses: its claim waiting in the server is given up and nothing starts until resume", async () => {
+    const client = await Client.connect(directory);
+    const producer = await Client.connect(directory);
+    const started: Array<number> = [];
+    const worker = await RemoteWorker.start(client, {
+      queues: { paused: 1 },
+      handlers: { W: (job) => started.push(job.jobId) },
+    });
+    try {
+      // Its claim waits in the server (a long poll) on the empty queue.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await worker.pause();
+      const { jobId } = await producer.insert({ queue: "paused", worker: "W", args: null });
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(started).toEqual([]);
+      expect((await producer.job(jobId))?.state).toBe("available");
+      worker.resume();
+      await until(async () => (await producer.job(jobId))?.state === "completed");
+      expect(started).toEqual([jobId]);
+    } finally {
+      await worker.close();
+      await producer.close();
+      await client.close();
+    }
+  });
 
   it("routes tay insert through the server that holds the store", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [

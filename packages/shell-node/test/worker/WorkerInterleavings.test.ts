@@ -12,7 +12,16 @@
  * (so commands meet batches in flight).
  */
 import type { Job } from "@tay/core";
-import { Clock, Effect, ManagedRuntime, Runtime, TestClock, TestContext } from "effect";
+import {
+  Chunk,
+  Clock,
+  Effect,
+  ManagedRuntime,
+  Runtime,
+  Stream,
+  TestClock,
+  TestContext,
+} from "effect";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import * as Engine from "../../src/engine/Engine.js";
@@ -54,6 +63,8 @@ interface Plan {
   readonly rescues: number;
   readonly advancesMs: ReadonlyArray<number>;
   readonly pauses: ReadonlyArray<Pause>;
+  /** Whether the worker is paused (`pause`) and later resumed, each a task of the scheduler. */
+  readonly workerPause: boolean;
 }
 
 const planArb: fc.Arbitrary<Plan> = fc.record({
@@ -75,6 +86,7 @@ const planArb: fc.Arbitrary<Plan> = fc.record({
     minLength: 1,
     maxLength: 24,
   }),
+  workerPause: fc.boolean(),
 });
 
 /** What the runs explored, in all. */
@@ -88,6 +100,7 @@ const explored = {
   stale: 0,
   staleRefusedByEngine: 0,
   lateCompletesRefused: 0,
+  pausedQuiet: 0,
 };
 
 /** The engine the worker sees: the same, with every end the engine refuses as stale counted. */
@@ -145,7 +158,29 @@ interface Run {
   /** How many events the worker had told when the close began. */
   closeBegan: { readonly seen: number } | undefined;
   report: Worker.CloseReport | undefined;
+  /**
+   * The log's last sequence when the worker's `pause` resolved, and when it
+   * was resumed (or the close began): no job may start in between.
+   */
+  readonly quiet: Array<{ from: number; to: number | undefined }>;
 }
+
+const lastSequence = (run: Run) =>
+  run.run(Effect.map(run.engine.log.stats(), (stats) => stats.lastSequence));
+
+/** Pauses the worker and, as a later task, resumes it: no job may start while it is quiet. */
+const schedulePause = (run: Run): void => {
+  const { scheduler } = run;
+  const resumed = scheduler.schedule(Promise.resolve(), "resume worker");
+  void scheduler.schedule(Promise.resolve(), "pause worker").then(async () => {
+    await run.run(run.worker.pause());
+    const window = { from: await lastSequence(run), to: undefined as number | undefined };
+    run.quiet.push(window);
+    await resumed;
+    window.to = await lastSequence(run);
+    await run.run(run.worker.resume());
+  });
+};
 
 const startClose = (run: Run) => {
   if (run.closing !== undefined) return;
@@ -190,7 +225,34 @@ const scheduleEvents = (run: Run, plan: Plan): void => {
       .schedule(Promise.resolve(), `advance ${ms}`)
       .then(() => run.run(TestClock.adjust(ms)));
   }
+  if (plan.workerPause) schedulePause(run);
   void scheduler.schedule(Promise.resolve(), "close").then(() => startClose(run));
+};
+
+/** The sequences of the records that start a job (alone, or inside a mutation). */
+const startSequences = (engine: Engine.EngineService) =>
+  Effect.gen(function* () {
+    const generation = yield* engine.log.generation();
+    const entries = yield* Stream.runCollect(engine.log.iterFrom(generation.firstSequence));
+    return Chunk.toReadonlyArray(entries)
+      .filter(({ event }) =>
+        (event._tag === "Mutation" ? event.events : [event]).some(
+          (member) => member._tag === "JobStarted",
+        ),
+      )
+      .map(({ sequence }) => sequence);
+  });
+
+/** No job started while the worker was paused and quiet (after `pause` resolved, before `resume`). */
+const checkQuiet = (run: Run, started: ReadonlyArray<number>): void => {
+  for (const window of run.quiet) {
+    const to = window.to ?? Number.POSITIVE_INFINITY;
+    const inside = started.filter((sequence) => sequence > window.from && sequence <= to);
+    if (inside.length > 0) {
+      throw new Error(`jobs started at ${inside.join(", ")} while paused (${window.from}..${to})`);
+    }
+    explored.pausedQuiet += 1;
+  }
 };
 
 /** Releases the scheduler's tasks one by one, with the plan's pauses, until it runs dry. */
@@ -368,10 +430,12 @@ const explore = (scheduler: fc.Scheduler, plan: Plan) =>
       closing: undefined,
       closeBegan: undefined,
       report: undefined,
+      quiet: [],
     };
     scheduleEvents(run, plan);
     yield* Effect.promise(() => drive(run, plan.pauses));
     yield* Effect.promise(() => windDown(run));
+    checkQuiet(run, yield* startSequences(engine));
     const audited = yield* auditLog(engine);
     const jobs = yield* engine.jobs();
     checkEnd(run, new Map(jobs.map((job) => [job.jobId, job])), audited);
@@ -404,7 +468,7 @@ describe("the worker under fast-check's scheduler", () => {
       await testRuntime.dispose();
     }
     console.log(
-      `worker interleavings: ${runCount} runs (${runs} asked), ${explored.releases} scheduled releases, ${explored.timeouts} timeouts, ${explored.cancelledRunning} running jobs cancelled, ${explored.rescued} rescued, ${explored.interrupted} interrupted at close, ${explored.startedWhileClosing} started while closing, ${explored.stale} stale ends (${explored.staleRefusedByEngine} refused by the engine), ${explored.lateCompletesRefused} late completes refused, in ${Date.now() - started} ms`,
+      `worker interleavings: ${runCount} runs (${runs} asked), ${explored.releases} scheduled releases, ${explored.timeouts} timeouts, ${explored.cancelledRunning} running jobs cancelled, ${explored.rescued} rescued, ${explored.interrupted} interrupted at close, ${explored.startedWhileClosing} started while closing, ${explored.stale} stale ends (${explored.staleRefusedByEngine} refused by the engine), ${explored.lateCompletesRefused} late completes refused, ${explored.pausedQuiet} quiet pauses checked, in ${Date.now() - started} ms`,
     );
   }, 170_000);
 });

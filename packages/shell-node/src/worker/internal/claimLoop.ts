@@ -44,6 +44,9 @@ interface Claim {
 
 export class ClaimLoop {
   private stopped = false;
+  // Paused (`pause`): no claim is issued until `resume`; told once none is in flight.
+  private paused = false;
+  private quiet: Array<() => void> = [];
   // The engine's backpressure refused a claim: none is issued until it may have room.
   private waitingForRoom = false;
   private soonQueued = false;
@@ -90,6 +93,33 @@ export class ClaimLoop {
   }
 
   /**
+   * Claims nothing until `resume`: a parked claim is given up (answered as
+   * it stands), and one the engine decided starts its jobs as usual.
+   * Resolves once no claim is in flight, so that no job starts after it
+   * until `resume` (or at once when stopped: nothing starts then either).
+   */
+  pause(): Promise<void> {
+    this.paused = true;
+    if (this.inFlight === 0 || this.stopped) return resolved;
+    this.controller.abort();
+    return new Promise((resolve) => {
+      this.quiet.push(resolve);
+    });
+  }
+
+  /** Claims again after `pause`, at once with the lanes that have room. */
+  resume(): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.claim();
+  }
+
+  /** Whether `pause` holds the claims back now. */
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /**
    * Claims from a microtask: called as a handler settles, before its end's
    * command is issued, the claim is issued after that command and after
    * those of the other handlers settling in the same turn, before the
@@ -109,7 +139,7 @@ export class ClaimLoop {
 
   /** Issues a claim with the lanes that have room, unless one is undecided or none has room. */
   private claim(): void {
-    if (this.stopped || this.waitingForRoom || this.undecided !== undefined) return;
+    if (this.stopped || this.paused || this.waitingForRoom || this.undecided !== undefined) return;
     const lanes = this.slots.lanes();
     if (lanes.length === 0) return;
     if (this.controller.signal.aborted) this.controller = new AbortController();
@@ -162,6 +192,9 @@ export class ClaimLoop {
     if (this.undecided === claim) this.undecided = undefined;
     this.inFlight -= 1;
     this.slots.promise(claim.lanes, claim.limit, -1);
+    if (this.inFlight === 0 && this.quiet.length > 0) {
+      for (const told of this.quiet.splice(0)) told();
+    }
   }
 
   private answered(claim: Claim, jobs: ReadonlyArray<Job.Job>): void {
