@@ -141,6 +141,11 @@ export interface Subscription extends AsyncIterableIterator<Committed> {
   readonly close: () => void;
 }
 
+/** Progress reports as the server holds them (`progressStream`); `close` ends it. */
+export interface ProgressStream extends AsyncIterableIterator<Progress.Progress> {
+  readonly close: () => void;
+}
+
 /** How to connect. */
 export interface ConnectOptions {
   /** The bearer token of a TCP listener (default: `$TAY_TOKEN`). */
@@ -649,6 +654,34 @@ export class Client {
     const iterator = stream();
     const close = () => controller.abort();
     return Object.assign(iterator, { close });
+  }
+
+  /**
+   * Progress reports of executing attempts as the server holds them (of
+   * `jobs`, or of all), starting with those it holds now: BullMQ's
+   * `QueueEvents` "progress". A reader that falls behind gets the latest
+   * report of each job once it catches up, not every one. Ends when the
+   * server ends it or `close` is called; fails with the transport's errors.
+   */
+  progressStream(options: { readonly jobs?: ReadonlyArray<number> } = {}): ProgressStream {
+    const controller = new AbortController();
+    const query = new URLSearchParams(
+      (options.jobs ?? []).map((jobId): [string, string] => ["job", String(jobId)]),
+    );
+    const path = query.size === 0 ? "/v1/progress/stream" : `/v1/progress/stream?${query}`;
+    const transport = this.transport;
+    async function* stream(): AsyncGenerator<Progress.Progress> {
+      try {
+        for await (const message of transport.stream(path, controller.signal)) {
+          if (message.event !== "progress") continue;
+          const decoded = Shape.decode(Wire.progress, message.data, "progress");
+          if (decoded.ok) yield decoded.value;
+        }
+      } catch (error) {
+        if (!controller.signal.aborted) throw error;
+      }
+    }
+    return Object.assign(stream(), { close: () => controller.abort() });
   }
 
   /**

@@ -59,7 +59,7 @@ import {
 } from "./internal/catchUp.js";
 import { CommandQueue, Overloaded, queuedCommandsMaxDefault } from "./internal/commandQueue.js";
 import { Rejected } from "./internal/engineRequest.js";
-import { progressFaces } from "./internal/progressBoard.js";
+import { type ProgressWatcher, progressFaces } from "./internal/progressBoard.js";
 import {
   commandFace,
   type EffectCommands,
@@ -108,7 +108,7 @@ export {
   queuedCommandsMaxDefault,
   Rejected,
 };
-export type { CatchUpStats };
+export type { CatchUpStats, ProgressWatcher };
 export type {
   CompleteOptions,
   FailOptions,
@@ -272,6 +272,8 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly progresses: () => ReadonlyArray<JobProgress.Progress>;
     /** See `EngineService.progressHeld`. */
     readonly progressHeld: () => number;
+    /** See `EngineService.watchProgress`. */
+    readonly watchProgress: (watcher: ProgressWatcher) => () => void;
     /**
      * Resolves once the engine has closed (its subscriptions ended): for
      * what waits on its commits, such as `JobEnd.whenEnded`.
@@ -359,6 +361,13 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
      * attempt (a report is let go as its attempt's end commits).
      */
     readonly progressHeld: () => number;
+    /**
+     * Tells `watcher`, synchronously, each progress report as the engine
+     * holds it (BullMQ's `QueueEvents` "progress"), until the returned
+     * function is called. Keep it short and never let it throw, as a
+     * `watch` listener.
+     */
+    readonly watchProgress: (watcher: ProgressWatcher) => () => void;
     /**
      * How often appends met another engine's records on a shared log
      * (`AppendConflict`) and commands were decided again after catching up.
@@ -904,6 +913,7 @@ const promiseFace = <K extends Log.Kind>(
     | "progress"
     | "progresses"
     | "progressHeld"
+    | "watchProgress"
     | "closed"
   >,
 ): PromiseFace<K> => {

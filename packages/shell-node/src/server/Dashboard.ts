@@ -165,13 +165,24 @@ async function loadJobs() {
   const reports = jobs.some((job) => job.state === "executing")
     ? (await call("GET", "/v1/progress")).progress : [];
   const progress = new Map(reports.map((report) => [report.jobId, report]));
-  fill("jobs", jobs.map((job) => row([
-    job.jobId, job.state, job.queue, job.worker, job.attempt + "/" + job.maxAttempts, time(job.scheduledAt),
-    progressText(progress.get(job.jobId), job.attempt),
-    button("history", () => showHistory(job.jobId)),
-    rerunnable.has(job.state) ? button("retry", () => retryJob(job.jobId))
-      : finished.has(job.state) ? "" : button("cancel", () => cancelJob(job.jobId)),
-  ])));
+  fill("jobs", jobs.map((job) => {
+    const tr = row([
+      job.jobId, job.state, job.queue, job.worker, job.attempt + "/" + job.maxAttempts, time(job.scheduledAt),
+      progressText(progress.get(job.jobId), job.attempt),
+      button("history", () => showHistory(job.jobId)),
+      rerunnable.has(job.state) ? button("retry", () => retryJob(job.jobId))
+        : finished.has(job.state) ? "" : button("cancel", () => cancelJob(job.jobId)),
+    ]);
+    tr.dataset.job = String(job.jobId);
+    tr.dataset.attempt = String(job.attempt);
+    return tr;
+  }));
+}
+// A report as it is held: shown in its job's row, if listed at that attempt.
+function showProgress(report) {
+  const tr = document.querySelector('#jobs tr[data-job="' + report.jobId + '"]');
+  if (tr === null || tr.dataset.attempt !== String(report.attempt)) return;
+  tr.children[6].textContent = progressText(report, report.attempt);
 }
 async function loadSchedules() {
   const { schedules } = await call("GET", "/v1/schedules");
@@ -205,6 +216,8 @@ async function refresh() {
 let pending = false;
 function live() {
   const events = new EventSource("/v1/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  const reports = new EventSource("/v1/progress/stream" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  reports.addEventListener("progress", (event) => showProgress(JSON.parse(event.data)));
   events.addEventListener("committed", () => {
     if (pending) return;
     pending = true;

@@ -106,6 +106,25 @@ describe("engine progress", () => {
     }
   });
 
+  it("tells each report held to its watchers, not a refused one, until unwatched", async () => {
+    const engine = await open(freshDirectory());
+    try {
+      const { jobId } = await engine.insert({ queue: "q", worker: "W", args: null });
+      await engine.claim("q", 1);
+      const told: Array<unknown> = [];
+      const unwatch = engine.watchProgress((progress) => told.push(progress.value));
+      await engine.reportProgress(jobId, 1, 1);
+      await engine.reportProgress(jobId, 2, 2).catch(() => undefined);
+      await engine.reportProgress(jobId, 1, { bad: new Date(0) }).catch(() => undefined);
+      await engine.reportProgress(jobId, 1, 3);
+      unwatch();
+      await engine.reportProgress(jobId, 1, 4);
+      expect(told).toEqual([1, 3]);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("answers on the Effect face too, failing with Rejected", async () => {
     const engine = await open(freshDirectory());
     try {

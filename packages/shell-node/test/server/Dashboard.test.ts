@@ -5,7 +5,8 @@
 // offers cancel only while its job is not terminal, retry once it is discarded or cancelled, and a
 // queue's row retries its discarded jobs, and a form sets a queue's limits; each queue's state (paused,
 // limits) is live and pause/resume round-trips, checked in the engine and by screenshots of the view
-// (different while paused, the same again once resumed); an executing job's row shows its progress.
+// (different while paused, the same again once resumed); an executing job's row shows its progress,
+// updated live.
 // Skips without chromium.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -144,7 +145,7 @@ describe.skipIf(!present)("dashboard", () => {
     expect(refusals).toEqual([]);
   }, 120_000);
 
-  it("shows an executing job's progress in its row, and none once it ends", async () => {
+  it("shows an executing job's progress in its row, live, and none once it ends", async () => {
     const { jobId } = await opened.insert({ queue: "imports", worker: "Import", args: null });
     await opened.claim("imports", 1);
     await opened.reportProgress(jobId, 1, { rows: 500, of: 1000 });
@@ -153,6 +154,11 @@ describe.skipIf(!present)("dashboard", () => {
     await page.click("#filters button");
     await page.waitForFunction(
       `document.querySelector("#jobs tr")?.textContent?.includes('{"of":1000,"rows":500}')`,
+    );
+    // A report held later reaches the row without a reload (the progress stream).
+    await opened.reportProgress(jobId, 1, { rows: 750, of: 1000 });
+    await page.waitForFunction(
+      `document.querySelector("#jobs tr")?.textContent?.includes('{"of":1000,"rows":750}')`,
     );
     await opened.complete(jobId, undefined, { attempt: 1 });
     await page.click("#filters button");

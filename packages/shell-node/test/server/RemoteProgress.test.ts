@@ -5,7 +5,7 @@
 // round trip (the latest waiting), and the metrics show what is held.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { get } from "node:http";
+import { get, type IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, Locate, Transport } from "@tay/client";
@@ -152,6 +152,94 @@ describe("progress over the protocol", () => {
     } finally {
       await worker.close();
       await producer.close();
+      await client.close();
+    }
+  });
+
+  it("streams reports as they are held, of the jobs asked for, those held now first", async () => {
+    const client = await Client.connect(directory);
+    try {
+      const jobs = await client.insertMany(
+        [1, 2].map(() => ({ queue: "streamed", worker: "W", args: null })),
+      );
+      await client.claim("streamed", 2);
+      const [first, second] = jobs.map((job) => job.jobId);
+      if (first === undefined || second === undefined) throw new Error("two jobs");
+      await client.reportProgress(first, 1, "held before");
+      const all = client.progressStream();
+      const one = client.progressStream({ jobs: [second] });
+      expect((await all.next()).value).toMatchObject({ jobId: first, value: "held before" });
+      await client.reportProgress(second, 1, "second");
+      await client.reportProgress(first, 1, "first");
+      expect((await all.next()).value).toMatchObject({ jobId: second, value: "second" });
+      expect((await all.next()).value).toMatchObject({ jobId: first, value: "first" });
+      expect((await one.next()).value).toMatchObject({ jobId: second, value: "second" });
+      all.close();
+      one.close();
+      expect(await refusal(client.progressStream({ jobs: [Number.NaN] }).next())).toBe(
+        "400 InvalidRequest undefined",
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("sends a reader that fell behind the latest report of each job, not every one", async () => {
+    const client = await Client.connect(directory);
+    try {
+      const jobs = await client.insertMany(
+        [1, 2].map(() => ({ queue: "stalled", worker: "W", args: null })),
+      );
+      await client.claim("stalled", 2);
+      // A reader that reads nothing until every report was made.
+      const received: Array<{ jobId: number; value: string }> = [];
+      let response: IncomingMessage | undefined;
+      const ready = new Promise<void>((resolve, reject) => {
+        const request = get(
+          { socketPath: Locate.socketOf(directory), path: "/v1/progress/stream" },
+          (answer) => {
+            response = answer;
+            answer.pause();
+            resolve();
+          },
+        );
+        request.on("error", reject);
+      });
+      await ready;
+      const reports = 120;
+      for (let index = 1; index <= reports; index++) {
+        for (const { jobId } of jobs) {
+          await client.reportProgress(jobId, 1, `${index} ${"x".repeat(60_000)}`);
+        }
+      }
+      let text = "";
+      response?.setEncoding("utf8");
+      response?.on("data", (chunk: string) => {
+        text += chunk;
+        for (let end = text.indexOf("\n\n"); end >= 0; end = text.indexOf("\n\n")) {
+          const data = /^data: (.*)$/m.exec(text.slice(0, end))?.[1];
+          text = text.slice(end + 2);
+          if (data === undefined) continue;
+          const report = JSON.parse(data) as { jobId: number; value: string };
+          received.push({ jobId: report.jobId, value: report.value.split(" ")[0] ?? "" });
+        }
+      });
+      response?.resume();
+      await until(() =>
+        jobs.every(({ jobId }) =>
+          received.some((report) => report.jobId === jobId && report.value === String(reports)),
+        ),
+      );
+      response?.destroy();
+      // Fewer than were made: the ones replaced while the reader was behind were never sent.
+      expect(received.length).toBeLessThan(reports * jobs.length);
+      for (const { jobId } of jobs) {
+        const values = received
+          .filter((report) => report.jobId === jobId)
+          .map((r) => Number(r.value));
+        expect(values).toEqual([...values].sort((left, right) => left - right));
+      }
+    } finally {
       await client.close();
     }
   });

@@ -13,15 +13,28 @@ import * as Either from "fp-ts/lib/Either.js";
 import type * as Projection from "../../log/Projection.js";
 import { Rejected } from "./engineRequest.js";
 
+/** Told each report as it is held. */
+export type ProgressWatcher = (progress: Progress.Progress) => void;
+
 export class ProgressBoard {
   readonly #latest = new Map<number, Progress.Progress>();
+  readonly #watchers = new Set<ProgressWatcher>();
 
   /** Holds `report` as its job's progress, or says why not (nothing is held then). */
   report(state: State.State, report: Progress.Report): Rejection.Rejection | undefined {
     const decided = Progress.report(state, report);
     if (Either.isLeft(decided)) return decided.left;
     this.#latest.set(report.jobId, decided.right);
+    for (const watcher of this.#watchers) watcher(decided.right);
     return undefined;
+  }
+
+  /** Tells `watcher` each report held from now on; returns the function that stops it. */
+  watch(watcher: ProgressWatcher): () => void {
+    this.#watchers.add(watcher);
+    return () => {
+      this.#watchers.delete(watcher);
+    };
   }
 
   /** The job's progress while the attempt it was reported for executes. */
@@ -80,8 +93,10 @@ export const progressFaces = (
   const progress = (jobId: number) => board.of(committed(), jobId);
   const progresses = () => board.all(committed());
   const progressHeld = () => board.size;
+  const watchProgress = (watcher: ProgressWatcher) => board.watch(watcher);
   return {
     promises: {
+      watchProgress,
       reportProgress: (jobId: number, attempt: number, value: unknown): Promise<void> => {
         const refused = take(now(), jobId, attempt, value);
         return refused === undefined ? Promise.resolve() : Promise.reject(refused);
@@ -99,6 +114,7 @@ export const progressFaces = (
       progress: (jobId: number) => Effect.sync(() => progress(jobId)),
       progresses: () => Effect.sync(progresses),
       progressHeld,
+      watchProgress,
     },
   };
 };

@@ -9,7 +9,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { Wire } from "@tay/client";
-import { Event } from "@tay/core";
+import { Event, type Progress } from "@tay/core";
 import type * as Projection from "../../log/Projection.js";
 import { statusOf } from "./http.js";
 import { type Call, checked, type Route, type Served } from "./routes.js";
@@ -120,6 +120,52 @@ const wakeups = async (call: Call, { engine }: Served) => {
   return streamed;
 };
 
+/**
+ * Progress reports as the engine holds them (event: progress), of the jobs
+ * named by `?job=` or of all; first every report held now. A reader that
+ * falls behind is sent only the latest report of each job once it has
+ * caught up (a report replaces the one before it), so a stalled reader
+ * holds at most one report per executing attempt.
+ */
+const progressStream = async (call: Call, { engine }: Served) => {
+  const jobs = new Set(
+    call.query
+      .getAll("job")
+      .map((text) => checked(call, Shape.integer(1), Requests.integerText(text), "query.job")),
+  );
+  const response = responseOf(call);
+  const stream = new EventStream(response);
+  const behind = new Map<number, Progress.Progress>();
+  let catchingUp = false;
+  const send = (progress: Progress.Progress) =>
+    stream.send("progress", Wire.progressJson(progress));
+  const catchUp = async () => {
+    catchingUp = true;
+    while (behind.size > 0 && !stream.closed) {
+      await stream.drained();
+      for (const [jobId, progress] of behind) {
+        behind.delete(jobId);
+        send(progress);
+        if (stream.congested) break;
+      }
+    }
+    catchingUp = false;
+  };
+  const tell = (progress: Progress.Progress) => {
+    if (jobs.size > 0 && !jobs.has(progress.jobId)) return;
+    if (!catchingUp && !stream.congested) {
+      send(progress);
+      return;
+    }
+    behind.set(progress.jobId, progress);
+    if (!catchingUp) void catchUp();
+  };
+  const unwatch = engine.promises.watchProgress(tell);
+  response.on("close", unwatch);
+  for (const progress of engine.promises.progresses()) tell(progress);
+  return streamed;
+};
+
 export const streams: ReadonlyArray<Route> = [
   {
     method: "GET",
@@ -132,6 +178,13 @@ export const streams: ReadonlyArray<Route> = [
     path: "/v1/session",
     summary: "SSE: a worker session (event: session, then ended); claims naming it drop with it",
     handle: session,
+  },
+  {
+    method: "GET",
+    path: "/v1/progress/stream",
+    summary:
+      "SSE: progress reports of executing attempts as they are held, of ?job= or all (event: progress), first those held now",
+    handle: progressStream,
   },
   {
     method: "GET",
