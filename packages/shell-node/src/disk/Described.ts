@@ -25,6 +25,15 @@ export interface Description {
   readonly advice: string | undefined;
 }
 
+/**
+ * What a caught value says: its own string `message` (an `Error`, a tagged
+ * error, an object that carries one), else the value as text.
+ */
+export const messageOf = (error: unknown): string =>
+  typeof error === "object" && error !== null && typeof Reflect.get(error, "message") === "string"
+    ? String(Reflect.get(error, "message"))
+    : String(error);
+
 /** Keeps an explanation on one line, whatever a detail string carried. */
 export const oneLine = (text: string): string => text.replace(/\s*[\r\n]+\s*/g, " ").trim();
 

@@ -241,6 +241,34 @@ export type EngineReport<K extends Log.Kind = FileLogKind> = K["report"] & {
   readonly terminalIndex: IndexReport | null;
 };
 
+/** What `health` answers. */
+export interface EngineHealth {
+  /** False once the log refuses appends for good. */
+  readonly ok: boolean;
+  /**
+   * `open`; `gated` while the log holds appends for a moment (a
+   * compaction's switch to its new generation); `refused` for good.
+   */
+  readonly log: "open" | "gated" | "refused";
+  /** Why the log refuses appends (its error's message), or null. */
+  readonly reason: string | null;
+}
+
+/** The engine's health as its log's admission tells it. */
+const healthOf =
+  <K extends Log.Kind>(log: Log.Log<K>) =>
+  (): EngineHealth => {
+    const admitted = log.admission();
+    switch (admitted._tag) {
+      case "Open":
+        return { ok: true, log: "open", reason: null };
+      case "Gated":
+        return { ok: true, log: "gated", reason: null };
+      default:
+        return { ok: false, log: "refused", reason: Described.messageOf(admitted.error) };
+    }
+  };
+
 /** The engine's operations answered as promises (see `EnginePromises`). */
 export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
   PromiseQueries & {
@@ -274,6 +302,8 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     readonly progressHeld: () => number;
     /** See `EngineService.watchProgress`. */
     readonly watchProgress: (watcher: ProgressWatcher) => () => void;
+    /** See `EngineService.health`. */
+    readonly health: () => EngineHealth;
     /**
      * Resolves once the engine has closed (its subscriptions ended): for
      * what waits on its commits, such as `JobEnd.whenEnded`.
@@ -368,6 +398,12 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
      * `watch` listener.
      */
     readonly watchProgress: (watcher: ProgressWatcher) => () => void;
+    /**
+     * Whether the engine can still do its work: false once its log refuses
+     * appends for good (its writer failed, or it closed), when only a
+     * restart helps. What a liveness check asks (`GET /v1/health`).
+     */
+    readonly health: () => Effect.Effect<EngineHealth>;
     /**
      * How often appends met another engine's records on a shared log
      * (`AppendConflict`) and commands were decided again after catching up.
@@ -735,6 +771,7 @@ const serve = <K extends Log.Kind>(
     const auto = { compact, now, jobs, watch };
     const autoCompaction = yield* compactingOnItsOwn(options.autoCompact, opened, auto);
     const progress = progressFaces(watch, () => decider.committed, now);
+    const health = healthOf(log);
     const inspectJob = (jobId: number) => indexQuery(() => queries.job(states(), jobId));
     const inspectJobs = (filter: JobsFilter = {}) =>
       indexQuery(() => queries.jobs(states(), filter));
@@ -755,16 +792,12 @@ const serve = <K extends Log.Kind>(
       inspectJob: (jobId) => run(inspectJob(jobId)),
       inspectJobs: (filter) => run(inspectJobs(filter)),
       ...progress.promises,
+      health,
       closed,
     });
     return {
       ...effects,
-      report: {
-        ...opened.report,
-        ...reportOf(decider.committed),
-        rescued,
-        terminalIndex: indexing?.report ?? null,
-      },
+      report: engineReport(opened.report, decider.committed, rescued, indexing),
       log: log.view,
       promises,
       compact,
@@ -776,6 +809,7 @@ const serve = <K extends Log.Kind>(
       inspectJob,
       inspectJobs,
       ...progress.effects,
+      health: () => Effect.sync(health),
       contention: () => decider.catchUp.stats(),
       autoCompaction: () => autoCompaction?.stats() ?? null,
       close: () => Effect.ensuring(log.close(), Effect.zipRight(refuseParked, closeSubscriptions)),
@@ -873,6 +907,19 @@ const reportOf = (state: State.State) => ({
   lastJobId: state.lastJobId,
 });
 
+/** The open's report: the log's recovery, the fold's findings, the rescue, the terminal index. */
+const engineReport = <K extends Log.Kind>(
+  recovery: K["report"],
+  state: State.State,
+  rescued: number,
+  indexing: Indexing | undefined,
+): EngineReport<K> => ({
+  ...recovery,
+  ...reportOf(state),
+  rescued,
+  terminalIndex: indexing?.report ?? null,
+});
+
 /** The Effect face: every command through a fiber, every query as `Effect.sync`. */
 const effectFace = <K extends Log.Kind>(queue: CommandQueue<K>, states: () => States) => {
   const commands = commandFace((make, args) =>
@@ -914,6 +961,7 @@ const promiseFace = <K extends Log.Kind>(
     | "progresses"
     | "progressHeld"
     | "watchProgress"
+    | "health"
     | "closed"
   >,
 ): PromiseFace<K> => {

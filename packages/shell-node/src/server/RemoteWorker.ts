@@ -106,6 +106,8 @@ interface Retrying {
   readonly reconnectMs: number;
   /** Told each failure that is asked again (`ClaimFailed`). */
   readonly failed: (cause: unknown, retryInMs: number) => void;
+  /** Told each claim the server answered. */
+  readonly answered: () => void;
   /** When a close began, when its handlers' time runs out: ends are not sent again past it. */
   readonly closeBy: () => number;
 }
@@ -125,7 +127,9 @@ const claimed = async (
     try {
       await unlessGivenUp(client.openSession(), options.signal);
       if (options.signal?.aborted === true) return [];
-      return await client.nextJobs(lanes, { ...options, leaseMs: retrying.leaseMs });
+      const jobs = await client.nextJobs(lanes, { ...options, leaseMs: retrying.leaseMs });
+      retrying.answered();
+      return jobs;
     } catch (error) {
       if (options.signal?.aborted === true) return [];
       if (Transport.refusedForGood(error)) throw error;
@@ -168,13 +172,21 @@ const heartbeats = (client: RemoteClient, leaseMs: number) => {
 export const engineOf = <K extends Log.Kind>(
   client: RemoteClient,
   leaseMs: number,
-  retry: Partial<Omit<Retrying, "leaseMs" | "closeBy">> = {},
+  retry: Partial<Pick<Retrying, "reconnectMs" | "failed">> = {},
 ) => {
   let closeBy = Number.POSITIVE_INFINITY;
+  // Since the last claim failed and until one is answered: the worker is `reconnecting`.
+  let failing = false;
   const retrying: Retrying = {
     leaseMs,
     reconnectMs: retry.reconnectMs ?? reconnectMsDefault,
-    failed: retry.failed ?? (() => {}),
+    failed: (cause, retryInMs) => {
+      failing = true;
+      retry.failed?.(cause, retryInMs);
+    },
+    answered: () => {
+      failing = false;
+    },
     closeBy: () => closeBy,
   };
   const beats = heartbeats(client, leaseMs);
@@ -199,6 +211,7 @@ export const engineOf = <K extends Log.Kind>(
         endRetried(() => client.fail(jobId, error, options), retrying).finally(() => ended(jobId)),
       reportProgress: progressReports(client),
     },
+    unreachable: () => failing,
     lost: (listener) => {
       beats.lost.add(listener);
       return () => {

@@ -77,6 +77,27 @@ export class MethodNotAllowed extends Data.TaggedError("MethodNotAllowed")<{
   }
 }
 
+/**
+ * The served engine can no longer do its work: its log refuses appends for
+ * good (its writer failed, or it closed). `GET /v1/health` answers it, so
+ * that a liveness check restarts the process; nothing else helps.
+ */
+export class Unhealthy extends Data.TaggedError("Unhealthy")<{
+  readonly path: string;
+  readonly reason: string;
+}> {
+  readonly status = 503;
+  get description(): Described.Description {
+    return Described.advise(
+      Described.describe("Unhealthy", this.path, `the store refuses appends: ${this.reason}`),
+      "restart the server once the cause is fixed (tay verify the store first)",
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
 /** A field of the request is missing or of the wrong type. */
 export class InvalidRequest extends Data.TaggedError("InvalidRequest")<{
   readonly route: string;

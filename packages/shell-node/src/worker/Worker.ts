@@ -27,13 +27,13 @@ import { Data, Deferred, Effect, Exit, Fiber, FiberId, Scope } from "effect";
 import * as Described from "../disk/Described.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";
+import { messageOf } from "../disk/Described.js";
 import type * as Log from "../log/Log.js";
 import type * as Projection from "../log/Projection.js";
 import {
   Attempt,
   type Handler,
   type HandlerContext,
-  messageOf,
   runAttempt,
   type WorkerEvent,
   type WorkerJob,
@@ -57,6 +57,11 @@ export type WorkerEngine<K extends Log.Kind> = Pick<Engine.EngineService<K>, "wa
     Engine.PromiseFace<K>,
     "nextJobs" | "complete" | "fail" | "reportProgress"
   >;
+  /**
+   * True while the worker's claims fail for now and are asked again (a
+   * remote server not reached); an embedded engine has none.
+   */
+  readonly unreachable?: () => boolean;
   /**
    * Tells `listener` of an attempt the worker runs that is no longer its
    * own without a commit the watch would show (a remote lease found gone);
@@ -130,6 +135,15 @@ export interface CloseReport {
   readonly interrupted: number;
 }
 
+/**
+ * Where a worker is: `running` (claiming as it has room), `paused`
+ * (`pause`), `reconnecting` (a remote worker whose claims fail for now and
+ * are asked again), `halted` (the engine refused its claim: it claims
+ * nothing more, `Halted` was told; only a new worker on a working engine
+ * helps), `closing`, `closed`. What a health check asks.
+ */
+export type WorkerState = "running" | "paused" | "reconnecting" | "halted" | "closing" | "closed";
+
 /** A running worker. */
 export interface RunningWorker {
   /** Stops claiming, waits for running handlers, then interrupts the rest. Idempotent. */
@@ -147,6 +161,8 @@ export interface RunningWorker {
   readonly resume: () => Effect.Effect<void>;
   /** Whether the worker is paused. */
   readonly isPaused: () => boolean;
+  /** Where the worker is (see `WorkerState`). */
+  readonly state: () => WorkerState;
 }
 
 const isCount = (value: number): boolean => Number.isSafeInteger(value) && value >= 1;
@@ -337,8 +353,20 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       pause: () => Effect.promise(() => claims.pause()),
       resume: () => Effect.sync(() => claims.resume()),
       isPaused: () => claims.isPaused,
+      state: () => stateOf(closing, claims, engine),
     };
   });
+
+const stateOf = <K extends Log.Kind>(
+  closing: Deferred.Deferred<CloseReport> | undefined,
+  claims: ClaimLoop,
+  engine: WorkerEngine<K>,
+): WorkerState => {
+  if (closing !== undefined) return Effect.runSync(Deferred.isDone(closing)) ? "closed" : "closing";
+  if (claims.isHalted) return "halted";
+  if (claims.isPaused) return "paused";
+  return engine.unreachable?.() === true ? "reconnecting" : "running";
+};
 
 /** A worker run from a program not written with Effect. */
 export interface StartedWorker {
@@ -352,6 +380,8 @@ export interface StartedWorker {
   readonly resume: () => void;
   /** Whether the worker is paused. */
   readonly isPaused: () => boolean;
+  /** Where the worker is (see `WorkerState`). */
+  readonly state: () => WorkerState;
 }
 
 /** How `start` starts: the worker's options, and whether to close on SIGINT and SIGTERM. */
@@ -429,5 +459,6 @@ export const startOn = async <K extends Log.Kind, Registry = Record<string, Plai
     pause: () => Effect.runPromise(worker.pause()),
     resume: () => Effect.runSync(worker.resume()),
     isPaused: worker.isPaused,
+    state: worker.state,
   };
 };

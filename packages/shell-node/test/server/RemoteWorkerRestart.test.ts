@@ -2,7 +2,7 @@
 // stopped and started again on the same store while the worker runs. After the restart the
 // worker's client opens a new session, so a cancel of a job it claims from the new server
 // still aborts the running handler; and a worker whose first claim found the server down
-// claims once it is back; and a handler running across the restart is aborted once its
+// claims once it is back (its state "reconnecting" meanwhile, "running" after); and a handler running across the restart is aborted once its
 // heartbeat finds its lease gone (the new server rescued the attempt). Before 2026-12-06 the client kept its first session promise for
 // good: after a restart every claim named a session the server no longer knew (no cancel
 // reached a handler again), and a session that failed to open failed every claim after it.
@@ -104,10 +104,12 @@ describe("a remote worker across its server's restart", () => {
     const worker = await startWorker(client, noAborts());
     // The claim loop's first tries (one a second) fail while nothing serves the store.
     await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(worker.state()).toBe("reconnecting");
     await serve(directory);
     const producer = await Client.connect(directory);
     const quick = await producer.insert({ queue: "work", worker: "Quick", args: null });
     await until(async () => (await producer.job(quick.jobId))?.state === "completed");
+    expect(worker.state()).toBe("running");
     await worker.close();
     await client.close();
     await producer.close();

@@ -10,7 +10,8 @@ import { Effect } from "effect";
 import { DiskError, type DiskOperation } from "../Disk.js";
 import { invoke, member } from "./dynamic.js";
 import type { Flock } from "./flock.js";
-import { messageOf, toDiskError } from "./nodeDiskCall.js";
+import { messageOf } from "../Described.js";
+import { toDiskError } from "./nodeDiskCall.js";
 
 /** flock(2) operations (the same numbers on Linux and macOS). */
 const lockExclusive = 2;

@@ -6,7 +6,8 @@
 import { Effect } from "effect";
 import { DiskError } from "../Disk.js";
 import type { Flock } from "./flock.js";
-import { callVoid, errnoCode, messageOf, toDiskError } from "./nodeDiskCall.js";
+import { messageOf } from "../Described.js";
+import { callVoid, errnoCode, toDiskError } from "./nodeDiskCall.js";
 
 /** The part of fs-ext used here. */
 type FsExt = Pick<typeof import("fs-ext"), "flock">;

@@ -4,6 +4,7 @@
  */
 import * as fs from "node:fs";
 import { Effect } from "effect";
+import { messageOf } from "../Described.js";
 import { DiskError, type DiskErrorCode, type DiskOperation } from "../Disk.js";
 
 /** The errno codes `DiskErrorCode` names as themselves. */
@@ -92,8 +93,6 @@ export const closedHandle = (operation: DiskOperation, path: string): DiskError 
   new DiskError({ operation, path, code: "Other", detail: "EBADF: the handle is closed" });
 
 /** The message of anything thrown, for a `detail`. */
-export const messageOf = (cause: unknown): string =>
-  cause instanceof Error ? cause.message : String(cause);
 
 /**
  * Anything thrown by a synchronous fs call or a runtime's own file API as

@@ -29,6 +29,7 @@
  */
 import { Snapshot } from "@tay/core";
 import { Effect, Queue, type Scope } from "effect";
+import { messageOf } from "../../disk/Described.js";
 
 /** When and how an engine compacts on its own. */
 export interface AutoCompact {
@@ -123,11 +124,6 @@ export interface Compacting<E> {
   readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
   readonly now: () => number;
 }
-
-const messageOf = (error: unknown): string =>
-  typeof error === "object" && error !== null && typeof Reflect.get(error, "message") === "string"
-    ? String(Reflect.get(error, "message"))
-    : String(error);
 
 /**
  * Starts the engine's compaction fiber in the scope; answers what each

@@ -186,6 +186,7 @@ export const statusOf = (tag: string): number => {
     case "StoreClosed":
     case "WriterFailed":
     case "Overloaded":
+    case "Unhealthy":
       return 503;
     default:
       return 500;

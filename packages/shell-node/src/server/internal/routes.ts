@@ -12,7 +12,7 @@ import { Effect } from "effect";
 import * as Bulk from "../../engine/Bulk.js";
 import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
-import { InvalidRequest } from "../ServerError.js";
+import { InvalidRequest, Unhealthy } from "../ServerError.js";
 import { statusOf } from "./http.js";
 import { type Leases, leaseExpiredError, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
@@ -552,6 +552,19 @@ const queries: ReadonlyArray<Route> = [
     path: "/v1/subscriber-stats",
     summary: "the engine's subscribers, how far behind the furthest is",
     handle: async (_call, { engine }) => ({ ...engine.promises.subscriberStats() }),
+  },
+  {
+    method: "GET",
+    path: "/v1/health",
+    summary:
+      "200 while the store takes appends (its log open, or gated for a moment); 503 Unhealthy once it refuses them for good",
+    handle: async (_call, { engine, store }) => {
+      const health = engine.promises.health();
+      if (!health.ok) {
+        throw new Unhealthy({ path: engine.log.path, reason: health.reason ?? health.log });
+      }
+      return { ok: true, log: health.log, pressure: store.pressure() };
+    },
   },
   {
     method: "GET",

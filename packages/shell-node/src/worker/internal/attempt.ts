@@ -16,6 +16,7 @@
  * (one too large for a record), rather than leaving the job executing.
  */
 import { type Backoff, type Job, Value } from "@tay/core";
+import { messageOf } from "../../disk/Described.js";
 import * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import { isBackpressure } from "./backpressure.js";
@@ -385,10 +386,6 @@ const tellRecorded = (
     );
   }
 };
-
-/** A refusal's one line: an error's message (the engine's errors carry their description there). */
-export const messageOf = (refusal: unknown): string =>
-  refusal instanceof Error ? refusal.message : String(refusal);
 
 /** Tells why the engine recorded nothing for the attempt. */
 const tellRefused = (

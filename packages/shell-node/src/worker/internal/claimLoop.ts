@@ -46,6 +46,8 @@ export class ClaimLoop {
   private stopped = false;
   // Paused (`pause`): no claim is issued until `resume`; told once none is in flight.
   private paused = false;
+  // Stopped by a refusal of the engine (`halted` told), not by `stop`.
+  private refused = false;
   private quiet: Array<() => void> = [];
   // The engine's backpressure refused a claim: none is issued until it may have room.
   private waitingForRoom = false;
@@ -114,6 +116,11 @@ export class ClaimLoop {
     this.claim();
   }
 
+  /** Whether a refusal of the engine ended the claims (`halted` was told). */
+  get isHalted(): boolean {
+    return this.refused;
+  }
+
   /** Whether `pause` holds the claims back now. */
   get isPaused(): boolean {
     return this.paused;
@@ -164,6 +171,7 @@ export class ClaimLoop {
         }
         const first = !this.stopped;
         this.stopped = true;
+        if (first) this.refused = true;
         if (this.inFlight === 0) this.ended();
         if (first) this.halted(reason);
       },
