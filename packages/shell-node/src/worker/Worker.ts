@@ -45,7 +45,7 @@ import type { Plain } from "./internal/plain.js";
 import { Slots } from "./internal/slots.js";
 
 export type { Handler, HandlerContext, Plain, WorkerEvent, WorkerJob };
-export { Discard } from "./internal/attempt.js";
+export { Discard, RetryAfter, retryAfterMsMax } from "./internal/attempt.js";
 
 /**
  * What the worker needs of an engine: a waiting claim, the commit watch,

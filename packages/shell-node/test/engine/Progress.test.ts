@@ -125,6 +125,33 @@ describe("engine progress", () => {
     }
   });
 
+  it("holds a report whose watcher throws, leaving the watcher's error unhandled", async () => {
+    const engine = await open(freshDirectory());
+    // Vitest's own listener fails the run on an unhandled rejection: this one is expected.
+    const listeners = process.listeners("unhandledRejection");
+    process.removeAllListeners("unhandledRejection");
+    const unhandled: Array<unknown> = [];
+    process.on("unhandledRejection", (reason) => unhandled.push(reason));
+    try {
+      const { jobId } = await engine.insert({ queue: "q", worker: "W", args: null });
+      await engine.claim("q", 1);
+      const told: Array<unknown> = [];
+      engine.watchProgress(() => {
+        throw new Error("the watcher's own bug");
+      });
+      engine.watchProgress((progress) => told.push(progress.value));
+      await engine.reportProgress(jobId, 1, "held");
+      expect(engine.progress(jobId)?.value).toBe("held");
+      expect(told).toEqual(["held"]);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(unhandled).toEqual([new Error("the watcher's own bug")]);
+    } finally {
+      process.removeAllListeners("unhandledRejection");
+      for (const listener of listeners) process.on("unhandledRejection", listener);
+      await engine.close();
+    }
+  });
+
   it("answers on the Effect face too, failing with Rejected", async () => {
     const engine = await open(freshDirectory());
     try {

@@ -103,6 +103,27 @@ describe("RemoteWorker", () => {
     await client.close();
   }, 60_000);
 
+  it("retries a job when its handler asks, with Worker.RetryAfter", async () => {
+    const client = await Client.connect(directory);
+    const worker = await RemoteWorker.start<{ Limited: null }>(client, {
+      queues: { limited: 1 },
+      backoff: { baseMs: 0, factor: 1, capMs: 0 },
+      handlers: {
+        Limited: async () => {
+          throw new Worker.RetryAfter(30_000, "429, retry after 30 s");
+        },
+      },
+    });
+    const job = await client.insert({ queue: "limited", worker: "Limited", args: null });
+    await until(async () => (await client.job(job.jobId))?.state === "retryable");
+    const retried = await client.job(job.jobId);
+    expect(retried?.errors.map((error) => error.error)).toEqual(["429, retry after 30 s"]);
+    expect(retried?.scheduledAt).toBe((retried?.errors[0]?.at ?? 0) + 30_000);
+    await client.cancel(job.jobId);
+    await worker.close();
+    await client.close();
+  }, 60_000);
+
   it("runs every job of a rate-limited queue, its claim waiting in the server for each window", async () => {
     const client = await Client.connect(directory);
     await client.setQueueLimits("paced", { rateLimit: { count: 2, perMs: 100 } });

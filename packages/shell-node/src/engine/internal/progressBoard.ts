@@ -25,7 +25,16 @@ export class ProgressBoard {
     const decided = Progress.report(state, report);
     if (Either.isLeft(decided)) return decided.left;
     this.#latest.set(report.jobId, decided.right);
-    for (const watcher of this.#watchers) watcher(decided.right);
+    for (const watcher of this.#watchers) {
+      try {
+        watcher(decided.right);
+      } catch (thrown) {
+        // The watcher's own error, left unhandled as a `watch` listener's
+        // would be: the report is held all the same, and the reporter's
+        // handler is not failed for it.
+        void Promise.reject(thrown);
+      }
+    }
     return undefined;
   }
 

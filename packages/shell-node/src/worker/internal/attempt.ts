@@ -201,6 +201,35 @@ export class Discard extends Error {
   override readonly name = "Discard";
 }
 
+/**
+ * Thrown by a handler, fails the attempt with its message and retries the
+ * job `delayMs` from now, instead of after the worker's backoff: for a
+ * handler that knows when to try again (a 429 or 503 with `Retry-After`, a
+ * resource booked until a time). Attempts count as for any failure: with
+ * none left, the job is discarded (BullMQ's backoff by error, Oban's
+ * `{:snooze, seconds}`, which does not use up an attempt). A `delayMs` that
+ * is not an integer number of milliseconds from 0 to a day is refused
+ * where it is made (a `RangeError`, which then fails the attempt by the
+ * usual backoff).
+ */
+export class RetryAfter extends Error {
+  override readonly name = "RetryAfter";
+  constructor(
+    readonly delayMs: number,
+    message: string,
+  ) {
+    super(message);
+    if (!Number.isSafeInteger(delayMs) || delayMs < 0 || delayMs > retryAfterMsMax) {
+      throw new RangeError(
+        `RetryAfter: delayMs must be an integer number of milliseconds from 0 to ${retryAfterMsMax}, not ${delayMs}`,
+      );
+    }
+  }
+}
+
+/** The longest delay a `RetryAfter` asks for: a day (a longer wait is a scheduled job). */
+export const retryAfterMsMax = 86_400_000;
+
 /** How a handler ended. */
 type Outcome =
   | { readonly _tag: "Returned"; readonly value: unknown }
@@ -327,7 +356,13 @@ const settled = (attempt: Attempt, outcome: Outcome): Outcome =>
 /** How the worker ends an attempt in the engine: complete with a result, or fail (and discard). */
 type Ending =
   | { readonly _tag: "Complete"; readonly result: Value.Value | undefined }
-  | { readonly _tag: "Fail"; readonly error: string; readonly discard?: true };
+  | {
+      readonly _tag: "Fail";
+      readonly error: string;
+      readonly discard?: true;
+      /** The handler's own delay before the retry (`RetryAfter`), instead of the worker's backoff. */
+      readonly delayMs?: number;
+    };
 
 /**
  * What a handler's outcome asks the engine to record (nothing, when another
@@ -347,7 +382,9 @@ const endingOf = (outcome: Outcome): Ending | undefined => {
     case "Threw":
       return outcome.error instanceof Discard
         ? { _tag: "Fail", error: errorText(outcome.error), discard: true }
-        : { _tag: "Fail", error: errorText(outcome.error) };
+        : outcome.error instanceof RetryAfter
+          ? { _tag: "Fail", error: errorText(outcome.error), delayMs: outcome.error.delayMs }
+          : { _tag: "Fail", error: errorText(outcome.error) };
     case "Aborted":
       return outcome.reason === "ended" ? undefined : { _tag: "Fail", error: outcome.reason };
     default: {
@@ -423,7 +460,7 @@ const record = <K extends Log.Kind>(
       ? engine.complete(job.jobId, ending.result, fenced)
       : engine.fail(job.jobId, ending.error, {
           ...fenced,
-          ...(settings.backoff === undefined ? {} : { backoff: settings.backoff }),
+          ...backoffOf(ending, settings),
           ...(ending.discard === undefined ? {} : { discard: true }),
         });
   return command.then(
@@ -447,6 +484,17 @@ const record = <K extends Log.Kind>(
       return undefined;
     },
   );
+};
+
+/** The failure's backoff: the handler's own delay (`RetryAfter`), else the worker's, else the engine's. */
+const backoffOf = (
+  ending: Ending & { readonly _tag: "Fail" },
+  settings: AttemptSettings,
+): { readonly backoff?: Backoff.Policy } => {
+  if (ending.delayMs !== undefined) {
+    return { backoff: { baseMs: ending.delayMs, factor: 1, capMs: ending.delayMs } };
+  }
+  return settings.backoff === undefined ? {} : { backoff: settings.backoff };
 };
 
 /** The handler's outcome recorded (or told as stale, when someone else ended the attempt). */
