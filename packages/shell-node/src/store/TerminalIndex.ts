@@ -1028,20 +1028,40 @@ const readNow = (
   );
 };
 
-const readEntryNow = (
+/**
+ * What `take` makes of the entry at `offset`, read on the caller's thread
+ * as `readEntry` reads: a page, and four times more while `take` finds the
+ * bytes cut short (undefined), up to the index's end.
+ */
+const readGrowingNow = <A>(
   index: TerminalIndex,
   offset: number,
-): Either.Either<ReturnType<typeof decodeEntry>, TerminalIndexError> => {
-  // As `readEntry`: a page, and more if the record says so.
+  take: (bytes: Uint8Array) => Either.Either<A | undefined, TerminalIndexError>,
+): Either.Either<A, TerminalIndexError> => {
   for (let length = 4096; ; length *= 4) {
     const bytes = readNow(index.handle, offset, Math.min(length, index.end - offset));
     if (Either.isLeft(bytes)) return Either.left(bytes.left);
-    const entry = decodeEntry(bytes.right, 0);
-    if (entry._tag === "Corrupt") return Either.left(corruptAt(index, offset, entry.reason));
-    if (entry._tag !== "Incomplete") return Either.right(entry);
+    const taken = take(bytes.right);
+    if (Either.isLeft(taken)) return Either.left(taken.left);
+    if (taken.right !== undefined) return Either.right(taken.right);
     if (offset + length >= index.end) return Either.left(corruptAt(index, offset, "a torn entry"));
   }
 };
+
+type DecodedEntry = Exclude<
+  ReturnType<typeof decodeEntry>,
+  { readonly _tag: "Incomplete" } | { readonly _tag: "Corrupt" }
+>;
+
+const readEntryNow = (
+  index: TerminalIndex,
+  offset: number,
+): Either.Either<DecodedEntry, TerminalIndexError> =>
+  readGrowingNow(index, offset, (bytes) => {
+    const entry = decodeEntry(bytes, 0);
+    if (entry._tag === "Corrupt") return Either.left(corruptAt(index, offset, entry.reason));
+    return Either.right(entry._tag === "Incomplete" ? undefined : entry);
+  });
 
 const corruptAt = (index: TerminalIndex, offset: number, reason: string) =>
   new TerminalIndexCorrupt({ path: entriesPath(index), offset, reason });
@@ -1121,17 +1141,7 @@ const frameBytesNow = (
   const inSpan = checkedFrame(index, bytes, wanted.offset - from, wanted);
   if (Either.isLeft(inSpan)) return Either.left(inSpan.left);
   if (inSpan.right !== undefined) return Either.right(inSpan.right);
-  // As `readEntryNow`: a page, and more if the record says so.
-  for (let length = 4096; ; length *= 4) {
-    const alone = readNow(index.handle, wanted.offset, Math.min(length, index.end - wanted.offset));
-    if (Either.isLeft(alone)) return Either.left(alone.left);
-    const frame = checkedFrame(index, alone.right, 0, wanted);
-    if (Either.isLeft(frame)) return Either.left(frame.left);
-    if (frame.right !== undefined) return Either.right(frame.right);
-    if (wanted.offset + length >= index.end) {
-      return Either.left(corruptAt(index, wanted.offset, "a torn entry"));
-    }
-  }
+  return readGrowingNow(index, wanted.offset, (alone) => checkedFrame(index, alone, 0, wanted));
 };
 
 /**
