@@ -146,6 +146,34 @@ export interface ProgressStream extends AsyncIterableIterator<Progress.Progress>
   readonly close: () => void;
 }
 
+/**
+ * The events named `event` of the stream at `path`, each decoded: one that
+ * does not decode fails the stream with `BadResponse` (the server is not
+ * the protocol's), as do the transport's errors; it ends when the server
+ * ends it or `close` is called.
+ */
+const eventsOf = <A>(
+  transport: Transport,
+  path: string,
+  event: string,
+  decoder: Shape.Decoder<A>,
+): AsyncIterableIterator<A> & { readonly close: () => void } => {
+  const controller = new AbortController();
+  async function* stream(): AsyncGenerator<A> {
+    try {
+      for await (const message of transport.stream(path, controller.signal)) {
+        if (message.event !== event) continue;
+        const decoded = Shape.decode(decoder, message.data, event);
+        if (!decoded.ok) throw new BadResponse(path, Shape.explain(decoded.error));
+        yield decoded.value;
+      }
+    } catch (error) {
+      if (!controller.signal.aborted) throw error;
+    }
+  }
+  return Object.assign(stream(), { close: () => controller.abort() });
+};
+
 /** How to connect. */
 export interface ConnectOptions {
   /** The bearer token of a TCP listener (default: `$TAY_TOKEN`). */
@@ -633,27 +661,14 @@ export class Client {
     return this.get("/v1/status", Shape.record);
   }
 
-  /** Every committed event from the next commit (or `from`), in log order. */
+  /**
+   * Every committed event from the next commit (or `from`), in log order.
+   * Fails as the engine's subscription does (`Compacted`), and with the
+   * transport's errors; ends when the server ends it or `close` is called.
+   */
   subscribe(options: { readonly from?: number } = {}): Subscription {
-    const controller = new AbortController();
     const path = options.from === undefined ? "/v1/events" : `/v1/events?from=${options.from}`;
-    const transport = this.transport;
-    // Fails as the engine's subscription does (`Compacted`), and with the
-    // transport's errors; ends when the server ends it or `close` is called.
-    async function* stream(): AsyncGenerator<Committed> {
-      try {
-        for await (const message of transport.stream(path, controller.signal)) {
-          if (message.event !== "committed") continue;
-          const decoded = Shape.decode(Wire.committed, message.data, "event");
-          if (decoded.ok) yield decoded.value;
-        }
-      } catch (error) {
-        if (!controller.signal.aborted) throw error;
-      }
-    }
-    const iterator = stream();
-    const close = () => controller.abort();
-    return Object.assign(iterator, { close });
+    return eventsOf(this.transport, path, "committed", Wire.committed);
   }
 
   /**
@@ -664,24 +679,11 @@ export class Client {
    * server ends it or `close` is called; fails with the transport's errors.
    */
   progressStream(options: { readonly jobs?: ReadonlyArray<number> } = {}): ProgressStream {
-    const controller = new AbortController();
     const query = new URLSearchParams(
       (options.jobs ?? []).map((jobId): [string, string] => ["job", String(jobId)]),
     );
     const path = query.size === 0 ? "/v1/progress/stream" : `/v1/progress/stream?${query}`;
-    const transport = this.transport;
-    async function* stream(): AsyncGenerator<Progress.Progress> {
-      try {
-        for await (const message of transport.stream(path, controller.signal)) {
-          if (message.event !== "progress") continue;
-          const decoded = Shape.decode(Wire.progress, message.data, "progress");
-          if (decoded.ok) yield decoded.value;
-        }
-      } catch (error) {
-        if (!controller.signal.aborted) throw error;
-      }
-    }
-    return Object.assign(stream(), { close: () => controller.abort() });
+    return eventsOf(this.transport, path, "progress", Wire.progress);
   }
 
   /**

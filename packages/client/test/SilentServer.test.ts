@@ -6,7 +6,8 @@
 // connection is dropped; before 2026-12-06 it waited forever. Likewise an event stream that
 // brings no byte (not even the server's 15 s ping) for `streamIdleMs` is dropped: the worker
 // session then opens anew, and a subscription throws; a socket kept alive for the next stream
-// carries no timer of the last one.
+// carries no timer of the last one. An event that is not the protocol's fails its stream
+// with `BadResponse` (until 2026-12-06 it was dropped without a word).
 import { createServer, type Server, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../src/index.js";
@@ -33,6 +34,11 @@ const sessionOpening = (count: number): string =>
 const shortBody = `event: short\ndata: ${JSON.stringify({ done: true })}\n\n`;
 const shortStream = `HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: ${shortBody.length}\r\nconnection: keep-alive\r\n\r\n${shortBody}`;
 
+/** A progress stream whose one event is not the protocol's (no `attempt`). */
+const malformedProgress =
+  "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" +
+  `event: progress\ndata: ${JSON.stringify({ jobId: 1, value: 5, at: 0, bytes: 9 })}\n\n`;
+
 /** Events in the burst a reader falls behind on: far more than a socket's buffers hold. */
 const burstEvents = 300;
 
@@ -55,6 +61,7 @@ beforeAll(async () => {
       if (request.startsWith("GET /v1/status ")) socket.write(statusAnswer());
       if (request.startsWith("GET /v1/burst ")) socket.write(burst());
       if (request.startsWith("GET /v1/short ")) socket.write(shortStream);
+      if (request.startsWith("GET /v1/progress/stream ")) socket.write(malformedProgress);
       if (request.startsWith("GET /v1/session ")) {
         sessionsOpened += 1;
         socket.write(sessionOpening(sessionsOpened));
@@ -111,6 +118,17 @@ describe("a waiting claim against a server that stopped answering", () => {
       _tag: "ConnectionFailed",
       code: "ETIMEDOUT",
     });
+    await client.close();
+  }, 20_000);
+
+  it("fails an event stream with BadResponse on an event that is not the protocol's", async () => {
+    const client = await Client.connect(`http://127.0.0.1:${port}`, { streamIdleMs: 2_000 });
+    const stream = client.progressStream();
+    await expect(stream.next()).rejects.toMatchObject({
+      _tag: "BadResponse",
+      route: "/v1/progress/stream",
+    });
+    await expect(client.progressStream().next()).rejects.toThrow(/attempt/);
     await client.close();
   }, 20_000);
 

@@ -2,26 +2,16 @@
 // (both faces), refuses one for an attempt that is not executing (`StaleAttempt`) or a value that
 // is not one, lets a report go when its attempt's end commits (however it ends), appends nothing,
 // and a reopen holds none.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Event } from "@tay/core";
 import { Effect, Either } from "effect";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import { ProgressBoard } from "../../src/engine/internal/progressBoard.js";
 import { Rejected } from "../../src/engine/internal/engineRequest.js";
+import { tempStores } from "../support/tempStores.js";
 
-const made: Array<string> = [];
-afterEach(() => {
-  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const freshDirectory = (): string => {
-  const root = mkdtempSync(join(tmpdir(), "tay-progress-"));
-  made.push(root);
-  return join(root, "data");
-};
+const stores = tempStores("progress");
+const freshDirectory = stores.directory;
 
 const open = (directory: string) =>
   EnginePromises.open(directory, { createIfMissing: true, timers: false });

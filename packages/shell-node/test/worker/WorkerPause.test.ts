@@ -2,30 +2,12 @@
 // starts until `resume`, while handlers already running finish and are recorded; `pause` resolves
 // once no claim is in flight; a paused worker closes as any other; the store's queues are
 // untouched (another worker of the same queue goes on).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { describe, expect, it } from "vitest";
+import { tempStores, until } from "../support/tempStores.js";
 import * as Worker from "../../src/worker/Worker.js";
 
-const made: Array<string> = [];
-afterEach(() => {
-  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const open = () => {
-  const root = mkdtempSync(join(tmpdir(), "tay-worker-pause-"));
-  made.push(root);
-  return EnginePromises.open(join(root, "data"), { createIfMissing: true });
-};
-
-const until = async (ready: () => boolean): Promise<void> => {
-  for (let tries = 0; tries < 1_000 && !ready(); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  if (!ready()) throw new Error("the condition never held");
-};
+const stores = tempStores("worker-pause");
+const open = () => stores.open();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -2,31 +2,13 @@
 // latest value while the attempt executes (gone once it ends); a value that is not one rejects
 // with the engine's `Rejected` naming the path; a report from an attempt someone else ended
 // resolves (its signal says so) instead of failing anything.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { describe, expect, it } from "vitest";
 import { Rejected } from "../../src/engine/internal/engineRequest.js";
+import { tempStores, until } from "../support/tempStores.js";
 import * as Worker from "../../src/worker/Worker.js";
 
-const made: Array<string> = [];
-afterEach(() => {
-  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const open = () => {
-  const root = mkdtempSync(join(tmpdir(), "tay-worker-progress-"));
-  made.push(root);
-  return EnginePromises.open(join(root, "data"), { createIfMissing: true });
-};
-
-const until = async (ready: () => boolean): Promise<void> => {
-  for (let tries = 0; tries < 1_000 && !ready(); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  if (!ready()) throw new Error("the condition never held");
-};
+const stores = tempStores("worker-progress");
+const open = () => stores.open();
 
 /** A promise and what settles it. */
 const gate = () => {

@@ -2,30 +2,12 @@
 // fails with its message and the job is retried `delayMs` after the failure, whatever the
 // worker's backoff; with no attempt left it is discarded as any failure; a delay out of range is
 // refused where it is made (a RangeError, which fails the attempt by the usual backoff).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import * as EnginePromises from "../../src/engine/EnginePromises.js";
+import { describe, expect, it } from "vitest";
+import { tempStores, until } from "../support/tempStores.js";
 import * as Worker from "../../src/worker/Worker.js";
 
-const made: Array<string> = [];
-afterEach(() => {
-  for (const directory of made.splice(0)) rmSync(directory, { recursive: true, force: true });
-});
-
-const open = () => {
-  const root = mkdtempSync(join(tmpdir(), "tay-retry-after-"));
-  made.push(root);
-  return EnginePromises.open(join(root, "data"), { createIfMissing: true });
-};
-
-const until = async (ready: () => boolean): Promise<void> => {
-  for (let tries = 0; tries < 1_000 && !ready(); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  if (!ready()) throw new Error("the condition never held");
-};
+const stores = tempStores("retry-after");
+const open = () => stores.open();
 
 describe("Worker.RetryAfter", () => {
   it("retries the job delayMs after the failure, whatever the worker's backoff", async () => {
