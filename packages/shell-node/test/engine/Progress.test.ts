@@ -194,6 +194,36 @@ describe("ProgressBoard", () => {
     }
   });
 
+  it("sweeps out reports whose ends it never read once it has doubled", async () => {
+    const engine = await open(freshDirectory());
+    try {
+      const jobs = await engine.insertMany(
+        Array.from({ length: 70 }, () => ({ queue: "q", worker: "W", args: null })),
+      );
+      await engine.claim("q", 70);
+      const board = new ProgressBoard();
+      const ids = jobs.map(({ jobId }) => jobId);
+      for (const jobId of ids.slice(0, 63)) {
+        expect(
+          board.report(engine.state(), { jobId, attempt: 1, value: 0, at: 0 }),
+        ).toBeUndefined();
+      }
+      // Their ends commit, and the board (watching nothing here) never reads them.
+      await Promise.all(
+        ids.slice(0, 63).map((jobId) => engine.complete(jobId, undefined, { attempt: 1 })),
+      );
+      expect(board.size).toBe(63);
+      const last = ids[63] ?? 0;
+      expect(
+        board.report(engine.state(), { jobId: last, attempt: 1, value: 1, at: 0 }),
+      ).toBeUndefined();
+      expect(board.size).toBe(1);
+      expect(board.of(engine.state(), last)?.value).toBe(1);
+    } finally {
+      await engine.close();
+    }
+  });
+
   it("holds nothing for an engine whose ends commit while reports are held (no leak)", async () => {
     const engine = await open(freshDirectory());
     try {
