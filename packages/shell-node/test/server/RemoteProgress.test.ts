@@ -3,32 +3,22 @@
 // report of an attempt that ended (`StaleAttempt`) or too large a value, and lets it go when the
 // attempt ends; a remote worker's handler that reports in a tight loop sends one request per
 // round trip (the latest waiting), and the metrics show what is held.
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { get, type IncomingMessage } from "node:http";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Client, Locate, Transport } from "@tay/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Rejected } from "../../src/engine/internal/engineRequest.js";
 import { progressReports } from "../../src/server/internal/progressReports.js";
 import * as RemoteWorker from "../../src/server/RemoteWorker.js";
+import { servedChildForFile, untilReady } from "../support/servedChild.js";
 
-const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
-let directory = "";
-let server: ChildProcess | undefined;
+const served = servedChildForFile("remote-progress");
 
-const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
-  for (let tries = 0; tries < 500 && !(await ready()); tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  if (!(await ready())) throw new Error("the condition never held");
-};
+const until = untilReady;
 
 const metrics = (): Promise<string> =>
   new Promise((resolve, reject) => {
     const request = get(
-      { socketPath: Locate.socketOf(directory), path: "/metrics" },
+      { socketPath: Locate.socketOf(served.directory), path: "/metrics" },
       (response) => {
         let text = "";
         response.setEncoding("utf8");
@@ -50,18 +40,6 @@ const metric = (text: string, prefix: string): number => {
 const progressRequests = async (): Promise<number> =>
   metric(await metrics(), 'tay_request_seconds_count{route="/v1/progress",status="200"}');
 
-beforeAll(async () => {
-  directory = join(mkdtempSync(join(tmpdir(), "tay-remote-progress-")), "data");
-  server = spawn(process.execPath, [tay, "serve", directory, "--create"], { stdio: "ignore" });
-  await until(() => Locate.servedAt(directory) !== null && existsSync(Locate.socketOf(directory)));
-}, 60_000);
-
-afterAll(async () => {
-  server?.kill("SIGTERM");
-  await new Promise((resolve) => server?.once("exit", resolve));
-  rmSync(join(directory, ".."), { recursive: true, force: true });
-});
-
 const refusal = async (promise: Promise<unknown>): Promise<string> => {
   try {
     await promise;
@@ -75,7 +53,7 @@ const refusal = async (promise: Promise<unknown>): Promise<string> => {
 
 describe("progress over the protocol", () => {
   it("holds a leased attempt's report, answers it, refuses a stale one, lets it go at the end", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     try {
       const { jobId } = await client.insert({ queue: "reports", worker: "W", args: null });
       expect(await refusal(client.reportProgress(jobId, 1, 1))).toBe("409 Rejected StaleAttempt");
@@ -114,8 +92,8 @@ describe("progress over the protocol", () => {
   });
 
   it("sends a remote handler's reports one request at a time, the latest winning", async () => {
-    const client = await Client.connect(directory);
-    const producer = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
+    const producer = await Client.connect(served.directory);
     const release = { open: () => {} };
     const released = new Promise<void>((resolve) => {
       release.open = resolve;
@@ -157,7 +135,7 @@ describe("progress over the protocol", () => {
   });
 
   it("streams reports as they are held, of the jobs asked for, those held now first", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     try {
       const jobs = await client.insertMany(
         [1, 2].map(() => ({ queue: "streamed", worker: "W", args: null })),
@@ -185,7 +163,7 @@ describe("progress over the protocol", () => {
   });
 
   it("sends a reader that fell behind the latest report of each job, not every one", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     try {
       const jobs = await client.insertMany(
         [1, 2].map(() => ({ queue: "stalled", worker: "W", args: null })),
@@ -196,7 +174,7 @@ describe("progress over the protocol", () => {
       let response: IncomingMessage | undefined;
       const ready = new Promise<void>((resolve, reject) => {
         const request = get(
-          { socketPath: Locate.socketOf(directory), path: "/v1/progress/stream" },
+          { socketPath: Locate.socketOf(served.directory), path: "/v1/progress/stream" },
           (answer) => {
             response = answer;
             answer.pause();
@@ -245,7 +223,7 @@ describe("progress over the protocol", () => {
   });
 
   it("resolves a report the server could not be asked (it is no reason to fail an attempt)", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     await client.close();
     const report = progressReports(client);
     await expect(report(1, 1, "lost")).resolves.toBeUndefined();

@@ -3,40 +3,22 @@
 // a Worker.Discard discarding its job at once, a pause that gives up the claim waiting in the server,
 // a cancel that aborts a running handler, a rate-limited queue's jobs as its windows pass), and
 // the CLI's `tay insert` goes through the same server.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { Client, Locate } from "@tay/client";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Client } from "@tay/client";
+import { describe, expect, it } from "vitest";
 import * as RemoteWorker from "../../src/server/RemoteWorker.js";
 import * as Worker from "../../src/worker/Worker.js";
+import { servedChildForFile, tayBin, untilReady } from "../support/servedChild.js";
 
-const tay = new URL("../../../cli/bin/tay.mjs", import.meta.url).pathname;
-let directory = "";
-let server: ChildProcess | undefined;
+const served = servedChildForFile("remote");
 
-const until = async (ready: () => boolean | Promise<boolean>): Promise<void> => {
-  while (!(await ready())) await new Promise((resolve) => setTimeout(resolve, 50));
-};
-
-beforeAll(async () => {
-  directory = join(mkdtempSync(join(tmpdir(), "tay-remote-")), "data");
-  server = spawn(process.execPath, [tay, "serve", directory, "--create"], { stdio: "ignore" });
-  await until(() => Locate.servedAt(directory) !== null && existsSync(Locate.socketOf(directory)));
-}, 60_000);
-
-afterAll(async () => {
-  server?.kill("SIGTERM");
-  await new Promise((resolve) => server?.once("exit", resolve));
-  rmSync(join(directory, ".."), { recursive: true, force: true });
-});
+const until = untilReady;
 
 describe("RemoteWorker", () => {
   it("runs jobs claimed through the server, retries a throw, aborts a cancelled handler", async () => {
-    const client = await Client.connect(directory);
-    const producer = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
+    const producer = await Client.connect(served.directory);
     let thrown = false;
     let aborted = false;
     const worker = await RemoteWorker.start<{
@@ -82,7 +64,7 @@ describe("RemoteWorker", () => {
   }, 60_000);
 
   it("discards a job at once when its handler throws Worker.Discard", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     const worker = await RemoteWorker.start<{ Hopeless: null }>(client, {
       queues: { hopeless: 1 },
       backoff: { baseMs: 0, factor: 1, capMs: 0 },
@@ -104,7 +86,7 @@ describe("RemoteWorker", () => {
   }, 60_000);
 
   it("retries a job when its handler asks, with Worker.RetryAfter", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     const worker = await RemoteWorker.start<{ Limited: null }>(client, {
       queues: { limited: 1 },
       backoff: { baseMs: 0, factor: 1, capMs: 0 },
@@ -125,7 +107,7 @@ describe("RemoteWorker", () => {
   }, 60_000);
 
   it("runs every job of a rate-limited queue, its claim waiting in the server for each window", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     await client.setQueueLimits("paced", { rateLimit: { count: 2, perMs: 100 } });
     const worker = await RemoteWorker.start<{ Paced: null }>(client, {
       queues: { paced: 4 },
@@ -157,7 +139,7 @@ describe("RemoteWorker", () => {
   // worker's whole session until 2026-12-06: `Slow`'s attempt failed ("lease expired") while
   // its handler ran on, and its retry ran beside it in the same worker.
   it("gives up a parked claim without failing the jobs the worker runs", async () => {
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     let aborts = 0;
     const worker = await RemoteWorker.start<{ Slow: null; Brief: null }>(client, {
       queues: { narrow: 1, wide: 2 },
@@ -190,8 +172,8 @@ describe("RemoteWorker", () => {
   }, 60_000);
 
   it("pauses: its claim waiting in the server is given up and nothing starts until resume", async () => {
-    const client = await Client.connect(directory);
-    const producer = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
+    const producer = await Client.connect(served.directory);
     const started: Array<number> = [];
     const worker = await RemoteWorker.start(client, {
       queues: { paused: 1 },
@@ -217,9 +199,9 @@ describe("RemoteWorker", () => {
 
   it("routes tay insert through the server that holds the store", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [
-      tay,
+      tayBin,
       "insert",
-      directory,
+      served.directory,
       "--queue",
       "cli",
       "--worker",
@@ -229,7 +211,7 @@ describe("RemoteWorker", () => {
       "--json",
     ]);
     const printed = JSON.parse(stdout);
-    const client = await Client.connect(directory);
+    const client = await Client.connect(served.directory);
     expect((await client.job(printed.job_id))?.queue).toBe("cli");
     await client.close();
   }, 60_000);
