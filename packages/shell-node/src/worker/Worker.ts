@@ -357,6 +357,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     };
   });
 
+/** Where the worker is: its close first, then its claims, then its engine's reach. */
 const stateOf = <K extends Log.Kind>(
   closing: Deferred.Deferred<CloseReport> | undefined,
   claims: ClaimLoop,
