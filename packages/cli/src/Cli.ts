@@ -1,7 +1,7 @@
 /**
  * The `tay` command line: `init`, `status`, `verify`, `dump`, `jobs`,
  * `job`, `schedules`, `queues`, `compact`, `insert`, `schedule`, `cancel`,
- * `retry`, `cancel-schedule`, `copy-prefix`, `copy`, `demo` and `serve` (docs/cli.md has
+ * `retry`, `cancel-schedule`, `copy-prefix`, `copy`, `demo`, `serve` and `health` (docs/cli.md has
  * them all); most take a `postgres://` URL in place of DIR (`takesUrl`).
  *
  * `run` parses an argument vector with `node:util`'s `parseArgs`, runs the
@@ -19,6 +19,7 @@ import { Cause, Effect, Option } from "effect";
 import { UsageError } from "./CliError.js";
 import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";
+import { health } from "./health.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
 import * as Bulk from "./bulk.js";
 import * as QueueState from "./queueState.js";
@@ -61,6 +62,7 @@ export const commands: ReadonlyArray<Command> = [
   copy,
   demo,
   serve,
+  health,
 ];
 
 /** The commands that take a `postgres://` URL where they take DIR (docs/postgres.md, "The CLI"). */
@@ -94,6 +96,10 @@ export const takesUrl: ReadonlySet<string> = new Set([
  * command not in `takesUrl` has its reason here: `test/CliUrl.test.ts`).
  */
 export const urlRefusals: ReadonlyMap<string, string> = new Map([
+  [
+    "health",
+    "it asks the server that a directory's LOCK names; a server of a PostgreSQL store answers GET /v1/health on its own socket or port",
+  ],
   [
     "copy-prefix",
     "it repairs a directory whose segment files were cut short or damaged; a PostgreSQL store commits whole transactions, so it has no torn or corrupt tail to leave out (tay verify checks one, tay copy moves one)",
@@ -132,6 +138,7 @@ const readOnly: ReadonlyArray<string> = [
   "job",
   "schedules",
   "queues",
+  "health",
 ];
 
 /** The interrupt policy of the command `argv` names (see `InterruptPolicy`). */

@@ -48,6 +48,7 @@ export type CliError =
   | UsageError
   | JobNotFound
   | ServedFailure
+  | NotServed
   | BulkStopped
   | JobNotCompleted
   | WaitFailed;
@@ -113,6 +114,21 @@ export class BulkStopped extends Data.TaggedError("BulkStopped")<{
     return Described.advise(
       cause,
       cause.advice === undefined ? advice : `${cause.advice}; ${advice}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/** `tay health DIR` on a store no server holds: the health it asks is a server's. */
+export class NotServed extends Data.TaggedError("NotServed")<{
+  readonly path: string;
+}> {
+  get description(): Described.Description {
+    return Described.advise(
+      Described.describe("NotServed", this.path, "no server holds this store"),
+      "start one with tay serve; tay verify checks a store at rest",
     );
   }
   override get message(): string {

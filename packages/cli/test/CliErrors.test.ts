@@ -9,6 +9,7 @@ import {
   BulkStopped,
   JobNotCompleted,
   JobNotFound,
+  NotServed,
   ServedFailure,
   UsageError,
   WaitFailed,
@@ -239,6 +240,7 @@ const samples: Samples = {
     socket: "/data/tay.sock",
     detail: "InvalidTransition: job 1 is cancelled: CancelJob is not allowed",
   }),
+  NotServed: new NotServed({ path: "/data" }),
   BulkStopped: new BulkStopped({ path: "/data", cause: disk }),
   JobNotCompleted: new JobNotCompleted({
     path: "/data",

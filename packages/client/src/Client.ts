@@ -656,6 +656,20 @@ export class Client {
     return (await this.get("/v1/next-wake-at", answer)).nextWakeAt;
   }
 
+  /**
+   * Whether the server's store takes appends (`GET /v1/health`): its log
+   * (`open`, or `gated` for a moment) and pressure. Rejects with the
+   * server's `Unhealthy` once the store refuses appends for good.
+   */
+  async health(): Promise<{
+    readonly ok: boolean;
+    readonly log: string;
+    readonly pressure: number;
+  }> {
+    const answer = Shape.struct({ ok: Shape.boolean, log: Shape.string, pressure: Shape.number });
+    return this.get("/v1/health", answer);
+  }
+
   /** The store's status (id, epoch, sequences, bytes, pressure, leases, ...). */
   async status(): Promise<Readonly<Record<string, unknown>>> {
     return this.get("/v1/status", Shape.record);
