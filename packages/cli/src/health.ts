@@ -6,29 +6,20 @@
  * LOCK names does not answer, or when no server holds the store
  * (`NotServed`): a store nobody serves takes no job through a server.
  */
-import { Client, Locate } from "@tay/client";
+import { Locate } from "@tay/client";
 import { Effect } from "effect";
-import { NotServed, ServedFailure } from "./CliError.js";
+import { NotServed } from "./CliError.js";
 import { argument, type Command, exitCodes } from "./command.js";
 import * as Json from "./json.js";
+import { clientOf, failureOf } from "./served.js";
 import { line } from "./Terminal.js";
-
-const failureOf = (socket: string) => (error: unknown) =>
-  new ServedFailure({
-    reason:
-      typeof error === "object" && error !== null && "_tag" in error
-        ? String(error._tag)
-        : "Defect",
-    socket,
-    detail: error instanceof Error ? error.message : String(error),
-  });
 
 /** The server's health answer, through a client closed after it. */
 const askHealth = (socket: string) =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => new Client.Client({ socket })),
-    (client) => Effect.tryPromise({ try: () => client.health(), catch: failureOf(socket) }),
-    (client) => Effect.promise(() => client.close()),
+  Effect.scoped(
+    Effect.flatMap(clientOf(socket), (client) =>
+      Effect.tryPromise({ try: () => client.health(), catch: failureOf(socket) }),
+    ),
   );
 
 export const health: Command = {

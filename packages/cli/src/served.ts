@@ -59,7 +59,8 @@ export interface Writer {
   ) => Effect.Effect<Queue.QueueState | undefined, Failure>;
 }
 
-const failureOf = (socket: string) => (error: unknown) => {
+/** A failure of a call through the server on `socket`: its tag as the reason, its line. */
+export const failureOf = (socket: string) => (error: unknown) => {
   const reason =
     typeof error === "object" && error !== null && "_tag" in error ? String(error._tag) : "Defect";
   const detail = error instanceof Error ? error.message : String(error);
@@ -67,7 +68,7 @@ const failureOf = (socket: string) => (error: unknown) => {
 };
 
 /** A client of the server on `socket`, closed with the scope. */
-const clientOf = (socket: string) =>
+export const clientOf = (socket: string) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: () => Promise.resolve(new Client.Client({ socket })),
