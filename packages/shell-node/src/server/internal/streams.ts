@@ -13,6 +13,7 @@ import { Event, type Progress } from "@tay/core";
 import type * as Projection from "../../log/Projection.js";
 import { statusOf } from "./http.js";
 import { type Call, checked, type Route, type Served } from "./routes.js";
+import { LatestReports } from "./latestReports.js";
 import { EventStream } from "./sse.js";
 import * as Requests from "./requests.js";
 import { Shape } from "@tay/client";
@@ -124,8 +125,9 @@ const wakeups = async (call: Call, { engine }: Served) => {
  * Progress reports as the engine holds them (event: progress), of the jobs
  * named by `?job=` or of all; first every report held now. A reader that
  * falls behind is sent only the latest report of each job once it has
- * caught up (a report replaces the one before it), so a stalled reader
- * holds at most one report per executing attempt.
+ * caught up (a report replaces the one before it), and not those of
+ * attempts that ended meanwhile (`LatestReports`), so a stalled reader
+ * holds about one report per executing attempt.
  */
 const progressStream = async (call: Call, { engine }: Served) => {
   const jobs = new Set(
@@ -135,7 +137,9 @@ const progressStream = async (call: Call, { engine }: Served) => {
   );
   const response = responseOf(call);
   const stream = new EventStream(response);
-  const behind = new Map<number, Progress.Progress>();
+  const behind = new LatestReports(
+    (report) => engine.promises.progress(report.jobId)?.attempt === report.attempt,
+  );
   let catchingUp = false;
   const send = (progress: Progress.Progress) =>
     stream.send("progress", Wire.progressJson(progress));
@@ -143,9 +147,8 @@ const progressStream = async (call: Call, { engine }: Served) => {
     catchingUp = true;
     while (behind.size > 0 && !stream.closed) {
       await stream.drained();
-      for (const [jobId, progress] of behind) {
-        behind.delete(jobId);
-        send(progress);
+      for (let next = behind.take(); next !== undefined; next = behind.take()) {
+        send(next);
         if (stream.congested) break;
       }
     }
@@ -157,7 +160,7 @@ const progressStream = async (call: Call, { engine }: Served) => {
       send(progress);
       return;
     }
-    behind.set(progress.jobId, progress);
+    behind.add(progress);
     if (!catchingUp) void catchUp();
   };
   const unwatch = engine.promises.watchProgress(tell);
