@@ -11,26 +11,23 @@ import { Event, Progress, type Rejection, type State } from "@tay/core";
 import { Clock, Effect } from "effect";
 import * as Either from "fp-ts/lib/Either.js";
 import type * as Projection from "../../log/Projection.js";
+import { LatestReports } from "../LatestReports.js";
 import { Rejected } from "./engineRequest.js";
 
 /** Told each report as it is held. */
 export type ProgressWatcher = (progress: Progress.Progress) => void;
 
-/** The fewest reports held before the board sweeps out those no longer current. */
-const sweepMin = 64;
-
 export class ProgressBoard {
-  readonly #latest = new Map<number, Progress.Progress>();
+  // Also swept as it doubles, for an end this engine never read (one inside a
+  // generation another engine on a shared log compacted, folded here whole).
+  readonly #latest = new LatestReports();
   readonly #watchers = new Set<ProgressWatcher>();
-  // When the board next sweeps: twice what it held after the last sweep.
-  #sweepAt = sweepMin;
 
   /** Holds `report` as its job's progress, or says why not (nothing is held then). */
   report(state: State.State, report: Progress.Report): Rejection.Rejection | undefined {
     const decided = Progress.report(state, report);
     if (Either.isLeft(decided)) return decided.left;
-    this.#latest.set(report.jobId, decided.right);
-    if (this.#latest.size >= this.#sweepAt) this.#sweep(state);
+    this.#latest.add(decided.right, (held) => Progress.isCurrent(state, held));
     for (const watcher of this.#watchers) {
       try {
         watcher(decided.right);
@@ -63,21 +60,6 @@ export class ProgressBoard {
     return [...this.#latest.values()]
       .filter((progress) => Progress.isCurrent(state, progress))
       .sort((left, right) => left.jobId - right.jobId);
-  }
-
-  /**
-   * Lets go of every report whose attempt is no longer executing. `ended`
-   * lets each go as its end commits; an end this engine never read (one
-   * inside a generation another engine on a shared log compacted, folded
-   * here as a whole) would be held until then. Run each time the board has
-   * doubled since the last sweep, so its cost per report is constant and
-   * what it holds stays within twice the executing attempts (or 64).
-   */
-  #sweep(state: State.State): void {
-    for (const [jobId, progress] of this.#latest) {
-      if (!Progress.isCurrent(state, progress)) this.#latest.delete(jobId);
-    }
-    this.#sweepAt = Math.max(sweepMin, 2 * this.#latest.size);
   }
 
   /** How many reports are held. */

@@ -10,10 +10,10 @@
 import type { ServerResponse } from "node:http";
 import { Wire } from "@tay/client";
 import { Event, type Progress } from "@tay/core";
+import { LatestReports } from "../../engine/LatestReports.js";
 import type * as Projection from "../../log/Projection.js";
 import { statusOf } from "./http.js";
 import { type Call, checked, type Route, type Served } from "./routes.js";
-import { LatestReports } from "./latestReports.js";
 import { EventStream } from "./sse.js";
 import * as Requests from "./requests.js";
 import { Shape } from "@tay/client";
@@ -137,9 +137,9 @@ const progressStream = async (call: Call, { engine }: Served) => {
   );
   const response = responseOf(call);
   const stream = new EventStream(response);
-  const behind = new LatestReports(
-    (report) => engine.promises.progress(report.jobId)?.attempt === report.attempt,
-  );
+  const behind = new LatestReports();
+  const current = (held: Progress.Progress) =>
+    engine.promises.progress(held.jobId)?.attempt === held.attempt;
   let catchingUp = false;
   const send = (progress: Progress.Progress) =>
     stream.send("progress", Wire.progressJson(progress));
@@ -160,7 +160,7 @@ const progressStream = async (call: Call, { engine }: Served) => {
       send(progress);
       return;
     }
-    behind.add(progress);
+    behind.add(progress, current);
     if (!catchingUp) void catchUp();
   };
   const unwatch = engine.promises.watchProgress(tell);
