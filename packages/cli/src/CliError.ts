@@ -43,10 +43,40 @@ export class JobNotFound extends Data.TaggedError("JobNotFound")<{
   }
 }
 
+/**
+ * `tay dump` printed records of one generation, then had to read the store
+ * again (a writer's torn tail, a file gone) and found a newer generation:
+ * a compaction replaced the one it was printing. The lines out are that
+ * generation's, through `printedThrough`; the records after them were
+ * folded into the new generation's snapshot, so they cannot follow.
+ */
+export class CompactedWhileDumped extends Data.TaggedError("CompactedWhileDumped")<{
+  readonly path: string;
+  readonly printedEpoch: number;
+  readonly printedThrough: number;
+  readonly foundEpoch: number;
+}> {
+  get description(): Described.Description {
+    return Described.advise(
+      Described.describe(
+        "CompactedWhileDumped",
+        this.path,
+        `compacted while dump read it: the lines printed are epoch ${this.printedEpoch}'s, through this sequence; the store is at epoch ${this.foundEpoch} now`,
+        { sequence: this.printedThrough },
+      ),
+      "dump it again",
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
 /** The CLI's own failures. */
 export type CliError =
   | UsageError
   | JobNotFound
+  | CompactedWhileDumped
   | ServedFailure
   | NotServed
   | BulkStopped

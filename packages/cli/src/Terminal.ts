@@ -10,7 +10,7 @@ import { Context, Effect } from "effect";
 
 /** The process's streams and SIGINT, as the command programs see them. */
 export interface TerminalService {
-  /** Writes `text` to standard output as it is (no newline added). */
+  /** Writes `text` to standard output as it is (no newline added); ends once the output took it (waiting while its buffer is full). */
   readonly out: (text: string) => Effect.Effect<void>;
   /** Writes `text` to standard error as it is. */
   readonly err: (text: string) => Effect.Effect<void>;

@@ -211,6 +211,9 @@ export const jobAt = (
   return recordOf(atRest.index, atRest.tail, jobId);
 };
 
+/** Jobs per page of a listing, and ids per read from the index. */
+const pageIds = 1024;
+
 /** Which jobs a listing wants. */
 export interface Filter {
   readonly queue: string | undefined;
@@ -231,36 +234,54 @@ function* factIds(state: State.State, filter: Filter): Generator<number> {
 }
 
 /**
- * The jobs `filter` wants, ascending by id, at most `limit`: the whole
- * ones and (a lean state) the index's, merged by id; the records of the
- * facts listed read from the index a page of ids at a time
- * (`lookupPageNow`: one read per span of entries, 2026-12-04; one read
- * per job took ~1.9 of the 10.8 s of CPU of listing 300,000 completed
- * jobs).
+ * The jobs `filter` wants, ascending by id, at most `limit`, handed to
+ * `page` a page of at most 1,024 at a time: the whole ones and (a lean
+ * state) the index's, merged by id; the records of a page's facts read
+ * from the index at once (`lookupPageNow`: one read per span of entries,
+ * 2026-12-04; one read per job took ~1.9 of the 10.8 s of CPU of listing
+ * 300,000 completed jobs). A page is let go once `page` is done with it:
+ * listing 1,000,000 completed jobs held every record (1.5 GB) before
+ * 2026-12-06, and its JSON did not fit in one string.
  */
-export const listed = (
+export const listed = <X, R>(
   atRest: AtRest,
   filter: Filter,
-): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> => {
-  const { state, index } = atRest;
-  const whole = [...State.jobs(state)].filter((job) => wanted(job, filter));
-  // A whole job, or the id of a fact whose record the index holds.
-  const picked: Array<Job.Job | number> = [];
-  const ids = index === undefined ? undefined : factIds(state, filter);
-  let next = ids?.next();
-  let at = 0;
-  while (picked.length < filter.limit) {
-    const job = whole[at];
-    const fact = next === undefined || next.done === true ? undefined : next.value;
-    if (job === undefined && fact === undefined) break;
-    if (fact === undefined || (job !== undefined && job.jobId < fact)) {
-      if (job !== undefined) picked.push(job);
-      at++;
-      continue;
+  page: (jobs: ReadonlyArray<Job.Job>) => Effect.Effect<void, X, R>,
+): Effect.Effect<void, X | TerminalIndex.TerminalIndexError, R> =>
+  Effect.gen(function* () {
+    const { state, index } = atRest;
+    const whole = [...State.jobs(state)].filter((job) => wanted(job, filter));
+    const ids = index === undefined ? undefined : factIds(state, filter);
+    let next = ids?.next();
+    let at = 0;
+    let listedCount = 0;
+    // A whole job, or the id of a fact whose record the index holds.
+    let picked: Array<Job.Job | number> = [];
+    while (listedCount < filter.limit) {
+      const job = whole[at];
+      const fact = next === undefined || next.done === true ? undefined : next.value;
+      if (job === undefined && fact === undefined) break;
+      if (fact === undefined || (job !== undefined && job.jobId < fact)) {
+        if (job !== undefined) picked.push(job);
+        at++;
+      } else {
+        picked.push(fact);
+        next = ids?.next();
+      }
+      listedCount++;
+      if (picked.length < pageIds) continue;
+      yield* page(yield* resolved(atRest, picked));
+      picked = [];
     }
-    picked.push(fact);
-    next = ids?.next();
-  }
+    if (picked.length > 0) yield* page(yield* resolved(atRest, picked));
+  });
+
+/** The jobs of `picked`, the facts' records read from the index. */
+const resolved = (
+  atRest: AtRest,
+  picked: ReadonlyArray<Job.Job | number>,
+): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> => {
+  const { index } = atRest;
   if (index === undefined) return Either.right(picked.filter(isJob));
   const records = recordsOf(index, atRest.tail, picked.filter(isId));
   if (Either.isLeft(records)) return Either.left(records.left);
@@ -280,9 +301,6 @@ export const listed = (
 const isJob = (pick: Job.Job | number): pick is Job.Job => typeof pick !== "number";
 
 const isId = (pick: Job.Job | number): pick is number => typeof pick === "number";
-
-/** Ids per page read from the index at once. */
-const pageIds = 1024;
 
 /**
  * The whole records of completed jobs `jobIds`, by id (each one present):

@@ -11,6 +11,7 @@
 import { Deferred, Effect, Layer } from "effect";
 import * as Cli from "./Cli.js";
 import { NodeDisk } from "@tay/shell-node";
+import { writeTo } from "./streamWrite.js";
 import { Terminal, type TerminalService } from "./Terminal.js";
 
 const argv = process.argv.slice(2);
@@ -32,14 +33,9 @@ process.stdout.on("error", (error: NodeJS.ErrnoException) => {
   if (error.code === "EPIPE") process.exit(Cli.exitCodes.ok);
 });
 
-const write = (stream: NodeJS.WriteStream) => (text: string) =>
-  Effect.sync(() => {
-    stream.write(text);
-  });
-
 const terminal: TerminalService = {
-  out: write(process.stdout),
-  err: write(process.stderr),
+  out: writeTo(process.stdout),
+  err: writeTo(process.stderr),
   isTerminal: process.stdout.isTTY === true,
   interrupted: Deferred.await(signal),
   wasInterrupted: Deferred.isDone(signal),

@@ -6,9 +6,11 @@
 import { Event, type Job, Query, type Schedule, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import { Limits } from "@tay/core";
-import { PgLog } from "@tay/log-postgres";
-import { type Disk, type Projection, Recovery } from "@tay/shell-node";
-import { JobNotFound } from "./CliError.js";
+import { PgCopy } from "@tay/log-postgres";
+import { type Projection, Recovery } from "@tay/shell-node";
+import { CompactedWhileDumped, JobNotFound } from "./CliError.js";
+import { DumpLines, type DumpStop } from "./dumpLines.js";
+import { JobLines, pagesOf } from "./jobLines.js";
 import {
   argument,
   type Command,
@@ -165,34 +167,29 @@ export const verify: Command = {
     }),
 };
 
-/** The sentinel `dump` stops the inspection with once it has `--limit` records. */
-interface Enough {
-  readonly _tag: "Enough";
-}
+/** The dump's own stop: `--limit` reached is done; another generation on a retry is refused. */
+const dumpStopped = (directory: string, reason: DumpStop): Effect.Effect<void, Failure> =>
+  reason._tag === "Enough"
+    ? Effect.void
+    : Effect.fail(new CompactedWhileDumped({ path: directory, ...reason }));
 
-/**
- * Collects the rendered records from `from` on, up to `limit`, and stops
- * there. The log is shown as it is: no fold, so a history the fold would
- * refuse still dumps (up to the first fault of the bytes).
- */
-const dumpProjection = (
-  from: number,
-  limit: number,
-  collected: Array<string>,
-): Projection.Projection<null, Enough> => ({
-  start: () => {
-    collected.length = 0;
-    return null;
-  },
-  apply: (state, sequence, event) => {
-    if (sequence < from) return Either.right(state);
-    if (collected.length >= limit) return Either.left({ _tag: "Enough" });
-    collected.push(Json.line(Json.record(sequence, event)));
-    return Either.right(state);
-  },
-});
+/** Reads the store at `directory` (or URL) into `dumped`, printing each batch's lines. */
+const readDump = (directory: string, dumped: DumpLines) => {
+  const afterBatch = () => dumped.flush();
+  // Every record's own CRCs are checked before its line is printed (the
+  // inspection's default, "checked"): a line out is a record accepted.
+  return isUrl(directory)
+    ? PgCopy.read(directory, {}, dumped.projection, afterBatch).pipe(
+        Effect.asVoid,
+        Effect.catchTag("HistoryRejected", (rejected) => dumpStopped(directory, rejected.reason)),
+      )
+    : retryTransient(Recovery.inspect(directory, {}, dumped.projection, afterBatch)).pipe(
+        Effect.asVoid,
+        Effect.catchTag("HistoryRejected", (rejected) => dumpStopped(directory, rejected.reason)),
+      );
+};
 
-/** `tay dump DIR [--from SEQ] [--limit N]`: records as JSON lines. */
+/** `tay dump DIR [--from SEQ] [--limit N]`: records as JSON lines, printed as they are read. */
 export const dump: Command = {
   name: "dump",
   synopsis: "DIR [--from SEQ] [--limit N]",
@@ -212,51 +209,12 @@ export const dump: Command = {
       const directory = argument(input, 0);
       const from = (yield* parsed(input, "from", sequenceOf)) ?? 1;
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
-      const collected: Array<string> = [];
-      const projection = dumpProjection(from, limit, collected);
-      // The projection's own stop (`Enough`) is the only HistoryRejected it gives.
-      const enough = () => Effect.void;
-      const read: Effect.Effect<void, Failure, Disk.Disk> = isUrl(directory)
-        ? Effect.catchTag(
-            Effect.asVoid(Effect.scoped(PgLog.open(directory, {}, projection))),
-            "HistoryRejected",
-            enough,
-          )
-        : Effect.catchTag(
-            Effect.asVoid(retryTransient(Recovery.inspect(directory, {}, projection))),
-            "HistoryRejected",
-            enough,
-          );
-      const result = yield* Effect.either(read);
-      yield* lines(collected);
-      if (Either.isLeft(result)) return yield* Effect.fail(result.left);
+      const dumped = new DumpLines(from, limit);
+      // The lines before a fault are printed, then the fault.
+      yield* Effect.ensuring(readDump(directory, dumped), dumped.flush());
       return exitCodes.ok;
     }),
 };
-
-const jobRow = (job: Job.Job): Array<string> => [
-  `${job.jobId}`,
-  job.state,
-  Text.printable(job.queue),
-  Text.printable(job.worker),
-  `${job.priority}`,
-  `${job.attempt}/${job.maxAttempts}`,
-  Text.time(job.scheduledAt),
-  Text.time(job.finishedAt),
-  job.scheduleId === null ? "-" : Text.printable(job.scheduleId),
-];
-
-const jobHeaders = [
-  "ID",
-  "STATE",
-  "QUEUE",
-  "WORKER",
-  "PRI",
-  "ATTEMPT",
-  "SCHEDULED_AT",
-  "FINISHED_AT",
-  "SCHEDULE",
-];
 
 const stateOf = (input: Input, name: string | undefined) =>
   name === undefined
@@ -293,13 +251,16 @@ export const jobs: Command = {
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
       const filter = { queue, state: jobState, limit };
       const target = argument(input, 0);
-      const selected = isUrl(target)
-        ? yield* Effect.map(inspectState(target), (atRest) => listWhole(atRest.state, filter))
-        : yield* withAtRest(target, jobState === undefined || jobState === "completed", (atRest) =>
-            listed(atRest, filter),
+      const printed = new JobLines(input.json, limit);
+      const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);
+      yield* isUrl(target)
+        ? Effect.flatMap(inspectState(target), (atRest) =>
+            Effect.forEach(pagesOf(listWhole(atRest.state, filter)), page, { discard: true }),
+          )
+        : withAtRest(target, jobState === undefined || jobState === "completed", (atRest) =>
+            listed(atRest, filter, page),
           );
-      if (input.json) yield* line(Json.line(selected.map(Json.job)));
-      else yield* lines(Text.table(jobHeaders, selected.map(jobRow), ["right"]));
+      yield* printed.end();
       return exitCodes.ok;
     }),
 };

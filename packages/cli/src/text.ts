@@ -10,6 +10,26 @@ export type Align = "left" | "right";
 const pad = (text: string, width: number, align: Align): string =>
   align === "right" ? text.padStart(width) : text.padEnd(width);
 
+/** The width of each column: its header's, or its longest cell's. */
+export const widths = (
+  headers: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+): Array<number> =>
+  headers.map((header, column) =>
+    rows.reduce((width, row) => Math.max(width, (row[column] ?? "").length), header.length),
+  );
+
+/** One row of a table: its cells padded to `widths`, two spaces apart, trailing spaces trimmed. */
+export const row = (
+  cells: ReadonlyArray<string>,
+  columnWidths: ReadonlyArray<number>,
+  align: ReadonlyArray<Align> = [],
+): string =>
+  columnWidths
+    .map((width, column) => pad(cells[column] ?? "", width, align[column] ?? "left"))
+    .join("  ")
+    .trimEnd();
+
 /**
  * An aligned table: a header row and one row per entry, columns separated
  * by two spaces; trailing spaces are trimmed. `align` defaults to left.
@@ -19,15 +39,11 @@ export const table = (
   rows: ReadonlyArray<ReadonlyArray<string>>,
   align: ReadonlyArray<Align> = [],
 ): Array<string> => {
-  const widths = headers.map((header, column) =>
-    rows.reduce((width, row) => Math.max(width, (row[column] ?? "").length), header.length),
-  );
-  const render = (cells: ReadonlyArray<string>) =>
-    widths
-      .map((width, column) => pad(cells[column] ?? "", width, align[column] ?? "left"))
-      .join("  ")
-      .trimEnd();
-  return [render(headers), ...rows.map(render)];
+  const columnWidths = widths(headers, rows);
+  return [
+    row(headers, columnWidths, align),
+    ...rows.map((cells) => row(cells, columnWidths, align)),
+  ];
 };
 
 /** `key  value` lines with the keys padded to one width. */

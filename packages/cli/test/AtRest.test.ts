@@ -16,7 +16,7 @@ import {
   segmentFooterBytes,
   segmentHeaderBytes,
 } from "@tay/codec";
-import { Event, State } from "@tay/core";
+import { Event, type Job, State } from "@tay/core";
 import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
@@ -187,12 +187,20 @@ const closedThenPlayed = (afterMin: number, afterMax: number) =>
 /** Every job `jobs` lists, and whether the index (not the whole fold) answered. */
 const listedFrom = () =>
   Effect.runPromise(
-    withAtRest(dir, true, (atRest) =>
-      Either.map(
-        listed(atRest, { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER }),
-        (jobs) => ({ index: atRest.index !== undefined, jobs }),
-      ),
-    ).pipe(Effect.provide(NodeDisk.layer)),
+    withAtRest(dir, true, (atRest) => {
+      const jobs: Array<Job.Job> = [];
+      return Effect.as(
+        listed(
+          atRest,
+          { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER },
+          (page) =>
+            Effect.sync(() => {
+              jobs.push(...page);
+            }),
+        ),
+        { index: atRest.index !== undefined, jobs },
+      );
+    }).pipe(Effect.provide(NodeDisk.layer)),
   );
 
 /** Every file of the store and its bytes: what a read command must leave as it found it. */

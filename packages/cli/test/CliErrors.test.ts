@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import {
   BulkStopped,
   JobNotCompleted,
+  CompactedWhileDumped,
   JobNotFound,
   NotServed,
   ServedFailure,
@@ -54,6 +55,12 @@ const samples: Samples = {
   }),
   UsageError: new UsageError({ command: "jobs", detail: "Unknown option '--bogus'" }),
   JobNotFound: new JobNotFound({ path: "/data", jobId: 5 }),
+  CompactedWhileDumped: new CompactedWhileDumped({
+    path: "/data",
+    printedEpoch: 3,
+    printedThrough: 1200,
+    foundEpoch: 4,
+  }),
   NotEmpty: new StoreError.NotEmpty({ path: "/data", entries: ["a", "b"] }),
   UnsupportedStoreV1: new StoreError.UnsupportedStoreV1({ path: "/data", found: "segments" }),
   IncompleteInitialization: new StoreError.IncompleteInitialization({ path: "/data" }),

@@ -38,18 +38,24 @@ export interface Run {
   readonly stderr: string;
 }
 
+/** A run in this process, with each write to standard output as it was made. */
+export interface RecordedRun extends Run {
+  readonly writes: ReadonlyArray<string>;
+}
+
 /**
  * Runs `Cli.run` in this process against buffers: the same program as the
  * binary without a process per run (for the cases about the logic, not
- * about the executable).
+ * about the executable). `writes` keeps each write to standard output
+ * apart, for the commands that print as they read.
  */
-export const runInProcess = (argv: ReadonlyArray<string>): Promise<Run> => {
-  let stdout = "";
+export const runRecorded = (argv: ReadonlyArray<string>): Promise<RecordedRun> => {
+  const writes: Array<string> = [];
   let stderr = "";
   const terminal: Cli.TerminalService = {
     out: (text) =>
       Effect.sync(() => {
-        stdout += text;
+        writes.push(text);
       }),
     err: (text) =>
       Effect.sync(() => {
@@ -62,9 +68,15 @@ export const runInProcess = (argv: ReadonlyArray<string>): Promise<Run> => {
   return Effect.runPromise(
     Cli.run(argv).pipe(
       Effect.provide(Layer.merge(NodeDisk.layer, Layer.succeed(Cli.Terminal, terminal))),
-      Effect.map((status) => ({ status, stdout, stderr })),
+      Effect.map((status) => ({ status, stdout: writes.join(""), stderr, writes })),
     ),
   );
+};
+
+/** `runRecorded` without the writes apart. */
+export const runInProcess = async (argv: ReadonlyArray<string>): Promise<Run> => {
+  const { status, stdout, stderr } = await runRecorded(argv);
+  return { status, stdout, stderr };
 };
 
 /** Runs `tay args...` to completion. */
