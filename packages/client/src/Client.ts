@@ -85,6 +85,8 @@ export interface JobFilter {
   readonly queue?: string;
   readonly state?: Job.Job["state"];
   readonly limit?: number;
+  /** Only jobs whose id is greater: where the next page of a listing starts. */
+  readonly after?: number;
 }
 
 /** What a tick did. */
@@ -194,6 +196,8 @@ const insertedAnswer = Shape.struct({ job: Wire.insertedJob });
 const insertedManyAnswer = Shape.struct({ jobs: Wire.insertedJobs });
 const queueAnswer = Shape.struct({ queue: Shape.nullable(Wire.queueState) });
 const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
+// A listing's page: `next` is the `after` of the page that follows, or null.
+const jobsPage = Shape.struct({ jobs: Wire.jobs, next: Shape.nullable(Shape.integer(0)) });
 const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
 const maybeProgress = Shape.struct({ progress: Shape.nullable(Wire.progress) });
@@ -619,11 +623,32 @@ export class Client {
     return (await this.get(`/v1/jobs/${jobId}`, maybeJob)).job ?? undefined;
   }
 
+  /**
+   * Committed jobs, ascending by id, of `filter`'s queue and state, at most
+   * its `limit`, after its `after`. The server answers a page at a time
+   * (at most 1,000 jobs, so one listing never holds it from its other
+   * callers); this asks for each page in turn until the listing ends.
+   */
   async jobs(filter: JobFilter = {}): Promise<ReadonlyArray<Job.Job>> {
-    const query = new URLSearchParams(
-      present({ queue: filter.queue, state: filter.state, limit: filter.limit?.toString() }),
-    );
-    return (await this.get(`/v1/jobs?${query}`, jobsAnswer)).jobs;
+    const listed: Array<Job.Job> = [];
+    let after = filter.after;
+    for (;;) {
+      const left = filter.limit === undefined ? undefined : filter.limit - listed.length;
+      const query = new URLSearchParams(
+        present({
+          queue: filter.queue,
+          state: filter.state,
+          limit: left?.toString(),
+          after: after?.toString(),
+        }),
+      );
+      const page = await this.get(`/v1/jobs?${query}`, jobsPage);
+      listed.push(...page.jobs);
+      // An empty page ends it too: a next with nothing before it would ask forever.
+      if (page.next === null || page.jobs.length === 0) return listed;
+      if (left !== undefined && page.jobs.length >= left) return listed;
+      after = page.next;
+    }
   }
 
   async schedule(scheduleId: string): Promise<Schedule.Schedule | undefined> {

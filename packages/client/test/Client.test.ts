@@ -108,6 +108,61 @@ describe("Client over the socket", () => {
     await client.close();
   });
 
+  it("lists a page of at most 1,000 jobs an answer, and asks for each page of a longer listing", async () => {
+    const client = await Client.connect(directory);
+    const queue = "paged";
+    const inserted = [];
+    for (let from = 0; from < 2_500; from += 500) {
+      const batch = Array.from({ length: 500 }, (_, index) => ({
+        queue,
+        worker: "W",
+        args: from + index,
+      }));
+      inserted.push(...(await client.insertMany(batch)).map((job) => job.jobId));
+    }
+    // One answer: the first 1,000, and where the next page starts.
+    const first = await new Promise<{ jobs: Array<{ jobId: number }>; next: number | null }>(
+      (resolve, reject) => {
+        request(
+          { socketPath: Locate.socketOf(directory), path: `/v1/jobs?queue=${queue}` },
+          (response) => {
+            const chunks: Array<Buffer> = [];
+            response.on("data", (chunk: Buffer) => chunks.push(chunk));
+            response.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString())));
+          },
+        )
+          .on("error", reject)
+          .end();
+      },
+    );
+    expect(first.jobs.map((job) => job.jobId)).toEqual(inserted.slice(0, 1_000));
+    expect(first.next).toBe(inserted[999]);
+    const routeCount = async () =>
+      Number(
+        /^tay_request_seconds_count\{route="\/v1\/jobs",[^}]*\} (\d+)$/m.exec(
+          await metrics(),
+        )?.[1] ?? 0,
+      );
+    const before = await routeCount();
+    // The client asks for the three pages in turn.
+    const all = await client.jobs({ queue });
+    expect(all.map((job) => job.jobId)).toEqual(inserted);
+    expect((await routeCount()) - before).toBe(3);
+    expect((await client.jobs({ queue, limit: 1_500 })).map((job) => job.jobId)).toEqual(
+      inserted.slice(0, 1_500),
+    );
+    expect((await client.jobs({ queue, limit: 1_000 })).map((job) => job.jobId)).toEqual(
+      inserted.slice(0, 1_000),
+    );
+    const after = inserted[1_200] ?? 0;
+    expect((await client.jobs({ queue, after, limit: 3 })).map((job) => job.jobId)).toEqual(
+      inserted.slice(1_201, 1_204),
+    );
+    expect(await client.jobs({ queue, after: inserted[2_499] ?? 0 })).toEqual([]);
+    await client.cancelAll({ queue });
+    await client.close();
+  });
+
   it("answers completed jobs by id and listed from the server's terminal index", async () => {
     const client = await Client.connect(directory);
     const queue = "indexed";

@@ -128,13 +128,18 @@ export class FactMap {
   }
 
   /** Ascending entries. */
-  *entries(): IterableIterator<readonly [number, Fact]> {
-    const overflow = this.overflow.entries();
+  entries(): IterableIterator<readonly [number, Fact]> {
+    return this.entriesFrom(0);
+  }
+
+  /** Ascending entries of ids `from` and above (the pages below it are passed over). */
+  *entriesFrom(from: number): IterableIterator<readonly [number, Fact]> {
+    const overflow = this.overflow.entriesFrom(from);
     let pending = overflow.next();
-    for (const [pageNumber, page] of this.pages.entries()) {
+    for (const [pageNumber, page] of this.pages.entriesFrom(pageOf(from))) {
       const first = pageNumber * pageSlots;
       const own = Math.min(pageSlots, this.end - first);
-      for (let offset = 0; offset < own; offset++) {
+      for (let offset = Math.max(0, from - first); offset < own; offset++) {
         const slot = page.slots[offset] ?? 0;
         if (slot === 0) continue;
         while (pending.done !== true && pending.value[0] < first + offset) {

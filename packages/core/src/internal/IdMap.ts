@@ -241,7 +241,16 @@ export class IdMap<V> {
   }
 
   /** Ascending entries. */
-  *entries(): IterableIterator<readonly [number, V]> {
+  entries(): IterableIterator<readonly [number, V]> {
+    return this.entriesFrom(0);
+  }
+
+  /**
+   * Ascending entries of ids `first` and above: the subtrees wholly below
+   * `first` are passed over, so a page of a listing from deep in the map
+   * costs its own entries and one path, not every entry before it.
+   */
+  *entriesFrom(first: number): IterableIterator<readonly [number, V]> {
     const stack: Array<{
       readonly node: Branch<V> | Leaf<V>;
       readonly base: number;
@@ -252,17 +261,19 @@ export class IdMap<V> {
       const { node, base, level } = frame;
       if (node.kind === "leaf") {
         const own = Math.min(node.values.length, this.end - base);
-        for (let index = 0; index < own; index++) {
+        for (let index = Math.max(0, first - base); index < own; index++) {
           const value = node.values[index];
           if (value !== undefined) yield [base + index, value];
         }
         continue;
       }
       // Push children right to left so the leftmost is visited first.
+      const childSpan = span(level);
       for (let index = node.children.length - 1; index >= 0; index--) {
         const child = node.children[index];
-        if (child !== undefined)
-          stack.push({ node: child, base: base + index * span(level), level: level - 1 });
+        const childBase = base + index * childSpan;
+        if (child !== undefined && childBase + childSpan > first)
+          stack.push({ node: child, base: childBase, level: level - 1 });
       }
     }
   }

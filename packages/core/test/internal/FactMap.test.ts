@@ -64,7 +64,14 @@ const expectLike = (map: Readable, model: Map<number, Fact>, probes: ReadonlyArr
 };
 
 const expectPublished = (map: FactMap, model: Map<number, Fact>) => {
-  expect([...map.entries()]).toEqual(sortedEntries(model));
+  const entries = sortedEntries(model);
+  expect([...map.entries()]).toEqual(entries);
+  // From each key and one past it: the entries at or above, the overflow's merged in.
+  for (const [key] of entries) {
+    for (const from of [key, key + 1]) {
+      expect([...map.entriesFrom(from)]).toEqual(entries.filter(([other]) => other >= from));
+    }
+  }
   expect(map.countsByQueue()).toEqual(queueCounts(model));
 };
 

@@ -50,6 +50,33 @@ describe("IdMap", () => {
     );
   });
 
+  it("lists from any id: the entries at or above it, in order, on sparse, dense and branched maps (property)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(id, { maxLength: 120 }),
+        fc.integer({ min: 0, max: 3_000 }),
+        fc.array(id, { maxLength: 8 }),
+        (ids, denseCount, froms) => {
+          const dense = Array.from({ length: denseCount }, (_, index) => `d${index}`);
+          let map = IdMap.fromDense(dense, 7, denseCount);
+          const model = new Map<number, string>(dense.map((value, index) => [7 + index, value]));
+          const edit = new Edit();
+          ids.forEach((key, index) => {
+            map = map.set(key, `v${index}`, index % 2 === 0 ? edit : undefined);
+            model.set(key, `v${index}`);
+          });
+          const entries = sortedEntries(model);
+          // Every boundary: each key, one past it, and ids drawn anywhere.
+          const starts = [0, ...froms, ...ids.flatMap((key) => [key, key + 1]), 7 + denseCount];
+          for (const first of starts) {
+            expect([...map.entriesFrom(first)]).toEqual(entries.filter(([key]) => key >= first));
+          }
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
   it("builds from a dense array at any base, plus extra entries (property)", () => {
     fc.assert(
       fc.property(

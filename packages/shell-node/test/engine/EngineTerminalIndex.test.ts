@@ -165,6 +165,26 @@ const answers = async (
     listings.push(await jobs({ state: "completed", limit }));
     listings.push(await jobs({ state: "completed", queue: "b", limit }));
   }
+  // A page after any id is the whole listing's jobs past it (each engine
+  // against itself; the listings then against the reference's).
+  const filters: ReadonlyArray<Filter> = [
+    {},
+    { state: "completed" },
+    { queue: "b" },
+    { state: "available" },
+  ];
+  for (const filter of filters) {
+    const whole = (await jobs(filter)) as ReadonlyArray<{ readonly jobId: number }>;
+    for (const after of [0, 1, 2, Math.floor(lastJobId / 2), lastJobId]) {
+      const past = whole.filter((listed) => listed.jobId > after);
+      expect(await jobs({ ...filter, after }), `${JSON.stringify(filter)} after ${after}`).toEqual(
+        past,
+      );
+      const page = await jobs({ ...filter, after, limit: 2 });
+      expect(page).toEqual(past.slice(0, 2));
+      listings.push(page);
+    }
+  }
   return { byId, listings };
 };
 

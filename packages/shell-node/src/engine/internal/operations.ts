@@ -73,6 +73,12 @@ export interface JobFilter {
   readonly queue?: string;
   readonly state?: Job.Job["state"];
   readonly limit?: number;
+  /**
+   * Only jobs whose id is greater (since 2026-12-06): the next page of a
+   * listing starts after the last id of the one before, and costs its own
+   * jobs, not every job below it.
+   */
+  readonly after?: number;
 }
 
 /**
@@ -492,13 +498,27 @@ export interface States {
   readonly terminal?: TerminalReader;
 }
 
-/** The jobs of `state` that `filter` wants, whole ones only, ascending by id. */
-const wholeJobs = (state: State.State, filter: JobFilter): ReadonlyArray<Job.Job> =>
-  filter.state === undefined
-    ? [...State.jobs(state)].filter(
-        (job) => filter.queue === undefined || job.queue === filter.queue,
-      )
-    : Query.jobsIn(state, filter.state, filter.queue);
+/** The first id a listing after `filter.after` may hold. */
+const firstId = (filter: JobFilter): number =>
+  filter.after === undefined ? 0 : Math.max(0, Math.floor(filter.after) + 1);
+
+/**
+ * The jobs of `state` that `filter` wants, whole ones only, ascending by
+ * id. A terminal state's (and every state's) walk starts at the first id
+ * wanted; the active states' indexes hold active jobs only.
+ */
+function* wholeJobs(state: State.State, filter: JobFilter): Generator<Job.Job> {
+  const first = firstId(filter);
+  const wanted = filter.state;
+  if (wanted !== undefined && !Event.isTerminal(wanted)) {
+    for (const job of Query.jobsIn(state, wanted, filter.queue)) if (job.jobId >= first) yield job;
+    return;
+  }
+  for (const job of State.jobsFrom(state, first)) {
+    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
+    if (wanted === undefined || job.state === wanted) yield job;
+  }
+}
 
 /**
  * The ids of the jobs `state` holds as facts that `filter` wants, ascending
@@ -506,7 +526,7 @@ const wholeJobs = (state: State.State, filter: JobFilter): ReadonlyArray<Job.Job
  */
 function* factIds(state: State.State, filter: JobFilter): Generator<number> {
   if (filter.state !== undefined && filter.state !== "completed") return;
-  for (const [jobId, fact] of state.terminal.entries()) {
+  for (const [jobId, fact] of state.terminal.entriesFrom(firstId(filter))) {
     if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
   }
 }
@@ -523,24 +543,23 @@ const listJobs = (
 ): ReadonlyArray<Job.Job> => {
   const whole = wholeJobs(state, filter);
   const limit = filter.limit ?? Number.POSITIVE_INFINITY;
-  if (terminal === undefined || state.terminal.size === 0) return whole.slice(0, limit);
   const listed: Array<Job.Job> = [];
-  const ids = factIds(state, filter);
-  let next = ids.next();
-  let at = 0;
+  const ids =
+    terminal === undefined || state.terminal.size === 0 ? undefined : factIds(state, filter);
+  let next = ids?.next();
+  let job = whole.next();
   while (listed.length < limit) {
-    const job = whole[at];
-    if (next.done === true) {
-      if (job === undefined) break;
-      listed.push(job);
-      at++;
-    } else if (job !== undefined && job.jobId < next.value) {
-      listed.push(job);
-      at++;
-    } else {
+    if (next === undefined || next.done === true) {
+      if (job.done === true) break;
+      listed.push(job.value);
+      job = whole.next();
+    } else if (job.done !== true && job.value.jobId < next.value) {
+      listed.push(job.value);
+      job = whole.next();
+    } else if (terminal !== undefined) {
       const read = terminal(next.value);
       if (read !== undefined) listed.push(read);
-      next = ids.next();
+      next = ids?.next();
     }
   }
   return listed;

@@ -254,21 +254,25 @@ const filterShape = Shape.struct({
   queue: Shape.optional(Shape.string),
   state: Shape.optional(Wire.jobState),
   limit: Shape.optional(Shape.integer()),
+  after: Shape.optional(Shape.integer()),
 });
 
-/** The query of `GET /v1/jobs` (`?queue=&state=&limit=`). */
+/** The query of `GET /v1/jobs` (`?queue=&state=&limit=&after=`). */
 export const jobFilter: Shape.Decoder<{
   readonly queue: string | undefined;
   readonly state: Job.Job["state"] | undefined;
   readonly limit: number | undefined;
+  readonly after: number | undefined;
 }> = (input, path) => {
   if (!(input instanceof URLSearchParams)) return Shape.mismatch(path, "a query", input);
   const limit = input.get("limit");
+  const after = input.get("after");
   return filterShape(
     {
       queue: input.get("queue") ?? undefined,
       state: input.get("state") ?? undefined,
       limit: limit === null ? undefined : integerText(limit),
+      after: after === null ? undefined : integerText(after),
     },
     path,
   );

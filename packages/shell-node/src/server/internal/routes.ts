@@ -439,6 +439,14 @@ export const definedOnly = <A extends object>(
     [K in keyof A]: Exclude<A[K], undefined>;
   };
 
+/**
+ * The most jobs one `GET /v1/jobs` answers: a listing of 1,000,000
+ * completed jobs in one answer held the loop for 20 s and the process at
+ * 2.2 GB while every other caller (a health check among them) waited; a
+ * page of 1,000 is a few milliseconds (2026-12-06, docs/server.md).
+ */
+export const jobsPageMax = 1_000;
+
 /** An error as a batch result names it: its tag, its message, its rejection. */
 export const errorOf = (error: unknown): JsonObject => {
   const tag =
@@ -465,10 +473,15 @@ const queries: ReadonlyArray<Route> = [
   {
     method: "GET",
     path: "/v1/jobs",
-    summary: "committed jobs, ascending by id (?queue=&state=&limit=)",
+    summary: `committed jobs, ascending by id, at most ${jobsPageMax} an answer (?queue=&state=&limit=&after=); next: the after of the next page, or null when the listing ended`,
     handle: async (call, { engine }) => {
       const filter = checked(call, Requests.jobFilter, call.query, "query");
-      return { jobs: engine.promises.jobs(definedOnly(filter)).map(Wire.jobJson) };
+      const wanted = filter.limit ?? Number.POSITIVE_INFINITY;
+      const page = Math.min(wanted, jobsPageMax);
+      const jobs = engine.promises.jobs(definedOnly({ ...filter, limit: page }));
+      const last = jobs.at(-1);
+      const more = last !== undefined && jobs.length === page && page < wanted;
+      return { jobs: jobs.map(Wire.jobJson), next: more ? last.jobId : null };
     },
   },
   {
