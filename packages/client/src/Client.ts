@@ -85,8 +85,12 @@ export interface JobFilter {
   readonly queue?: string;
   readonly state?: Job.Job["state"];
   readonly limit?: number;
-  /** Only jobs whose id is greater: where the next page of a listing starts. */
+  /** Only jobs whose id is greater: where the next page of an ascending listing starts. */
   readonly after?: number;
+  /** Only jobs whose id is smaller: where the next page of a descending listing starts. */
+  readonly before?: number;
+  /** Ascending by id (the default), or descending: newest first. */
+  readonly order?: "asc" | "desc";
 }
 
 /** What a tick did. */
@@ -624,14 +628,15 @@ export class Client {
   }
 
   /**
-   * Committed jobs, ascending by id, of `filter`'s queue and state, at most
-   * its `limit`, after its `after`. The server answers a page at a time
-   * (at most 1,000 jobs, so one listing never holds it from its other
-   * callers); this asks for each page in turn until the listing ends.
+   * Committed jobs by id (ascending, or descending with `order: "desc"`),
+   * of `filter`'s queue and state, at most its `limit`, between its
+   * `after` and `before`. The server answers a page at a time (at most
+   * 1,000 jobs, so one listing never holds it from its other callers);
+   * this asks for each page in turn until the listing ends.
    */
   async jobs(filter: JobFilter = {}): Promise<ReadonlyArray<Job.Job>> {
     const listed: Array<Job.Job> = [];
-    let after = filter.after;
+    let { after, before } = filter;
     for (;;) {
       const left = filter.limit === undefined ? undefined : filter.limit - listed.length;
       const query = new URLSearchParams(
@@ -640,6 +645,8 @@ export class Client {
           state: filter.state,
           limit: left?.toString(),
           after: after?.toString(),
+          before: before?.toString(),
+          order: filter.order,
         }),
       );
       const page = await this.get(`/v1/jobs?${query}`, jobsPage);
@@ -647,7 +654,8 @@ export class Client {
       // An empty page ends it too: a next with nothing before it would ask forever.
       if (page.next === null || page.jobs.length === 0) return listed;
       if (left !== undefined && page.jobs.length >= left) return listed;
-      after = page.next;
+      if (filter.order === "desc") before = page.next;
+      else after = page.next;
     }
   }
 

@@ -159,6 +159,18 @@ describe("Client over the socket", () => {
       inserted.slice(1_201, 1_204),
     );
     expect(await client.jobs({ queue, after: inserted[2_499] ?? 0 })).toEqual([]);
+    // Newest first: the pages go down, each from the last id of the one before.
+    const newest = [...inserted].reverse();
+    expect((await client.jobs({ queue, order: "desc" })).map((job) => job.jobId)).toEqual(newest);
+    expect(
+      (await client.jobs({ queue, order: "desc", limit: 1_200 })).map((job) => job.jobId),
+    ).toEqual(newest.slice(0, 1_200));
+    const below = inserted[1_500] ?? 0;
+    expect(
+      (await client.jobs({ queue, order: "desc", before: below, limit: 2 })).map(
+        (job) => job.jobId,
+      ),
+    ).toEqual([inserted[1_499], inserted[1_498]]);
     await client.cancelAll({ queue });
     await client.close();
   });

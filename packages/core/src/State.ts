@@ -188,6 +188,11 @@ export const schedule = (state: State, scheduleId: string): Schedule | undefined
 /** Every job held whole, ascending by id. */
 export const jobs = (state: State): IterableIterator<Job> => state.jobs.values();
 
+/** The jobs held whole with ids `last` and below, descending by id (what lies above is passed over). */
+export function* jobsDownFrom(state: State, last: number): IterableIterator<Job> {
+  for (const [, job] of state.jobs.entriesDownFrom(last)) yield job;
+}
+
 /** The jobs held whole with ids `first` and above, ascending by id (what lies below is passed over). */
 export function* jobsFrom(state: State, first: number): IterableIterator<Job> {
   for (const [, job] of state.jobs.entriesFrom(first)) yield job;

@@ -152,6 +152,26 @@ export class FactMap {
     for (; pending.done !== true; pending = overflow.next()) yield pending.value;
   }
 
+  /** Descending entries of ids `last` and below (the pages above it are passed over). */
+  *entriesDownFrom(last: number): IterableIterator<readonly [number, Fact]> {
+    const overflow = this.overflow.entriesDownFrom(last);
+    let pending = overflow.next();
+    for (const [pageNumber, page] of this.pages.entriesDownFrom(pageOf(last))) {
+      const first = pageNumber * pageSlots;
+      const own = Math.min(pageSlots, this.end - first, last - first + 1);
+      for (let offset = own - 1; offset >= 0; offset--) {
+        const slot = page.slots[offset] ?? 0;
+        if (slot === 0) continue;
+        while (pending.done !== true && pending.value[0] > first + offset) {
+          yield pending.value;
+          pending = overflow.next();
+        }
+        yield [first + offset, this.decode(slot)];
+      }
+    }
+    for (; pending.done !== true; pending = overflow.next()) yield pending.value;
+  }
+
   /** Ascending facts. */
   *values(): IterableIterator<Fact> {
     for (const [, fact] of this.entries()) yield fact;

@@ -277,6 +277,38 @@ export class IdMap<V> {
       }
     }
   }
+
+  /**
+   * Descending entries of ids `last` and below: the subtrees wholly above
+   * `last` are passed over (a listing newest first, from anywhere).
+   */
+  *entriesDownFrom(last: number): IterableIterator<readonly [number, V]> {
+    const stack: Array<{
+      readonly node: Branch<V> | Leaf<V>;
+      readonly base: number;
+      readonly level: number;
+    }> = [];
+    if (this.root !== undefined) stack.push({ node: this.root, base: 0, level: this.height });
+    for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
+      const { node, base, level } = frame;
+      if (node.kind === "leaf") {
+        const own = Math.min(node.values.length, this.end - base, last - base + 1);
+        for (let index = own - 1; index >= 0; index--) {
+          const value = node.values[index];
+          if (value !== undefined) yield [base + index, value];
+        }
+        continue;
+      }
+      // Push children left to right so the rightmost is visited first.
+      const childSpan = span(level);
+      for (let index = 0; index < node.children.length; index++) {
+        const child = node.children[index];
+        const childBase = base + index * childSpan;
+        if (child !== undefined && childBase <= last)
+          stack.push({ node: child, base: childBase, level: level - 1 });
+      }
+    }
+  }
 }
 
 const visitNode = <V>(

@@ -71,6 +71,11 @@ const expectPublished = (map: FactMap, model: Map<number, Fact>) => {
     for (const from of [key, key + 1]) {
       expect([...map.entriesFrom(from)]).toEqual(entries.filter(([other]) => other >= from));
     }
+    for (const from of [key, key - 1]) {
+      expect([...map.entriesDownFrom(from)]).toEqual(
+        entries.filter(([other]) => other <= from).reverse(),
+      );
+    }
   }
   expect(map.countsByQueue()).toEqual(queueCounts(model));
 };

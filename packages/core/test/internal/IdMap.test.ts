@@ -50,7 +50,7 @@ describe("IdMap", () => {
     );
   });
 
-  it("lists from any id: the entries at or above it, in order, on sparse, dense and branched maps (property)", () => {
+  it("lists from any id up and down: the entries at or above it in order, at or below it in reverse, on sparse, dense and branched maps (property)", () => {
     fc.assert(
       fc.property(
         fc.array(id, { maxLength: 120 }),
@@ -70,6 +70,9 @@ describe("IdMap", () => {
           const starts = [0, ...froms, ...ids.flatMap((key) => [key, key + 1]), 7 + denseCount];
           for (const first of starts) {
             expect([...map.entriesFrom(first)]).toEqual(entries.filter(([key]) => key >= first));
+            expect([...map.entriesDownFrom(first)]).toEqual(
+              entries.filter(([key]) => key <= first).reverse(),
+            );
           }
         },
       ),

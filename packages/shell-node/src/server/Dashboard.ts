@@ -149,18 +149,30 @@ function progressText(report, attempt) {
 }
 const rerunnable = new Set(["discarded", "cancelled"]);
 const finished = new Set(["completed"]);
+// The jobs view lists newest first, 200 a page: the page shown starts
+// below jobsBefore (undefined: the newest), and jobsNext is where the
+// next older page starts (null: none older).
+let jobsBefore;
+let jobsNext = null;
 async function loadJobs() {
   const id = $("filter-id").value.trim();
   let jobs;
   if (id !== "") {
     const { job } = await call("GET", "/v1/jobs/" + encodeURIComponent(id));
     jobs = job === null ? [] : [job];
+    jobsNext = null;
   } else {
-    const query = new URLSearchParams({ limit: "200" });
+    const query = new URLSearchParams({ limit: "200", order: "desc" });
     if ($("filter-queue").value) query.set("queue", $("filter-queue").value);
     if ($("filter-state").value) query.set("state", $("filter-state").value);
-    jobs = (await call("GET", "/v1/jobs?" + query)).jobs;
+    if (jobsBefore !== undefined) query.set("before", String(jobsBefore));
+    const answer = await call("GET", "/v1/jobs?" + query);
+    jobs = answer.jobs;
+    // A full page may have older jobs below it; its last id is where they start.
+    jobsNext = jobs.length === 200 ? jobs[jobs.length - 1].jobId : null;
   }
+  $("jobs-older").disabled = jobsNext === null;
+  $("jobs-newest").disabled = jobsBefore === undefined;
   // Progress is held for executing attempts only: asked for once, when the list has one.
   const reports = jobs.some((job) => job.state === "executing")
     ? (await call("GET", "/v1/progress")).progress : [];
@@ -224,7 +236,9 @@ function live() {
     setTimeout(() => { pending = false; loadQueues().catch(() => undefined); loadStatus().catch(() => undefined); }, 100);
   });
 }
-$("filters").addEventListener("submit", (event) => { event.preventDefault(); loadJobs(); });
+$("filters").addEventListener("submit", (event) => { event.preventDefault(); jobsBefore = undefined; loadJobs(); });
+$("jobs-older").addEventListener("click", () => { jobsBefore = jobsNext ?? undefined; loadJobs(); });
+$("jobs-newest").addEventListener("click", () => { jobsBefore = undefined; loadJobs(); });
 $("queue-form").addEventListener("submit", (event) => { event.preventDefault(); setPaused($("queue-name").value, true); });
 $("limits-form").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -259,13 +273,14 @@ export const page = (): string => `<!doctype html>
 <table><thead><tr><th>queue</th><th>available</th><th>scheduled</th><th>executing</th><th>retryable</th><th>completed</th><th>discarded</th><th>cancelled</th><th>state</th><th>concurrency</th><th>rate limit</th><th></th><th></th></tr></thead><tbody id="queues"></tbody></table></section>
 <section><h2>Store</h2><table><tbody id="status"></tbody></table></section>
 <section><h2>Schedules</h2><table><thead><tr><th>id</th><th>queue</th><th>recurs</th><th>next due</th><th></th></tr></thead><tbody id="schedules"></tbody></table></section>
-<section class="wide"><h2>Jobs</h2>
+<section class="wide"><h2>Jobs (newest first)</h2>
 <form id="filters"><input id="filter-queue" placeholder="queue"><select id="filter-state">${states
   .map((state) => `<option value="${state}">${state === "" ? "any state" : state}</option>`)
   .join(
     "",
   )}</select><input id="filter-id" placeholder="job id" size="8"><button type="submit">filter</button></form>
-<table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th>progress</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table></section>
+<table><thead><tr><th>id</th><th>state</th><th>queue</th><th>worker</th><th>attempt</th><th>scheduled at</th><th>progress</th><th></th><th></th></tr></thead><tbody id="jobs"></tbody></table>
+<p><button id="jobs-newest" type="button" disabled>newest</button> <button id="jobs-older" type="button" disabled>older</button></p></section>
 <section class="wide"><h2 id="history-title">Job history</h2><table><thead><tr><th>sequence</th><th>member</th><th>event</th><th>fields</th></tr></thead><tbody id="history"></tbody></table></section>
 </main>
 <script>${script}</script>

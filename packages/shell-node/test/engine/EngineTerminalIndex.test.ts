@@ -175,7 +175,10 @@ const answers = async (
   ];
   for (const filter of filters) {
     const whole = (await jobs(filter)) as ReadonlyArray<{ readonly jobId: number }>;
-    for (const after of [0, 1, 2, Math.floor(lastJobId / 2), lastJobId]) {
+    const newestFirst = [...whole].reverse();
+    expect(await jobs({ ...filter, order: "desc" })).toEqual(newestFirst);
+    const bounds = [0, 1, 2, Math.floor(lastJobId / 2), lastJobId, lastJobId + 1];
+    for (const after of bounds) {
       const past = whole.filter((listed) => listed.jobId > after);
       expect(await jobs({ ...filter, after }), `${JSON.stringify(filter)} after ${after}`).toEqual(
         past,
@@ -183,6 +186,18 @@ const answers = async (
       const page = await jobs({ ...filter, after, limit: 2 });
       expect(page).toEqual(past.slice(0, 2));
       listings.push(page);
+      const before = after;
+      const below = newestFirst.filter((listed) => listed.jobId < before);
+      expect(await jobs({ ...filter, order: "desc", before })).toEqual(below);
+      const older = await jobs({ ...filter, order: "desc", before, limit: 2 });
+      expect(older).toEqual(below.slice(0, 2));
+      listings.push(older);
+      // Both bounds: the ids strictly between, in either order.
+      const between = whole.filter((listed) => listed.jobId > 1 && listed.jobId < before);
+      expect(await jobs({ ...filter, after: 1, before })).toEqual(between);
+      expect(await jobs({ ...filter, after: 1, before, order: "desc" })).toEqual(
+        [...between].reverse(),
+      );
     }
   }
   return { byId, listings };

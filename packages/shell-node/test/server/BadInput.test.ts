@@ -195,7 +195,7 @@ describe("bad input", () => {
     ]);
   });
 
-  it("refuses a job id or a limit that is no plain decimal, by field", async () => {
+  it("refuses a job id, a limit or a bound that is no plain decimal, and an unknown order, by field", async () => {
     for (const [path, field] of [
       ["/v1/jobs/01", "path.jobId"],
       ["/v1/jobs/0", "path.jobId"],
@@ -203,6 +203,9 @@ describe("bad input", () => {
       ["/v1/jobs/01/history", "path.jobId"],
       ["/v1/jobs?limit=01", "query.limit"],
       ["/v1/jobs?limit=+1", "query.limit"],
+      ["/v1/jobs?after=1.5", "query.after"],
+      ["/v1/jobs?before=x", "query.before"],
+      ["/v1/jobs?order=newest", "query.order"],
     ] as const) {
       const reply = await send("GET", path);
       const error = refusal(reply);

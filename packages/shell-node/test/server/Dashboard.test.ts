@@ -169,6 +169,30 @@ describe.skipIf(!present)("dashboard", () => {
     expect(errors).toEqual([]);
   }, 120_000);
 
+  it("lists jobs newest first, 200 a page, and pages to older ones and back", async () => {
+    const jobs = await opened.insertMany(
+      Array.from({ length: 250 }, (_, index) => ({ queue: "many", worker: "W", args: index })),
+    );
+    const ids = jobs.map((job) => job.jobId);
+    const { page, errors } = await openDashboard();
+    await page.fill("#filter-queue", "many");
+    await page.click("#filters button");
+    await page.waitForFunction(`document.querySelectorAll("#jobs tr").length === 200`);
+    const shownIds = () =>
+      page.$$eval("#jobs tr", (rows) => rows.map((row) => Number(row.getAttribute("data-job"))));
+    expect(await shownIds()).toEqual([...ids].reverse().slice(0, 200));
+    expect(await page.isDisabled("#jobs-newest")).toBe(true);
+    await page.click("#jobs-older");
+    await page.waitForFunction(`document.querySelectorAll("#jobs tr").length === 50`);
+    expect(await shownIds()).toEqual([...ids].reverse().slice(200));
+    expect(await page.isDisabled("#jobs-older")).toBe(true);
+    await page.click("#jobs-newest");
+    await page.waitForFunction(`document.querySelectorAll("#jobs tr").length === 200`);
+    expect((await shownIds())[0]).toBe(ids.at(-1));
+    expect(errors).toEqual([]);
+    await Promise.all(jobs.map((job) => opened.cancel(job.jobId)));
+  }, 120_000);
+
   it("retries a queue's discarded jobs from its row", async () => {
     const jobs = await opened.insertMany(
       [0, 1].map((index) => ({ queue: "flaky", worker: "W", args: index, maxAttempts: 1 })),

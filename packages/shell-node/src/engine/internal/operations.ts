@@ -18,8 +18,10 @@ import {
   type Value,
 } from "@tay/core";
 import { type AnswerOf, type Lane, Missing, type Waiting } from "./engineRequest.js";
+import { type JobFilter, listJobs, type TerminalReader } from "./jobListing.js";
 
 export type { Lane } from "./engineRequest.js";
+export type { JobFilter, TerminalReader } from "./jobListing.js";
 
 /** A command ready to queue, and how to read its caller's answer. */
 export interface Issue<A> {
@@ -66,19 +68,6 @@ export interface FailOptions {
 export interface CompleteOptions {
   /** Only this attempt (the one the caller claimed): `StaleAttempt` for any other. */
   readonly attempt?: number;
-}
-
-/** How to list jobs. */
-export interface JobFilter {
-  readonly queue?: string;
-  readonly state?: Job.Job["state"];
-  readonly limit?: number;
-  /**
-   * Only jobs whose id is greater (since 2026-12-06): the next page of a
-   * listing starts after the last id of the one before, and costs its own
-   * jobs, not every job below it.
-   */
-  readonly after?: number;
 }
 
 /**
@@ -478,13 +467,6 @@ export const tickReport = (
   ),
 });
 
-/**
- * The whole record of a job a lean state holds as its facts (from the
- * terminal index, on the caller's thread), or undefined. Throws the
- * index's typed error when its disk or bytes fail after open.
- */
-export type TerminalReader = (jobId: number) => Job.Job | undefined;
-
 /** The states a query may read. */
 export interface States {
   /** Only durable batches: what every query shows. */
@@ -497,73 +479,6 @@ export interface States {
    */
   readonly terminal?: TerminalReader;
 }
-
-/** The first id a listing after `filter.after` may hold. */
-const firstId = (filter: JobFilter): number =>
-  filter.after === undefined ? 0 : Math.max(0, Math.floor(filter.after) + 1);
-
-/**
- * The jobs of `state` that `filter` wants, whole ones only, ascending by
- * id. A terminal state's (and every state's) walk starts at the first id
- * wanted; the active states' indexes hold active jobs only.
- */
-function* wholeJobs(state: State.State, filter: JobFilter): Generator<Job.Job> {
-  const first = firstId(filter);
-  const wanted = filter.state;
-  if (wanted !== undefined && !Event.isTerminal(wanted)) {
-    for (const job of Query.jobsIn(state, wanted, filter.queue)) if (job.jobId >= first) yield job;
-    return;
-  }
-  for (const job of State.jobsFrom(state, first)) {
-    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
-    if (wanted === undefined || job.state === wanted) yield job;
-  }
-}
-
-/**
- * The ids of the jobs `state` holds as facts that `filter` wants, ascending
- * (facts are completed jobs: no other state asks for them).
- */
-function* factIds(state: State.State, filter: JobFilter): Generator<number> {
-  if (filter.state !== undefined && filter.state !== "completed") return;
-  for (const [jobId, fact] of state.terminal.entriesFrom(firstId(filter))) {
-    if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
-  }
-}
-
-/**
- * The listing of a full state from a lean one: its whole jobs and the
- * index's, merged by id, each index record read only once it is listed
- * (a `limit` reads no more than it lists).
- */
-const listJobs = (
-  state: State.State,
-  filter: JobFilter = {},
-  terminal?: TerminalReader,
-): ReadonlyArray<Job.Job> => {
-  const whole = wholeJobs(state, filter);
-  const limit = filter.limit ?? Number.POSITIVE_INFINITY;
-  const listed: Array<Job.Job> = [];
-  const ids =
-    terminal === undefined || state.terminal.size === 0 ? undefined : factIds(state, filter);
-  let next = ids?.next();
-  let job = whole.next();
-  while (listed.length < limit) {
-    if (next === undefined || next.done === true) {
-      if (job.done === true) break;
-      listed.push(job.value);
-      job = whole.next();
-    } else if (job.done !== true && job.value.jobId < next.value) {
-      listed.push(job.value);
-      job = whole.next();
-    } else if (terminal !== undefined) {
-      const read = terminal(next.value);
-      if (read !== undefined) listed.push(read);
-      next = ids?.next();
-    }
-  }
-  return listed;
-};
 
 /** A job of the committed state: whole, or read from the index when held as facts. */
 const jobIn = (states: States, jobId: number): Job.Job | undefined => {

@@ -255,24 +255,32 @@ const filterShape = Shape.struct({
   state: Shape.optional(Wire.jobState),
   limit: Shape.optional(Shape.integer()),
   after: Shape.optional(Shape.integer()),
+  before: Shape.optional(Shape.integer()),
+  order: Shape.optional(Shape.literal("asc", "desc")),
 });
 
-/** The query of `GET /v1/jobs` (`?queue=&state=&limit=&after=`). */
+/** The query of `GET /v1/jobs` (`?queue=&state=&limit=&after=&before=&order=asc|desc`). */
 export const jobFilter: Shape.Decoder<{
   readonly queue: string | undefined;
   readonly state: Job.Job["state"] | undefined;
   readonly limit: number | undefined;
   readonly after: number | undefined;
+  readonly before: number | undefined;
+  readonly order: "asc" | "desc" | undefined;
 }> = (input, path) => {
   if (!(input instanceof URLSearchParams)) return Shape.mismatch(path, "a query", input);
-  const limit = input.get("limit");
-  const after = input.get("after");
+  const integer = (name: string) => {
+    const text = input.get(name);
+    return text === null ? undefined : integerText(text);
+  };
   return filterShape(
     {
       queue: input.get("queue") ?? undefined,
       state: input.get("state") ?? undefined,
-      limit: limit === null ? undefined : integerText(limit),
-      after: after === null ? undefined : integerText(after),
+      limit: integer("limit"),
+      after: integer("after"),
+      before: integer("before"),
+      order: input.get("order") ?? undefined,
     },
     path,
   );

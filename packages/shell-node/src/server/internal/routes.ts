@@ -473,7 +473,7 @@ const queries: ReadonlyArray<Route> = [
   {
     method: "GET",
     path: "/v1/jobs",
-    summary: `committed jobs, ascending by id, at most ${jobsPageMax} an answer (?queue=&state=&limit=&after=); next: the after of the next page, or null when the listing ended`,
+    summary: `committed jobs by id, ascending or (order=desc) descending, at most ${jobsPageMax} an answer (?queue=&state=&limit=&after=&before=&order=); next: the after (ascending) or before (descending) of the next page, or null when the listing ended`,
     handle: async (call, { engine }) => {
       const filter = checked(call, Requests.jobFilter, call.query, "query");
       const wanted = filter.limit ?? Number.POSITIVE_INFINITY;
