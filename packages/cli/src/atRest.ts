@@ -219,6 +219,8 @@ export interface Filter {
   readonly queue: string | undefined;
   readonly state: Event.JobState | undefined;
   readonly limit: number;
+  /** Newest first (`--order desc`, 2026-12-06). */
+  readonly descending: boolean;
 }
 
 const wanted = (job: Job.Job, filter: Filter): boolean =>
@@ -228,13 +230,16 @@ const wanted = (job: Job.Job, filter: Filter): boolean =>
 /** Ids of the facts a listing wants, ascending (facts are completed jobs). */
 function* factIds(state: State.State, filter: Filter): Generator<number> {
   if (filter.state !== undefined && filter.state !== "completed") return;
-  for (const [jobId, fact] of state.terminal.entries()) {
+  const walk = filter.descending
+    ? state.terminal.entriesDownFrom(Number.MAX_SAFE_INTEGER)
+    : state.terminal.entries();
+  for (const [jobId, fact] of walk) {
     if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
   }
 }
 
 /**
- * The jobs `filter` wants, ascending by id, at most `limit`, handed to
+ * The jobs `filter` wants, by id (ascending, or descending), at most `limit`, handed to
  * `page` a page of at most 1,024 at a time: the whole ones and (a lean
  * state) the index's, merged by id; the records of a page's facts read
  * from the index at once (`lookupPageNow`: one read per span of entries,
@@ -251,6 +256,10 @@ export const listed = <X, R>(
   Effect.gen(function* () {
     const { state, index } = atRest;
     const whole = [...State.jobs(state)].filter((job) => wanted(job, filter));
+    if (filter.descending) whole.reverse();
+    // Whether the whole job comes before the fact in the listing's order.
+    const first = (jobId: number, factId: number) =>
+      filter.descending ? jobId > factId : jobId < factId;
     const ids = index === undefined ? undefined : factIds(state, filter);
     let next = ids?.next();
     let at = 0;
@@ -261,7 +270,7 @@ export const listed = <X, R>(
       const job = whole[at];
       const fact = next === undefined || next.done === true ? undefined : next.value;
       if (job === undefined && fact === undefined) break;
-      if (fact === undefined || (job !== undefined && job.jobId < fact)) {
+      if (fact === undefined || (job !== undefined && first(job.jobId, fact))) {
         if (job !== undefined) picked.push(job);
         at++;
       } else {

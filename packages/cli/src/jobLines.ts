@@ -6,9 +6,9 @@
  * 1,000,000 completed jobs before 2026-12-06).
  *
  * A listing can start over (`withAtRest` folds the whole log when the
- * index fails a check mid-listing): rows are ascending by id, so a page
- * given again skips the ids already printed, and `limit` counts rows
- * printed, not rows given.
+ * index fails a check mid-listing): rows come in order of id (ascending,
+ * or newest first), so a page given again skips the ids already printed,
+ * and `limit` counts rows printed, not rows given.
  */
 import type { Job } from "@tay/core";
 import { Effect } from "effect";
@@ -63,6 +63,8 @@ export class JobLines {
   constructor(
     private readonly json: boolean,
     private readonly limit: number,
+    /** Newest first: a page given again skips ids at or above the last printed. */
+    private readonly descending = false,
   ) {}
 
   /** Prints the jobs of `jobs` not printed yet, up to the limit. */
@@ -71,7 +73,11 @@ export class JobLines {
       const fresh: Array<Job.Job> = [];
       for (const job of jobs) {
         if (this.printed >= this.limit) break;
-        if (job.jobId <= this.lastJobId) continue;
+        if (
+          this.printed > 0 &&
+          (this.descending ? job.jobId >= this.lastJobId : job.jobId <= this.lastJobId)
+        )
+          continue;
         fresh.push(job);
         this.printed += 1;
         this.lastJobId = job.jobId;

@@ -36,7 +36,10 @@ const dirArgument = ["DIR"];
 /** A whole state's jobs that `filter` wants, ascending by id (a PostgreSQL store's). */
 const listWhole = (state: State.State, filter: Filter): Array<Job.Job> => {
   const selected: Array<Job.Job> = [];
-  for (const job of State.jobs(state)) {
+  const walk = filter.descending
+    ? State.jobsDownFrom(state, Number.MAX_SAFE_INTEGER)
+    : State.jobs(state);
+  for (const job of walk) {
     if (selected.length >= filter.limit) break;
     if (filter.queue !== undefined && job.queue !== filter.queue) continue;
     if (filter.state !== undefined && job.state !== filter.state) continue;
@@ -228,11 +231,19 @@ const stateOf = (input: Input, name: string | undefined) =>
         ),
       );
 
-/** `tay jobs DIR [--queue Q] [--state S] [--limit N]`. */
+/** `--order asc|desc`: ascending by id (the default) or newest first. */
+const orderOf = (input: Input, name: string | undefined) =>
+  name === undefined || name === "asc"
+    ? Effect.succeed(false)
+    : name === "desc"
+      ? Effect.succeed(true)
+      : Effect.fail(usage(input, `--order: ${JSON.stringify(name)} is not asc or desc`));
+
+/** `tay jobs DIR [--queue Q] [--state S] [--limit N] [--order asc|desc]`. */
 export const jobs: Command = {
   name: "jobs",
-  synopsis: "DIR [--queue Q] [--state S] [--limit N] [--json]",
-  summary: "list jobs, ascending by id",
+  synopsis: "DIR [--queue Q] [--state S] [--limit N] [--order asc|desc] [--json]",
+  summary: "list jobs by id, ascending (or newest first)",
   arguments: dirArgument,
   options: [
     { name: "queue", type: "string", value: "Q", help: "only jobs of queue Q" },
@@ -243,15 +254,22 @@ export const jobs: Command = {
       help: `only jobs in state S (${Event.jobStates.join(", ")})`,
     },
     { name: "limit", type: "string", value: "N", help: "at most N jobs (default: all)" },
+    {
+      name: "order",
+      type: "string",
+      value: "asc|desc",
+      help: "ascending by id (default), or desc: newest first",
+    },
   ],
   run: (input) =>
     Effect.gen(function* () {
       const queue = text(input, "queue");
       const jobState = yield* stateOf(input, text(input, "state"));
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
-      const filter = { queue, state: jobState, limit };
+      const descending = yield* orderOf(input, text(input, "order"));
+      const filter = { queue, state: jobState, limit, descending };
       const target = argument(input, 0);
-      const printed = new JobLines(input.json, limit);
+      const printed = new JobLines(input.json, limit, descending);
       const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);
       yield* isUrl(target)
         ? Effect.flatMap(inspectState(target), (atRest) =>

@@ -192,7 +192,7 @@ const listedFrom = () =>
       return Effect.as(
         listed(
           atRest,
-          { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER },
+          { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER, descending: false },
           (page) =>
             Effect.sync(() => {
               jobs.push(...page);

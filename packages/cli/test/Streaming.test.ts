@@ -211,6 +211,40 @@ describe("tay jobs", () => {
   });
 });
 
+describe("tay jobs --order desc", () => {
+  it("lists newest first across pages, the completed jobs from the index", async () => {
+    await storeOf(2_500);
+    const { state } = await Effect.runPromise(inspect(dir).pipe(Effect.provide(NodeDisk.layer)));
+    const newest = [...State.jobs(state)]
+      .reverse()
+      .map((job) => JSON.parse(Json.line(Json.job(job))));
+    const run = await runRecorded(["jobs", dir, "--json", "--order", "desc"]);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual(newest);
+    const limited = await runRecorded([
+      "jobs",
+      dir,
+      "--json",
+      "--order",
+      "desc",
+      "--limit",
+      "1500",
+      "--queue",
+      "odd",
+    ]);
+    expect(JSON.parse(limited.stdout)).toEqual(
+      newest.filter((job: { readonly queue: string }) => job.queue === "odd").slice(0, 1_500),
+    );
+    const table = await runRecorded(["jobs", dir, "--order", "desc", "--limit", "2"]);
+    expect(table.stdout.split("\n")[1]).toMatch(/^2500 {2}completed/);
+    const asc = await runRecorded(["jobs", dir, "--json", "--order", "asc", "--limit", "1"]);
+    expect(JSON.parse(asc.stdout)[0].job_id).toBe(1);
+    const bad = await runRecorded(["jobs", dir, "--order", "newest"]);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--order: "newest" is not asc or desc');
+  });
+});
+
 describe("JobLines across a listing started over", () => {
   const job = (jobId: number): Job.Job => ({ ...sample, jobId });
   const out = async (work: (lines: JobLines) => Effect.Effect<void, never, Cli.Terminal>) => {
@@ -237,6 +271,30 @@ describe("JobLines across a listing started over", () => {
     const engine = await EnginePromises.open(dir, { createIfMissing: true });
     sample = await engine.insert({ queue: "q", worker: "W", args: 1 });
     await engine.close();
+  });
+
+  it("newest first, a page given again prints only the ids below the last printed", async () => {
+    let text = "";
+    const terminal: Cli.TerminalService = {
+      out: (chunk) =>
+        Effect.sync(() => {
+          text += chunk;
+        }),
+      err: () => Effect.void,
+      isTerminal: false,
+      interrupted: Effect.never,
+      wasInterrupted: Effect.succeed(false),
+    };
+    const lines = new JobLines(true, 10, true);
+    await Effect.runPromise(
+      Effect.andThen(
+        Effect.andThen(lines.page([job(9), job(7)]), lines.page([job(9), job(7), job(5), job(2)])),
+        lines.end(),
+      ).pipe(Effect.provideService(Cli.Terminal, terminal)),
+    );
+    expect(JSON.parse(text).map((printed: { readonly job_id: number }) => printed.job_id)).toEqual([
+      9, 7, 5, 2,
+    ]);
   });
 
   it("a page given again prints only the ids after the last printed, up to the limit", async () => {
