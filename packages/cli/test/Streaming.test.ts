@@ -18,6 +18,23 @@ import { removeTemporary, runRecorded, temporaryDirectory } from "./support/cli.
 
 let dir = "";
 
+/** What `program` writes to standard output, through a terminal that keeps it. */
+const written = async (program: Effect.Effect<void, never, Cli.Terminal>): Promise<string> => {
+  let out = "";
+  const terminal: Cli.TerminalService = {
+    out: (text) =>
+      Effect.sync(() => {
+        out += text;
+      }),
+    err: () => Effect.void,
+    isTerminal: false,
+    interrupted: Effect.never,
+    wasInterrupted: Effect.succeed(false),
+  };
+  await Effect.runPromise(program.pipe(Effect.provideService(Cli.Terminal, terminal)));
+  return out;
+};
+
 beforeEach(async () => {
   dir = `${await temporaryDirectory()}/store`;
 });
@@ -109,18 +126,7 @@ describe("DumpLines across a retried read", () => {
     return undefined;
   };
   const printed = async (dumped: DumpLines): Promise<Array<number>> => {
-    let out = "";
-    const terminal: Cli.TerminalService = {
-      out: (text) =>
-        Effect.sync(() => {
-          out += text;
-        }),
-      err: () => Effect.void,
-      isTerminal: false,
-      interrupted: Effect.never,
-      wasInterrupted: Effect.succeed(false),
-    };
-    await Effect.runPromise(dumped.flush().pipe(Effect.provideService(Cli.Terminal, terminal)));
+    const out = await written(dumped.flush());
     return out
       .split("\n")
       .filter((line) => line !== "")
@@ -248,21 +254,8 @@ describe("tay jobs --order desc", () => {
 describe("JobLines across a listing started over", () => {
   const job = (jobId: number): Job.Job => ({ ...sample, jobId });
   const out = async (work: (lines: JobLines) => Effect.Effect<void, never, Cli.Terminal>) => {
-    let text = "";
-    const terminal: Cli.TerminalService = {
-      out: (chunk) =>
-        Effect.sync(() => {
-          text += chunk;
-        }),
-      err: () => Effect.void,
-      isTerminal: false,
-      interrupted: Effect.never,
-      wasInterrupted: Effect.succeed(false),
-    };
     const lines = new JobLines(true, 4);
-    await Effect.runPromise(
-      Effect.andThen(work(lines), lines.end()).pipe(Effect.provideService(Cli.Terminal, terminal)),
-    );
+    const text = await written(Effect.andThen(work(lines), lines.end()));
     return JSON.parse(text).map((printed: { readonly job_id: number }) => printed.job_id);
   };
   let sample: Job.Job;
@@ -274,23 +267,12 @@ describe("JobLines across a listing started over", () => {
   });
 
   it("newest first, a page given again prints only the ids below the last printed", async () => {
-    let text = "";
-    const terminal: Cli.TerminalService = {
-      out: (chunk) =>
-        Effect.sync(() => {
-          text += chunk;
-        }),
-      err: () => Effect.void,
-      isTerminal: false,
-      interrupted: Effect.never,
-      wasInterrupted: Effect.succeed(false),
-    };
     const lines = new JobLines(true, 10, true);
-    await Effect.runPromise(
+    const text = await written(
       Effect.andThen(
         Effect.andThen(lines.page([job(9), job(7)]), lines.page([job(9), job(7), job(5), job(2)])),
         lines.end(),
-      ).pipe(Effect.provideService(Cli.Terminal, terminal)),
+      ),
     );
     expect(JSON.parse(text).map((printed: { readonly job_id: number }) => printed.job_id)).toEqual([
       9, 7, 5, 2,

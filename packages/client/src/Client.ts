@@ -81,17 +81,8 @@ export interface CompleteOptions {
   readonly attempt?: number;
 }
 
-export interface JobFilter {
-  readonly queue?: string;
-  readonly state?: Job.Job["state"];
-  readonly limit?: number;
-  /** Only jobs whose id is greater: where the next page of an ascending listing starts. */
-  readonly after?: number;
-  /** Only jobs whose id is smaller: where the next page of a descending listing starts. */
-  readonly before?: number;
-  /** Ascending by id (the default), or descending: newest first. */
-  readonly order?: "asc" | "desc";
-}
+/** How to list jobs (core's `Query.JobFilter`). */
+export type JobFilter = Query.JobFilter;
 
 /** What a tick did. */
 export interface TickReport {

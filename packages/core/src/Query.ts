@@ -61,6 +61,24 @@ export const available = (state: State, queue: string, limit: number): ReadonlyA
 };
 
 /**
+ * How a listing of jobs is asked for (the engine's `jobs`, the server's
+ * `GET /v1/jobs`, the client's `jobs`): of one queue and state, at most
+ * `limit`, by id within `after` and `before` (both excluded), ascending
+ * (the default) or newest first (2026-12-06).
+ */
+export interface JobFilter {
+  readonly queue?: string;
+  readonly state?: JobState;
+  readonly limit?: number;
+  /** Only jobs whose id is greater: where the next page of an ascending listing starts. */
+  readonly after?: number;
+  /** Only jobs whose id is smaller: where the next page of a descending listing starts. */
+  readonly before?: number;
+  /** Ascending by id (the default), or descending: newest first. */
+  readonly order?: "asc" | "desc";
+}
+
+/**
  * The jobs in `jobState` (of `queue` when given), ascending by job id.
  * O(k log k) for non-terminal states from the indexes; terminal states
  * walk every job.

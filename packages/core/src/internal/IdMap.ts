@@ -250,39 +250,24 @@ export class IdMap<V> {
    * `first` are passed over, so a page of a listing from deep in the map
    * costs its own entries and one path, not every entry before it.
    */
-  *entriesFrom(first: number): IterableIterator<readonly [number, V]> {
-    const stack: Array<{
-      readonly node: Branch<V> | Leaf<V>;
-      readonly base: number;
-      readonly level: number;
-    }> = [];
-    if (this.root !== undefined) stack.push({ node: this.root, base: 0, level: this.height });
-    for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
-      const { node, base, level } = frame;
-      if (node.kind === "leaf") {
-        const own = Math.min(node.values.length, this.end - base);
-        for (let index = Math.max(0, first - base); index < own; index++) {
-          const value = node.values[index];
-          if (value !== undefined) yield [base + index, value];
-        }
-        continue;
-      }
-      // Push children right to left so the leftmost is visited first.
-      const childSpan = span(level);
-      for (let index = node.children.length - 1; index >= 0; index--) {
-        const child = node.children[index];
-        const childBase = base + index * childSpan;
-        if (child !== undefined && childBase + childSpan > first)
-          stack.push({ node: child, base: childBase, level: level - 1 });
-      }
-    }
+  entriesFrom(first: number): IterableIterator<readonly [number, V]> {
+    return this.walk(first, Number.POSITIVE_INFINITY, false);
   }
 
   /**
    * Descending entries of ids `last` and below: the subtrees wholly above
    * `last` are passed over (a listing newest first, from anywhere).
    */
-  *entriesDownFrom(last: number): IterableIterator<readonly [number, V]> {
+  entriesDownFrom(last: number): IterableIterator<readonly [number, V]> {
+    return this.walk(Number.NEGATIVE_INFINITY, last, true);
+  }
+
+  /** The entries of ids `first` to `last`, in either order, visiting only the subtrees that hold some. */
+  private *walk(
+    first: number,
+    last: number,
+    descending: boolean,
+  ): IterableIterator<readonly [number, V]> {
     const stack: Array<{
       readonly node: Branch<V> | Leaf<V>;
       readonly base: number;
@@ -292,19 +277,23 @@ export class IdMap<V> {
     for (let frame = stack.pop(); frame !== undefined; frame = stack.pop()) {
       const { node, base, level } = frame;
       if (node.kind === "leaf") {
+        const from = Math.max(0, first - base);
         const own = Math.min(node.values.length, this.end - base, last - base + 1);
-        for (let index = own - 1; index >= 0; index--) {
+        for (let step = 0; step < own - from; step++) {
+          const index = descending ? own - 1 - step : from + step;
           const value = node.values[index];
           if (value !== undefined) yield [base + index, value];
         }
         continue;
       }
-      // Push children left to right so the rightmost is visited first.
+      // The child to visit first is pushed last, to be popped first.
       const childSpan = span(level);
-      for (let index = 0; index < node.children.length; index++) {
+      const count = node.children.length;
+      for (let step = 0; step < count; step++) {
+        const index = descending ? step : count - 1 - step;
         const child = node.children[index];
         const childBase = base + index * childSpan;
-        if (child !== undefined && childBase <= last)
+        if (child !== undefined && childBase + childSpan > first && childBase <= last)
           stack.push({ node: child, base: childBase, level: level - 1 });
       }
     }

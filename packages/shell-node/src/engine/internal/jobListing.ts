@@ -11,17 +11,7 @@
 import { Event, type Job, Query, State } from "@tay/core";
 
 /** How to list jobs. */
-export interface JobFilter {
-  readonly queue?: string;
-  readonly state?: Job.Job["state"];
-  readonly limit?: number;
-  /** Only jobs whose id is greater (since 2026-12-06): where the next page of an ascending listing starts. */
-  readonly after?: number;
-  /** Only jobs whose id is smaller (since 2026-12-06): where the next page of a descending listing starts. */
-  readonly before?: number;
-  /** Ascending by id (the default), or descending: newest first (since 2026-12-06). */
-  readonly order?: "asc" | "desc";
-}
+export type JobFilter = Query.JobFilter;
 
 /**
  * The whole record of a job a lean state holds as its facts (from the
