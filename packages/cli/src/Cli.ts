@@ -19,6 +19,7 @@ import { Cause, Effect, Option } from "effect";
 import { UsageError } from "./CliError.js";
 import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";
+import { events } from "./events.js";
 import { health } from "./health.js";
 import { errorLine, exitOf, type Failure } from "./describe.js";
 import * as Bulk from "./bulk.js";
@@ -63,6 +64,7 @@ export const commands: ReadonlyArray<Command> = [
   demo,
   serve,
   health,
+  events,
 ];
 
 /** The commands that take a `postgres://` URL where they take DIR (docs/postgres.md, "The CLI"). */
@@ -99,6 +101,10 @@ export const urlRefusals: ReadonlyMap<string, string> = new Map([
   [
     "health",
     "it asks the server that a directory's LOCK names; a server of a PostgreSQL store answers GET /v1/health on its own socket or port",
+  ],
+  [
+    "events",
+    "it follows the server that a directory's LOCK names; a server of a PostgreSQL store streams GET /v1/events on its own socket or port",
   ],
   [
     "copy-prefix",
@@ -139,6 +145,7 @@ const readOnly: ReadonlyArray<string> = [
   "schedules",
   "queues",
   "health",
+  "events",
 ];
 
 /** The interrupt policy of the command `argv` names (see `InterruptPolicy`). */

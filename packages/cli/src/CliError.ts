@@ -151,14 +151,16 @@ export class BulkStopped extends Data.TaggedError("BulkStopped")<{
   }
 }
 
-/** `tay health DIR` on a store no server holds: the health it asks is a server's. */
+/** `tay health DIR` or `tay events DIR` on a store no server holds: what they ask is a server's. */
 export class NotServed extends Data.TaggedError("NotServed")<{
   readonly path: string;
+  /** What answers instead on a store at rest (default: tay verify). */
+  readonly atRest?: string;
 }> {
   get description(): Described.Description {
     return Described.advise(
       Described.describe("NotServed", this.path, "no server holds this store"),
-      "start one with tay serve; tay verify checks a store at rest",
+      `start one with tay serve; ${this.atRest ?? "tay verify checks a store at rest"}`,
     );
   }
   override get message(): string {
