@@ -11,6 +11,7 @@ import { type Projection, Recovery } from "@tay/shell-node";
 import { CompactedWhileDumped, JobNotFound } from "./CliError.js";
 import { DumpLines, type DumpStop } from "./dumpLines.js";
 import { JobLines, pagesOf } from "./jobLines.js";
+import { type ServedProgress, servedProgress } from "./servedProgress.js";
 import {
   argument,
   type Command,
@@ -388,7 +389,7 @@ const v3JobFields = (job: Job.Job): Array<[string, string]> => [
   ...(job.timeoutMs === null ? [] : [field("timeout", Text.duration(job.timeoutMs))]),
 ];
 
-const jobLines = (job: Job.Job): Array<string> =>
+const jobLines = (job: Job.Job, more: ReadonlyArray<[string, string]> = []): Array<string> =>
   Text.fields([
     ["job", `${job.jobId}`],
     ["state", job.state],
@@ -411,7 +412,45 @@ const jobLines = (job: Job.Job): Array<string> =>
       `error ${error.attempt}`,
       `${Text.time(error.at)} ${Text.truncate(JSON.stringify(error.error), 200)}`,
     ]),
+    ...more,
   ]);
+
+/** `tay job`'s progress field: none when the server was not asked. */
+const progressFields = (progress: ServedProgress): Array<[string, string]> => {
+  switch (progress._tag) {
+    case "NotAsked":
+      return [];
+    case "Unknown":
+      return [["progress", `unknown: ${progress.why}`]];
+    case "Held": {
+      const held = progress.progress;
+      const text =
+        held === undefined
+          ? "- (none reported by this attempt)"
+          : `${Text.truncate(JSON.stringify(Json.value(held.value)), 200)} at ${Text.time(held.at)}`;
+      return [["progress", text]];
+    }
+  }
+};
+
+/** `tay job --json`'s progress members: none when the server was not asked. */
+const progressJson = (progress: ServedProgress): Json.JsonObject => {
+  switch (progress._tag) {
+    case "NotAsked":
+      return {};
+    case "Unknown":
+      return { progress: null, progress_unknown: progress.why };
+    case "Held": {
+      const held = progress.progress;
+      return {
+        progress:
+          held === undefined
+            ? null
+            : { attempt: held.attempt, value: Json.value(held.value), at: held.at },
+      };
+    }
+  }
+};
 
 /** Prints one job (for the commands that change one). */
 export const printJob = (input: Input, job: Job.Job) =>
@@ -445,8 +484,17 @@ export const job: Command = {
           )
         : yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap, jobId);
       if (found === undefined) return yield* new JobNotFound({ path: directory, jobId });
+      const progress = isUrl(directory)
+        ? { _tag: "NotAsked" as const }
+        : yield* servedProgress(directory, found);
       if (input.json) {
-        yield* line(Json.line({ job: Json.job(found), history: history.map(historyJson) }));
+        yield* line(
+          Json.line({
+            job: Json.job(found),
+            history: history.map(historyJson),
+            ...progressJson(progress),
+          }),
+        );
         return exitCodes.ok;
       }
       const rows = history.map((entry) => [
@@ -457,7 +505,7 @@ export const job: Command = {
         details(entry.event),
       ]);
       yield* lines([
-        ...jobLines(found),
+        ...jobLines(found, progressFields(progress)),
         "",
         ...Text.table(["SEQUENCE", "EVENT", "DETAILS"], rows, ["right"]),
       ]);
