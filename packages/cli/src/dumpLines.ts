@@ -12,6 +12,9 @@
  * generation (a compaction in between) cannot continue the lines already
  * out (the records between them and the new generation are in its
  * snapshot now), and stops with `CompactedWhileDumped`.
+ *
+ * The projection does not fold: the log is shown as it is, so a history
+ * the fold would refuse still dumps (up to the first fault of the bytes).
  */
 import type { Event } from "@tay/core";
 import { Effect, Either } from "effect";

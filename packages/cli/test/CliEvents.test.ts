@@ -1,31 +1,14 @@
 // `tay events DIR` follows what commits to a served store (the server LOCK names), one JSON line
 // per committed event: replayed from `--from`, then live as it commits, `--limit` of them; the
-// server's end of the stream is reported with the last sequence printed; a store no server holds
-// is `NotServed`; a URL is a usage error. The holder here is this test process (engine and server
-// in process), the command runs in process too (its lines as written).
+// server's end of the stream is reported with the last sequence printed (its refusals of a store
+// no server holds and of a URL are tested with `tay health`'s). The holder here is this test
+// process (engine and server in process), the command runs in process too (its lines as written).
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EnginePromises, Server } from "@tay/shell-node";
-import {
-  expectFailure,
-  ok,
-  removeTemporary,
-  requireBuild,
-  runRecorded,
-  tay,
-  temporaryDirectory,
-} from "./support/cli.js";
+import { ok, runRecorded, temporaryRoot } from "./support/cli.js";
 
-let root = "";
-
-beforeAll(async () => {
-  requireBuild();
-  root = await temporaryDirectory();
-});
-
-afterAll(async () => {
-  await removeTemporary(root);
-});
+const rootOf = temporaryRoot({ built: true });
 
 const parsedLines = (stdout: string): Array<Record<string, unknown>> =>
   stdout
@@ -35,7 +18,7 @@ const parsedLines = (stdout: string): Array<Record<string, unknown>> =>
 
 describe("tay events", () => {
   it("replays from --from, then prints what commits as it commits, --limit events", async () => {
-    const directory = path.join(root, "served");
+    const directory = path.join(rootOf(), "served");
     const opened = await EnginePromises.open(directory, { createIfMissing: true });
     const served = await Server.start(opened, { directory });
     try {
@@ -87,15 +70,5 @@ describe("tay events", () => {
       await served.close();
       await opened.close();
     }
-  }, 60_000);
-
-  it("refuses a store no server holds, and a URL", async () => {
-    const directory = path.join(root, "at-rest");
-    await ok(["init", directory]);
-    const line = expectFailure(await tay(["events", directory]), "NotServed");
-    expect(line).toContain(
-      "no server holds this store; start one with tay serve; tay dump shows its records at rest",
-    );
-    expectFailure(await tay(["events", "postgres://127.0.0.1/x"]), "UsageError", 2);
   }, 60_000);
 });

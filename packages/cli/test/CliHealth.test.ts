@@ -4,32 +4,15 @@
 // usage error. The holder here is this test process (engine and server in process).
 import * as path from "node:path";
 import { Effect } from "effect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EnginePromises, Server } from "@tay/shell-node";
-import {
-  expectFailure,
-  json,
-  ok,
-  removeTemporary,
-  requireBuild,
-  tay,
-  temporaryDirectory,
-} from "./support/cli.js";
+import { expectFailure, json, ok, tay, temporaryRoot } from "./support/cli.js";
 
-let root = "";
-
-beforeAll(async () => {
-  requireBuild();
-  root = await temporaryDirectory();
-});
-
-afterAll(async () => {
-  await removeTemporary(root);
-});
+const rootOf = temporaryRoot({ built: true });
 
 describe("tay health", () => {
   it("answers healthy through the holder's server, then Unhealthy once its store closed", async () => {
-    const directory = path.join(root, "served");
+    const directory = path.join(rootOf(), "served");
     const opened = await EnginePromises.open(directory, { createIfMissing: true });
     const served = await Server.start(opened, { directory });
     try {
@@ -50,11 +33,17 @@ describe("tay health", () => {
     }
   }, 60_000);
 
-  it("refuses a store no server holds, and a URL", async () => {
-    const directory = path.join(root, "at-rest");
+  // `tay events` asks the server as `tay health` does, and refuses alike.
+  it("refuses a store no server holds, and a URL (tay health and tay events)", async () => {
+    const directory = path.join(rootOf(), "at-rest");
     await ok(["init", directory]);
-    const line = expectFailure(await tay(["health", directory]), "NotServed");
-    expect(line).toContain("no server holds this store; start one with tay serve");
-    expectFailure(await tay(["health", "postgres://127.0.0.1/x"]), "UsageError", 2);
+    for (const [command, atRest] of [
+      ["health", "tay verify checks a store at rest"],
+      ["events", "tay dump shows its records at rest"],
+    ] as const) {
+      const line = expectFailure(await tay([command, directory]), "NotServed");
+      expect(line).toContain(`no server holds this store; start one with tay serve; ${atRest}`);
+      expectFailure(await tay([command, "postgres://127.0.0.1/x"]), "UsageError", 2);
+    }
   }, 60_000);
 });

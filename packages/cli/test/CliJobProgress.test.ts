@@ -4,39 +4,24 @@
 // not answer as "unknown" with its line; a job not executing, or a store no server holds, shows no
 // progress field at all. The holder is this test process; the command runs in process.
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EnginePromises, Server } from "@tay/shell-node";
 import { existsSync } from "node:fs";
 import { Client, Locate } from "@tay/client";
-import {
-  removeTemporary,
-  requireBuild,
-  runRecorded,
-  spawnTay,
-  temporaryDirectory,
-} from "./support/cli.js";
+import { runRecorded, spawnTay, temporaryRoot } from "./support/cli.js";
 
 const until = async (ready: () => boolean): Promise<void> => {
   while (!ready()) await new Promise((resolve) => setTimeout(resolve, 50));
 };
 
-let root = "";
-
-beforeAll(async () => {
-  requireBuild();
-  root = await temporaryDirectory();
-});
-
-afterAll(async () => {
-  await removeTemporary(root);
-});
+const rootOf = temporaryRoot({ built: true });
 
 const progressLine = (stdout: string): string | undefined =>
   stdout.split("\n").find((line) => line.startsWith("progress "));
 
 describe("tay job on a served store", () => {
   it("shows the running attempt's progress, asked of the server that holds the store", async () => {
-    const directory = path.join(root, "served");
+    const directory = path.join(rootOf(), "served");
     const opened = await EnginePromises.open(directory, { createIfMissing: true });
     const served = await Server.start(opened, { directory });
     try {
@@ -65,7 +50,7 @@ describe("tay job on a served store", () => {
   }, 60_000);
 
   it("says the progress is unknown when the server LOCK names does not answer", async () => {
-    const directory = path.join(root, "killed");
+    const directory = path.join(rootOf(), "killed");
     const server = spawnTay(["serve", directory, "--create"]);
     try {
       await until(

@@ -14,7 +14,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Effect, Layer } from "effect";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { decodeRecord } from "@tay/codec";
 import { NodeDisk } from "@tay/shell-node";
 import * as Cli from "../../src/Cli.js";
@@ -123,6 +123,23 @@ export const expectFailure = (run: Run, reason: string, exit = 1): string => {
   expect(run.stderr).not.toMatch(/\n\s+at /);
   expect(run.status).toBe(exit);
   return line;
+};
+
+/**
+ * A temporary directory made before a file's tests (after checking the
+ * build, when they run the binary) and removed after them: its path, once
+ * made, from the getter returned.
+ */
+export const temporaryRoot = (options: { readonly built?: boolean } = {}): (() => string) => {
+  let root = "";
+  beforeAll(async () => {
+    if (options.built === true) requireBuild();
+    root = await temporaryDirectory();
+  });
+  afterAll(async () => {
+    await removeTemporary(root);
+  });
+  return () => root;
 };
 
 /** A fresh temporary directory; remove it with `removeTemporary`. */
