@@ -221,19 +221,28 @@ export interface Filter {
   readonly limit: number;
   /** Newest first (`--order desc`, 2026-12-06). */
   readonly descending: boolean;
+  /** The ids listed, both included (`--after` + 1 and `--before` - 1; 2026-12-06). */
+  readonly first: number;
+  readonly last: number;
 }
 
+/** Every id: no `--after` or `--before`. */
+export const everyId = { first: 0, last: Number.MAX_SAFE_INTEGER } as const;
+
 const wanted = (job: Job.Job, filter: Filter): boolean =>
+  job.jobId >= filter.first &&
+  job.jobId <= filter.last &&
   (filter.queue === undefined || job.queue === filter.queue) &&
   (filter.state === undefined || job.state === filter.state);
 
-/** Ids of the facts a listing wants, ascending (facts are completed jobs). */
+/** Ids of the facts a listing wants, in its order (facts are completed jobs). */
 function* factIds(state: State.State, filter: Filter): Generator<number> {
   if (filter.state !== undefined && filter.state !== "completed") return;
   const walk = filter.descending
-    ? state.terminal.entriesDownFrom(Number.MAX_SAFE_INTEGER)
-    : state.terminal.entries();
+    ? state.terminal.entriesDownFrom(filter.last)
+    : state.terminal.entriesFrom(filter.first);
   for (const [jobId, fact] of walk) {
+    if (jobId < filter.first || jobId > filter.last) return;
     if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
   }
 }

@@ -38,10 +38,12 @@ const dirArgument = ["DIR"];
 const listWhole = (state: State.State, filter: Filter): Array<Job.Job> => {
   const selected: Array<Job.Job> = [];
   const walk = filter.descending
-    ? State.jobsDownFrom(state, Number.MAX_SAFE_INTEGER)
-    : State.jobs(state);
+    ? State.jobsDownFrom(state, filter.last)
+    : State.jobsFrom(state, filter.first);
   for (const job of walk) {
-    if (selected.length >= filter.limit) break;
+    if (selected.length >= filter.limit || job.jobId < filter.first || job.jobId > filter.last) {
+      break;
+    }
     if (filter.queue !== undefined && job.queue !== filter.queue) continue;
     if (filter.state !== undefined && job.state !== filter.state) continue;
     selected.push(job);
@@ -240,10 +242,23 @@ const orderOf = (input: Input, name: string | undefined) =>
       ? Effect.succeed(true)
       : Effect.fail(usage(input, `--order: ${JSON.stringify(name)} is not asc or desc`));
 
-/** `tay jobs DIR [--queue Q] [--state S] [--limit N] [--order asc|desc]`. */
+/** `--after ID` and `--before ID` as the ids listed, both included. */
+const boundsOf = (input: Input) =>
+  Effect.gen(function* () {
+    const idOf = (text: string) => parseInteger(text, 0, Number.MAX_SAFE_INTEGER);
+    const after = yield* parsed(input, "after", idOf);
+    const before = yield* parsed(input, "before", idOf);
+    return {
+      first: after === undefined ? 0 : after + 1,
+      last: before === undefined ? Number.MAX_SAFE_INTEGER : before - 1,
+    };
+  });
+
+/** `tay jobs DIR [--queue Q] [--state S] [--limit N] [--order asc|desc] [--after ID] [--before ID]`. */
 export const jobs: Command = {
   name: "jobs",
-  synopsis: "DIR [--queue Q] [--state S] [--limit N] [--order asc|desc] [--json]",
+  synopsis:
+    "DIR [--queue Q] [--state S] [--limit N] [--order asc|desc] [--after ID] [--before ID] [--json]",
   summary: "list jobs by id, ascending (or newest first)",
   arguments: dirArgument,
   options: [
@@ -261,6 +276,8 @@ export const jobs: Command = {
       value: "asc|desc",
       help: "ascending by id (default), or desc: newest first",
     },
+    { name: "after", type: "string", value: "ID", help: "only jobs whose id is greater" },
+    { name: "before", type: "string", value: "ID", help: "only jobs whose id is smaller" },
   ],
   run: (input) =>
     Effect.gen(function* () {
@@ -268,7 +285,7 @@ export const jobs: Command = {
       const jobState = yield* stateOf(input, text(input, "state"));
       const limit = (yield* parsed(input, "limit", limitOf)) ?? Number.MAX_SAFE_INTEGER;
       const descending = yield* orderOf(input, text(input, "order"));
-      const filter = { queue, state: jobState, limit, descending };
+      const filter = { queue, state: jobState, limit, descending, ...(yield* boundsOf(input)) };
       const target = argument(input, 0);
       const printed = new JobLines(input.json, limit, descending);
       const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);

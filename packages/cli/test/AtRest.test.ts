@@ -21,7 +21,7 @@ import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { jobAt, listed, withAtRest } from "../src/atRest.js";
+import { everyId, jobAt, listed, withAtRest } from "../src/atRest.js";
 import { inspect } from "../src/inspect.js";
 import * as Json from "../src/json.js";
 import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
@@ -192,7 +192,13 @@ const listedFrom = () =>
       return Effect.as(
         listed(
           atRest,
-          { queue: undefined, state: undefined, limit: Number.MAX_SAFE_INTEGER, descending: false },
+          {
+            queue: undefined,
+            state: undefined,
+            limit: Number.MAX_SAFE_INTEGER,
+            descending: false,
+            ...everyId,
+          },
           (page) =>
             Effect.sync(() => {
               jobs.push(...page);

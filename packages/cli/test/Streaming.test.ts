@@ -217,8 +217,8 @@ describe("tay jobs", () => {
   });
 });
 
-describe("tay jobs --order desc", () => {
-  it("lists newest first across pages, the completed jobs from the index", async () => {
+describe("tay jobs --order desc, --after, --before", () => {
+  it("lists newest first and between bounds across pages, the completed jobs from the index", async () => {
     await storeOf(2_500);
     const { state } = await Effect.runPromise(inspect(dir).pipe(Effect.provide(NodeDisk.layer)));
     const newest = [...State.jobs(state)]
@@ -245,6 +245,37 @@ describe("tay jobs --order desc", () => {
     expect(table.stdout.split("\n")[1]).toMatch(/^2500 {2}completed/);
     const asc = await runRecorded(["jobs", dir, "--json", "--order", "asc", "--limit", "1"]);
     expect(JSON.parse(asc.stdout)[0].job_id).toBe(1);
+    // Between bounds, in either order, across the index's pages: a page at rest starts anywhere.
+    const ascending = [...newest].reverse();
+    const between = ascending.filter(
+      (job: { readonly job_id: number }) => job.job_id > 700 && job.job_id < 2_300,
+    );
+    const bounded = await runRecorded([
+      "jobs",
+      dir,
+      "--json",
+      "--after",
+      "700",
+      "--before",
+      "2300",
+    ]);
+    expect(JSON.parse(bounded.stdout)).toEqual(between);
+    const boundedDown = await runRecorded([
+      "jobs",
+      dir,
+      "--json",
+      "--order",
+      "desc",
+      "--before",
+      "2300",
+      "--after",
+      "700",
+      "--limit",
+      "1100",
+    ]);
+    expect(JSON.parse(boundedDown.stdout)).toEqual([...between].reverse().slice(0, 1_100));
+    const none = await runRecorded(["jobs", dir, "--json", "--before", "1"]);
+    expect(none.stdout).toBe("[]\n");
     const bad = await runRecorded(["jobs", dir, "--order", "newest"]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('--order: "newest" is not asc or desc');
