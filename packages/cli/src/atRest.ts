@@ -211,6 +211,9 @@ export const jobAt = (
   return recordOf(atRest.index, atRest.tail, jobId);
 };
 
+/** What a listing reads: a state, and the index of its facts (none for a whole state). */
+export type Listable = Pick<AtRest, "state" | "index" | "tail">;
+
 /** Jobs per page of a listing, and ids per read from the index. */
 const pageIds = 1024;
 
@@ -229,11 +232,17 @@ export interface Filter {
 /** Every id: no `--after` or `--before`. */
 export const everyId = { first: 0, last: Number.MAX_SAFE_INTEGER } as const;
 
-const wanted = (job: Job.Job, filter: Filter): boolean =>
-  job.jobId >= filter.first &&
-  job.jobId <= filter.last &&
-  (filter.queue === undefined || job.queue === filter.queue) &&
-  (filter.state === undefined || job.state === filter.state);
+/** The jobs `state` holds whole that `filter` wants, in its order, walked from its bound. */
+function* wholeJobs(state: State.State, filter: Filter): Generator<Job.Job> {
+  const walk = filter.descending
+    ? State.jobsDownFrom(state, filter.last)
+    : State.jobsFrom(state, filter.first);
+  for (const job of walk) {
+    if (job.jobId < filter.first || job.jobId > filter.last) return;
+    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
+    if (filter.state === undefined || job.state === filter.state) yield job;
+  }
+}
 
 /** Ids of the facts a listing wants, in its order (facts are completed jobs). */
 function* factIds(state: State.State, filter: Filter): Generator<number> {
@@ -258,31 +267,29 @@ function* factIds(state: State.State, filter: Filter): Generator<number> {
  * 2026-12-06, and its JSON did not fit in one string.
  */
 export const listed = <X, R>(
-  atRest: AtRest,
+  atRest: Listable,
   filter: Filter,
   page: (jobs: ReadonlyArray<Job.Job>) => Effect.Effect<void, X, R>,
 ): Effect.Effect<void, X | TerminalIndex.TerminalIndexError, R> =>
   Effect.gen(function* () {
     const { state, index } = atRest;
-    const whole = [...State.jobs(state)].filter((job) => wanted(job, filter));
-    if (filter.descending) whole.reverse();
+    const whole = wholeJobs(state, filter);
     // Whether the whole job comes before the fact in the listing's order.
-    const first = (jobId: number, factId: number) =>
+    const before = (jobId: number, factId: number) =>
       filter.descending ? jobId > factId : jobId < factId;
     const ids = index === undefined ? undefined : factIds(state, filter);
     let next = ids?.next();
-    let at = 0;
+    let job = whole.next();
     let listedCount = 0;
     // A whole job, or the id of a fact whose record the index holds.
     let picked: Array<Job.Job | number> = [];
     while (listedCount < filter.limit) {
-      const job = whole[at];
       const fact = next === undefined || next.done === true ? undefined : next.value;
-      if (job === undefined && fact === undefined) break;
-      if (fact === undefined || (job !== undefined && first(job.jobId, fact))) {
-        if (job !== undefined) picked.push(job);
-        at++;
-      } else {
+      if (job.done === true && fact === undefined) break;
+      if (job.done !== true && (fact === undefined || before(job.value.jobId, fact))) {
+        picked.push(job.value);
+        job = whole.next();
+      } else if (fact !== undefined) {
         picked.push(fact);
         next = ids?.next();
       }
@@ -296,7 +303,7 @@ export const listed = <X, R>(
 
 /** The jobs of `picked`, the facts' records read from the index. */
 const resolved = (
-  atRest: AtRest,
+  atRest: Listable,
   picked: ReadonlyArray<Job.Job | number>,
 ): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> => {
   const { index } = atRest;

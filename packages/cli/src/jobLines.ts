@@ -42,17 +42,6 @@ const row = (job: Job.Job): Array<string> => [
   job.scheduleId === null ? "-" : Text.printable(job.scheduleId),
 ];
 
-/** Jobs per page of a listing held whole (a PostgreSQL store's state). */
-const pageJobs = 1024;
-
-/** `jobs` in pages of at most 1,024. */
-export const pagesOf = (jobs: ReadonlyArray<Job.Job>): Array<ReadonlyArray<Job.Job>> => {
-  const pages: Array<ReadonlyArray<Job.Job>> = [];
-  for (let from = 0; from < jobs.length; from += pageJobs)
-    pages.push(jobs.slice(from, from + pageJobs));
-  return pages;
-};
-
 /** The rows of one listing, printed as its pages come. */
 export class JobLines {
   private printed = 0;

@@ -10,7 +10,7 @@ import { PgCopy } from "@tay/log-postgres";
 import { type Projection, Recovery } from "@tay/shell-node";
 import { CompactedWhileDumped, JobNotFound } from "./CliError.js";
 import { DumpLines, type DumpStop } from "./dumpLines.js";
-import { JobLines, pagesOf } from "./jobLines.js";
+import { JobLines } from "./jobLines.js";
 import { type ServedProgress, servedProgress } from "./servedProgress.js";
 import {
   argument,
@@ -24,7 +24,7 @@ import {
 } from "./command.js";
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
-import { type Filter, jobAt, listed, withAtRest } from "./atRest.js";
+import { jobAt, listed, withAtRest } from "./atRest.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
 import { shownQueueState, shownQueueStateJson, statusJson, statusLines } from "./status.js";
@@ -33,23 +33,6 @@ import * as Text from "./text.js";
 import { parseInteger } from "./values.js";
 
 const dirArgument = ["DIR"];
-
-/** A whole state's jobs that `filter` wants, ascending by id (a PostgreSQL store's). */
-const listWhole = (state: State.State, filter: Filter): Array<Job.Job> => {
-  const selected: Array<Job.Job> = [];
-  const walk = filter.descending
-    ? State.jobsDownFrom(state, filter.last)
-    : State.jobsFrom(state, filter.first);
-  for (const job of walk) {
-    if (selected.length >= filter.limit || job.jobId < filter.first || job.jobId > filter.last) {
-      break;
-    }
-    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
-    if (filter.state !== undefined && job.state !== filter.state) continue;
-    selected.push(job);
-  }
-  return selected;
-};
 
 const sequenceOf = (text: string) => parseInteger(text, 1, Number.MAX_SAFE_INTEGER);
 const limitOf = (text: string) => parseInteger(text, 0, Number.MAX_SAFE_INTEGER);
@@ -290,8 +273,8 @@ export const jobs: Command = {
       const printed = new JobLines(input.json, limit, descending);
       const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);
       yield* isUrl(target)
-        ? Effect.flatMap(inspectState(target), (atRest) =>
-            Effect.forEach(pagesOf(listWhole(atRest.state, filter)), page, { discard: true }),
+        ? Effect.flatMap(inspectState(target), ({ state }) =>
+            listed({ state, index: undefined }, filter, page),
           )
         : withAtRest(target, jobState === undefined || jobState === "completed", (atRest) =>
             listed(atRest, filter, page),
