@@ -191,6 +191,7 @@ const insertedAnswer = Shape.struct({ job: Wire.insertedJob });
 const insertedManyAnswer = Shape.struct({ jobs: Wire.insertedJobs });
 const queueAnswer = Shape.struct({ queue: Shape.nullable(Wire.queueState) });
 const jobsAnswer = Shape.struct({ jobs: Wire.jobs });
+const healthAnswer = Shape.struct({ ok: Shape.boolean, log: Shape.string, pressure: Shape.number });
 // A listing's page: `next` is the `after` of the page that follows, or null.
 const jobsPage = Shape.struct({ jobs: Wire.jobs, next: Shape.nullable(Shape.integer(0)) });
 const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
@@ -690,8 +691,7 @@ export class Client {
     readonly log: string;
     readonly pressure: number;
   }> {
-    const answer = Shape.struct({ ok: Shape.boolean, log: Shape.string, pressure: Shape.number });
-    return this.get("/v1/health", answer);
+    return this.get("/v1/health", healthAnswer);
   }
 
   /** The store's status (id, epoch, sequences, bytes, pressure, leases, ...). */

@@ -133,40 +133,45 @@ export class FactMap {
   }
 
   /** Ascending entries of ids `from` and above (the pages below it are passed over). */
-  *entriesFrom(from: number): IterableIterator<readonly [number, Fact]> {
-    const overflow = this.overflow.entriesFrom(from);
-    let pending = overflow.next();
-    for (const [pageNumber, page] of this.pages.entriesFrom(pageOf(from))) {
-      const first = pageNumber * pageSlots;
-      const own = Math.min(pageSlots, this.end - first);
-      for (let offset = Math.max(0, from - first); offset < own; offset++) {
-        const slot = page.slots[offset] ?? 0;
-        if (slot === 0) continue;
-        while (pending.done !== true && pending.value[0] < first + offset) {
-          yield pending.value;
-          pending = overflow.next();
-        }
-        yield [first + offset, this.decode(slot)];
-      }
-    }
-    for (; pending.done !== true; pending = overflow.next()) yield pending.value;
+  entriesFrom(from: number): IterableIterator<readonly [number, Fact]> {
+    return this.walk(from, Number.MAX_SAFE_INTEGER, false);
   }
 
   /** Descending entries of ids `last` and below (the pages above it are passed over). */
-  *entriesDownFrom(last: number): IterableIterator<readonly [number, Fact]> {
-    const overflow = this.overflow.entriesDownFrom(last);
+  entriesDownFrom(last: number): IterableIterator<readonly [number, Fact]> {
+    return this.walk(0, last, true);
+  }
+
+  /** The entries of ids `first` to `last` in either order, the overflow's merged in. */
+  private *walk(
+    first: number,
+    last: number,
+    descending: boolean,
+  ): IterableIterator<readonly [number, Fact]> {
+    const overflow = descending
+      ? this.overflow.entriesDownFrom(last)
+      : this.overflow.entriesFrom(first);
+    const pages = descending
+      ? this.pages.entriesDownFrom(pageOf(last))
+      : this.pages.entriesFrom(pageOf(first));
     let pending = overflow.next();
-    for (const [pageNumber, page] of this.pages.entriesDownFrom(pageOf(last))) {
-      const first = pageNumber * pageSlots;
-      const own = Math.min(pageSlots, this.end - first, last - first + 1);
-      for (let offset = own - 1; offset >= 0; offset--) {
-        const slot = page.slots[offset] ?? 0;
+    for (const [pageNumber, page] of pages) {
+      const base = pageNumber * pageSlots;
+      const from = Math.max(0, first - base);
+      const own = Math.min(pageSlots, this.end - base, last - base + 1);
+      for (let step = 0; step < own - from; step++) {
+        const id = base + (descending ? own - 1 - step : from + step);
+        const slot = page.slots[id - base] ?? 0;
         if (slot === 0) continue;
-        while (pending.done !== true && pending.value[0] > first + offset) {
+        // Overflow entries that come before this id in the walk's order.
+        while (
+          pending.done !== true &&
+          (descending ? pending.value[0] > id : pending.value[0] < id)
+        ) {
           yield pending.value;
           pending = overflow.next();
         }
-        yield [first + offset, this.decode(slot)];
+        yield [id, this.decode(slot)];
       }
     }
     for (; pending.done !== true; pending = overflow.next()) yield pending.value;
