@@ -144,28 +144,45 @@ const claimed = async (
  * held" tells `lost`: the server no longer leases that attempt to this
  * worker (it expired while heartbeats could not get through, or the server
  * restarted and rescued it), so its job may already run elsewhere and the
- * handler is aborted rather than left to run on.
+ * handler is aborted rather than left to run on. A job rescued by a
+ * restarted server can be claimed again by this worker while the old
+ * attempt's handler runs: each attempt held is beaten for, by job and
+ * attempt (by job alone, the new attempt hid the old one, never aborted).
  */
 const heartbeats = (client: RemoteClient, leaseMs: number) => {
-  const running = new Map<number, number>();
+  // Job id -> the attempts of it running here (mostly one).
+  const running = new Map<number, Set<number>>();
   const lost = new Set<(jobId: number, attempt: number) => void>();
+  /** Stops beating for `attempt` of `jobId`, or for all of its attempts. */
+  const release = (jobId: number, attempt?: number) => {
+    const attempts = running.get(jobId);
+    if (attempt !== undefined) attempts?.delete(attempt);
+    if (attempt === undefined || attempts?.size === 0) running.delete(jobId);
+  };
   const beat = (jobId: number, attempt: number) =>
     client.heartbeat(jobId, attempt, leaseMs).then(
       (held) => {
-        if (held || running.get(jobId) !== attempt) return;
-        running.delete(jobId);
+        if (held || running.get(jobId)?.has(attempt) !== true) return;
+        release(jobId, attempt);
         for (const listener of lost) listener(jobId, attempt);
       },
       () => undefined,
     );
   const timer = setInterval(
     () => {
-      for (const [jobId, attempt] of running) void beat(jobId, attempt);
+      for (const [jobId, attempts] of running) {
+        for (const attempt of attempts) void beat(jobId, attempt);
+      }
     },
     Math.max(1, Math.floor(leaseMs / 3)),
   );
   timer.unref();
-  return { running, lost, stop: () => clearInterval(timer) };
+  const hold = (jobId: number, attempt: number) => {
+    const attempts = running.get(jobId);
+    if (attempts === undefined) running.set(jobId, new Set([attempt]));
+    else attempts.add(attempt);
+  };
+  return { hold, release, lost, stop: () => clearInterval(timer) };
 };
 
 /** The engine the worker runs on, made of `client`; `failed` is told each claim asked again. */
@@ -190,25 +207,28 @@ export const engineOf = <K extends Log.Kind>(
     closeBy: () => closeBy,
   };
   const beats = heartbeats(client, leaseMs);
-  const ended = (jobId: number) => beats.running.delete(jobId);
   const engine: Worker.WorkerEngine<K> = {
     watch: (listener) =>
       client.onEnded((committed) => {
-        if ("jobId" in committed.event) ended(committed.event.jobId);
+        // The end of the job's current attempt: no older one held is current either, and the
+        // worker aborts them all (their heartbeats would only find them gone).
+        if ("jobId" in committed.event) beats.release(committed.event.jobId);
         listener([{ sequence: committed.sequence, event: committed.event }]);
       }),
     promises: {
       nextJobs: async (lanes, options = {}) => {
         const jobs = await claimed(client, lanes, options, retrying);
-        for (const job of jobs) beats.running.set(job.jobId, job.attempt);
+        for (const job of jobs) beats.hold(job.jobId, job.attempt);
         return jobs;
       },
       complete: (jobId, result, options) =>
         endRetried(() => client.complete(jobId, result, options), retrying).finally(() =>
-          ended(jobId),
+          beats.release(jobId, options?.attempt),
         ),
       fail: (jobId, error, options) =>
-        endRetried(() => client.fail(jobId, error, options), retrying).finally(() => ended(jobId)),
+        endRetried(() => client.fail(jobId, error, options), retrying).finally(() =>
+          beats.release(jobId, options?.attempt),
+        ),
       reportProgress: progressReports(client),
     },
     unreachable: () => failing,

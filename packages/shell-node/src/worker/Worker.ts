@@ -41,6 +41,7 @@ import {
 import { roomWait } from "./internal/backpressure.js";
 import { ClaimLoop } from "./internal/claimLoop.js";
 import { Deadlines } from "./internal/deadlines.js";
+import { HeldAttempts } from "./internal/heldAttempts.js";
 import type { Plain } from "./internal/plain.js";
 import { Slots } from "./internal/slots.js";
 
@@ -202,33 +203,33 @@ const checked = <Registry>(options: WorkerOptions<Registry>) =>
  * rescue): told each committed batch by the engine's `watch`, it looks at
  * the records' tags only (the worker's own ends are `finishing`).
  */
-const watchEndings =
-  (attempts: ReadonlyMap<number, Attempt>) => (records: ReadonlyArray<Projection.Entry>) => {
-    if (attempts.size === 0) return;
-    for (const { event } of records) {
-      const members = event._tag === "Mutation" ? event.events : [event];
-      for (const member of members) {
-        if (!Event.endsAnAttempt(member)) continue;
-        const attempt = attempts.get(member.jobId);
-        if (attempt !== undefined && !attempt.finishing) attempt.abort("ended");
+const watchEndings = (attempts: HeldAttempts) => (records: ReadonlyArray<Projection.Entry>) => {
+  if (attempts.size === 0) return;
+  for (const { event } of records) {
+    const members = event._tag === "Mutation" ? event.events : [event];
+    for (const member of members) {
+      if (!Event.endsAnAttempt(member)) continue;
+      // The end is of the job's current attempt; any older one held is not current either.
+      for (const attempt of attempts.ofJob(member.jobId)) {
+        if (!attempt.finishing) attempt.abort("ended");
       }
     }
-  };
+  }
+};
 
 /** Aborts a running handler whose attempt the engine says is no longer the worker's own. */
 const abortLost =
-  (attempts: ReadonlyMap<number, Attempt>) =>
+  (attempts: HeldAttempts) =>
   (jobId: number, attemptNumber: number): void => {
-    const attempt = attempts.get(jobId);
-    if (attempt !== undefined && attempt.job.attempt === attemptNumber && !attempt.finishing) {
-      attempt.abort("ended");
+    for (const attempt of attempts.ofJob(jobId)) {
+      if (attempt.job.attempt === attemptNumber && !attempt.finishing) attempt.abort("ended");
     }
   };
 
 /** What closing works on: the running worker's parts. */
 interface Closing {
   readonly slots: Slots;
-  readonly attempts: ReadonlyMap<number, Attempt>;
+  readonly attempts: HeldAttempts;
   /** The claim loop, ending once the close stopped it (never rejects). */
   readonly claiming: Promise<void>;
   /** Stops what runs beside the claim loop: the watch of commits, the timeouts. */
@@ -255,7 +256,8 @@ const closed = (worker: Closing, timeoutMs: number): Effect.Effect<CloseReport> 
       `${timeoutMs} millis`,
     ).pipe(Effect.option);
     const interrupted = drained._tag === "None" ? attempts.size : 0;
-    for (const attempt of attempts.values()) attempt.abort("interrupted");
+    // A copy: an aborted attempt may let itself go while the others are aborted.
+    for (const attempt of [...attempts.values()]) attempt.abort("interrupted");
     yield* slots.idle;
     yield* worker.stop;
     return { finished: running - interrupted, interrupted };
@@ -273,7 +275,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
   Effect.gen(function* () {
     const { queues, concurrency } = yield* checked(options);
     const slots = new Slots(queues, concurrency);
-    const attempts = new Map<number, Attempt>();
+    const attempts = new HeldAttempts();
     const clock = yield* Effect.clock;
     const now = () => clock.unsafeCurrentTimeMillis();
     const settings = {
@@ -291,7 +293,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
       const { job } = attempt;
       deadlines.add(attempt, job.timeoutMs);
       const end = () => {
-        if (attempts.get(job.jobId) === attempt) attempts.delete(job.jobId);
+        attempts.delete(attempt);
         slots.release(job.queue, attempt.finishing);
       };
       // A promise, not a fiber: the attempt's cost is its handler and two commands. Only a
@@ -308,7 +310,7 @@ export const run = <K extends Log.Kind, Registry = Record<string, Plain>>(
     // Tracked from its claim: a job waiting for a finishing attempt's slot can be aborted too.
     const start = (job: Job.Job) => {
       const attempt = new Attempt(job);
-      attempts.set(job.jobId, attempt);
+      attempts.add(attempt);
       slots.admit(job.queue, () => begin(attempt));
     };
     const claims = new ClaimLoop(

@@ -6,6 +6,9 @@
 // heartbeat finds its lease gone (the new server rescued the attempt). Before 2026-12-06 the client kept its first session promise for
 // good: after a restart every claim named a session the server no longer knew (no cancel
 // reached a handler again), and a session that failed to open failed every claim after it.
+// Before 2026-12-07 a handler running across the restart whose job this worker claimed again
+// (attempt 2) before a heartbeat asked for attempt 1 was never aborted (attempts were kept by
+// job id alone): the third test's occasional timeout under load, the fourth's every time.
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -131,6 +134,34 @@ describe("a remote worker across its server's restart", () => {
     await until(() => aborts.attempts.includes(1));
     const again = await Client.connect(directory);
     await again.cancel(slow.jobId);
+    await worker.close();
+    await client.close();
+    await again.close();
+  }, 30_000);
+  it("aborts the handler of the attempt before the restart after it claimed the job's next attempt", async () => {
+    const directory = join(root, "claimed-again");
+    await serve(directory);
+    const client = await Client.connect(directory);
+    const aborts = noAborts();
+    // Heartbeats every 3 s: the rescued job is claimed again (attempt 2) before the first one
+    // after the restart asks for attempt 1. Both were kept by job id alone until 2026-12-07,
+    // so attempt 2 took attempt 1's place and attempt 1's handler ran on, never aborted.
+    const worker = await startWorker(client, aborts, 9_000);
+    const producer = await Client.connect(directory);
+    const slow = await producer.insert({ queue: "work", worker: "Slow", args: null });
+    await until(async () => (await producer.job(slow.jobId))?.state === "executing");
+    await producer.close();
+    await stop();
+    await serve(directory);
+    const again = await Client.connect(directory);
+    await until(async () => {
+      const job = await again.job(slow.jobId);
+      return job?.state === "executing" && job.attempt === 2;
+    });
+    await until(() => aborts.attempts.includes(1));
+    expect(aborts.attempts).toEqual([1]);
+    await again.cancel(slow.jobId);
+    await until(() => aborts.attempts.includes(2));
     await worker.close();
     await client.close();
     await again.close();
