@@ -56,6 +56,14 @@ export interface Stats {
   };
 }
 
+/** What a read of the records that mention something found, and where it stopped. */
+export interface Mentioning {
+  /** The records that hold one of the needles (and perhaps others: the caller filters). */
+  readonly entries: ReadonlyArray<Entry>;
+  /** The first sequence not looked at. */
+  readonly next: number;
+}
+
 /** The reads every log offers: nothing here appends. */
 export interface View<E> {
   /** What errors and reports name: a directory, a URL. */
@@ -67,6 +75,19 @@ export interface View<E> {
    * the generation's first sequence: `Compacted`; past the last: empty.
    */
   readonly readFrom: (sequence: number, limit: number) => Effect.Effect<ReadonlyArray<Entry>, E>;
+  /**
+   * The entries among the `limit` from `sequence` whose record payload
+   * holds one of `needles` (a superset: the caller filters them), and the
+   * first sequence not looked at. Errors as `readFrom`'s. A log that can
+   * skip the decode of the rest offers it (the file store): one job's
+   * history (`JobMention`) without decoding every record. Absent, callers
+   * read everything with `readFrom`.
+   */
+  readonly readMentioning?: (
+    needles: ReadonlyArray<Uint8Array>,
+    sequence: number,
+    limit: number,
+  ) => Effect.Effect<Mentioning, E>;
   /** Every entry from `sequence`, page by page; ends once caught up with the last. */
   readonly iterFrom: (sequence: number) => Stream.Stream<Entry, E>;
   readonly stats: () => Effect.Effect<Stats>;

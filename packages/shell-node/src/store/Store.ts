@@ -18,7 +18,7 @@ import {
   compact as compactGeneration,
 } from "./internal/compaction.js";
 import * as Lock from "../disk/Lock.js";
-import { readFrom as readEntries } from "./internal/reader.js";
+import { readFrom as readEntries, readMentioning } from "./internal/reader.js";
 import type { InlineRecord } from "./internal/inlineWrite.js";
 import { classifyRoot, validateOnTrust } from "./internal/recovery.js";
 import {
@@ -57,6 +57,17 @@ export const iterPageRecords = 1024;
  * (`Log.View` and the file-specific measures). Nothing here appends.
  */
 export interface StoreView extends Log.View<StoreError> {
+  /**
+   * `Log.View.readMentioning`, with the bytes it reads at a time
+   * (`mentionChunkBytes` unless given: tests choose a few, so that needles
+   * are cut between chunks).
+   */
+  readonly readMentioning: (
+    needles: ReadonlyArray<Uint8Array>,
+    sequence: number,
+    limit: number,
+    chunkBytes?: number,
+  ) => Effect.Effect<Log.Mentioning, StoreError>;
   readonly stats: () => Effect.Effect<Stats.StoreStats>;
   /** The generation's bytes over `storeBytesMax`, clamped to [0, 1]. */
   readonly storePressure: () => Effect.Effect<number>;
@@ -167,6 +178,8 @@ const viewOf = (
     path: directory,
     storeId,
     readFrom,
+    readMentioning: (needles, sequence, limit, chunkBytes) =>
+      withDisk(readMentioning(state, sequence, limit, needles, chunkBytes)),
     iterFrom: (sequence) =>
       Stream.paginateChunkEffect(sequence, (from) =>
         Effect.map(readFrom(from, iterPageRecords), (entries) => {

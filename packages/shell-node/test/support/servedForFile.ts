@@ -19,6 +19,7 @@ export interface ServedForFile {
 export const servedForFile = (
   prefix: string,
   options: Omit<Server.ServeOptions, "directory"> = {},
+  engineOptions: Omit<EnginePromises.OpenOptions, "createIfMissing"> = {},
 ): ServedForFile => {
   let current: ServedForFile | undefined;
   const held = (): ServedForFile => {
@@ -27,7 +28,10 @@ export const servedForFile = (
   };
   beforeAll(async () => {
     const directory = join(mkdtempSync(join(tmpdir(), prefix)), "data");
-    const opened = await EnginePromises.open(directory, { createIfMissing: true });
+    const opened = await EnginePromises.open(directory, {
+      ...engineOptions,
+      createIfMissing: true,
+    });
     const served = await Server.start(opened, { directory, ...options });
     current = { directory, opened, served };
   });

@@ -7,11 +7,13 @@
  */
 import type { ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
+import { JobMention } from "@tay/codec";
 import { type Job, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
 import * as Bulk from "../../engine/Bulk.js";
 import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
+import type * as Projection from "../../log/Projection.js";
 import { InvalidRequest, Unhealthy } from "../ServerError.js";
 import { statusOf } from "./http.js";
 import { type Leases, leaseExpiredError, leaseMsDefault } from "./leases.js";
@@ -588,24 +590,50 @@ const queries: ReadonlyArray<Route> = [
 ];
 
 const historyPage = 4_096;
+/**
+ * Records a filtered read of a job's history looks at per call: all of them
+ * (it holds only what it decodes, and yields at each chunk it reads), so that
+ * each sealed segment is read whole, on trust of its CRC.
+ */
+const historyScanRecords = 2 ** 40;
 
-/** One job's events in the current generation (what `tay job` shows), from the log. */
+/** The events of `page` about `jobId`, as the history answers them. */
+const aboutJob = (page: ReadonlyArray<Projection.Entry>, jobId: number, into: Array<Json>) => {
+  for (const { sequence: at, event } of page) {
+    const members = event._tag === "Mutation" ? event.events : [event];
+    members.forEach((member, index) => {
+      if (member._tag !== "SnapshotPart" && "jobId" in member && member.jobId === jobId) {
+        into.push(Wire.committedJson({ sequence: at, member: index, event: member }));
+      }
+    });
+  }
+};
+
+/**
+ * One job's events in the current generation (what `tay job` shows), from
+ * the log. A log that can (the file store) hands over only the records
+ * whose payload mentions the job (`JobMention`), the rest checked but not
+ * decoded: on a store of 1,000,000 jobs, 0.x s instead of 5–6 s
+ * (2026-12-07). Others are read whole.
+ */
 const history = async (
   engine: Engine.EngineService<Log.Kind>,
   jobId: number,
 ): Promise<Array<Json>> => {
   const generation = await Effect.runPromise(engine.log.generation());
   const events: Array<Json> = [];
+  const needles = [JobMention.jobMention(jobId)];
+  const filtered = engine.log.readMentioning;
   for (let sequence = generation.firstSequence; ; ) {
-    const page = await Effect.runPromise(engine.log.readFrom(sequence, historyPage));
-    for (const { sequence: at, event } of page) {
-      const members = event._tag === "Mutation" ? event.events : [event];
-      members.forEach((member, index) => {
-        if (member._tag !== "SnapshotPart" && "jobId" in member && member.jobId === jobId) {
-          events.push(Wire.committedJson({ sequence: at, member: index, event: member }));
-        }
-      });
+    if (filtered !== undefined) {
+      const read = await Effect.runPromise(filtered(needles, sequence, historyScanRecords));
+      aboutJob(read.entries, jobId, events);
+      if (read.next - sequence < historyScanRecords) return events;
+      sequence = read.next;
+      continue;
     }
+    const page = await Effect.runPromise(engine.log.readFrom(sequence, historyPage));
+    aboutJob(page, jobId, events);
     const last = page.at(-1);
     if (last === undefined || page.length < historyPage) return events;
     sequence = last.sequence + 1;

@@ -15,8 +15,17 @@
  * each chunk when it is needed, into a new buffer, as before.
  */
 import { Effect, Either, Fiber } from "effect";
-import type { DiskError, FileHandle } from "../../disk/Disk.js";
+import { DiskError, type FileHandle } from "../../disk/Disk.js";
 import { readUpTo } from "../../disk/Files.js";
+
+/** The error for a file that ended before `position`, inside the size it reported. */
+export const earlyEnd = (path: string, position: number): DiskError =>
+  new DiskError({
+    operation: "read",
+    path,
+    code: "EIO",
+    detail: `file ended before ${position}, inside the size it reported`,
+  });
 
 /** Room kept in front of a chunk read ahead for the record the previous chunk cut. */
 export const carryBytesMax = 64 * 1024;
@@ -55,7 +64,8 @@ export class ChunkReader {
     private readonly handle: FileHandle,
     /** The file's size: no buffer is made larger than it needs. */
     private readonly size: number,
-    private readonly chunkBytes: number,
+    /** Bytes a chunk read ahead holds at most. */
+    readonly chunkBytes: number,
     /** The error for a file that ended before `position`, inside its size. */
     private readonly earlyEnd: (position: number) => DiskError,
   ) {}

@@ -6,10 +6,13 @@
  */
 import { Effect } from "effect";
 import type { Disk } from "../../disk/Disk.js";
+import type { Mentioning } from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 import { Compacted, type StoreError } from "../StoreError.js";
+import { chunkBuffers } from "./chunkReader.js";
 import { segmentFooterBytes } from "./codec.js";
-import { readSegment, type SegmentView } from "./segmentRead.js";
+import { mentionChunkBytes, readSegmentMentioning } from "./mentionRead.js";
+import { readSegment, type SegmentReadError, type SegmentView } from "./segmentRead.js";
 import { lastAssigned, type StoreState } from "./storeState.js";
 
 /** What one read sees, copied out of the state in one step. */
@@ -34,6 +37,7 @@ const snapshot = (state: StoreState, from: number, limit: number): Snapshot => {
       recordCount: segment.recordCount,
       recordsEnd: segment.sealed ? segment.size - segmentFooterBytes : segment.size,
       index: segment.index,
+      sealedCrc: segment.sealed ? segment.crc : undefined,
     });
   }
   const memory: Array<Entry> = [];
@@ -51,6 +55,32 @@ const snapshot = (state: StoreState, from: number, limit: number): Snapshot => {
     memory,
   };
 };
+
+/**
+ * A segment read that lost a race with compaction (its file was removed
+ * under it, and the generation is another now) reports `Compacted`.
+ */
+const compactedIfGone = <A>(
+  read: Effect.Effect<A, SegmentReadError, Disk>,
+  state: StoreState,
+  view: Snapshot,
+  next: number,
+): Effect.Effect<A, StoreError, Disk> =>
+  Effect.catchIf(
+    read,
+    (error) =>
+      error._tag === "DiskError" &&
+      error.code === "ENOENT" &&
+      state.generation.epoch !== view.epoch,
+    () =>
+      Effect.fail(
+        new Compacted({
+          path: state.directory,
+          sequence: next,
+          firstAvailable: state.generation.manifest.firstSequence,
+        }),
+      ),
+  );
 
 /**
  * Up to `limit` entries from `from`, in sequence order, contiguous. Below
@@ -77,21 +107,11 @@ export const readFrom = (
     let next = from;
     for (const segment of view.segments) {
       if (entries.length >= limit) break;
-      const read = yield* readSegment(segment, next, limit - entries.length).pipe(
-        Effect.catchIf(
-          (error) =>
-            error._tag === "DiskError" &&
-            error.code === "ENOENT" &&
-            state.generation.epoch !== view.epoch,
-          () =>
-            Effect.fail(
-              new Compacted({
-                path: state.directory,
-                sequence: next,
-                firstAvailable: state.generation.manifest.firstSequence,
-              }),
-            ),
-        ),
+      const read = yield* compactedIfGone(
+        readSegment(segment, next, limit - entries.length),
+        state,
+        view,
+        next,
       );
       for (const entry of read) entries.push(entry);
       const last = entries[entries.length - 1];
@@ -105,4 +125,53 @@ export const readFrom = (
       }
     }
     return entries;
+  });
+
+/**
+ * The records among the `limit` from `from` whose payload holds one of
+ * `needles`, decoded, and the first sequence not looked at; the rest are
+ * read and checked but not decoded. What is still in memory (being written,
+ * pending) is handed over whole: the caller filters what it gets. Errors as
+ * `readFrom`'s.
+ */
+export const readMentioning = (
+  state: StoreState,
+  from: number,
+  limit: number,
+  needles: ReadonlyArray<Uint8Array>,
+  chunkBytes = mentionChunkBytes,
+): Effect.Effect<Mentioning, StoreError, Disk> =>
+  Effect.gen(function* () {
+    const view = yield* Effect.sync(() => snapshot(state, from, limit));
+    if (from < view.firstSequence) {
+      return yield* new Compacted({
+        path: state.directory,
+        sequence: from,
+        firstAvailable: view.firstSequence,
+      });
+    }
+    const entries: Array<Entry> = [];
+    let next = from;
+    // One pair for the call's segments, read one after the other.
+    const buffers = chunkBuffers();
+    for (const segment of view.segments) {
+      const room = limit - (next - from);
+      if (room <= 0) break;
+      const read = yield* compactedIfGone(
+        readSegmentMentioning(segment, next, room, needles, buffers, chunkBytes),
+        state,
+        view,
+        next,
+      );
+      for (const entry of read.entries) entries.push(entry);
+      next = read.next;
+    }
+    for (const entry of view.memory) {
+      if (next - from >= limit) break;
+      if (entry.sequence === next) {
+        entries.push(entry);
+        next += 1;
+      }
+    }
+    return { entries, next };
   });

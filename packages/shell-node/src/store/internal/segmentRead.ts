@@ -39,6 +39,8 @@ export interface SegmentView {
   /** Where those records end. */
   readonly recordsEnd: number;
   readonly index: SegmentIndex.SegmentIndex;
+  /** A sealed segment's CRC of every byte before its footer (the footer's); undefined while active. */
+  readonly sealedCrc: number | undefined;
 }
 
 export type SegmentReadError =
@@ -49,7 +51,7 @@ export type SegmentReadError =
   | DiskError;
 
 /** Where a read of one segment stands: the bytes held and the next record's place. */
-interface ReadCursor {
+export interface ReadCursor {
   buffer: Uint8Array;
   /** File offset of `buffer[0]`. */
   bufferStart: number;
@@ -88,7 +90,7 @@ const readMore = (handle: FileHandle, segment: SegmentView, at: ReadCursor) =>
   });
 
 /** The error for a record read back that is not the one validation saw at `offset`. */
-const refused = (
+export const refused = (
   path: string,
   offset: number,
   expected: number,

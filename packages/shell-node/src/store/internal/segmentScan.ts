@@ -8,7 +8,7 @@
  * Reads only; never writes, truncates or repairs.
  */
 import { Effect } from "effect";
-import { DiskError, type FileHandle } from "../../disk/Disk.js";
+import type { DiskError, FileHandle } from "../../disk/Disk.js";
 import {
   BeyondSafeInteger,
   CorruptRecord,
@@ -37,7 +37,7 @@ import {
 } from "./codec.js";
 import { readUpTo } from "../../disk/Files.js";
 import { equalBytes } from "./bytes.js";
-import { type ChunkBuffers, ChunkReader, chunkBuffers } from "./chunkReader.js";
+import { type ChunkBuffers, ChunkReader, chunkBuffers, earlyEnd } from "./chunkReader.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import { recordBytesWanted } from "./segmentRead.js";
 
@@ -160,14 +160,6 @@ export const fixedLayoutFailure = (
   }
   return new MalformedFile({ path, kind, offset, reason: error });
 };
-
-const earlyEnd = (path: string, position: number): DiskError =>
-  new DiskError({
-    operation: "read",
-    path,
-    code: "EIO",
-    detail: `file ended before ${position}, inside the size it reported`,
-  });
 
 /** Checks the header's identity against the target (STORE_ID first: a foreign file is the likelier story). */
 const checkHeader = (target: ScanTarget, bytes: Uint8Array): Effect.Effect<void, ScanError> => {
