@@ -25,6 +25,13 @@ import {
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
 import { jobAt, listed, withAtRest } from "./atRest.js";
+import {
+  type HistoryEntry,
+  historyTap,
+  type JobAndHistory,
+  jobAtRest,
+  jobFolded,
+} from "./jobHistory.js";
 import { inspect, retryTransient, tapped } from "./inspect.js";
 import * as Json from "./json.js";
 import { shownQueueState, shownQueueStateJson, statusJson, statusLines } from "./status.js";
@@ -284,77 +291,6 @@ export const jobs: Command = {
     }),
 };
 
-/** One history entry of a job: a record (or one event of a mutation) that concerns it. */
-interface HistoryEntry {
-  readonly sequence: number;
-  /** The event's index inside its mutation, null for a record of its own. */
-  readonly member: number | null;
-  readonly event: Event.Event;
-}
-
-/** Whether a domain event concerns `jobId` (names it, or lists it as a schedule's member). */
-const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
-  switch (event._tag) {
-    case "JobInserted":
-    case "JobAvailable":
-    case "JobStarted":
-    case "JobFinished":
-    case "JobCancelled":
-    case "JobRetried":
-    case "ResultRecorded":
-    case "JobInsertedV3":
-    case "JobRedriven":
-      return event.jobId === jobId;
-    case "OccurrenceAdvanced":
-    case "ScheduleHistoricalCheckpoint":
-      return event.activeJobId === jobId;
-    case "ScheduleCheckpoint":
-    case "ScheduleCheckpointV3":
-      return event.activeJobIds.includes(jobId);
-    case "ScheduleRegistered":
-    case "ScheduleAdvanced":
-    case "ScheduleCancelled":
-    case "QueueStateSet":
-      return false;
-    default: {
-      const unknown: never = event;
-      return Boolean(unknown);
-    }
-  }
-};
-
-/** The entries of one record that concern `jobId` (a snapshot part narrowed to the job). */
-// What almost every record of a large store gives a job's history: one
-// shared empty list, not a new one per record folded.
-const noEntries: ReadonlyArray<HistoryEntry> = [];
-
-export const historyEntries = (
-  entry: Projection.Entry,
-  jobId: number,
-): ReadonlyArray<HistoryEntry> => {
-  const { sequence, event } = entry;
-  switch (event._tag) {
-    case "Mutation":
-      return event.events.flatMap((inner, member) =>
-        concerns(inner, jobId) ? [{ sequence, member, event: inner }] : [],
-      );
-    case "SnapshotPart": {
-      const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0
-        ? noEntries
-        : [{ sequence, member: null, event: { ...event, jobs } }];
-    }
-    case "SnapshotPartV3": {
-      const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0
-        ? noEntries
-        : [{ sequence, member: null, event: { ...event, jobs } }];
-    }
-    default:
-      return concerns(event, jobId) ? [{ sequence, member: null, event }] : noEntries;
-  }
-};
-
 const historyJson = (entry: HistoryEntry): Json.JsonObject => ({
   sequence: entry.sequence,
   member: entry.member,
@@ -456,6 +392,14 @@ const progressJson = (progress: ServedProgress): Json.JsonObject => {
 export const printJob = (input: Input, job: Job.Job) =>
   input.json ? line(Json.line(Json.job(job))) : lines(jobLines(job));
 
+/** A PostgreSQL store's job: its whole state folded, the history collected on the way. */
+const jobOfUrl = (url: string, jobId: number) =>
+  Effect.gen(function* () {
+    const { history, tap } = historyTap(jobId);
+    const { state } = yield* inspectState(url, tapped(tap.onStart, tap.onRecord));
+    return { found: State.job(state, jobId), history } satisfies JobAndHistory;
+  });
+
 /** `tay job DIR ID`: the job with every record of the generation that concerns it. */
 export const job: Command = {
   name: "job",
@@ -467,22 +411,9 @@ export const job: Command = {
     Effect.gen(function* () {
       const directory = argument(input, 0);
       const jobId = yield* parsedArgument(input, 1, "ID", jobIdOf);
-      const history: Array<HistoryEntry> = [];
-      const tap = {
-        onStart: () => {
-          history.length = 0;
-        },
-        onRecord: (entry: Projection.Entry) => {
-          history.push(...historyEntries(entry, jobId));
-        },
-      };
-      // A directory's completed job comes from its terminal index when current (issue 19).
-      const found = isUrl(directory)
-        ? State.job(
-            (yield* inspectState(directory, tapped(tap.onStart, tap.onRecord))).state,
-            jobId,
-          )
-        : yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap, jobId);
+      const { found, history } = isUrl(directory)
+        ? yield* jobOfUrl(directory, jobId)
+        : ((yield* jobAtRest(directory, jobId)) ?? (yield* jobFolded(directory, jobId)));
       if (found === undefined) return yield* new JobNotFound({ path: directory, jobId });
       const progress = isUrl(directory)
         ? { _tag: "NotAsked" as const }

@@ -36,6 +36,14 @@ export interface Projection<S, E> {
    * named, the pass fails and the whole validation runs again with `start`.
    */
   readonly resume?: (manifest: Manifest) => Resumed<S> | undefined;
+  /**
+   * Optional: the projection wants only the records whose payload holds
+   * one of these byte strings (codec `JobMention`: one job's history). The
+   * file store's recovery then validates every record as always but
+   * decodes and applies only those (and perhaps others: `apply` filters).
+   * Such a projection folds no state a decision could rest on.
+   */
+  readonly needles?: ReadonlyArray<Uint8Array>;
 }
 
 /** A file log's segment as a fold read it: its records, where they end, the CRC of the bytes before. */

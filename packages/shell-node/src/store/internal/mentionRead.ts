@@ -27,6 +27,7 @@ import {
   scanRecordAt,
   segmentHeaderBytes,
 } from "./codec.js";
+import { NeedleFinder } from "./needleFinder.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
   type ReadCursor,
@@ -39,44 +40,6 @@ import { CorruptRecord } from "../StoreError.js";
 
 /** Bytes read per call by a filtered read (two buffers of it, reused across its segments). */
 export const mentionChunkBytes = 1024 * 1024;
-
-/**
- * Where each needle next occurs in a buffer at or after a place, found with
- * the native search once per occurrence, not once per record: most records
- * of a large store hold none, and one search then passes over thousands.
- */
-class NeedleFinder {
-  private buffer: Buffer = Buffer.alloc(0);
-  // Per needle: its next place at or after the last search's start; Infinity when none is
-  // left in the buffer; -1 before the first search.
-  private readonly at: Array<number>;
-
-  constructor(private readonly needles: ReadonlyArray<Buffer>) {
-    this.at = needles.map(() => -1);
-  }
-
-  /** Searches `bytes` from now on (the buffer a read made). */
-  reset(bytes: Uint8Array): void {
-    this.buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length);
-    this.at.fill(-1);
-  }
-
-  /** Whether a needle lies wholly inside [start, end) of the buffer; `start` only rises. */
-  within(start: number, end: number): boolean {
-    for (let i = 0; i < this.needles.length; i += 1) {
-      const needle = this.needles[i];
-      let next = this.at[i] ?? -1;
-      if (needle === undefined) continue;
-      if (next < start) {
-        const found = this.buffer.indexOf(needle, start);
-        next = found < 0 ? Number.POSITIVE_INFINITY : found;
-        this.at[i] = next;
-      }
-      if (next + needle.length <= end) return true;
-    }
-    return false;
-  }
-}
 
 /** Where a filtered read of one segment stands, beside its cursor. */
 interface Filtering {

@@ -37,6 +37,7 @@ import {
 import { withFile } from "../../disk/Files.js";
 import { equalBytes } from "./bytes.js";
 import { chunkBuffers } from "./chunkReader.js";
+import { NeedleFinder } from "./needleFinder.js";
 import {
   fixedLayoutFailure,
   type ScannedBatch,
@@ -447,12 +448,14 @@ class Folder<S, E> {
       const over = this.overBudget((payloadEnds[position] ?? 0) - (payloadStarts[position] ?? 0));
       if (over !== undefined) return over;
     }
+    const wanted = this.wanted(batch);
     try {
       for (let position = folded; position < batch.count; position++) {
         const payloadStart = payloadStarts[position] ?? 0;
         const payloadEnd = payloadEnds[position] ?? 0;
         const over = this.overBudget(payloadEnd - payloadStart);
         if (over !== undefined) return over;
+        if (wanted !== undefined && !wanted.within(payloadStart, payloadEnd)) continue;
         const sequence = batch.firstSequence + position;
         const type = types[position] ?? 0;
         const schema = schemas[position] ?? 0;
@@ -472,6 +475,20 @@ class Folder<S, E> {
     } finally {
       this.state = current;
     }
+  }
+
+  /**
+   * The search for the projection's needles in `batch`'s bytes (records
+   * without one are neither decoded nor applied), or undefined: it wants
+   * every record. A batch's payloads lie in its bytes in rising order.
+   */
+  private wanted(batch: ScannedBatch): NeedleFinder | undefined {
+    const { needles } = this.projection;
+    if (needles === undefined) return undefined;
+    const finder = new NeedleFinder(needles.map((needle) => Buffer.from(needle)));
+    // Up to the batch's last payload: the rest of the chunk is other batches'.
+    finder.reset(batch.bytes, batch.payloadEnds[batch.count - 1] ?? 0);
+    return finder;
   }
 
   // As `spend`: count, then compare; the first budget passed wins.
