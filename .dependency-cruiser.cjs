@@ -6,7 +6,8 @@
  * - No cycles, type-only imports included (`tsPreCompilationDeps`).
  * - Packages import only downward: core <- codec <- client <- shell-node <- testkit,
  *   and cli and log-postgres on shell-node; a package's tests likewise (they may use their own
- *   package's sources and the packages below, never one above).
+ *   package's sources and the packages below, never one above), except what
+ *   `testsAlsoImport` names (the CLI's tests use the testkit).
  * - Inside shell-node/src, folders are layers, disk <- log <- store <- engine
  *   <- worker <- server: a module imports from its own folder or a
  *   lower one. The entries (src/index.ts, src/testing.ts) sit above them all.
@@ -47,22 +48,44 @@ const packages = {
 const layers = ["disk", "log", "store", "engine", "worker", "server"];
 const shellSource = "^packages/shell-node/src/";
 
-const packageRules = Object.entries(packages).map(([name, allowed]) => {
+/**
+ * What a package's tests may import beside what its sources may: the CLI's
+ * tests write stores with the testkit (its legal histories and its store
+ * writer; 2026-12-07). The testkit imports nothing of the CLI, so no cycle.
+ */
+const testsAlsoImport = { cli: ["testkit"] };
+
+const packageRule = (name, allowed, scope) => {
   const others = Object.keys(packages).filter(
     (other) => other !== name && !allowed.includes(other),
   );
+  const what = scope === "sources" ? "sources" : scope === "tests" ? "tests" : "sources and tests";
   return {
-    name: `package-${name}`,
-    comment: `${name} (sources and tests) may import ${
+    name: scope === "tests" ? `package-${name}-tests` : `package-${name}`,
+    comment: `${name} (${what}) may import ${
       allowed.length === 0 ? "no other package" : `only ${allowed.join(", ")}`
     } of the workspace's packages`,
     severity: "error",
-    from: { path: `^packages/${name}/` },
+    from: {
+      path:
+        scope === "tests"
+          ? `^packages/${name}/test/`
+          : scope === "sources"
+            ? `^packages/${name}/(?!test/)`
+            : `^packages/${name}/`,
+    },
     to: {
       path: `^packages/(${others.join("|")})/`,
       ...(name === "codec" ? { pathNot: pureArbitraries } : {}),
     },
   };
+};
+
+const packageRules = Object.entries(packages).flatMap(([name, allowed]) => {
+  const extra = testsAlsoImport[name];
+  return extra === undefined
+    ? [packageRule(name, allowed, "both")]
+    : [packageRule(name, allowed, "sources"), packageRule(name, [...allowed, ...extra], "tests")];
 });
 
 const layerRules = layers.map((layer, index) => {

@@ -20,7 +20,7 @@ import {
   type TerminalIndex,
 } from "@tay/shell-node";
 import { jobAt, withAtRest } from "./atRest.js";
-import { type InspectError, retryTransient, tapped } from "./inspect.js";
+import { type InspectError, retryTransient } from "./inspect.js";
 
 /** One history entry of a job: a record (or one event of a mutation) that concerns it. */
 export interface HistoryEntry {

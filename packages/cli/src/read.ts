@@ -7,7 +7,7 @@ import { Event, type Job, Query, type Schedule, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import { Limits } from "@tay/core";
 import { PgCopy } from "@tay/log-postgres";
-import { type Projection, Recovery } from "@tay/shell-node";
+import { Recovery } from "@tay/shell-node";
 import { CompactedWhileDumped, JobNotFound } from "./CliError.js";
 import { DumpLines, type DumpStop } from "./dumpLines.js";
 import { JobLines } from "./jobLines.js";
@@ -24,7 +24,7 @@ import {
 } from "./command.js";
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
-import { jobAt, listed, withAtRest } from "./atRest.js";
+import { listed, withAtRest } from "./atRest.js";
 import {
   type HistoryEntry,
   historyTap,

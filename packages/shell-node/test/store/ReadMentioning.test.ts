@@ -28,6 +28,19 @@ const payloadOf = (event: Event.Event): Uint8Array => {
 
 const jobIds = fc.integer({ min: 1, max: 4 });
 
+/** Job `jobId` inserted with `args` (null or a string). */
+const insertedWith = (jobId: number, args: string | null): Event.Event =>
+  Event.jobInserted({
+    jobId,
+    queue: "q",
+    worker: "W",
+    args,
+    priority: 0,
+    maxAttempts: 1,
+    scheduledAt: 0,
+    insertedAt: 0,
+  });
+
 /** An argument that is sometimes another job's mention, spelt out in a string. */
 const args = fc.oneof(
   fc.constant(null),
@@ -36,18 +49,7 @@ const args = fc.oneof(
 );
 
 const anEvent: fc.Arbitrary<Event.Event> = fc.oneof(
-  fc.record({ jobId: jobIds, args }).map(({ jobId, args: value }) =>
-    Event.jobInserted({
-      jobId,
-      queue: "q",
-      worker: "W",
-      args: value,
-      priority: 0,
-      maxAttempts: 3,
-      scheduledAt: 0,
-      insertedAt: 0,
-    }),
-  ),
+  fc.record({ jobId: jobIds, args }).map(({ jobId, args: value }) => insertedWith(jobId, value)),
   jobIds.map((jobId) => Event.jobStarted({ jobId, at: 5, attempt: 1 })),
   fc
     .array(jobIds, { minLength: 1, maxLength: 3 })
@@ -142,18 +144,7 @@ describe("readMentioning", () => {
       const { store } = yield* Store.open(directory, { rotationTargetBytes }, Projection.count);
       for (let jobId = 1; jobId <= 12; jobId += 1) {
         const value = jobId === 2 ? marker : jobId === 12 ? last : "x".repeat(40);
-        yield* store.append([
-          Event.jobInserted({
-            jobId,
-            queue: "q",
-            worker: "W",
-            args: value,
-            priority: 0,
-            maxAttempts: 1,
-            scheduledAt: 0,
-            insertedAt: 0,
-          }),
-        ]);
+        yield* store.append([insertedWith(jobId, value)]);
       }
       return { directory, store };
     });

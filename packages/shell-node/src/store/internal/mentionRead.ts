@@ -19,17 +19,11 @@ import type { Mentioning } from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 import { Mismatch, UndecodableEvent } from "../StoreError.js";
 import { type ChunkBuffers, ChunkReader, earlyEnd } from "./chunkReader.js";
-import {
-  crc32c,
-  decodeEventAt,
-  type RecordFrame,
-  recordFrame,
-  scanRecordAt,
-  segmentHeaderBytes,
-} from "./codec.js";
+import { crc32c, decodeEventAt, type RecordFrame, recordFrame, scanRecordAt } from "./codec.js";
 import { NeedleFinder } from "./needleFinder.js";
 import * as SegmentIndex from "./segmentIndex.js";
 import {
+  cursorAt,
   type ReadCursor,
   recordBytesWanted,
   refused,
@@ -131,13 +125,7 @@ const walked = (
 ): Effect.Effect<Mentioning, SegmentReadError> =>
   Effect.gen(function* () {
     const lastSequence = segment.firstSequence + segment.recordCount - 1;
-    const start = SegmentIndex.seek(segment.index, Math.min(from, lastSequence));
-    const at: ReadCursor = {
-      buffer: new Uint8Array(0),
-      bufferStart: start?.offset ?? segmentHeaderBytes,
-      cursor: 0,
-      expected: start?.sequence ?? segment.firstSequence,
-    };
+    const at = cursorAt(segment, from);
     const finder = new NeedleFinder(needles.map((needle) => Buffer.from(needle)));
     const filtering: Filtering = {
       path: segment.path,
@@ -228,7 +216,7 @@ const stretchesMentioning = (
         // Those wholly inside the carried bytes were found with the chunk before.
         for (let at = view.indexOf(needle); at >= 0; at = view.indexOf(needle, at + 1)) {
           if (at + needle.length > carried.length)
-            stretches.add(stretchAt(segment.index, start + at));
+            stretches.add(SegmentIndex.entryAtOffset(segment.index, start + at));
         }
       }
       position += length;
@@ -245,20 +233,3 @@ const stretchesMentioning = (
     }
     return [...stretches].sort((a, b) => a - b);
   });
-
-/** The ordinal of the index entry at or before file offset `offset` (0 before the first). */
-const stretchAt = (index: SegmentIndex.SegmentIndex, offset: number): number => {
-  let low = 0;
-  let high = index.offsets.length - 1;
-  let found = 0;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    if ((index.offsets[middle] ?? Number.POSITIVE_INFINITY) <= offset) {
-      found = middle;
-      low = middle + 1;
-    } else {
-      high = middle - 1;
-    }
-  }
-  return found;
-};

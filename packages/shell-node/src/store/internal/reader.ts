@@ -56,6 +56,25 @@ const snapshot = (state: StoreState, from: number, limit: number): Snapshot => {
   };
 };
 
+/** The snapshot a read from `from` works on; `Compacted` below the generation's first sequence. */
+const snapshotFrom = (
+  state: StoreState,
+  from: number,
+  limit: number,
+): Effect.Effect<Snapshot, Compacted> =>
+  Effect.suspend(() => {
+    const view = snapshot(state, from, limit);
+    return from < view.firstSequence
+      ? Effect.fail(
+          new Compacted({
+            path: state.directory,
+            sequence: from,
+            firstAvailable: view.firstSequence,
+          }),
+        )
+      : Effect.succeed(view);
+  });
+
 /**
  * A segment read that lost a race with compaction (its file was removed
  * under it, and the generation is another now) reports `Compacted`.
@@ -94,14 +113,7 @@ export const readFrom = (
   limit: number,
 ): Effect.Effect<ReadonlyArray<Entry>, StoreError, Disk> =>
   Effect.gen(function* () {
-    const view = yield* Effect.sync(() => snapshot(state, from, limit));
-    if (from < view.firstSequence) {
-      return yield* new Compacted({
-        path: state.directory,
-        sequence: from,
-        firstAvailable: view.firstSequence,
-      });
-    }
+    const view = yield* snapshotFrom(state, from, limit);
     if (limit <= 0 || from > view.lastSequence) return [];
     const entries: Array<Entry> = [];
     let next = from;
@@ -142,14 +154,7 @@ export const readMentioning = (
   chunkBytes = mentionChunkBytes,
 ): Effect.Effect<Mentioning, StoreError, Disk> =>
   Effect.gen(function* () {
-    const view = yield* Effect.sync(() => snapshot(state, from, limit));
-    if (from < view.firstSequence) {
-      return yield* new Compacted({
-        path: state.directory,
-        sequence: from,
-        firstAvailable: view.firstSequence,
-      });
-    }
+    const view = yield* snapshotFrom(state, from, limit);
     const entries: Array<Entry> = [];
     let next = from;
     // One pair for the call's segments, read one after the other.

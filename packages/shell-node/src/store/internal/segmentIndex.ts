@@ -32,6 +32,23 @@ export const note = (
   }
 };
 
+/** The position of the last of `ascending` at or before `value`; -1 when none is. */
+const lastAtOrBefore = (ascending: ReadonlyArray<number>, value: number): number => {
+  let low = 0;
+  let high = ascending.length - 1;
+  let found = -1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    if ((ascending[middle] ?? Number.POSITIVE_INFINITY) <= value) {
+      found = middle;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return found;
+};
+
 /**
  * The indexed record at or before `sequence`: where a read for it starts.
  * `undefined` when the index is empty or `sequence` precedes every entry.
@@ -40,20 +57,16 @@ export const seek = (
   index: SegmentIndex,
   sequence: number,
 ): { readonly sequence: number; readonly offset: number } | undefined => {
-  let low = 0;
-  let high = index.sequences.length - 1;
-  let found = -1;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    if ((index.sequences[middle] ?? Number.POSITIVE_INFINITY) <= sequence) {
-      found = middle;
-      low = middle + 1;
-    } else {
-      high = middle - 1;
-    }
-  }
+  const found = lastAtOrBefore(index.sequences, sequence);
   const foundSequence = index.sequences[found];
   const foundOffset = index.offsets[found];
   if (foundSequence === undefined || foundOffset === undefined) return undefined;
   return { sequence: foundSequence, offset: foundOffset };
 };
+
+/**
+ * The ordinal of the entry at or before file offset `offset` (0 before the
+ * first): the stretch of records a byte at `offset` belongs to.
+ */
+export const entryAtOffset = (index: SegmentIndex, offset: number): number =>
+  Math.max(0, lastAtOrBefore(index.offsets, offset));

@@ -100,6 +100,18 @@ export const refused = (
     ? new CorruptRecord({ path, offset, sequence: expected, reason: decoded.reason })
     : new BeyondSafeInteger({ path, offset: offset + 8, field: decoded.field });
 
+/** A cursor on the indexed record at or before `from` (the segment's first when none is). */
+export const cursorAt = (segment: SegmentView, from: number): ReadCursor => {
+  const lastSequence = segment.firstSequence + segment.recordCount - 1;
+  const start = SegmentIndex.seek(segment.index, Math.min(from, lastSequence));
+  return {
+    buffer: new Uint8Array(0),
+    bufferStart: start?.offset ?? segmentHeaderBytes,
+    cursor: 0,
+    expected: start?.sequence ?? segment.firstSequence,
+  };
+};
+
 /**
  * Up to `limit` entries of `segment` from `from` (which it must hold), in
  * order. The file is opened for the call only.
@@ -114,13 +126,7 @@ export const readSegment = (
       const { path } = segment;
       const lastSequence = segment.firstSequence + segment.recordCount - 1;
       const entries: Array<Entry> = [];
-      const start = SegmentIndex.seek(segment.index, Math.min(from, lastSequence));
-      const at: ReadCursor = {
-        buffer: new Uint8Array(0),
-        bufferStart: start?.offset ?? segmentHeaderBytes,
-        cursor: 0,
-        expected: start?.sequence ?? segment.firstSequence,
-      };
+      const at = cursorAt(segment, from);
       while (entries.length < limit && at.expected <= lastSequence) {
         const offset = at.bufferStart + at.cursor;
         const decoded =
