@@ -32,6 +32,7 @@ import {
   type ReaderSession,
   readFrom,
 } from "./internal/reader.js";
+import { readMentioning } from "./internal/mentionReader.js";
 import {
   follower,
   notifyCommitted,
@@ -118,6 +119,8 @@ const viewOf = (state: LogState, reader: ReaderSession, inbox: () => InboxStats)
   schema: state.options.schema,
   store: state.options.store,
   readFrom: (sequence, limit) => readFrom(state, reader, sequence, limit),
+  readMentioning: (needles, sequence, limit) =>
+    readMentioning(state, reader, needles, sequence, limit),
   iterFrom: (sequence) => iterFrom(state, reader, sequence),
   stats: () =>
     Effect.sync(() => {

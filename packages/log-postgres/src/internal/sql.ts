@@ -86,6 +86,16 @@ export const statements = (schema: string) => {
     /** A page of records in sequence order, from a sequence on (keyset paging). */
     recordsFrom: `SELECT sequence, record FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4 ORDER BY sequence LIMIT $5`,
     recordsBetween: `SELECT sequence, record FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence >= $3 AND sequence <= $4 ORDER BY sequence`,
+    /**
+     * The records from `$3` to `$4` whose bytes hold `$5` or `$6`, at most
+     * `$7`, found by the server (`readMentioning`: one job's history), each
+     * row with the store's current epoch; one row of NULLs but that epoch
+     * when none is found. In one statement, so in one snapshot: an epoch
+     * other than `$2` says a compaction removed (or will remove) the rows,
+     * which an empty answer alone would hide. `position` on bytes is in
+     * PostgreSQL, CockroachDB and YugabyteDB.
+     */
+    recordsMentioning: `SELECT c.epoch AS current_epoch, r.sequence, r.record FROM ${current} c LEFT JOIN ${record} r ON r.store_id = c.store_id AND r.epoch = $2 AND r.sequence >= $3 AND r.sequence <= $4 AND (position(CAST($5 AS BYTEA) IN r.record) > 0 OR position(CAST($6 AS BYTEA) IN r.record) > 0) WHERE c.store_id = $1 ORDER BY r.sequence LIMIT $7`,
     /** Rows of the generation past its head: there must be none. */
     recordsPast: `SELECT sequence FROM ${record} WHERE store_id = $1 AND epoch = $2 AND sequence > $3 ORDER BY sequence LIMIT 1`,
     lastRecordOf: `SELECT max(sequence) AS sequence FROM ${record} WHERE store_id = $1 AND epoch = $2`,

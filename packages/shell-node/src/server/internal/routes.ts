@@ -613,8 +613,9 @@ const aboutJob = (page: ReadonlyArray<Projection.Entry>, jobId: number, into: Ar
  * One job's events in the current generation (what `tay job` shows), from
  * the log. A log that can (the file store) hands over only the records
  * whose payload mentions the job (`JobMention`), the rest checked but not
- * decoded: on a store of 1,000,000 jobs, 0.x s instead of 5–6 s
- * (2026-12-07). Others are read whole.
+ * decoded: on a store of 1,000,000 jobs, 0.7 s instead of 5.5–7.5 s
+ * (2026-12-07); PostgreSQL finds them in SQL. A log without it is read
+ * whole.
  */
 const history = async (
   engine: Engine.EngineService<Log.Kind>,
@@ -628,7 +629,9 @@ const history = async (
     if (filtered !== undefined) {
       const read = await Effect.runPromise(filtered(needles, sequence, historyScanRecords));
       aboutJob(read.entries, jobId, events);
-      if (read.next - sequence < historyScanRecords) return events;
+      // Until a read looks at nothing new: one may stop early (PostgreSQL answers a page of
+      // matching rows a statement) and say where.
+      if (read.next <= sequence) return events;
       sequence = read.next;
       continue;
     }

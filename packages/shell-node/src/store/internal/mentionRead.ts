@@ -17,7 +17,7 @@ import type { Disk } from "../../disk/Disk.js";
 import { withFile } from "../../disk/Files.js";
 import type { Mentioning } from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
-import { Mismatch, UndecodableEvent } from "../StoreError.js";
+import { CorruptRecord, Mismatch, UndecodableEvent } from "../StoreError.js";
 import { type ChunkBuffers, ChunkReader, earlyEnd } from "./chunkReader.js";
 import { crc32c, decodeEventAt, type RecordFrame, recordFrame, scanRecordAt } from "./codec.js";
 import { NeedleFinder } from "./needleFinder.js";
@@ -30,7 +30,6 @@ import {
   type SegmentReadError,
   type SegmentView,
 } from "./segmentRead.js";
-import { CorruptRecord } from "../StoreError.js";
 
 /** Bytes read per call by a filtered read (two buffers of it, reused across its segments). */
 export const mentionChunkBytes = 1024 * 1024;
