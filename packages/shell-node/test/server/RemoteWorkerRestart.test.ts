@@ -118,52 +118,57 @@ describe("a remote worker across its server's restart", () => {
     await producer.close();
   }, 30_000);
 
-  it("aborts a handler running across the restart once its heartbeat finds the lease gone", async () => {
-    const directory = join(root, "running-across");
+  /**
+   * A worker (leases of `leaseMs`, heartbeats every third of it) running a `Slow` job on a
+   * server in `directory`, then that server stopped and started again.
+   */
+  const slowAcrossRestart = async (directory: string, leaseMs: number) => {
     await serve(directory);
     const client = await Client.connect(directory);
     const aborts = noAborts();
-    // Heartbeats every second.
-    const worker = await startWorker(client, aborts, 3_000);
+    const worker = await startWorker(client, aborts, leaseMs);
     const producer = await Client.connect(directory);
     const slow = await producer.insert({ queue: "work", worker: "Slow", args: null });
     await until(async () => (await producer.job(slow.jobId))?.state === "executing");
     await producer.close();
     await stop();
     await serve(directory);
-    await until(() => aborts.attempts.includes(1));
     const again = await Client.connect(directory);
-    await again.cancel(slow.jobId);
-    await worker.close();
-    await client.close();
-    await again.close();
+    const close = async () => {
+      await worker.close();
+      await client.close();
+      await again.close();
+    };
+    return { aborts, jobId: slow.jobId, again, close };
+  };
+
+  it("aborts a handler running across the restart once its heartbeat finds the lease gone", async () => {
+    // Heartbeats every second.
+    const { aborts, jobId, again, close } = await slowAcrossRestart(
+      join(root, "running-across"),
+      3_000,
+    );
+    await until(() => aborts.attempts.includes(1));
+    await again.cancel(jobId);
+    await close();
   }, 30_000);
+
   it("aborts the handler of the attempt before the restart after it claimed the job's next attempt", async () => {
-    const directory = join(root, "claimed-again");
-    await serve(directory);
-    const client = await Client.connect(directory);
-    const aborts = noAborts();
     // Heartbeats every 3 s: the rescued job is claimed again (attempt 2) before the first one
     // after the restart asks for attempt 1. Both were kept by job id alone until 2026-12-07,
     // so attempt 2 took attempt 1's place and attempt 1's handler ran on, never aborted.
-    const worker = await startWorker(client, aborts, 9_000);
-    const producer = await Client.connect(directory);
-    const slow = await producer.insert({ queue: "work", worker: "Slow", args: null });
-    await until(async () => (await producer.job(slow.jobId))?.state === "executing");
-    await producer.close();
-    await stop();
-    await serve(directory);
-    const again = await Client.connect(directory);
+    const { aborts, jobId, again, close } = await slowAcrossRestart(
+      join(root, "claimed-again"),
+      9_000,
+    );
     await until(async () => {
-      const job = await again.job(slow.jobId);
+      const job = await again.job(jobId);
       return job?.state === "executing" && job.attempt === 2;
     });
     await until(() => aborts.attempts.includes(1));
     expect(aborts.attempts).toEqual([1]);
-    await again.cancel(slow.jobId);
+    await again.cancel(jobId);
     await until(() => aborts.attempts.includes(2));
-    await worker.close();
-    await client.close();
-    await again.close();
+    await close();
   }, 30_000);
 });
