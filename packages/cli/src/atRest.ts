@@ -86,6 +86,19 @@ export const withAtRest = <A, X, R>(
     ({ index }) => (index === undefined ? Effect.void : Effect.ignore(TerminalIndex.close(index))),
   );
 
+/**
+ * The lean state of the store in `directory` at rest, resumed from its state
+ * image when it can be: what the commands that need no completed job's
+ * record read (`status`, `queues`, `schedules`; counts, queue states and
+ * schedules are whole in it, issue 19). `queues` and `schedules` folded
+ * every job whole until 2026-12-07: 4.4 s and 600 MB on a store of
+ * 1,000,000 jobs, against `status`'s 1.4 s and 154 MB.
+ */
+export const leanStateAt = (
+  directory: string,
+): Effect.Effect<State.State, InspectError | TerminalIndex.TerminalIndexError, Disk.Disk> =>
+  withAtRest(directory, false, ({ state }) => Effect.succeed(state));
+
 const run = <A, X, R>(
   use: (atRest: AtRest) => Effect.Effect<A, X, R> | Either.Either<A, X>,
   atRest: AtRest,

@@ -24,7 +24,7 @@ import {
 } from "./command.js";
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
-import { listed, withAtRest } from "./atRest.js";
+import { leanStateAt, listed, withAtRest } from "./atRest.js";
 import {
   type HistoryEntry,
   historyTap,
@@ -483,6 +483,10 @@ const scheduleLines = (schedule: Schedule.Schedule): Array<string> =>
 export const printSchedule = (input: Input, schedule: Schedule.Schedule) =>
   input.json ? line(Json.line(Json.schedule(schedule))) : lines(scheduleLines(schedule));
 
+/** The state `queues` and `schedules` read: a directory's lean one at rest, a URL's whole fold. */
+const stateToList = (target: string) =>
+  isUrl(target) ? Effect.map(inspectState(target), ({ state }) => state) : leanStateAt(target);
+
 /** `tay schedules DIR`. */
 export const schedules: Command = {
   name: "schedules",
@@ -492,7 +496,7 @@ export const schedules: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const { state } = yield* inspectState(argument(input, 0));
+      const state = yield* stateToList(argument(input, 0));
       const all = [...State.schedules(state)];
       if (input.json) {
         yield* line(Json.line(all.map(Json.schedule)));
@@ -540,7 +544,7 @@ export const queues: Command = {
   options: [],
   run: (input) =>
     Effect.gen(function* () {
-      const { state } = yield* inspectState(argument(input, 0));
+      const state = yield* stateToList(argument(input, 0));
       const counts = Query.counts(state);
       const names = [...new Set([...counts.keys(), ...state.queues.keys()])].sort();
       if (input.json) {
