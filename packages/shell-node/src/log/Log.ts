@@ -78,10 +78,11 @@ export interface View<E> {
   /**
    * The entries among the `limit` from `sequence` whose record payload
    * holds one of `needles` (a superset: the caller filters them), and the
-   * first sequence not looked at. Errors as `readFrom`'s. A log that can
-   * skip the decode of the rest offers it (the file store): one job's
-   * history (`JobMention`) without decoding every record. Absent, callers
-   * read everything with `readFrom`.
+   * first sequence not looked at (a read may stop before `limit`: read on
+   * from there until a read looks at nothing new). Errors as `readFrom`'s.
+   * A log that can find those records without decoding the rest offers it
+   * (the file store, PostgreSQL): one job's history (`JobMention`). Absent,
+   * callers read everything with `readFrom`.
    */
   readonly readMentioning?: (
     needles: ReadonlyArray<Uint8Array>,
