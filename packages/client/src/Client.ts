@@ -198,6 +198,7 @@ const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
 const maybeProgress = Shape.struct({ progress: Shape.nullable(Wire.progress) });
 const progressList = Shape.struct({ progress: Shape.array(Wire.progress) });
+const historyAnswer = Shape.struct({ events: Shape.array(Wire.committed) });
 const givenAnswer = Shape.struct({ given: Shape.boolean });
 const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
 const bulkAnswer = Shape.struct({
@@ -617,6 +618,17 @@ export class Client {
 
   async job(jobId: number): Promise<Job.Job | undefined> {
     return (await this.get(`/v1/jobs/${jobId}`, maybeJob)).job ?? undefined;
+  }
+
+  /**
+   * Every committed event of job `jobId` in the store's current generation,
+   * in log order (the events inside a mutation each with its index): what
+   * the dashboard's history view shows. Empty for a job never inserted; a
+   * compaction keeps a job's state, not the events before it. The server
+   * reads only the records that mention the job (docs/store.md).
+   */
+  async history(jobId: number): Promise<ReadonlyArray<Committed>> {
+    return (await this.get(`/v1/jobs/${jobId}/history`, historyAnswer)).events;
   }
 
   /**

@@ -400,6 +400,29 @@ describe("Client over the socket", () => {
     await client.close();
   });
 
+  it("reads one job's committed events, the members of a mutation with their index", async () => {
+    const client = await Client.connect(directory);
+    const job = await client.insert({ queue: "history", worker: "W", args: { n: 1 } });
+    await client.insert({ queue: "history", worker: "W", args: { n: 2 } });
+    const [claimed] = await client.claim("history");
+    expect(claimed?.jobId).toBe(job.jobId);
+    await client.complete(job.jobId, { done: true }, { attempt: 1 });
+    const history = await client.history(job.jobId);
+    expect(history.map(({ event }) => event._tag)).toEqual([
+      "JobInserted",
+      "JobStarted",
+      "JobFinished",
+      "ResultRecorded",
+    ]);
+    expect(history.every(({ event }) => "jobId" in event && event.jobId === job.jobId)).toBe(true);
+    // The finish and its result are one mutation: the same sequence, members 0 and 1.
+    const [finished, result] = history.slice(2);
+    expect(result?.sequence).toBe(finished?.sequence);
+    expect([finished?.member, result?.member]).toEqual([0, 1]);
+    expect(await client.history(job.jobId + 1_000_000)).toEqual([]);
+    await client.close();
+  });
+
   it("streams committed events from a sequence", async () => {
     const client = await Client.connect(directory);
     const job = await client.insert({ queue: "streamed", worker: "W", args: null });
