@@ -93,6 +93,20 @@ export const historyEntries = (
   }
 };
 
+/** A collector of history entries for a fold's tap, reset when the fold starts over. */
+export const historyTap = (jobId: number) => {
+  const history: Array<HistoryEntry> = [];
+  const tap = {
+    onStart: () => {
+      history.length = 0;
+    },
+    onRecord: (entry: Projection.Entry) => {
+      history.push(...historyEntries(entry, jobId));
+    },
+  };
+  return { history, tap };
+};
+
 /** What an inspection for one job's history found, and the generation it read. */
 export interface HistoryRead {
   readonly entries: ReadonlyArray<HistoryEntry>;
@@ -112,21 +126,22 @@ export const historyAtRest = (
   StoreError.RecoveryError | StoreError.HistoryRejected<never>,
   Disk.Disk
 > => {
-  let entries: Array<HistoryEntry> = [];
+  // The same collector as a tapped fold's, fed only the records with a needle.
+  const { history, tap } = historyTap(jobId);
   const projection: Projection.Projection<null, never> = {
     start: () => {
-      entries = [];
+      tap.onStart();
       return null;
     },
     apply: (state, sequence, event) => {
-      for (const entry of historyEntries({ sequence, event }, jobId)) entries.push(entry);
+      tap.onRecord({ sequence, event });
       return Either.right(state);
     },
     needles: [JobMention.jobMention(jobId), JobMention.listedJobIdsKey],
   };
   return retryTransient(Recovery.inspect(directory, {}, projection, undefined, "onTrust")).pipe(
     Effect.map(({ report }) => ({
-      entries,
+      entries: history,
       epoch: report.epoch,
       lastSequence: report.lastSequence,
     })),
@@ -144,20 +159,6 @@ export interface JobAndHistory {
   readonly found: Job.Job | undefined;
   readonly history: ReadonlyArray<HistoryEntry>;
 }
-
-/** A collector of history entries for a fold's tap, reset when the fold starts over. */
-export const historyTap = (jobId: number) => {
-  const history: Array<HistoryEntry> = [];
-  const tap = {
-    onStart: () => {
-      history.length = 0;
-    },
-    onRecord: (entry: Projection.Entry) => {
-      history.push(...historyEntries(entry, jobId));
-    },
-  };
-  return { history, tap };
-};
 
 /**
  * A directory's job at rest in two reads: the job as the lean state and the
