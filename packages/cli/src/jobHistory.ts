@@ -1,7 +1,8 @@
 /**
  * One job's history: the records of the current generation that concern
- * it (name it, or list it as a schedule's member), each with the events of
- * a mutation that do, a snapshot part narrowed to the job.
+ * it (core's `JobHistory`: name it, or list it as a schedule's member),
+ * each with the events of a mutation that do, a snapshot part narrowed to
+ * the job.
  *
  * At rest (`historyAtRest`) an inspection finds them without decoding the
  * rest: the projection names the job's mention and a checkpoint's list key
@@ -10,7 +11,7 @@
  * the 1,000,000-job store took 4.5 s folding and decoding every record.
  */
 import { JobMention } from "@tay/codec";
-import type { Event, Job } from "@tay/core";
+import { type Job, JobHistory } from "@tay/core";
 import { Effect, Either } from "effect";
 import {
   type Disk,
@@ -23,75 +24,13 @@ import { jobAt, withAtRest } from "./atRest.js";
 import { type InspectError, retryTransient } from "./inspect.js";
 
 /** One history entry of a job: a record (or one event of a mutation) that concerns it. */
-export interface HistoryEntry {
-  readonly sequence: number;
-  /** The event's index inside its mutation, null for a record of its own. */
-  readonly member: number | null;
-  readonly event: Event.Event;
-}
+export type HistoryEntry = JobHistory.HistoryEntry;
 
-/** Whether a domain event concerns `jobId` (names it, or lists it as a schedule's member). */
-const concerns = (event: Event.DomainEvent, jobId: number): boolean => {
-  switch (event._tag) {
-    case "JobInserted":
-    case "JobAvailable":
-    case "JobStarted":
-    case "JobFinished":
-    case "JobCancelled":
-    case "JobRetried":
-    case "ResultRecorded":
-    case "JobInsertedV3":
-    case "JobRedriven":
-      return event.jobId === jobId;
-    case "OccurrenceAdvanced":
-    case "ScheduleHistoricalCheckpoint":
-      return event.activeJobId === jobId;
-    case "ScheduleCheckpoint":
-    case "ScheduleCheckpointV3":
-      return event.activeJobIds.includes(jobId);
-    case "ScheduleRegistered":
-    case "ScheduleAdvanced":
-    case "ScheduleCancelled":
-    case "QueueStateSet":
-      return false;
-    default: {
-      const unknown: never = event;
-      return Boolean(unknown);
-    }
-  }
-};
-
-/** The entries of one record that concern `jobId` (a snapshot part narrowed to the job). */
-// What almost every record of a large store gives a job's history: one
-// shared empty list, not a new one per record folded.
-const noEntries: ReadonlyArray<HistoryEntry> = [];
-
+/** The entries of one record that concern `jobId` (core's `JobHistory`, as the server's route). */
 export const historyEntries = (
   entry: Projection.Entry,
   jobId: number,
-): ReadonlyArray<HistoryEntry> => {
-  const { sequence, event } = entry;
-  switch (event._tag) {
-    case "Mutation":
-      return event.events.flatMap((inner, member) =>
-        concerns(inner, jobId) ? [{ sequence, member, event: inner }] : [],
-      );
-    case "SnapshotPart": {
-      const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0
-        ? noEntries
-        : [{ sequence, member: null, event: { ...event, jobs } }];
-    }
-    case "SnapshotPartV3": {
-      const jobs = event.jobs.filter((job) => job.jobId === jobId);
-      return jobs.length === 0
-        ? noEntries
-        : [{ sequence, member: null, event: { ...event, jobs } }];
-    }
-    default:
-      return concerns(event, jobId) ? [{ sequence, member: null, event }] : noEntries;
-  }
-};
+): ReadonlyArray<HistoryEntry> => JobHistory.entriesOf(entry.sequence, entry.event, jobId);
 
 /** A collector of history entries for a fold's tap, reset when the fold starts over. */
 export const historyTap = (jobId: number) => {

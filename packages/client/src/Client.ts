@@ -133,6 +133,9 @@ export type InsertedJob = Wire.InsertedJob;
 /** A committed event, as the engine's subscriptions give it. */
 export type Committed = Wire.CommittedEvent;
 
+/** An entry of a job's history: a committed domain event, or a snapshot part narrowed to the job. */
+export type HistoryEntry = Wire.HistoryEvent;
+
 /** Committed events as they commit; `close` ends it. */
 export interface Subscription extends AsyncIterableIterator<Committed> {
   readonly close: () => void;
@@ -198,7 +201,7 @@ const scheduleAnswer = Shape.struct({ schedule: Wire.schedule });
 const maybeJob = Shape.struct({ job: Shape.nullable(Wire.job) });
 const maybeProgress = Shape.struct({ progress: Shape.nullable(Wire.progress) });
 const progressList = Shape.struct({ progress: Shape.array(Wire.progress) });
-const historyAnswer = Shape.struct({ events: Shape.array(Wire.committed) });
+const historyAnswer = Shape.struct({ events: Shape.array(Wire.historyEvent) });
 const givenAnswer = Shape.struct({ given: Shape.boolean });
 const maybeSchedule = Shape.struct({ schedule: Shape.nullable(Wire.schedule) });
 const bulkAnswer = Shape.struct({
@@ -621,13 +624,16 @@ export class Client {
   }
 
   /**
-   * Every committed event of job `jobId` in the store's current generation,
-   * in log order (the events inside a mutation each with its index): what
-   * the dashboard's history view shows. Empty for a job never inserted; a
-   * compaction keeps a job's state, not the events before it. The server
-   * reads only the records that mention the job (docs/store.md).
+   * Job `jobId`'s history in the store's current generation, in log order
+   * (core's `JobHistory`, as `tay job` shows it): the events that name it
+   * (those inside a mutation each with its index), a schedule's events
+   * that deliver or list it, and, after a compaction, the base's snapshot
+   * part narrowed to the job, its state then (a compaction keeps a job's
+   * state, not the events before it). What the dashboard's history view
+   * shows. Empty for a job never inserted. The server reads only the
+   * records that mention the job (docs/store.md).
    */
-  async history(jobId: number): Promise<ReadonlyArray<Committed>> {
+  async history(jobId: number): Promise<ReadonlyArray<HistoryEntry>> {
     return (await this.get(`/v1/jobs/${jobId}/history`, historyAnswer)).events;
   }
 

@@ -17,6 +17,7 @@ import { decodeEvent, encodeEvent } from "@tay/codec";
 import {
   Event,
   type Job,
+  type JobHistory,
   Limits,
   type Progress,
   type Query,
@@ -419,11 +420,23 @@ export interface CommittedEvent {
 }
 
 /**
+ * One entry of a job's history (core's `JobHistory`): a committed domain
+ * event, or the snapshot part of a compaction's base narrowed to the job.
+ * `member` is the event's index in its mutation, 0 for a record of its
+ * own (as in the committed stream).
+ */
+export interface HistoryEvent {
+  readonly sequence: number;
+  readonly member: number;
+  readonly event: JobHistory.HistoryEvent;
+}
+
+/**
  * A committed event as JSON: its pair and its canonical payload (base64),
  * which the client decodes with the codec (no second decoder to drift),
  * and its tag for readers such as `curl`.
  */
-export const committedJson = (committed: CommittedEvent): JsonObject => {
+export const committedJson = (committed: CommittedEvent | HistoryEvent): JsonObject => {
   const encoded = encodeEvent(committed.event);
   if (encoded._tag === "Left") {
     return { sequence: committed.sequence, member: committed.member, event: committed.event._tag };
@@ -447,14 +460,19 @@ const committedShape = Shape.struct({
   payload: Shape.string,
 });
 
-export const committed: Shape.Decoder<CommittedEvent> = (input, path) => {
+/** A committed entry's pair and payload decoded by the codec, at `path`. */
+const committedEvent = (input: unknown, path: string) => {
   const fields = committedShape(input, path);
   const bytes = new Uint8Array(Buffer.from(fields.payload, "base64"));
   const decoded = decodeEvent(fields.type, fields.schema, bytes);
   if (decoded._tag === "Left") {
     return Shape.mismatch(`${path}.payload`, "a canonical event payload", decoded.left._tag);
   }
-  const event = decoded.right;
+  return { sequence: fields.sequence, member: fields.member, event: decoded.right };
+};
+
+export const committed: Shape.Decoder<CommittedEvent> = (input, path) => {
+  const { sequence, member, event } = committedEvent(input, path);
   if (
     event._tag === "Mutation" ||
     event._tag === "SnapshotPart" ||
@@ -462,7 +480,16 @@ export const committed: Shape.Decoder<CommittedEvent> = (input, path) => {
   ) {
     return Shape.mismatch(`${path}.payload`, "a domain event", event._tag);
   }
-  return { sequence: fields.sequence, member: fields.member, event };
+  return { sequence, member, event };
+};
+
+/** An entry of a job's history: a domain event or a snapshot part, never a mutation. */
+export const historyEvent: Shape.Decoder<HistoryEvent> = (input, path) => {
+  const { sequence, member, event } = committedEvent(input, path);
+  if (event._tag === "Mutation") {
+    return Shape.mismatch(`${path}.payload`, "a domain event or a snapshot part", event._tag);
+  }
+  return { sequence, member, event };
 };
 
 const jobId = count;

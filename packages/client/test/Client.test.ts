@@ -420,6 +420,14 @@ describe("Client over the socket", () => {
     expect(result?.sequence).toBe(finished?.sequence);
     expect([finished?.member, result?.member]).toEqual([0, 1]);
     expect(await client.history(job.jobId + 1_000_000)).toEqual([]);
+    // After a compaction the history starts with the base's part, narrowed to the job, and its result.
+    await client.compact(24 * 3_600_000);
+    const compacted = await client.history(job.jobId);
+    expect(compacted.map(({ event }) => event._tag)).toEqual(["SnapshotPart", "ResultRecorded"]);
+    const [part] = compacted;
+    expect(part?.event._tag === "SnapshotPart" && part.event.jobs).toEqual([
+      expect.objectContaining({ jobId: job.jobId, state: "completed" }),
+    ]);
     await client.close();
   });
 

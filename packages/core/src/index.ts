@@ -24,3 +24,4 @@ export * as Due from "./Due.js";
 export * as Backoff from "./Backoff.js";
 export * as Terminal from "./Terminal.js";
 export * as Progress from "./Progress.js";
+export * as JobHistory from "./JobHistory.js";

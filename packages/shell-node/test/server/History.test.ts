@@ -1,17 +1,20 @@
 // `GET /v1/jobs/ID/history` reads only the records that mention the job (the file store's
 // `readMentioning`, 2026-12-07): for every job of a store of many segments (inserts alone and in
-// batches, claims, completions with results, cancels, retries), it answers what a filter over the
-// whole log answers, in order, mutation members included; a job never inserted has none.
+// batches, claims, completions with results, cancels, retries, a schedule's deliveries, a
+// compaction's base), it answers what core's `JobHistory` finds in the whole log (what `tay job`
+// shows), in order, mutation members included, snapshot parts narrowed to the job; a job never
+// inserted has none.
 import { request } from "node:http";
 import { describe, expect, it } from "vitest";
+import { JobHistory } from "@tay/core";
 import { Effect } from "effect";
 import { servedForFile } from "../support/servedForFile.js";
 
 // Segments of a few records: most are sealed, read whole on trust of their CRC.
 const file = servedForFile("tay-history-", {}, { rotationTargetBytes: 1_024 });
 
-/** The history route's events for `jobId`: (sequence, member, event) of each. */
-const historyOf = (jobId: number): Promise<Array<[number, number, string]>> =>
+/** The history route's events for `jobId`: (sequence, member, event, fields) of each. */
+const historyOf = (jobId: number): Promise<Array<[number, number, string, unknown]>> =>
   new Promise((resolve, reject) => {
     const asked = request(
       { socketPath: file.served.socket, path: `/v1/jobs/${jobId}/history` },
@@ -20,9 +23,9 @@ const historyOf = (jobId: number): Promise<Array<[number, number, string]>> =>
         answer.on("data", (chunk: Buffer) => chunks.push(chunk));
         answer.on("end", () => {
           const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-            events: Array<{ sequence: number; member: number; event: string }>;
+            events: Array<{ sequence: number; member: number; event: string; fields: unknown }>;
           };
-          resolve(body.events.map((e) => [e.sequence, e.member, e.event]));
+          resolve(body.events.map((e) => [e.sequence, e.member, e.event, e.fields]));
         });
       },
     );
@@ -30,37 +33,91 @@ const historyOf = (jobId: number): Promise<Array<[number, number, string]>> =>
     asked.end();
   });
 
+/** Six rounds of inserts (alone and in a batch), claims, completions, failures and cancels. */
+const work = async (engine: typeof file.opened) => {
+  for (let round = 0; round < 6; round += 1) {
+    await engine.insert({ queue: "q", worker: "W", args: "x".repeat(3_000) });
+    await engine.insertMany(
+      [1, 2, 3].map((n) => ({ queue: "q", worker: "W", args: { round, n } })),
+    );
+    const [first, second, third] = await engine.claim("q", 3);
+    if (first !== undefined) await engine.complete(first.jobId, { done: round });
+    if (second !== undefined) await engine.fail(second.jobId, "again");
+    if (third !== undefined) await engine.cancel(third.jobId, "no");
+  }
+};
+
+/** Waits until schedule `id` has delivered at least `count` jobs that are still active. */
+const delivered = async (engine: typeof file.opened, id: string, count: number) => {
+  for (;;) {
+    const schedule = await engine.schedule(id);
+    if ((schedule?.activeJobIds.length ?? 0) >= count) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
 describe("a job's history", () => {
-  it("is what a filter over the whole log finds, for every job", async () => {
+  it("is what core's JobHistory finds in the whole log, for every job", async () => {
     const { opened } = file;
     const engine = opened;
-    for (let round = 0; round < 6; round += 1) {
-      await engine.insert({ queue: "q", worker: "W", args: "x".repeat(3_000) });
-      await engine.insertMany(
-        [1, 2, 3].map((n) => ({ queue: "q", worker: "W", args: { round, n } })),
-      );
-      const [first, second, third] = await engine.claim("q", 3);
-      if (first !== undefined) await engine.complete(first.jobId, { done: round });
-      if (second !== undefined) await engine.fail(second.jobId, "again");
-      if (third !== undefined) await engine.cancel(third.jobId, "no");
-    }
-    const log = await Effect.runPromise(opened.log.readFrom(1, 1_000_000));
+    await work(engine);
+    // A schedule's deliveries: (11,2) names the job as its active job, not as `job_id` alone.
+    await engine.registerSchedule("every", {
+      queue: "s",
+      worker: "W",
+      args: null,
+      priority: 0,
+      maxAttempts: 1,
+      everyMs: 30,
+      cron: null,
+      overlap: "allow",
+    });
+    await delivered(engine, "every", 2);
+    // The base: snapshot parts holding every job, checkpoints listing the schedule's members.
+    await engine.compact(24 * 3_600_000);
+    await engine.cancelSchedule("every");
+    await work(engine);
+    for (const job of await engine.claim("s", 100)) await engine.complete(job.jobId, null);
+    const generation = await Effect.runPromise(opened.log.generation());
+    const log = await Effect.runPromise(opened.log.readFrom(generation.firstSequence, 1_000_000));
     const stats = await Effect.runPromise(opened.log.stats());
-    expect(log).toHaveLength(stats.lastSequence);
+    expect(log.at(-1)?.sequence).toBe(stats.lastSequence);
+    expect(log[0]?.event._tag).toBe("SnapshotPart");
     expect((await Effect.runPromise(opened.log.segmentSizeStats())).count).toBeGreaterThan(10);
-    const lastJobId = 24;
+    const lastJobId = Math.max(...(await engine.inspectJobs()).map((job) => job.jobId));
+    const seen = new Set<string>();
     for (let jobId = 1; jobId <= lastJobId + 1; jobId += 1) {
-      const expected: Array<[number, number, string]> = [];
-      for (const { sequence, event } of log) {
-        const members = event._tag === "Mutation" ? event.events : [event];
-        members.forEach((member, index) => {
-          if (member._tag !== "SnapshotPart" && "jobId" in member && member.jobId === jobId) {
-            expected.push([sequence, index, member._tag]);
-          }
-        });
-      }
-      expect(await historyOf(jobId)).toEqual(expected);
+      const expected = log.flatMap(({ sequence, event }) =>
+        JobHistory.entriesOf(sequence, event, jobId).map((entry): [number, number, string] => [
+          sequence,
+          entry.member ?? 0,
+          entry.event._tag,
+        ]),
+      );
+      const answered = await historyOf(jobId);
+      expect(answered.map(([sequence, member, tag]) => [sequence, member, tag])).toEqual(expected);
+      for (const [, , tag] of expected) seen.add(tag);
       if (jobId <= lastJobId) expect(expected.length).toBeGreaterThan(0);
+      // A base's part is narrowed to the job.
+      for (const [, , tag, fields] of answered) {
+        if (tag === "SnapshotPart") {
+          expect(fields).toMatchObject({ jobs: [{ jobId }] });
+        }
+      }
     }
+    // Every kind of entry was there to be found.
+    expect([...seen].sort()).toEqual(
+      expect.arrayContaining([
+        "JobCancelled",
+        "JobFinished",
+        "JobInserted",
+        "JobRetried",
+        "JobStarted",
+        "OccurrenceAdvanced",
+        "ResultRecorded",
+        "ScheduleCheckpoint",
+        "SnapshotPart",
+      ]),
+    );
   });
 });

@@ -8,7 +8,7 @@
 import type { ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
 import { JobMention } from "@tay/codec";
-import { type Job, type Queue, State } from "@tay/core";
+import { type Job, JobHistory, type Queue, State } from "@tay/core";
 import { Effect } from "effect";
 import * as Bulk from "../../engine/Bulk.js";
 import type * as Engine from "../../engine/Engine.js";
@@ -498,7 +498,8 @@ const queries: ReadonlyArray<Route> = [
   {
     method: "GET",
     path: "/v1/jobs/:jobId/history",
-    summary: "every committed event of one job in this generation, in log order",
+    summary:
+      "one job's history in this generation, in log order: its events, a schedule's deliveries and checkpoints of it, a compaction's snapshot part narrowed to it",
     handle: async (call, { engine }) => ({ events: await history(engine, jobIdParam(call)) }),
   },
   {
@@ -597,25 +598,23 @@ const historyPage = 4_096;
  */
 const historyScanRecords = 2 ** 40;
 
-/** The events of `page` about `jobId`, as the history answers them. */
+/** The entries of `page` about `jobId` (core's `JobHistory`, as `tay job`), as the route answers them. */
 const aboutJob = (page: ReadonlyArray<Projection.Entry>, jobId: number, into: Array<Json>) => {
-  for (const { sequence: at, event } of page) {
-    const members = event._tag === "Mutation" ? event.events : [event];
-    members.forEach((member, index) => {
-      if (member._tag !== "SnapshotPart" && "jobId" in member && member.jobId === jobId) {
-        into.push(Wire.committedJson({ sequence: at, member: index, event: member }));
-      }
-    });
+  for (const { sequence, event } of page) {
+    for (const entry of JobHistory.entriesOf(sequence, event, jobId)) {
+      // A record of its own is member 0 on the wire, as in the committed stream.
+      into.push(Wire.committedJson({ sequence, member: entry.member ?? 0, event: entry.event }));
+    }
   }
 };
 
 /**
- * One job's events in the current generation (what `tay job` shows), from
+ * One job's history in the current generation (what `tay job` shows), from
  * the log. A log that can (the file store) hands over only the records
- * whose payload mentions the job (`JobMention`), the rest checked but not
- * decoded: on a store of 1,000,000 jobs, 0.7 s instead of 5.5–7.5 s
- * (2026-12-07); PostgreSQL finds them in SQL. A log without it is read
- * whole.
+ * whose payload mentions the job or lists a schedule's members
+ * (`JobMention`), the rest checked but not decoded: on a store of
+ * 1,000,000 jobs, 0.7 s instead of 5.5–7.5 s (2026-12-07); PostgreSQL
+ * finds them in SQL. A log without it is read whole.
  */
 const history = async (
   engine: Engine.EngineService<Log.Kind>,
@@ -623,7 +622,7 @@ const history = async (
 ): Promise<Array<Json>> => {
   const generation = await Effect.runPromise(engine.log.generation());
   const events: Array<Json> = [];
-  const needles = [JobMention.jobMention(jobId)];
+  const needles = [JobMention.jobMention(jobId), JobMention.listedJobIdsKey];
   const filtered = engine.log.readMentioning;
   for (let sequence = generation.firstSequence; ; ) {
     if (filtered !== undefined) {
