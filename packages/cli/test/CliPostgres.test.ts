@@ -156,6 +156,74 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     }
   }, 240_000);
 
+  // The route finds a job's records in SQL (`readMentioning`: rows holding the job's mention or a
+  // checkpoint's list key); `tay job URL` folds every row with a tap: both must show one history.
+  it("a job's history through a served URL is the one tay job URL shows, across a compaction", async () => {
+    const url = await freshDatabase();
+    const directory = await fs.mkdtemp(path.join(os.tmpdir(), "tay-cli-pg-history-"));
+    const socket = path.join(directory, "tay.sock");
+    const child = spawnTay(["serve", url, "--socket", socket, "--create", "--json"]);
+    const served = watch(child);
+    const client = new Client.Client({ socket });
+    const work = async () => {
+      for (let round = 0; round < 3; round += 1) {
+        await client.insert({ queue: "q", worker: "W", args: { round } });
+        await client.insertMany([1, 2, 3].map((n) => ({ queue: "q", worker: "W", args: [n] })));
+        const [first, second, third] = await client.claim("q", 3);
+        if (first !== undefined) await client.complete(first.jobId, { done: round });
+        if (second !== undefined) await client.fail(second.jobId, "again");
+        if (third !== undefined) await client.cancel(third.jobId, "no");
+      }
+    };
+    try {
+      await served.waitFor(/"socket"/);
+      await work();
+      await client.registerSchedule("every", {
+        queue: "s",
+        worker: "W",
+        args: null,
+        priority: 0,
+        maxAttempts: 1,
+        everyMs: 30,
+        cron: null,
+        overlap: "allow",
+      });
+      while (((await client.schedule("every"))?.activeJobIds.length ?? 0) < 2) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await client.compact(24 * 3_600_000);
+      await client.cancelSchedule("every");
+      await work();
+      const lastJobId = Math.max(...(await client.jobs()).map((job) => job.jobId));
+      const seen = new Set<string>();
+      for (let jobId = 1; jobId <= lastJobId; jobId += 1) {
+        const routed = (await client.history(jobId)).map(({ sequence, member, event }) => [
+          sequence,
+          member,
+          event._tag,
+        ]);
+        const shown = JSON.parse(
+          (await runInProcess(["job", url, String(jobId), "--json"])).stdout,
+        );
+        const folded = (
+          shown as { history: Array<{ sequence: number; member: number | null; event: string }> }
+        ).history.map(({ sequence, member, event }) => [sequence, member ?? 0, event]);
+        expect(routed, `job ${jobId}`).toEqual(folded);
+        expect(routed.length, `job ${jobId}`).toBeGreaterThan(0);
+        for (const [, , tag] of routed) seen.add(String(tag));
+      }
+      expect([...seen]).toEqual(
+        expect.arrayContaining(["OccurrenceAdvanced", "ScheduleCheckpoint", "SnapshotPart"]),
+      );
+    } finally {
+      await client.close();
+      child.kill("SIGINT");
+      const exited = await served.exited;
+      await fs.rm(directory, { recursive: true, force: true });
+      expect(exited.stderr).toBe("");
+    }
+  }, 240_000);
+
   it("demo takes the URL: creates the store, runs every job to its end, and resumes", async () => {
     const url = await freshDatabase();
     const run = await tay(["demo", url, "--jobs", "60", "--workers", "4", "--json"]);
