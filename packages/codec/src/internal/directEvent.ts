@@ -1,9 +1,10 @@
 /**
  * Direct decoders for the most frequent events: the payload bytes of a job
- * event ((1,1) to (6,1), (10,2)), of a mutation made of them (8,1), or of a
- * snapshot part (7,1), the bulk of a compacted generation, read field by
- * field straight into the typed event, without building the intermediate
- * `Map` that `decodeValue` then `eventFromValue` go through.
+ * event ((1,1) to (6,1), (1,3), (10,2)), of a mutation made of them (8,1),
+ * or of a snapshot part ((7,1), (7,3)), the bulk of a compacted generation
+ * and every entry of the terminal inspection index, read field by field
+ * straight into the typed event, without building the intermediate `Map`
+ * that `decodeValue` then `eventFromValue` go through.
  *
  * A direct decoder is a fast path, never a second judge: it returns the
  * event only for a payload that is exactly the canonical encoding of a
@@ -89,7 +90,6 @@ export const directKeys = {
     "scheduled_at",
     "worker",
   ],
-  // Written directly (internal/directEncode.ts), read by the general decoder.
   JobInsertedV3: [
     "args",
     "inserted_at",
@@ -149,6 +149,9 @@ const key = {
   retryAt: keyBytes("retry_at"),
   scheduledAt: keyBytes("scheduled_at"),
   schema: keyBytes("schema"),
+  timeoutMs: keyBytes("timeout_ms"),
+  uniqueKey: keyBytes("unique_key"),
+  uniquePeriodMs: keyBytes("unique_period_ms"),
   type: keyBytes("type"),
   worker: keyBytes("worker"),
 } as const;
@@ -340,6 +343,44 @@ const jobInserted = (cursor: Cursor): CoreEvent.JobInserted | undefined => {
   };
 };
 
+/** (1,3): an insert with a unique key, a unique period or a timeout. */
+const jobInsertedV3 = (cursor: Cursor): CoreEvent.JobInsertedV3 | undefined => {
+  map(cursor, 11);
+  field(cursor, key.args);
+  const args = value(cursor);
+  field(cursor, key.insertedAt);
+  const insertedAt = time(cursor);
+  field(cursor, key.jobId);
+  const jobId = id(cursor);
+  field(cursor, key.maxAttempts);
+  const maxAttempts = integer(cursor, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
+  field(cursor, key.priority);
+  const priority = integer(cursor, Limits.priorityMin, Limits.priorityMax);
+  field(cursor, key.queue);
+  const queue = name(cursor);
+  field(cursor, key.scheduledAt);
+  const scheduledAt = time(cursor);
+  const { uniqueKey, uniquePeriodMs, timeoutMs } = v3Fields(cursor);
+  field(cursor, key.worker);
+  const worker = name(cursor);
+  if (!complete(cursor)) return undefined;
+  // The declared field order, as the general decoder builds it.
+  return {
+    _tag: "JobInsertedV3",
+    jobId,
+    queue,
+    worker,
+    args,
+    priority,
+    maxAttempts,
+    scheduledAt,
+    insertedAt,
+    uniqueKey,
+    uniquePeriodMs,
+    timeoutMs,
+  };
+};
+
 const jobAvailable = (cursor: Cursor): CoreEvent.JobAvailable | undefined => {
   map(cursor, 2);
   field(cursor, key.at);
@@ -424,9 +465,36 @@ const jobError = (cursor: Cursor): CoreEvent.JobError => {
   return { attempt, at, error };
 };
 
-/** A job of a snapshot part (a map at depth 3 of its payload). */
-const jobSnapshot = (cursor: Cursor): CoreEvent.JobSnapshot => {
-  map(cursor, 13);
+/** `name|null`. */
+const nameOrNull = (cursor: Cursor): string | null => (skipNull(cursor) ? null : name(cursor));
+
+/** `id|null`. */
+const idOrNull = (cursor: Cursor): number | null => (skipNull(cursor) ? null : id(cursor));
+
+/**
+ * The three fields of schema 3 (`timeout_ms`, `unique_key`,
+ * `unique_period_ms`, in canonical order), which (1,3) and a (7,3) job
+ * place between `scheduled_at` or `state` and `worker`.
+ */
+const v3Fields = (cursor: Cursor): CoreEvent.JobV3Fields => {
+  field(cursor, key.timeoutMs);
+  const timeoutMs = idOrNull(cursor);
+  field(cursor, key.uniqueKey);
+  const uniqueKey = nameOrNull(cursor);
+  field(cursor, key.uniquePeriodMs);
+  const uniquePeriodMs = idOrNull(cursor);
+  return { uniqueKey, uniquePeriodMs, timeoutMs };
+};
+
+/**
+ * A job of a snapshot part (a map at depth 3 of its payload): of a (7,1)
+ * part, or with `v3` of a (7,3) part, whose jobs hold the three fields of
+ * schema 3 before `worker`.
+ */
+function jobSnapshot(cursor: Cursor, v3: false): CoreEvent.JobSnapshot;
+function jobSnapshot(cursor: Cursor, v3: true): CoreEvent.JobSnapshotV3;
+function jobSnapshot(cursor: Cursor, v3: boolean): CoreEvent.JobSnapshot | CoreEvent.JobSnapshotV3 {
+  map(cursor, v3 ? 16 : 13);
   field(cursor, key.args);
   const args = value(cursor, 3);
   field(cursor, key.attempt);
@@ -454,24 +522,53 @@ const jobSnapshot = (cursor: Cursor): CoreEvent.JobSnapshot => {
   const scheduledAt = time(cursor);
   field(cursor, key.state);
   const state = jobState(cursor);
+  const added = v3 ? v3Fields(cursor) : undefined;
   field(cursor, key.worker);
   const worker = name(cursor);
   // The declared field order, as the general decoder builds it.
-  return {
-    jobId,
-    queue,
-    worker,
-    args,
-    priority,
-    maxAttempts,
-    attempt,
-    state,
-    insertedAt,
-    scheduledAt,
-    attemptedAt,
-    finishedAt,
-    errors,
-  };
+  return added === undefined
+    ? {
+        jobId,
+        queue,
+        worker,
+        args,
+        priority,
+        maxAttempts,
+        attempt,
+        state,
+        insertedAt,
+        scheduledAt,
+        attemptedAt,
+        finishedAt,
+        errors,
+      }
+    : {
+        jobId,
+        queue,
+        worker,
+        args,
+        priority,
+        maxAttempts,
+        attempt,
+        state,
+        insertedAt,
+        scheduledAt,
+        attemptedAt,
+        finishedAt,
+        errors,
+        uniqueKey: added.uniqueKey,
+        uniquePeriodMs: added.uniquePeriodMs,
+        timeoutMs: added.timeoutMs,
+      };
+}
+
+/** The `last_job_id` and `part` that follow a part's jobs. */
+const partTail = (cursor: Cursor) => {
+  field(cursor, key.lastJobId);
+  const lastJobId = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
+  field(cursor, key.part);
+  const part = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
+  return { lastJobId, part };
 };
 
 /** (7,1): a part of a canonical base, up to thousands of jobs. */
@@ -480,12 +577,24 @@ const snapshotPart = (cursor: Cursor): CoreEvent.SnapshotPart | undefined => {
   field(cursor, key.jobs);
   const jobCount = list(cursor);
   const jobs: CoreEvent.JobSnapshot[] = [];
-  for (let index = 0; index < jobCount && cursor.ok; index++) jobs.push(jobSnapshot(cursor));
-  field(cursor, key.lastJobId);
-  const lastJobId = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
-  field(cursor, key.part);
-  const part = integer(cursor, 0, Number.MAX_SAFE_INTEGER);
+  for (let index = 0; index < jobCount && cursor.ok; index++) jobs.push(jobSnapshot(cursor, false));
+  const { lastJobId, part } = partTail(cursor);
   return complete(cursor) ? { _tag: "SnapshotPart", part, lastJobId, jobs } : undefined;
+};
+
+/**
+ * (7,3): a part whose jobs carry the fields of schema 3; also each entry
+ * of the terminal inspection index (a one-job part), read for every
+ * completed job a compaction keeps or a listing shows.
+ */
+const snapshotPartV3 = (cursor: Cursor): CoreEvent.SnapshotPartV3 | undefined => {
+  map(cursor, 3);
+  field(cursor, key.jobs);
+  const jobCount = list(cursor);
+  const jobs: CoreEvent.JobSnapshotV3[] = [];
+  for (let index = 0; index < jobCount && cursor.ok; index++) jobs.push(jobSnapshot(cursor, true));
+  const { lastJobId, part } = partTail(cursor);
+  return complete(cursor) ? { _tag: "SnapshotPartV3", part, lastJobId, jobs } : undefined;
 };
 
 /** One of the domain events read directly, from the cursor to its end. */
@@ -508,6 +617,7 @@ const domainEvent = (type: number, schema: number, cursor: Cursor): DomainEvent 
         return undefined;
     }
   }
+  if (schema === 3 && type === 1) return jobInsertedV3(cursor);
   return schema === 2 && type === 10 ? resultRecorded(cursor) : undefined;
 };
 
@@ -574,6 +684,9 @@ export const decodeEventDirect = (
   end: number,
 ): CoreEvent.Event | undefined => {
   const cursor = new Cursor(bytes, start, end);
-  if (schema === 1 && type === 7) return snapshotPart(cursor);
+  if (type === 7) {
+    if (schema === 1) return snapshotPart(cursor);
+    if (schema === 3) return snapshotPartV3(cursor);
+  }
   return type === 8 && schema === 1 ? mutation(cursor) : domainEvent(type, schema, cursor);
 };

@@ -46,7 +46,9 @@ const direct = (type: number, schema: number, payload: Uint8Array) =>
 /** The pairs the direct decoders read (a mutation: when all its events are among them). */
 const directTags = new Set<string>([
   "SnapshotPart",
+  "SnapshotPartV3",
   "JobInserted",
+  "JobInsertedV3",
   "JobAvailable",
   "JobStarted",
   "JobFinished",
@@ -129,6 +131,23 @@ describe("valid events", () => {
         const fast = direct(type, schema, payload);
         // Coverage: the fast path takes every valid payload of its pairs.
         expect(fast !== undefined).toBe(readDirectly(event));
+        agree(type, schema, payload);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("of schema 3 are read directly too: (1,3), (7,3), mutations holding (1,3)", () => {
+    const events = fc.oneof(
+      Events.jobInsertedV3(),
+      Events.snapshotPartV3(),
+      Events.mutationV3(),
+      Events.schema3DomainEvent(),
+    );
+    fc.assert(
+      fc.property(events, (event) => {
+        const { type, schema, payload } = encoded(event);
+        expect(direct(type, schema, payload) !== undefined).toBe(readDirectly(event));
         agree(type, schema, payload);
       }),
       { numRuns: 400 },
@@ -316,6 +335,8 @@ describe("fields outside their declaration", () => {
       Events.jobRetried(),
       Events.resultRecorded(),
       Events.snapshotPart(),
+      Events.jobInsertedV3(),
+      Events.snapshotPartV3(),
     );
     fc.assert(
       fc.property(events, (event) => {
@@ -351,15 +372,27 @@ describe("fields outside their declaration", () => {
     );
   });
 
-  it("are refused by both decoders inside a snapshot part's jobs and their errors", () => {
-    const jobDescriptor = jobSnapshotPayload.descriptor;
+  it("are refused by both decoders inside a snapshot part's jobs and their errors, (7,1) and (7,3)", () => {
     const errorDescriptor = jobErrorPayload.descriptor;
-    if (jobDescriptor.kind !== "map" || errorDescriptor.kind !== "map") throw new Error("maps");
-    const parts = Events.snapshotPart().filter((part) =>
-      part.jobs.some((job) => job.errors.length > 0),
+    if (errorDescriptor.kind !== "map") throw new Error("maps");
+    const withErrors = <P extends Event.AnySnapshotPart>(parts: fc.Arbitrary<P>) =>
+      parts.filter((part) => part.jobs.some((job) => job.errors.length > 0));
+    const parts = fc.oneof(
+      withErrors(Events.snapshotPart()).map((part) => ({
+        part,
+        schema: 1,
+        of: jobSnapshotPayload,
+      })),
+      withErrors(Events.snapshotPartV3()).map((part) => ({
+        part,
+        schema: 3,
+        of: jobSnapshotV3Payload,
+      })),
     );
     fc.assert(
-      fc.property(parts, fc.nat(), (part, pick) => {
+      fc.property(parts, fc.nat(), ({ part, schema, of }, pick) => {
+        const jobDescriptor = of.descriptor;
+        if (jobDescriptor.kind !== "map") throw new Error("a job is a map");
         const value = eventToValue(part);
         const jobs = value.get("jobs");
         if (!Array.isArray(jobs)) throw new Error("jobs is a list");
@@ -372,9 +405,9 @@ describe("fields outside their declaration", () => {
           return valueBytes(new Map(value).set("jobs", list));
         };
         const refused = (payload: Uint8Array): void => {
-          expect(direct(7, 1, payload)).toBeUndefined();
-          expect(E.isLeft(decodeEventByValue(7, 1, payload))).toBe(true);
-          agree(7, 1, payload);
+          expect(direct(7, schema, payload)).toBeUndefined();
+          expect(E.isLeft(decodeEventByValue(7, schema, payload))).toBe(true);
+          agree(7, schema, payload);
         };
         const field = jobDescriptor.fields[pick % jobDescriptor.fields.length];
         if (field === undefined) throw new Error("a field");
@@ -395,7 +428,7 @@ describe("fields outside their declaration", () => {
           }
         }
       }),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 
