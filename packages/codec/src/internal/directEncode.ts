@@ -1,6 +1,7 @@
 /**
  * A direct encoder for the most frequent events: a job event ((1,1) to
- * (6,1), (10,2)) or a mutation made only of them (8,1), written field by
+ * (6,1), (1,3), (10,2)), a mutation made only of them (8,1), or a snapshot
+ * part ((7,1), (7,3)), written field by
  * field straight into payload bytes, without the `Map` that `eventToValue`
  * builds, the read-back of `eventFromValue` and the key sort of
  * `encodeValue`.
@@ -61,6 +62,7 @@ const keys = {
   JobRetried: chunksOf(directKeys.JobRetried),
   ResultRecorded: chunksOf(directKeys.ResultRecorded),
   SnapshotPart: chunksOf(directKeys.SnapshotPart),
+  JobSnapshot: chunksOf(directKeys.JobSnapshot),
   JobSnapshotV3: chunksOf(directKeys.JobSnapshotV3),
   JobError: chunksOf(directKeys.JobError),
   MutationPayload: chunksOf(directKeys.MutationPayload),
@@ -402,29 +404,27 @@ const listOf = <Item>(input: ReadonlyArray<Item>, write: (item: Item) => boolean
 
 const nullableTime = (input: unknown): boolean => nothing(input) || time(input);
 
-/** A (7,3) job, in the canonical order of its sixteen keys. */
-const jobSnapshotV3 = (job: CoreEvent.JobSnapshotV3): boolean => {
-  if (typeof job !== "object" || job === null) return false;
-  const chunks = keys.JobSnapshotV3;
-  return (
-    header(valueTags.map, 16) &&
-    key(chunks, 0) &&
-    jobValue(job.args) &&
-    key(chunks, 1) &&
-    integer(job.attempt, 0, Limits.maxAttemptsMax) &&
-    key(chunks, 2) &&
-    nullableTime(job.attemptedAt) &&
-    key(chunks, 3) &&
-    listOf(job.errors, jobError) &&
-    key(chunks, 4) &&
-    nullableTime(job.finishedAt) &&
-    jobSnapshotTail(job, chunks)
-  );
-};
+/** The first five keys of a snapshot job, (7,1) or (7,3): `args` to `finished_at`. */
+const jobSnapshotHead = (
+  job: CoreEvent.JobSnapshot,
+  chunks: ReadonlyArray<Uint8Array>,
+  count: number,
+): boolean =>
+  header(valueTags.map, count) &&
+  key(chunks, 0) &&
+  jobValue(job.args) &&
+  key(chunks, 1) &&
+  integer(job.attempt, 0, Limits.maxAttemptsMax) &&
+  key(chunks, 2) &&
+  nullableTime(job.attemptedAt) &&
+  key(chunks, 3) &&
+  listOf(job.errors, jobError) &&
+  key(chunks, 4) &&
+  nullableTime(job.finishedAt);
 
-/** `jobSnapshotV3` from `inserted_at` on. */
-const jobSnapshotTail = (
-  job: CoreEvent.JobSnapshotV3,
+/** A snapshot job's keys from `inserted_at` to `state` (chunks 5 to 11 of both kinds). */
+const jobSnapshotMiddle = (
+  job: CoreEvent.JobSnapshot,
   chunks: ReadonlyArray<Uint8Array>,
 ): boolean =>
   key(chunks, 5) &&
@@ -440,26 +440,53 @@ const jobSnapshotTail = (
   key(chunks, 10) &&
   time(job.scheduledAt) &&
   key(chunks, 11) &&
-  member(job.state, CoreEvent.jobStates) &&
-  key(chunks, 12) &&
-  idOrNull(job.timeoutMs) &&
-  key(chunks, 13) &&
-  nameOrNull(job.uniqueKey) &&
-  key(chunks, 14) &&
-  idOrNull(job.uniquePeriodMs) &&
-  key(chunks, 15) &&
-  name(job.worker);
+  member(job.state, CoreEvent.jobStates);
+
+/** A (7,1) job, in the canonical order of its thirteen keys. */
+const jobSnapshot = (job: CoreEvent.JobSnapshot): boolean => {
+  if (typeof job !== "object" || job === null) return false;
+  const chunks = keys.JobSnapshot;
+  return (
+    jobSnapshotHead(job, chunks, 13) &&
+    jobSnapshotMiddle(job, chunks) &&
+    key(chunks, 12) &&
+    name(job.worker)
+  );
+};
+
+/** A (7,3) job, in the canonical order of its sixteen keys. */
+const jobSnapshotV3 = (job: CoreEvent.JobSnapshotV3): boolean => {
+  if (typeof job !== "object" || job === null) return false;
+  const chunks = keys.JobSnapshotV3;
+  return (
+    jobSnapshotHead(job, chunks, 16) &&
+    jobSnapshotMiddle(job, chunks) &&
+    key(chunks, 12) &&
+    idOrNull(job.timeoutMs) &&
+    key(chunks, 13) &&
+    nameOrNull(job.uniqueKey) &&
+    key(chunks, 14) &&
+    idOrNull(job.uniquePeriodMs) &&
+    key(chunks, 15) &&
+    name(job.worker)
+  );
+};
 
 /**
- * (7,3): `{ jobs, last_job_id, part }`. Written directly because the
- * terminal index writes one for every job that leaves memory.
+ * A snapshot part, `{ jobs, last_job_id, part }`: (7,3) because the
+ * terminal index writes one for every job that leaves memory, (7,1)
+ * because a compaction's base is made of them (2026-12-07: its jobs went
+ * through the general encoder, 1.2 s of the 1,000,000-job compaction).
  */
-const snapshotPartV3 = (event: CoreEvent.SnapshotPartV3): boolean => {
+const snapshotPartOf = <Job>(
+  event: { readonly jobs: ReadonlyArray<Job>; readonly lastJobId: number; readonly part: number },
+  job: (job: Job) => boolean,
+): boolean => {
   const chunks = keys.SnapshotPart;
   return (
     header(valueTags.map, 3) &&
     key(chunks, 0) &&
-    listOf(event.jobs, jobSnapshotV3) &&
+    listOf(event.jobs, job) &&
     key(chunks, 1) &&
     integer(event.lastJobId, 0, CoreValue.safeIntegerMax) &&
     key(chunks, 2) &&
@@ -588,8 +615,11 @@ export const withDirectPayload = <R>(
       written = mutation(event);
     } else if (event._tag === "SnapshotPartV3") {
       pair = CoreEvent.pairs.SnapshotPartV3;
-      written = snapshotPartV3(event);
-    } else if (event._tag !== "SnapshotPart") {
+      written = snapshotPartOf(event, jobSnapshotV3);
+    } else if (event._tag === "SnapshotPart") {
+      pair = CoreEvent.pairs.SnapshotPart;
+      written = snapshotPartOf(event, jobSnapshot);
+    } else {
       pair = directPairOf(event._tag);
       written = pair !== undefined && domainEvent(event);
     }

@@ -31,6 +31,7 @@ const directTags = new Set<string>([
   "JobCancelled",
   "JobRetried",
   "ResultRecorded",
+  "SnapshotPart",
   "SnapshotPartV3",
 ]);
 
@@ -254,14 +255,22 @@ describe("valid events", () => {
   });
 });
 
-describe("(7,3) snapshot parts", () => {
+/** `part` with every job's args `args`, of the part's own kind. */
+const withArgs = (part: Event.AnySnapshotPart, args: AnyValue): Event.AnySnapshotPart =>
+  part._tag === "SnapshotPart"
+    ? { ...part, jobs: part.jobs.map((job) => ({ ...job, args })) }
+    : { ...part, jobs: part.jobs.map((job) => ({ ...job, args })) };
+
+describe.each([
+  { pair: "(7,1)", arbitrary: (): fc.Arbitrary<Event.AnySnapshotPart> => Events.snapshotPart() },
+  { pair: "(7,3)", arbitrary: (): fc.Arbitrary<Event.AnySnapshotPart> => Events.snapshotPartV3() },
+])("$pair snapshot parts", ({ arbitrary }) => {
   /** A part of one job (as the terminal index writes it) or several. */
   const parts = fc.oneof(
-    Events.snapshotPartV3(),
-    fc.tuple(Events.snapshotPartV3(), Values.value({ maxDepth: 4 })).map(([part, args]) => ({
-      ...part,
-      jobs: part.jobs.map((job) => ({ ...job, args })),
-    })),
+    arbitrary(),
+    fc
+      .tuple(arbitrary(), Values.value({ maxDepth: 4 }))
+      .map(([part, args]) => withArgs(part, args)),
   );
 
   it("are written directly, as the general encoder writes them", () => {
@@ -274,15 +283,13 @@ describe("(7,3) snapshot parts", () => {
   });
 
   it("refuse a job's or an error's field outside its declaration as the general encoder does", () => {
-    const withJobs = Events.snapshotPartV3().filter((part) =>
-      part.jobs.some((job) => job.errors.length > 0),
-    );
+    const withJobs = arbitrary().filter((part) => part.jobs.some((job) => job.errors.length > 0));
     fc.assert(
       fc.property(withJobs, fc.nat(), (part, pick) => {
         const at = pick % part.jobs.length;
         const job = part.jobs[at];
         if (job === undefined) throw new Error("a job");
-        const replaced = (changed: unknown): Event.SnapshotPartV3 => {
+        const replaced = (changed: unknown): Event.AnySnapshotPart => {
           const jobs: unknown[] = [...part.jobs];
           jobs[at] = changed;
           // Deliberately untyped: a job or error field of any kind.
@@ -303,11 +310,10 @@ describe("(7,3) snapshot parts", () => {
 
   it("nest a job's args to the depth limit counted from the payload's root, and not deeper", () => {
     fc.assert(
-      fc.property(Events.snapshotPartV3(), Values.deepValue(61), (part, args) => {
-        const jobs = part.jobs.length > 0 ? part.jobs : [];
-        fc.pre(jobs.length > 0);
-        expect(agree({ ...part, jobs: jobs.map((job) => ({ ...job, args })) })).toBe(true);
-        refused({ ...part, jobs: jobs.map((job) => ({ ...job, args: [args] })) });
+      fc.property(arbitrary(), Values.deepValue(61), (part, args) => {
+        fc.pre(part.jobs.length > 0);
+        expect(agree(withArgs(part, args))).toBe(true);
+        refused(withArgs(part, [args]));
       }),
       { numRuns: 10 },
     );
