@@ -556,9 +556,12 @@ const compactor = <K extends Log.Kind>(
             rebased(lastBefore + 1);
             // The new base keeps what the retention keeps: so does the index. The log is
             // compacted whatever the index meets: a failed rewrite is rebuilt from the log.
+            // Commands go on once the index is taken, not after its copy (2026-12-07: 1.5-2 s
+            // of a held queue on a store keeping 1,000,000 completed jobs).
             if (indexing !== undefined) {
               const { kept, baseRecordCount } = compacted;
-              yield* Effect.catchAll(indexing.rebased(log, kept, baseRecordCount), () =>
+              const goOn = Effect.sync(() => queue.resume());
+              yield* Effect.catchAll(indexing.rebased(log, kept, baseRecordCount, goOn), () =>
                 Effect.ignore(indexing.rebuilt(log)),
               );
             }

@@ -1166,9 +1166,10 @@ export const copyEntries = (
       if (offsets.result >= 0) wanted.push({ offset: offsets.result, jobId, kind: "result" });
     }
     wanted.sort((left, right) => left.offset - right.offset);
-    const chunks: Array<Uint8Array> = [];
+    // The copies go into one buffer, grown as needed: a typed array per entry (and their join)
+    // cost more than the checks (2026-12-07).
+    const buffer = recordBuffer(256 * 1024);
     const placed: Array<Placed> = [];
-    let length = 0;
     let at = 0;
     const spans = spansOf(
       wanted.map((entry) => entry.offset),
@@ -1186,16 +1187,28 @@ export const copyEntries = (
         const frame = frameBytesNow(from, bytes.right, start, entry);
         if (Either.isLeft(frame)) return yield* frame.left;
         // A copy: the span's bytes are the reader's, reused by its next read.
-        chunks.push(Uint8Array.from(frame.right));
+        const offset = appendBytes(buffer, frame.right);
         const finishedAt =
           entry.kind === "job" ? (from.offsets.finishedAt(entry.jobId) ?? null) : null;
-        placed.push({ jobId: entry.jobId, kind: entry.kind, offset: length, finishedAt });
-        length += frame.right.length;
+        placed.push({ jobId: entry.jobId, kind: entry.kind, offset, finishedAt });
       }
     }
-    const buffer = { bytes: joinChunks(chunks, Number.POSITIVE_INFINITY), length };
     yield* writeEncoded(to, buffer, placed);
   });
+
+/** Copies `bytes` to the end of `buffer` (grown, doubling, when they do not fit): where they start. */
+const appendBytes = (buffer: RecordBuffer, bytes: Uint8Array): number => {
+  const at = buffer.length;
+  const needed = at + bytes.length;
+  if (needed > buffer.bytes.length) {
+    const grown = new Uint8Array(Math.max(needed, 2 * buffer.bytes.length));
+    grown.set(buffer.bytes.subarray(0, at), 0);
+    buffer.bytes = grown;
+  }
+  buffer.bytes.set(bytes, at);
+  buffer.length = needed;
+  return at;
+};
 
 /** Bytes a page lookup reads at once at most (entries nearer than this share a read). */
 export const pageReadBytes = 1024 * 1024;

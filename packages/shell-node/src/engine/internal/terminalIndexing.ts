@@ -332,11 +332,19 @@ export class Indexing {
    * completed jobs it keeps as facts, copied from the current one a page
    * at a time, and published for the log's new generation. The current
    * index answers reads until the new one is whole.
+   *
+   * `held` runs once the index is taken (what was queued for it written,
+   * the identity the new one will publish read, both of the base's end):
+   * the engine lets commands go on there (2026-12-07). What they let go
+   * of waits in memory for the lock, and is written to the new index after
+   * the swap; so nothing committed after the base lands in the old index,
+   * which the copy would not carry over, and HEAD states the base's end.
    */
   rebased<K extends Log.Kind>(
     log: Log.Log<K>,
     kept: State.State,
     baseRecordCount: number,
+    held: Effect.Effect<void> = Effect.void,
   ): Effect.Effect<void, TerminalIndex.TerminalIndexError> {
     this.#baseRecordCount = baseRecordCount;
     const unpublishable = Effect.sync(() => {
@@ -347,6 +355,7 @@ export class Indexing {
         Effect.gen(this, function* () {
           yield* this.#drainHeld();
           const identity = yield* identityOf(log);
+          yield* held;
           const old = this.#index;
           // Unlinks the old entries file, which stays open (and read) until the swap.
           const { index } = yield* TerminalIndex.open(this.directory, identity);
