@@ -310,8 +310,18 @@ const jobState = (cursor: Cursor): CoreEvent.JobState => {
 /** True when every field was as expected and the payload ends after the last one. */
 const complete = (cursor: Cursor): boolean => cursor.ok && cursor.at === cursor.end;
 
-const jobInserted = (cursor: Cursor): CoreEvent.JobInserted | undefined => {
-  map(cursor, 8);
+/**
+ * An insert: (1,1), or with `v3` a (1,3) (an insert with a unique key, a
+ * unique period or a timeout), whose three fields of schema 3 come before
+ * `worker`.
+ */
+function jobInserted(cursor: Cursor, v3: false): CoreEvent.JobInserted | undefined;
+function jobInserted(cursor: Cursor, v3: true): CoreEvent.JobInsertedV3 | undefined;
+function jobInserted(
+  cursor: Cursor,
+  v3: boolean,
+): CoreEvent.JobInserted | CoreEvent.JobInsertedV3 | undefined {
+  map(cursor, v3 ? 11 : 8);
   field(cursor, key.args);
   const args = value(cursor);
   field(cursor, key.insertedAt);
@@ -326,60 +336,38 @@ const jobInserted = (cursor: Cursor): CoreEvent.JobInserted | undefined => {
   const queue = name(cursor);
   field(cursor, key.scheduledAt);
   const scheduledAt = time(cursor);
+  const added = v3 ? v3Fields(cursor) : undefined;
   field(cursor, key.worker);
   const worker = name(cursor);
   if (!complete(cursor)) return undefined;
   // The declared field order, as the general decoder builds it.
-  return {
-    _tag: "JobInserted",
-    jobId,
-    queue,
-    worker,
-    args,
-    priority,
-    maxAttempts,
-    scheduledAt,
-    insertedAt,
-  };
-};
-
-/** (1,3): an insert with a unique key, a unique period or a timeout. */
-const jobInsertedV3 = (cursor: Cursor): CoreEvent.JobInsertedV3 | undefined => {
-  map(cursor, 11);
-  field(cursor, key.args);
-  const args = value(cursor);
-  field(cursor, key.insertedAt);
-  const insertedAt = time(cursor);
-  field(cursor, key.jobId);
-  const jobId = id(cursor);
-  field(cursor, key.maxAttempts);
-  const maxAttempts = integer(cursor, Limits.maxAttemptsMin, Limits.maxAttemptsMax);
-  field(cursor, key.priority);
-  const priority = integer(cursor, Limits.priorityMin, Limits.priorityMax);
-  field(cursor, key.queue);
-  const queue = name(cursor);
-  field(cursor, key.scheduledAt);
-  const scheduledAt = time(cursor);
-  const { uniqueKey, uniquePeriodMs, timeoutMs } = v3Fields(cursor);
-  field(cursor, key.worker);
-  const worker = name(cursor);
-  if (!complete(cursor)) return undefined;
-  // The declared field order, as the general decoder builds it.
-  return {
-    _tag: "JobInsertedV3",
-    jobId,
-    queue,
-    worker,
-    args,
-    priority,
-    maxAttempts,
-    scheduledAt,
-    insertedAt,
-    uniqueKey,
-    uniquePeriodMs,
-    timeoutMs,
-  };
-};
+  return added === undefined
+    ? {
+        _tag: "JobInserted",
+        jobId,
+        queue,
+        worker,
+        args,
+        priority,
+        maxAttempts,
+        scheduledAt,
+        insertedAt,
+      }
+    : {
+        _tag: "JobInsertedV3",
+        jobId,
+        queue,
+        worker,
+        args,
+        priority,
+        maxAttempts,
+        scheduledAt,
+        insertedAt,
+        uniqueKey: added.uniqueKey,
+        uniquePeriodMs: added.uniquePeriodMs,
+        timeoutMs: added.timeoutMs,
+      };
+}
 
 const jobAvailable = (cursor: Cursor): CoreEvent.JobAvailable | undefined => {
   map(cursor, 2);
@@ -602,7 +590,7 @@ const domainEvent = (type: number, schema: number, cursor: Cursor): DomainEvent 
   if (schema === 1) {
     switch (type) {
       case 1:
-        return jobInserted(cursor);
+        return jobInserted(cursor, false);
       case 2:
         return jobAvailable(cursor);
       case 3:
@@ -617,7 +605,7 @@ const domainEvent = (type: number, schema: number, cursor: Cursor): DomainEvent 
         return undefined;
     }
   }
-  if (schema === 3 && type === 1) return jobInsertedV3(cursor);
+  if (schema === 3 && type === 1) return jobInserted(cursor, true);
   return schema === 2 && type === 10 ? resultRecorded(cursor) : undefined;
 };
 
