@@ -400,6 +400,27 @@ describe("Client over the socket", () => {
     await client.close();
   });
 
+  // Code moves between embedded and client mode by changing how it opens: a batch the engine
+  // takes embedded (one record, up to 16 MiB) is taken through the server too, whose default
+  // limit for any other body is 4 MiB (2026-12-07).
+  it("inserts a batch of more than 4 MiB of JSON atomically, as one record", async () => {
+    const client = await Client.connect(directory);
+    const args = "b".repeat(1_000);
+    const batch = Array.from({ length: 5_000 }, () => ({ queue: "big-batch", worker: "W", args }));
+    expect(JSON.stringify({ jobs: batch }).length).toBeGreaterThan(4 * 1024 * 1024);
+    const jobs = await client.insertMany(batch);
+    expect(jobs).toHaveLength(5_000);
+    // One record: every job's insert at one sequence.
+    const sequences = await Promise.all(
+      [jobs[0], jobs[4_999]].map(
+        async (job) => (await client.history(job?.jobId ?? 0))[0]?.sequence,
+      ),
+    );
+    expect(sequences[0]).toBeDefined();
+    expect(sequences[1]).toBe(sequences[0]);
+    await client.close();
+  });
+
   it("reads one job's committed events, the members of a mutation with their index", async () => {
     const client = await Client.connect(directory);
     const job = await client.insert({ queue: "history", worker: "W", args: { n: 1 } });

@@ -55,6 +55,17 @@ import * as Token from "./Token.js";
 /** Bytes a request body may have by default (a batch of a few thousand jobs). */
 export const bodyBytesMaxDefault = 4 * 1024 * 1024;
 
+/**
+ * Bytes the body of `/v1/insert-many` may have by default: twice the
+ * largest record (16 MiB), so that an atomic batch the engine takes
+ * embedded is taken through the server too (2026-12-07; it was refused
+ * past 4 MiB, and a client cannot split it without losing its atomicity).
+ */
+export const batchBodyBytesMaxDefault = 32 * 1024 * 1024;
+
+/** The route whose body is one atomic batch of jobs (`batchBodyBytesMax`). */
+const batchRoute = "/v1/insert-many";
+
 /** How long an idle connection is kept open. */
 const keepAliveMs = 5_000;
 
@@ -71,6 +82,11 @@ export interface ServeOptions {
   readonly listen?: string;
   /** Bytes a request body may have (default 4 MiB). */
   readonly bodyBytesMax?: number;
+  /**
+   * Bytes the body of `/v1/insert-many` may have (default 32 MiB, and never
+   * less than `bodyBytesMax`): one atomic batch, as large as a record.
+   */
+  readonly batchBodyBytesMax?: number;
   /** How long a client may take to send a request (default 30 s). */
   readonly requestTimeoutMs?: number;
 }
@@ -247,7 +263,7 @@ const answer = async (
   response.label = found.route.path;
   const body =
     method === "POST"
-      ? await commandBody(request, route, handling.options.bodyBytesMax ?? bodyBytesMaxDefault)
+      ? await commandBody(request, route, bodyLimitOf(handling.options, route))
       : { ok: true as const, value: null };
   if (!body.ok) {
     response.setHeader("connection", "close");
@@ -272,6 +288,14 @@ const answer = async (
   )
     return;
   sendJson(response, 200, result as Exclude<Answer, { readonly streamed: true }>);
+};
+
+/** The bytes a body of `route` may have. */
+const bodyLimitOf = (options: ServeOptions, route: string): number => {
+  const limit = options.bodyBytesMax ?? bodyBytesMaxDefault;
+  return route === batchRoute
+    ? Math.max(limit, options.batchBodyBytesMax ?? batchBodyBytesMaxDefault)
+    : limit;
 };
 
 /**

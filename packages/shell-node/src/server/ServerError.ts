@@ -32,7 +32,11 @@ export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{
     return Described.describe(
       "BodyTooLarge",
       this.route,
-      `the body is over ${this.limit} bytes; send fewer jobs per request`,
+      `the body is over ${this.limit} bytes; send fewer jobs per request${
+        this.route === "/v1/insert-many"
+          ? " (or serve with a larger batchBodyBytesMax: one batch is one record, at most 16 MiB)"
+          : ""
+      }`,
     );
   }
   override get message(): string {

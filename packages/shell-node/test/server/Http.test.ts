@@ -2,12 +2,14 @@
 // bodies written on a raw socket whole, in pieces a few loop turns apart, at the limit and over it
 // either way, each get the answer a whole body gets (the job, or 413 and the connection closed).
 import { connect } from "node:net";
+import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import { servedForFile } from "../support/servedForFile.js";
 
 const bodyBytesMax = 4_096;
+const batchBodyBytesMax = 64 * 1024;
 
-const file = servedForFile("tay-http-", { bodyBytesMax });
+const file = servedForFile("tay-http-", { bodyBytesMax, batchBodyBytesMax });
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -26,12 +28,21 @@ const exchange = (pieces: ReadonlyArray<string>, gapMs: number): Promise<string>
     socket.on("error", reject);
   });
 
-const insertPieces = (args: string, cuts: ReadonlyArray<number>): Array<string> => {
-  const body = `{"job":{"queue":"http","worker":"W","args":${args}}}`;
-  const head = `POST /v1/insert HTTP/1.1\r\nhost: tay\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
+/** A request of `body` to `route`, cut into pieces at `cuts`. */
+const postPieces = (route: string, body: string, cuts: ReadonlyArray<number>): Array<string> => {
+  const head = `POST ${route} HTTP/1.1\r\nhost: tay\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n`;
   const ends = [...cuts, body.length];
   return [head, ...ends.map((end, index) => body.slice(index === 0 ? 0 : ends[index - 1], end))];
 };
+
+const insertPieces = (args: string, cuts: ReadonlyArray<number>): Array<string> =>
+  postPieces("/v1/insert", `{"job":{"queue":"http","worker":"W","args":${args}}}`, cuts);
+
+/** An insert-many body of `count` jobs whose args are `text`. */
+const batchBody = (count: number, text: string): string =>
+  JSON.stringify({
+    jobs: Array.from({ length: count }, () => ({ queue: "batch", worker: "W", args: text })),
+  });
 
 const statusOf = (answer: string): number => Number(answer.slice(9, 12));
 
@@ -68,6 +79,39 @@ describe("command bodies", () => {
       expect(statusOf(answer)).toBe(200);
       expect(jobOf(answer)).toBe(text);
     }
+  });
+
+  // One atomic batch is one record, as large as the engine takes embedded (2026-12-07): its
+  // route has a limit of its own; every other route keeps `bodyBytesMax`.
+  it("takes an insert-many body past bodyBytesMax up to batchBodyBytesMax, as one record", async () => {
+    const body = batchBody(40, "y".repeat(1_000));
+    expect(body.length).toBeGreaterThan(bodyBytesMax * 8);
+    for (const cuts of [[], [100, 20_000]]) {
+      const answer = await exchange(postPieces("/v1/insert-many", body, cuts), 30);
+      expect(statusOf(answer)).toBe(200);
+      const { jobs } = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4)) as {
+        jobs: Array<{ jobId: number }>;
+      };
+      expect(jobs).toHaveLength(40);
+      // One record: a mutation of the forty inserts.
+      const { lastSequence } = await Effect.runPromise(file.opened.log.stats());
+      const [last] = await Effect.runPromise(file.opened.log.readFrom(lastSequence, 1));
+      expect(last?.event._tag === "Mutation" && last.event.events.length).toBe(40);
+    }
+    // The same bytes on another route are over its limit.
+    const single = await exchange(insertPieces(JSON.stringify("y".repeat(40_000)), []), 0);
+    expect(statusOf(single)).toBe(413);
+  });
+
+  it("refuses an insert-many body past batchBodyBytesMax, saying what to do", async () => {
+    const answer = await exchange(
+      postPieces("/v1/insert-many", batchBody(70, "z".repeat(1_000)), []),
+      0,
+    );
+    expect(statusOf(answer)).toBe(413);
+    expect(answer).toContain('"_tag":"BodyTooLarge"');
+    expect(answer).toContain(`over ${batchBodyBytesMax} bytes`);
+    expect(answer).toContain("batchBodyBytesMax");
   });
 
   it("refuses a body over the limit, arrived whole or still arriving, and closes", async () => {
