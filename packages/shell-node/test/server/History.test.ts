@@ -75,6 +75,9 @@ describe("a job's history", () => {
     await delivered(engine, "every", 2);
     // The base: snapshot parts holding every job, checkpoints listing the schedule's members.
     await engine.compact(24 * 3_600_000);
+    // A delivery after the base too: its (11,2) is in this generation (those before are not).
+    const listed = (await engine.schedule("every"))?.activeJobIds.length ?? 0;
+    await delivered(engine, "every", listed + 1);
     await engine.cancelSchedule("every");
     await work(engine);
     for (const job of await engine.claim("s", 100)) await engine.complete(job.jobId, null);
