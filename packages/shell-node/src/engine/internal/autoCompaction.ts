@@ -54,9 +54,10 @@ export interface AutoCompactionStats {
   /** The last failure's message, until a compaction finishes. */
   readonly lastError: string | null;
   /**
-   * How long the last compaction (finished or failed) took, ms: about how
-   * long it held commands, since a compaction holds the queue while it
-   * writes the base and rewrites the terminal index (docs/engine.md).
+   * How long the last compaction (finished or failed) took, ms. It holds
+   * commands while it writes the base, not while the terminal index then
+   * copies what the base kept (since 2026-12-07, docs/engine.md), so this
+   * is an upper bound of the hold.
    */
   readonly lastDurationMs: number | null;
   /** The sequence whose commit makes the engine look again. */
