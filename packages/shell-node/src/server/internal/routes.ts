@@ -269,8 +269,7 @@ const commands: ReadonlyArray<Route> = [
     handle: async (call, { engine }) => {
       const { jobId, attempt, progress } = body(call, Requests.progress);
       await engine.promises.reportProgress(jobId, attempt, progress);
-      const held = engine.promises.progress(jobId);
-      return { progress: held === undefined ? null : Wire.progressJson(held) };
+      return { progress: progressOf(engine, jobId) };
     },
   },
   {
@@ -506,10 +505,7 @@ const queries: ReadonlyArray<Route> = [
     method: "GET",
     path: "/v1/jobs/:jobId/progress",
     summary: "the progress reported for the job's executing attempt, or null",
-    handle: async (call, { engine }) => {
-      const progress = engine.promises.progress(jobIdParam(call));
-      return { progress: progress === undefined ? null : Wire.progressJson(progress) };
-    },
+    handle: async (call, { engine }) => ({ progress: progressOf(engine, jobIdParam(call)) }),
   },
   {
     method: "GET",
@@ -589,6 +585,12 @@ const queries: ReadonlyArray<Route> = [
     handle: async (_call, served) => status(served),
   },
 ];
+
+/** The progress held for `jobId`'s executing attempt as the wire has it, or null. */
+const progressOf = (engine: Engine.EngineService<Log.Kind>, jobId: number): Json => {
+  const held = engine.promises.progress(jobId);
+  return held === undefined ? null : Wire.progressJson(held);
+};
 
 const historyPage = 4_096;
 /**
