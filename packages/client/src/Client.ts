@@ -136,6 +136,16 @@ export type Committed = Wire.CommittedEvent;
 /** An entry of a job's history: a committed domain event, or a snapshot part narrowed to the job. */
 export type HistoryEntry = Wire.HistoryEvent;
 
+/** A change told by `changes`: the last committed sequence then. */
+export interface Change {
+  readonly sequence: number;
+}
+
+/** Changes as they are told (`changes`); `close` ends it. */
+export type ChangeStream = AsyncIterableIterator<Change> & { readonly close: () => void };
+
+const changedShape: Shape.Decoder<Change> = Shape.struct({ sequence: Shape.integer(0) });
+
 /** Committed events as they commit; `close` ends it. */
 export interface Subscription extends AsyncIterableIterator<Committed> {
   readonly close: () => void;
@@ -725,6 +735,21 @@ export class Client {
   subscribe(options: { readonly from?: number } = {}): Subscription {
     const path = options.from === undefined ? "/v1/events" : `/v1/events?from=${options.from}`;
     return eventsOf(this.transport, path, "committed", Wire.committed);
+  }
+
+  /**
+   * That something committed, at most once each `intervalMs` (default 100,
+   * 10..60,000), with the last committed sequence (`GET /v1/changes`):
+   * what a view that re-reads on change wants, at a cost to the server
+   * that does not grow with the commits (`subscribe` sends every event
+   * with its payload). Ends when the server ends it or `close` is called.
+   */
+  changes(options: { readonly intervalMs?: number } = {}): ChangeStream {
+    const path =
+      options.intervalMs === undefined
+        ? "/v1/changes"
+        : `/v1/changes?intervalMs=${options.intervalMs}`;
+    return eventsOf(this.transport, path, "changed", changedShape);
   }
 
   /**

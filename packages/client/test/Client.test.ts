@@ -462,6 +462,29 @@ describe("Client over the socket", () => {
     expect(first.value?.event).toMatchObject({ _tag: "JobInserted", jobId: job.jobId });
     await client.close();
   });
+
+  it("tells changes, a burst of commits as few, up to the last sequence", async () => {
+    const client = await Client.connect(directory);
+    const changes = client.changes({ intervalMs: 20 });
+    // The first `next` opens the stream.
+    const first = changes.next();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, args) =>
+        client.insert({ queue: "changes", worker: "W", args }),
+      ),
+    );
+    const last = Number((await client.status()).lastSequence);
+    const told: Array<number> = [];
+    for (let next = await first; next.done !== true; next = await changes.next()) {
+      told.push(next.value.sequence);
+      if (next.value.sequence >= last) break;
+    }
+    changes.close();
+    expect(told.at(-1)).toBe(last);
+    expect(told.length).toBeLessThan(50);
+    await client.close();
+  });
 });
 
 describe("Event v3 over the socket (EVENTS-V3.md)", () => {

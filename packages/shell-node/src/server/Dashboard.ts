@@ -226,15 +226,22 @@ async function refresh() {
   document.body.dataset.loaded = String(Number(document.body.dataset.loaded ?? "0") + 1);
 }
 let pending = false;
+let again = false;
+// One reload at a time; a change told during it reloads once more after it.
+function reloadLive() {
+  if (pending) { again = true; return; }
+  pending = true;
+  Promise.all([loadQueues(), loadStatus()]).catch(() => undefined).finally(() => {
+    pending = false;
+    if (again) { again = false; reloadLive(); }
+  });
+}
 function live() {
-  const events = new EventSource("/v1/events" + (token ? "?token=" + encodeURIComponent(token) : ""));
+  const events = new EventSource("/v1/changes" + (token ? "?token=" + encodeURIComponent(token) : ""));
   const reports = new EventSource("/v1/progress/stream" + (token ? "?token=" + encodeURIComponent(token) : ""));
   reports.addEventListener("progress", (event) => showProgress(JSON.parse(event.data)));
-  events.addEventListener("committed", () => {
-    if (pending) return;
-    pending = true;
-    setTimeout(() => { pending = false; loadQueues().catch(() => undefined); loadStatus().catch(() => undefined); }, 100);
-  });
+  // The server tells a change at most every 100 ms (/v1/changes), not every event.
+  events.addEventListener("changed", reloadLive);
 }
 $("filters").addEventListener("submit", (event) => { event.preventDefault(); jobsBefore = undefined; loadJobs(); });
 $("jobs-older").addEventListener("click", () => { jobsBefore = jobsNext ?? undefined; loadJobs(); });

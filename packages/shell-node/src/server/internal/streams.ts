@@ -1,6 +1,6 @@
 /**
  * The Server-Sent Events routes: the committed event stream
- * (`/v1/events`), a worker session's stream (`/v1/session`: its id, then
+ * (`/v1/events`), its coalesced tick (`/v1/changes`), a worker session's stream (`/v1/session`: its id, then
  * the ends of the attempts it holds), and worker wake-ups
  * (`/v1/wakeups`: a queue's available count whenever a commit changes it).
  * A reader that falls behind makes its own stream wait; the engine's
@@ -121,6 +121,47 @@ const wakeups = async (call: Call, { engine }: Served) => {
   return streamed;
 };
 
+/** How long `/v1/changes` gathers commits into one event by default, ms. */
+const changesIntervalMsDefault = 100;
+
+/**
+ * That something committed (event: changed, `{sequence}`, the last
+ * committed), at most once each `?intervalMs=` (default 100): what a view
+ * that re-reads on change wants (the dashboard), not every event with its
+ * payload. 2026-12-07: the dashboard followed `/v1/events` to know when to
+ * refresh; draining 10,000 jobs with it open sent it 5.6 MB and cost the
+ * server a third more CPU (0.91 → 1.23 s).
+ */
+const changes = async (call: Call, { engine }: Served) => {
+  const intervalText = call.query.get("intervalMs");
+  const intervalMs =
+    intervalText === null
+      ? changesIntervalMsDefault
+      : checked(
+          call,
+          Shape.integer(10, 60_000),
+          Requests.integerText(intervalText),
+          "query.intervalMs",
+        );
+  const response = responseOf(call);
+  const stream = new EventStream(response);
+  let last = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const send = () => {
+    timer = undefined;
+    stream.send("changed", { sequence: last }, last);
+  };
+  const unwatch = engine.watch((records) => {
+    last = records.at(-1)?.sequence ?? last;
+    timer ??= setTimeout(send, intervalMs);
+  });
+  response.on("close", () => {
+    unwatch();
+    if (timer !== undefined) clearTimeout(timer);
+  });
+  return streamed;
+};
+
 /**
  * Progress reports as the engine holds them (event: progress), of the jobs
  * named by `?job=` or of all; first every report held now. A reader that
@@ -175,6 +216,13 @@ export const streams: ReadonlyArray<Route> = [
     path: "/v1/events",
     summary: "SSE: committed events from ?from= (event: committed)",
     handle: events,
+  },
+  {
+    method: "GET",
+    path: "/v1/changes",
+    summary:
+      "SSE: that something committed (event: changed, {sequence}), at most once each ?intervalMs= (default 100, 10..60,000)",
+    handle: changes,
   },
   {
     method: "GET",
