@@ -513,7 +513,9 @@ function jobSnapshot(cursor: Cursor, v3: boolean): CoreEvent.JobSnapshot | CoreE
   const added = v3 ? v3Fields(cursor) : undefined;
   field(cursor, key.worker);
   const worker = name(cursor);
-  // The declared field order, as the general decoder builds it.
+  // The declared field order, as the general decoder builds it. Two literals, not a spread of
+  // one into the other: one allocation each (the terminal index's every entry is read through
+  // the second).
   return added === undefined
     ? {
         jobId,
