@@ -283,13 +283,18 @@ export const jobs: Command = {
       const target = argument(input, 0);
       const printed = new JobLines(input.json, limit, descending);
       const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);
+      // Only completed jobs leave a lean state's memory (core `Terminal.leavesMemory`): a listing
+      // of any other state reads a lean fold (a directory's with no index; a URL's, since
+      // 2026-12-07, in a fraction of the whole fold's memory).
+      const needsFacts = jobState === undefined || jobState === "completed";
+      const projection = needsFacts
+        ? StateProjection.foldProjection
+        : StateProjection.leanFoldProjection;
       yield* isUrl(target)
-        ? Effect.flatMap(inspectState(target), ({ state }) =>
+        ? Effect.flatMap(inspectState(target, projection), ({ state }) =>
             listed({ state, index: undefined }, filter, page),
           )
-        : withAtRest(target, jobState === undefined || jobState === "completed", (atRest) =>
-            listed(atRest, filter, page),
-          );
+        : withAtRest(target, needsFacts, (atRest) => listed(atRest, filter, page));
       yield* printed.end();
       return exitCodes.ok;
     }),

@@ -145,6 +145,39 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     expect(await json(["jobs", url])).toMatchObject([{ job_id: 1, state: "available" }]);
   }, 120_000);
 
+  // `jobs URL --state S` folds lean unless S is completed (or absent), as on a directory: only
+  // completed jobs leave a lean state's memory (2026-12-07).
+  it("jobs on a URL lists each state whole, the completed ones and the others", async () => {
+    const url = await freshDatabase();
+    await json(["init", url]);
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const engine = yield* Effect.flatMap(
+            PgLog.open(url, {}, StateProjection.foldProjection),
+            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+          );
+          yield* engine.insertMany(
+            Array.from({ length: 6 }, (_, args) => ({ queue: "q", worker: "W", args })),
+          );
+          const claimed = yield* engine.claim("q", 4);
+          for (const job of claimed.slice(0, 2)) yield* engine.complete(job.jobId, "done");
+          const third = claimed[2];
+          if (third !== undefined) yield* engine.cancel(third.jobId, "no");
+        }),
+      ),
+    );
+    const ids = async (state: string) =>
+      ((await json(["jobs", url, "--state", state])) as Array<{ job_id: number }>).map(
+        (job) => job.job_id,
+      );
+    expect(await ids("completed")).toEqual([1, 2]);
+    expect(await ids("cancelled")).toEqual([3]);
+    expect(await ids("executing")).toEqual([4]);
+    expect(await ids("available")).toEqual([5, 6]);
+    expect(((await json(["jobs", url])) as Array<unknown>).length).toBe(6);
+  }, 120_000);
+
   it("insert --wait on a URL ends when another engine completes the job", async () => {
     const url = await freshDatabase();
     await json(["init", url]);
