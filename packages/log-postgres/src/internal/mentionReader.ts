@@ -12,22 +12,14 @@
  * the rows: another epoch means a compaction took the generation away,
  * `Compacted`, never an answer that silently lacks rows.
  */
-import { decodeEvent } from "@tay/codec";
-import { LogError, type Projection } from "@tay/shell-node";
+import { type Log, LogError, type Projection } from "@tay/shell-node";
 import { Effect } from "effect";
-import { type PgLogError, UndecodableEvent } from "../PgError.js";
+import type { PgLogError } from "../PgError.js";
 import { isFailure } from "./writer.js";
-import { onReader, type ReaderSession } from "./reader.js";
+import { entryOfRow, onReader, type ReaderSession } from "./reader.js";
 import { databaseError, run } from "./session.js";
 import type { LogState } from "./state.js";
 import * as Rows from "./rows.js";
-import * as Tables from "./tables.js";
-
-/** What a read of the records that mention something found, and where it stopped. */
-interface Mentioning {
-  readonly entries: ReadonlyArray<Projection.Entry>;
-  readonly next: number;
-}
 
 /** The rows' entries, each checked and decoded; or the first fault. */
 const entriesOfRows = (
@@ -40,14 +32,9 @@ const entriesOfRows = (
     const key = Rows.integer(Rows.field(row, "sequence"), 1);
     // The row of NULLs an empty answer carries.
     if (Rows.isRefused(key)) continue;
-    const checked = Tables.record(state.path, epoch, key, row);
-    if (!("bytes" in checked)) return checked;
-    const { type, schema, payload } = checked.record;
-    const event = decodeEvent(type, schema, payload);
-    if (event._tag === "Left") {
-      return new UndecodableEvent({ path: state.path, epoch, sequence: key, reason: event.left });
-    }
-    entries.push({ sequence: key, event: event.right });
+    const entry = entryOfRow(state, epoch, key, row);
+    if (!("event" in entry)) return entry;
+    entries.push(entry);
   }
   return entries;
 };
@@ -64,7 +51,7 @@ const committedMentioning = (
   range: { readonly from: number; readonly through: number },
   first: Uint8Array,
   second: Uint8Array,
-): Effect.Effect<Mentioning, PgLogError> =>
+): Effect.Effect<Log.Mentioning, PgLogError> =>
   Effect.gen(function* () {
     const { path } = state;
     // A page of rows at most (`pageRecords`): a needle that many rows hold is read in steps.
@@ -102,7 +89,7 @@ export const readMentioning = (
   needles: ReadonlyArray<Uint8Array>,
   sequence: number,
   limit: number,
-): Effect.Effect<Mentioning, PgLogError> =>
+): Effect.Effect<Log.Mentioning, PgLogError> =>
   Effect.gen(function* () {
     const { epoch, firstSequence, committedLast, path } = state;
     if (sequence < firstSequence) {

@@ -64,6 +64,23 @@ const readerSession = (
     );
   });
 
+/** The committed row of `sequence`, checked (`Tables.record`) and decoded; or its fault. */
+export const entryOfRow = (
+  state: LogState,
+  epoch: number,
+  sequence: number,
+  row: unknown,
+): Projection.Entry | PgLogError => {
+  const checked = Tables.record(state.path, epoch, sequence, row);
+  if (!("bytes" in checked)) return checked;
+  const { type, schema, payload } = checked.record;
+  const event = decodeEvent(type, schema, payload);
+  if (event._tag === "Left") {
+    return new UndecodableEvent({ path: state.path, epoch, sequence, reason: event.left });
+  }
+  return { sequence, event: event.right };
+};
+
 /** Decodes the committed rows of one page, checked from `from` on. */
 const entriesOf = (
   state: LogState,
@@ -73,15 +90,9 @@ const entriesOf = (
 ): Array<Projection.Entry> | PgLogError => {
   const entries: Array<Projection.Entry> = [];
   for (const [index, row] of rows.entries()) {
-    const sequence = from + index;
-    const checked = Tables.record(state.path, epoch, sequence, row);
-    if (!("bytes" in checked)) return checked;
-    const { type, schema, payload } = checked.record;
-    const event = decodeEvent(type, schema, payload);
-    if (event._tag === "Left") {
-      return new UndecodableEvent({ path: state.path, epoch, sequence, reason: event.left });
-    }
-    entries.push({ sequence, event: event.right });
+    const entry = entryOfRow(state, epoch, from + index, row);
+    if (!("event" in entry)) return entry;
+    entries.push(entry);
   }
   return entries;
 };
