@@ -76,7 +76,7 @@ export const historyAtRest = (
       tap.onRecord({ sequence, event });
       return Either.right(state);
     },
-    needles: [JobMention.jobMention(jobId), JobMention.listedJobIdsKey],
+    needles: JobMention.historyNeedles(jobId),
   };
   return retryTransient(Recovery.inspect(directory, {}, projection, undefined, "onTrust")).pipe(
     Effect.map(({ report }) => ({

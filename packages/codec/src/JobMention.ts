@@ -46,3 +46,15 @@ export const jobMention = (jobId: number): Uint8Array => {
   view.setUint32(key.length + 5, jobId >>> 0);
   return bytes;
 };
+
+/**
+ * What a reader of one job's history looks for (core's `JobHistory`): the
+ * job's mention (its events, a snapshot part holding it, a schedule's
+ * delivery of it) and a checkpoint's list key (a schedule listing it). One
+ * list for `tay job` and the server's route, so the two find the same
+ * records.
+ */
+export const historyNeedles = (jobId: number): ReadonlyArray<Uint8Array> => [
+  jobMention(jobId),
+  listedJobIdsKey,
+];

@@ -624,7 +624,7 @@ const history = async (
 ): Promise<Array<Json>> => {
   const generation = await Effect.runPromise(engine.log.generation());
   const events: Array<Json> = [];
-  const needles = [JobMention.jobMention(jobId), JobMention.listedJobIdsKey];
+  const needles = JobMention.historyNeedles(jobId);
   const filtered = engine.log.readMentioning;
   for (let sequence = generation.firstSequence; ; ) {
     if (filtered !== undefined) {
