@@ -217,6 +217,19 @@ const reserveIn = (buffer: RecordBuffer, count: number): void => {
 };
 
 /**
+ * Copies `bytes` (whole records, framed already: a copy of checked ones)
+ * to the end of `buffer`, grown as `appendRecord` grows it: where they
+ * start. Never throws.
+ */
+export const appendBytes = (buffer: RecordBuffer, bytes: Uint8Array): number => {
+  reserveIn(buffer, bytes.length);
+  const at = buffer.length;
+  buffer.bytes.set(bytes, at);
+  buffer.length += bytes.length;
+  return at;
+};
+
+/**
  * Frames `record` at the end of `buffer`: where it starts, or the field
  * `checkRecord` refuses (then nothing is appended). Never throws.
  */

@@ -10,6 +10,7 @@ import * as E from "fp-ts/lib/Either.js";
 import { describe, expect, it } from "vitest";
 import { crc32c } from "../src/Crc32c.js";
 import {
+  appendBytes,
   appendRecord,
   type CorruptReason,
   checkRecord,
@@ -167,6 +168,19 @@ describe("round trip", () => {
       const buffer = recordBuffer(size);
       expect(appendRecord(buffer, first)).toEqual(E.right(0));
       expect(appendRecord(buffer, second)).toEqual(E.right(29));
+      expect(buffer.length, `${size}`).toBe(57);
+      expect(hex(buffer.bytes.subarray(0, buffer.length)), `${size}`).toBe(expected);
+    }
+  });
+
+  it("appendBytes copies framed records to the end, growing the buffer as appendRecord does", () => {
+    const first = { type: 1, schema: 1, sequence: 1, payload: Uint8Array.of(7) };
+    const second = { type: 2, schema: 1, sequence: 2, payload: new Uint8Array(0) };
+    const expected = hex(encoded(first)) + hex(encoded(second));
+    for (const size of [0, 1, 28, 29, 56, 57, 58]) {
+      const buffer = recordBuffer(size);
+      expect(appendBytes(buffer, encoded(first))).toBe(0);
+      expect(appendBytes(buffer, encoded(second))).toBe(29);
       expect(buffer.length, `${size}`).toBe(57);
       expect(hex(buffer.bytes.subarray(0, buffer.length)), `${size}`).toBe(expected);
     }

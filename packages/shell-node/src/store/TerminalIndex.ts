@@ -27,7 +27,7 @@ import * as Described from "../disk/Described.js";
 import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import { nextLoopTurn } from "./internal/afterPoll.js";
-import { crc32c, type RecordBuffer, recordBuffer } from "./internal/codec.js";
+import { appendBytes, crc32c, type RecordBuffer, recordBuffer } from "./internal/codec.js";
 import { OffsetTable } from "./internal/offsetTable.js";
 import { type DecodedImage, decodeImage, type ImageStream } from "./internal/stateImageFormat.js";
 
@@ -1195,20 +1195,6 @@ export const copyEntries = (
     }
     yield* writeEncoded(to, buffer, placed);
   });
-
-/** Copies `bytes` to the end of `buffer` (grown, doubling, when they do not fit): where they start. */
-const appendBytes = (buffer: RecordBuffer, bytes: Uint8Array): number => {
-  const at = buffer.length;
-  const needed = at + bytes.length;
-  if (needed > buffer.bytes.length) {
-    const grown = new Uint8Array(Math.max(needed, 2 * buffer.bytes.length));
-    grown.set(buffer.bytes.subarray(0, at), 0);
-    buffer.bytes = grown;
-  }
-  buffer.bytes.set(bytes, at);
-  buffer.length = needed;
-  return at;
-};
 
 /** Bytes a page lookup reads at once at most (entries nearer than this share a read). */
 export const pageReadBytes = 1024 * 1024;

@@ -5,6 +5,7 @@
  */
 export {
   appendEventRecord,
+  appendBytes,
   appendRecord,
   type CorruptReason,
   type CurrentPointer,
