@@ -11,7 +11,7 @@
  * "The CLI").
  */
 import * as Path from "node:path";
-import { Effect, type Scope } from "effect";
+import { Effect, Either, type Scope } from "effect";
 import { PgLog, PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Server, ServerToken, StateProjection } from "@tay/shell-node";
 import {
@@ -29,7 +29,7 @@ import * as Json from "./json.js";
 import { isUrl } from "./postgres.js";
 import { line } from "./Terminal.js";
 import { Terminal } from "./Terminal.js";
-import { parseDuration, parseInteger } from "./values.js";
+import { parseBytes, parseDuration, parseInteger } from "./values.js";
 
 /**
  * `--retention` (and `--compact-after`): the engine compacts on its own
@@ -50,6 +50,44 @@ const autoCompactOf = (input: Input): Effect.Effect<AutoOption, Failure> =>
     }
     return {
       autoCompact: { retentionMs, ...(minRecords === undefined ? {} : { minRecords }) },
+    };
+  });
+
+/** What the request limits may be set to: a body of at least 1 KiB, at most 1 GiB. */
+const bodyBytesMin = 1024;
+const bodyBytesMaxLimit = 1024 * 1024 * 1024;
+
+/** The server's request limits given on the command line (2026-12-07). */
+type Limits = Pick<Server.ServeOptions, "bodyBytesMax" | "batchBodyBytesMax" | "requestTimeoutMs">;
+
+/**
+ * `--body-max`, `--batch-body-max` and `--request-timeout`. A batch limit
+ * below the body limit is a usage error here, where the server itself would
+ * quietly raise it to the body limit: a user who typed both meant both.
+ */
+const limitsOf = (input: Input): Effect.Effect<Limits, Failure> =>
+  Effect.gen(function* () {
+    const bytes = parseBytes(bodyBytesMin, bodyBytesMaxLimit);
+    const body = yield* parsed(input, "body-max", bytes);
+    const batch = yield* parsed(input, "batch-body-max", bytes);
+    const timeout = yield* parsed(input, "request-timeout", (value) =>
+      Either.flatMap(parseDuration(value), (ms) =>
+        ms >= 1000 && ms <= 3_600_000
+          ? Either.right(ms)
+          : Either.left(`${value} is not between 1s and 1h`),
+      ),
+    );
+    const bodyLimit = body ?? Server.bodyBytesMaxDefault;
+    if (batch !== undefined && batch < bodyLimit) {
+      return yield* usage(
+        input,
+        `--batch-body-max ${batch} is below the body limit ${bodyLimit} (--body-max): a batch may always be as large as any body`,
+      );
+    }
+    return {
+      ...(body === undefined ? {} : { bodyBytesMax: body }),
+      ...(batch === undefined ? {} : { batchBodyBytesMax: batch }),
+      ...(timeout === undefined ? {} : { requestTimeoutMs: timeout }),
     };
   });
 
@@ -89,6 +127,7 @@ const pgFacts = (engine: Engine.EngineService<PgLog.PgKind>): Server.StoreFacts 
 const servePg = (
   input: Input,
   auto: AutoOption,
+  limits: Limits,
 ): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
   Effect.gen(function* () {
     const url = argument(input, 0);
@@ -114,7 +153,7 @@ const servePg = (
     const listen = text(input, "listen");
     const serving = yield* Server.serveLog(
       engine,
-      { directory, socket, ...(listen === undefined ? {} : { listen }) },
+      { directory, socket, ...limits, ...(listen === undefined ? {} : { listen }) },
       pgFacts(engine),
     );
     return { serving, path: engine.log.path, tokenPath: ServerToken.tokenPath(directory) };
@@ -124,6 +163,7 @@ const servePg = (
 const serveDirectory = (
   input: Input,
   auto: AutoOption,
+  limits: Limits,
 ): Effect.Effect<Opened, Failure, Disk.Disk | Scope.Scope> =>
   Effect.gen(function* () {
     const directory = argument(input, 0);
@@ -138,17 +178,18 @@ const serveDirectory = (
     const socket = text(input, "socket");
     const serving = yield* Server.serve(engine, {
       directory,
+      ...limits,
       ...(listen === undefined ? {} : { listen }),
       ...(socket === undefined ? {} : { socket }),
     });
     return { serving, path: directory, tokenPath: ServerToken.tokenPath(directory) };
   });
 
-/** `tay serve DIR|URL [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create] [--retention D [--compact-after N]]`. */
+/** `tay serve DIR|URL [--listen HOST:PORT] [--socket PATH] [--rotate-token] [--create] [--retention D [--compact-after N]] [--body-max B] [--batch-body-max B] [--request-timeout D]`. */
 export const serve: Command = {
   name: "serve",
   synopsis:
-    "DIR|URL [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--retention DURATION [--compact-after RECORDS]] [--json]",
+    "DIR|URL [--listen [HOST:]PORT] [--socket PATH] [--rotate-token] [--create] [--retention DURATION [--compact-after RECORDS]] [--body-max BYTES] [--batch-body-max BYTES] [--request-timeout DURATION] [--json]",
   summary:
     "serve the store to other processes (Unix socket; TCP with a token) until SIGINT; a URL needs --socket",
   arguments: ["DIR"],
@@ -179,15 +220,34 @@ export const serve: Command = {
       value: "RECORDS",
       help: "with --retention: records appended since the base before a compaction (default 100000; and at least 4 times the jobs the base holds)",
     },
+    {
+      name: "body-max",
+      type: "string",
+      value: "BYTES",
+      help: "the largest request body (default 4MiB; bytes, or with KiB, MiB, GiB)",
+    },
+    {
+      name: "batch-body-max",
+      type: "string",
+      value: "BYTES",
+      help: "the largest /v1/insert-many body, one atomic batch (default 32MiB; at least --body-max)",
+    },
+    {
+      name: "request-timeout",
+      type: "string",
+      value: "DURATION",
+      help: "how long a client may take to send a whole request (default 30s; 1s..1h)",
+    },
   ],
   run: (input) =>
     Effect.scoped(
       Effect.gen(function* () {
         const target = argument(input, 0);
         const auto = yield* autoCompactOf(input);
+        const limits = yield* limitsOf(input);
         const { serving, path, tokenPath } = yield* isUrl(target)
-          ? servePg(input, auto)
-          : serveDirectory(input, auto);
+          ? servePg(input, auto, limits)
+          : serveDirectory(input, auto, limits);
         const { autoCompact } = auto;
         const minRecords = autoCompact?.minRecords ?? Engine.autoCompactMinRecordsDefault;
         if (input.json) {

@@ -1,5 +1,6 @@
 /**
  * Parsers for option values: durations (`30s`, `15m`, `2h`, `7d`, or ms),
+ * sizes (`512KiB`, `32MiB`, or bytes),
  * times (ISO-8601 or ms since the epoch), bounded integers, and job
  * arguments given as JSON. Each returns an `Either` with a one-line reason,
  * so the caller can name the option in its usage error.
@@ -39,6 +40,39 @@ export const parseDuration = (text: string): Either.Either<number, string> => {
     ? Either.right(ms)
     : Either.left(`${text} is too long a duration`);
 };
+
+const byteUnits: { readonly [Unit in "KiB" | "MiB" | "GiB"]: number } = {
+  KiB: 1024,
+  MiB: 1024 * 1024,
+  GiB: 1024 * 1024 * 1024,
+};
+
+const bytesPattern = /^(\d+)(KiB|MiB|GiB)?$/;
+
+/**
+ * A size in bytes within `[min, max]`: an integer with an optional unit
+ * `KiB`, `MiB` or `GiB` (powers of 1024; a bare integer is bytes). `4MB` and
+ * `4M` are refused rather than guessed at (decimal or binary?).
+ *
+ * @example parseBytes(1024, 2 ** 30)("32MiB") // Right(33554432)
+ */
+export const parseBytes =
+  (min: number, max: number) =>
+  (text: string): Either.Either<number, string> => {
+    const match = bytesPattern.exec(text.trim());
+    const digits = match?.[1];
+    if (match === null || digits === undefined) {
+      return Either.left(
+        `${JSON.stringify(text)} is not a size (like 4194304, 512KiB, 32MiB, 1GiB)`,
+      );
+    }
+    const unit = match[2];
+    const factor = unit === "KiB" || unit === "MiB" || unit === "GiB" ? byteUnits[unit] : 1;
+    const bytes = Number(digits) * factor;
+    return Number.isSafeInteger(bytes) && bytes >= min && bytes <= max
+      ? Either.right(bytes)
+      : Either.left(`${text} is not in ${min}..${max} bytes`);
+  };
 
 // A date, optionally a time and a zone: what Date.parse reads reliably.
 const isoPattern =

@@ -34,8 +34,8 @@ export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{
       this.route,
       `the body is over ${this.limit} bytes; send fewer jobs per request${
         this.route === "/v1/insert-many"
-          ? " (or serve with a larger batchBodyBytesMax: one batch is one record, at most 16 MiB)"
-          : ""
+          ? " (or serve with a larger batchBodyBytesMax, tay serve --batch-body-max: one batch is one record, at most 16 MiB)"
+          : " (or serve with a larger bodyBytesMax, tay serve --body-max)"
       }`,
     );
   }
