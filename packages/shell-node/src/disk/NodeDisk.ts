@@ -416,11 +416,66 @@ const create = (path: string, bytes: Uint8Array): Effect.Effect<FileHandle, Disk
     }),
   );
 
+/** What a read of a file whose size says 0 (a pseudo-file) asks for at a time. */
+const unsizedReadBytes = 64 * 1024;
+
+/** The pieces' bytes end to end, in a Uint8Array of their own. */
+const joined = (pieces: ReadonlyArray<Uint8Array>): Uint8Array => {
+  const bytes = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
+  let at = 0;
+  for (const piece of pieces) {
+    bytes.set(piece, at);
+    at += piece.length;
+  }
+  return bytes;
+};
+
+/**
+ * The bytes of an open file: as many as fstat says, asked for in one
+ * read(2) (looping only on a short read), or for a file that says 0, read
+ * on until a read returns 0. Never zero-filled first: every byte returned
+ * was read.
+ */
+const readOpened = (path: string, fd: number): Effect.Effect<Uint8Array, DiskError> =>
+  Effect.gen(function* () {
+    const stats = yield* fileStat(path, fd);
+    // Refused before any read, alike on every runtime (read(2) says EISDIR on Linux).
+    if (stats.isDirectory()) {
+      return yield* Effect.fail(
+        new DiskError({
+          operation: "read",
+          path,
+          code: "EISDIR",
+          detail: "a directory is not a file",
+        }),
+      );
+    }
+    const { size } = stats;
+    if (size > 0) {
+      const buffer = new Uint8Array(Buffer.allocUnsafeSlow(size).buffer, 0, size);
+      const filled = yield* readInto(path, fd, 0, buffer, size);
+      return buffer.subarray(0, filled);
+    }
+    const pieces: Array<Uint8Array> = [];
+    for (let position = 0; ; ) {
+      const piece = yield* readAt(path, fd, position, unsizedReadBytes);
+      if (piece.length === 0) return joined(pieces);
+      pieces.push(piece);
+      position += piece.length;
+    }
+  });
+
+/**
+ * The whole file, in open + fstat + one read + close: four trips to the
+ * thread pool whatever its size. `fs.readFile` reads 512 KiB a trip; the
+ * terminal index's 28 MB offsets file took 53 of them, about 70 ms of an
+ * open that otherwise waited on nothing (2026-12-07, docs/store.md).
+ */
 const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
-  Effect.map(
-    call<Buffer>("read", path, (callback) => fs.readFile(path, callback)),
-    // A plain Uint8Array view, so callers and tests never see a Buffer.
-    (buffer) => new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength),
+  Effect.acquireUseRelease(
+    openDescriptor(path, openFlags.read),
+    (fd) => readOpened(path, fd),
+    (fd) => Effect.ignore(closeDescriptor(path, fd)),
   );
 
 const rename = (source: string, target: string): Effect.Effect<void, DiskError> =>

@@ -358,10 +358,24 @@ const savedOffsets = (
     return typeof table === "string" ? undefined : table;
   });
 
+/**
+ * The offsets file HEAD names, read, checked and decoded as an open takes
+ * it (`savedOffsets`), or undefined without a current HEAD. The engine's
+ * open starts it beside its fold and hands it to `openCaughtUp`: the read
+ * of a 24 MB file into fresh memory (about 65 ms here, all page faults) then
+ * runs on the thread pool while the fold checks segments (2026-12-07,
+ * docs/store.md "The offsets file read beside the fold").
+ */
+export type SavedOffsets = Effect.Effect<OffsetTable | undefined, never, Disk>;
+
+export const readSavedOffsets = (directory: string, found: Found): SavedOffsets =>
+  "_tag" in found ? Effect.succeed(undefined) : savedOffsets(indexPath(directory), found);
+
 const openCurrent = (
   path: string,
   head: Head,
   mode: "read" | "readWrite" = "readWrite",
+  saved: SavedOffsets = savedOffsets(path, head),
 ): Effect.Effect<TerminalIndex | Staleness, DiskError, Disk> =>
   Effect.gen(function* () {
     const { entriesBytes } = head;
@@ -377,10 +391,10 @@ const openCurrent = (
     // engine's since 2026-12-02, a reader's since 2026-12-04): every lookup
     // checks its entry whole, and its job id; a failed one is the caller's
     // to answer (the engine rebuilds, the CLI folds the log whole).
-    const saved = size >= entriesBytes ? yield* savedOffsets(path, head) : undefined;
+    const table = size >= entriesBytes ? yield* saved : undefined;
     const keepsHead = head.image !== undefined;
-    if (saved !== undefined)
-      return { path, handle, offsets: saved, end: entriesBytes, headed: true, keepsHead };
+    if (table !== undefined)
+      return { path, handle, offsets: table, end: entriesBytes, headed: true, keepsHead };
     const offsets = new OffsetTable();
     const corrupt =
       size < entriesBytes
@@ -661,6 +675,7 @@ export const openCaughtUp = (
   directory: string,
   head: Head,
   staged: Staged,
+  saved: SavedOffsets = readSavedOffsets(directory, head),
 ): Effect.Effect<TerminalIndex | Staleness, TerminalIndexError, Disk> =>
   Effect.gen(function* () {
     const path = indexPath(directory);
@@ -670,7 +685,7 @@ export const openCaughtUp = (
     const spilled = staged.handle;
     staged.handle = undefined;
     if (spilled !== undefined) yield* Effect.ignore(spilled.close());
-    const current = yield* openCurrent(path, head);
+    const current = yield* openCurrent(path, head, "readWrite", saved);
     if ("_tag" in current) return current;
     const caughtUp = Effect.gen(function* () {
       if (staged.writeFailure !== undefined) return yield* staged.writeFailure;

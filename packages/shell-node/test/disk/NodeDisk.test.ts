@@ -133,7 +133,7 @@ describe("NodeDisk dataSync", () => {
  * path of each descriptor it is called on: what NodeDisk asks of the kernel,
  * which no reading of the files afterwards can tell.
  */
-const recordingCalls = (name: "fdatasync" | "fsync") =>
+const recordingCalls = (name: "fdatasync" | "fsync" | "read") =>
   Effect.acquireRelease(
     Effect.sync(() => {
       const nodeFs: Record<string, unknown> = createRequire(import.meta.url)("node:fs");
@@ -172,6 +172,33 @@ describe("NodeDisk syncs", () => {
         yield* NodeDisk.make.syncDirectory(directory);
         expect(fsyncs.paths).toEqual([realPath(directory)]);
         yield* handle.close();
+      }),
+  );
+});
+
+describe("NodeDisk readFile", () => {
+  // The rule (2026-12-07): a whole file is asked for in one read(2), as large as fstat says, where
+  // fs.readFile asked for 512 KiB a trip to the thread pool (53 trips for the terminal index's
+  // 28 MB offsets file). A file whose size says 0 (a /proc file) is read on until a read is empty.
+  it.scoped.skipIf(process.platform !== "linux")(
+    "reads a file in one read as large as its size, and a pseudo-file of size 0 whole",
+    () =>
+      Effect.gen(function* () {
+        const directory = yield* temporaryDirectory;
+        const file = path.join(directory, "offsets");
+        const contents = new Uint8Array(3 * 1024 * 1024 + 17).map((_, index) => (index * 31) % 251);
+        yield* Effect.promise(() => fs.writeFile(file, contents));
+        const reads = yield* recordingCalls("read");
+        const whole = yield* NodeDisk.make.readFile(file);
+        expect(reads.paths).toEqual([realPath(file)]);
+        expect(Buffer.isBuffer(whole)).toBe(false);
+        expect(Buffer.compare(Buffer.from(whole), Buffer.from(contents))).toBe(0);
+        const empty = path.join(directory, "empty");
+        yield* Effect.promise(() => fs.writeFile(empty, ""));
+        expect((yield* NodeDisk.make.readFile(empty)).length).toBe(0);
+        const status = yield* NodeDisk.make.readFile("/proc/self/status");
+        expect(new TextDecoder().decode(status)).toMatch(/^Name:[\s\S]*\nPid:\s+\d+\n[\s\S]*\n$/);
+        expect(Buffer.isBuffer(status)).toBe(false);
       }),
   );
 });

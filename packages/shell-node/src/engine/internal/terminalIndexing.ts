@@ -635,6 +635,11 @@ export class OpenFold {
     readonly directory: string,
     readonly stagedBytesMax = TerminalIndex.stagedBytesMax,
     image: TerminalIndex.DecodedImage | string = "no image read",
+    /** HEAD's offsets file, when the open started reading it beside the fold; else read when needed. */
+    readonly savedOffsets: TerminalIndex.SavedOffsets = TerminalIndex.readSavedOffsets(
+      directory,
+      found,
+    ),
   ) {
     this.#image = image;
   }
@@ -773,7 +778,12 @@ export const openIndexing = <K extends Log.Kind>(
       // Resumed from HEAD's image: the index is HEAD's, caught up with the
       // records after it (none after a clean close); the next checkpoint
       // counts from that image.
-      const caughtUp = yield* TerminalIndex.openCaughtUp(directory, found, staged);
+      const caughtUp = yield* TerminalIndex.openCaughtUp(
+        directory,
+        found,
+        staged,
+        fold.savedOffsets,
+      );
       if (TerminalIndex.isIndex(caughtUp)) return serving(caughtUp, null, found.lastSequence);
     }
     if (staged !== undefined && reason !== undefined) {
