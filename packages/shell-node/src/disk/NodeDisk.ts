@@ -467,9 +467,10 @@ const readOpened = (path: string, fd: number): Effect.Effect<Uint8Array, DiskErr
 
 /**
  * The whole file, in open + fstat + one read + close: four trips to the
- * thread pool whatever its size. `fs.readFile` reads 512 KiB a trip; the
- * terminal index's 28 MB offsets file took 53 of them, about 70 ms of an
- * open that otherwise waited on nothing (2026-12-07, docs/store.md).
+ * thread pool whatever its size, where `fs.readFile` makes one per 512 KiB
+ * (46 for the terminal index's 24 MB offsets file). Most of such a read's
+ * time is the new buffer's page faults, which no read size avoids; the
+ * engine's open runs it beside its fold (2026-12-07, docs/store.md).
  */
 const readFile = (path: string): Effect.Effect<Uint8Array, DiskError> =>
   Effect.acquireUseRelease(

@@ -178,8 +178,8 @@ describe("NodeDisk syncs", () => {
 
 describe("NodeDisk readFile", () => {
   // The rule (2026-12-07): a whole file is asked for in one read(2), as large as fstat says, where
-  // fs.readFile asked for 512 KiB a trip to the thread pool (53 trips for the terminal index's
-  // 28 MB offsets file). A file whose size says 0 (a /proc file) is read on until a read is empty.
+  // fs.readFile asked for 512 KiB a trip to the thread pool (46 trips for the terminal index's
+  // 24 MB offsets file). A file whose size says 0 (a /proc file) is read on until a read is empty.
   it.scoped.skipIf(process.platform !== "linux")(
     "reads a file in one read as large as its size, and a pseudo-file of size 0 whole",
     () =>
