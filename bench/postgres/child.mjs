@@ -80,13 +80,18 @@ const systems = {
     const { Inbox } = await import("@tay/log-postgres");
     // 10 connections a process: 4 processes stay under the server's 100 with the engines' own.
     const pool = new pg.Pool({ connectionString: url, max: 10 });
+    const inboxOptions = process.env.BENCH_INBOX_NOTIFY === "0" ? { notify: false } : {};
     return {
       ...tay,
       enqueue: async (index) => {
         const client = await pool.connect();
         try {
           await client.query("BEGIN");
-          await Inbox.enqueueInTransaction(client, { queue, worker: "W", args: argsOf(index) });
+          await Inbox.enqueueInTransaction(
+            client,
+            { queue, worker: "W", args: argsOf(index) },
+            inboxOptions,
+          );
           await client.query("COMMIT");
         } finally {
           client.release();

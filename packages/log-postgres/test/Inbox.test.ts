@@ -459,11 +459,16 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
             expect(played.pages[0]).toEqual([held?.key, refused?.key]);
             // One row of the page settled, the other still in the engine's hands.
             played.refuse(refused?.key ?? "", "planted");
-            // Another row's notification wakes the folder: it marks the
-            // refusal (which tells this test that the wake-up was seen) and
-            // must read no page while "held" is in the engine's hands.
+            // Another row, and a notification that wakes the folder (the row
+            // itself notifies nothing: "held" is still waiting, docs/postgres.md
+            // "Notify only an empty inbox"): the folder marks the refusal (which
+            // tells this test that the wake-up was seen) and must read no page
+            // while "held" is in the engine's hands.
             const later = yield* Effect.promise(() =>
               transaction(client, () => Inbox.enqueueInTransaction(client, job("later"))),
+            );
+            yield* Effect.promise(() =>
+              client.query("SELECT pg_notify('tay_inbox', 'tay.default')"),
             );
             yield* Effect.promise(() =>
               until("the refusal marked", async () => (await refusals(client)).size === 1),
@@ -476,6 +481,77 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
         ),
       );
     } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("an enqueue notifies only an inbox with no row waiting (refused rows do not count)", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    const listener = new pg.Client({ connectionString: database.url });
+    await listener.connect();
+    const heard: Array<string> = [];
+    listener.on("notification", (message) => heard.push(message.payload ?? ""));
+    await listener.query("LISTEN tay_inbox");
+    // A notification sent after each step, heard after every one before it: a step's own
+    // notification, if any, is heard before the marker.
+    let markers = 0;
+    const settle = async () => {
+      markers += 1;
+      await client.query("SELECT pg_notify('tay_inbox', $1)", [`marker ${markers}`]);
+      await until(`marker ${markers}`, () => heard.includes(`marker ${markers}`));
+    };
+    const notified = () => heard.filter((payload) => payload === "tay.default").length;
+    try {
+      const first = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
+      await settle();
+      expect(notified()).toBe(1);
+      // "a" waits (no engine is open): the next rows notify nothing.
+      await transaction(client, () => Inbox.enqueueInTransaction(client, job("b")));
+      await transaction(client, async () => {
+        await Inbox.enqueueInTransaction(client, job("c"));
+        await Inbox.enqueueInTransaction(client, job("d"));
+      });
+      await settle();
+      expect(notified()).toBe(1);
+      // Only refused rows left: the inbox counts as empty again.
+      await client.query("UPDATE tay.tay_inbox SET refusal = 'planted' WHERE store = 'default'");
+      await transaction(client, () => Inbox.enqueueInTransaction(client, job("e")));
+      await settle();
+      expect(notified()).toBe(2);
+      expect(first.jobs).toBe(1);
+    } finally {
+      await listener.end();
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a row enqueued without a notification is folded when its transaction commits, after the row it relied on was folded", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    const late = new pg.Client({ connectionString: database.url });
+    await late.connect();
+    try {
+      // "early" waits in the inbox, so "late" (enqueued in a transaction left open) notifies nothing.
+      await transaction(client, () => Inbox.enqueueInTransaction(client, job("early")));
+      await late.query("BEGIN");
+      await Inbox.enqueueInTransaction(late, job("late"));
+      // A poll once an hour: only the folder's look for open writers can find "late" in time.
+      const { engine, close } = await openEngine(database.url, { pollIntervalMs: 3_600_000 });
+      try {
+        await until("early folded", () => jobsOf(engine, "mail").length === 1);
+        await until("the inbox read empty", async () => (await inboxRows(client)) === 0);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await late.query("COMMIT");
+        await until("late folded", () => jobsOf(engine, "mail").length === 2, 250);
+        expect(jobsOf(engine, "mail").map((folded) => folded.args)).toEqual(["early", "late"]);
+      } finally {
+        await close();
+      }
+    } finally {
+      await late.end();
       await client.end();
       await database.drop();
     }

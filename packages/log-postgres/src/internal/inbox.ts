@@ -20,6 +20,7 @@ import { Duration, Effect, Fiber } from "effect";
 import type { Log } from "@tay/shell-node";
 import type { Session } from "../Driver.js";
 import { decodeRow, keyOf } from "./inboxRow.js";
+import * as Rows from "./rows.js";
 import { close, connect, run } from "./session.js";
 import { inboxChannel, notifications } from "./sql.js";
 import type { LogState } from "./state.js";
@@ -53,8 +54,19 @@ export interface Folder {
   wake: (() => void) | undefined;
   /** A wake-up that came while the loop was busy: it reads again before sleeping. */
   woken: boolean;
+  /** How long the next look for an open writer's row waits (`soonMsMin` doubling). */
+  soonMs: number;
   counts: { folded: number; refused: number; returned: number; pages: number };
 }
+
+/**
+ * The first wait of a folder that saw an open writer of the inbox; doubled
+ * on each look that sees one again, up to `soonMsMax` (or the poll
+ * interval, if shorter): a row committed without a notification waits at
+ * most that long once its transaction ends, however long it stayed open.
+ */
+const soonMsMin = 2;
+const soonMsMax = 250;
 
 /** A folder of `state`'s store, not started. */
 export const folder = (): Folder => ({
@@ -68,6 +80,7 @@ export const folder = (): Folder => ({
   refusals: [],
   wake: undefined,
   woken: false,
+  soonMs: soonMsMin,
   counts: { folded: 0, refused: 0, returned: 0, pages: 0 },
 });
 
@@ -154,15 +167,55 @@ const sleep = (fold: Folder, ms: number) =>
     return Effect.sync(() => clearTimeout(timer));
   });
 
+/**
+ * What the loop does after a turn: read on at once, look again soon (an
+ * open writer of the inbox may commit a row it did not notify), or sleep
+ * until woken.
+ */
+type Next = "again" | "soon" | "idle";
+
+/**
+ * Whether another session holds a writer's lock on the inbox; a database
+ * that cannot tell (no `pg_locks`) is taken to have one, so the folder
+ * looks again at the poll interval rather than sleeping ten of them.
+ */
+const othersWriting = (state: LogState, session: Session) =>
+  Effect.map(
+    Effect.either(run(session, notifications.inboxWriters(state.options.schema))),
+    (checked) => {
+      if (checked._tag === "Left") return true;
+      const writing = Rows.field(checked.right.rows[0], "writing");
+      // A boolean as node-postgres parses it, or as text.
+      return !(writing === false || writing === "f");
+    },
+  );
+
+/**
+ * Nothing was waiting. Listening, the folder may be the one a row without
+ * a notification relies on (`notifications.inboxInsertNotify`): it looks
+ * for open writers first, then reads once more, so a row committed after
+ * that look is in the read, and one committed later has a writer it saw.
+ */
+const nothingWaiting = (state: LogState, fold: Folder, session: Session) =>
+  Effect.gen(function* () {
+    if (!fold.listening) return "idle" as const;
+    const writing = yield* othersWriting(state, session);
+    if (yield* readPage(state, fold, session)) return undefined;
+    return writing ? ("soon" as const) : ("idle" as const);
+  });
+
 /** One turn: mark refusals, read a page when nothing is in the engine's hands, offer it. */
 const turn = (state: LogState, fold: Folder, session: Session) =>
   Effect.gen(function* () {
     yield* markRefusals(state, fold, session);
-    if (fold.taken.size > 0) return false;
+    if (fold.taken.size > 0) return "idle" as Next;
     // Offered but never taken (the engine was busy or closing): offer again.
-    if (fold.offered.length === 0 && !(yield* readPage(state, fold, session))) return false;
+    if (fold.offered.length === 0 && !(yield* readPage(state, fold, session))) {
+      const next = yield* nothingWaiting(state, fold, session);
+      if (next !== undefined) return next;
+    }
     if (fold.offered.length > 0) tell(fold);
-    return fold.offered.length === 0 && fold.refusals.length > 0;
+    return fold.offered.length === 0 && fold.refusals.length > 0 ? "again" : "idle";
   });
 
 /** The folder's loop: (re)connect and listen, read and offer, sleep; until interrupted. */
@@ -187,7 +240,14 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
         return;
       }
       // Refusals marked and nothing offered: read on at once.
-      if (result.right) return;
+      if (result.right === "again") return;
+      if (result.right === "soon") {
+        const ms = fold.soonMs;
+        fold.soonMs = Math.min(ms * 2, soonMsMax, interval);
+        yield* sleep(fold, ms);
+        return;
+      }
+      fold.soonMs = soonMsMin;
       yield* sleep(fold, fold.listening ? interval * 10 : interval);
     }),
   );

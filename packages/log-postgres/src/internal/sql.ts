@@ -420,12 +420,29 @@ export const notifications = {
   notify: "SELECT pg_notify($1, $2)",
   /**
    * `tay_inbox`'s row and its notification in one statement (one round trip
-   * of the application's transaction instead of two): the FROM holds the
-   * one row of `pg_notify($7, $8)`, so the INSERT writes exactly one row and
-   * the notification goes out with the transaction's commit, as before.
+   * of the application's transaction instead of two): the FROM holds one
+   * row, so the INSERT writes exactly one row, and the notification, when
+   * there is one, goes out with the transaction's commit.
+   *
+   * Only into an inbox with no row waiting (2026-12-07): a transaction that
+   * notifies takes a database-wide lock at its commit and holds it through
+   * the WAL flush, so notifying commits never share a flush, and the inbox
+   * ran at 0.5x pg-boss at 16 producers (docs/postgres.md, "Notify only an
+   * empty inbox"). A row that finds another waiting relies on the folder
+   * that takes that one, which looks for open writers of the inbox before
+   * it sleeps (`inboxWriters`). The row's table lock is taken before the
+   * statement's snapshot, so a folder that settled the row seen here finds
+   * this transaction open, or committed and its row readable.
    */
   inboxInsertNotify: (schema: string): string =>
-    `INSERT INTO "${schema}".tay_inbox (store, id, enqueued_at, event_type, event_schema, payload) SELECT $1, $2, $3, $4, $5, $6 FROM (SELECT pg_notify($7, $8)) AS notified`,
+    `INSERT INTO "${schema}".tay_inbox (store, id, enqueued_at, event_type, event_schema, payload) SELECT $1, $2, $3, $4, $5, $6 FROM (SELECT CASE WHEN EXISTS (SELECT 1 FROM "${schema}".tay_inbox WHERE store = $1 AND refusal IS NULL) THEN NULL ELSE pg_notify($7, $8) END) AS notified`,
+  /**
+   * Whether another session holds a writer's lock on the inbox table: an
+   * open transaction that inserted a row (maybe without a notification),
+   * or that deletes or marks rows. PostgreSQL only, like LISTEN.
+   */
+  inboxWriters: (schema: string): string =>
+    `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'relation' AND relation = to_regclass('"${schema}".tay_inbox') AND mode = 'RowExclusiveLock' AND granted AND pid <> pg_backend_pid()) AS writing`,
 };
 
 /**
