@@ -28,6 +28,8 @@
  * Options: --seconds=S (enqueue case, default 3), --jobs=N (process case,
  * default 2000), --processes=1,2,4, --producers=1,16,256,
  * --systems=tay,pgboss,graphile, --workloads=enqueue,process, --out=DIR.
+ * BENCH_INBOX_NOTIFY=0: the inbox's producers enqueue with `notify: false`
+ * (the engines then fold only at their poll).
  */
 import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
