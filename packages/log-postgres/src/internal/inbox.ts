@@ -177,7 +177,10 @@ type Next = "again" | "soon" | "idle";
 /**
  * Whether another session holds a writer's lock on the inbox; a database
  * that cannot tell (no `pg_locks`) is taken to have one, so the folder
- * looks again at the poll interval rather than sleeping ten of them.
+ * looks again within `soonMsMax` rather than sleeping ten poll intervals.
+ * (`pg_locks` takes the lock manager's partition locks for a moment: at
+ * most one look per `soonMsMin`, doubling, and only while a read finds
+ * nothing.)
  */
 const othersWriting = (state: LogState, session: Session) =>
   Effect.map(
