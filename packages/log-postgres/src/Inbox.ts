@@ -4,9 +4,10 @@
  * `enqueueInTransaction(client, jobs)` runs on the application's own `pg`
  * client, inside the transaction it has open: it decides the jobs with the
  * engine's insert decider (bad args are refused before anything is
- * written), writes one row to the store's inbox and notifies the inbox
- * channel, in one statement. Both take effect when the application commits, and neither if
- * it rolls back. A running engine then folds the row into the log: the
+ * written), writes one row to the store's inbox and, when no other row of
+ * the store is waiting, notifies the inbox channel, in one statement (a row
+ * behind another is found by the engine that folds that one). Both take
+ * effect when the application commits, and neither if it rolls back. A running engine then folds the row into the log: the
  * jobs get their ids and enter the log, and the row is deleted, in one
  * transaction (docs/postgres.md, "Enqueue inside your transaction").
  *
@@ -38,8 +39,9 @@ export interface EnqueueOptions {
   readonly now?: number;
   /**
    * Notify the inbox channel in the same transaction (delivered at
-   * commit): engines fold at once instead of at their next poll. Default
-   * true; PostgreSQL only (turn it off where `pg_notify` is refused).
+   * commit) when no other row of the store is waiting: engines fold at
+   * once instead of at their next poll. Default true; PostgreSQL only (turn
+   * it off where `pg_notify` is refused).
    */
   readonly notify?: boolean;
 }
@@ -124,7 +126,8 @@ const located = (options: EnqueueOptions) => {
  * Enqueues `jobs` (one job or several, inserted together as one mutation)
  * in the transaction open on `client`: decides them as the engine would
  * (rejecting with `InboxRefused`, naming the field, before anything is
- * written), inserts one inbox row, and notifies the inbox channel. The jobs
+ * written), inserts one inbox row, and notifies the inbox channel when no
+ * other row is waiting. The jobs
  * exist once the transaction commits and never if it rolls back; a running
  * engine folds them into the log, in order, exactly once.
  *
