@@ -127,9 +127,9 @@ const located = (options: EnqueueOptions) => {
  * in the transaction open on `client`: decides them as the engine would
  * (rejecting with `InboxRefused`, naming the field, before anything is
  * written), inserts one inbox row, and notifies the inbox channel when no
- * other row is waiting. The jobs
- * exist once the transaction commits and never if it rolls back; a running
- * engine folds them into the log, in order, exactly once.
+ * other row is waiting. The jobs exist once the transaction commits and
+ * never if it rolls back; a running engine folds them into the log, in
+ * order, exactly once.
  *
  * Rejects with `InvalidOption` (schema or store name), `InboxRefused`,
  * `InboxMissing` (a schema older than version 2: migrate it),
