@@ -134,13 +134,31 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
     expect(missing.stderr).toMatch(
       /^tay: UsageError: serve on a postgres:\/\/ URL needs --socket PATH/,
     );
-    const child = spawnTay(["serve", url, "--socket", socket, "--create", "--json"]);
+    const child = spawnTay([
+      "serve",
+      url,
+      "--socket",
+      socket,
+      "--create",
+      "--body-max",
+      "64KiB",
+      "--json",
+    ]);
     const served = watch(child);
     const client = new Client.Client({ socket });
     try {
       await served.waitFor(/"socket"/);
       expect(JSON.parse(served.stdout())).toMatchObject({ socket, listen: null });
+      // The request limits given on the command line hold over a URL too; nothing is appended.
+      const tooLarge = await client
+        .insert({ queue: "q", worker: "W", args: "x".repeat(70 * 1024) })
+        .then(
+          () => "taken",
+          (error: unknown) => (error instanceof Error ? error.message : String(error)),
+        );
+      expect(tooLarge).toMatch(/over 65536 bytes.*--body-max/);
       const job = await client.insert({ queue: "q", worker: "W", args: [1] });
+      expect(job.jobId).toBe(1);
       await client.insert({ queue: "q", worker: "W", args: [2] });
       const [claimed] = await client.nextJobs([{ queue: "q", limit: 1 }]);
       expect(claimed?.jobId).toBe(job.jobId);
