@@ -21,7 +21,7 @@ import {
   TerminalIndex,
 } from "@tay/shell-node";
 import { type InspectError, inspect, tapped } from "./inspect.js";
-import { OneJobFold, type Tail, TailFold } from "./restTail.js";
+import { foldForJob, type Tail, TailFold } from "./restTail.js";
 
 /** A store read at rest: its state, lean with the index that holds its completed jobs, or whole. */
 export interface AtRest {
@@ -167,21 +167,16 @@ const withoutIndex = (
   oneJob: number | undefined,
 ): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
   Effect.gen(function* () {
-    if (oneJob !== undefined) {
-      const one = new OneJobFold(oneJob);
-      const lean = yield* inspect(
-        directory,
-        tapped(tap.onStart, tap.onRecord, one.projection),
-        "onTrust",
-      );
-      const kept = one.job();
-      if (kept !== undefined || State.fact(lean.state, oneJob) === undefined) {
-        const jobs = new Map(kept === undefined ? [] : [[oneJob, kept] as const]);
-        const tail = { through: lean.report.lastSequence, jobs, results: new Map() };
-        return { ...lean, index: undefined, tail };
-      }
+    if (oneJob === undefined) {
+      return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
     }
-    return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
+    const { folded, kept, lean } = yield* foldForJob(oneJob, (projection) =>
+      fold(directory, tap, projection),
+    );
+    if (!lean) return { ...folded, index: undefined };
+    const jobs = new Map(kept === undefined ? [] : [[oneJob, kept] as const]);
+    const tail = { through: folded.report.lastSequence, jobs, results: new Map() };
+    return { ...folded, index: undefined, tail };
   });
 
 /**

@@ -37,7 +37,7 @@ import * as Json from "./json.js";
 import { shownQueueState, shownQueueStateJson, statusJson, statusLines } from "./status.js";
 import { line, lines } from "./Terminal.js";
 import * as Text from "./text.js";
-import { OneJobFold } from "./restTail.js";
+import { foldForJob } from "./restTail.js";
 import { parseInteger } from "./values.js";
 
 const dirArgument = ["DIR"];
@@ -403,27 +403,17 @@ export const printJob = (input: Input, job: Job.Job) =>
   input.json ? line(Json.line(Json.job(job))) : lines(jobLines(job));
 
 /**
- * A PostgreSQL store's job, the history collected on the way: a lean fold
- * that keeps only this job's record as it leaves the state (`OneJobFold`,
- * as a directory without its index; 2026-12-07: 700 MB → the lean state's
- * memory on 1,000,000 jobs). A fact whose record that fold did not keep
- * gets the whole fold, as there.
+ * A PostgreSQL store's job, the history collected on the way: one job's
+ * fold (`foldForJob`, as a directory without its index; 2026-12-07: 700 MB
+ * → the lean state's memory on 1,000,000 jobs).
  */
 const jobOfUrl = (url: string, jobId: number) =>
   Effect.gen(function* () {
     const { history, tap } = historyTap(jobId);
-    const one = new OneJobFold(jobId);
-    const { state } = yield* inspectState(url, tapped(tap.onStart, tap.onRecord, one.projection));
-    const found = State.job(state, jobId) ?? one.job();
-    if (found !== undefined || State.fact(state, jobId) === undefined) {
-      return { found, history } satisfies JobAndHistory;
-    }
-    const whole = historyTap(jobId);
-    const folded = yield* inspectState(url, tapped(whole.tap.onStart, whole.tap.onRecord));
-    return {
-      found: State.job(folded.state, jobId),
-      history: whole.history,
-    } satisfies JobAndHistory;
+    const { folded, kept } = yield* foldForJob(jobId, (projection) =>
+      inspectState(url, tapped(tap.onStart, tap.onRecord, projection)),
+    );
+    return { found: State.job(folded.state, jobId) ?? kept, history } satisfies JobAndHistory;
   });
 
 /** `tay job DIR ID`: the job with every record of the generation that concerns it. */

@@ -11,8 +11,9 @@
  * holds them in memory beside the index as HEAD left it. Memory: the jobs
  * completed since the last image, which a checkpoint bounds.
  */
-import { type Event, Generation, type HistoryError, Job } from "@tay/core";
+import { type Event, Generation, type HistoryError, Job, State } from "@tay/core";
 import { type Projection, StateProjection, type TerminalIndex } from "@tay/shell-node";
+import { Effect } from "effect";
 
 /** The completed jobs let go after HEAD's sequence, whole, and the results recorded after it. */
 export interface Tail {
@@ -126,3 +127,35 @@ export class OneJobFold {
     }
   }
 }
+
+/** What `foldForJob` folded, and the job's record it kept (a lean fold's). */
+export interface FoldedForJob<A> {
+  readonly folded: A;
+  /** The job's whole record as it left the lean state; undefined when it did not leave, or the fold was whole. */
+  readonly kept: Job.Job | undefined;
+  /** Whether `folded` is the lean fold (its completed jobs as facts). */
+  readonly lean: boolean;
+}
+
+/**
+ * One job's fold: lean through `OneJobFold` (the memory of a lean state,
+ * 2026-12-05), and again whole only for a job the lean state holds as a
+ * fact and whose record that fold did not keep (core always hands it
+ * over). `fold` folds the store once through the projection it is given:
+ * a directory's (`tay job DIR` without a usable index) or a URL's.
+ */
+export const foldForJob = <A extends { readonly state: State.State }, E, R>(
+  jobId: number,
+  fold: (
+    projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
+  ) => Effect.Effect<A, E, R>,
+): Effect.Effect<FoldedForJob<A>, E, R> =>
+  Effect.gen(function* () {
+    const one = new OneJobFold(jobId);
+    const lean = yield* fold(one.projection);
+    const kept = one.job();
+    if (kept !== undefined || State.fact(lean.state, jobId) === undefined) {
+      return { folded: lean, kept, lean: true };
+    }
+    return { folded: yield* fold(StateProjection.foldProjection), kept: undefined, lean: false };
+  });
