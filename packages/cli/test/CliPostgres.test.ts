@@ -13,7 +13,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { Client } from "@tay/client";
 import { describe, expect, it } from "vitest";
-import { requireBuild, runInProcess, segmentRecords, spawnTay, tay, watch } from "./support/cli.js";
+import {
+  outcome,
+  requireBuild,
+  runInProcess,
+  segmentRecords,
+  spawnTay,
+  tay,
+  watch,
+} from "./support/cli.js";
 import { admin, freshDatabase, answers } from "./support/postgres.js";
 
 const reachable = await answers("CLI PostgreSQL tests");
@@ -150,12 +158,9 @@ describe.skipIf(!reachable)("tay on a postgres:// store", () => {
       await served.waitFor(/"socket"/);
       expect(JSON.parse(served.stdout())).toMatchObject({ socket, listen: null });
       // The request limits given on the command line hold over a URL too; nothing is appended.
-      const tooLarge = await client
-        .insert({ queue: "q", worker: "W", args: "x".repeat(70 * 1024) })
-        .then(
-          () => "taken",
-          (error: unknown) => (error instanceof Error ? error.message : String(error)),
-        );
+      const tooLarge = await outcome(() =>
+        client.insert({ queue: "q", worker: "W", args: "x".repeat(70 * 1024) }),
+      );
       expect(tooLarge).toMatch(/over 65536 bytes.*--body-max/);
       const job = await client.insert({ queue: "q", worker: "W", args: [1] });
       expect(job.jobId).toBe(1);

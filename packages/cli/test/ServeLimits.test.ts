@@ -8,6 +8,7 @@ import * as path from "node:path";
 import { Client } from "@tay/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  outcome,
   removeTemporary,
   requireBuild,
   spawnTay,
@@ -24,16 +25,6 @@ beforeAll(async () => {
 });
 
 afterAll(() => removeTemporary(root));
-
-/** What a promise rejected with, as text (its tag and message), or "taken". */
-const outcome = async (run: () => Promise<unknown>): Promise<string> => {
-  try {
-    await run();
-    return "taken";
-  } catch (error) {
-    return error instanceof Error ? `${error.name} ${error.message}` : String(error);
-  }
-};
 
 describe("tay serve --body-max, --batch-body-max", () => {
   it("serves with the limits given, and refuses past them with the flag named", async () => {

@@ -110,6 +110,16 @@ export const ok = async (args: ReadonlyArray<string>): Promise<string> => {
 export const json = async (args: ReadonlyArray<string>): Promise<unknown> =>
   JSON.parse(await ok([...args, "--json"]));
 
+/** What a call rejected with, as text (its tag and message), or "taken" when it resolved. */
+export const outcome = async (run: () => Promise<unknown>): Promise<string> => {
+  try {
+    await run();
+    return "taken";
+  } catch (error) {
+    return error instanceof Error ? `${error.name} ${error.message}` : String(error);
+  }
+};
+
 /**
  * Expects the run to have failed with `exit` and exactly one stderr line
  * `tay: <reason> ...`, without a stack frame; returns the line.
