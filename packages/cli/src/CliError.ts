@@ -81,7 +81,8 @@ export type CliError =
   | NotServed
   | BulkStopped
   | JobNotCompleted
-  | WaitFailed;
+  | WaitFailed
+  | RecordNotKept;
 
 /**
  * `tay insert --wait`: the job ended, but not completed (discarded or
@@ -186,6 +187,29 @@ export class ServedFailure extends Data.TaggedError("ServedFailure")<{
       this.reason,
       this.socket,
       `through the store's server: ${this.detail}`,
+    );
+  }
+  override get message(): string {
+    return Described.message(this);
+  }
+}
+
+/**
+ * A listing without an index reached a completed job whose record its lean
+ * fold did not keep. Never expected: `foldForListing` checks every fact a
+ * listing can reach and folds whole when one is missing; this is the
+ * listing's own guard, a typed refusal rather than a job left out.
+ */
+export class RecordNotKept extends Data.TaggedError("RecordNotKept")<{
+  /** The store listed (a directory or a URL). */
+  readonly path: string | undefined;
+  readonly jobId: number;
+}> {
+  get description(): Described.Description {
+    return Described.describe(
+      "RecordNotKept",
+      this.path,
+      `completed job ${this.jobId}: the listing's lean fold kept no record of it (a defect of tay's; nothing was changed)`,
     );
   }
   override get message(): string {

@@ -11,7 +11,7 @@
  * the disk fails to read the index): an answer is never taken from an index
  * that does not match the log, and nothing is written. A state without facts needs no index at all.
  */
-import { type Event, type Generation, type HistoryError, Job, State } from "@tay/core";
+import { type Generation, type HistoryError, Job, State } from "@tay/core";
 import { Effect, Either } from "effect";
 import {
   Disk,
@@ -20,8 +20,10 @@ import {
   StateProjection,
   TerminalIndex,
 } from "@tay/shell-node";
+import { RecordNotKept } from "./CliError.js";
 import { type InspectError, inspect, tapped } from "./inspect.js";
-import { foldForJob, type Tail, TailFold } from "./restTail.js";
+import { type Filter, factIds, foldForListing } from "./listingFold.js";
+import { type Tail, TailFold } from "./restTail.js";
 
 /** A store read at rest: its state, lean with the index that holds its completed jobs, or whole. */
 export interface AtRest {
@@ -66,11 +68,11 @@ export const withAtRest = <A, X, R>(
   needsFacts: boolean,
   use: (atRest: AtRest) => Effect.Effect<A, X, R> | Either.Either<A, X>,
   tap: Tap = noTap,
-  /** The one job the caller wants (`tay job`): without a usable index, only its record is kept. */
-  oneJob?: number,
+  /** The listing the caller makes (`tay jobs`, `tay job`: `oneJob`): without a usable index, only the records it can print are kept. */
+  listing?: Filter,
 ): Effect.Effect<A, X | InspectError | TerminalIndex.TerminalIndexError, Disk.Disk | R> =>
   Effect.acquireUseRelease(
-    opened(directory, needsFacts, tap, oneJob),
+    opened(directory, needsFacts, tap, listing),
     (atRest) =>
       atRest.index === undefined
         ? run(use, atRest)
@@ -115,13 +117,13 @@ const opened = (
   directory: string,
   needsFacts: boolean,
   tap: Tap,
-  oneJob: number | undefined,
+  listing: Filter | undefined,
 ): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
   Effect.gen(function* () {
     // No HEAD, or one of another store: the whole fold at once, as before the index.
     const found = yield* TerminalIndex.peek(directory);
     if (needsFacts && "_tag" in found) {
-      return yield* withoutIndex(directory, tap, oneJob);
+      return yield* withoutIndex(directory, tap, listing);
     }
     // Without a tap (no job's history is wanted), the fold resumes from the
     // state image the engine's last close or checkpoint wrote, as the
@@ -151,33 +153,44 @@ const opened = (
     if (Either.isRight(index) && TerminalIndex.isIndex(index.right)) {
       return { ...lean, index: index.right, tail };
     }
-    return yield* withoutIndex(directory, tap, oneJob);
+    return yield* withoutIndex(directory, tap, listing);
   });
 
 /**
- * The answer without the index: the whole fold; or, for one job
- * (`oneJob`), a lean fold that keeps that job's record as it leaves the
- * state (`OneJobFold`, 2026-12-05: the memory of a lean state, not of
- * every job). A fact whose record that fold did not keep (core always
- * hands it over) gets the whole fold.
+ * The answer without the index: the whole fold; or, for a listing
+ * (`listing`: `tay jobs`, and `tay job` as the listing of one id), a lean
+ * fold that keeps the records it can print as they leave the state
+ * (`foldForListing`; one job since 2026-12-05, any listing since
+ * 2026-12-07: the memory of a lean state and of the page asked for, not of
+ * every job). A fact the listing reaches whose record that fold did not
+ * keep (core always hands it over) gets the whole fold.
  */
 const withoutIndex = (
   directory: string,
   tap: Tap,
-  oneJob: number | undefined,
+  listing: Filter | undefined,
 ): Effect.Effect<AtRest, InspectError, Disk.Disk> =>
   Effect.gen(function* () {
-    if (oneJob === undefined) {
+    if (listing === undefined) {
       return { ...(yield* fold(directory, tap, StateProjection.foldProjection)), index: undefined };
     }
-    const { folded, kept, lean } = yield* foldForJob(oneJob, (projection) =>
+    const { folded, kept, lean } = yield* foldForListing(listing, (projection) =>
       fold(directory, tap, projection),
     );
     if (!lean) return { ...folded, index: undefined };
-    const jobs = new Map(kept === undefined ? [] : [[oneJob, kept] as const]);
-    const tail = { through: folded.report.lastSequence, jobs, results: new Map() };
-    return { ...folded, index: undefined, tail };
+    return {
+      ...folded,
+      index: undefined,
+      tail: keptTail(directory, folded.report.lastSequence, kept),
+    };
   });
+
+/** The records a lean fold kept, as the tail a listing reads them from (no index behind it). */
+export const keptTail = (
+  store: string,
+  through: number,
+  jobs: ReadonlyMap<number, Job.Job>,
+): Tail => ({ through, jobs, results: new Map(), keptFrom: store });
 
 /**
  * The whole record of a job the lean state holds as facts, from the index
@@ -219,26 +232,15 @@ export const jobAt = (
   return recordOf(atRest.index, atRest.tail, jobId);
 };
 
-/** What a listing reads: a state, and the index of its facts (none for a whole state). */
+/**
+ * What a listing reads: a state, and where its facts' records are: the
+ * index (and the tail let go after it), or the tail alone (a lean fold
+ * that kept them, `foldForListing`); a whole state has no facts.
+ */
 export type Listable = Pick<AtRest, "state" | "index" | "tail">;
 
 /** Jobs per page of a listing, and ids per read from the index. */
 const pageIds = 1024;
-
-/** Which jobs a listing wants. */
-export interface Filter {
-  readonly queue: string | undefined;
-  readonly state: Event.JobState | undefined;
-  readonly limit: number;
-  /** Newest first (`--order desc`, 2026-12-06). */
-  readonly descending: boolean;
-  /** The ids listed, both included (`--after` + 1 and `--before` - 1; 2026-12-06). */
-  readonly first: number;
-  readonly last: number;
-}
-
-/** Every id: no `--after` or `--before`. */
-export const everyId = { first: 0, last: Number.MAX_SAFE_INTEGER } as const;
 
 /** The jobs `state` holds whole that `filter` wants, in its order, walked from its bound. */
 function* wholeJobs(state: State.State, filter: Filter): Generator<Job.Job> {
@@ -252,23 +254,11 @@ function* wholeJobs(state: State.State, filter: Filter): Generator<Job.Job> {
   }
 }
 
-/** Ids of the facts a listing wants, in its order (facts are completed jobs). */
-function* factIds(state: State.State, filter: Filter): Generator<number> {
-  if (filter.state !== undefined && filter.state !== "completed") return;
-  const walk = filter.descending
-    ? state.terminal.entriesDownFrom(filter.last)
-    : state.terminal.entriesFrom(filter.first);
-  for (const [jobId, fact] of walk) {
-    if (jobId < filter.first || jobId > filter.last) return;
-    if (filter.queue === undefined || fact.queue === filter.queue) yield jobId;
-  }
-}
-
 /**
  * The jobs `filter` wants, by id (ascending, or descending), at most `limit`, handed to
  * `page` a page of at most 1,024 at a time: the whole ones and (a lean
- * state) the index's, merged by id; the records of a page's facts read
- * from the index at once (`lookupPageNow`: one read per span of entries,
+ * state) the facts', merged by id; the records of a page's facts taken
+ * from the tail, or read from the index at once (`lookupPageNow`: one read per span of entries,
  * 2026-12-04; one read per job took ~1.9 of the 10.8 s of CPU of listing
  * 300,000 completed jobs). A page is let go once `page` is done with it:
  * listing 1,000,000 completed jobs held every record (1.5 GB) before
@@ -278,15 +268,16 @@ export const listed = <X, R>(
   atRest: Listable,
   filter: Filter,
   page: (jobs: ReadonlyArray<Job.Job>) => Effect.Effect<void, X, R>,
-): Effect.Effect<void, X | TerminalIndex.TerminalIndexError, R> =>
+): Effect.Effect<void, X | TerminalIndex.TerminalIndexError | RecordNotKept, R> =>
   Effect.gen(function* () {
-    const { state, index } = atRest;
+    const { state } = atRest;
     const whole = wholeJobs(state, filter);
     // Whether the whole job comes before the fact in the listing's order.
     const before = (jobId: number, factId: number) =>
       filter.descending ? jobId > factId : jobId < factId;
-    const ids = index === undefined ? undefined : factIds(state, filter);
-    let next = ids?.next();
+    // A whole state has no facts; a lean one's records come from its index, or from its tail alone.
+    const ids = factIds(state, filter);
+    let next = ids.next();
     let job = whole.next();
     let listedCount = 0;
     // A whole job, or the id of a fact whose record the index holds.
@@ -299,7 +290,7 @@ export const listed = <X, R>(
         job = whole.next();
       } else if (fact !== undefined) {
         picked.push(fact);
-        next = ids?.next();
+        next = ids.next();
       }
       listedCount++;
       if (picked.length < pageIds) continue;
@@ -313,10 +304,12 @@ export const listed = <X, R>(
 const resolved = (
   atRest: Listable,
   picked: ReadonlyArray<Job.Job | number>,
-): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError> => {
-  const { index } = atRest;
-  if (index === undefined) return Either.right(picked.filter(isJob));
-  const records = recordsOf(index, atRest.tail, picked.filter(isId));
+): Either.Either<ReadonlyArray<Job.Job>, TerminalIndex.TerminalIndexError | RecordNotKept> => {
+  const { index, tail } = atRest;
+  const records =
+    index === undefined
+      ? Either.right(tail?.jobs ?? new Map<number, Job.Job>())
+      : recordsOf(index, tail, picked.filter(isId));
   if (Either.isLeft(records)) return Either.left(records.left);
   const jobs: Array<Job.Job> = [];
   for (const pick of picked) {
@@ -325,7 +318,13 @@ const resolved = (
       continue;
     }
     const job = records.right.get(pick);
-    if (job === undefined) return Either.left(noEntry(index, pick));
+    if (job === undefined) {
+      return Either.left(
+        index === undefined
+          ? new RecordNotKept({ path: tail?.keptFrom, jobId: pick })
+          : noEntry(index, pick),
+      );
+    }
     jobs.push(job);
   }
   return Either.right(jobs);

@@ -22,6 +22,7 @@ import {
 } from "@tay/shell-node";
 import { jobAt, withAtRest } from "./atRest.js";
 import { type InspectError, retryTransient } from "./inspect.js";
+import { oneJob } from "./listingFold.js";
 
 /** One history entry of a job: a record (or one event of a mutation) that concerns it. */
 export type HistoryEntry = JobHistory.HistoryEntry;
@@ -119,7 +120,7 @@ export const jobAtRest = (
       (atRest) =>
         Either.map(jobAt(atRest, jobId), (job) => ({ found: job, report: atRest.report })),
       undefined,
-      jobId,
+      oneJob(jobId),
     );
     if (found === undefined) return { found, history: [] } satisfies JobAndHistory;
     const read = yield* readHistory(directory, jobId);
@@ -136,6 +137,12 @@ export const jobFolded = (
 ): Effect.Effect<JobAndHistory, JobReadError, Disk.Disk> =>
   Effect.gen(function* () {
     const { history, tap } = historyTap(jobId);
-    const found = yield* withAtRest(directory, true, (atRest) => jobAt(atRest, jobId), tap, jobId);
+    const found = yield* withAtRest(
+      directory,
+      true,
+      (atRest) => jobAt(atRest, jobId),
+      tap,
+      oneJob(jobId),
+    );
     return { found, history } satisfies JobAndHistory;
   });

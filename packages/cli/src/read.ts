@@ -24,7 +24,7 @@ import {
 } from "./command.js";
 import { errorJson, type Failure } from "./describe.js";
 import { inspectPg, inspectState, isUrl, reportFields, reportJson } from "./postgres.js";
-import { leanStateAt, listed, withAtRest } from "./atRest.js";
+import { keptTail, leanStateAt, listed, withAtRest } from "./atRest.js";
 import {
   type HistoryEntry,
   historyTap,
@@ -37,7 +37,7 @@ import * as Json from "./json.js";
 import { shownQueueState, shownQueueStateJson, statusJson, statusLines } from "./status.js";
 import { line, lines } from "./Terminal.js";
 import * as Text from "./text.js";
-import { foldForJob } from "./restTail.js";
+import { foldForJob, foldForListing } from "./listingFold.js";
 import { parseInteger } from "./values.js";
 
 const dirArgument = ["DIR"];
@@ -284,18 +284,31 @@ export const jobs: Command = {
       const target = argument(input, 0);
       const printed = new JobLines(input.json, limit, descending);
       const page = (selected: ReadonlyArray<Job.Job>) => printed.page(selected);
-      // Only completed jobs leave a lean state's memory (core `Terminal.leavesMemory`): a listing
-      // of any other state reads a lean fold (a directory's with no index; a URL's, since
-      // 2026-12-07, in a fraction of the whole fold's memory).
+      // A lean fold (completed jobs as facts) that keeps only the records of completed jobs
+      // the listing can print (2026-12-07; `listingFold.ts`): a URL's, and a directory's whose
+      // index cannot answer. A listing of another state keeps none.
       const needsFacts = jobState === undefined || jobState === "completed";
-      const projection = needsFacts
-        ? StateProjection.foldProjection
-        : StateProjection.leanFoldProjection;
       yield* isUrl(target)
-        ? Effect.flatMap(inspectState(target, projection), ({ state }) =>
-            listed({ state, index: undefined }, filter, page),
+        ? Effect.flatMap(
+            foldForListing(filter, (projection) => inspectState(target, projection)),
+            ({ folded, kept, lean }) =>
+              listed(
+                {
+                  state: folded.state,
+                  index: undefined,
+                  tail: lean ? keptTail(target, 0, kept) : undefined,
+                },
+                filter,
+                page,
+              ),
           )
-        : withAtRest(target, needsFacts, (atRest) => listed(atRest, filter, page));
+        : withAtRest(
+            target,
+            needsFacts,
+            (atRest) => listed(atRest, filter, page),
+            undefined,
+            filter,
+          );
       yield* printed.end();
       return exitCodes.ok;
     }),

@@ -11,9 +11,8 @@
  * holds them in memory beside the index as HEAD left it. Memory: the jobs
  * completed since the last image, which a checkpoint bounds.
  */
-import { type Event, Generation, type HistoryError, Job, State } from "@tay/core";
+import { type Event, Generation, type HistoryError, type Job } from "@tay/core";
 import { type Projection, StateProjection, type TerminalIndex } from "@tay/shell-node";
-import { Effect } from "effect";
 
 /** The completed jobs let go after HEAD's sequence, whole, and the results recorded after it. */
 export interface Tail {
@@ -22,6 +21,8 @@ export interface Tail {
   readonly jobs: ReadonlyMap<number, Job.Job>;
   /** Results recorded after HEAD's sequence for jobs the index holds without them. */
   readonly results: ReadonlyMap<number, Event.ResultRecorded>;
+  /** The store a lean fold kept these records of, when no index is behind them (`atRest.keptTail`). */
+  readonly keptFrom?: string;
 }
 
 /**
@@ -72,90 +73,3 @@ export class TailFold {
     return { through: this.#through, jobs, results };
   }
 }
-
-/** Records folded between two hand-overs of `OneJobFold`: what it holds of other jobs at most. */
-export const handOverEveryRecords = 4096;
-
-/**
- * A lean fold from nothing that keeps, of every completed job let go of,
- * only the whole record of `jobId` (docs/cli.md, "Read commands after a
- * crash", 2026-12-05): what `tay job ID` folds when the index cannot answer
- * (missing, stale, behind the log), instead of the whole fold. It reads
- * every record for the job's history anyway. What the builder hands over
- * is taken every `handOverEveryRecords` records and dropped but for that job.
- */
-export class OneJobFold {
-  #builder: Generation.Builder | undefined = undefined;
-  #job: Job.Job | undefined = undefined;
-  #applied = 0;
-
-  constructor(
-    private readonly jobId: number,
-    private readonly everyRecords = handOverEveryRecords,
-  ) {}
-
-  readonly projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError> = {
-    start: (manifest) => {
-      this.#job = undefined;
-      this.#applied = 0;
-      const builder = Generation.start(manifest.baseRecordCount, { lean: true, collectLeft: true });
-      this.#builder = builder;
-      return builder;
-    },
-    apply: (builder, sequence, event) => {
-      const applied = StateProjection.leanFoldProjection.apply(builder, sequence, event);
-      this.#applied += 1;
-      if (this.#applied % this.everyRecords === 0) this.#keep(Generation.takeLeft(builder));
-      return applied;
-    },
-  };
-
-  /** The job's whole record, once the fold is over, if it left the lean state. */
-  job(): Job.Job | undefined {
-    if (this.#builder !== undefined) this.#keep(Generation.takeLeft(this.#builder));
-    return this.#job;
-  }
-
-  #keep(left: Generation.Left): void {
-    for (const job of left.jobs) if (job.jobId === this.jobId) this.#job = job;
-    // A result after the job was handed over in an earlier take.
-    for (const result of left.results) {
-      const job = this.#job;
-      if (result.jobId === this.jobId && job !== undefined) {
-        this.#job = Job.applied(job, result);
-      }
-    }
-  }
-}
-
-/** What `foldForJob` folded, and the job's record it kept (a lean fold's). */
-export interface FoldedForJob<A> {
-  readonly folded: A;
-  /** The job's whole record as it left the lean state; undefined when it did not leave, or the fold was whole. */
-  readonly kept: Job.Job | undefined;
-  /** Whether `folded` is the lean fold (its completed jobs as facts). */
-  readonly lean: boolean;
-}
-
-/**
- * One job's fold: lean through `OneJobFold` (the memory of a lean state,
- * 2026-12-05), and again whole only for a job the lean state holds as a
- * fact and whose record that fold did not keep (core always hands it
- * over). `fold` folds the store once through the projection it is given:
- * a directory's (`tay job DIR` without a usable index) or a URL's.
- */
-export const foldForJob = <A extends { readonly state: State.State }, E, R>(
-  jobId: number,
-  fold: (
-    projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
-  ) => Effect.Effect<A, E, R>,
-): Effect.Effect<FoldedForJob<A>, E, R> =>
-  Effect.gen(function* () {
-    const one = new OneJobFold(jobId);
-    const lean = yield* fold(one.projection);
-    const kept = one.job();
-    if (kept !== undefined || State.fact(lean.state, jobId) === undefined) {
-      return { folded: lean, kept, lean: true };
-    }
-    return { folded: yield* fold(StateProjection.foldProjection), kept: undefined, lean: false };
-  });

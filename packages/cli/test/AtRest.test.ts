@@ -17,11 +17,12 @@ import {
   segmentHeaderBytes,
 } from "@tay/codec";
 import { Event, type Job, Query, State } from "@tay/core";
-import { EnginePromises, NodeDisk, TerminalIndex } from "@tay/shell-node";
+import { EnginePromises, NodeDisk, StateProjection, TerminalIndex } from "@tay/shell-node";
 import { Effect, Either } from "effect";
 import * as fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { everyId, jobAt, leanStateAt, listed, withAtRest } from "../src/atRest.js";
+import { jobAt, keptTail, type Listable, leanStateAt, listed, withAtRest } from "../src/atRest.js";
+import { everyId, type Filter, oneJob } from "../src/listingFold.js";
 import { inspect } from "../src/inspect.js";
 import * as Json from "../src/json.js";
 import { removeTemporary, runInProcess, temporaryDirectory } from "./support/cli.js";
@@ -209,6 +210,38 @@ const listedFrom = () =>
     }).pipe(Effect.provide(NodeDisk.layer)),
   );
 
+/** Every listing of a filter's kinds: states, queues, orders and limits, within `bounds`. */
+const listingFilters = (
+  bounds: ReadonlyArray<{ readonly first: number; readonly last: number }>,
+) => {
+  const filters: Array<Filter> = [];
+  for (const state of [undefined, "completed", "available"] as const) {
+    for (const queue of [undefined, "b"]) {
+      for (const limit of [0, 1, 3, Number.MAX_SAFE_INTEGER]) {
+        for (const descending of [false, true]) {
+          for (const bound of bounds) filters.push({ state, queue, limit, descending, ...bound });
+        }
+      }
+    }
+  }
+  return filters;
+};
+
+/** The jobs `listed` gives of `listable` for `filter`, every page. */
+const listedOf = (listable: Listable, filter: Filter) => {
+  const jobs: Array<Job.Job> = [];
+  return Effect.runPromise(
+    Effect.as(
+      listed(listable, filter, (page) =>
+        Effect.sync(() => {
+          jobs.push(...page);
+        }),
+      ),
+      jobs,
+    ),
+  );
+};
+
 /** Every file of the store and its bytes: what a read command must leave as it found it. */
 const files = async (): Promise<Map<string, string>> => {
   const found = new Map<string, string>();
@@ -297,9 +330,13 @@ describe("the read commands at rest", () => {
         // Without a usable index, the fold kept one job's record: a lean state, not the whole fold.
         const history = { onStart: () => {}, onRecord: () => {} };
         const lean = await Effect.runPromise(
-          withAtRest(dir, true, (atRest) => Effect.succeed(atRest.state.lean), history, 1).pipe(
-            Effect.provide(NodeDisk.layer),
-          ),
+          withAtRest(
+            dir,
+            true,
+            (atRest) => Effect.succeed(atRest.state.lean),
+            history,
+            oneJob(1),
+          ).pipe(Effect.provide(NodeDisk.layer)),
         );
         expect(lean).toBe(true);
         for (let jobId = 1; jobId <= lastJobId; jobId++) {
@@ -347,6 +384,76 @@ describe("the read commands at rest", () => {
     const answered = await listings();
     await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
     expect(answered).toEqual(await listings());
+  });
+
+  // 2026-12-07: without a usable index a listing folds lean and keeps only the records it can
+  // print (`listingFold.ts`), where it folded whole before.
+  it("list without an index what the whole fold lists, for every filter, order, bound and limit, keeping no more than the limit", async () => {
+    const samples = fc.sample(fc.array(step, { minLength: 20, maxLength: 40 }), {
+      numRuns: 6,
+      seed: 20261208,
+    });
+    let kept = 0;
+    for (const steps of samples) {
+      await fs.rm(dir, { recursive: true, force: true });
+      const lastJobId = await written(steps);
+      await fs.rm(TerminalIndex.indexPath(dir), { recursive: true });
+      const whole = await Effect.runPromise(inspect(dir).pipe(Effect.provide(NodeDisk.layer)));
+      const bounds = [everyId, { first: 3, last: lastJobId - 2 }, { first: 2, last: 2 }];
+      for (const filter of listingFilters(bounds)) {
+        const expected = await listedOf({ state: whole.state, index: undefined }, filter);
+        const got = await Effect.runPromise(
+          withAtRest(
+            dir,
+            true,
+            (atRest) =>
+              Effect.map(
+                Effect.promise(() => listedOf(atRest, filter)),
+                (jobs) => ({
+                  jobs,
+                  lean: atRest.state.lean,
+                  kept: atRest.tail?.jobs.size ?? 0,
+                }),
+              ),
+            undefined,
+            filter,
+          ).pipe(Effect.provide(NodeDisk.layer)),
+        );
+        expect(got.jobs, JSON.stringify(filter)).toEqual(expected);
+        expect(got.kept).toBeLessThanOrEqual(filter.limit);
+        // Lean, from the records kept: never the whole fold's fallback (core hands every one over).
+        expect(got.lean, JSON.stringify(filter)).toBe(true);
+        if (got.kept > 0) kept += 1;
+      }
+    }
+    // Most stores held completed jobs without a key, listed from the records kept.
+    expect(kept).toBeGreaterThan(100);
+  });
+
+  it("refuse, naming the store and the job, to list a fact whose record a lean fold did not keep", async () => {
+    const engine = await EnginePromises.open(dir, { createIfMissing: true });
+    await engine.insertMany([1, 2].map((n) => ({ queue: "a", worker: "W", args: n })));
+    for (const job of await engine.claim("a", 2)) await engine.complete(job.jobId);
+    await engine.close();
+    const lean = await Effect.runPromise(
+      inspect(dir, StateProjection.leanFoldProjection).pipe(Effect.provide(NodeDisk.layer)),
+    );
+    const job2 = State.job(
+      (await Effect.runPromise(inspect(dir).pipe(Effect.provide(NodeDisk.layer)))).state,
+      2,
+    );
+    if (job2 === undefined) return expect.unreachable("job 2 is in the whole fold");
+    const filter = { ...everyId, queue: undefined, state: undefined, limit: 5, descending: false };
+    const tail = keptTail(dir, 0, new Map([[2, job2]]));
+    const refused = await Effect.runPromise(
+      Effect.either(
+        listed({ state: lean.state, index: undefined, tail }, filter, () => Effect.void),
+      ),
+    );
+    if (Either.isRight(refused)) return expect.unreachable("job 1 has no record");
+    expect(refused.left.message).toBe(
+      `RecordNotKept ${dir}: completed job 1: the listing's lean fold kept no record of it (a defect of tay's; nothing was changed)`,
+    );
   });
 
   it("`queues` and `schedules` read the lean state: the counts, queue states and schedules of the whole fold", async () => {

@@ -13,6 +13,7 @@ import {
   NotServed,
   ServedFailure,
   UsageError,
+  RecordNotKept,
   WaitFailed,
 } from "../src/CliError.js";
 import * as Errors from "../src/describe.js";
@@ -256,6 +257,7 @@ const samples: Samples = {
     detail: "smtp said no",
   }),
   WaitFailed: new WaitFailed({ path: "/data/tay.sock", jobId: 4, cause: new Error("closed") }),
+  RecordNotKept: new RecordNotKept({ path: "/data", jobId: 12 }),
 };
 
 const linePattern = /^tay: [A-Za-z0-9]+( \S+)?( at offset \d+)?( sequence \d+)?: [^\n]+$/;

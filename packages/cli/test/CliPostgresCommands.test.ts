@@ -10,9 +10,11 @@
  */
 import { PgLog } from "@tay/log-postgres";
 import { Engine, StateProjection } from "@tay/shell-node";
+import { State } from "@tay/core";
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import * as Cli from "../src/Cli.js";
+import * as Json from "../src/json.js";
 import { expectFailure, runInProcess } from "./support/cli.js";
 import { answers, freshDatabase } from "./support/postgres.js";
 
@@ -177,6 +179,82 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     expect(await ids("available")).toEqual([5, 6]);
     expect(((await json(["jobs", url])) as Array<unknown>).length).toBe(6);
   }, 120_000);
+
+  // 2026-12-07: a listing of completed jobs on a URL folds lean and keeps only the records it
+  // can print (`listingFold.ts`), where it folded whole before.
+  it("jobs on a URL lists completed jobs as the whole fold does, for every filter, order, bound and limit", async () => {
+    const url = await freshDatabase();
+    await json(["init", url]);
+    const whole = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const engine = yield* Effect.flatMap(
+            PgLog.open(url, {}, StateProjection.foldProjection),
+            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+          );
+          yield* engine.insertMany(
+            Array.from({ length: 30 }, (_, n) => ({
+              queue: n % 3 === 0 ? "b" : "a",
+              worker: "W",
+              args: n,
+              maxAttempts: 1,
+            })),
+          );
+          // Ended out of order: completed (some with a result), discarded, executing, available.
+          const claimed = yield* engine.claim("a", 20);
+          const claimedB = yield* engine.claim("b", 6);
+          for (const job of [...claimedB, ...claimed].reverse()) {
+            if (job.jobId % 7 === 0) yield* engine.fail(job.jobId, "boom");
+            else if (job.jobId % 5 !== 0)
+              yield* engine.complete(job.jobId, job.jobId % 2 === 0 ? { n: job.jobId } : undefined);
+          }
+          return yield* engine.state();
+        }),
+      ),
+    );
+    const wanted = (filter: {
+      readonly state: string | undefined;
+      readonly queue: string | undefined;
+      readonly descending: boolean;
+      readonly limit: number;
+      readonly after: number | undefined;
+    }) => {
+      const jobs = [...State.jobsFrom(whole, 0)].filter(
+        (job) =>
+          (filter.state === undefined || job.state === filter.state) &&
+          (filter.queue === undefined || job.queue === filter.queue) &&
+          (filter.after === undefined ||
+            (filter.descending ? job.jobId < filter.after : job.jobId > filter.after)),
+      );
+      if (filter.descending) jobs.reverse();
+      return jobs.slice(0, filter.limit).map((job) => JSON.parse(Json.line(Json.job(job))));
+    };
+    expect(
+      [...State.jobsFrom(whole, 0)].filter((job) => job.state === "completed").length,
+    ).toBeGreaterThan(10);
+    for (const state of [undefined, "completed"]) {
+      for (const queue of [undefined, "b"]) {
+        for (const descending of [false, true]) {
+          for (const limit of [1, 3, 100]) {
+            for (const after of [undefined, 12]) {
+              const args = [
+                "jobs",
+                url,
+                ...(state === undefined ? [] : ["--state", state]),
+                ...(queue === undefined ? [] : ["--queue", queue]),
+                ...(descending ? ["--order", "desc"] : []),
+                ...(limit === 100 ? [] : ["--limit", `${limit}`]),
+                ...(after === undefined ? [] : [descending ? "--before" : "--after", `${after}`]),
+              ];
+              expect(await json(args), args.join(" ")).toEqual(
+                wanted({ state, queue, descending, limit, after }),
+              );
+            }
+          }
+        }
+      }
+    }
+  }, 240_000);
 
   it("insert --wait on a URL ends when another engine completes the job", async () => {
     const url = await freshDatabase();

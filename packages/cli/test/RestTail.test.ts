@@ -7,7 +7,7 @@ import { Event, Generation, Image, State } from "@tay/core";
 import { formatStoreId } from "@tay/codec";
 import type { TerminalIndex } from "@tay/shell-node";
 import { describe, expect, it } from "vitest";
-import { OneJobFold, TailFold } from "../src/restTail.js";
+import { TailFold } from "../src/restTail.js";
 
 const storeIdBytes = Uint8Array.from({ length: 16 }, (_, at) => at + 1);
 const storeId = formatStoreId(storeIdBytes);
@@ -93,34 +93,5 @@ describe("the tail at rest", () => {
     expect(restarted.projection.resume?.(manifest)).toBeDefined();
     restarted.projection.start(manifest);
     expect(restarted.tail()).toBeUndefined();
-  });
-
-  it("keeps the one job a fold from nothing lets go of, its later result added, and starts afresh", () => {
-    const history = [
-      insert(1),
-      insert(2),
-      start(1),
-      start(2),
-      finish(2),
-      finish(1),
-      Event.resultRecorded({ jobId: 1, result: "late", at: 9 }),
-      Event.resultRecorded({ jobId: 2, result: "other", at: 9 }),
-    ];
-    for (const every of [1, 3, 100]) {
-      const one = new OneJobFold(1, every);
-      let builder = one.projection.start(manifest);
-      for (const [at, event] of history.entries()) {
-        const applied = one.projection.apply(builder, at + 1, event);
-        if (applied._tag === "Left") return expect.unreachable("the history folds");
-        builder = applied.right;
-      }
-      const job = one.job();
-      expect(job?.jobId).toBe(1);
-      expect(job?.state).toBe("completed");
-      expect(job?.result).toEqual({ value: "late", at: 9 });
-      // A retried inspection starts again: nothing kept from the pass before.
-      one.projection.start(manifest);
-      expect(one.job()).toBeUndefined();
-    }
   });
 });
