@@ -50,6 +50,22 @@ export function* factIds(state: State.State, filter: Filter): Generator<number> 
   }
 }
 
+/** No `--limit`. */
+const unlimited = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Whether `filter` lists every completed job (no limit, queue or bound):
+ * its fold holds every record either way, and the whole fold holds them in
+ * less (`tay jobs` of 1,000,000 completed jobs: 1,026 MB whole, 1,164 MB
+ * lean with the records kept in a map; 2026-12-07).
+ */
+const everyCompleted = (filter: Filter): boolean =>
+  filter.limit === unlimited &&
+  filter.queue === undefined &&
+  filter.first === everyId.first &&
+  filter.last === everyId.last &&
+  (filter.state === undefined || filter.state === "completed");
+
 /** Whether a completed job that left the state is one `filter` may list. */
 const wanted = (filter: Filter, job: Job.Job): boolean =>
   (filter.state === undefined || filter.state === "completed") &&
@@ -112,7 +128,8 @@ export class ListingFold {
         this.#kept.set(job.jobId, job);
       } else if (this.#kept.size < this.filter.limit) {
         this.#kept.set(job.jobId, job);
-        this.#ids.push(job.jobId);
+        // Without a limit nothing is let go again: no order to keep.
+        if (this.filter.limit !== unlimited) this.#ids.push(job.jobId);
       } else if (this.filter.limit > 0 && this.#ids.before(job.jobId)) {
         this.#kept.delete(this.#ids.replaceTop(job.jobId));
         this.#kept.set(job.jobId, job);
@@ -191,7 +208,8 @@ export interface FoldedForListing<A> {
 /**
  * A listing's fold: lean through `ListingFold`, and again whole only when
  * a fact the listing can reach (the first `limit` it wants, in its order)
- * has no record kept (core always hands every one over). `fold` folds the
+ * has no record kept (core always hands every one over); whole at once for
+ * a listing of every completed job (`everyCompleted`). `fold` folds the
  * store once through the projection it is given: a directory's or a URL's.
  */
 export const foldForListing = <A extends { readonly state: State.State }, E, R>(
@@ -201,6 +219,9 @@ export const foldForListing = <A extends { readonly state: State.State }, E, R>(
   ) => Effect.Effect<A, E, R>,
 ): Effect.Effect<FoldedForListing<A>, E, R> =>
   Effect.gen(function* () {
+    if (everyCompleted(filter)) {
+      return { folded: yield* fold(StateProjection.foldProjection), kept: new Map(), lean: false };
+    }
     const listing = new ListingFold(filter);
     const lean = yield* fold(listing.projection);
     const kept = listing.kept();
