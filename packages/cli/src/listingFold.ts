@@ -196,6 +196,11 @@ class KeptIds {
   }
 }
 
+/** Folds the store once through `projection`: a directory's fold, or a URL's. */
+export type FoldThrough<A, E, R> = (
+  projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
+) => Effect.Effect<A, E, R>;
+
 /** What `foldForListing` folded, and the records it kept (a lean fold's). */
 export interface FoldedForListing<A> {
   readonly folded: A;
@@ -214,19 +219,20 @@ export interface FoldedForListing<A> {
  */
 export const foldForListing = <A extends { readonly state: State.State }, E, R>(
   filter: Filter,
-  fold: (
-    projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
-  ) => Effect.Effect<A, E, R>,
+  fold: FoldThrough<A, E, R>,
 ): Effect.Effect<FoldedForListing<A>, E, R> =>
   Effect.gen(function* () {
-    if (everyCompleted(filter)) {
-      return { folded: yield* fold(StateProjection.foldProjection), kept: new Map(), lean: false };
-    }
+    const whole = Effect.map(fold(StateProjection.foldProjection), (folded) => ({
+      folded,
+      kept: new Map<number, Job.Job>(),
+      lean: false,
+    }));
+    if (everyCompleted(filter)) return yield* whole;
     const listing = new ListingFold(filter);
     const lean = yield* fold(listing.projection);
     const kept = listing.kept();
     if (everyReachedKept(lean.state, filter, kept)) return { folded: lean, kept, lean: true };
-    return { folded: yield* fold(StateProjection.foldProjection), kept: new Map(), lean: false };
+    return yield* whole;
   });
 
 /** Whether every fact the listing can reach has its record in `kept`. */
@@ -260,9 +266,7 @@ export interface FoldedForJob<A> {
  */
 export const foldForJob = <A extends { readonly state: State.State }, E, R>(
   jobId: number,
-  fold: (
-    projection: Projection.Projection<Generation.Builder, HistoryError.HistoryError>,
-  ) => Effect.Effect<A, E, R>,
+  fold: FoldThrough<A, E, R>,
 ): Effect.Effect<FoldedForJob<A>, E, R> =>
   Effect.map(foldForListing(oneJob(jobId), fold), ({ folded, kept, lean }) => ({
     folded,
