@@ -95,3 +95,38 @@ export const entriesOf = (
       return concerns(event, jobId) ? [{ sequence, member: null, event }] : noEntries;
   }
 };
+
+/** The ids of the jobs a record inserts, the lowest and the highest. */
+export interface InsertedIds {
+  readonly first: number;
+  readonly last: number;
+}
+
+/**
+ * The ids of the jobs `event` inserts ((1,1) and (1,3), alone or in a
+ * mutation); undefined when it inserts none. A snapshot part inserts
+ * nothing here: it restates jobs of the base. Past a generation's base,
+ * each insert's id is above every id before it (`JobIdNotIncreasing`), so
+ * the record that inserted a job can be searched for by sequence: no
+ * record before it concerns the job (2026-12-07, docs/core.md "A job's
+ * history").
+ */
+export const insertedIds = (event: Event): InsertedIds | undefined => {
+  switch (event._tag) {
+    case "JobInserted":
+    case "JobInsertedV3":
+      return { first: event.jobId, last: event.jobId };
+    case "Mutation": {
+      let first = Number.POSITIVE_INFINITY;
+      let last = Number.NEGATIVE_INFINITY;
+      for (const inner of event.events) {
+        if (inner._tag !== "JobInserted" && inner._tag !== "JobInsertedV3") continue;
+        first = Math.min(first, inner.jobId);
+        last = Math.max(last, inner.jobId);
+      }
+      return first <= last ? { first, last } : undefined;
+    }
+    default:
+      return undefined;
+  }
+};

@@ -96,4 +96,26 @@ describe("a job's history", () => {
         },
       ),
     ));
+
+  it("names the ids a record inserts, alone or in a mutation, and none for any other record", () => {
+    expect(JobHistory.insertedIds(inserted(5))).toEqual({ first: 5, last: 5 });
+    const v3 = Event.jobInsertedV3({
+      ...inserted(6),
+      uniqueKey: "k",
+      uniquePeriodMs: null,
+      timeoutMs: null,
+    });
+    expect(JobHistory.insertedIds(v3)).toEqual({ first: 6, last: 6 });
+    // A schedule's delivery: the insert beside the occurrence.
+    const delivery = Event.mutation([inserted(9), delivered("s", 1, 10, 20, 9)]);
+    expect(JobHistory.insertedIds(delivery)).toEqual({ first: 9, last: 9 });
+    const batch = Event.mutation([inserted(3), v3, inserted(4), completed(1)]);
+    expect(JobHistory.insertedIds(batch)).toEqual({ first: 3, last: 6 });
+    expect(JobHistory.insertedIds(Event.mutation([completed(1), result(1)]))).toBeUndefined();
+    expect(JobHistory.insertedIds(started(5))).toBeUndefined();
+    expect(JobHistory.insertedIds(checkpoint("s", { activeJobIds: [3] }))).toBeUndefined();
+    expect(
+      JobHistory.insertedIds(Event.snapshotPart({ part: 0, lastJobId: 9, jobs: [job(9)] })),
+    ).toBeUndefined();
+  });
 });

@@ -97,7 +97,11 @@ describe("a job's history", () => {
           entry.event._tag,
         ]),
       );
-      const answered = await historyOf(jobId);
+      // A failed job's retry may come due on the engine's timer after the log was read: what was
+      // appended since is not in `expected` (seen once in CI's neighbourhood, 2026-12-07).
+      const answered = (await historyOf(jobId)).filter(
+        ([sequence]) => sequence <= stats.lastSequence,
+      );
       expect(answered.map(([sequence, member, tag]) => [sequence, member, tag])).toEqual(expected);
       for (const [, , tag] of expected) seen.add(tag);
       if (jobId <= lastJobId) expect(expected.length).toBeGreaterThan(0);

@@ -15,6 +15,7 @@ import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";
 import type * as Projection from "../../log/Projection.js";
 import { InvalidRequest, Unhealthy } from "../ServerError.js";
+import { historyStart } from "./historyStart.js";
 import { statusOf } from "./http.js";
 import { type Leases, leaseExpiredError, leaseMsDefault } from "./leases.js";
 import * as Requests from "./requests.js";
@@ -616,17 +617,29 @@ const aboutJob = (page: ReadonlyArray<Projection.Entry>, jobId: number, into: Ar
  * whose payload mentions the job or lists a schedule's members
  * (`JobMention`), the rest checked but not decoded: on a store of
  * 1,000,000 jobs, 0.7 s instead of 5.5–7.5 s (2026-12-07); PostgreSQL
- * finds them in SQL. A log without it is read whole.
+ * finds them in SQL. A log without it is read whole. A job inserted past
+ * the base is read from the record that inserted it (`historyStart`,
+ * 2026-12-07): the base's records restate the jobs and schedule members of
+ * the compaction's time, and no record before the insert names it.
  */
 const history = async (
   engine: Engine.EngineService<Log.Kind>,
   jobId: number,
 ): Promise<Array<Json>> => {
-  const generation = await Effect.runPromise(engine.log.generation());
+  const { log } = engine;
+  const { firstSequence, baseRecordCount } = await Effect.runPromise(log.generation());
+  // A log that does not tell its base's length is read whole.
+  let from = firstSequence;
+  if (baseRecordCount !== undefined) {
+    const afterBase = firstSequence + baseRecordCount;
+    const { lastSequence } = await Effect.runPromise(log.stats());
+    const start = await Effect.runPromise(historyStart(log, jobId, afterBase, lastSequence));
+    if (start > afterBase) from = start;
+  }
   const events: Array<Json> = [];
   const needles = JobMention.historyNeedles(jobId);
-  const filtered = engine.log.readMentioning;
-  for (let sequence = generation.firstSequence; ; ) {
+  const filtered = log.readMentioning;
+  for (let sequence = from; ; ) {
     if (filtered !== undefined) {
       const read = await Effect.runPromise(filtered(needles, sequence, historyScanRecords));
       aboutJob(read.entries, jobId, events);
@@ -636,7 +649,7 @@ const history = async (
       sequence = read.next;
       continue;
     }
-    const page = await Effect.runPromise(engine.log.readFrom(sequence, historyPage));
+    const page = await Effect.runPromise(log.readFrom(sequence, historyPage));
     aboutJob(page, jobId, events);
     const last = page.at(-1);
     if (last === undefined || page.length < historyPage) return events;

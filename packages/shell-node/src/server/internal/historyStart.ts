@@ -1,0 +1,74 @@
+/**
+ * Where one job's history can start past a generation's base (2026-12-07,
+ * docs/server.md "A job's history"): at the record that inserted the job,
+ * since no record before it concerns the job, and job ids rise with the
+ * sequence past the base (core `JobHistory.insertedIds`). Found by a binary
+ * search that reads a few records at each step, so the history's scan
+ * skips the records before the job: over PostgreSQL, where the scan is a
+ * statement over every row of the generation (about 2 s at 3,000,000
+ * rows), a recent job's history reads only the rows after its insert.
+ */
+import { JobHistory } from "@tay/core";
+import { Effect } from "effect";
+import type * as Log from "../../log/Log.js";
+import type { Entry } from "../../log/Projection.js";
+
+/** Records read at each step of the search: the first insert among them decides it. */
+export const probeRecords = 64;
+
+/** The search stops once the range is this short: reading it costs less than more steps. */
+export const narrowEnoughRecords = 4096;
+
+/**
+ * The lowest sequence in `from..through` at which a record of the current
+ * generation can concern `jobId`, given that no record in that range
+ * restates the base (they all follow it): the sequence of the record that
+ * inserted it, or a lower one where a step found no insert to decide on.
+ * Past `through` when the job was inserted after it (or never); `from`
+ * when it was inserted before it (in the base), whose records the caller
+ * reads apart. Errors as the log's `readFrom`.
+ */
+export const historyStart = <E>(
+  log: Pick<Log.View<E>, "readFrom">,
+  jobId: number,
+  from: number,
+  through: number,
+  narrowEnough: number = narrowEnoughRecords,
+): Effect.Effect<number, E> =>
+  Effect.gen(function* () {
+    // The record inserting the job, if it is in the range, is in low..high.
+    let low = from;
+    let high = through;
+    while (high - low >= narrowEnough) {
+      const middle = low + Math.floor((high - low) / 2);
+      const page = yield* log.readFrom(middle, probeRecords);
+      const found = firstInsert(page, high);
+      if (found === undefined) {
+        // No insert from the middle to the high end: the job's is below the middle.
+        if (page.length < probeRecords || middle + probeRecords > high) high = middle - 1;
+        // No insert near the middle: nothing to decide on; the range stays as it is.
+        else return low;
+      } else if (found.ids.first > jobId) {
+        // Inserted before the first insert at or after the middle: before the middle.
+        high = middle - 1;
+      } else if (found.ids.last < jobId) {
+        low = found.sequence + 1;
+      } else {
+        return found.sequence;
+      }
+    }
+    return low;
+  });
+
+/** The first entry of `entries` at or below `through` that inserts jobs, and their ids. */
+const firstInsert = (
+  entries: ReadonlyArray<Entry>,
+  through: number,
+): { readonly sequence: number; readonly ids: JobHistory.InsertedIds } | undefined => {
+  for (const { sequence, event } of entries) {
+    if (sequence > through) return undefined;
+    const ids = JobHistory.insertedIds(event);
+    if (ids !== undefined) return { sequence, ids };
+  }
+  return undefined;
+};
