@@ -13,8 +13,13 @@ import { Effect } from "effect";
 import type * as Log from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 
-/** Records read at each step of the search: the first insert among them decides it. */
-export const probeRecords = 64;
+/**
+ * Records read at each step of the search: the first insert among them
+ * decides it. A live queue's log has runs of claims and completions between
+ * its inserts (a worker's batch of a hundred completions is a hundred
+ * records): a step that finds none stops the search where it is.
+ */
+export const probeRecords = 1024;
 
 /** The search stops once the range is this short: reading it costs less than more steps. */
 export const narrowEnoughRecords = 4096;
