@@ -28,6 +28,12 @@ const json = async (args: ReadonlyArray<string>): Promise<unknown> => {
   return JSON.parse(run.stdout);
 };
 
+/** An engine over the store at `url` for the scope: no timers, no rescue at open (as the CLI's). */
+const pgEngine = (url: string) =>
+  Effect.flatMap(PgLog.open(url, {}, StateProjection.foldProjection), (recovered) =>
+    Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
+  );
+
 describe("which commands take a URL", () => {
   it("every command takes a URL or has its reason for refusing one", () => {
     for (const command of Cli.commands) {
@@ -155,10 +161,7 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const engine = yield* Effect.flatMap(
-            PgLog.open(url, {}, StateProjection.foldProjection),
-            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-          );
+          const engine = yield* pgEngine(url);
           yield* engine.insertMany(
             Array.from({ length: 6 }, (_, args) => ({ queue: "q", worker: "W", args })),
           );
@@ -188,10 +191,7 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     const whole = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const engine = yield* Effect.flatMap(
-            PgLog.open(url, {}, StateProjection.foldProjection),
-            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-          );
+          const engine = yield* pgEngine(url);
           yield* engine.insertMany(
             Array.from({ length: 30 }, (_, n) => ({
               queue: n % 3 === 0 ? "b" : "a",
@@ -262,10 +262,7 @@ describe.skipIf(!reachable)("the write commands and queues on a postgres:// stor
     const outcome = await Effect.runPromise(
       Effect.scoped(
         Effect.gen(function* () {
-          const other = yield* Effect.flatMap(
-            PgLog.open(url, {}, StateProjection.foldProjection),
-            (recovered) => Engine.fromLog(recovered, { timers: false, rescueOnOpen: false }),
-          );
+          const other = yield* pgEngine(url);
           const waiting = runInProcess([
             "insert",
             url,

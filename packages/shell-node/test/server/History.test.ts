@@ -4,34 +4,16 @@
 // compaction's base), it answers what core's `JobHistory` finds in the whole log (what `tay job`
 // shows), in order, mutation members included, snapshot parts narrowed to the job; a job never
 // inserted has none.
-import { request } from "node:http";
 import { describe, expect, it } from "vitest";
 import { JobHistory } from "@tay/core";
 import { Effect } from "effect";
+import { historyOf as historyRoute } from "../support/historyRoute.js";
 import { servedForFile } from "../support/servedForFile.js";
 
 // Segments of a few records: most are sealed, read whole on trust of their CRC.
 const file = servedForFile("tay-history-", {}, { rotationTargetBytes: 1_024 });
 
-/** The history route's events for `jobId`: (sequence, member, event, fields) of each. */
-const historyOf = (jobId: number): Promise<Array<[number, number, string, unknown]>> =>
-  new Promise((resolve, reject) => {
-    const asked = request(
-      { socketPath: file.served.socket, path: `/v1/jobs/${jobId}/history` },
-      (answer) => {
-        const chunks: Array<Buffer> = [];
-        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-        answer.on("end", () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-            events: Array<{ sequence: number; member: number; event: string; fields: unknown }>;
-          };
-          resolve(body.events.map((e) => [e.sequence, e.member, e.event, e.fields]));
-        });
-      },
-    );
-    asked.on("error", reject);
-    asked.end();
-  });
+const historyOf = (jobId: number) => historyRoute(file.served.socket, jobId);
 
 /** Six rounds of inserts (alone and in a batch), claims, completions, failures and cancels. */
 const work = async (engine: typeof file.opened) => {

@@ -2,34 +2,22 @@
 // read starts at the record that inserted the job (past the base), and answers what core's
 // `JobHistory` finds in the whole log, for jobs of the base, early and late jobs after it, jobs
 // inserted in batches, and a job never inserted.
-import { request } from "node:http";
 import { JobHistory } from "@tay/core";
 import { Effect } from "effect";
 import { describe, expect, it } from "vitest";
 import { historyStart, narrowEnoughRecords } from "../../src/server/internal/historyStart.js";
+import { historyOf as historyRoute } from "../support/historyRoute.js";
 import { servedForFile } from "../support/servedForFile.js";
 
 const file = servedForFile("tay-history-long-");
 
 /** The history route's (sequence, member, event) for `jobId`. */
-const historyOf = (jobId: number): Promise<Array<[number, number, string]>> =>
-  new Promise((resolve, reject) => {
-    const asked = request(
-      { socketPath: file.served.socket, path: `/v1/jobs/${jobId}/history` },
-      (answer) => {
-        const chunks: Array<Buffer> = [];
-        answer.on("data", (chunk: Buffer) => chunks.push(chunk));
-        answer.on("end", () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-            events: Array<{ sequence: number; member: number; event: string }>;
-          };
-          resolve(body.events.map((e) => [e.sequence, e.member, e.event]));
-        });
-      },
-    );
-    asked.on("error", reject);
-    asked.end();
-  });
+const historyOf = async (jobId: number) =>
+  (await historyRoute(file.served.socket, jobId)).map(([sequence, member, tag]) => [
+    sequence,
+    member,
+    tag,
+  ]);
 
 describe("a job's history on a long generation", () => {
   it("starts at the job's insert past the base, and is what JobHistory finds in the whole log", async () => {
