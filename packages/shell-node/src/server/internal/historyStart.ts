@@ -25,13 +25,13 @@ export const probeRecords = 1024;
 export const narrowEnoughRecords = 4096;
 
 /**
- * The lowest sequence in `from..through` at which a record of the current
- * generation can concern `jobId`, given that no record in that range
- * restates the base (they all follow it): the sequence of the record that
- * inserted it, or a lower one where a step found no insert to decide on.
- * Past `through` when the job was inserted after it (or never); `from`
- * when it was inserted before it (in the base), whose records the caller
- * reads apart. Errors as the log's `readFrom`.
+ * A sequence in `from..through + 1` at or before the record that inserted
+ * `jobId`, when that record is in the range (which must hold no record of
+ * the base): the record itself where the search narrowed down to it,
+ * otherwise the bottom of the range the search stopped at (never past the
+ * record: the bottom moves only past an insert of lower ids). `from` for a
+ * job inserted before the range; for one inserted after it, or never, some
+ * sequence of the range. Errors as the log's `readFrom`.
  */
 export const historyStart = <E>(
   log: Pick<Log.View<E>, "readFrom">,
