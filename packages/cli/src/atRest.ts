@@ -22,7 +22,7 @@ import {
 } from "@tay/shell-node";
 import { RecordNotKept } from "./CliError.js";
 import { type InspectError, inspect, tapped } from "./inspect.js";
-import { type Filter, factIds, foldForListing } from "./listingFold.js";
+import { type Filter, factIds, foldForListing, wants } from "./listingFold.js";
 import { type Tail, TailFold } from "./restTail.js";
 
 /** A store read at rest: its state, lean with the index that holds its completed jobs, or whole. */
@@ -249,8 +249,7 @@ function* wholeJobs(state: State.State, filter: Filter): Generator<Job.Job> {
     : State.jobsFrom(state, filter.first);
   for (const job of walk) {
     if (job.jobId < filter.first || job.jobId > filter.last) return;
-    if (filter.queue !== undefined && job.queue !== filter.queue) continue;
-    if (filter.state === undefined || job.state === filter.state) yield job;
+    if (wants(filter, job)) yield job;
   }
 }
 
@@ -280,7 +279,7 @@ export const listed = <X, R>(
     let next = ids.next();
     let job = whole.next();
     let listedCount = 0;
-    // A whole job, or the id of a fact whose record the index holds.
+    // A whole job, or the id of a fact whose record the index or the tail holds.
     let picked: Array<Job.Job | number> = [];
     while (listedCount < filter.limit) {
       const fact = next === undefined || next.done === true ? undefined : next.value;

@@ -66,12 +66,12 @@ const everyCompleted = (filter: Filter): boolean =>
   filter.last === everyId.last &&
   (filter.state === undefined || filter.state === "completed");
 
-/** Whether a completed job that left the state is one `filter` may list. */
-const wanted = (filter: Filter, job: Job.Job): boolean =>
-  (filter.state === undefined || filter.state === "completed") &&
+/** Whether `filter` lists `job`: its id in bounds, its queue and its state the ones asked for. */
+export const wants = (filter: Filter, job: Job.Job): boolean =>
   job.jobId >= filter.first &&
   job.jobId <= filter.last &&
-  (filter.queue === undefined || job.queue === filter.queue);
+  (filter.queue === undefined || job.queue === filter.queue) &&
+  (filter.state === undefined || job.state === filter.state);
 
 /** Records folded between two hand-overs: what the fold holds of unwanted jobs at most. */
 export const handOverEveryRecords = 4096;
@@ -122,7 +122,8 @@ export class ListingFold {
 
   #keep(left: Generation.Left): void {
     for (const job of left.jobs) {
-      if (!wanted(this.filter, job)) continue;
+      // Completed, as every job a lean state lets go.
+      if (!wants(this.filter, job)) continue;
       if (this.#kept.has(job.jobId)) {
         // Handed over again (never seen; harmless): the later record.
         this.#kept.set(job.jobId, job);
