@@ -9,6 +9,7 @@ import { Event, State } from "@tay/core";
 import { Cause, Effect } from "effect";
 import * as fc from "fast-check";
 import * as Engine from "../../src/engine/Engine.js";
+import { insertedEvent } from "../support/job.js";
 import * as SharedLog from "../support/sharedLog.js";
 
 type SharedEngine = Engine.EngineService<SharedLog.SharedKind>;
@@ -140,16 +141,7 @@ describe("several engines on one shared log", () => {
           let lastJobId = 1;
           const interloper = () => {
             lastJobId += 1;
-            const event = Event.jobInserted({
-              jobId: lastJobId,
-              queue: "q",
-              worker: "W",
-              args: null,
-              priority: 0,
-              maxAttempts: 1,
-              scheduledAt: 0,
-              insertedAt: 0,
-            });
+            const event = insertedEvent(lastJobId);
             log.entries.push({ sequence: log.entries.length + 1, event });
           };
           const loser = yield* openEngine(log, { interloper }, 2);

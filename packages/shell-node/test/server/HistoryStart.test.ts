@@ -9,18 +9,9 @@ import * as fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { Entry } from "../../src/log/Projection.js";
 import { historyStart, probeRecords } from "../../src/server/internal/historyStart.js";
+import { insertedEvent } from "../support/job.js";
 
-const inserted = (jobId: number) =>
-  Event.jobInserted({
-    jobId,
-    queue: "q",
-    worker: "W",
-    args: null,
-    priority: 0,
-    maxAttempts: 1,
-    scheduledAt: 0,
-    insertedAt: 0,
-  });
+const inserted = (jobId: number) => insertedEvent(jobId);
 
 /** A record of a layout: `inserts` jobs (0: another record, 2+: a mutation of inserts). */
 type Layout = ReadonlyArray<number>;

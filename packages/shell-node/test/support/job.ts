@@ -1,16 +1,18 @@
-/** A job just inserted (id 1, queue "q", worker "W", no args), for tests of one attempt's bookkeeping. */
+/** Jobs for tests: a (1,1) of queue "q", worker "W", no args; and the job it makes. */
 import { Event, Job } from "@tay/core";
 
-export const insertedJob = (): Job.Job =>
-  Job.fromInserted(
-    Event.jobInserted({
-      jobId: 1,
-      queue: "q",
-      worker: "W",
-      args: null,
-      priority: 0,
-      maxAttempts: 3,
-      scheduledAt: 0,
-      insertedAt: 0,
-    }),
-  );
+/** The (1,1) of job `jobId` (queue "q", worker "W", no args, at 0). */
+export const insertedEvent = (jobId: number, maxAttempts = 1): Event.JobInserted =>
+  Event.jobInserted({
+    jobId,
+    queue: "q",
+    worker: "W",
+    args: null,
+    priority: 0,
+    maxAttempts,
+    scheduledAt: 0,
+    insertedAt: 0,
+  });
+
+/** A job just inserted (id 1, 3 attempts), for tests of one attempt's bookkeeping. */
+export const insertedJob = (): Job.Job => Job.fromInserted(insertedEvent(1, 3));
