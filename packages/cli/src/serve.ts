@@ -119,6 +119,8 @@ const pgFacts = (engine: Engine.EngineService<PgLog.PgKind>): Server.StoreFacts 
         error: "its rows were not deleted; the next compaction deletes them",
       })),
       pauseMs: report.pauseMs,
+      jobsKept: report.jobsKept,
+      jobsDropped: report.jobsDropped,
     };
   },
 });

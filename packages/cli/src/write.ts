@@ -8,7 +8,7 @@
  * instead (`served.ts`) and prints the same.
  */
 import type { Wire } from "@tay/client";
-import { Commands, Event, Limits, State } from "@tay/core";
+import { Commands, Event, Limits } from "@tay/core";
 import { Effect, Either, type Scope } from "effect";
 import { type PgLog, PgSchema } from "@tay/log-postgres";
 import { Bulk, type Disk, Engine, Init, JobEnd } from "@tay/shell-node";
@@ -530,9 +530,7 @@ export const cancelSchedule: Command = {
 const compactInProcess = (input: Input, retentionMs: number) =>
   withEngine(input, (engine) =>
     Effect.gen(function* () {
-      const before = State.jobCount(yield* engine.state());
       const report = yield* engine.compact(retentionMs);
-      const kept = State.jobCount(yield* engine.state());
       const compaction: Wire.Compaction = {
         epoch: report.epoch,
         parentEpoch: report.parentEpoch,
@@ -545,8 +543,8 @@ const compactInProcess = (input: Input, retentionMs: number) =>
           error: failure.error.message,
         })),
         pauseMs: report.pauseMs,
-        jobsKept: kept,
-        jobsDropped: before - kept,
+        jobsKept: report.jobsKept,
+        jobsDropped: report.jobsDropped,
       };
       return compaction;
     }),
@@ -561,11 +559,9 @@ const compactPg = (url: string, retentionMs: number) =>
   Effect.scoped(
     Effect.gen(function* () {
       const engine = yield* pgEngine(url);
-      const before = State.jobCount(yield* engine.state());
       const report = yield* engine.compact(retentionMs);
-      const kept = State.jobCount(yield* engine.state());
       yield* engine.close();
-      return { report, kept, dropped: before - kept };
+      return { report, kept: report.jobsKept, dropped: report.jobsDropped };
     }),
   );
 

@@ -51,7 +51,7 @@ import {
   checkAutoCompact,
   startAutoCompaction,
 } from "./internal/autoCompaction.js";
-import { compactStreamed } from "./internal/compaction.js";
+import { type CompactedJobs, compactStreamed } from "./internal/compaction.js";
 import {
   type CatchUpStats,
   ContentionExhausted,
@@ -117,7 +117,7 @@ export type {
   NextJobsOptions,
   TickReport,
 } from "./internal/operations.js";
-export type { CompactionReport, FileLogKind };
+export type { CompactedJobs, CompactionReport, FileLogKind };
 export type { AutoCompact, AutoCompactionStats } from "./internal/autoCompaction.js";
 export { minRecordsDefault as autoCompactMinRecordsDefault } from "./internal/autoCompaction.js";
 export { foldProjection };
@@ -275,7 +275,7 @@ export type PromiseFace<K extends Log.Kind = FileLogKind> = PromiseCommands &
     /** Makes due jobs available and delivers or skips due schedule occurrences. */
     readonly tick: () => Promise<TickReport>;
     /** Writes a new generation without terminal jobs finished before now - retentionMs. */
-    readonly compact: (retentionMs: number) => Promise<K["compaction"]>;
+    readonly compact: (retentionMs: number) => Promise<K["compaction"] & CompactedJobs>;
     /** Writes what is appended now, whatever the flush policy, and waits until durable. */
     readonly flush: () => Promise<void>;
     /** What the engine's own compactions did (`autoCompact`); null when it compacts only when told. */
@@ -330,7 +330,7 @@ export type EngineService<K extends Log.Kind = FileLogKind> = EffectCommands<
     /** Writes a new generation without terminal jobs finished before now - retentionMs. */
     readonly compact: (
       retentionMs: number,
-    ) => Effect.Effect<K["compaction"], EngineError<K> | InvalidArgument>;
+    ) => Effect.Effect<K["compaction"] & CompactedJobs, EngineError<K> | InvalidArgument>;
     /** Writes what is appended now, whatever the flush policy, and waits until durable. */
     readonly flush: () => Effect.Effect<void, K["error"]>;
     /**
@@ -545,13 +545,8 @@ const compactor = <K extends Log.Kind>(
             const lastBefore = decider.decidedThrough;
             const options = { now: at, retentionMs };
             // The base is produced as the log writes it, and folded as it goes (issue 19).
-            const compacted = yield* compactStreamed(
-              log,
-              indexing,
-              decider.decided,
-              options,
-              lastBefore,
-            );
+            const decided = decider.decided;
+            const compacted = yield* compactStreamed(log, indexing, decided, options, lastBefore);
             decider.rebase(compacted.kept);
             rebased(lastBefore + 1);
             // The new base keeps what the retention keeps: so does the index. The log is
@@ -565,7 +560,9 @@ const compactor = <K extends Log.Kind>(
                 Effect.ignore(indexing.rebuilt(log)),
               );
             }
-            return compacted.report;
+            const jobsKept = State.jobCount(compacted.kept);
+            const jobsDropped = State.jobCount(decided) - jobsKept;
+            return { ...compacted.report, jobsKept, jobsDropped };
           });
           return yield* Effect.acquireUseRelease(
             decider.catchUp.suspend(),

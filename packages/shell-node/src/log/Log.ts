@@ -33,8 +33,8 @@ export interface Kind {
     readonly baseRecordCount: number;
     readonly lastSequence: number;
   };
-  /** What a compaction reports. */
-  readonly compaction: unknown;
+  /** What a compaction reports (an object: the engine adds its counts of the jobs). */
+  readonly compaction: object;
   /** The read-only view the engine shows its users. */
   readonly view: View<Kind["error"]>;
 }

@@ -91,7 +91,7 @@ export interface ServeOptions {
   readonly requestTimeoutMs?: number;
 }
 
-export type { CompactionFacts, StoreFacts } from "./internal/storeFacts.js";
+export type { StoreFacts } from "./internal/storeFacts.js";
 
 /** A running server. */
 export interface Serving {
@@ -494,6 +494,8 @@ const fileFacts = (engine: Engine.EngineService): StoreFacts => ({
         error: failure.error.message,
       })),
       pauseMs: report.pauseMs,
+      jobsKept: report.jobsKept,
+      jobsDropped: report.jobsDropped,
     };
   },
 });

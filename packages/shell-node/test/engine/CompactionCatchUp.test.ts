@@ -46,9 +46,9 @@ describe("a compaction while a catch-up runs", () => {
   );
 });
 
-/** The shared log as a kind whose compaction succeeds (with no report). */
+/** The shared log as a kind whose compaction succeeds (with an empty report). */
 interface CompactingKind extends Omit<SharedLog.SharedKind, "compaction"> {
-  readonly compaction: undefined;
+  readonly compaction: Record<string, never>;
 }
 
 /**
@@ -70,7 +70,7 @@ const heldCompaction = (log: SharedLog.Shared) =>
           Array.from(base);
           yield* Deferred.succeed(reached, undefined);
           yield* Deferred.await(released);
-          return undefined;
+          return {};
         }),
     };
     const engine = yield* served({ ...recovered, log: compacting });

@@ -237,3 +237,26 @@ describe("a compaction decides what is queued before it holds the queue", () => 
     await engine.close();
   });
 });
+
+describe("a compaction counts the jobs of its base", () => {
+  it("inserts held while the base is written count in neither jobsKept nor jobsDropped", async () => {
+    const { engine, holding } = await opened();
+    await engine.insertMany([1, 2, 3, 4].map((args) => ({ queue: "q", worker: "W", args })));
+    for (const job of (await engine.claim("q", 2)).slice(0, 2)) await engine.complete(job.jobId, 0);
+    // Finished before the cutoff of a retention of 0 (now, taken when the compaction starts).
+    await elapsed(5);
+    const base = holding.holdNext(segment);
+    const compaction = engine.compact(0);
+    await base.reached;
+    // Queued while the base is written: they are decided after it, in the new generation.
+    const inserts = engine.insertMany([5, 6, 7].map((args) => ({ queue: "q", worker: "W", args })));
+    base.release();
+    const report = await compaction;
+    await inserts;
+    // Counted around the call (the server's route did, until 2026-12-07), the inserts made
+    // the kept count 5 and the dropped one -1 when they were decided first.
+    expect({ kept: report.jobsKept, dropped: report.jobsDropped }).toEqual({ kept: 2, dropped: 2 });
+    expect((await engine.inspectJobs({})).length).toBe(5);
+    await engine.close();
+  });
+});

@@ -30,6 +30,17 @@ export class BaseDoesNotFold extends Data.TaggedError("BaseDoesNotFold")<{
   readonly reason: HistoryError.HistoryError;
 }> {}
 
+/**
+ * How many jobs a compaction's base holds and how many the retention left
+ * out: both counted inside the held queue, so no command between the state
+ * compacted and its base moves either (2026-12-07: counted around the call,
+ * a schedule's delivery during it made `jobsDropped` -1).
+ */
+export interface CompactedJobs {
+  readonly jobsKept: number;
+  readonly jobsDropped: number;
+}
+
 /** What a compaction wrote, and the state its base restores. */
 export interface Compacted<C> {
   readonly report: C;

@@ -405,14 +405,10 @@ const commands: ReadonlyArray<Route> = [
     path: "/v1/compact",
     summary: "write a new generation without terminal jobs finished before now - retentionMs",
     body: "{ retentionMs }",
-    handle: async (call, { engine, store }) => {
+    handle: async (call, { store }) => {
       const { retentionMs } = body(call, Requests.compact);
-      // Counted around the compaction as `tay compact` does in process (commands between count too).
-      const before = State.jobCount(engine.promises.state());
-      const report = await store.compact(retentionMs);
-      const kept = State.jobCount(engine.promises.state());
-      // The facts are already in the wire's shape (storeFacts.ts); the route adds the counts.
-      return { ...report, jobsKept: kept, jobsDropped: before - kept };
+      // In the wire's shape (storeFacts.ts), with the engine's counts of the jobs.
+      return { ...(await store.compact(retentionMs)) };
     },
   },
 ];

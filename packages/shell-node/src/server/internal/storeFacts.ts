@@ -6,9 +6,6 @@
  */
 import type { Wire } from "@tay/client";
 
-/** A compaction's report on the wire, without the job counts the route adds. */
-export type CompactionFacts = Omit<Wire.Compaction, "jobsKept" | "jobsDropped">;
-
 /** The store's facts, for the status route, the metrics and the compaction route. */
 export interface StoreFacts {
   /** Generation bytes over the store's capacity, 0..1 (0 where the store sets none). */
@@ -18,5 +15,5 @@ export interface StoreFacts {
   /** Generations other than the current one, as open found them. */
   readonly orphanedGenerations: ReadonlyArray<{ readonly epoch: number; readonly kind: string }>;
   /** Compacts through the served engine (terminal jobs finished before now - retentionMs). */
-  readonly compact: (retentionMs: number) => Promise<CompactionFacts>;
+  readonly compact: (retentionMs: number) => Promise<Wire.Compaction>;
 }
