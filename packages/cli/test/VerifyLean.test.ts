@@ -7,16 +7,15 @@
  * with the whole fold's answer. Folding whole, it runs out of heap
  * (planted: the whole projection, each case fails).
  */
-import { execFile } from "node:child_process";
 import * as path from "node:path";
 import { EnginePromises } from "@tay/shell-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
-  binary,
   type Run,
   removeTemporary,
   requireBuild,
   runInProcess,
+  tay,
   temporaryDirectory,
 } from "./support/cli.js";
 import { answers, freshDatabase } from "./support/postgres.js";
@@ -37,18 +36,7 @@ let store = "";
 
 /** Runs the built `tay args...` with the old generation capped at `heapMb`. */
 const tayInSmallHeap = (args: ReadonlyArray<string>): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [`--max-old-space-size=${heapMb}`, binary, ...args],
-      { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const status =
-          error === null ? 0 : typeof error.code === "number" ? error.code : Number.NaN;
-        resolve({ status, stdout, stderr });
-      },
-    );
-  });
+  tay(args, undefined, [`--max-old-space-size=${heapMb}`]);
 
 /** The verdict's counts, or the run's end (a heap exhausted prints no JSON). */
 const verdict = (run: Run): unknown =>

@@ -79,12 +79,16 @@ export const runInProcess = async (argv: ReadonlyArray<string>): Promise<Run> =>
   return { status, stdout, stderr };
 };
 
-/** Runs `tay args...` to completion. */
-export const tay = (args: ReadonlyArray<string>, cwd?: string): Promise<Run> =>
+/** Runs `tay args...` to completion (`nodeArgs` given to node first, e.g. a heap's size). */
+export const tay = (
+  args: ReadonlyArray<string>,
+  cwd?: string,
+  nodeArgs: ReadonlyArray<string> = [],
+): Promise<Run> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
-      [binary, ...args],
+      [...nodeArgs, binary, ...args],
       { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const status =
