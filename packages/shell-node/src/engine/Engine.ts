@@ -838,7 +838,7 @@ const compactingOnItsOwn = <K extends Log.Kind, E>(
   autoCompact: AutoCompact | false | undefined,
   { log, report }: Opened<K>,
   engine: {
-    readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
+    readonly compact: (retentionMs: number) => Effect.Effect<CompactedJobs, E>;
     readonly now: () => number;
     readonly jobs: () => number;
     readonly watch: (listener: Watcher) => () => void;

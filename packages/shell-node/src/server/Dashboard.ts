@@ -215,7 +215,7 @@ async function loadStatus() {
 function autoCompactionText(auto) {
   if (auto === null || auto === undefined) return "off (compacted only when told)";
   const parts = ["retention " + auto.retentionMs + " ms", auto.runs + " run(s)", auto.failures + " failure(s)",
-    auto.running ? "running" : "next look at sequence " + auto.checkAt];
+    auto.jobsDropped + " job(s) dropped", auto.running ? "running" : "next look at sequence " + auto.checkAt];
   if (auto.lastDurationMs !== null) parts.push("last took " + auto.lastDurationMs + " ms");
   if (auto.lastError !== null) parts.push("last error: " + auto.lastError);
   return parts.join(", ");

@@ -173,6 +173,11 @@ const stateGauges = (
     "Compactions the engine ran on its own that failed (since start)",
     () => engine.autoCompaction()?.failures ?? 0,
   );
+  gauge(
+    "tay_auto_compaction_jobs_dropped",
+    "Terminal jobs the engine's own compactions dropped (since start)",
+    () => engine.autoCompaction()?.jobsDropped ?? 0,
+  );
 };
 
 /** A counter whose value is `read` when scraped (a count kept elsewhere, not incremented here). */

@@ -74,6 +74,7 @@ describe("an engine with autoCompact", () => {
         checkAt: 30,
         running: false,
         lastDurationMs: null,
+        jobsDropped: 0,
       });
       // Three jobs left waiting: the new base keeps them (and the rule counts their records).
       for (const args of [0, 1, 2]) await engine.insert({ queue: "wait", worker: "W", args });
@@ -93,7 +94,8 @@ describe("an engine with autoCompact", () => {
       ]);
       const generation = await Effect.runPromise(engine.log.generation());
       const stats = engine.autoCompaction();
-      expect(stats).toMatchObject({ failures: 0, lastError: null, running: false });
+      // Jobs 4 to 12, completed: the nine the retention let go.
+      expect(stats).toMatchObject({ failures: 0, lastError: null, running: false, jobsDropped: 9 });
       expect(stats?.lastDurationMs).toBeGreaterThanOrEqual(0);
       // Three jobs held, fewer than minRecords: due 30 records past the new base.
       const baseEnd = generation.firstSequence + (generation.baseRecordCount ?? -1) - 1;
@@ -208,6 +210,7 @@ describe("startAutoCompaction", () => {
           started = true;
           yield* Effect.sleep("200 millis");
           compacted = true;
+          return { jobsKept: 0, jobsDropped: 0 };
         }),
       now: () => 0,
     };
@@ -225,5 +228,39 @@ describe("startAutoCompaction", () => {
     await until(() => started, "the compaction's start");
     await Effect.runPromise(Scope.close(scope, Exit.void));
     expect(compacted).toBe(true);
+  });
+
+  it("weighs the new base by the jobs the compaction kept, not the state's count after it", async () => {
+    const scope = Effect.runSync(Scope.make());
+    let last = 5;
+    let generation = { firstSequence: 1, baseRecordCount: 0 };
+    const engine = {
+      lastSequence: () => last,
+      // The state once the compaction returned: the commands decided meanwhile count too.
+      jobs: () => 500,
+      generation: () => Effect.succeed(generation),
+      compact: () =>
+        Effect.sync(() => {
+          generation = { firstSequence: last + 1, baseRecordCount: 2 };
+          return { jobsKept: 10, jobsDropped: 3 };
+        }),
+      now: () => 0,
+    };
+    const options = { retentionMs: 0, minRecords: 5, growth: 2 };
+    const auto = await Effect.runPromise(
+      Scope.extend(startAutoCompaction(options, engine, generation), scope),
+    );
+    try {
+      auto.committed();
+      await until(() => auto.stats().runs === 1, "a first compaction");
+      // Its base ends at 7; then 2 x 10 kept jobs (not 2 x 500) records.
+      expect(auto.stats()).toMatchObject({ jobsDropped: 3, checkAt: 7 + 20 });
+      last = 27;
+      auto.committed();
+      await until(() => auto.stats().runs === 2, "a second compaction");
+      expect(auto.stats()).toMatchObject({ jobsDropped: 6, checkAt: 29 + 20 });
+    } finally {
+      await Effect.runPromise(Scope.close(scope, Exit.void));
+    }
   });
 });

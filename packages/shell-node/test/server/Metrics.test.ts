@@ -117,14 +117,20 @@ describe("metrics", () => {
       const scraped = async (name: string) =>
         Number((await metrics.registry.metrics()).match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1]);
       expect(await scraped("tay_auto_compactions")).toBe(0);
-      for (let index = 0; index < 4; index++) {
-        await compacting.insert({ queue: "q", worker: "W", args: index });
-      }
+      expect(await scraped("tay_auto_compaction_jobs_dropped")).toBe(0);
+      // Three records: a job inserted, claimed and completed, which a retention of 0 drops
+      // once its millisecond has passed; the fourth record makes the compaction due.
+      const done = await compacting.insert({ queue: "q", worker: "W", args: "done" });
+      await compacting.claim("q", 1);
+      await compacting.complete(done.jobId, null);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await compacting.insert({ queue: "q", worker: "W", args: "waits" });
       for (let round = 0; round < 200 && compacting.autoCompaction()?.runs !== 1; round++) {
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       expect(await scraped("tay_auto_compactions")).toBe(1);
       expect(await scraped("tay_auto_compaction_failures")).toBe(0);
+      expect(await scraped("tay_auto_compaction_jobs_dropped")).toBe(1);
       // The suite's engine compacts only when told: no such series.
       expect(await get("/metrics")).not.toMatch(/tay_auto_compaction/);
     } finally {

@@ -30,6 +30,7 @@
 import { Snapshot } from "@tay/core";
 import { Effect, Queue, type Scope } from "effect";
 import { messageOf } from "../../disk/Described.js";
+import type { CompactedJobs } from "./compaction.js";
 
 /** When and how an engine compacts on its own. */
 export interface AutoCompact {
@@ -60,6 +61,8 @@ export interface AutoCompactionStats {
    * is an upper bound of the hold.
    */
   readonly lastDurationMs: number | null;
+  /** Terminal jobs these compactions dropped, since the engine opened. */
+  readonly jobsDropped: number;
   /** The sequence whose commit makes the engine look again. */
   readonly checkAt: number;
 }
@@ -118,11 +121,12 @@ export const checkAutoCompact = (
 /** What the compaction fiber needs of its engine. */
 export interface Compacting<E> {
   readonly lastSequence: () => number;
-  /** The jobs the engine's state holds, active and terminal (right after a compaction: what it kept). */
+  /** The jobs the engine's state holds, active and terminal (for a base this engine did not write). */
   readonly jobs: () => number;
   /** The current generation (after a compaction: the new one). */
   readonly generation: () => Effect.Effect<GenerationStart>;
-  readonly compact: (retentionMs: number) => Effect.Effect<unknown, E>;
+  /** Compacts; tells how many jobs the new base holds and how many it dropped. */
+  readonly compact: (retentionMs: number) => Effect.Effect<CompactedJobs, E>;
   readonly now: () => number;
 }
 
@@ -162,6 +166,7 @@ export const startAutoCompaction = <E>(
       lastAt: null,
       lastError: null,
       lastDurationMs: null,
+      jobsDropped: 0,
       checkAt: dueAt(start, base.jobs, options),
     };
     const check = Effect.gen(function* () {
@@ -181,10 +186,14 @@ export const startAutoCompaction = <E>(
       };
       if (outcome._tag === "Right") {
         const rebased = yield* engine.generation();
-        base = { firstSequence: rebased.firstSequence, jobs: engine.jobs() };
+        // The base's own count: the state's, read now, holds the commands decided since
+        // (2026-12-07; the same race made a served compaction's jobsDropped -1).
+        const { jobsKept, jobsDropped } = outcome.right;
+        base = { firstSequence: rebased.firstSequence, jobs: jobsKept };
         const checkAt = dueAt(rebased, base.jobs, options);
         const runs = stats.runs + 1;
-        stats = { ...stats, ...ended, running: false, runs, lastError: null, checkAt };
+        const total = { runs, jobsDropped: stats.jobsDropped + jobsDropped };
+        stats = { ...stats, ...ended, ...total, running: false, lastError: null, checkAt };
       } else {
         const checkAt = engine.lastSequence() + options.minRecords;
         const lastError = messageOf(outcome.left);

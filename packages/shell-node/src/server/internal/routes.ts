@@ -667,6 +667,7 @@ const autoCompactionJson = (
         lastAt: stats.lastAt,
         lastError: stats.lastError,
         lastDurationMs: stats.lastDurationMs,
+        jobsDropped: stats.jobsDropped,
         checkAt: stats.checkAt,
       };
 
