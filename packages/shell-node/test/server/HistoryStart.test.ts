@@ -1,8 +1,8 @@
 // Where a job's history can start past the base (`historyStart`): on random logs (inserts alone
 // and in mutations, ids rising, other records between them, stretches longer than a probe with
 // no insert), the start is never after the record that inserted the job, so no entry of its
-// history is skipped; with inserts never further apart than a probe it is that record exactly,
-// in about log2(records) reads.
+// history is skipped; with inserts never further apart than a probe, or all before one long
+// stretch without any (a bulk load), it is that record exactly, in about log2(records) reads.
 import { Event } from "@tay/core";
 import { Effect } from "effect";
 import * as fc from "fast-check";
@@ -109,6 +109,31 @@ describe("where a job's history can start", () => {
         expect(beyond).toBeGreaterThanOrEqual(Math.max(...insertedAt.values()));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it("is the inserting record itself when the inserts came first, then a long stretch without any", async () => {
+    // A bulk load, then its jobs' claims and completions: most steps of the search land in
+    // the stretch with no insert (until 2026-12-07 the first such step stopped the search).
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: 1, maxLength: 300 }),
+        fc.integer({ min: probeRecords * 2, max: probeRecords * 8 }),
+        async (inserts, after) => {
+          const layout = [...inserts, ...Array.from({ length: after }, () => 0)];
+          const { log, insertedAt, lastJobId, reads } = logOf(layout, 3);
+          const through = 3 + layout.length - 1;
+          for (let jobId = 1; jobId <= lastJobId; jobId += 1) {
+            const before = reads();
+            const start = await Effect.runPromise(historyStart(log, jobId, 3, through, 1));
+            expect(start).toBe(insertedAt.get(jobId));
+            expect(reads() - before).toBeLessThanOrEqual(
+              Math.ceil(Math.log2(layout.length + 1)) + 1,
+            );
+          }
+        },
+      ),
+      { numRuns: 30 },
     );
   });
 

@@ -17,7 +17,7 @@ import type { Entry } from "../../log/Projection.js";
  * Records read at each step of the search: the first insert among them
  * decides it. A live queue's log has runs of claims and completions between
  * its inserts (a worker's batch of a hundred completions is a hundred
- * records): a step that finds none stops the search where it is.
+ * records); a step that finds none goes on below it (see `historyStart`).
  */
 export const probeRecords = 1024;
 
@@ -29,7 +29,8 @@ export const narrowEnoughRecords = 4096;
  * `jobId`, when that record is in the range (which must hold no record of
  * the base): the record itself where the search narrowed down to it,
  * otherwise the bottom of the range the search stopped at (never past the
- * record: the bottom moves only past an insert of lower ids). `from` for a
+ * record: the bottom moves only past an insert of lower ids, wherever the
+ * top goes). `from` for a
  * job inserted before the range; for one inserted after it, or never, some
  * sequence of the range. Errors as the log's `readFrom`.
  */
@@ -49,10 +50,12 @@ export const historyStart = <E>(
       const page = yield* log.readFrom(middle, probeRecords);
       const found = firstInsert(page, high);
       if (found === undefined) {
-        // No insert from the middle to the high end: the job's is below the middle.
-        if (page.length < probeRecords || middle + probeRecords > high) high = middle - 1;
-        // No insert near the middle: nothing to decide on; the range stays as it is.
-        else return low;
+        // No insert near the middle: the job's is below it, or past the records read.
+        // Below is searched: `low` moves only past inserts of lower ids, all before the
+        // job's, so whatever is found there is still at or before it (2026-12-07: a step
+        // with no insert stopped the search, and a log of bulk inserts, then their claims
+        // and completions, was read whole for most jobs).
+        high = middle - 1;
       } else if (found.ids.first > jobId) {
         // Inserted before the first insert at or after the middle: before the middle.
         high = middle - 1;
