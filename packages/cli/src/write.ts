@@ -561,16 +561,16 @@ const compactPg = (url: string, retentionMs: number) =>
       const engine = yield* pgEngine(url);
       const report = yield* engine.compact(retentionMs);
       yield* engine.close();
-      return { report, kept: report.jobsKept, dropped: report.jobsDropped };
+      return report;
     }),
   );
 
 /** Prints a PostgreSQL compaction: no segments there, the base's rows and bytes instead. */
 const printPgCompaction = (
   input: Input,
-  compacted: Effect.Effect.Success<ReturnType<typeof compactPg>>,
+  report: Effect.Effect.Success<ReturnType<typeof compactPg>>,
 ) => {
-  const { report, kept, dropped } = compacted;
+  const { jobsKept: kept, jobsDropped: dropped } = report;
   if (input.json) {
     return line(
       Json.line({

@@ -190,10 +190,15 @@ export const startAutoCompaction = <E>(
         // (2026-12-07; the same race made a served compaction's jobsDropped -1).
         const { jobsKept, jobsDropped } = outcome.right;
         base = { firstSequence: rebased.firstSequence, jobs: jobsKept };
-        const checkAt = dueAt(rebased, base.jobs, options);
-        const runs = stats.runs + 1;
-        const total = { runs, jobsDropped: stats.jobsDropped + jobsDropped };
-        stats = { ...stats, ...ended, ...total, running: false, lastError: null, checkAt };
+        stats = {
+          ...stats,
+          ...ended,
+          running: false,
+          runs: stats.runs + 1,
+          jobsDropped: stats.jobsDropped + jobsDropped,
+          lastError: null,
+          checkAt: dueAt(rebased, base.jobs, options),
+        };
       } else {
         const checkAt = engine.lastSequence() + options.minRecords;
         const lastError = messageOf(outcome.left);

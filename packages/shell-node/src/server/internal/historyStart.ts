@@ -30,9 +30,9 @@ export const narrowEnoughRecords = 4096;
  * the base): the record itself where the search narrowed down to it,
  * otherwise the bottom of the range the search stopped at (never past the
  * record: the bottom moves only past an insert of lower ids, wherever the
- * top goes). `from` for a
- * job inserted before the range; for one inserted after it, or never, some
- * sequence of the range. Errors as the log's `readFrom`.
+ * top goes). `from` for a job inserted before the range; for one inserted
+ * after it, or never, some sequence of the range. Errors as the log's
+ * `readFrom`.
  */
 export const historyStart = <E>(
   log: Pick<Log.View<E>, "readFrom">,
@@ -49,15 +49,13 @@ export const historyStart = <E>(
       const middle = low + Math.floor((high - low) / 2);
       const page = yield* log.readFrom(middle, probeRecords);
       const found = firstInsert(page, high);
-      if (found === undefined) {
-        // No insert near the middle: the job's is below it, or past the records read.
-        // Below is searched: `low` moves only past inserts of lower ids, all before the
-        // job's, so whatever is found there is still at or before it (2026-12-07: a step
-        // with no insert stopped the search, and a log of bulk inserts, then their claims
-        // and completions, was read whole for most jobs).
-        high = middle - 1;
-      } else if (found.ids.first > jobId) {
-        // Inserted before the first insert at or after the middle: before the middle.
+      if (found === undefined || found.ids.first > jobId) {
+        // Inserted before the first insert at or after the middle: before the middle. With
+        // no insert near the middle the job's is below it, or past the records read; below
+        // is searched: `low` moves only past inserts of lower ids, all before the job's, so
+        // whatever is found there is still at or before it (2026-12-07: a step with no
+        // insert stopped the search, and a log of bulk inserts, then their claims and
+        // completions, was read whole for most jobs).
         high = middle - 1;
       } else if (found.ids.last < jobId) {
         low = found.sequence + 1;
