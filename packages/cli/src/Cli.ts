@@ -15,7 +15,9 @@
  * and never as a stack trace (`--debug` adds the cause after the line).
  */
 import { parseArgs } from "node:util";
-import { Cause, Effect, Option } from "effect";
+import * as Cause from "effect/Cause";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
 import { UsageError } from "./CliError.js";
 import { type Command, exitCodes, type Input } from "./command.js";
 import { demo } from "./demo.js";

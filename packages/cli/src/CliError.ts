@@ -3,7 +3,7 @@
  * line that does not parse (exit 2), and a job a read command cannot find
  * (exit 1). Like every error of the library, each describes itself.
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import { Described } from "@tay/shell-node";
 
 /** The command line is wrong: unknown command or option, missing or malformed value. */

@@ -6,7 +6,8 @@
  * A service, so the command programs never touch `process` themselves: only
  * `main.ts` binds it to the process.
  */
-import { Context, Effect } from "effect";
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
 
 /** The process's streams and SIGINT, as the command programs see them. */
 export interface TerminalService {

@@ -12,7 +12,8 @@
  * that does not match the log, and nothing is written. A state without facts needs no index at all.
  */
 import { type Generation, type HistoryError, Job, State } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import {
   Disk,
   type Projection,

@@ -9,7 +9,8 @@
  */
 import { Limits } from "@tay/core";
 import { Bulk } from "@tay/shell-node";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { type Command, exitCodes, type Input, parsed, text } from "./command.js";
 import * as Json from "./json.js";
 import { line, lines } from "./Terminal.js";

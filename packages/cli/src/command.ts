@@ -4,7 +4,8 @@
  * fails with a `UsageError` naming the command, so a malformed value exits
  * 2 with one line.
  */
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { Disk } from "@tay/shell-node";
 import { UsageError } from "./CliError.js";
 import type { Failure } from "./describe.js";

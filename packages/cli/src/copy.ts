@@ -8,7 +8,7 @@
  * store name free: `StoreExists`; a directory missing or empty:
  * `NotEmpty`).
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { argument, type Command, exitCodes, usage } from "./command.js";
 import * as Json from "./json.js";
 import { copyFromPg, copyToPg, isUrl } from "./postgres.js";

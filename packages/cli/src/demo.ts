@@ -23,7 +23,12 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Event, type Job, Query, type State, type Value } from "@tay/core";
-import { Clock, Deferred, Duration, Effect, Fiber, Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import * as Stream from "effect/Stream";
 import { PgLog, PgSchema } from "@tay/log-postgres";
 import {
   Disk,

@@ -17,7 +17,8 @@
  * the fold would refuse still dumps (up to the first fault of the bytes).
  */
 import type { Event } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { Projection } from "@tay/shell-node";
 import * as Json from "./json.js";
 import { lines, type Terminal } from "./Terminal.js";

@@ -13,7 +13,8 @@
  * the event as `tay dump` shows a mutation's inner events.
  */
 import { Locate } from "@tay/client";
-import { Effect, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
 import { NotServed, ServedFailure } from "./CliError.js";
 import { argument, type Command, exitCodes, parsed } from "./command.js";
 import * as Json from "./json.js";

@@ -7,7 +7,7 @@
  * (`NotServed`): a store nobody serves takes no job through a server.
  */
 import { Locate } from "@tay/client";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { NotServed } from "./CliError.js";
 import { argument, type Command, exitCodes } from "./command.js";
 import * as Json from "./json.js";

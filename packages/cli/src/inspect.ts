@@ -9,7 +9,9 @@
  * reported, since a real torn tail or missing file stays put.
  */
 import { Generation, type HistoryError, type State } from "@tay/core";
-import { Duration, Effect, Schedule } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Schedule from "effect/Schedule";
 import { type Disk, type Projection, Recovery, StateProjection, StoreError } from "@tay/shell-node";
 
 /** Attempts after the first when the store looks mid-write. */

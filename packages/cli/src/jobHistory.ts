@@ -12,7 +12,8 @@
  */
 import { JobMention } from "@tay/codec";
 import { type Job, JobHistory } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import {
   type Disk,
   type Projection,

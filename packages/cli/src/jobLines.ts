@@ -11,7 +11,7 @@
  * and `limit` counts rows printed, not rows given.
  */
 import type { Job } from "@tay/core";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import * as Json from "./json.js";
 import { lines, Terminal } from "./Terminal.js";
 import * as Text from "./text.js";

@@ -11,7 +11,7 @@
  */
 import { type Event, Generation, type HistoryError, Job, type State } from "@tay/core";
 import { type Projection, StateProjection } from "@tay/shell-node";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /** Which jobs a listing wants. */
 export interface Filter {

@@ -8,7 +8,9 @@
  * read-only command exits 130 at once. A second SIGINT always exits 130 at
  * once.
  */
-import { Deferred, Effect, Layer } from "effect";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Layer from "effect/Layer";
 import * as Cli from "./Cli.js";
 import { NodeDisk } from "@tay/shell-node";
 import { writeTo } from "./streamWrite.js";

@@ -19,7 +19,10 @@ import {
   type Projection,
   StateProjection,
 } from "@tay/shell-node";
-import { Data, Effect, Either, type Scope } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import type * as Scope from "effect/Scope";
 import {
   type InspectError,
   type Inspected,

@@ -7,7 +7,8 @@
  * with no job can be paused or limited ahead of its first one.
  */
 import { Limits, type Queue } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { argument, type Command, exitCodes, type Input, parsed, usage } from "./command.js";
 import * as Json from "./json.js";
 import type { QueueLimits, Writer } from "./served.js";

@@ -4,7 +4,8 @@
  * it works while another process holds the store, and none writes a byte.
  */
 import { Event, type Job, Query, type Schedule, State } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Limits } from "@tay/core";
 import { PgCopy } from "@tay/log-postgres";
 import { Recovery, StateProjection } from "@tay/shell-node";

@@ -3,7 +3,7 @@
  * prefix of SRC into a new store at DST, verifies it, and prints exactly
  * what was left out. SRC is never written.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { CopyPrefix } from "@tay/shell-node";
 import { argument, type Command, exitCodes } from "./command.js";
 import { errorJson } from "./describe.js";

@@ -11,7 +11,9 @@
  * "The CLI").
  */
 import * as Path from "node:path";
-import { Effect, Either, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import type * as Scope from "effect/Scope";
 import { PgLog, PgSchema } from "@tay/log-postgres";
 import { type Disk, Engine, Server, ServerToken, StateProjection } from "@tay/shell-node";
 import {

@@ -11,7 +11,8 @@
 import { Client, type Wire } from "@tay/client";
 import type { Bulk } from "@tay/shell-node";
 import type { Commands, Job, Queue, Schedule } from "@tay/core";
-import { Effect, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
 import { ServedFailure, WaitFailed } from "./CliError.js";
 import type { Failure } from "./describe.js";
 

@@ -8,7 +8,8 @@
  */
 import type { Job, Progress } from "@tay/core";
 import { Locate } from "@tay/client";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Described } from "@tay/shell-node";
 import { clientOf, failureOf } from "./served.js";
 

@@ -7,7 +7,7 @@
  * stream's buffer, which is what streaming the dump set out to avoid.
  */
 import type { Writable } from "node:stream";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /** `(text) => effect` writing to `stream`, waiting for `drain` when its buffer is full. */
 export const writeTo =

@@ -6,7 +6,7 @@
  * so the caller can name the option in its usage error.
  */
 import { Limits, Value } from "@tay/core";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 
 const durationUnits: { readonly [Unit in "ms" | "s" | "m" | "h" | "d"]: number } = {
   ms: 1,

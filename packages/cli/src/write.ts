@@ -9,7 +9,9 @@
  */
 import type { Wire } from "@tay/client";
 import { Commands, Event, Limits } from "@tay/core";
-import { Effect, Either, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import type * as Scope from "effect/Scope";
 import { type PgLog, PgSchema } from "@tay/log-postgres";
 import { Bulk, type Disk, Engine, Init, JobEnd } from "@tay/shell-node";
 import {

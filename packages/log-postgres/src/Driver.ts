@@ -9,7 +9,7 @@
  * `pg.Client` per session). Tests pass an in-process PGlite behind the same
  * interface. Rows are untrusted `unknown`s: the log decodes every field.
  */
-import pg from "pg";
+import type pg from "pg";
 import { type Answered, ExtendedBatch, prepared, type Wire } from "./internal/extendedBatch.js";
 
 /**
@@ -177,6 +177,17 @@ export interface NodePgSettings {
 }
 
 /**
+ * node-postgres, loaded by the first connection rather than by every
+ * program that imports this package (~45 ms of a process's start: the
+ * CLI's commands on a directory never connect).
+ */
+let nodePgModule: Promise<typeof pg> | undefined;
+const loadNodePg = (): Promise<typeof pg> => {
+  nodePgModule ??= import("pg").then((loaded) => loaded.default);
+  return nodePgModule;
+};
+
+/**
  * The node-postgres driver for the server at `url`: one `pg.Client` per
  * session, settings passed as startup parameters (not statements), every
  * client error caught and classified. A client whose connection drops while
@@ -189,7 +200,8 @@ export const nodePg = (url: string, settings: NodePgSettings = {}): Driver => ({
       `-c synchronous_commit=${settings.synchronousCommit ?? "on"}`,
       `-c idle_in_transaction_session_timeout=${settings.idleInTransactionTimeoutMs ?? 10_000}`,
     ].join(" ");
-    const client = new pg.Client({
+    const { Client } = await loadNodePg();
+    const client = new Client({
       connectionString: url,
       query_timeout: settings.queryTimeoutMs ?? 30_000,
       application_name: settings.applicationName ?? "tay",

@@ -18,7 +18,7 @@
  */
 import type { Commands } from "@tay/core";
 import { Described } from "@tay/shell-node";
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import { encodeJobs, nextKey } from "./internal/inboxRow.js";
 import { inboxChannel, inboxSince, notifications, statements } from "./internal/sql.js";
 import { DatabaseError, InvalidOption, StoreNotFound } from "./PgError.js";

@@ -17,7 +17,8 @@
 import { randomUUID } from "node:crypto";
 import { decodeEvent } from "@tay/codec";
 import type { Batch, Projection } from "@tay/shell-node";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { Driver, Failure, Parameter, Session } from "./Driver.js";
 import { redact, storePath } from "./internal/location.js";
 import { type AfterPage, recover } from "./internal/recovery.js";

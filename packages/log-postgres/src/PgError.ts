@@ -15,7 +15,7 @@
  */
 import type { CorruptReason, EventDecodeError } from "@tay/codec";
 import { Described, type LogError, StoreError } from "@tay/shell-node";
-import { Data } from "effect";
+import * as Data from "effect/Data";
 
 /** Where an error is: the store, and the epoch when there is one. */
 const at = (path: string, epoch: number | undefined): string =>

@@ -20,7 +20,9 @@
  *   }));
  */
 import { type Batch, type Log, LogError, type Projection, Ticket } from "@tay/shell-node";
-import { Effect, Fiber, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import type * as Scope from "effect/Scope";
 import type { CompactionReport } from "./internal/compaction.js";
 import { compact } from "./internal/compaction.js";
 import { redact, storePath } from "./internal/location.js";

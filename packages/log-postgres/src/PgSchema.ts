@@ -9,7 +9,8 @@
  * statement fails, as it does on a schema whose tables are older.
  */
 import { randomUUID } from "node:crypto";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { Batch } from "@tay/shell-node";
 import type { Failure, Parameter, Session } from "./Driver.js";
 import { layout } from "./internal/writer.js";

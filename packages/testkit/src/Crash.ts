@@ -5,7 +5,7 @@
  * `crashProperty`, which turns a scenario into a fast-check property.
  */
 import { Crash } from "@tay/shell-node/testing";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type * as fc from "fast-check";
 import { asyncProperty } from "fast-check";
 

@@ -19,7 +19,7 @@
 import { createHash } from "node:crypto";
 import * as Path from "node:path";
 import { Disk, Layout } from "@tay/shell-node";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import {
   allPairs,
   compacted,

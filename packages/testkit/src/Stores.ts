@@ -35,7 +35,8 @@ import {
 } from "@tay/codec";
 import type { Event } from "@tay/core";
 import { Disk, Layout } from "@tay/shell-node";
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import * as E from "fp-ts/lib/Either.js";
 import { createFile, exists, overwriteAt, syncParent, withFile } from "./internal/storesFiles.js";
 import { type PlannedSegment, planSegments, segmentBytes } from "./internal/storesPlan.js";

@@ -30,7 +30,10 @@
  */
 import type { Event } from "@tay/core";
 import { Batch, LogError } from "@tay/shell-node";
-import { Clock, Deferred, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { Failure, Parameter, Session } from "../Driver.js";
 import { Mismatch, type PgLogError } from "../PgError.js";
 import * as Lease from "./lease.js";

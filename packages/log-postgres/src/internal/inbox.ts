@@ -16,7 +16,9 @@
  * that cannot be folded (the deciders refuse it, or it does not decode) is
  * kept, marked with why, and never offered again.
  */
-import { Duration, Effect, Fiber } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
 import type { Log } from "@tay/shell-node";
 import type { Session } from "../Driver.js";
 import { decodeRow, keyOf } from "./inboxRow.js";

@@ -16,7 +16,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { Failure, Session } from "../Driver.js";
 import { CompactionBusy, CompactionLeaseLost } from "../PgError.js";
 import * as Rows from "./rows.js";

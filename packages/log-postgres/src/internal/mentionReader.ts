@@ -13,7 +13,7 @@
  * `Compacted`, never an answer that silently lacks rows.
  */
 import { type Log, LogError, type Projection } from "@tay/shell-node";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { PgLogError } from "../PgError.js";
 import { isFailure } from "./writer.js";
 import { entryOfRow, onReader, type ReaderSession } from "./reader.js";

@@ -32,7 +32,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { Deferred, Duration, Effect, Fiber } from "effect";
+import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
 import type { Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
 import { onReaderOrDatabaseError, type ReaderSession } from "./reader.js";

@@ -13,7 +13,7 @@
  * records might be in the sum); a move to another generation drops them
  * (the move counts the new generation whole).
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { PgLogError } from "../PgError.js";
 import { onReaderOrDatabaseError, type ReaderSession } from "./reader.js";
 import { run } from "./session.js";

@@ -8,7 +8,10 @@
  */
 import { decodeEvent } from "@tay/codec";
 import { LogError, type Projection } from "@tay/shell-node";
-import { Chunk, Effect, Option, Stream } from "effect";
+import * as Chunk from "effect/Chunk";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import * as Stream from "effect/Stream";
 import type { Failure, Session } from "../Driver.js";
 import { isFailure } from "./writer.js";
 import { Mismatch, type PgLogError, UndecodableEvent } from "../PgError.js";

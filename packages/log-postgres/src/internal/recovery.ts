@@ -11,7 +11,8 @@
  */
 import { decodeEvent, formatStoreId } from "@tay/codec";
 import type { Projection } from "@tay/shell-node";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import type { Failure, Session } from "../Driver.js";
 import {
   BudgetExceeded,

@@ -4,7 +4,8 @@
  * everything), and a failure becomes the log's typed error where the
  * caller decides what it means.
  */
-import { Duration, Effect } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
 import {
   type Bound,
   type Driver,

@@ -5,7 +5,8 @@
  * transactions (never during one), read by the view.
  */
 import type { Batch, Log, LogError, Ticket } from "@tay/shell-node";
-import { type Deferred, Effect } from "effect";
+import type * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
 import type { Driver, Session } from "../Driver.js";
 import type { PgLogError } from "../PgError.js";
 import type { Resolved } from "../PgOptions.js";

@@ -21,7 +21,7 @@
  * needs the session, when the log closes, and at the latest `turnHoldMs`
  * after it was taken.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Failure, Session } from "../Driver.js";
 import type { MalformedRow, MissingRow } from "../PgError.js";
 import { batchOf, run, runBatch } from "./session.js";

@@ -19,7 +19,7 @@
  */
 import { encodeRecordInto } from "@tay/codec";
 import { LogError, Ticket } from "@tay/shell-node";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Batch } from "@tay/shell-node";
 import type { Failure, Parameter, Result, Session } from "../Driver.js";
 import {

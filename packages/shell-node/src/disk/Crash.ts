@@ -12,7 +12,10 @@
  * sees each surviving disk with the labels acknowledged before the cut.
  */
 import type * as Disk from "./Disk.js";
-import { Cause, Data, Effect, Exit } from "effect";
+import * as Cause from "effect/Cause";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
 import * as FaultDisk from "./FaultDisk.js";
 import { makeRandom, mixSeed } from "./internal/faultDiskRandom.js";
 

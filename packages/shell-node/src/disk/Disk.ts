@@ -9,7 +9,10 @@
  * fault-injecting layer models a disk with durable and volatile contents.
  * Both must pass the same contract tests.
  */
-import { Context, Data, type Effect, type Either } from "effect";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import type * as Effect from "effect/Effect";
+import type * as Either from "effect/Either";
 import * as Described from "./Described.js";
 
 /** Operations a `DiskError` can name. */

@@ -6,7 +6,8 @@
  * the same ids on every run.
  */
 import { randomFillSync } from "node:crypto";
-import { Context, Effect } from "effect";
+import * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
 
 /** Where random bytes come from. */
 export interface EntropyService {

@@ -20,7 +20,7 @@
  * model and log for every operation.
  */
 import * as Disk from "./Disk.js";
-import { Layer } from "effect";
+import * as Layer from "effect/Layer";
 import type { Fault, FaultScope } from "./internal/faultDiskFaults.js";
 import type { Operation, OperationKind } from "./internal/faultDiskLog.js";
 import {

@@ -3,7 +3,7 @@
  * short counts, exact reads, publication of a small file by
  * tmp + fsync + rename + fsync(dir), durable directory creation.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { Disk, DiskError, type FileHandle, type OpenMode } from "./Disk.js";
 import * as Path from "node:path";
 

@@ -5,7 +5,11 @@
  */
 import { Buffer } from "node:buffer";
 import { hostname } from "node:os";
-import { Clock, Data, Effect, Either, type Scope } from "effect";
+import * as Clock from "effect/Clock";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import type * as Scope from "effect/Scope";
 import * as Described from "./Described.js";
 import { Disk, type DiskError, type LockHandle } from "./Disk.js";
 import * as Entropy from "./Entropy.js";

@@ -6,7 +6,7 @@
  * and let the holder prove, before it activates a writer, that the file it
  * locked is still the one in the directory (the session id). One line of
  * JSON, so `cat LOCK` is readable.
- */ import { Either } from "effect";
+ */ import * as Either from "effect/Either";
 
 /** A lock holder as described in LOCK. */
 export interface LockHolder {

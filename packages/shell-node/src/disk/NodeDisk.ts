@@ -13,7 +13,9 @@
  * openers on different runtimes exclude each other. `docs/runtimes.md`.
  */
 import * as fs from "node:fs";
-import { Effect, Either, Layer } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Layer from "effect/Layer";
 import {
   Disk,
   DiskError,

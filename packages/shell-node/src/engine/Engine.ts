@@ -29,7 +29,14 @@ import {
   Query,
   State,
 } from "@tay/core";
-import { Clock, Context, Data, Effect, Fiber, Layer, type Scope, type Stream } from "effect";
+import * as Clock from "effect/Clock";
+import * as Context from "effect/Context";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Fiber from "effect/Fiber";
+import * as Layer from "effect/Layer";
+import type * as Scope from "effect/Scope";
+import type * as Stream from "effect/Stream";
 import * as Described from "../disk/Described.js";
 import { Disk } from "../disk/Disk.js";
 import type * as Log from "../log/Log.js";

@@ -12,7 +12,10 @@
  * completed job that left it from the terminal index on the caller's
  * thread (docs/engine.md, "Queries over the terminal index").
  */
-import { Effect, Exit, type Layer, Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import type * as Layer from "effect/Layer";
+import * as Scope from "effect/Scope";
 import type { Disk } from "../disk/Disk.js";
 import * as NodeDisk from "../disk/NodeDisk.js";
 import type * as Log from "../log/Log.js";

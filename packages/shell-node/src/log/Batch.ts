@@ -14,7 +14,7 @@ import {
   payloadBytesMax,
   recordSize,
 } from "@tay/codec";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import { UnencodableEvent } from "./LogError.js";
 
 /**

@@ -16,7 +16,9 @@
  * type parameter, a `Kind`.
  */
 import type { Commands, Event } from "@tay/core";
-import type { Deferred, Effect, Stream } from "effect";
+import type * as Deferred from "effect/Deferred";
+import type * as Effect from "effect/Effect";
+import type * as Stream from "effect/Stream";
 import type { Batch } from "./Batch.js";
 import type { AppendConflict, PendingFull } from "./LogError.js";
 import type { Entry } from "./Projection.js";

@@ -6,7 +6,7 @@
  * `Described`). A log's own failures (a disk error, a dropped connection)
  * are its implementation's errors.
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import * as Described from "../disk/Described.js";
 
 /**

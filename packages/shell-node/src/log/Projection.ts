@@ -4,7 +4,8 @@
  * business (the engine passes core's fold; tests pass `collect`).
  */
 import type { Event } from "@tay/core";
-import { type Effect, Either } from "effect";
+import type * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { Disk } from "../disk/Disk.js";
 import type { Manifest as ManifestModule } from "@tay/codec";
 

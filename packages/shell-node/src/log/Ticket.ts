@@ -4,7 +4,7 @@
  * sequence order. Its waiters are plain callbacks (no fiber, no Deferred
  * per append): the engine answers a whole drain from one ticket.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /** Told once how a ticket ended: `undefined` when durable, else why it failed. */
 export type Waiter<E> = (failure: E | undefined) => void;

@@ -6,12 +6,15 @@
  * process or remote); gauges are read when scraped.
  */
 import type { Event } from "@tay/core";
-import { Effect } from "effect";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import * as Effect from "effect/Effect";
+import type { Registry } from "prom-client";
 import type * as Engine from "../engine/Engine.js";
 import type * as Log from "../log/Log.js";
 import type * as Projection from "../log/Projection.js";
 import { RequestSeconds } from "./internal/requestSeconds.js";
+
+/** prom-client's module, loaded when the first metrics are made (`loadPromClient`). */
+type PromClient = typeof import("prom-client");
 
 /** What a scrape reads besides the engine: the server's leases and sessions, the store's facts. */
 export interface ServerGauges {
@@ -54,7 +57,7 @@ interface EventCounts {
  * counter's labels (here none) on every event, on the commit path of
  * every request.
  */
-const eventCounters = (registry: Registry): EventCounts => {
+const eventCounters = (prom: PromClient, registry: Registry): EventCounts => {
   const counts: EventCounts = {
     inserts: 0,
     claims: 0,
@@ -64,7 +67,7 @@ const eventCounters = (registry: Registry): EventCounts => {
     cancellations: 0,
   };
   const counter = (name: string, help: string, key: keyof EventCounts) =>
-    scrapedCounter(registry, name, help, () => counts[key]);
+    scrapedCounter(prom, registry, name, help, () => counts[key]);
   counter("tay_inserts_total", "Jobs inserted (committed)", "inserts");
   counter("tay_claims_total", "Attempts started (committed)", "claims");
   counter("tay_completions_total", "Jobs completed", "completions");
@@ -99,11 +102,12 @@ const count = (counts: EventCounts, event: Event.DomainEvent): void => {
 };
 
 const stateGauges = (
+  prom: PromClient,
   registry: Registry,
   engine: Engine.EngineService<Log.Kind>,
   server: ServerGauges,
 ) => {
-  new Gauge({
+  new prom.Gauge({
     name: "tay_jobs",
     help: "Committed jobs by queue and state",
     labelNames: ["queue", "state"] as const,
@@ -116,7 +120,7 @@ const stateGauges = (
     },
   });
   const gauge = (name: string, help: string, read: () => number) =>
-    new Gauge({
+    new prom.Gauge({
       name,
       help,
       registers: [registry],
@@ -138,7 +142,7 @@ const stateGauges = (
     "Records appended, not yet durable",
     () => Effect.runSync(engine.log.stats()).pendingRecords,
   );
-  inlineWriteMetrics(registry, engine);
+  inlineWriteMetrics(prom, registry, engine);
   gauge(
     "tay_subscribers",
     "Subscribers of the committed event stream",
@@ -181,8 +185,14 @@ const stateGauges = (
 };
 
 /** A counter whose value is `read` when scraped (a count kept elsewhere, not incremented here). */
-const scrapedCounter = (registry: Registry, name: string, help: string, read: () => number) =>
-  new Counter({
+const scrapedCounter = (
+  prom: PromClient,
+  registry: Registry,
+  name: string,
+  help: string,
+  read: () => number,
+) =>
+  new prom.Counter({
     name,
     help,
     registers: [registry],
@@ -197,10 +207,14 @@ const scrapedCounter = (registry: Registry, name: string, help: string, read: ()
  * scraped: counters that only grow while the store is open, and the
  * slowest one's time. A log that keeps none (PostgreSQL) shows 0.
  */
-const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log.Kind>) => {
+const inlineWriteMetrics = (
+  prom: PromClient,
+  registry: Registry,
+  engine: Engine.EngineService<Log.Kind>,
+) => {
   const inline = () => Effect.runSync(engine.log.stats()).inlineWrites;
   const counter = (name: string, help: string, read: () => number) =>
-    scrapedCounter(registry, name, help, read);
+    scrapedCounter(prom, registry, name, help, read);
   counter(
     "tay_inline_writes_total",
     "Writes made on the event loop's thread (Maximal or Segment, a lone small batch)",
@@ -211,7 +225,7 @@ const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log
     "Inline writes slower than 2 ms (each spends its time from a budget; once it is overdrawn, writes go to the thread pool until it refills)",
     () => inline()?.slow ?? 0,
   );
-  new Gauge({
+  new prom.Gauge({
     name: "tay_inline_write_slowest_seconds",
     help: "The slowest inline write since the store opened",
     registers: [registry],
@@ -221,11 +235,25 @@ const inlineWriteMetrics = (registry: Registry, engine: Engine.EngineService<Log
   });
 };
 
+/**
+ * prom-client, loaded by the first server that makes metrics rather than
+ * by every program that imports this package (~40 ms of a process's start).
+ */
+let promClient: Promise<PromClient> | undefined;
+const loadPromClient = (): Promise<PromClient> => {
+  promClient ??= import("prom-client");
+  return promClient;
+};
+
 /** The metrics of `engine` served with `server`'s leases and sessions. */
-export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauges): Metrics => {
-  const registry = new Registry();
-  const counters = eventCounters(registry);
-  const batches = new Histogram({
+export const make = async (
+  engine: Engine.EngineService<Log.Kind>,
+  server: ServerGauges,
+): Promise<Metrics> => {
+  const prom = await loadPromClient();
+  const registry = new prom.Registry();
+  const counters = eventCounters(prom, registry);
+  const batches = new prom.Histogram({
     name: "tay_batch_records",
     help: "Records per committed batch (one durable write each)",
     buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096],
@@ -237,7 +265,7 @@ export const make = (engine: Engine.EngineService<Log.Kind>, server: ServerGauge
     "Requests from arrival to answer (a command's includes its durable write)",
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 0.5, 2],
   );
-  stateGauges(registry, engine, server);
+  stateGauges(prom, registry, engine, server);
   const stop = engine.watch((records: ReadonlyArray<Projection.Entry>) => {
     batches.observe(records.length);
     for (const { event } of records) {

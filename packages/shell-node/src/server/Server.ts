@@ -15,7 +15,12 @@
  */
 import { createServer, type IncomingMessage, type Server, ServerResponse } from "node:http";
 import { Locate } from "@tay/client";
-import { Effect, Either, Exit, type Layer, type Scope, Scope as ScopeModule } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Exit from "effect/Exit";
+import type * as Layer from "effect/Layer";
+import type * as Scope from "effect/Scope";
+import * as ScopeModule from "effect/Scope";
 import { Disk } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";
 import * as LockDescription from "../disk/LockDescription.js";
@@ -417,7 +422,7 @@ const started = async (
   const tcpAddress = options.listen === undefined ? undefined : parseListen(options.listen);
   if (tcpAddress !== undefined && !("host" in tcpAddress)) throw tcpAddress;
   const token = tcpAddress === undefined ? null : await Token.ensure(options.directory);
-  const metrics = Metrics.make(engine, {
+  const metrics = await Metrics.make(engine, {
     pressure: store.pressure,
     segments: store.segments,
     leases: () => leases.size,

@@ -5,7 +5,7 @@
  * itself (disk/Described.ts): its `message` names the route and, where
  * there is one, the field path and what was wrong with it.
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import * as Described from "../disk/Described.js";
 
 /** The body is not JSON (or not UTF-8). */

@@ -19,7 +19,10 @@
  * copy never races a live writer: a held lock is `Locked`.
  */
 import { type Event, Generation, type HistoryError, Snapshot, State } from "@tay/core";
-import { Clock, Data, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Described from "../disk/Described.js";
 import * as Import from "./Import.js";

@@ -13,7 +13,8 @@
  * a target that gained entries meanwhile is refused, never overwritten.
  */
 import * as Path from "node:path";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
 import { makeDirectoryDurable, removeIfPresent } from "../disk/Files.js";

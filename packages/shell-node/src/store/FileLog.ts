@@ -5,7 +5,8 @@
  * over, with the store's read-only view. Nothing it returns appends
  * records other than the engine's decided batches.
  */
-import { Effect, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
 import type { Disk } from "../disk/Disk.js";
 import type * as Log from "../log/Log.js";
 import type { Projection } from "../log/Projection.js";

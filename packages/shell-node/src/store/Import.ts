@@ -34,7 +34,10 @@
  * removes: never a store with part of the history, nothing to repair.
  */
 import { type Event, Generation, HistoryError, type State } from "@tay/core";
-import { Clock, Effect, Either, type Scope } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import type * as Scope from "effect/Scope";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
 import {

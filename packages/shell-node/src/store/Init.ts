@@ -4,7 +4,8 @@
  * (first sequence 1, base record count 0) and an empty `segments/`, then
  * CURRENT (epoch 1). Only then does `init` report success.
  */
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import { Disk, type DiskError } from "../disk/Disk.js";
 import * as Entropy from "../disk/Entropy.js";
 import {

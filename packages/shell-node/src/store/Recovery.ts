@@ -10,7 +10,7 @@
  * offset and sequence. There is no scan-ahead, no torn-tail truncation, no
  * deletion of staged generations: nothing is written.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Disk } from "../disk/Disk.js";
 import { formatStoreId, segmentFileBytesMax } from "./internal/codec.js";
 import { classifyRoot, type Validated, validate, validateOnTrust } from "./internal/recovery.js";

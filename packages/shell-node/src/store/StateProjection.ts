@@ -6,7 +6,7 @@
  */
 import { Generation, type HistoryError } from "@tay/core";
 import { formatStoreId } from "@tay/codec";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import type { Manifest, Projection, Resumed } from "../log/Projection.js";
 import * as TerminalIndex from "./TerminalIndex.js";
 

@@ -6,7 +6,9 @@
  * primitive. Closing the scope flushes, syncs per policy and releases LOCK.
  */
 import type { Event } from "@tay/core";
-import { Effect, type Scope, Stream } from "effect";
+import * as Effect from "effect/Effect";
+import type * as Scope from "effect/Scope";
+import * as Stream from "effect/Stream";
 import * as Chunk from "effect/Chunk";
 import * as Option from "effect/Option";
 import type { Disk } from "../disk/Disk.js";

@@ -14,7 +14,7 @@
  *   write; reopening decides what is durable.
  * `DiskError` (from `Disk`) passes through unchanged where a syscall failed.
  */
-import { Data } from "effect";
+import * as Data from "effect/Data";
 import * as Described from "../disk/Described.js";
 import type { DiskError } from "../disk/Disk.js";
 import type { Locked, LockSessionLost } from "../disk/Lock.js";

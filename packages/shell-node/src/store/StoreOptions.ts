@@ -7,7 +7,7 @@
  * The vocabulary is the seed's (`segment-buffer`); docs/store.md gives the
  * precise reading for an append-only log.
  */
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import type { OpenOptions } from "../disk/Disk.js";
 
 /**

@@ -22,7 +22,12 @@
  */
 import * as Path from "node:path";
 import type { Generation, Job } from "@tay/core";
-import { Cause, Data, Effect, Either, Exit, Option } from "effect";
+import * as Cause from "effect/Cause";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Exit from "effect/Exit";
+import * as Option from "effect/Option";
 import * as Described from "../disk/Described.js";
 import { Disk, DiskError, type FileHandle } from "../disk/Disk.js";
 import * as Files from "../disk/Files.js";

@@ -23,7 +23,13 @@
  * failed, or it was closed) ends the claims, told once as `Halted`.
  */
 import { type Backoff, Event, type Job } from "@tay/core";
-import { Data, Deferred, Effect, Exit, Fiber, FiberId, Scope } from "effect";
+import * as Data from "effect/Data";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
+import * as FiberId from "effect/FiberId";
+import * as Scope from "effect/Scope";
 import * as Described from "../disk/Described.js";
 import type * as Engine from "../engine/Engine.js";
 import type * as EnginePromises from "../engine/EnginePromises.js";

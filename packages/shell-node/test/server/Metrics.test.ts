@@ -79,7 +79,7 @@ describe("metrics", () => {
       createIfMissing: true,
       durability: "Maximal",
     });
-    const metrics = Metrics.make(maximal.engine, {
+    const metrics = await Metrics.make(maximal.engine, {
       leases: () => 0,
       sessions: () => 0,
       leasesExpired: () => 0,
@@ -112,7 +112,7 @@ describe("metrics", () => {
     });
     const gauges = { leases: () => 0, sessions: () => 0, leasesExpired: () => 0 };
     const facts = { ...gauges, pressure: () => 0, segments: () => 1 };
-    const metrics = Metrics.make(compacting.engine, facts);
+    const metrics = await Metrics.make(compacting.engine, facts);
     try {
       const scraped = async (name: string) =>
         Number((await metrics.registry.metrics()).match(new RegExp(`^${name} (\\S+)$`, "m"))?.[1]);

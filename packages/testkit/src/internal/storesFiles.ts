@@ -5,7 +5,7 @@
  */
 import * as Path from "node:path";
 import { Disk } from "@tay/shell-node";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /** Writes all of `bytes` at `position`, looping over short writes; no progress is EIO. */
 export const writeAll = (

@@ -7,7 +7,7 @@
  * permissions the store needs anyway. Deno's API is reached through
  * `dynamic.ts`: there are no types for it here.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { type DiskError, type DiskOperation, type LockHandle, LockHeld } from "../Disk.js";
 import { invoke } from "./dynamic.js";
 import { asErrno, closedHandle, toDiskError } from "./nodeDiskCall.js";

@@ -5,7 +5,7 @@
  * path from this process is refused exactly like one from another process.
  */
 import * as fs from "node:fs";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { type DiskError, type LockHandle, LockHeld } from "../Disk.js";
 import type { Flock } from "./flock.js";
 import { call, callVoid, closeDescriptor, closedHandle, writeAllAt } from "./nodeDiskCall.js";

@@ -4,7 +4,8 @@
  * operation, one cut point when it mutates).
  */
 import type * as Disk from "../Disk.js";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import type { Injected } from "./faultDiskFaults.js";
 import { attempt } from "./faultDiskLog.js";
 import type { FileNode } from "./faultDiskModel.js";

@@ -3,7 +3,8 @@
  * flock(LOCK_EX|LOCK_NB) gives; a second taker gets `LockHeld`.
  */
 import * as Disk from "../Disk.js";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { closedRefusal } from "./faultDiskFileHandle.js";
 import { attempt } from "./faultDiskLog.js";
 import type { DirectoryNode, FileNode } from "./faultDiskModel.js";

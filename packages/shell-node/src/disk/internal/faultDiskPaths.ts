@@ -5,7 +5,7 @@
  */
 import { posix } from "node:path";
 import type * as Disk from "../Disk.js";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import type { DirectoryNode, Node } from "./faultDiskModel.js";
 
 /** Why an operation is refused: the errno code and a human detail. */

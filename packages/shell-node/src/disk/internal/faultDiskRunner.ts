@@ -4,7 +4,8 @@
  * injected failure, else runs the model's step, then logs the outcome.
  */
 import * as Disk from "../Disk.js";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import {
   ArmedFaults,
   failureOf,

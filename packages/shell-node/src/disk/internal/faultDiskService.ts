@@ -4,7 +4,8 @@
  * log).
  */
 import type * as Disk from "../Disk.js";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { makeFileHandle } from "./faultDiskFileHandle.js";
 import { lock } from "./faultDiskLock.js";
 import { attempt } from "./faultDiskLog.js";

@@ -2,7 +2,7 @@
  * The fault disk's space: the file size limit and the capacity, counted over
  * live files (reachable from the root, or unlinked but still open).
  */
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import { type DirectoryNode, type FileNode, walk } from "./faultDiskModel.js";
 import { type Refusal, refuse } from "./faultDiskPaths.js";
 

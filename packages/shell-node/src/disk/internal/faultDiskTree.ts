@@ -4,7 +4,7 @@
  * its change (volatile until the directory or file is synced).
  */
 import type * as Disk from "../Disk.js";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import { DirectoryNode, FileNode, type Node } from "./faultDiskModel.js";
 import { componentsOf, findNode, findParent, type Refusal, refuse } from "./faultDiskPaths.js";
 

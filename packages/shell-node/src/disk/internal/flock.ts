@@ -5,7 +5,7 @@
  * (`denoLock.ts`). All of them take the same kernel lock, so openers on
  * different runtimes exclude each other.
  */
-import type { Effect } from "effect";
+import type * as Effect from "effect/Effect";
 import type { DiskError } from "../Disk.js";
 
 /** `flock` on descriptors of `node:fs`. */

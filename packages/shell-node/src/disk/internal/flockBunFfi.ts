@@ -6,7 +6,7 @@
  * (`__errno_location` on Linux, `__error` on macOS).
  */
 import { constants } from "node:os";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { DiskError, type DiskOperation } from "../Disk.js";
 import { invoke, member } from "./dynamic.js";
 import type { Flock } from "./flock.js";

@@ -3,7 +3,7 @@
  * that loading the shell never loads the addon (which Bun and Deno refuse),
  * and an addon that did not build fails the lock, not the import.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { DiskError } from "../Disk.js";
 import type { Flock } from "./flock.js";
 import { messageOf } from "../Described.js";

@@ -3,7 +3,7 @@
  * `DiskErrorCode` union. Private to `NodeDisk` and its lock modules.
  */
 import * as fs from "node:fs";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { messageOf } from "../Described.js";
 import { DiskError, type DiskErrorCode, type DiskOperation } from "../Disk.js";
 

@@ -28,7 +28,9 @@
  * waits for another `minRecords` records: never a loop of failures.
  */
 import { Snapshot } from "@tay/core";
-import { Effect, Queue, type Scope } from "effect";
+import * as Effect from "effect/Effect";
+import * as Queue from "effect/Queue";
+import type * as Scope from "effect/Scope";
 import { messageOf } from "../../disk/Described.js";
 import type { CompactedJobs } from "./compaction.js";
 

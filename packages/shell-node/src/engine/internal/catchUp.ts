@@ -21,7 +21,11 @@
  */
 import type { HistoryError, State } from "@tay/core";
 import { Evolve, Generation } from "@tay/core";
-import { Cause, Data, Deferred, Effect, Option } from "effect";
+import * as Cause from "effect/Cause";
+import * as Data from "effect/Data";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
 import * as Described from "../../disk/Described.js";
 import type * as Log from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";

@@ -6,7 +6,9 @@
  * A compaction pauses the queue: nothing decides against a state the new
  * base would not contain.
  */
-import { Data, Deferred, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Deferred from "effect/Deferred";
+import * as Effect from "effect/Effect";
 import * as Described from "../../disk/Described.js";
 import type * as Log from "../../log/Log.js";
 import type { BatchDecider, Failure } from "./batchDecider.js";

@@ -20,7 +20,8 @@ import {
   Snapshot,
   type State,
 } from "@tay/core";
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import type * as Log from "../../log/Log.js";
 import type { TerminalIndexError } from "../../store/TerminalIndex.js";
 import { type Indexing, isIndexError } from "./terminalIndexing.js";

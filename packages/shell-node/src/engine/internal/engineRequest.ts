@@ -5,7 +5,8 @@
  * engine's own refusal, `Rejected`, which `Engine` re-exports.
  */
 import type { Commands, Decide, Rejection, State, Terminal } from "@tay/core";
-import { Data, Effect } from "effect";
+import * as Data from "effect/Data";
+import * as Effect from "effect/Effect";
 import * as Described from "../../disk/Described.js";
 
 /** What a rejection means, on one line. */

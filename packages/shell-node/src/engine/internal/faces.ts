@@ -6,7 +6,7 @@
  * from the same tables, so a command added there appears on both faces
  * with the same arguments and answer, documented once.
  */
-import type { Effect } from "effect";
+import type * as Effect from "effect/Effect";
 import type { Rejected } from "./engineRequest.js";
 import { commands, type Issue, queries, type States } from "./operations.js";
 

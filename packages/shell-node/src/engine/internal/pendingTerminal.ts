@@ -17,7 +17,7 @@
  * before 2026-12-04, kept every job of a busy engine until a pause.)
  */
 import type { Event, Job, Terminal } from "@tay/core";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import * as TerminalIndex from "../../store/TerminalIndex.js";
 
 /** Entries encoded one after another (`bytes[0, length)`), where each starts, and its ids. */

@@ -8,7 +8,8 @@
  * attempt, each within `Progress.progressBytesMax`.
  */
 import { Event, Progress, type Rejection, type State } from "@tay/core";
-import { Clock, Effect } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import * as Either from "fp-ts/lib/Either.js";
 import type * as Projection from "../../log/Projection.js";
 import { LatestReports } from "../LatestReports.js";

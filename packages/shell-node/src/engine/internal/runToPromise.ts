@@ -4,7 +4,10 @@
  * `Effect.runPromise` does), so `error._tag` tells the kind; a defect or an
  * interruption rejects with its squashed cause.
  */
-import { Cause, Effect, Exit, Option } from "effect";
+import * as Cause from "effect/Cause";
+import * as Effect from "effect/Effect";
+import * as Exit from "effect/Exit";
+import * as Option from "effect/Option";
 
 export const runToPromise = <A, E>(effect: Effect.Effect<A, E>): Promise<A> =>
   Effect.runPromiseExit(effect).then((exit) => {

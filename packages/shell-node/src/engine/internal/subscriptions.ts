@@ -12,7 +12,10 @@
  * subscribers skip them.
  */
 import { Event } from "@tay/core";
-import { Chunk, Effect, Option, Stream } from "effect";
+import * as Chunk from "effect/Chunk";
+import * as Effect from "effect/Effect";
+import * as Option from "effect/Option";
+import * as Stream from "effect/Stream";
 import type * as Log from "../../log/Log.js";
 
 /** One committed domain event and the sequence of the record that holds it. */

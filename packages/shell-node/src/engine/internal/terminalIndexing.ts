@@ -20,7 +20,9 @@ import {
   type Terminal,
 } from "@tay/core";
 import { formatStoreId } from "@tay/codec";
-import { type Context, Effect, Either } from "effect";
+import type * as Context from "effect/Context";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { type Disk, DiskError } from "../../disk/Disk.js";
 import type * as Log from "../../log/Log.js";
 import type { Manifest, Projection, Resumed } from "../../log/Projection.js";

@@ -12,7 +12,10 @@
  *
  * The timer sleeps on Effect's `Clock`, so `TestClock` drives it in tests.
  */
-import { Deferred, Duration, Effect, FiberId } from "effect";
+import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as FiberId from "effect/FiberId";
 
 /** What a tick moved (the engine's `TickReport`). */
 export interface Progress {

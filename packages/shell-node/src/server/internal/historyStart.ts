@@ -9,7 +9,7 @@
  * rows), a recent job's history reads only the rows after its insert.
  */
 import { JobHistory } from "@tay/core";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type * as Log from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";
 

@@ -9,7 +9,7 @@ import type { ServerResponse } from "node:http";
 import { Shape, Wire, type Json, type JsonObject } from "@tay/client";
 import { JobMention } from "@tay/codec";
 import { type Job, JobHistory, type Queue, State } from "@tay/core";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import * as Bulk from "../../engine/Bulk.js";
 import type * as Engine from "../../engine/Engine.js";
 import type * as Log from "../../log/Log.js";

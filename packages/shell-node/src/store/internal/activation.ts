@@ -4,7 +4,9 @@
  * next segment created — and its flusher forked. Moved out of `Store.ts`;
  * `open` calls it under `acquireRelease`.
  */
-import { Clock, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Disk, type FileHandle, type OpenOptions } from "../../disk/Disk.js";
 import { readUpTo } from "../../disk/Files.js";
 import * as Layout from "../Layout.js";

@@ -3,7 +3,7 @@
  * to, and what work done in the background (a checkpoint's image) waits for
  * between its pieces, so that requests and commits are served between them.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /**
  * Runs `run` after the loop's next poll (Node's and Bun's check phase); a

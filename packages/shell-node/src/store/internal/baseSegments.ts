@@ -13,7 +13,7 @@
  * segments' sparse indexes; never the generation.
  */
 import type { Event } from "@tay/core";
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { Disk, type DiskError, type FileHandle } from "../../disk/Disk.js";
 import { writeAll } from "../../disk/Files.js";
 import * as Batch from "../../log/Batch.js";

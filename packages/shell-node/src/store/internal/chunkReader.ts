@@ -14,7 +14,9 @@
  * left unused). Handles without `Read.into` (wrappers, the fault disk) read
  * each chunk when it is needed, into a new buffer, as before.
  */
-import { Effect, Either, Fiber } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Fiber from "effect/Fiber";
 import { DiskError, type FileHandle } from "../../disk/Disk.js";
 import { readUpTo } from "../../disk/Files.js";
 

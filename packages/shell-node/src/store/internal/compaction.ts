@@ -14,7 +14,9 @@
  * Only then is the old generation removed.
  */
 import type { Event } from "@tay/core";
-import { Clock, Effect, Either } from "effect";
+import * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Disk, DiskError, type FileHandle } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
 import {

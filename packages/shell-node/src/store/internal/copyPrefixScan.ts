@@ -15,7 +15,8 @@
  */
 import * as Path from "node:path";
 import { Generation, type HistoryError } from "@tay/core";
-import { Effect, Either } from "effect";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
 import { Disk } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
 import type { Projection } from "../../log/Projection.js";

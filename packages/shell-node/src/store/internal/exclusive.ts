@@ -7,7 +7,7 @@
  * docs/benchmarks.md "The writer's lock"). A release hands the turn
  * straight to the first waiter, in arrival order.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 
 /** A waiter's turn: set once the holder before it handed over. */
 interface Turn {

@@ -12,7 +12,7 @@
  * Anything else (the active segment, a read from inside a segment) walks
  * every record with its CRCs, as `readFrom` does.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Disk } from "../../disk/Disk.js";
 import { withFile } from "../../disk/Files.js";
 import type { Mentioning } from "../../log/Log.js";

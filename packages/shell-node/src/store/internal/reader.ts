@@ -4,7 +4,7 @@
  * memory (what is being written or still pending), taken as one atomic
  * snapshot of the state so the two halves meet without a gap or overlap.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Disk } from "../../disk/Disk.js";
 import type { Mentioning } from "../../log/Log.js";
 import type { Entry } from "../../log/Projection.js";

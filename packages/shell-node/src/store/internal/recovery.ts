@@ -5,7 +5,8 @@
  * caller's projection. Reads only.
  */
 import type { Event } from "@tay/core";
-import { type Clock, Effect } from "effect";
+import type * as Clock from "effect/Clock";
+import * as Effect from "effect/Effect";
 import { Disk, type DiskError } from "../../disk/Disk.js";
 import * as Layout from "../Layout.js";
 import type { Projection, Resumed, SegmentDigest } from "../../log/Projection.js";

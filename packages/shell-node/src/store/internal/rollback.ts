@@ -19,7 +19,7 @@
  * in bytes no append acknowledged, and the writer's error says the store
  * may need the operator.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { DiskError, type FileHandle } from "../../disk/Disk.js";
 import type { Rollback } from "../StoreError.js";
 

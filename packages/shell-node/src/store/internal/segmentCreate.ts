@@ -20,7 +20,7 @@
  * create no segment, so a file system without hard links is refused there
  * and not at the first rotation.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import { Disk, type DiskError, type FileHandle, type OpenOptions } from "../../disk/Disk.js";
 import { removeIfPresent } from "../../disk/Files.js";
 import * as Layout from "../Layout.js";

@@ -4,7 +4,7 @@
  * collect up to a limit. The bytes were validated at open or written by this
  * process; any disagreement now is reported, never skipped.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { Disk, DiskError, FileHandle } from "../../disk/Disk.js";
 import type { Entry } from "../../log/Projection.js";
 import { BeyondSafeInteger, CorruptRecord, Mismatch, UndecodableEvent } from "../StoreError.js";

@@ -7,7 +7,7 @@
  *
  * Reads only; never writes, truncates or repairs.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type { DiskError, FileHandle } from "../../disk/Disk.js";
 import {
   BeyondSafeInteger,

@@ -36,7 +36,7 @@
  */
 import { type Event, Image, type State, type Terminal, type Value } from "@tay/core";
 import { decodeValue, encodeValue } from "@tay/codec";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import { decodeEvent, decodeRecord, encodeEvent, encodeRecordInto, recordSize } from "./codec.js";
 import type { SegmentDigest } from "../../log/Projection.js";
 

@@ -4,7 +4,9 @@
  * transition is atomic on Node's single thread; the writer's turn (`exclusive.ts`) orders
  * the I/O that goes with them.
  */
-import { Deferred, type Effect, FiberId } from "effect";
+import * as Deferred from "effect/Deferred";
+import type * as Effect from "effect/Effect";
+import * as FiberId from "effect/FiberId";
 import type { FileHandle } from "../../disk/Disk.js";
 import type { PendingRecord } from "../../log/Batch.js";
 import type * as Ticket from "../../log/Ticket.js";

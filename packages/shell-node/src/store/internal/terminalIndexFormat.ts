@@ -25,7 +25,7 @@
  */
 import { Event, type Generation, Job, type Value } from "@tay/core";
 import { decodeValue, encodeValue, explainEncodeError } from "@tay/codec";
-import { Either } from "effect";
+import * as Either from "effect/Either";
 import {
   appendEventRecord,
   appendRecord,

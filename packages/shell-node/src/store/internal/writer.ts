@@ -20,17 +20,15 @@
  * `admission`, `overBudget`, `enqueue`, and the ticket's `onSettled`.
  */
 import type { Event } from "@tay/core";
-import {
-  Cause,
-  Clock,
-  type Context,
-  Deferred,
-  Duration,
-  Effect,
-  Either,
-  Exit,
-  Fiber,
-} from "effect";
+import * as Cause from "effect/Cause";
+import * as Clock from "effect/Clock";
+import type * as Context from "effect/Context";
+import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
+import * as Either from "effect/Either";
+import * as Exit from "effect/Exit";
+import * as Fiber from "effect/Fiber";
 import { type Disk, DiskError } from "../../disk/Disk.js";
 import { stalledWrite, writeAll } from "../../disk/Files.js";
 import * as Batch from "../../log/Batch.js";

@@ -7,7 +7,8 @@
  * aborts what has run past it. It sleeps on Effect's `Clock`, so
  * `TestClock` drives it.
  */
-import { Duration, Effect } from "effect";
+import * as Duration from "effect/Duration";
+import * as Effect from "effect/Effect";
 import type { Attempt } from "./attempt.js";
 
 /**

@@ -9,7 +9,7 @@
  * turns later. So a queue never runs more handlers than its limit, and
  * the worker's events never show more attempts started and not ended.
  */
-import { Effect } from "effect";
+import * as Effect from "effect/Effect";
 import type * as Engine from "../../engine/Engine.js";
 
 type Lane = Engine.Lane;
