@@ -29,6 +29,13 @@ export const requireBuild = (): void => {
   if (!existsSync(path.join(packageRoot, "dist", "main.js"))) {
     throw new Error("packages/cli/dist is missing: run `pnpm build` first");
   }
+  // `bin/tay.mjs` prefers a bundle, which would run instead of `dist/`.
+  if (existsSync(path.join(packageRoot, "bundle"))) {
+    throw new Error(
+      "packages/cli/bundle exists (a pack that did not finish?): remove it " +
+        "(node packages/cli/scripts/bundle.mjs --remove) so that the suites run dist/",
+    );
+  }
 };
 
 /** What a run of `tay` produced. */
