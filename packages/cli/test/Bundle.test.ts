@@ -2,29 +2,20 @@
 // published command is one file"): it must be the same command as the
 // compiled modules the other suites run. Made here into a directory of the
 // package (so its external imports resolve as an installed package's do).
-import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Run, tay, temporaryRoot } from "./support/cli.js";
+import { type Run, runNode, tay, temporaryRoot } from "./support/cli.js";
 
 const packageRoot = fileURLToPath(new URL("../", import.meta.url));
 const outDirectory = path.join(packageRoot, `bundle-test-${process.pid}`);
 const bundled = path.join(outDirectory, "tay.mjs");
 const root = temporaryRoot({ built: true });
 
-const run = (file: string, args: ReadonlyArray<string>): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(process.execPath, [file, ...args], { encoding: "utf8" }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === "number" ? error.code : Number.NaN;
-      resolve({ status, stdout, stderr });
-    });
-  });
-
 beforeAll(async () => {
-  const made = await run(path.join(packageRoot, "scripts", "bundle.mjs"), ["--out", bundled]);
+  const made = await runNode(path.join(packageRoot, "scripts", "bundle.mjs"), ["--out", bundled]);
   expect(made, "the bundle is made").toMatchObject({ status: 0, stderr: "" });
 });
 
@@ -68,7 +59,7 @@ describe("the published command (one file)", () => {
     const bundleSteps = steps(bundleStore);
     const modulesSteps = steps(modulesStore);
     for (const [at, args] of bundleSteps.entries()) {
-      const viaBundle = stable(await run(bundled, args), bundleStore);
+      const viaBundle = stable(await runNode(bundled, args), bundleStore);
       const viaModules = stable(await tay(modulesSteps[at] ?? []), modulesStore);
       expect(viaBundle, args.join(" ")).toEqual(viaModules);
     }

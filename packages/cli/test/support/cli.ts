@@ -91,11 +91,19 @@ export const tay = (
   args: ReadonlyArray<string>,
   cwd?: string,
   nodeArgs: ReadonlyArray<string> = [],
+): Promise<Run> => runNode(binary, args, cwd, nodeArgs);
+
+/** Runs the script `file` with node to completion (`tay` is this with the binary). */
+export const runNode = (
+  file: string,
+  args: ReadonlyArray<string>,
+  cwd?: string,
+  nodeArgs: ReadonlyArray<string> = [],
 ): Promise<Run> =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
-      [...nodeArgs, binary, ...args],
+      [...nodeArgs, file, ...args],
       { cwd, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const status =
