@@ -124,6 +124,35 @@ const systems = {
       close: () => boss.stop({ graceful: false }),
     };
   },
+  // pg-boss with producers that send in transactions of their own (its `db` option), the
+  // like of the inbox: `BEGIN; send; COMMIT` on a pool of 10 connections a process.
+  pgbosstx: async () => {
+    const bossModule = await import("pg-boss");
+    const PgBoss = bossModule.PgBoss ?? bossModule.default;
+    const boss = new PgBoss({ connectionString: url, max: 2, supervise: false, schedule: false });
+    boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
+    await boss.start();
+    const { default: pg } = await import("pg");
+    const pool = new pg.Pool({ connectionString: url, max: 10 });
+    return {
+      enqueue: async (index) => {
+        const client = await pool.connect();
+        try {
+          await client.query("BEGIN");
+          const db = { executeSql: (text, values) => client.query(text, values) };
+          await boss.send(queue, argsOf(index), { db });
+          await client.query("COMMIT");
+        } finally {
+          client.release();
+        }
+      },
+      stats: () => ({}),
+      close: async () => {
+        await pool.end();
+        await boss.stop({ graceful: false });
+      },
+    };
+  },
   graphile: async () => {
     const { Logger, makeWorkerUtils, run } = await import("graphile-worker");
     const logger = new Logger(() => () => {});

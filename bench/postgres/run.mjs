@@ -27,7 +27,9 @@
  *
  * Options: --seconds=S (enqueue case, default 3), --jobs=N (process case,
  * default 2000), --processes=1,2,4, --producers=1,16,256,
- * --systems=tay,pgboss,graphile, --workloads=enqueue,process, --out=DIR.
+ * --systems=tay,tayinbox,pgboss,pgbosstx,graphile (pgbosstx: pg-boss sending
+ * in the producer's transaction, the inbox's like),
+ * --workloads=enqueue,process, --out=DIR.
  * BENCH_INBOX_NOTIFY=0: the inbox's producers enqueue with `notify: false`
  * (the engines then fold only at their poll).
  */
@@ -50,7 +52,7 @@ const seconds = Number(option("seconds", 3));
 const jobs = Number(option("jobs", 2000));
 const processCounts = list("processes", "1,2,4").map(Number);
 const producerCounts = list("producers", "1,16,256").map(Number);
-const systems = list("systems", "tay,tayinbox,pgboss,graphile");
+const systems = list("systems", "tay,tayinbox,pgboss,pgbosstx,graphile");
 const workloads = list("workloads", "enqueue,process");
 const outDirectory = option("out", join(root, "bench", "results"));
 const queue = "bench";
@@ -58,6 +60,7 @@ const labels = {
   tay: "Tay (engines over PostgreSQL)",
   tayinbox: "Tay, enqueued in the producer's transaction (inbox)",
   pgboss: "pg-boss",
+  pgbosstx: "pg-boss, sent in the producer's transaction",
   graphile: "graphile-worker",
 };
 
@@ -120,6 +123,7 @@ const setups = {
     );
   },
   tayinbox: (url, prefill) => setups.tay(url, prefill),
+  pgbosstx: (url, prefill) => setups.pgboss(url, prefill),
   pgboss: async (url, prefill) => {
     // pg-boss 10 (the last for Node 20) exports its class as the default.
     const bossModule = await import("pg-boss");
@@ -300,6 +304,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
     for (const processes of processCounts) {
       for (const concurrency of producerCounts) {
         const boss = find("pgboss", workload, processes, concurrency);
+        const bossInTransaction = find("pgbosstx", workload, processes, concurrency);
         for (const system of systems) {
           const result = find(system, workload, processes, concurrency);
           if (result === undefined) continue;
@@ -307,6 +312,11 @@ const report = (results, before, after, startedAt, wallSeconds) => {
             system.startsWith("tay") && boss !== undefined
               ? result.jobsPerSecond / boss.jobsPerSecond
               : null;
+          // The inbox beside its like too: pg-boss sending in the producer's transaction.
+          const likeRatio =
+            system === "tayinbox" && bossInTransaction !== undefined
+              ? `; ${(result.jobsPerSecond / bossInTransaction.jobsPerSecond).toFixed(2)}x in-transaction`
+              : "";
           const target = concurrency >= 256 ? 2 : 1;
           rows.push([
             labels[system],
@@ -316,7 +326,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
             fixed(result.jobsPerSecond, 0),
             fixed(result.p50, 2),
             fixed(result.p99, 2),
-            ratio === null ? "" : `${ratio.toFixed(2)}x`,
+            ratio === null ? "" : `${ratio.toFixed(2)}x${likeRatio}`,
             ratio === null ? "" : `≥ ${target}x ${ratio >= target ? "met" : "missed"}`,
           ]);
         }
@@ -352,7 +362,7 @@ const report = (results, before, after, startedAt, wallSeconds) => {
     `\`uptime\` before: \`${before}\`  `,
     `\`uptime\` after: \`${after}\``,
     "",
-    "Each system in a database of its own, made afresh for every case; 1, 2 or 4 processes of the system, producers (or consumers) split between them. Tay's processes are engines over one store (`synchronous_commit=on`); pg-boss sends, fetches and completes one job at a time (pools of 20 connections); graphile-worker adds with `addJob` and processes with its runner (pool of up to 20; its p50/p99 are not measured: it has no public fetch). The inbox row: producers run `BEGIN; Inbox.enqueueInTransaction; COMMIT` on pools of 10 connections per process while the engines fold; its jobs/s are committed enqueue transactions, and the table below says how many rows the engines had folded when the case ended.",
+    "Each system in a database of its own, made afresh for every case; 1, 2 or 4 processes of the system, producers (or consumers) split between them. Tay's processes are engines over one store (`synchronous_commit=on`); pg-boss sends, fetches and completes one job at a time (pools of 20 connections); graphile-worker adds with `addJob` and processes with its runner (pool of up to 20; its p50/p99 are not measured: it has no public fetch). The inbox row: producers run `BEGIN; Inbox.enqueueInTransaction; COMMIT` on pools of 10 connections per process while the engines fold; its jobs/s are committed enqueue transactions, and the table below says how many rows the engines had folded when the case ended. Its like: pg-boss sending in the producer's transaction (`BEGIN; send(..., { db }); COMMIT`, pools of 10 connections per process), when it ran; the inbox's ratio to it follows its ratio to pg-boss's plain `send` (the target stays against the plain `send`).",
     "",
     ...sections.flatMap((section) => [section, ""]),
     "## Tay: conflicts as engines are added",
@@ -391,8 +401,8 @@ const main = async () => {
     for (const processes of processCounts) {
       for (const concurrency of producerCounts) {
         for (const system of systems) {
-          // The inbox changes how jobs are enqueued, not how they are processed.
-          if (system === "tayinbox" && workload === "process") continue;
+          // The inbox (and pg-boss's like of it) changes how jobs are enqueued, not processed.
+          if ((system === "tayinbox" || system === "pgbosstx") && workload === "process") continue;
           const result = await runCase(system, workload, processes, concurrency);
           results.push(result);
           console.log(
