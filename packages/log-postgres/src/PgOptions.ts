@@ -87,6 +87,15 @@ export interface PgLogOptions extends LocationOptions {
   /** Inbox rows one fold reads and hands the engine (one transaction). Default 1,024. */
   readonly inboxPageRows?: number;
   /**
+   * How long the inbox's folder waits, once a notification says a row came
+   * into an empty inbox, before it reads: the rows committed meanwhile fold
+   * in the same transaction, one append (and one WAL flush) for them all
+   * instead of one each (docs/postgres.md, "The folder lingers"). A job
+   * enqueued alone becomes visible this much later. 0 reads at once.
+   * Default 2 ms.
+   */
+  readonly inboxLingerMs?: number;
+  /**
    * How long a compaction's lease on the store lasts past its latest
    * transaction (docs/postgres.md, "Two compactions at once"): each of its
    * transactions renews it, and another compactor may take it over only
@@ -137,6 +146,7 @@ export interface Resolved {
   readonly oneTrip: "batch" | "script";
   readonly inbox: boolean;
   readonly inboxPageRows: number;
+  readonly inboxLingerMs: number;
   readonly compactionLeaseMs: number;
   readonly turnAfterConflicts: number;
   readonly turnHoldMs: number;
@@ -161,6 +171,7 @@ const integerRanges: ReadonlyArray<readonly [keyof PgLogOptions, number, number,
   ["pollIntervalMs", 1000, 1, 3_600_000],
   ["followIntervalMs", 50, 0, 3_600_000],
   ["inboxPageRows", 1024, 1, 1_000_000],
+  ["inboxLingerMs", 2, 0, 60_000],
   ["compactionLeaseMs", 60_000, 1, 86_400_000],
   ["turnAfterConflicts", 16, 0, 1000],
   // Below the sessions' idle_in_transaction_session_timeout (10 s, Driver.nodePg).
@@ -223,6 +234,7 @@ export const resolve = (path: string, options: PgLogOptions): Resolved | Invalid
     oneTrip: options.oneTrip === "script" ? "script" : "batch",
     inbox: options.inbox ?? true,
     inboxPageRows: number("inboxPageRows"),
+    inboxLingerMs: number("inboxLingerMs"),
     compactionLeaseMs: number("compactionLeaseMs"),
     turnAfterConflicts: number("turnAfterConflicts"),
     turnHoldMs: number("turnHoldMs"),

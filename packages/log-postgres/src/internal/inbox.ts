@@ -56,6 +56,13 @@ export interface Folder {
   wake: (() => void) | undefined;
   /** A wake-up that came while the loop was busy: it reads again before sleeping. */
   woken: boolean;
+  /**
+   * Wait `inboxLingerMs` before the next read: a row came into an empty
+   * inbox (its notification), or a page that was not full settled.
+   */
+  lingerNext: boolean;
+  /** The last page read held `inboxPageRows` rows: more may be waiting. */
+  lastPageFull: boolean;
   /** How long the next look for an open writer's row waits (`soonMsMin` doubling). */
   soonMs: number;
   counts: { folded: number; refused: number; returned: number; pages: number };
@@ -82,6 +89,8 @@ export const folder = (): Folder => ({
   refusals: [],
   wake: undefined,
   woken: false,
+  lingerNext: false,
+  lastPageFull: false,
   soonMs: soonMsMin,
   counts: { folded: 0, refused: 0, returned: 0, pages: 0 },
 });
@@ -112,7 +121,10 @@ const listen = (state: LogState, fold: Folder) =>
     if (!state.options.notifications || session.onNotification === undefined) return;
     const ours = `${state.options.schema}.${state.options.store}`;
     session.onNotification((channel, payload) => {
-      if (channel === inboxChannel && payload === ours) wakeFolder(fold);
+      if (channel === inboxChannel && payload === ours) {
+        fold.lingerNext = true;
+        wakeFolder(fold);
+      }
     });
     const listened = yield* Effect.either(run(session, notifications.listen(inboxChannel)));
     fold.listening = listened._tag === "Right";
@@ -146,6 +158,7 @@ const readPage = (state: LogState, fold: Folder, session: Session) =>
       }
     }
     if (offered.length > 0) fold.counts.pages += 1;
+    fold.lastPageFull = rows.length >= state.options.inboxPageRows;
     fold.offered = offered;
     return offered.length > 0 || fold.refusals.length > 0;
   });
@@ -234,6 +247,7 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
         if (connected._tag === "Left") yield* Effect.sleep(Duration.millis(interval));
         return;
       }
+      yield* linger(state, fold);
       const result = yield* Effect.either(turn(state, fold, session));
       if (result._tag === "Left") {
         if (result.left.connection) {
@@ -256,6 +270,26 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
       yield* sleep(fold, fold.listening ? interval * 10 : interval);
     }),
   );
+
+/**
+ * Waits `inboxLingerMs` before a read that follows a notification (a row
+ * came into an empty inbox) or a page that was not full, so that the rows
+ * committed meanwhile fold together: with producers enqueueing steadily,
+ * the folder read one row a page, the engine appended (and flushed) once a
+ * row, and the producers' commits waited behind those flushes (docs/
+ * postgres.md, "The folder lingers"). A full page means a backlog: the
+ * next is read at once.
+ */
+const linger = (state: LogState, fold: Folder) =>
+  Effect.suspend(() => {
+    const ms = state.options.inboxLingerMs;
+    // Only before a read: with a page in the engine's hands (or offered) the turn reads nothing.
+    if (!fold.lingerNext || ms === 0 || fold.taken.size > 0 || fold.offered.length > 0) {
+      return Effect.void;
+    }
+    fold.lingerNext = false;
+    return Effect.sleep(Duration.millis(ms));
+  });
 
 /** Stops the folder and closes its session. */
 export const stopFolding = (fold: Folder): void => {
@@ -288,8 +322,12 @@ const settled = (fold: Folder) => (key: string, outcome: Log.IncomingOutcome) =>
       return unknown;
     }
   }
-  // The page is done: read the next one (there may be more) at once.
-  if (fold.taken.size === 0) wakeFolder(fold);
+  // The page is done: read the next one, at once after a full page (a backlog), else after
+  // the linger (the rows committed meanwhile fold together).
+  if (fold.taken.size === 0) {
+    if (!fold.lastPageFull) fold.lingerNext = true;
+    wakeFolder(fold);
+  }
 };
 
 /**
