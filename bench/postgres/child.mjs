@@ -31,6 +31,18 @@ lines.on("line", (line) => {
   }
 });
 const told = (word) => new Promise((resolve) => waiting.set(word, resolve));
+
+/** Runs `body(client)` in a transaction of its own on a connection of `pool`. */
+const inTransaction = async (pool, body) => {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await body(client);
+    await client.query("COMMIT");
+  } finally {
+    client.release();
+  }
+};
 const say = (line) => process.stdout.write(`${line}\n`);
 
 /** Each system as the same four operations. */
@@ -83,20 +95,14 @@ const systems = {
     const inboxOptions = process.env.BENCH_INBOX_NOTIFY === "0" ? { notify: false } : {};
     return {
       ...tay,
-      enqueue: async (index) => {
-        const client = await pool.connect();
-        try {
-          await client.query("BEGIN");
-          await Inbox.enqueueInTransaction(
+      enqueue: (index) =>
+        inTransaction(pool, (client) =>
+          Inbox.enqueueInTransaction(
             client,
             { queue, worker: "W", args: argsOf(index) },
             inboxOptions,
-          );
-          await client.query("COMMIT");
-        } finally {
-          client.release();
-        }
-      },
+          ),
+        ),
       stats: () => ({ ...tay.stats(), ...tay.inbox() }),
       close: async () => {
         await pool.end();
@@ -135,17 +141,11 @@ const systems = {
     const { default: pg } = await import("pg");
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     return {
-      enqueue: async (index) => {
-        const client = await pool.connect();
-        try {
-          await client.query("BEGIN");
+      enqueue: (index) =>
+        inTransaction(pool, (client) => {
           const db = { executeSql: (text, values) => client.query(text, values) };
-          await boss.send(queue, argsOf(index), { db });
-          await client.query("COMMIT");
-        } finally {
-          client.release();
-        }
-      },
+          return boss.send(queue, argsOf(index), { db });
+        }),
       stats: () => ({}),
       close: async () => {
         await pool.end();

@@ -124,13 +124,21 @@ const playedEngine = (url: string, inboxPageRows: number, options: PgOptions.PgL
     const incoming = log.incoming;
     if (incoming === undefined) return yield* Effect.die("no incoming jobs");
     const pages: Array<ReadonlyArray<string>> = [];
+    // When each page was taken (performance.now()).
+    const takenAt: Array<number> = [];
     incoming.watch(() => {
       const taken = incoming.take();
-      if (taken.length > 0) pages.push(taken.map((row) => row.key));
+      if (taken.length > 0) {
+        pages.push(taken.map((row) => row.key));
+        takenAt.push(performance.now());
+      }
     });
     const refuse = (key: string, reason: string) =>
       incoming.settled(key, { _tag: "Refused", reason });
-    return { pages, refuse };
+    // As after a conflict: another engine folded the row first, or may have.
+    const handBack = (key: string) =>
+      incoming.settled(key, { _tag: "NotAppended", reason: "planted conflict" });
+    return { pages, takenAt, refuse, handBack };
   });
 
 /** The inbox rows marked refused, with why, by key. */
@@ -375,6 +383,43 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
       );
       // Lingering after each full page would take 6 s at least.
       expect(performance.now() - started).toBeLessThan(2500);
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a folder whose page came back not appended steps aside before it reads again, longer each time", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const row = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            // No linger: the waits measured are the steps aside alone.
+            const played = yield* playedEngine(database.url, 10, { inboxLingerMs: 0 });
+            const handedBackAt: Array<number> = [];
+            for (let page = 1; page <= 3; page++) {
+              yield* Effect.promise(() =>
+                until(`page ${page}`, () => played.pages.length === page),
+              );
+              expect(played.pages[page - 1]).toEqual([row.key]);
+              handedBackAt.push(performance.now());
+              played.handBack(row.key);
+            }
+            yield* Effect.promise(() => until("page 4", () => played.pages.length === 4));
+            // 20, 40, then 80 ms at least between handing a page back and the next read.
+            const waits = [1, 2, 3].map(
+              (page) => (played.takenAt[page] ?? 0) - (handedBackAt[page - 1] ?? 0),
+            );
+            expect(waits[0]).toBeGreaterThanOrEqual(19);
+            expect(waits[1]).toBeGreaterThanOrEqual(39);
+            expect(waits[2]).toBeGreaterThanOrEqual(79);
+            played.refuse(row.key, "settled by the test");
+          }),
+        ),
+      );
     } finally {
       await client.end();
       await database.drop();

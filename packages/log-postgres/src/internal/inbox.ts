@@ -63,6 +63,10 @@ export interface Folder {
   lingerNext: boolean;
   /** The last page read held `inboxPageRows` rows: more may be waiting. */
   lastPageFull: boolean;
+  /** A row of the last page came back not appended (another engine folded it first). */
+  lost: boolean;
+  /** How long the next step aside lasts (`yieldMsMin`, doubling while pages are lost). */
+  yieldMs: number;
   /** How long the next look for an open writer's row waits (`soonMsMin` doubling). */
   soonMs: number;
   counts: { folded: number; refused: number; returned: number; pages: number };
@@ -75,6 +79,17 @@ export interface Folder {
  * most that long once its transaction ends, however long it stayed open.
  */
 const soonMsMin = 2;
+
+/**
+ * How long a folder waits before its next read once a page came back not
+ * appended: every engine's folder hears the same notification and reads
+ * the same rows, and all but one lose them; the losers step aside instead
+ * of racing the winner for every page, twice as long after each page lost
+ * in a row, up to `yieldMsMax`, and from `yieldMsMin` again once a row of
+ * theirs folds.
+ */
+const yieldMsMin = 20;
+const yieldMsMax = 160;
 const soonMsMax = 250;
 
 /** A folder of `state`'s store, not started. */
@@ -91,6 +106,8 @@ export const folder = (): Folder => ({
   woken: false,
   lingerNext: false,
   lastPageFull: false,
+  lost: false,
+  yieldMs: yieldMsMin,
   soonMs: soonMsMin,
   counts: { folded: 0, refused: 0, returned: 0, pages: 0 },
 });
@@ -282,6 +299,12 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
  */
 const linger = (state: LogState, fold: Folder) =>
   Effect.suspend(() => {
+    if (fold.lost && fold.taken.size === 0) {
+      fold.lost = false;
+      const ms = fold.yieldMs;
+      fold.yieldMs = Math.min(ms * 2, yieldMsMax);
+      return Effect.sleep(Duration.millis(ms));
+    }
     const ms = state.options.inboxLingerMs;
     // Only before a read: with a page in the engine's hands (or offered) the turn reads nothing.
     if (!fold.lingerNext || ms === 0 || fold.taken.size > 0 || fold.offered.length > 0) {
@@ -309,6 +332,7 @@ const settled = (fold: Folder) => (key: string, outcome: Log.IncomingOutcome) =>
   switch (outcome._tag) {
     case "Appended":
       fold.counts.folded += 1;
+      fold.yieldMs = yieldMsMin;
       break;
     case "Refused":
       fold.counts.refused += 1;
@@ -316,6 +340,7 @@ const settled = (fold: Folder) => (key: string, outcome: Log.IncomingOutcome) =>
       break;
     case "NotAppended":
       fold.counts.returned += 1;
+      fold.lost = true;
       break;
     default: {
       const unknown: never = outcome;
