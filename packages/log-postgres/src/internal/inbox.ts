@@ -79,6 +79,7 @@ export interface Folder {
  * most that long once its transaction ends, however long it stayed open.
  */
 const soonMsMin = 2;
+const soonMsMax = 250;
 
 /**
  * How long a folder waits before its next read once a page came back not
@@ -90,7 +91,6 @@ const soonMsMin = 2;
  */
 const yieldMsMin = 20;
 const yieldMsMax = 160;
-const soonMsMax = 250;
 
 /** A folder of `state`'s store, not started. */
 export const folder = (): Folder => ({
@@ -289,7 +289,9 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
   );
 
 /**
- * Waits `inboxLingerMs` before a read that follows a notification (a row
+ * Before a read: steps aside after a lost page (`yieldMsMin`, docs/
+ * postgres.md, "A folder that lost a page steps aside"); otherwise waits
+ * `inboxLingerMs` before a read that follows a notification (a row
  * came into an empty inbox) or a page that was not full, so that the rows
  * committed meanwhile fold together: with producers enqueueing steadily,
  * the folder read one row a page, the engine appended (and flushed) once a
