@@ -45,6 +45,20 @@ const inTransaction = async (pool, body) => {
 };
 const say = (line) => process.stdout.write(`${line}\n`);
 
+/**
+ * A started pg-boss with a pool of `max` connections. The parent created the
+ * schema and the queue; these processes only send, fetch and complete.
+ */
+const startedBoss = async (max) => {
+  // pg-boss 10 (the last for Node 20) exports its class as the default.
+  const bossModule = await import("pg-boss");
+  const PgBoss = bossModule.PgBoss ?? bossModule.default;
+  const boss = new PgBoss({ connectionString: url, max, supervise: false, schedule: false });
+  boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
+  await boss.start();
+  return boss;
+};
+
 /** Each system as the same four operations. */
 const systems = {
   tay: async () => {
@@ -111,13 +125,7 @@ const systems = {
     };
   },
   pgboss: async () => {
-    // pg-boss 10 (the last for Node 20) exports its class as the default.
-    const bossModule = await import("pg-boss");
-    const PgBoss = bossModule.PgBoss ?? bossModule.default;
-    // The parent created the schema and the queue; these processes only send, fetch and complete.
-    const boss = new PgBoss({ connectionString: url, max: 20, supervise: false, schedule: false });
-    boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
-    await boss.start();
+    const boss = await startedBoss(20);
     return {
       enqueue: (index) => boss.send(queue, argsOf(index)),
       take: async () => {
@@ -133,11 +141,8 @@ const systems = {
   // pg-boss with producers that send in transactions of their own (its `db` option), the
   // like of the inbox: `BEGIN; send; COMMIT` on a pool of 10 connections a process.
   pgbosstx: async () => {
-    const bossModule = await import("pg-boss");
-    const PgBoss = bossModule.PgBoss ?? bossModule.default;
-    const boss = new PgBoss({ connectionString: url, max: 2, supervise: false, schedule: false });
-    boss.on("error", (error) => process.stderr.write(`pg-boss: ${error.message}\n`));
-    await boss.start();
+    // Its own pool serves only its start: the sends run on the producers' connections.
+    const boss = await startedBoss(2);
     const { default: pg } = await import("pg");
     const pool = new pg.Pool({ connectionString: url, max: 10 });
     return {
