@@ -301,17 +301,16 @@ const folding = (state: LogState, fold: Folder): Effect.Effect<void> =>
  */
 const linger = (state: LogState, fold: Folder) =>
   Effect.suspend(() => {
-    if (fold.lost && fold.taken.size === 0) {
+    // Only before a read: with a page in the engine's hands (or offered) the turn reads nothing.
+    if (fold.taken.size > 0 || fold.offered.length > 0) return Effect.void;
+    if (fold.lost) {
       fold.lost = false;
       const ms = fold.yieldMs;
       fold.yieldMs = Math.min(ms * 2, yieldMsMax);
       return Effect.sleep(Duration.millis(ms));
     }
     const ms = state.options.inboxLingerMs;
-    // Only before a read: with a page in the engine's hands (or offered) the turn reads nothing.
-    if (!fold.lingerNext || ms === 0 || fold.taken.size > 0 || fold.offered.length > 0) {
-      return Effect.void;
-    }
+    if (!fold.lingerNext || ms === 0) return Effect.void;
     fold.lingerNext = false;
     return Effect.sleep(Duration.millis(ms));
   });
