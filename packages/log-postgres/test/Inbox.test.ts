@@ -138,7 +138,10 @@ const playedEngine = (url: string, inboxPageRows: number, options: PgOptions.PgL
     // As after a conflict: another engine folded the row first, or may have.
     const handBack = (key: string) =>
       incoming.settled(key, { _tag: "NotAppended", reason: "planted conflict" });
-    return { pages, takenAt, refuse, handBack };
+    // As if the engine appended the row (the row stays: nothing was appended).
+    const pretendAppended = (key: string) =>
+      incoming.settled(key, { _tag: "Appended", jobIds: [] });
+    return { pages, takenAt, refuse, handBack, pretendAppended };
   });
 
 /** The inbox rows marked refused, with why, by key. */
@@ -416,6 +419,43 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
             expect(waits[0]).toBeGreaterThanOrEqual(19);
             expect(waits[1]).toBeGreaterThanOrEqual(39);
             expect(waits[2]).toBeGreaterThanOrEqual(79);
+            played.refuse(row.key, "settled by the test");
+          }),
+        ),
+      );
+    } finally {
+      await client.end();
+      await database.drop();
+    }
+  });
+
+  it("a folder's step aside is short again once a row of its folds", async () => {
+    const database = await storeDatabase();
+    const client = await application(database.url);
+    try {
+      const row = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const played = yield* playedEngine(database.url, 10, { inboxLingerMs: 0 });
+            const page = (n: number) =>
+              Effect.promise(() => until(`page ${n}`, () => played.pages.length === n));
+            // Four pages lost (20, 40, 80, 160 ms): the next step aside would be the longest, 160 ms.
+            for (let lost = 1; lost <= 4; lost++) {
+              yield* page(lost);
+              played.handBack(row.key);
+            }
+            yield* page(5);
+            // Folded (as far as the folder can tell): the row stays, so it is read again.
+            played.pretendAppended(row.key);
+            yield* page(6);
+            const handedBackAt = performance.now();
+            played.handBack(row.key);
+            yield* page(7);
+            const wait = (played.takenAt[6] ?? 0) - handedBackAt;
+            // 20 ms again (and the read), not the 160 of a fifth loss in a row.
+            expect(wait).toBeGreaterThanOrEqual(19);
+            expect(wait).toBeLessThan(150);
             played.refuse(row.key, "settled by the test");
           }),
         ),
