@@ -19,6 +19,8 @@ const seconds = Number(secondsText);
 const queue = "bench";
 // PgLog options for Tay's engines (JSON), for A/B runs of one option: TAY_BENCH_PG_OPTIONS='{"followIntervalMs":0}'.
 const logOptions = JSON.parse(process.env.TAY_BENCH_PG_OPTIONS ?? "{}");
+// Engine options likewise: TAY_BENCH_ENGINE_OPTIONS='{"conflictBackoffMs":0}'.
+const engineOptions = JSON.parse(process.env.TAY_BENCH_ENGINE_OPTIONS ?? "{}");
 const argsOf = (index) => ({ order: index, customer: "c-42", note: "benchmark job" });
 
 const lines = createInterface({ input: process.stdin });
@@ -70,7 +72,11 @@ const systems = {
       Scope.extend(
         Effect.gen(function* () {
           const recovered = yield* PgLog.open(url, logOptions, StateProjection.foldProjection);
-          return yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
+          return yield* Engine.fromLog(recovered, {
+            timers: false,
+            rescueOnOpen: false,
+            ...engineOptions,
+          });
         }),
         scope,
       ),

@@ -67,7 +67,7 @@ const refusedOnce = (url: string, given: PgOptions.PgLogOptions) =>
     yield* append(winner.log, [inserted(1)]);
     const refused = yield* Effect.flip(append(loser.log, [inserted(2)]));
     expect(refused).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
-    return { loser: loser.log, winner: winner.log };
+    return { loser: loser.log, winner: winner.log, refused };
   });
 
 describe.skipIf(!("url" in server))("a turn after a conflict", () => {
@@ -76,8 +76,10 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
     () =>
       Effect.gen(function* () {
         const { url } = yield* store;
-        const { loser, winner } = yield* refusedOnce(url, { turnHoldMs: 5_000 });
+        const { loser, winner, refused } = yield* refusedOnce(url, { turnHoldMs: 5_000 });
         expect(loser.view.writes()).toMatchObject({ conflicted: 1, turns: 1 });
+        // The conflict says the head is held: the engine catches up without stepping aside.
+        expect(refused).toMatchObject({ held: true });
         const raced = yield* Effect.fork(Effect.either(append(winner, [inserted(3)])));
         yield* untilSomeoneWaits(url);
         yield* append(loser, [inserted(2)]);
@@ -99,8 +101,9 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
   it.scoped("without turns (turnAfterConflicts 0) the other writer's append goes first", () =>
     Effect.gen(function* () {
       const { url } = yield* store;
-      const { loser, winner } = yield* refusedOnce(url, { turnAfterConflicts: 0 });
+      const { loser, winner, refused } = yield* refusedOnce(url, { turnAfterConflicts: 0 });
       expect(loser.view.writes()).toMatchObject({ conflicted: 1, turns: 0 });
+      expect("held" in refused).toBe(false);
       yield* append(winner, [inserted(3)]);
       const again = yield* Effect.flip(append(loser, [inserted(2)]));
       expect(again).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 1 });
@@ -132,6 +135,7 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
       const refused = yield* Effect.flip(append(behind.log, [inserted(2)]));
       expect(refused).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
       expect(behind.log.view.writes()).toMatchObject({ conflicted: 1, turns: 1 });
+      expect("held" in refused).toBe(false);
       expect((yield* waiting(url)).idle).toBe(0);
     }),
   );

@@ -575,6 +575,8 @@ const settle = (
         path: state.path,
         expectedLastSequence,
         lastSequence: head.lastSequence,
+        // A turn taken (`turn.ts`): the engine is to catch up at once.
+        ...(state.turn === undefined ? {} : { held: true }),
       });
     // Another writer's records are the log's now. Another epoch (another
     // writer compacted): this log's generation is gone, and `refresh`

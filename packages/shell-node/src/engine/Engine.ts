@@ -62,6 +62,7 @@ import { type CompactedJobs, compactStreamed } from "./internal/compaction.js";
 import {
   type CatchUpStats,
   ContentionExhausted,
+  conflictBackoffMsDefault,
   conflictRetriesMaxDefault,
 } from "./internal/catchUp.js";
 import { CommandQueue, Overloaded, queuedCommandsMaxDefault } from "./internal/commandQueue.js";
@@ -110,6 +111,7 @@ import { type Progress, Timers } from "./internal/timers.js";
 
 export {
   ContentionExhausted,
+  conflictBackoffMsDefault,
   conflictRetriesMaxDefault,
   Overloaded,
   queuedCommandsMaxDefault,
@@ -194,6 +196,18 @@ export interface StartOptions {
    * caller gets `ContentionExhausted`. A positive integer; default 64.
    */
   readonly conflictRetriesMax?: number;
+  /**
+   * A log shared with other engines: after a second `AppendConflict` in a
+   * row (no append of this engine went through between them), wait this
+   * long before reading what the others appended and deciding again,
+   * twice as long after each further one, up to 8 times it; the first
+   * conflict is caught up at once. Commands issued meanwhile wait and are
+   * decided with the refused ones, so engines that keep racing for the log
+   * take turns in fewer, larger appends (docs/postgres.md, "An engine that
+   * keeps losing steps aside"). Milliseconds, 0 to 60,000; 0 never waits.
+   * Default 20.
+   */
+  readonly conflictBackoffMs?: number;
   /**
    * Compact on its own, with this retention, once the records appended
    * since the generation's base reach `max(minRecords, growth × jobs the
@@ -490,6 +504,18 @@ const checkCount = (argument: string, value: number): Effect.Effect<number, Inva
         }),
       );
 
+/** Refuses a `conflictBackoffMs` that is not a whole number of milliseconds up to a minute. */
+const checkBackoff = (value: number): Effect.Effect<number, InvalidArgument> =>
+  Number.isSafeInteger(value) && value >= 0 && value <= 60_000
+    ? Effect.succeed(value)
+    : Effect.fail(
+        new InvalidArgument({
+          argument: "conflictBackoffMs",
+          value: String(value),
+          expected: "an integer number of milliseconds, 0 to 60,000",
+        }),
+      );
+
 /** `checkpointRecords` as a count (false: never, before the close), or why it is refused. */
 const checkpointRecordsOf = (
   value: number | false | undefined,
@@ -659,7 +685,11 @@ const deciding = <K extends Log.Kind>(
       "conflictRetriesMax",
       options.conflictRetriesMax ?? conflictRetriesMaxDefault,
     );
-    const decider = new BatchDecider(log, state, log.lastSequence(), now, conflictRetriesMax);
+    const backoffMs = yield* checkBackoff(options.conflictBackoffMs ?? conflictBackoffMsDefault);
+    const decider = new BatchDecider(log, state, log.lastSequence(), now, {
+      retriesMax: conflictRetriesMax,
+      backoffMs,
+    });
     // A shared log: another engine's records may feed a claim parked here.
     const unwatch = log.watchOthers?.(() => decider.catchUp.follow());
     if (unwatch !== undefined) yield* Effect.addFinalizer(() => Effect.sync(unwatch));

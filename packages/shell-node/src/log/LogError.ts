@@ -19,6 +19,13 @@ export class AppendConflict extends Data.TaggedError("AppendConflict")<{
   readonly path: string;
   readonly expectedLastSequence: number;
   readonly lastSequence: number;
+  /**
+   * The log holds the head for this writer's next append (a PostgreSQL
+   * log's turn, docs/postgres.md "A turn after a conflict"): no other
+   * writer appends until it does or lets go, so the engine catches up at
+   * once, without the wait of "An engine that keeps losing steps aside".
+   */
+  readonly held?: boolean;
 }> {
   get description(): Described.Description {
     return Described.describe(

@@ -14,10 +14,42 @@ import * as SharedLog from "../support/sharedLog.js";
 
 type SharedEngine = Engine.EngineService<SharedLog.SharedKind>;
 
-const openEngine = (log: SharedLog.Shared, options: SharedLog.WriterOptions = {}, retries = 64) =>
+const openEngine = (
+  log: SharedLog.Shared,
+  options: SharedLog.WriterOptions = {},
+  retries = 64,
+  backoffMs?: number,
+) =>
   Effect.flatMap(SharedLog.open(log, options), (recovered) =>
-    Engine.fromLog(recovered, { timers: false, rescueOnOpen: false, conflictRetriesMax: retries }),
+    Engine.fromLog(recovered, {
+      timers: false,
+      rescueOnOpen: false,
+      conflictRetriesMax: retries,
+      ...(backoffMs === undefined ? {} : { conflictBackoffMs: backoffMs }),
+    }),
   );
+
+/**
+ * Another writer that inserts a job right before each of this engine's
+ * writes while `losses` lasts, and notes when each write was tried.
+ */
+const losingRaces = (log: SharedLog.Shared) => {
+  const race = {
+    losses: 0,
+    triedAt: [] as Array<number>,
+    interloper: () => {
+      race.triedAt.push(performance.now());
+      if (race.losses === 0) return;
+      race.losses -= 1;
+      // Every record of these tests is an insert: job ID and sequence go together.
+      const sequence = log.entries.length + 1;
+      log.entries.push({ sequence, event: insertedEvent(sequence) });
+    },
+    /** Milliseconds between one try and the next. */
+    gaps: () => race.triedAt.slice(1).map((at, index) => at - (race.triedAt[index] ?? at)),
+  };
+  return race;
+};
 
 /** A delay of 0 to 3 macrotask hops, drawn from `draws` in turn. */
 const delays = (draws: ReadonlyArray<number>) => {
@@ -455,6 +487,120 @@ describe("several engines on one shared log", () => {
         expect(engine.contention().catchUps).toBe(0);
       }),
     ),
+  );
+
+  it.effect(
+    "an engine that keeps losing waits before it catches up, longer each time, and not after an append of its own",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const race = losingRaces(log);
+          const engine = yield* openEngine(log, { interloper: race.interloper });
+          race.losses = 4;
+          const first = yield* engine.insert({ queue: "q", worker: "W", args: "first" });
+          expect(first.jobId).toBe(5);
+          const lost = race.gaps();
+          expect(lost).toHaveLength(4);
+          // The first race lost: caught up at once; then 20, 40 and 80 ms before each try.
+          expect(lost[0]).toBeLessThan(19);
+          expect(lost[1]).toBeGreaterThanOrEqual(19);
+          expect(lost[2]).toBeGreaterThanOrEqual(39);
+          expect(lost[3]).toBeGreaterThanOrEqual(79);
+          // Its append went through: the next conflict is caught up at once, the one after
+          // waits 20 ms again (not the 160 of a sixth loss in a row).
+          race.triedAt.length = 0;
+          race.losses = 2;
+          yield* engine.insert({ queue: "q", worker: "W", args: "second" });
+          const again = race.gaps();
+          expect(again).toHaveLength(2);
+          expect(again[0]).toBeLessThan(19);
+          expect(again[1]).toBeGreaterThanOrEqual(19);
+          expect(again[1]).toBeLessThan(150);
+          expect(engine.contention()).toMatchObject({ conflicts: 6, exhausted: 0 });
+        }),
+      ),
+  );
+
+  it.effect("with conflictBackoffMs 0 an engine catches up at once however often it loses", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const race = losingRaces(log);
+        const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 0);
+        race.losses = 5;
+        yield* engine.insert({ queue: "q", worker: "W", args: "first" });
+        const gaps = race.gaps();
+        expect(gaps).toHaveLength(5);
+        // Well under the 20 ms a backoff would wait at the second loss.
+        expect(Math.max(...gaps)).toBeLessThan(19);
+      }),
+    ),
+  );
+
+  it.effect("batches refused together lost one race: the next loss waits 20 ms, not more", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const race = losingRaces(log);
+        // The first write waits a while, so three inserts' batches queue into it.
+        let writes = 0;
+        const delay = () =>
+          writes++ === 0
+            ? new Promise<void>((resolve) => setTimeout(resolve, 20))
+            : Promise.resolve();
+        const engine = yield* openEngine(log, { interloper: race.interloper, delay });
+        race.losses = 2;
+        const inserted = yield* Effect.promise(async () => {
+          const all: Array<Promise<unknown>> = [];
+          for (const args of ["a", "b", "c"]) {
+            all.push(engine.promises.insert({ queue: "q", worker: "W", args }));
+            await new Promise((resolve) => setImmediate(resolve));
+          }
+          return Promise.all(all);
+        });
+        expect(inserted).toHaveLength(3);
+        // Three batches refused by one write, then one write of all three refused again.
+        expect(engine.contention().conflicts).toBe(4);
+        const gaps = race.gaps();
+        expect(gaps).toHaveLength(2);
+        // The second loss in a row waits 20 ms; counted per batch it would be the fourth: 80 ms.
+        expect(gaps[1]).toBeGreaterThanOrEqual(19);
+        expect(gaps[1]).toBeLessThan(60);
+      }),
+    ),
+  );
+
+  it.effect("a conflict whose head the log holds for this engine is caught up at once", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const race = losingRaces(log);
+        // From the third conflict in a row on, the log says it holds the head (a turn).
+        const held = () => race.triedAt.length >= 3;
+        const engine = yield* openEngine(log, { interloper: race.interloper, held });
+        race.losses = 4;
+        yield* engine.insert({ queue: "q", worker: "W", args: "first" });
+        const gaps = race.gaps();
+        expect(gaps).toHaveLength(4);
+        // At once, 20 ms (not held), then at once twice where 40 and 80 ms were due.
+        expect(gaps[1]).toBeGreaterThanOrEqual(19);
+        expect(gaps[2]).toBeLessThan(19);
+        expect(gaps[3]).toBeLessThan(19);
+      }),
+    ),
+  );
+
+  it.effect("a conflictBackoffMs that is not 0 to 60,000 whole milliseconds is refused", () =>
+    Effect.gen(function* () {
+      for (const value of [-1, 1.5, 60_001]) {
+        const refused = yield* Effect.flip(
+          Effect.scoped(openEngine(SharedLog.shared(), {}, 64, value)),
+        );
+        expect(refused).toMatchObject({ _tag: "InvalidArgument", argument: "conflictBackoffMs" });
+        expect(refused).toMatchObject({ value: String(value) });
+      }
+    }),
   );
 
   it.effect("a command issued while a catch-up runs is held for it, not decided and refused", () =>

@@ -38,6 +38,11 @@ export interface WriterOptions {
   readonly delay?: () => Promise<void>;
   /** Runs right before each group's guard: another writer that always gets in first. */
   readonly interloper?: () => void;
+  /**
+   * Whether a conflict says the head is held for this writer's next append
+   * (`AppendConflict.held`, as a PostgreSQL log's turn does); asked at each.
+   */
+  readonly held?: () => boolean;
   /** Tell this writer when others write (as LISTEN/NOTIFY would). Default true. */
   readonly notified?: boolean;
   /**
@@ -131,6 +136,7 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
               path,
               expectedLastSequence: queued.expected,
               lastSequence: committed,
+              ...(options.held?.() === true ? { held: true } : {}),
             }),
           );
         }

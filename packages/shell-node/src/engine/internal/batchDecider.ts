@@ -37,6 +37,7 @@ import * as Ticket from "../../log/Ticket.js";
 import {
   CatchUp,
   type ContentionExhausted,
+  conflictBackoffMsDefault,
   conflictRetriesMaxDefault,
   type Reloaded,
 } from "./catchUp.js";
@@ -544,6 +545,12 @@ class Drain<K extends Log.Kind> {
 /** What a command decided by this engine can fail with besides its refusal: its log's failures. */
 export type Failure<K extends Log.Kind> = K["error"] | LogError | ContentionExhausted;
 
+/** How a shared log's conflicts are met (`EngineOptions.conflictRetriesMax`, `conflictBackoffMs`). */
+export interface Contention {
+  readonly retriesMax?: number;
+  readonly backoffMs?: number;
+}
+
 /** The running states and the drains that move them. */
 export class BatchDecider<K extends Log.Kind> {
   private decidedState: State.State;
@@ -597,7 +604,7 @@ export class BatchDecider<K extends Log.Kind> {
     lastSequence: number,
     // The time a parked claim is decided again at (the engine's clock).
     private readonly now: () => number,
-    conflictRetriesMax: number = conflictRetriesMaxDefault,
+    contention: Contention = {},
   ) {
     this.decidedState = state;
     this.decidedLastSequence = lastSequence;
@@ -629,8 +636,9 @@ export class BatchDecider<K extends Log.Kind> {
         waits: (request) => this.waits(request),
         decide: (requests) => this.decide(requests),
       },
-      conflictRetriesMax,
+      contention.retriesMax ?? conflictRetriesMaxDefault,
       (error) => error,
+      contention.backoffMs ?? conflictBackoffMsDefault,
     );
   }
 
@@ -799,7 +807,7 @@ export class BatchDecider<K extends Log.Kind> {
       if (this.incomingKeys.has(request)) request.refuse(conflict);
       else retried.push(request);
     }
-    this.catchUp.conflicted(retried);
+    this.catchUp.conflicted(retried, conflict.held === true);
   }
 
   /**
@@ -891,6 +899,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.conflicted([...drain.accepted, ...drain.riders], failure);
       return;
     }
+    if (failure === undefined) this.catchUp.appended();
     // Tickets settle in sequence order; the guard keeps `committed`
     // monotonic even so.
     const before = this.committedState.state;

@@ -10,6 +10,13 @@
  * behind them. Each command is decided again at most `conflictRetriesMax`
  * times; past that its caller gets `ContentionExhausted`.
  *
+ * An engine that keeps losing steps aside: the first conflict after an
+ * append of its own that went through is caught up at once; each further
+ * conflict in a row first waits `conflictBackoffMs`, twice as long each
+ * time, up to 8 times it (docs/postgres.md, "An engine that keeps losing
+ * steps aside"). Its commands, and those issued meanwhile, wait for it and
+ * are then decided together: one append where several writers' races were.
+ *
  * No job is started twice: a claim is decided against a state holding every
  * record up to the sequence its append expects, and the log appends only
  * after exactly that sequence (docs/postgres.md, "Several engines").
@@ -24,6 +31,7 @@ import { Evolve, Generation } from "@tay/core";
 import * as Cause from "effect/Cause";
 import * as Data from "effect/Data";
 import * as Deferred from "effect/Deferred";
+import * as Duration from "effect/Duration";
 import * as Effect from "effect/Effect";
 import * as Option from "effect/Option";
 import * as Described from "../../disk/Described.js";
@@ -50,6 +58,20 @@ const baseLengthUntold = (epoch: number): Error =>
 
 /** How many times one command is decided again after conflicts before its caller is told. */
 export const conflictRetriesMaxDefault = 64;
+
+/** The first wait before a catch-up after a conflict in a row (ms); 0 catches up at once. */
+export const conflictBackoffMsDefault = 20;
+
+/** The longest wait, as a multiple of the first: 20 ms doubles to 160. */
+const backoffDoublings = 3;
+
+/**
+ * How long to wait before the catch-up that follows the `lost`-th conflict
+ * in a row: none for the first (one race lost is ordinary), then `backoffMs`
+ * doubling.
+ */
+export const backoffAfter = (lost: number, backoffMs: number): number =>
+  lost < 2 || backoffMs === 0 ? 0 : backoffMs * 2 ** Math.min(lost - 2, backoffDoublings);
 
 /** Entries read per page while catching up. */
 const pageRecords = 4096;
@@ -141,6 +163,10 @@ export class CatchUp<K extends Log.Kind, X> {
   private ended: Array<() => void> = [];
   private waiting: Array<Pending<X>> = [];
   private readonly attempts = new WeakMap<Pending<X>, number>();
+  // Conflicts since this engine's last append that went through, and the
+  // wait the next catch-up starts with (`backoffAfter`).
+  private lostInARow = 0;
+  private pauseMs = 0;
   private counters = {
     conflicts: 0,
     catchUps: 0,
@@ -156,6 +182,7 @@ export class CatchUp<K extends Log.Kind, X> {
     private readonly retriesMax: number,
     // The engine's failure type holds both; the caller passes the identity.
     private readonly refusal: (error: K["error"] | ContentionExhausted) => X,
+    private readonly backoffMs: number = conflictBackoffMsDefault,
   ) {}
 
   /** Whether commands must wait: a catch-up is under way. */
@@ -171,8 +198,10 @@ export class CatchUp<K extends Log.Kind, X> {
   /**
    * A batch was refused with `AppendConflict`: its accepted commands are
    * decided again after the catch-up (those past their retries are told).
+   * `held`: the log holds the head for this engine's next append (the
+   * conflict's `held`), so the catch-up starts at once.
    */
-  conflicted(requests: ReadonlyArray<Pending<X>>): void {
+  conflicted(requests: ReadonlyArray<Pending<X>>, held = false): void {
     this.counters.conflicts += 1;
     for (const request of requests) {
       const attempts = (this.attempts.get(request) ?? 0) + 1;
@@ -194,7 +223,20 @@ export class CatchUp<K extends Log.Kind, X> {
       this.waiting.push(request);
       this.host.waits(request);
     }
+    // One loss per catch-up: the batches a refused transaction failed
+    // together, and those settling while the catch-up runs (it first waits
+    // for the engine's appends in flight), lost the same race.
+    if (!this.running) {
+      this.lostInARow += 1;
+      this.pauseMs = held ? 0 : backoffAfter(this.lostInARow, this.backoffMs);
+    }
     this.start();
+  }
+
+  /** An append of this engine went through: the next conflict is caught up at once. */
+  appended(): void {
+    this.lostInARow = 0;
+    this.pauseMs = 0;
   }
 
   /** Commands issued while a catch-up runs: decided after it, behind the refused ones. */
@@ -252,8 +294,14 @@ export class CatchUp<K extends Log.Kind, X> {
     this.running = true;
     this.again = false;
     this.counters.catchUps += 1;
+    const pause = this.pauseMs;
+    this.pauseMs = 0;
+    const caughtUp =
+      pause === 0
+        ? this.read()
+        : Effect.zipRight(Effect.sleep(Duration.millis(pause)), this.read());
     Effect.runFork(
-      Effect.matchCause(this.read(), {
+      Effect.matchCause(caughtUp, {
         onSuccess: () => this.finish(undefined),
         onFailure: (cause) => this.finish(cause),
       }),
