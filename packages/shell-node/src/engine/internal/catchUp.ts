@@ -70,7 +70,7 @@ const backoffDoublings = 3;
  * in a row: none for the first (one race lost is ordinary), then `backoffMs`
  * doubling.
  */
-export const backoffAfter = (lost: number, backoffMs: number): number =>
+const backoffAfter = (lost: number, backoffMs: number): number =>
   lost < 2 || backoffMs === 0 ? 0 : backoffMs * 2 ** Math.min(lost - 2, backoffDoublings);
 
 /** Entries read per page while catching up. */
@@ -163,8 +163,8 @@ export class CatchUp<K extends Log.Kind, X> {
   private ended: Array<() => void> = [];
   private waiting: Array<Pending<X>> = [];
   private readonly attempts = new WeakMap<Pending<X>, number>();
-  // Conflicts since this engine's last append that went through, and the
-  // wait the next catch-up starts with (`backoffAfter`).
+  // Races lost (catch-ups after a conflict) since this engine's last append
+  // that went through, and the wait the next catch-up starts with (`backoffAfter`).
   private lostInARow = 0;
   private pauseMs = 0;
   private counters = {
@@ -224,8 +224,9 @@ export class CatchUp<K extends Log.Kind, X> {
       this.host.waits(request);
     }
     // One loss per catch-up: the batches a refused transaction failed
-    // together, and those settling while the catch-up runs (it first waits
-    // for the engine's appends in flight), lost the same race.
+    // together, and those settling while a catch-up runs (it first waits for
+    // the engine's appends in flight, then reads past what beat them), count
+    // as the race that catch-up answers.
     if (!this.running) {
       this.lostInARow += 1;
       this.pauseMs = held ? 0 : backoffAfter(this.lostInARow, this.backoffMs);
