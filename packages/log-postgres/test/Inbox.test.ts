@@ -144,6 +144,30 @@ const playedEngine = (url: string, inboxPageRows: number, options: PgOptions.PgL
     return { pages, takenAt, refuse, handBack, pretendAppended };
   });
 
+type Played = Effect.Effect.Success<ReturnType<typeof playedEngine>>;
+
+/**
+ * A store with one row waiting and an engine the test plays, with no linger
+ * (the waits measured are the steps aside alone): `body` gets both.
+ */
+const oneRowPlayed = async (body: (played: Played, key: string) => Effect.Effect<void>) => {
+  const database = await storeDatabase();
+  const client = await application(database.url);
+  try {
+    const row = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
+    await Effect.runPromise(
+      Effect.scoped(
+        Effect.flatMap(playedEngine(database.url, 10, { inboxLingerMs: 0 }), (played) =>
+          body(played, row.key),
+        ),
+      ),
+    );
+  } finally {
+    await client.end();
+    await database.drop();
+  }
+};
+
 /** The inbox rows marked refused, with why, by key. */
 const refusals = async (client: pg.Client): Promise<ReadonlyMap<string, string>> => {
   const result = await client.query(
@@ -392,79 +416,52 @@ describe.skipIf("skip" in server)("enqueue inside the application's transaction"
     }
   });
 
-  it("a folder whose page came back not appended steps aside before it reads again, longer each time", async () => {
-    const database = await storeDatabase();
-    const client = await application(database.url);
-    try {
-      const row = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
-      await Effect.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            // No linger: the waits measured are the steps aside alone.
-            const played = yield* playedEngine(database.url, 10, { inboxLingerMs: 0 });
-            const handedBackAt: Array<number> = [];
-            for (let page = 1; page <= 3; page++) {
-              yield* Effect.promise(() =>
-                until(`page ${page}`, () => played.pages.length === page),
-              );
-              expect(played.pages[page - 1]).toEqual([row.key]);
-              handedBackAt.push(performance.now());
-              played.handBack(row.key);
-            }
-            yield* Effect.promise(() => until("page 4", () => played.pages.length === 4));
-            // 20, 40, then 80 ms at least between handing a page back and the next read.
-            const waits = [1, 2, 3].map(
-              (page) => (played.takenAt[page] ?? 0) - (handedBackAt[page - 1] ?? 0),
-            );
-            expect(waits[0]).toBeGreaterThanOrEqual(19);
-            expect(waits[1]).toBeGreaterThanOrEqual(39);
-            expect(waits[2]).toBeGreaterThanOrEqual(79);
-            played.refuse(row.key, "settled by the test");
-          }),
-        ),
-      );
-    } finally {
-      await client.end();
-      await database.drop();
-    }
-  });
+  it("a folder whose page came back not appended steps aside before it reads again, longer each time", () =>
+    oneRowPlayed((played, key) =>
+      Effect.gen(function* () {
+        const handedBackAt: Array<number> = [];
+        for (let page = 1; page <= 3; page++) {
+          yield* Effect.promise(() => until(`page ${page}`, () => played.pages.length === page));
+          expect(played.pages[page - 1]).toEqual([key]);
+          handedBackAt.push(performance.now());
+          played.handBack(key);
+        }
+        yield* Effect.promise(() => until("page 4", () => played.pages.length === 4));
+        // 20, 40, then 80 ms at least between handing a page back and the next read.
+        const waits = [1, 2, 3].map(
+          (page) => (played.takenAt[page] ?? 0) - (handedBackAt[page - 1] ?? 0),
+        );
+        expect(waits[0]).toBeGreaterThanOrEqual(19);
+        expect(waits[1]).toBeGreaterThanOrEqual(39);
+        expect(waits[2]).toBeGreaterThanOrEqual(79);
+        played.refuse(key, "settled by the test");
+      }),
+    ));
 
-  it("a folder's step aside is short again once a row of its folds", async () => {
-    const database = await storeDatabase();
-    const client = await application(database.url);
-    try {
-      const row = await transaction(client, () => Inbox.enqueueInTransaction(client, job("a")));
-      await Effect.runPromise(
-        Effect.scoped(
-          Effect.gen(function* () {
-            const played = yield* playedEngine(database.url, 10, { inboxLingerMs: 0 });
-            const page = (n: number) =>
-              Effect.promise(() => until(`page ${n}`, () => played.pages.length === n));
-            // Four pages lost (20, 40, 80, 160 ms): the next step aside would be the longest, 160 ms.
-            for (let lost = 1; lost <= 4; lost++) {
-              yield* page(lost);
-              played.handBack(row.key);
-            }
-            yield* page(5);
-            // Folded (as far as the folder can tell): the row stays, so it is read again.
-            played.pretendAppended(row.key);
-            yield* page(6);
-            const handedBackAt = performance.now();
-            played.handBack(row.key);
-            yield* page(7);
-            const wait = (played.takenAt[6] ?? 0) - handedBackAt;
-            // 20 ms again (and the read), not the 160 of a fifth loss in a row.
-            expect(wait).toBeGreaterThanOrEqual(19);
-            expect(wait).toBeLessThan(150);
-            played.refuse(row.key, "settled by the test");
-          }),
-        ),
-      );
-    } finally {
-      await client.end();
-      await database.drop();
-    }
-  });
+  it("a folder's step aside is short again once a row of its folds", () =>
+    oneRowPlayed((played, key) =>
+      Effect.gen(function* () {
+        const page = (n: number) =>
+          Effect.promise(() => until(`page ${n}`, () => played.pages.length === n));
+        // Four pages lost (20, 40, 80, 160 ms): the next step aside would be the longest, 160 ms.
+        for (let lost = 1; lost <= 4; lost++) {
+          yield* page(lost);
+          played.handBack(key);
+        }
+        yield* page(5);
+        // Folded (as far as the folder can tell): the row stays, so it is read again.
+        played.pretendAppended(key);
+        yield* page(6);
+        const handedBackAt = performance.now();
+        played.handBack(key);
+        yield* page(7);
+        const wait = (played.takenAt[6] ?? 0) - handedBackAt;
+        // 20 ms again (and the read), not the 160 of a fifth loss in a row.
+        expect(wait).toBeGreaterThanOrEqual(19);
+        expect(wait).toBeLessThan(150);
+        played.refuse(key, "settled by the test");
+      }),
+    ));
 
   it("two engines fold every row exactly once while producers enqueue", async () => {
     const database = await storeDatabase();
