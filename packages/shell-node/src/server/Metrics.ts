@@ -143,6 +143,7 @@ const stateGauges = (
     () => Effect.runSync(engine.log.stats()).pendingRecords,
   );
   inlineWriteMetrics(prom, registry, engine);
+  contentionMetrics(prom, registry, engine);
   gauge(
     "tay_subscribers",
     "Subscribers of the committed event stream",
@@ -233,6 +234,52 @@ const inlineWriteMetrics = (
       this.set((inline()?.slowestMs ?? 0) / 1000);
     },
   });
+};
+
+/**
+ * How the engine met other engines on a shared log (`engine.contention()`,
+ * docs/postgres.md "Several engines, one store"): only for a log that
+ * other writers may append to (one that can `refresh`), read when scraped.
+ */
+const contentionMetrics = (
+  prom: PromClient,
+  registry: Registry,
+  engine: Engine.EngineService<Log.Kind>,
+) => {
+  if (!engine.contention().shared) return;
+  const counter = (name: string, help: string, read: (stats: Engine.CatchUpStats) => number) =>
+    scrapedCounter(prom, registry, name, help, () => read(engine.contention()));
+  counter(
+    "tay_append_conflicts_total",
+    "Batches refused because another engine appended first (AppendConflict)",
+    (stats) => stats.conflicts,
+  );
+  counter("tay_catch_ups_total", "Reads of what other engines appended", (stats) => stats.catchUps);
+  counter(
+    "tay_commands_decided_again_total",
+    "Commands decided again after a conflict",
+    (stats) => stats.retried,
+  );
+  counter(
+    "tay_contention_exhausted_total",
+    "Commands answered ContentionExhausted (nothing appended)",
+    (stats) => stats.exhausted,
+  );
+  counter(
+    "tay_records_of_others_folded_total",
+    "Records other engines appended, folded into this engine's state",
+    (stats) => stats.recordsFolded,
+  );
+  counter(
+    "tay_steps_aside_total",
+    "Catch-ups that first waited, the engine having lost the race again (conflictBackoffMs)",
+    (stats) => stats.stepsAside,
+  );
+  counter(
+    "tay_step_aside_seconds_total",
+    "Time those waits lasted",
+    (stats) => stats.steppedAsideMs / 1000,
+  );
 };
 
 /**

@@ -517,7 +517,14 @@ describe("several engines on one shared log", () => {
           expect(again[0]).toBeLessThan(19);
           expect(again[1]).toBeGreaterThanOrEqual(19);
           expect(again[1]).toBeLessThan(150);
-          expect(engine.contention()).toMatchObject({ conflicts: 6, exhausted: 0 });
+          // Waits of 20, 40 and 80 ms, then 20: four steps aside.
+          expect(engine.contention()).toMatchObject({
+            shared: true,
+            conflicts: 6,
+            exhausted: 0,
+            stepsAside: 4,
+            steppedAsideMs: 160,
+          });
         }),
       ),
   );

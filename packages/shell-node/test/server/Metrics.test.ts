@@ -6,9 +6,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Effect } from "effect";
+import * as Engine from "../../src/engine/Engine.js";
 import * as EnginePromises from "../../src/engine/EnginePromises.js";
 import * as Metrics from "../../src/server/Metrics.js";
 import * as Server from "../../src/server/Server.js";
+import { insertedEvent } from "../support/job.js";
+import * as SharedLog from "../support/sharedLog.js";
 
 let directory = "";
 let opened: EnginePromises.OpenedEngine;
@@ -70,6 +73,51 @@ describe("metrics", () => {
     expect(text).toMatch(/^tay_failures_total 1$/m);
     expect(text).toMatch(/^tay_retries_total 1$/m);
     expect(text).toMatch(/^tay_cancellations_total 1$/m);
+  });
+
+  it("a directory's store shows no contention: no other engine appends to it", async () => {
+    expect(opened.engine.contention().shared).toBe(false);
+    expect(await get("/metrics")).not.toContain("tay_append_conflicts_total");
+  });
+
+  it("counts a shared log's conflicts, catch-ups, retries and steps aside when scraped", async () => {
+    const log = SharedLog.shared();
+    // Another writer gets in before this engine's first three writes.
+    let losses = 3;
+    const interloper = () => {
+      if (losses === 0) return;
+      losses -= 1;
+      const sequence = log.entries.length + 1;
+      log.entries.push({ sequence, event: insertedEvent(sequence) });
+    };
+    const gauges: Metrics.ServerGauges = {
+      leases: () => 0,
+      sessions: () => 0,
+      leasesExpired: () => 0,
+      pressure: () => 0,
+      segments: () => 0,
+    };
+    const text = await Effect.runPromise(
+      Effect.scoped(
+        Effect.gen(function* () {
+          const recovered = yield* SharedLog.open(log, { interloper });
+          const engine = yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
+          yield* engine.insert({ queue: "q", worker: "W", args: null });
+          const metrics = yield* Effect.promise(() => Metrics.make(engine, gauges));
+          const scraped = yield* Effect.promise(() => metrics.text());
+          metrics.stop();
+          return scraped;
+        }),
+      ),
+    );
+    expect(text).toMatch(/^tay_append_conflicts_total 3$/m);
+    expect(text).toMatch(/^tay_catch_ups_total 3$/m);
+    expect(text).toMatch(/^tay_commands_decided_again_total 3$/m);
+    expect(text).toMatch(/^tay_contention_exhausted_total 0$/m);
+    expect(text).toMatch(/^tay_records_of_others_folded_total 3$/m);
+    // The second and third losses in a row waited 20 and 40 ms.
+    expect(text).toMatch(/^tay_steps_aside_total 2$/m);
+    expect(text).toMatch(/^tay_step_aside_seconds_total 0.06$/m);
   });
 
   it("reads the store writer's inline writes when scraped", async () => {

@@ -137,6 +137,8 @@ export interface Reloaded {
 
 /** The catch-up's counters: how often appends conflicted and commands were decided again. */
 export interface CatchUpStats {
+  /** Whether other engines may append to this log (it learns their head); false for a directory's store. */
+  readonly shared: boolean;
   /** Batches refused with `AppendConflict`. */
   readonly conflicts: number;
   /** Catch-ups run (reads of what others appended). */
@@ -149,6 +151,10 @@ export interface CatchUpStats {
   readonly recordsFolded: number;
   /** Generations of other writers' compactions folded again (the log moved onto them). */
   readonly reloads: number;
+  /** Catch-ups that first waited, the engine having lost the race again (`conflictBackoffMs`). */
+  readonly stepsAside: number;
+  /** Milliseconds those waits lasted, in all. */
+  readonly steppedAsideMs: number;
 }
 
 /** The refused commands of one log and the catch-up that decides them again. */
@@ -174,6 +180,8 @@ export class CatchUp<K extends Log.Kind, X> {
     exhausted: 0,
     recordsFolded: 0,
     reloads: 0,
+    stepsAside: 0,
+    steppedAsideMs: 0,
   };
 
   constructor(
@@ -192,7 +200,7 @@ export class CatchUp<K extends Log.Kind, X> {
 
   /** The counters so far. */
   stats(): CatchUpStats {
-    return { ...this.counters };
+    return { shared: this.log.refresh !== undefined, ...this.counters };
   }
 
   /**
@@ -297,6 +305,10 @@ export class CatchUp<K extends Log.Kind, X> {
     this.counters.catchUps += 1;
     const pause = this.pauseMs;
     this.pauseMs = 0;
+    if (pause > 0) {
+      this.counters.stepsAside += 1;
+      this.counters.steppedAsideMs += pause;
+    }
     const caughtUp =
       pause === 0
         ? this.read()
