@@ -204,8 +204,10 @@ export interface StartOptions {
    * conflict is caught up at once. Commands issued meanwhile wait and are
    * decided with the refused ones, so engines that keep racing for the log
    * take turns in fewer, larger appends (docs/postgres.md, "An engine that
-   * keeps losing steps aside"). Milliseconds, 0 to 60,000; 0 never waits.
-   * Default 20.
+   * keeps losing steps aside"): 20 made 4 engines × 16 producers 1.3–1.6x
+   * faster, but an engine with a few commands racing a busy one then waits
+   * up to about a second for its turn. Milliseconds, 0 to 60,000. Default
+   * 0: never waits (for deployments where every engine is busy, try 20).
    */
   readonly conflictBackoffMs?: number;
   /**

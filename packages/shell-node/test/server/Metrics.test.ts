@@ -101,7 +101,11 @@ describe("metrics", () => {
       Effect.scoped(
         Effect.gen(function* () {
           const recovered = yield* SharedLog.open(log, { interloper });
-          const engine = yield* Engine.fromLog(recovered, { timers: false, rescueOnOpen: false });
+          const engine = yield* Engine.fromLog(recovered, {
+            timers: false,
+            rescueOnOpen: false,
+            conflictBackoffMs: 20,
+          });
           yield* engine.insert({ queue: "q", worker: "W", args: null });
           const metrics = yield* Effect.promise(() => Metrics.make(engine, gauges));
           const scraped = yield* Effect.promise(() => metrics.text());

@@ -10,11 +10,11 @@
  * behind them. Each command is decided again at most `conflictRetriesMax`
  * times; past that its caller gets `ContentionExhausted`.
  *
- * An engine that keeps losing steps aside: the first conflict after an
- * append of its own that went through is caught up at once; each further
- * conflict in a row first waits `conflictBackoffMs`, twice as long each
- * time, up to 8 times it (docs/postgres.md, "An engine that keeps losing
- * steps aside"). Its commands, and those issued meanwhile, wait for it and
+ * With `conflictBackoffMs` (opt-in), an engine that keeps losing steps
+ * aside: the first conflict after an append of its own that went through
+ * is caught up at once; each further conflict in a row first waits
+ * `conflictBackoffMs`, twice as long each time, up to 8 times it
+ * (docs/postgres.md, "An engine that keeps losing steps aside"). Its commands, and those issued meanwhile, wait for it and
  * are then decided together: one append where several writers' races were.
  *
  * No job is started twice: a claim is decided against a state holding every
@@ -59,8 +59,13 @@ const baseLengthUntold = (epoch: number): Error =>
 /** How many times one command is decided again after conflicts before its caller is told. */
 export const conflictRetriesMaxDefault = 64;
 
-/** The first wait before a catch-up after a conflict in a row (ms); 0 catches up at once. */
-export const conflictBackoffMsDefault = 20;
+/**
+ * The first wait before a catch-up after a conflict in a row (ms); 0, the
+ * default, catches up at once. Opt-in: it pays where every engine is busy
+ * and costs an engine with few commands racing a busy one (docs/postgres.md,
+ * "An engine that keeps losing steps aside").
+ */
+export const conflictBackoffMsDefault = 0;
 
 /** The longest wait, as a multiple of the first: 20 ms doubles to 160. */
 const backoffDoublings = 3;
