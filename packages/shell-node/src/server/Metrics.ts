@@ -239,7 +239,7 @@ const inlineWriteMetrics = (
 /**
  * How the engine met other engines on a shared log (`engine.contention()`,
  * docs/postgres.md "Several engines, one store"): only for a log that
- * other writers may append to (one that can `refresh`), read when scraped.
+ * other writers may append to (`contention().shared`), read when scraped.
  */
 const contentionMetrics = (
   prom: PromClient,

@@ -14,8 +14,9 @@
  * aside: the first conflict after an append of its own that went through
  * is caught up at once; each further conflict in a row first waits
  * `conflictBackoffMs`, twice as long each time, up to 8 times it
- * (docs/postgres.md, "An engine that keeps losing steps aside"). Its commands, and those issued meanwhile, wait for it and
- * are then decided together: one append where several writers' races were.
+ * (docs/postgres.md, "An engine that keeps losing steps aside"). Its
+ * commands, and those issued meanwhile, wait for it and are then decided
+ * together: one append where several writers' races were.
  *
  * No job is started twice: a claim is decided against a state holding every
  * record up to the sequence its append expects, and the log appends only
