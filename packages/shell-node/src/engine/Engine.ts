@@ -482,41 +482,38 @@ const finished = <K extends Log.Kind>(
       );
 };
 
+/**
+ * `value` when it is an integer from `min` to `max`, else `InvalidArgument`
+ * naming the option and what it takes: every numeric engine option's check.
+ */
+const wholeIn = (
+  argument: string,
+  value: number,
+  min: number,
+  max: number,
+  expected: string,
+): Effect.Effect<number, InvalidArgument> =>
+  Number.isSafeInteger(value) && value >= min && value <= max
+    ? Effect.succeed(value)
+    : Effect.fail(new InvalidArgument({ argument, value: String(value), expected }));
+
 /** Refuses a retention that is not a count of milliseconds. */
-const checkRetention = (retentionMs: number): Effect.Effect<void, InvalidArgument> =>
-  Number.isSafeInteger(retentionMs) && retentionMs >= 0
-    ? Effect.void
-    : Effect.fail(
-        new InvalidArgument({
-          argument: "compact.retentionMs",
-          value: String(retentionMs),
-          expected: "an integer number of milliseconds, 0 to 2^53-1",
-        }),
-      );
+const checkRetention = (retentionMs: number): Effect.Effect<number, InvalidArgument> =>
+  wholeIn(
+    "compact.retentionMs",
+    retentionMs,
+    0,
+    Number.MAX_SAFE_INTEGER,
+    "an integer number of milliseconds, 0 to 2^53-1",
+  );
 
 /** Refuses a bound (`queuedCommandsMax`, `conflictRetriesMax`) that is not a positive count. */
 const checkCount = (argument: string, value: number): Effect.Effect<number, InvalidArgument> =>
-  Number.isSafeInteger(value) && value >= 1
-    ? Effect.succeed(value)
-    : Effect.fail(
-        new InvalidArgument({
-          argument,
-          value: String(value),
-          expected: "an integer count of commands, 1 to 2^53-1",
-        }),
-      );
+  wholeIn(argument, value, 1, Number.MAX_SAFE_INTEGER, "an integer count of commands, 1 to 2^53-1");
 
 /** Refuses a `conflictBackoffMs` that is not a whole number of milliseconds up to a minute. */
 const checkBackoff = (value: number): Effect.Effect<number, InvalidArgument> =>
-  Number.isSafeInteger(value) && value >= 0 && value <= 60_000
-    ? Effect.succeed(value)
-    : Effect.fail(
-        new InvalidArgument({
-          argument: "conflictBackoffMs",
-          value: String(value),
-          expected: "an integer number of milliseconds, 0 to 60,000",
-        }),
-      );
+  wholeIn("conflictBackoffMs", value, 0, 60_000, "an integer number of milliseconds, 0 to 60,000");
 
 /** `checkpointRecords` as a count (false: never, before the close), or why it is refused. */
 const checkpointRecordsOf = (
@@ -524,15 +521,13 @@ const checkpointRecordsOf = (
 ): Effect.Effect<number, InvalidArgument> => {
   if (value === undefined) return Effect.succeed(checkpointRecordsDefault);
   if (value === false) return Effect.succeed(Number.POSITIVE_INFINITY);
-  return Number.isSafeInteger(value) && value >= 1
-    ? Effect.succeed(value)
-    : Effect.fail(
-        new InvalidArgument({
-          argument: "checkpointRecords",
-          value: String(value),
-          expected: "an integer count of records, 1 to 2^53-1, or false",
-        }),
-      );
+  return wholeIn(
+    "checkpointRecords",
+    value,
+    1,
+    Number.MAX_SAFE_INTEGER,
+    "an integer count of records, 1 to 2^53-1, or false",
+  );
 };
 
 /** Turns a compaction waits at most for the batches it decided to commit. */

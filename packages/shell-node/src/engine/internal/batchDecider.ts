@@ -34,13 +34,7 @@ import type * as Log from "../../log/Log.js";
 import { AppendConflict, type LogError, UnencodableEvent } from "../../log/LogError.js";
 import type { Entry } from "../../log/Projection.js";
 import * as Ticket from "../../log/Ticket.js";
-import {
-  CatchUp,
-  type ContentionExhausted,
-  conflictBackoffMsDefault,
-  conflictRetriesMaxDefault,
-  type Reloaded,
-} from "./catchUp.js";
+import { CatchUp, type ContentionExhausted, type Reloaded } from "./catchUp.js";
 import { type Pending, PromiseRequest, Rejected, type Waiting } from "./engineRequest.js";
 
 // Microtasks as a resolved promise's reactions: cheaper than `queueMicrotask`.
@@ -547,8 +541,8 @@ export type Failure<K extends Log.Kind> = K["error"] | LogError | ContentionExha
 
 /** How a shared log's conflicts are met (`EngineOptions.conflictRetriesMax`, `conflictBackoffMs`). */
 export interface Contention {
-  readonly retriesMax?: number;
-  readonly backoffMs?: number;
+  readonly retriesMax: number;
+  readonly backoffMs: number;
 }
 
 /** The running states and the drains that move them. */
@@ -604,7 +598,7 @@ export class BatchDecider<K extends Log.Kind> {
     lastSequence: number,
     // The time a parked claim is decided again at (the engine's clock).
     private readonly now: () => number,
-    contention: Contention = {},
+    contention: Contention,
   ) {
     this.decidedState = state;
     this.decidedLastSequence = lastSequence;
@@ -636,9 +630,9 @@ export class BatchDecider<K extends Log.Kind> {
         waits: (request) => this.waits(request),
         decide: (requests) => this.decide(requests),
       },
-      contention.retriesMax ?? conflictRetriesMaxDefault,
+      contention.retriesMax,
       (error) => error,
-      contention.backoffMs ?? conflictBackoffMsDefault,
+      contention.backoffMs,
     );
   }
 

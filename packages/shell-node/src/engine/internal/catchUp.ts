@@ -196,7 +196,7 @@ export class CatchUp<K extends Log.Kind, X> {
     private readonly retriesMax: number,
     // The engine's failure type holds both; the caller passes the identity.
     private readonly refusal: (error: K["error"] | ContentionExhausted) => X,
-    private readonly backoffMs: number = conflictBackoffMsDefault,
+    private readonly backoffMs: number,
   ) {}
 
   /** Whether commands must wait: a catch-up is under way. */
