@@ -205,9 +205,11 @@ export interface StartOptions {
    * decided with the refused ones, so engines that keep racing for the log
    * take turns in fewer, larger appends (docs/postgres.md, "An engine that
    * keeps losing steps aside"): 20 made 4 engines × 16 producers 1.3–1.6x
-   * faster, but an engine with a few commands racing a busy one then waits
-   * up to about a second for its turn. Milliseconds, 0 to 60,000. Default
-   * 0: never waits (for deployments where every engine is busy, try 20).
+   * faster. Only an engine in an even race waits: one whose own records
+   * are under an eighth, or over two thirds, of those it appended or
+   * folded lately never does (a web process inserting now and then beside
+   * busy workers would wait up to a second for its turn). Milliseconds, 0
+   * to 60,000; 0 never waits. Default 20.
    */
   readonly conflictBackoffMs?: number;
   /**

@@ -51,6 +51,32 @@ const losingRaces = (log: SharedLog.Shared) => {
   return race;
 };
 
+type Race = ReturnType<typeof losingRaces>;
+
+/**
+ * Makes `engine` one of two even writers: 64 records of its own and 64 of
+ * another's folded (an engine in no even race never steps aside). Forgets
+ * the tries it made.
+ */
+const evenWriter = (engine: SharedEngine, log: SharedLog.Shared, race: Race) =>
+  Effect.gen(function* () {
+    // One at a time: an insert of many jobs is one record.
+    for (let index = 0; index < 64; index++) {
+      yield* engine.insert({ queue: "busy", worker: "W", args: index });
+    }
+    othersAppend(log, 64);
+    yield* engine.insert({ queue: "busy", worker: "W", args: "folds them" });
+    race.triedAt.length = 0;
+  });
+
+/** Another writer appends `count` inserts. */
+const othersAppend = (log: SharedLog.Shared, count: number): void => {
+  for (let index = 0; index < count; index++) {
+    const sequence = log.entries.length + 1;
+    log.entries.push({ sequence, event: insertedEvent(sequence) });
+  }
+};
+
 /** A delay of 0 to 3 macrotask hops, drawn from `draws` in turn. */
 const delays = (draws: ReadonlyArray<number>) => {
   let next = 0;
@@ -500,9 +526,10 @@ describe("several engines on one shared log", () => {
           const log = SharedLog.shared();
           const race = losingRaces(log);
           const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 20);
+          yield* evenWriter(engine, log, race);
           race.losses = 4;
           const first = yield* engine.insert({ queue: "q", worker: "W", args: "first" });
-          expect(first.jobId).toBe(5);
+          expect(first.jobId).toBe(129 + 5);
           const lost = race.gaps();
           expect(lost).toHaveLength(4);
           // The first race lost: caught up at once; then 20, 40 and 80 ms before each try.
@@ -520,10 +547,11 @@ describe("several engines on one shared log", () => {
           expect(again[0]).toBeLessThan(19);
           expect(again[1]).toBeGreaterThanOrEqual(19);
           expect(again[1]).toBeLessThan(150);
-          // Waits of 20, 40 and 80 ms, then 20: four steps aside.
+          // Waits of 20, 40 and 80 ms, then 20: four steps aside (seven conflicts with the one
+          // that folded the other writer's 64 records).
           expect(engine.contention()).toMatchObject({
             shared: true,
-            conflicts: 6,
+            conflicts: 7,
             exhausted: 0,
             stepsAside: 4,
             steppedAsideMs: 160,
@@ -532,22 +560,118 @@ describe("several engines on one shared log", () => {
       ),
   );
 
+  it.effect("by default an engine in an even race that keeps losing steps aside (20 ms)", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const race = losingRaces(log);
+        const engine = yield* openEngine(log, { interloper: race.interloper });
+        yield* evenWriter(engine, log, race);
+        race.losses = 3;
+        yield* engine.insert({ queue: "q", worker: "W", args: "first" });
+        const gaps = race.gaps();
+        expect(gaps).toHaveLength(3);
+        expect(gaps[0]).toBeLessThan(19);
+        expect(gaps[1]).toBeGreaterThanOrEqual(19);
+        expect(gaps[2]).toBeGreaterThanOrEqual(39);
+      }),
+    ),
+  );
+
   it.effect(
-    "by default (conflictBackoffMs 0) an engine catches up at once however often it loses",
+    "an engine whose own records are most of those it saw lately (a dominant writer) never steps aside",
     () =>
       Effect.scoped(
         Effect.gen(function* () {
           const log = SharedLog.shared();
           const race = losingRaces(log);
-          const engine = yield* openEngine(log, { interloper: race.interloper });
+          const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 20);
+          for (let index = 0; index < 64; index++) {
+            yield* engine.insert({ queue: "busy", worker: "W", args: index });
+          }
+          race.triedAt.length = 0;
           race.losses = 5;
           yield* engine.insert({ queue: "q", worker: "W", args: "first" });
           const gaps = race.gaps();
           expect(gaps).toHaveLength(5);
-          // Well under the 20 ms a backoff would wait at the second loss.
           expect(Math.max(...gaps)).toBeLessThan(19);
+          expect(engine.contention().stepsAside).toBe(0);
         }),
       ),
+  );
+
+  it.effect(
+    "an engine that has seen under 64 records lately is in no race yet: it never steps aside",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const race = losingRaces(log);
+          const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 20);
+          // Even, but few: 11 records of its own, 10 of the other writer's folded.
+          for (let index = 0; index < 10; index++) {
+            yield* engine.insert({ queue: "few", worker: "W", args: index });
+          }
+          othersAppend(log, 10);
+          yield* engine.insert({ queue: "few", worker: "W", args: "folds them" });
+          race.triedAt.length = 0;
+          race.losses = 3;
+          yield* engine.insert({ queue: "q", worker: "W", args: "first" });
+          expect(Math.max(...race.gaps())).toBeLessThan(19);
+          expect(engine.contention().stepsAside).toBe(0);
+        }),
+      ),
+  );
+
+  it.effect(
+    "an engine whose own records are few among those it saw lately (a minority writer) never steps aside",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const race = losingRaces(log);
+          const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 20);
+          yield* evenWriter(engine, log, race);
+          // Another writer appends 600 records; this engine's next insert folds them: its own
+          // 65 are under an eighth of the 730 it has seen.
+          othersAppend(log, 600);
+          yield* engine.insert({ queue: "q", worker: "W", args: "caught up" });
+          race.triedAt.length = 0;
+          race.losses = 5;
+          yield* engine.insert({ queue: "q", worker: "W", args: "rare" });
+          const gaps = race.gaps();
+          expect(gaps).toHaveLength(5);
+          expect(Math.max(...gaps)).toBeLessThan(19);
+          expect(engine.contention()).toMatchObject({ stepsAside: 0, recordsFolded: 64 + 600 + 5 });
+        }),
+      ),
+  );
+
+  it.effect(
+    "what makes a minority writer is what it saw lately: an engine busy long ago and rare since never steps aside",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const race = losingRaces(log);
+          const engine = yield* openEngine(log, { interloper: race.interloper }, 64, 20);
+          for (let index = 0; index < 4000; index++) {
+            yield* engine.insert({ queue: "busy", worker: "W", args: index });
+          }
+          // Then another writer appends 16,000 records, 4,000 at a time, each folded by this
+          // engine's next insert: a fifth of all it has seen is its own, an eighth of it lately.
+          for (let round = 0; round < 4; round++) {
+            othersAppend(log, 4000);
+            yield* engine.insert({ queue: "q", worker: "W", args: round });
+          }
+          race.triedAt.length = 0;
+          race.losses = 5;
+          yield* engine.insert({ queue: "q", worker: "W", args: "rare" });
+          expect(Math.max(...race.gaps())).toBeLessThan(19);
+          expect(engine.contention().stepsAside).toBe(0);
+        }),
+      ),
+    30_000,
   );
 
   it.effect("batches refused together lost one race: the next loss waits 20 ms, not more", () =>
@@ -562,6 +686,8 @@ describe("several engines on one shared log", () => {
             ? new Promise<void>((resolve) => setTimeout(resolve, 20))
             : Promise.resolve();
         const engine = yield* openEngine(log, { interloper: race.interloper, delay }, 64, 20);
+        yield* evenWriter(engine, log, race);
+        writes = 0;
         race.losses = 2;
         const inserted = yield* Effect.promise(async () => {
           const all: Array<Promise<unknown>> = [];
@@ -573,7 +699,7 @@ describe("several engines on one shared log", () => {
         });
         expect(inserted).toHaveLength(3);
         // Three batches refused by one write, then one write of all three refused again.
-        expect(engine.contention().conflicts).toBe(4);
+        expect(engine.contention().conflicts).toBe(1 + 4);
         const gaps = race.gaps();
         expect(gaps).toHaveLength(2);
         // The second loss in a row waits 20 ms; counted per batch it would be the fourth: 80 ms.
@@ -591,6 +717,7 @@ describe("several engines on one shared log", () => {
         // From the third conflict in a row on, the log says it holds the head (a turn).
         const held = () => race.triedAt.length >= 3;
         const engine = yield* openEngine(log, { interloper: race.interloper, held }, 64, 20);
+        yield* evenWriter(engine, log, race);
         race.losses = 4;
         yield* engine.insert({ queue: "q", worker: "W", args: "first" });
         const gaps = race.gaps();

@@ -82,8 +82,8 @@ describe("metrics", () => {
 
   it("counts a shared log's conflicts, catch-ups, retries and steps aside when scraped", async () => {
     const log = SharedLog.shared();
-    // Another writer gets in before this engine's first three writes.
-    let losses = 3;
+    // Another writer gets in before three of this engine's writes (once it is in an even race).
+    let losses = 0;
     const interloper = () => {
       if (losses === 0) return;
       losses -= 1;
@@ -104,8 +104,18 @@ describe("metrics", () => {
           const engine = yield* Engine.fromLog(recovered, {
             timers: false,
             rescueOnOpen: false,
-            conflictBackoffMs: 20,
           });
+          // An even race: 64 records of its own, then 64 of the other writer's folded (one
+          // conflict); an engine in no even race never steps aside.
+          for (let index = 0; index < 64; index++) {
+            yield* engine.insert({ queue: "even", worker: "W", args: index });
+          }
+          for (let index = 0; index < 64; index++) {
+            const sequence = log.entries.length + 1;
+            log.entries.push({ sequence, event: insertedEvent(sequence) });
+          }
+          yield* engine.insert({ queue: "even", worker: "W", args: null });
+          losses = 3;
           yield* engine.insert({ queue: "q", worker: "W", args: null });
           const metrics = yield* Effect.promise(() => Metrics.make(engine, gauges));
           const scraped = yield* Effect.promise(() => metrics.text());
@@ -114,11 +124,11 @@ describe("metrics", () => {
         }),
       ),
     );
-    expect(text).toMatch(/^tay_append_conflicts_total 3$/m);
-    expect(text).toMatch(/^tay_catch_ups_total 3$/m);
-    expect(text).toMatch(/^tay_commands_decided_again_total 3$/m);
+    expect(text).toMatch(/^tay_append_conflicts_total 4$/m);
+    expect(text).toMatch(/^tay_catch_ups_total 4$/m);
+    expect(text).toMatch(/^tay_commands_decided_again_total 4$/m);
     expect(text).toMatch(/^tay_contention_exhausted_total 0$/m);
-    expect(text).toMatch(/^tay_records_of_others_folded_total 3$/m);
+    expect(text).toMatch(/^tay_records_of_others_folded_total 67$/m);
     // The second and third losses in a row waited 20 and 40 ms.
     expect(text).toMatch(/^tay_steps_aside_total 2$/m);
     expect(text).toMatch(/^tay_step_aside_seconds_total 0.06$/m);

@@ -893,7 +893,7 @@ export class BatchDecider<K extends Log.Kind> {
       this.conflicted([...drain.accepted, ...drain.riders], failure);
       return;
     }
-    if (failure === undefined) this.catchUp.appended();
+    if (failure === undefined) this.catchUp.appended(drain.records.length);
     // Tickets settle in sequence order; the guard keeps `committed`
     // monotonic even so.
     const before = this.committedState.state;

@@ -10,13 +10,15 @@
  * behind them. Each command is decided again at most `conflictRetriesMax`
  * times; past that its caller gets `ContentionExhausted`.
  *
- * With `conflictBackoffMs` (opt-in), an engine that keeps losing steps
- * aside: the first conflict after an append of its own that went through
- * is caught up at once; each further conflict in a row first waits
- * `conflictBackoffMs`, twice as long each time, up to 8 times it
- * (docs/postgres.md, "An engine that keeps losing steps aside"). Its
- * commands, and those issued meanwhile, wait for it and are then decided
- * together: one append where several writers' races were.
+ * An engine in an even race that keeps losing steps aside
+ * (`conflictBackoffMs`, 20 ms by default): the first conflict after an
+ * append of its own that went through is caught up at once; each further
+ * conflict in a row first waits `conflictBackoffMs`, twice as long each
+ * time, up to 8 times it (docs/postgres.md, "An engine that keeps losing
+ * steps aside"). Its commands, and those issued meanwhile, wait for it and
+ * are then decided together: one append where several writers' races were.
+ * An engine whose own records are few or most of those it saw lately is in
+ * no even race and never waits.
  *
  * No job is started twice: a claim is decided against a state holding every
  * record up to the sequence its append expects, and the log appends only
@@ -61,12 +63,11 @@ const baseLengthUntold = (epoch: number): Error =>
 export const conflictRetriesMaxDefault = 64;
 
 /**
- * The first wait before a catch-up after a conflict in a row (ms); 0, the
- * default, catches up at once. Opt-in: it pays where every engine is busy
- * and costs an engine with few commands racing a busy one (docs/postgres.md,
- * "An engine that keeps losing steps aside").
+ * The first wait before a catch-up after a conflict in a row (ms); 0 catches
+ * up at once. Paid only by an engine in an even race (`minorityShare`):
+ * docs/postgres.md, "An engine that keeps losing steps aside".
  */
-export const conflictBackoffMsDefault = 0;
+export const conflictBackoffMsDefault = 20;
 
 /** The longest wait, as a multiple of the first: 20 ms doubles to 160. */
 const backoffDoublings = 3;
@@ -78,6 +79,24 @@ const backoffDoublings = 3;
  */
 const backoffAfter = (lost: number, backoffMs: number): number =>
   lost < 2 || backoffMs === 0 ? 0 : backoffMs * 2 ** Math.min(lost - 2, backoffDoublings);
+
+/**
+ * An engine steps aside only in an even race: when its own records are at
+ * least 1/`minorityShare` and at most `dominantShare` of the records it
+ * lately appended or folded. A minority writer (a web process inserting now
+ * and then beside busy workers) loses most races, and waiting would only
+ * give it more to catch up on before its next try; a dominant one loses to
+ * writers too small to use the time it would leave them (docs/postgres.md,
+ * "Only an engine in an even race steps aside", 2026-12-08).
+ */
+const minorityShare = 8;
+const dominantShare = 2 / 3;
+
+/** Below this many records seen lately, an engine is in no race yet: it never steps aside. */
+const shareRecordsMin = 64;
+
+/** Past this many records, the counts of own and others' records are halved: "lately". */
+const shareWindowRecords = 4096;
 
 /** Entries read per page while catching up. */
 const pageRecords = 4096;
@@ -179,6 +198,10 @@ export class CatchUp<K extends Log.Kind, X> {
   // that went through, and the wait the next catch-up starts with (`backoffAfter`).
   private lostInARow = 0;
   private pauseMs = 0;
+  // Records this engine appended, and records of others it folded, lately
+  // (both halved once their sum passes `shareWindowRecords`).
+  private ownRecords = 0;
+  private othersRecords = 0;
   private counters = {
     conflicts: 0,
     catchUps: 0,
@@ -243,15 +266,34 @@ export class CatchUp<K extends Log.Kind, X> {
     // as the race that catch-up answers.
     if (!this.running) {
       this.lostInARow += 1;
-      this.pauseMs = held ? 0 : backoffAfter(this.lostInARow, this.backoffMs);
+      this.pauseMs =
+        held || !this.racesEvenly() ? 0 : backoffAfter(this.lostInARow, this.backoffMs);
     }
     this.start();
   }
 
-  /** An append of this engine went through: the next conflict is caught up at once. */
-  appended(): void {
+  /** An append of this engine (`records` long) went through: the next conflict is caught up at once. */
+  appended(records: number): void {
     this.lostInARow = 0;
     this.pauseMs = 0;
+    this.ownRecords += records;
+    this.keepLately();
+  }
+
+  /** Whether this engine's own records are an even share of those it saw lately (see `minorityShare`). */
+  private racesEvenly(): boolean {
+    const seen = this.ownRecords + this.othersRecords;
+    return (
+      seen >= shareRecordsMin &&
+      this.ownRecords * minorityShare >= seen &&
+      this.ownRecords <= seen * dominantShare
+    );
+  }
+
+  private keepLately(): void {
+    if (this.ownRecords + this.othersRecords <= shareWindowRecords) return;
+    this.ownRecords /= 2;
+    this.othersRecords /= 2;
   }
 
   /** Commands issued while a catch-up runs: decided after it, behind the refused ones. */
@@ -353,6 +395,8 @@ export class CatchUp<K extends Log.Kind, X> {
         return undefined;
       });
       this.counters.recordsFolded += entries.length;
+      this.othersRecords += entries.length;
+      this.keepLately();
       this.host.caughtUp(state, last, entries);
     });
   }
