@@ -211,6 +211,7 @@ const initialState = <S>(
     idle: [],
     writes: { committed: 0, conflicted: 0, turns: 0 },
     conflictsInARow: 0,
+    minorityWriter: false,
     turn: undefined,
     committed: () => {},
     inlineNotice: undefined,
@@ -277,6 +278,9 @@ export const open = <S, E>(
       compact: (base, expectedLastSequence) => compact(state, base, expectedLastSequence),
       refresh: () => refresh(state, reader),
       caughtUp: () => letGo(state),
+      minorityWriter: (minority) => {
+        state.minorityWriter = minority;
+      },
       watchOthers: watchOthers(state, follow),
       ...(state.options.inbox ? { incoming: incomingJobs(state, fold) } : {}),
       flush: () => {

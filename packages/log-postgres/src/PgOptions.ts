@@ -112,8 +112,11 @@ export interface PgLogOptions extends LocationOptions {
    * retries (docs/postgres.md, "A turn after a conflict"). Below the
    * engine's `conflictRetriesMax` (64), no command runs out of retries
    * while turns hold. Each turn stops the other writers for about three
-   * round trips: a low value trades throughput for tail latency. 0 never
-   * takes one. Default 16.
+   * round trips: a low value trades throughput for tail latency. A writer
+   * its engine calls a minority one (under an eighth of the records it saw
+   * lately are its own: a process inserting now and then beside busy ones)
+   * takes its turn at its first refusal (docs/postgres.md, "A minority
+   * writer takes its turn at once"). 0 never takes one. Default 16.
    */
   readonly turnAfterConflicts?: number;
   /**

@@ -57,13 +57,15 @@ const jobsBySequence = (url: string) =>
 
 /**
  * Two logs over one store, the first refused once (a turn after each
- * conflict, unless `options` say otherwise).
+ * conflict, unless `options` say otherwise; `minority`: the first told by
+ * its engine that it is a minority writer).
  */
-const refusedOnce = (url: string, given: PgOptions.PgLogOptions) =>
+const refusedOnce = (url: string, given: PgOptions.PgLogOptions, minority = false) =>
   Effect.gen(function* () {
     const options = { turnAfterConflicts: 1, ...given };
     const loser = yield* PgLog.open(url, options, Projection.collect);
     const winner = yield* PgLog.open(url, options, Projection.collect);
+    if (minority) loser.log.minorityWriter?.(true);
     yield* append(winner.log, [inserted(1)]);
     const refused = yield* Effect.flip(append(loser.log, [inserted(2)]));
     expect(refused).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 0 });
@@ -101,13 +103,37 @@ describe.skipIf(!("url" in server))("a turn after a conflict", () => {
   it.scoped("without turns (turnAfterConflicts 0) the other writer's append goes first", () =>
     Effect.gen(function* () {
       const { url } = yield* store;
-      const { loser, winner, refused } = yield* refusedOnce(url, { turnAfterConflicts: 0 });
+      // Not even for a minority writer.
+      const { loser, winner, refused } = yield* refusedOnce(url, { turnAfterConflicts: 0 }, true);
       expect(loser.view.writes()).toMatchObject({ conflicted: 1, turns: 0 });
       expect("held" in refused).toBe(false);
       yield* append(winner, [inserted(3)]);
       const again = yield* Effect.flip(append(loser, [inserted(2)]));
       expect(again).toMatchObject({ _tag: "AppendConflict", expectedLastSequence: 1 });
     }),
+  );
+
+  it.scoped(
+    "a writer its engine calls a minority one takes its turn at its first conflict, and not once told otherwise",
+    () =>
+      Effect.gen(function* () {
+        const { url } = yield* store;
+        // Turns after 16 conflicts in a row, the default, for a writer that is none.
+        const loser = yield* PgLog.open(url, {}, Projection.collect);
+        const winner = yield* PgLog.open(url, {}, Projection.collect);
+        loser.log.minorityWriter?.(true);
+        yield* append(winner.log, [inserted(1)]);
+        const refused = yield* Effect.flip(append(loser.log, [inserted(2)]));
+        expect(refused).toMatchObject({ _tag: "AppendConflict", held: true });
+        expect(loser.log.view.writes()).toMatchObject({ conflicted: 1, turns: 1 });
+        yield* append(loser.log, [inserted(2)]);
+        loser.log.minorityWriter?.(false);
+        yield* winner.log.refresh?.() ?? Effect.void;
+        yield* append(winner.log, [inserted(3)]);
+        const again = yield* Effect.flip(append(loser.log, [inserted(4)]));
+        expect("held" in again).toBe(false);
+        expect(loser.log.view.writes()).toEqual({ committed: 1, conflicted: 2, turns: 1 });
+      }),
   );
 
   it.scoped("a commit starts the count of conflicts in a row again", () =>

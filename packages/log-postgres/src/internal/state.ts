@@ -89,6 +89,8 @@ export interface LogState {
   readonly writes: { committed: number; conflicted: number; turns: number };
   /** The log's transactions refused by the guard since its last commit. */
   conflictsInARow: number;
+  /** Whether the engine said this writer is a minority one (`Log.minorityWriter`): a turn at its first conflict. */
+  minorityWriter: boolean;
   /** The turn held on the writer's session, if one is (`writer.ts`, "A turn"). */
   turn: Turn | undefined;
   /**

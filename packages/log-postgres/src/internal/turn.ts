@@ -8,7 +8,10 @@
  * the loser's commands run out of retries (`ContentionExhausted`, 128 of
  * them in `bench/postgres` at 2 engines × 256 producers, 2026-12-02).
  *
- * So after `turnAfterConflicts` refusals in a row, the writer opens a
+ * So after `turnAfterConflicts` refusals in a row (at the first for a
+ * minority writer: one whose own records are under an eighth of those its
+ * engine saw lately, a web process inserting now and then beside busy
+ * workers, which loses every race), the writer opens a
  * transaction on its session and reads the head row `FOR UPDATE`: the head
  * it reports with the conflict is then final until this transaction ends,
  * the engine catches up to exactly it, and its next append runs inside the
@@ -28,10 +31,15 @@ import { batchOf, run, runBatch } from "./session.js";
 import { type LogState, wakeWriter } from "./state.js";
 import * as Tables from "./tables.js";
 
-/** Whether a transaction refused by the guard now should take a turn. */
+/**
+ * Whether a transaction refused by the guard now should take a turn: after
+ * `turnAfterConflicts` refusals in a row, or at the first for a writer the
+ * engine calls a minority one (`Log.minorityWriter`; 0 turns never taken).
+ */
 export const wanted = (state: LogState): boolean => {
   const after = state.options.turnAfterConflicts;
-  return after > 0 && state.conflictsInARow + 1 >= after;
+  if (after === 0) return false;
+  return state.minorityWriter || state.conflictsInARow + 1 >= after;
 };
 
 /**

@@ -198,6 +198,15 @@ export interface Log<K extends Kind> {
    */
   readonly caughtUp?: () => void;
   /**
+   * A log shared by several writers: told whether this writer is a
+   * minority one, its own records under an eighth of those it appended or
+   * folded lately (the engine's count, `engine/internal/catchUp.ts`). A log
+   * that holds the head for a writer that keeps losing (PostgreSQL's turn)
+   * holds it for a minority writer at its first conflict: such a writer
+   * loses every race to the busy ones, and a turn is what ends a losing streak.
+   */
+  readonly minorityWriter?: (minority: boolean) => void;
+  /**
    * A log shared by several writers: calls `listener` whenever another
    * writer may have appended (a notification, or a poll that saw the log
    * move); returns the function that stops it.

@@ -648,6 +648,33 @@ describe("several engines on one shared log", () => {
   );
 
   it.effect(
+    "an engine tells the log when it becomes a minority writer and when it stops being one",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const log = SharedLog.shared();
+          const race = losingRaces(log);
+          const minority: Array<boolean> = [];
+          const engine = yield* openEngine(log, { interloper: race.interloper, minority }, 64, 20);
+          yield* evenWriter(engine, log, race);
+          expect(minority).toEqual([]);
+          // 65 of 730: a minority writer.
+          othersAppend(log, 600);
+          yield* engine.insert({ queue: "q", worker: "W", args: "caught up" });
+          expect(minority).toEqual([true]);
+          // Told once, not at every record.
+          yield* engine.insert({ queue: "q", worker: "W", args: "still few" });
+          expect(minority).toEqual([true]);
+          // 96 more of its own: 162 of 827, over an eighth again.
+          for (let index = 0; index < 96; index++) {
+            yield* engine.insert({ queue: "q", worker: "W", args: index });
+          }
+          expect(minority).toEqual([true, false]);
+        }),
+      ),
+  );
+
+  it.effect(
     "what makes a minority writer is what it saw lately: an engine busy long ago and rare since never steps aside",
     () =>
       Effect.scoped(

@@ -43,6 +43,8 @@ export interface WriterOptions {
    * (`AppendConflict.held`, as a PostgreSQL log's turn does); asked at each.
    */
   readonly held?: () => boolean;
+  /** Where what the engine tells the log of its share (`Log.minorityWriter`) is recorded, in order. */
+  readonly minority?: Array<boolean>;
   /** Tell this writer when others write (as LISTEN/NOTIFY would). Default true. */
   readonly notified?: boolean;
   /**
@@ -229,6 +231,9 @@ const writer = (log: Shared, options: WriterOptions): Log.Log<SharedKind> => {
     watchOthers: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    minorityWriter: (minority) => {
+      options.minority?.push(minority);
     },
   };
 };

@@ -202,6 +202,8 @@ export class CatchUp<K extends Log.Kind, X> {
   // (both halved once their sum passes `shareWindowRecords`).
   private ownRecords = 0;
   private othersRecords = 0;
+  // What the log was last told (`Log.minorityWriter`).
+  private minority = false;
   private counters = {
     conflicts: 0,
     catchUps: 0,
@@ -282,18 +284,28 @@ export class CatchUp<K extends Log.Kind, X> {
 
   /** Whether this engine's own records are an even share of those it saw lately (see `minorityShare`). */
   private racesEvenly(): boolean {
-    const seen = this.ownRecords + this.othersRecords;
-    return (
-      seen >= shareRecordsMin &&
-      this.ownRecords * minorityShare >= seen &&
-      this.ownRecords <= seen * dominantShare
-    );
+    return this.share() === "even";
   }
 
+  /** Where this engine's own records stand among those it saw lately (see `minorityShare`). */
+  private share(): "unknown" | "minority" | "even" | "dominant" {
+    const seen = this.ownRecords + this.othersRecords;
+    if (seen < shareRecordsMin) return "unknown";
+    if (this.ownRecords * minorityShare < seen) return "minority";
+    return this.ownRecords > seen * dominantShare ? "dominant" : "even";
+  }
+
+  /** Halves both counts once they pass the window, and tells the log when the writer's share crossed the minority line. */
   private keepLately(): void {
-    if (this.ownRecords + this.othersRecords <= shareWindowRecords) return;
-    this.ownRecords /= 2;
-    this.othersRecords /= 2;
+    if (this.ownRecords + this.othersRecords > shareWindowRecords) {
+      this.ownRecords /= 2;
+      this.othersRecords /= 2;
+    }
+    const minority = this.share() === "minority";
+    if (minority !== this.minority) {
+      this.minority = minority;
+      this.log.minorityWriter?.(minority);
+    }
   }
 
   /** Commands issued while a catch-up runs: decided after it, behind the refused ones. */
