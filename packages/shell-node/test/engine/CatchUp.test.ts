@@ -674,6 +674,24 @@ describe("several engines on one shared log", () => {
       ),
   );
 
+  it.effect("an engine that has appended nothing is no minority writer, whatever it folded", () =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const log = SharedLog.shared();
+        const minority: Array<boolean> = [];
+        const quiet = yield* openEngine(log, { minority }, 64, 20);
+        const busy = yield* openEngine(log, {}, 64, 20);
+        yield* ownInserts(busy, 100);
+        // The notices of the busy engine's appends make the quiet one fold them.
+        while (quiet.contention().recordsFolded < 100) yield* nextTurn;
+        expect(minority).toEqual([]);
+        // Its first insert of its own: 1 of 101, a minority writer from now on.
+        yield* quiet.insert({ queue: "q", worker: "W", args: "first" });
+        expect(minority).toEqual([true]);
+      }),
+    ),
+  );
+
   it.effect(
     "what makes a minority writer is what it saw lately: an engine busy long ago and rare since never steps aside",
     () =>

@@ -92,7 +92,7 @@ const backoffAfter = (lost: number, backoffMs: number): number =>
 const minorityShare = 8;
 const dominantShare = 2 / 3;
 
-/** Below this many records seen lately, an engine is in no race yet: it never steps aside. */
+/** Below this many records seen lately (or none of its own), an engine is in no race yet: it never steps aside. */
 const shareRecordsMin = 64;
 
 /** Past this many records, the counts of own and others' records are halved: "lately". */
@@ -290,7 +290,9 @@ export class CatchUp<K extends Log.Kind, X> {
   /** Where this engine's own records stand among those it saw lately (see `minorityShare`). */
   private share(): "unknown" | "minority" | "even" | "dominant" {
     const seen = this.ownRecords + this.othersRecords;
-    if (seen < shareRecordsMin) return "unknown";
+    // An engine that has appended nothing has no share yet (four engines
+    // starting together: the first to lose would be "a minority" of one race).
+    if (seen < shareRecordsMin || this.ownRecords === 0) return "unknown";
     if (this.ownRecords * minorityShare < seen) return "minority";
     return this.ownRecords > seen * dominantShare ? "dominant" : "even";
   }
