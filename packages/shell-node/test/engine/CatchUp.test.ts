@@ -60,19 +60,9 @@ type Race = ReturnType<typeof losingRaces>;
  */
 const evenWriter = (engine: SharedEngine, log: SharedLog.Shared, race: Race) =>
   Effect.gen(function* () {
-    yield* ownInserts(engine, 64);
-    othersAppend(log, 64);
-    yield* engine.insert({ queue: "busy", worker: "W", args: "folds them" });
+    yield* SharedLog.evenRace(engine, log);
     race.triedAt.length = 0;
   });
-
-/** Another writer appends `count` inserts. */
-const othersAppend = (log: SharedLog.Shared, count: number): void => {
-  for (let index = 0; index < count; index++) {
-    const sequence = log.entries.length + 1;
-    log.entries.push({ sequence, event: insertedEvent(sequence) });
-  }
-};
 
 /**
  * A shared log, another writer that gets in first while its losses last,
@@ -84,14 +74,6 @@ const racingEngine = (options: SharedLog.WriterOptions = {}) =>
     const race = losingRaces(log);
     const engine = yield* openEngine(log, { interloper: race.interloper, ...options }, 64, 20);
     return { log, race, engine };
-  });
-
-/** `count` inserts of `engine`'s own, one at a time (an insert of many jobs is one record). */
-const ownInserts = (engine: SharedEngine, count: number) =>
-  Effect.gen(function* () {
-    for (let index = 0; index < count; index++) {
-      yield* engine.insert({ queue: "own", worker: "W", args: index });
-    }
   });
 
 /** One insert that loses `losses` races in a row, each caught up at once, never stepping aside. */
@@ -613,7 +595,7 @@ describe("several engines on one shared log", () => {
       Effect.scoped(
         Effect.gen(function* () {
           const { race, engine } = yield* racingEngine();
-          yield* ownInserts(engine, 64);
+          yield* SharedLog.ownInserts(engine, 64);
           yield* losesWithoutWaiting(engine, race, 5);
         }),
       ),
@@ -626,8 +608,8 @@ describe("several engines on one shared log", () => {
         Effect.gen(function* () {
           const { log, race, engine } = yield* racingEngine();
           // Even, but few: 11 records of its own, 10 of the other writer's folded.
-          yield* ownInserts(engine, 10);
-          othersAppend(log, 10);
+          yield* SharedLog.ownInserts(engine, 10);
+          SharedLog.othersAppend(log, 10);
           yield* engine.insert({ queue: "few", worker: "W", args: "folds them" });
           yield* losesWithoutWaiting(engine, race, 3);
         }),
@@ -643,7 +625,7 @@ describe("several engines on one shared log", () => {
           yield* evenWriter(engine, log, race);
           // Another writer appends 600 records; this engine's next insert folds them: its own
           // 65 are under an eighth of the 730 it has seen.
-          othersAppend(log, 600);
+          SharedLog.othersAppend(log, 600);
           yield* engine.insert({ queue: "q", worker: "W", args: "caught up" });
           yield* losesWithoutWaiting(engine, race, 5);
           expect(engine.contention().recordsFolded).toBe(64 + 600 + 5);
@@ -661,14 +643,14 @@ describe("several engines on one shared log", () => {
           yield* evenWriter(engine, log, race);
           expect(minority).toEqual([]);
           // 65 of 730: a minority writer.
-          othersAppend(log, 600);
+          SharedLog.othersAppend(log, 600);
           yield* engine.insert({ queue: "q", worker: "W", args: "caught up" });
           expect(minority).toEqual([true]);
           // Told once, not at every record.
           yield* engine.insert({ queue: "q", worker: "W", args: "still few" });
           expect(minority).toEqual([true]);
           // 96 more of its own: 162 of 827, over an eighth again.
-          yield* ownInserts(engine, 96);
+          yield* SharedLog.ownInserts(engine, 96);
           expect(minority).toEqual([true, false]);
         }),
       ),
@@ -681,7 +663,7 @@ describe("several engines on one shared log", () => {
         const minority: Array<boolean> = [];
         const quiet = yield* openEngine(log, { minority }, 64, 20);
         const busy = yield* openEngine(log, {}, 64, 20);
-        yield* ownInserts(busy, 100);
+        yield* SharedLog.ownInserts(busy, 100);
         // The notices of the busy engine's appends make the quiet one fold them.
         while (quiet.contention().recordsFolded < 100) yield* nextTurn;
         expect(minority).toEqual([]);
@@ -699,11 +681,11 @@ describe("several engines on one shared log", () => {
         Effect.gen(function* () {
           const minority: Array<boolean> = [];
           const { log, race, engine } = yield* racingEngine({ minority });
-          yield* ownInserts(engine, 4000);
+          yield* SharedLog.ownInserts(engine, 4000);
           // Then another writer appends 16,000 records, 4,000 at a time, each folded by this
           // engine's next insert: a fifth of all it has seen is its own, an eighth of it lately.
           for (let round = 0; round < 4; round++) {
-            othersAppend(log, 4000);
+            SharedLog.othersAppend(log, 4000);
             yield* engine.insert({ queue: "q", worker: "W", args: round });
           }
           yield* losesWithoutWaiting(engine, race, 5);

@@ -107,14 +107,7 @@ describe("metrics", () => {
           });
           // An even race: 64 records of its own, then 64 of the other writer's folded (one
           // conflict); an engine in no even race never steps aside.
-          for (let index = 0; index < 64; index++) {
-            yield* engine.insert({ queue: "even", worker: "W", args: index });
-          }
-          for (let index = 0; index < 64; index++) {
-            const sequence = log.entries.length + 1;
-            log.entries.push({ sequence, event: insertedEvent(sequence) });
-          }
-          yield* engine.insert({ queue: "even", worker: "W", args: null });
+          yield* SharedLog.evenRace(engine, log);
           losses = 3;
           yield* engine.insert({ queue: "q", worker: "W", args: null });
           const metrics = yield* Effect.promise(() => Metrics.make(engine, gauges));

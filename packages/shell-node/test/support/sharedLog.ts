@@ -10,11 +10,13 @@
  */
 import { Event, Generation, type HistoryError } from "@tay/core";
 import { Deferred, Effect, Either, Stream } from "effect";
+import type * as Engine from "../../src/engine/Engine.js";
 import type * as Batch from "../../src/log/Batch.js";
 import type * as Log from "../../src/log/Log.js";
 import { AppendConflict, CompactionConflict, type LogError } from "../../src/log/LogError.js";
 import type { Entry } from "../../src/log/Projection.js";
 import * as Ticket from "../../src/log/Ticket.js";
+import { insertedEvent } from "./job.js";
 
 /** The shared records, and the writers to tell when one of them wrote. */
 export interface Shared {
@@ -298,3 +300,31 @@ export const insertsOnce = (log: Shared) => {
     log.entries.push({ sequence: 1, event });
   };
 };
+
+/** Another writer appends `count` inserts (job id and sequence together). */
+export const othersAppend = (log: Shared, count: number): void => {
+  for (let index = 0; index < count; index++) {
+    const sequence = log.entries.length + 1;
+    log.entries.push({ sequence, event: insertedEvent(sequence) });
+  }
+};
+
+/** `count` inserts of `engine`'s own, one at a time (an insert of many jobs is one record). */
+export const ownInserts = (engine: Engine.EngineService<SharedKind>, count: number) =>
+  Effect.gen(function* () {
+    for (let index = 0; index < count; index++) {
+      yield* engine.insert({ queue: "own", worker: "W", args: index });
+    }
+  });
+
+/**
+ * Makes `engine` one of two even writers of `log`: 64 records of its own,
+ * then 64 of another's folded by its next insert (one conflict). An engine
+ * in no even race never steps aside (`conflictBackoffMs`).
+ */
+export const evenRace = (engine: Engine.EngineService<SharedKind>, log: Shared) =>
+  Effect.gen(function* () {
+    yield* ownInserts(engine, 64);
+    othersAppend(log, 64);
+    yield* engine.insert({ queue: "own", worker: "W", args: "folds them" });
+  });
